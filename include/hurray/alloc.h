@@ -1,0 +1,45 @@
+/*
+ * hurray/alloc.h - the allocator hook.
+ *
+ * Every allocation libhurray makes goes through these functions, so an
+ * embedding runtime can route memory to its own allocator, and tests can make
+ * the Nth allocation fail to prove that no error path leaks.
+ */
+#ifndef HURRAY_ALLOC_H
+#define HURRAY_ALLOC_H
+
+#include <stddef.h>
+
+#include "hurray/export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct HurrayAllocator {
+  /* Returns size bytes aligned to `alignment` (a power of two >= sizeof(void *)),
+   * or NULL. Must accept size 0 (may return NULL or a unique pointer). */
+  void *(*alloc)(void *ctx, size_t size, size_t alignment);
+  /* Frees a pointer returned by alloc (NULL allowed). */
+  void (*free)(void *ctx, void *ptr);
+  void *ctx;
+} HurrayAllocator;
+
+/*
+ * Installs an allocator (copied); NULL restores the default (aligned_alloc /
+ * free). Not thread-safe: call it before using the library from several
+ * threads. Memory must be freed by the allocator that made it, so switch
+ * only while the library holds no allocation.
+ */
+HURRAY_API void hurray_set_allocator(const HurrayAllocator *allocator);
+
+/* Allocates through the current allocator; NULL on failure. */
+HURRAY_API void *hurray_alloc(size_t size, size_t alignment);
+/* Frees memory from hurray_alloc. NULL is a no-op. */
+HURRAY_API void hurray_free(void *ptr);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HURRAY_ALLOC_H */

@@ -1,0 +1,280 @@
+/*
+ * hurray/descriptor.h - the tensor descriptor (spec: metadata.md; DECISIONS D2, D3).
+ *
+ * Wire order: fixed header (20) | shape u64[rank] | byte_offset u64 | layout
+ * payload | buffer table | [quantization] | [shard] | [statistics] |
+ * [extension type] | [composite member] | [trailing bytes of a newer minor].
+ *
+ * A HurrayDescriptor is immutable. Obtain one by decoding bytes
+ * (hurray_descriptor_decode*) or by validating a HurrayDescriptorFields that
+ * you filled in field by field (hurray_descriptor_from_fields). Read it with
+ * the getters or as a whole with hurray_descriptor_fields(). Encoding is
+ * deterministic: decode then encode gives back the same bytes.
+ */
+#ifndef HURRAY_DESCRIPTOR_H
+#define HURRAY_DESCRIPTOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hurray/device.h"
+#include "hurray/dtype.h"
+#include "hurray/export.h"
+#include "hurray/layout.h"
+#include "hurray/quant.h"
+#include "hurray/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HURRAY_DESCRIPTOR_MAGIC "HRRY"
+#define HURRAY_DESCRIPTOR_VERSION_MAJOR 1u
+#define HURRAY_DESCRIPTOR_VERSION_MINOR 0u
+#define HURRAY_DESCRIPTOR_HEADER_LEN 20u
+#define HURRAY_BUFFER_HANDLE_LEN 16u
+#define HURRAY_MAX_BUFFERS 255u
+
+/* Descriptor flags (header bytes 10-13). */
+#define HURRAY_FLAG_HAS_QUANTIZATION 0x01u
+#define HURRAY_FLAG_HAS_SHARD 0x02u
+#define HURRAY_FLAG_HAS_EXTENSION_TYPE 0x04u
+#define HURRAY_FLAG_HAS_STATISTICS 0x08u
+#define HURRAY_FLAG_HAS_COMPOSITE_MEMBER 0x10u
+#define HURRAY_FLAGS_KNOWN 0x1Fu
+
+/* Statistics computed_mask bits. */
+#define HURRAY_STAT_NNZ_VALID 0x01u
+#define HURRAY_STAT_SPARSITY_VALID 0x02u
+#define HURRAY_STAT_VALUE_RANGE_VALID 0x04u
+#define HURRAY_STAT_VALUE_STATS_VALID 0x08u
+#define HURRAY_STAT_NM_SPARSITY_VALID 0x10u
+#define HURRAY_STAT_NAN_INF_VALID 0x20u
+#define HURRAY_STAT_KNOWN 0x3Fu
+
+/* Composite member roles. */
+#define HURRAY_MEMBER_ROLE_CORRECTION 0x00u
+#define HURRAY_MEMBER_ROLE_BASE 0x01u
+
+/* Decode / validation options (bit set). */
+#define HURRAY_DECODE_STRICT 0x0u
+/* Relay mode: unknown and reserved tags (type, layout, scheme, device, memory
+ * class) and reserved flag bits are kept; bytes that cannot be interpreted are
+ * carried verbatim so that encode reproduces the input exactly. Semantic
+ * checks that need the unknown meaning are skipped. */
+#define HURRAY_DECODE_PERMISSIVE 0x1u
+
+/* One buffer handle of the buffer table (16 bytes on the wire). */
+typedef struct HurrayBufferHandle {
+  uint64_t byte_size;   /* 0 = empty buffer */
+  uint32_t alignment;   /* power of two; >= 64 unless byte_size is 0 */
+  uint8_t device_tag;   /* HURRAY_DEVICE_* or private */
+  uint8_t sync_mode;    /* HURRAY_SYNC_*; CPU buffers are producer-synced */
+  uint8_t memory_class; /* HURRAY_MEMORY_* or private */
+  uint8_t reserved;     /* must be 0 */
+} HurrayBufferHandle;
+
+/* Shard section: both arrays have `rank` entries. */
+typedef struct HurrayShard {
+  const uint64_t *parent_shape;
+  const uint64_t *offset;
+} HurrayShard;
+
+/* Statistics section (72 bytes). Fields are meaningful only when their
+ * computed_mask bit is set. Floating-point fields keep their exact bits. */
+typedef struct HurrayStatistics {
+  uint32_t computed_mask;
+  uint64_t nnz;
+  double sparsity_ratio;
+  double value_min;
+  double value_max;
+  double value_abs_max;
+  double value_mean;
+  double value_stddev;
+  uint8_t nm_n;
+  uint8_t nm_m;
+  uint8_t has_nan;
+  uint8_t has_inf;
+} HurrayStatistics;
+
+/* Extension type section (20 bytes), required iff the type tag is private. */
+typedef struct HurrayExtensionType {
+  uint32_t bit_width;
+  uint8_t packing_factor;
+  uint8_t is_float;
+  uint8_t is_signed;
+  uint8_t sign_bits;
+  uint8_t exponent_bits;
+  uint8_t mantissa_bits;
+  uint32_t exponent_bias;
+  uint8_t has_nan;
+  uint8_t has_inf;
+} HurrayExtensionType;
+
+/* Composite member section (16 bytes): overlay members only. */
+typedef struct HurrayCompositeMember {
+  uint8_t role; /* HURRAY_MEMBER_ROLE_* */
+} HurrayCompositeMember;
+
+/*
+ * Every field of a descriptor. All pointers are borrowed. A NULL section
+ * pointer means the section is absent.
+ *
+ * When building: the HAS_* flag bits are derived from which section pointers
+ * are set; `flags` may only add reserved bits in permissive mode. version_major
+ * 0 means "current" (1.0).
+ */
+typedef struct HurrayDescriptorFields {
+  uint8_t version_major;
+  uint8_t version_minor;
+  uint32_t flags;
+  uint8_t type_tag;
+  uint32_t rank;
+  const uint64_t *shape; /* rank entries; HURRAY_DYNAMIC_DIM for a dynamic dimension */
+  uint64_t byte_offset;
+  HurrayLayout layout;
+  uint32_t buffer_count;               /* 0..255 */
+  const HurrayBufferHandle *buffers;   /* buffer_count entries */
+  const HurrayQuantization *quantization;
+  const HurrayShard *shard;
+  const HurrayStatistics *statistics;
+  const HurrayExtensionType *extension_type;
+  const HurrayCompositeMember *composite_member;
+  const uint8_t *trailing; /* bytes after the last known section (newer minor */
+  uint32_t trailing_len;   /* versions, permissive relays); written back verbatim */
+} HurrayDescriptorFields;
+
+typedef struct HurrayDescriptor HurrayDescriptor;
+
+/* ---- decode ---------------------------------------------------------------- */
+
+/*
+ * Strict decode (the reference C ABI signature). `bytes` (borrowed) must hold
+ * at least descriptor_length bytes; bytes after the descriptor are ignored.
+ * On success *out is owned: free with hurray_descriptor_destroy. On failure
+ * *out is NULL. One allocation, bounded by len plus a constant.
+ */
+HURRAY_API HurrayStatus hurray_descriptor_decode(const uint8_t *bytes, uintptr_t len,
+                                                 HurrayDescriptor **out);
+
+/* Decode with options (HURRAY_DECODE_*) and an optional error detail. */
+HURRAY_API HurrayStatus hurray_descriptor_decode_ex(const uint8_t *bytes, uintptr_t len,
+                                                    uint32_t options, HurrayDescriptor **out,
+                                                    HurrayError *err);
+
+/*
+ * Reads descriptor_length from the first 10 bytes after checking the magic
+ * and the major version; the way a stream reader learns how much to read.
+ * HURRAY_ERR_INVALID_LAYOUT if len < 10 or the length is < 20.
+ */
+HURRAY_API HurrayStatus hurray_descriptor_peek_length(const uint8_t *bytes, uintptr_t len,
+                                                      uint32_t *out_length, HurrayError *err);
+
+/* Validates `f` (strict unless HURRAY_DECODE_PERMISSIVE) and copies it into a
+ * new descriptor. *out owned (hurray_descriptor_destroy), NULL on failure. */
+HURRAY_API HurrayStatus hurray_descriptor_from_fields(const HurrayDescriptorFields *f,
+                                                      uint32_t options,
+                                                      HurrayDescriptor **out,
+                                                      HurrayError *err);
+
+/* Checks `f` without building anything. */
+HURRAY_API HurrayStatus hurray_descriptor_validate(const HurrayDescriptorFields *f,
+                                                   uint32_t options, HurrayError *err);
+
+/* Deep copy. *out owned. */
+HURRAY_API HurrayStatus hurray_descriptor_clone(const HurrayDescriptor *d,
+                                                HurrayDescriptor **out);
+
+/* Frees a descriptor. NULL is a no-op that returns HURRAY_OK. */
+HURRAY_API HurrayStatus hurray_descriptor_destroy(HurrayDescriptor *d);
+
+/* ---- encode ---------------------------------------------------------------- */
+
+/* Exact encoded length in bytes. */
+HURRAY_API HurrayStatus hurray_descriptor_encoded_len(const HurrayDescriptor *d,
+                                                      uint64_t *out_len);
+
+/*
+ * Writes the descriptor into out[0..capacity). *out_len receives the length
+ * (also when the capacity is short: then HURRAY_ERR_BUFFER_TOO_SMALL is
+ * returned and nothing is written). `out` may be NULL when capacity is 0.
+ */
+HURRAY_API HurrayStatus hurray_descriptor_encode(const HurrayDescriptor *d, uint8_t *out,
+                                                 uint64_t capacity, uint64_t *out_len);
+
+/* ---- read ------------------------------------------------------------------ */
+
+/* Fills *out with borrowed views of every field, valid while d lives. */
+HURRAY_API HurrayStatus hurray_descriptor_fields(const HurrayDescriptor *d,
+                                                 HurrayDescriptorFields *out);
+
+/* Getters of the reference C ABI. */
+HURRAY_API HurrayStatus hurray_descriptor_element_type_tag(const HurrayDescriptor *d,
+                                                           uint8_t *out);
+HURRAY_API HurrayStatus hurray_descriptor_layout_tag(const HurrayDescriptor *d, uint8_t *out);
+HURRAY_API HurrayStatus hurray_descriptor_rank(const HurrayDescriptor *d, uint32_t *out);
+HURRAY_API HurrayStatus hurray_descriptor_byte_offset(const HurrayDescriptor *d, uint64_t *out);
+HURRAY_API HurrayStatus hurray_descriptor_buffer_count(const HurrayDescriptor *d,
+                                                       uint32_t *out);
+/*
+ * Shape query. *inout_rank: in, the capacity of out_dims (0 when out_dims is
+ * NULL); out, the true rank. HURRAY_ERR_BUFFER_TOO_SMALL when out_dims is
+ * NULL or too small (rank still written), else fills out_dims.
+ */
+HURRAY_API HurrayStatus hurray_descriptor_shape(const HurrayDescriptor *d, uint64_t *out_dims,
+                                                uintptr_t *inout_rank);
+
+/* Additional getters. */
+HURRAY_API HurrayStatus hurray_descriptor_version(const HurrayDescriptor *d, uint8_t *major,
+                                                  uint8_t *minor);
+HURRAY_API HurrayStatus hurray_descriptor_flags(const HurrayDescriptor *d, uint32_t *out);
+/* Borrowed pointer to buffer handle `index` (HURRAY_ERR_INDEX_OUT_OF_BOUNDS). */
+HURRAY_API HurrayStatus hurray_descriptor_buffer(const HurrayDescriptor *d, uint32_t index,
+                                                 const HurrayBufferHandle **out);
+/* Element count (product of shape; 1 for a scalar). HURRAY_ERR_INVALID_ARGUMENT
+ * if a dimension is dynamic or the product overflows. */
+HURRAY_API HurrayStatus hurray_descriptor_element_count(const HurrayDescriptor *d,
+                                                        uint64_t *out);
+/* Sum of the buffers' byte sizes. */
+HURRAY_API HurrayStatus hurray_descriptor_data_bytes(const HurrayDescriptor *d, uint64_t *out);
+
+/* Value equality of two descriptors (same encoding). */
+HURRAY_API bool hurray_descriptor_equal(const HurrayDescriptor *a, const HurrayDescriptor *b);
+
+/* ---- field-by-field walk (used by hurray-inspect) --------------------------- */
+
+typedef enum HurrayFieldKind {
+  HURRAY_FIELD_UINT = 0,  /* value in .u */
+  HURRAY_FIELD_INT = 1,   /* value in .i */
+  HURRAY_FIELD_FLOAT = 2, /* value in .f (f32 widened to f64) */
+  HURRAY_FIELD_BYTES = 3, /* raw bytes only */
+  HURRAY_FIELD_SECTION = 4 /* start of a section; size covers the whole section */
+} HurrayFieldKind;
+
+typedef struct HurrayFieldEvent {
+  uint64_t offset;       /* byte offset from the start of the descriptor */
+  uint64_t size;         /* bytes covered */
+  const char *path;      /* e.g. "buffers[0].alignment" (borrowed, valid during the call) */
+  HurrayFieldKind kind;
+  uint64_t u;
+  int64_t i;
+  double f;
+  const uint8_t *bytes;  /* the field's raw bytes (borrowed from the input) */
+  const char *meaning;   /* decoded meaning ("float32", "row_major") or NULL */
+} HurrayFieldEvent;
+
+typedef void (*HurrayFieldVisitor)(const HurrayFieldEvent *event, void *ctx);
+
+/* Decodes like hurray_descriptor_decode_ex, calling `visitor` for every field
+ * in wire order before validation. Returns the decode status (err explains a
+ * failure; events up to the failing field have been delivered). */
+HURRAY_API HurrayStatus hurray_descriptor_walk(const uint8_t *bytes, uintptr_t len,
+                                               uint32_t options, HurrayFieldVisitor visitor,
+                                               void *ctx, HurrayError *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HURRAY_DESCRIPTOR_H */

@@ -1,0 +1,134 @@
+/*
+ * hurray/dtype.h - the element type system (spec: element-types.md).
+ *
+ * A type tag is one wire byte. Ranges: 0x00 invalid; 0x01-0x3F Tier 1;
+ * 0x40-0x7F Tier 2; 0x80-0xEF reserved; 0xF0-0xFE private (described by the
+ * descriptor's extension type section); 0xFF invalid. Tags inside 0x01-0x7F
+ * that name no type (and 0x47, explicitly reserved) are "unassigned".
+ */
+#ifndef HURRAY_DTYPE_H
+#define HURRAY_DTYPE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hurray/export.h"
+#include "hurray/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* X(tag, NAME, "name", bit_width, tier, flags) - every assigned type tag. */
+#define HURRAY_DTYPE_TABLE(X)                                                    \
+  X(0x01, FLOAT16,      "float16",      16, 1, HURRAY_DTF_FLOAT | HURRAY_DTF_SIGNED) \
+  X(0x02, BFLOAT16,     "bfloat16",     16, 1, HURRAY_DTF_FLOAT | HURRAY_DTF_SIGNED) \
+  X(0x03, FLOAT32,      "float32",      32, 1, HURRAY_DTF_FLOAT | HURRAY_DTF_SIGNED) \
+  X(0x04, FLOAT64,      "float64",      64, 1, HURRAY_DTF_FLOAT | HURRAY_DTF_SIGNED) \
+  X(0x10, INT8,         "int8",          8, 1, HURRAY_DTF_INT | HURRAY_DTF_SIGNED)   \
+  X(0x11, UINT8,        "uint8",         8, 1, HURRAY_DTF_INT)                       \
+  X(0x12, INT16,        "int16",        16, 1, HURRAY_DTF_INT | HURRAY_DTF_SIGNED)   \
+  X(0x13, UINT16,       "uint16",       16, 1, HURRAY_DTF_INT)                       \
+  X(0x14, INT32,        "int32",        32, 1, HURRAY_DTF_INT | HURRAY_DTF_SIGNED)   \
+  X(0x15, UINT32,       "uint32",       32, 1, HURRAY_DTF_INT)                       \
+  X(0x16, INT64,        "int64",        64, 1, HURRAY_DTF_INT | HURRAY_DTF_SIGNED)   \
+  X(0x17, UINT64,       "uint64",       64, 1, HURRAY_DTF_INT)                       \
+  X(0x20, BOOL,         "bool",          1, 1, HURRAY_DTF_BOOL)                      \
+  X(0x40, FLOAT8_E4M3,  "float8_e4m3",   8, 2, HURRAY_DTF_FLOAT | HURRAY_DTF_SIGNED) \
+  X(0x41, FLOAT8_E5M2,  "float8_e5m2",   8, 2, HURRAY_DTF_FLOAT | HURRAY_DTF_SIGNED) \
+  X(0x42, FLOAT8_E8M0,  "float8_e8m0",   8, 2, HURRAY_DTF_FLOAT)                     \
+  X(0x43, FLOAT4_E2M1,  "float4_e2m1",   4, 2, HURRAY_DTF_FLOAT | HURRAY_DTF_SIGNED) \
+  X(0x44, FLOAT6_E2M3,  "float6_e2m3",   6, 2, HURRAY_DTF_FLOAT | HURRAY_DTF_SIGNED) \
+  X(0x45, FLOAT6_E3M2,  "float6_e3m2",   6, 2, HURRAY_DTF_FLOAT | HURRAY_DTF_SIGNED) \
+  X(0x46, FLOAT128,     "float128",    128, 2, HURRAY_DTF_FLOAT | HURRAY_DTF_SIGNED) \
+  X(0x48, INT4,         "int4",          4, 2, HURRAY_DTF_INT | HURRAY_DTF_SIGNED)   \
+  X(0x49, UINT4,        "uint4",         4, 2, HURRAY_DTF_INT)                       \
+  X(0x4A, INT2,         "int2",          2, 2, HURRAY_DTF_INT | HURRAY_DTF_SIGNED)   \
+  X(0x4B, UINT2,        "uint2",         2, 2, HURRAY_DTF_INT)                       \
+  X(0x50, COMPLEX64,    "complex64",    64, 2,                                       \
+    HURRAY_DTF_FLOAT | HURRAY_DTF_SIGNED | HURRAY_DTF_COMPLEX)                       \
+  X(0x51, COMPLEX128,   "complex128",  128, 2,                                       \
+    HURRAY_DTF_FLOAT | HURRAY_DTF_SIGNED | HURRAY_DTF_COMPLEX)
+
+/* Flag bits of HurrayDtypeInfo.flags. */
+#define HURRAY_DTF_FLOAT   0x01u /* floating point (complex included) */
+#define HURRAY_DTF_INT     0x02u /* two's complement or unsigned integer */
+#define HURRAY_DTF_SIGNED  0x04u /* has a sign (floats other than e8m0, signed ints) */
+#define HURRAY_DTF_BOOL    0x08u
+#define HURRAY_DTF_COMPLEX 0x10u
+
+/* Type tags as constants: HURRAY_DTYPE_FLOAT32 = 0x03, ... */
+enum HurrayDtypeTag {
+#define HURRAY_X_DT_(tag, NAME, name, bits, tier, flags) HURRAY_DTYPE_##NAME = (tag),
+  HURRAY_DTYPE_TABLE(HURRAY_X_DT_)
+#undef HURRAY_X_DT_
+  HURRAY_DTYPE_RESERVED_47 = 0x47,
+  HURRAY_DTYPE_PRIVATE_FIRST = 0xF0,
+  HURRAY_DTYPE_PRIVATE_LAST = 0xFE
+};
+
+/* What a tag byte is. Shared by type, layout, scheme, device and class tags. */
+typedef enum HurrayTagKind {
+  HURRAY_TAG_INVALID = 0,    /* 0x00 or 0xFF (or otherwise never valid) */
+  HURRAY_TAG_NAMED = 1,      /* assigned by the spec and known to this library */
+  HURRAY_TAG_UNASSIGNED = 2, /* inside an assigned range but naming nothing yet */
+  HURRAY_TAG_RESERVED = 3,   /* reserved for future versions of the spec */
+  HURRAY_TAG_PRIVATE = 4     /* 0xF0-0xFE, implementation-defined */
+} HurrayTagKind;
+
+/* Static facts about one named element type. */
+typedef struct HurrayDtypeInfo {
+  uint8_t tag;
+  uint8_t tier;       /* 1 or 2 */
+  uint16_t bit_width; /* 1, 2, 4, 6, 8, 16, 32, 64 or 128 */
+  uint8_t flags;      /* HURRAY_DTF_* */
+  const char *name;   /* static string, e.g. "float32" */
+} HurrayDtypeInfo;
+
+/* Info of a named tag, or NULL for any other byte. Borrowed, static. */
+HURRAY_API const HurrayDtypeInfo *hurray_dtype_info(uint8_t tag);
+
+/* Classifies a type tag byte. */
+HURRAY_API HurrayTagKind hurray_dtype_tag_kind(uint8_t tag);
+
+/* Name of a named tag, else NULL. Static string. */
+HURRAY_API const char *hurray_dtype_name(uint8_t tag);
+
+/* Looks a name up ("float32", "int4", ...). HURRAY_ERR_INVALID_TYPE if unknown,
+ * HURRAY_ERR_NULL_POINTER if name or out_tag is NULL. */
+HURRAY_API HurrayStatus hurray_dtype_from_name(const char *name, uint8_t *out_tag);
+
+/* Predicates; all false for tags that are not named. */
+HURRAY_API bool hurray_dtype_is_float(uint8_t tag);   /* complex counts as float */
+HURRAY_API bool hurray_dtype_is_integer(uint8_t tag); /* bool is not an integer */
+HURRAY_API bool hurray_dtype_is_signed(uint8_t tag);
+HURRAY_API bool hurray_dtype_is_sub_byte(uint8_t tag); /* bit width < 8 */
+HURRAY_API bool hurray_dtype_is_complex(uint8_t tag);
+
+/*
+ * Bytes needed to store `count` packed elements of a named type:
+ *   bit width 1/2/4: ceil(count * bits / 8) (LSB-first packing);
+ *   bit width 6: ceil(count / 4) * 3 (four elements per three-byte group);
+ *   otherwise count * bits / 8.
+ * HURRAY_ERR_INVALID_TYPE for a tag that is not named (private types need
+ * hurray_extension_buffer_size_bytes), HURRAY_ERR_INVALID_ARGUMENT if the
+ * result overflows uint64_t, HURRAY_ERR_NULL_POINTER if out is NULL.
+ */
+HURRAY_API HurrayStatus hurray_buffer_size_bytes(uint8_t type_tag, uint64_t count,
+                                                 uint64_t *out);
+
+/*
+ * Same for a private type described by an extension type section with the
+ * given bit width and packing factor: ceil(count / packing_factor) when
+ * bit_width < 8, else count * (bit_width / 8). HURRAY_ERR_INVALID_TYPE when
+ * the pair is not one the spec allows.
+ */
+HURRAY_API HurrayStatus hurray_extension_buffer_size_bytes(uint32_t bit_width,
+                                                           uint8_t packing_factor,
+                                                           uint64_t count, uint64_t *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HURRAY_DTYPE_H */

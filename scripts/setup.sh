@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Installs what building and testing hurray needs on a fresh Debian machine.
+# Idempotent: skips whatever is already there. Used by test.sh and demo.sh.
+set -euo pipefail
+
+need_apt=()
+[ -f /usr/include/cmocka.h ] || need_apt+=(libcmocka-dev)
+command -v valgrind >/dev/null 2>&1 || need_apt+=(valgrind)
+command -v ninja >/dev/null 2>&1 || need_apt+=(ninja-build)
+command -v cmake >/dev/null 2>&1 || need_apt+=(cmake)
+command -v cc >/dev/null 2>&1 || need_apt+=(build-essential)
+if [ "${HURRAY_SETUP_FUZZ:-0}" = 1 ]; then
+  command -v clang >/dev/null 2>&1 || need_apt+=(clang)
+fi
+
+if [ ${#need_apt[@]} -gt 0 ]; then
+  echo "setup: apt-get install ${need_apt[*]}"
+  SUDO=""
+  [ "$(id -u)" = 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+
+if [ "${HURRAY_SETUP_PYTHON:-1}" = 1 ]; then
+  PY=${PYTHON:-python3}
+  # Python packages the test suite uses; torch comes from the local CPU wheel.
+  want=(numpy scipy pytest hypothesis pytest-benchmark scikit-build-core)
+  missing=()
+  for pkg in "${want[@]}"; do
+    mod=${pkg//-/_}
+    case "$pkg" in pytest-benchmark) mod=pytest_benchmark ;; esac
+    "$PY" -c "import $mod" >/dev/null 2>&1 || missing+=("$pkg")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "setup: pip install ${missing[*]}"
+    "$PY" -m pip install -q "${missing[@]}"
+  fi
+  if [ "${HURRAY_SETUP_TORCH:-1}" = 1 ] && ! "$PY" -c "import torch" >/dev/null 2>&1; then
+    echo "setup: pip install torch==2.13.0 (CPU)"
+    "$PY" -m pip install -q torch==2.13.0 || echo "setup: torch unavailable; torch tests will say so"
+  fi
+  if [ "${HURRAY_SETUP_JAX:-1}" = 1 ] && ! "$PY" -c "import jax" >/dev/null 2>&1; then
+    echo "setup: pip install jax"
+    "$PY" -m pip install -q jax jaxlib || echo "setup: jax unavailable; jax tests will say so"
+  fi
+fi

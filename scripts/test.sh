@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The one command that sets everything up and runs every test:
+#   the C suite (ctest), the sanitizer suite (ASan + UBSan), the exported
+#   symbol check, and the Python suite; the golden corpus runs in both
+#   languages whenever ../shared/golden is present.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
+
+scripts/setup.sh
+
+banner() { printf '\n==== %s ====\n' "$*"; }
+
+if [ -d ../shared/golden ]; then
+  echo "golden corpus: $(cd ../shared/golden && pwd)"
+else
+  echo "golden corpus: ../shared/golden is ABSENT here; its tests will report that and skip"
+fi
+
+banner "C suite (build/)"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j "$JOBS"
+(cd build && ctest --output-on-failure -j "$JOBS")
+
+banner "exported symbols"
+scripts/check_symbols.sh build/libhurray.so
+
+banner "sanitizer suite (build-asan/, ASan + UBSan)"
+scripts/sanitize.sh
+
+if [ -d tests/python ] && ls tests/python/test_*.py >/dev/null 2>&1 && [ -f python/src/CMakeLists.txt ]; then
+  banner "Python suite"
+  scripts/python_tests.sh
+fi
+
+banner "all tests passed"

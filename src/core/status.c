@@ -1,0 +1,74 @@
+/* The status table turned into names and messages (include/hurray/status.h). */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "internal/common.h"
+
+const char *hurray_status_name(HurrayStatus status) {
+  switch (status) {
+#define HURRAY_X_NAME_(name, value, msg, pyexc) \
+  case (value):                                  \
+    return #name;
+    HURRAY_STATUS_TABLE(HURRAY_X_NAME_)
+#undef HURRAY_X_NAME_
+    default:
+      return "UNKNOWN_STATUS";
+  }
+}
+
+const char *hurray_status_message(HurrayStatus status) {
+  switch (status) {
+#define HURRAY_X_MSG_(name, value, msg, pyexc) \
+  case (value):                                 \
+    return msg;
+    HURRAY_STATUS_TABLE(HURRAY_X_MSG_)
+#undef HURRAY_X_MSG_
+    default:
+      return "unknown status";
+  }
+}
+
+void hurray_error_clear(HurrayError *err) {
+  if (err == NULL) return;
+  err->status = HURRAY_OK;
+  err->offset = HURRAY_NO_OFFSET;
+  err->field[0] = '\0';
+  err->message[0] = '\0';
+}
+
+HurrayStatus hurray__fail(HurrayError *err, HurrayStatus status, uint64_t offset,
+                          const char *field, const char *fmt, ...) {
+  if (err == NULL) return status;
+  err->status = status;
+  err->offset = offset;
+  if (field == NULL) field = "";
+  snprintf(err->field, sizeof err->field, "%s", field);
+
+  char reason[192];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(reason, sizeof reason, fmt, ap);
+  va_end(ap);
+
+  field = err->field; /* bounded copy */
+  if (field[0] != '\0' && offset != HURRAY_NO_OFFSET) {
+    snprintf(err->message, sizeof err->message, "%s at byte %llu: %s", field,
+             (unsigned long long)offset, reason);
+  } else if (field[0] != '\0') {
+    snprintf(err->message, sizeof err->message, "%s: %s", field, reason);
+  } else if (offset != HURRAY_NO_OFFSET) {
+    snprintf(err->message, sizeof err->message, "at byte %llu: %s",
+             (unsigned long long)offset, reason);
+  } else {
+    snprintf(err->message, sizeof err->message, "%s", reason);
+  }
+  return status;
+}
+
+const char *hurray__path(char *buf, size_t size, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, size, fmt, ap);
+  va_end(ap);
+  return buf;
+}

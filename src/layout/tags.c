@@ -1,0 +1,45 @@
+/* Layout tag classification (include/hurray/layout.h; spec: memory-layout.md). */
+#include "hurray/layout.h"
+#include "internal/common.h"
+
+HurrayTagKind hurray_layout_tag_kind(uint8_t tag) {
+  if (tag == 0x00 || tag == 0xFF) return HURRAY_TAG_INVALID;
+  if ((tag >= 0x01 && tag <= 0x0B) || tag == 0x40) return HURRAY_TAG_NAMED;
+  if (tag >= 0xF0) return HURRAY_TAG_PRIVATE;
+  return HURRAY_TAG_RESERVED;
+}
+
+const char *hurray_layout_name(uint8_t tag) {
+  switch (tag) {
+#define HURRAY_X_(t, NAME, name) \
+  case (t):                      \
+    return name;
+    HURRAY_LAYOUT_TABLE(HURRAY_X_)
+#undef HURRAY_X_
+    default:
+      return NULL;
+  }
+}
+
+HurrayLayoutClass hurray_layout_class(uint8_t tag) {
+  switch (tag) {
+    case HURRAY_LAYOUT_ROW_MAJOR:
+    case HURRAY_LAYOUT_COL_MAJOR:
+    case HURRAY_LAYOUT_STRIDED:
+    case HURRAY_LAYOUT_TILED:
+    case HURRAY_LAYOUT_MORTON:
+    case HURRAY_LAYOUT_HILBERT:
+      return HURRAY_LAYOUT_CLASS_DENSE;
+    case HURRAY_LAYOUT_COO:
+    case HURRAY_LAYOUT_CSR:
+    case HURRAY_LAYOUT_CSC:
+    case HURRAY_LAYOUT_CSF:
+      return HURRAY_LAYOUT_CLASS_SPARSE;
+    case HURRAY_LAYOUT_BLOCK_PAGED:
+      return HURRAY_LAYOUT_CLASS_INDIRECT;
+    case HURRAY_LAYOUT_COMPOSITE:
+      return HURRAY_LAYOUT_CLASS_VIRTUAL;
+    default:
+      return HURRAY_LAYOUT_CLASS_UNKNOWN;
+  }
+}
