@@ -554,7 +554,8 @@ uint64_t hurray_file_writer_tensor_count(const HurrayFileWriter *w) {
 
 /* ---- finish ------------------------------------------------------------------------ */
 
-#define INDEX_CHUNK (64u * 1024u)
+/* Larger than the largest entry (34 + 65535 bytes). */
+#define INDEX_CHUNK (128u * 1024u)
 
 /* Streams the index through a bounded buffer, computing its CRC. */
 static HurrayStatus write_index(HurrayFileWriter *w, uint64_t off, uint64_t *out_len,
