@@ -149,16 +149,21 @@ static uint8_t *put_scalar(uint8_t tag, const HurrayKvString *s, const HurrayKvB
 
 void hurray__kv_value_encode(const HurrayKvValue *v, uint8_t *o) {
   *o++ = v->tag;
-  if (v->tag != HURRAY_KV_ARRAY) {
-    put_scalar(v->tag, &v->v.str, &v->v.bytes, v->v.i64, v->v.u64, v->v.f64, v->v.b, o);
-    return;
+  static const HurrayKvString no_s = {NULL, 0};
+  static const HurrayKvBytes no_b = {NULL, 0};
+  switch (v->tag) {
+    case HURRAY_KV_STRING: put_scalar(v->tag, &v->v.str, &no_b, 0, 0, 0.0, false, o); return;
+    case HURRAY_KV_BYTES: put_scalar(v->tag, &no_s, &v->v.bytes, 0, 0, 0.0, false, o); return;
+    case HURRAY_KV_INT64: put_scalar(v->tag, &no_s, &no_b, v->v.i64, 0, 0.0, false, o); return;
+    case HURRAY_KV_UINT64: put_scalar(v->tag, &no_s, &no_b, 0, v->v.u64, 0.0, false, o); return;
+    case HURRAY_KV_FLOAT64: put_scalar(v->tag, &no_s, &no_b, 0, 0, v->v.f64, false, o); return;
+    case HURRAY_KV_BOOL: put_scalar(v->tag, &no_s, &no_b, 0, 0, 0.0, v->v.b, o); return;
+    default: break; /* ARRAY */
   }
   uint8_t et = v->elem_tag;
   *o++ = et;
   hurray__st32(o, v->count);
   o += 4;
-  static const HurrayKvString no_s = {NULL, 0};
-  static const HurrayKvBytes no_b = {NULL, 0};
   for (uint32_t k = 0; k < v->count; k++) {
     switch (et) {
       case HURRAY_KV_STRING:
