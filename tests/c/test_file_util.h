@@ -131,7 +131,7 @@ static inline void tf_store(const char *path, const uint8_t *p, size_t len) {
 static inline void tf_fix_crc(uint8_t *p, size_t len) {
   const uint8_t *t = p + len - 40;
   uint64_t off = hurray__ld64(t), n = hurray__ld64(t + 8);
-  if ((hurray__ld32(p + 12) & HURRAY_FILE_FLAG_HAS_INDEX_CRC32C) && off + n <= len)
+  if ((hurray__ld32(p + 12) & HURRAY_FILE_FLAG_HAS_INDEX_CRC32C) && n <= len && off <= len - n)
     hurray__st32(p + len - 40 + 28, hurray_crc32c(0, p + off, (size_t)n));
 }
 
