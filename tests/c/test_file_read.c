@@ -537,6 +537,9 @@ static void test_open_allocation_failures(void **state) {
   size_t len;
   uint8_t *p = base_file(&len);
   tf_store(tf_path("oom.hrry"), p, len);
+  void *aligned = NULL;
+  assert_int_equal(posix_memalign(&aligned, 4096, len), 0);
+  memcpy(aligned, p, len);
   tu_alloc_install();
   for (int mode = 0; mode < 3; mode++) {
     for (long n = 0;; n++) {
@@ -545,7 +548,7 @@ static void test_open_allocation_failures(void **state) {
       HurrayError e;
       HurrayStatus st;
       if (mode == 2) {
-        st = hurray_file_open_memory(p, len, NULL, NULL, NULL, &f, &e);
+        st = hurray_file_open_memory(aligned, len, NULL, NULL, NULL, &f, &e);
       } else {
         HurrayFileOpenOptions o;
         memset(&o, 0, sizeof o);
@@ -567,6 +570,7 @@ static void test_open_allocation_failures(void **state) {
     }
   }
   hurray_set_allocator(NULL);
+  free(aligned);
   free(p);
 }
 
