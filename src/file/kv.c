@@ -436,7 +436,7 @@ HurrayStatus hurray__kv_parse(const uint8_t *bytes, uint64_t len, uint64_t base,
     return st;
   }
   uint32_t a = 0, b = 0;
-  st = hurray__lookup_build(&out->lookup, count, false, hurray__kv_key_at, out, &a, &b);
+  st = hurray__lookup_build(&out->lookup, count, false, hurray__kv_key_at, out, NULL, &a, &b);
   if (st == HURRAY_ERR_DUPLICATE_NAME) {
     uint64_t at = (uint64_t)(entries[b].key - bytes) + base;
     char field[32];

@@ -8,6 +8,7 @@
 /* ---- UTF-8 ------------------------------------------------------------------ */
 
 bool hurray__utf8_valid(const uint8_t *p, size_t len) {
+  if (len <= 64 && hurray__ascii(p, len)) return true;
   size_t i = 0;
   while (i < len) {
     /* ASCII fast path, eight bytes at a time. */
@@ -51,15 +52,7 @@ bool hurray__utf8_valid(const uint8_t *p, size_t len) {
 
 static uint64_t g_seed;
 static pthread_once_t g_seed_once = PTHREAD_ONCE_INIT;
-
-static uint64_t fmix64(uint64_t h) {
-  h ^= h >> 33;
-  h *= 0xff51afd7ed558ccdull;
-  h ^= h >> 33;
-  h *= 0xc4ceb9fe1a85ec53ull;
-  h ^= h >> 33;
-  return h;
-}
+static atomic_bool g_hash_constant;
 
 static void init_seed(void) {
   struct timespec ts;
@@ -67,32 +60,19 @@ static void init_seed(void) {
   if (clock_gettime(CLOCK_MONOTONIC, &ts) == 0)
     s ^= (uint64_t)ts.tv_nsec * 0x9E3779B97F4A7C15ull ^ (uint64_t)ts.tv_sec;
   s ^= (uint64_t)getpid() << 32;
-  g_seed = fmix64(s) | 1u;
+  g_seed = hurray__mix64(s) | 1u;
 }
-
-static atomic_bool g_hash_constant;
 
 void hurray__name_hash_test_constant(bool on) { atomic_store(&g_hash_constant, on); }
 
-uint32_t hurray__name_hash(const uint8_t *p, size_t len) {
-  if (HURRAY_UNLIKELY(atomic_load_explicit(&g_hash_constant, memory_order_relaxed))) return 7;
+uint64_t hurray__name_seed(void) {
+  if (HURRAY_UNLIKELY(atomic_load_explicit(&g_hash_constant, memory_order_relaxed))) return 0;
   pthread_once(&g_seed_once, init_seed);
-  uint64_t h = g_seed ^ ((uint64_t)len * 0x9E3779B97F4A7C15ull);
-  while (len >= 8) {
-    uint64_t w;
-    memcpy(&w, p, 8);
-    h ^= fmix64(w ^ g_seed);
-    h = ((h << 27) | (h >> 37)) * 0x94d049bb133111ebull;
-    p += 8;
-    len -= 8;
-  }
-  if (len > 0) {
-    uint64_t w = 0;
-    for (size_t k = 0; k < len; k++) w |= (uint64_t)p[k] << (8 * k);
-    h ^= fmix64(w ^ g_seed);
-    h = ((h << 27) | (h >> 37)) * 0x94d049bb133111ebull;
-  }
-  return (uint32_t)(fmix64(h) >> 32);
+  return g_seed;
+}
+
+uint32_t hurray__name_hash(const uint8_t *p, size_t len) {
+  return hurray__name_hash_s(hurray__name_seed(), p, len);
 }
 
 int hurray__name_cmp(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen) {
@@ -246,9 +226,15 @@ static HurrayStatus build_perm(HurrayNameLookup *lk, uint32_t n, HurrayNameAt at
   return HURRAY_OK;
 }
 
+#if defined(__GNUC__) || defined(__clang__)
+#define PREFETCH_W(p) __builtin_prefetch((p), 1, 1)
+#else
+#define PREFETCH_W(p) ((void)(p))
+#endif
+
 HurrayStatus hurray__lookup_build(HurrayNameLookup *lk, uint32_t n, bool sorted,
-                                  HurrayNameAt at, const void *ctx, uint32_t *dup_a,
-                                  uint32_t *dup_b) {
+                                  HurrayNameAt at, const void *ctx, const uint32_t *hashes,
+                                  uint32_t *dup_a, uint32_t *dup_b) {
   memset(lk, 0, sizeof *lk);
   if (sorted) {
     lk->kind = HURRAY__LOOKUP_SORTED;
@@ -264,15 +250,26 @@ HurrayStatus hurray__lookup_build(HurrayNameLookup *lk, uint32_t n, bool sorted,
   }
   lk->kind = HURRAY__LOOKUP_HASH;
   HURRAY_TRY(hurray__name_index_init(&lk->hash, n));
+  const uint64_t seed = hashes == NULL ? hurray__name_seed() : 0;
   /* Linear probing at load <= 1/2 averages under 2 probes per insert; far
    * more means the names were chosen to collide. */
-  uint64_t budget = 16u * (uint64_t)n + 1024u;
+  const uint64_t budget = 16u * (uint64_t)n + 1024u;
+  const uint32_t mask = lk->hash.cap - 1;
+  enum { AHEAD = 16 };
   for (uint32_t i = 0; i < n; i++) {
-    size_t len;
-    const uint8_t *name = at(ctx, i, &len);
+    uint32_t h;
+    if (hashes != NULL) {
+      /* The table is far bigger than a cache: fetch the slot needed a few
+       * inserts from now. */
+      if (i + AHEAD < n) PREFETCH_W(&lk->hash.slots[hashes[i + AHEAD] & mask]);
+      h = hashes[i];
+    } else {
+      size_t len;
+      const uint8_t *name = at(ctx, i, &len);
+      h = hurray__name_hash_s(seed, name, len);
+    }
     uint32_t other;
-    if (!hurray__name_index_insert(&lk->hash, hurray__name_hash(name, len), i, at, ctx,
-                                   &other)) {
+    if (!hurray__name_index_insert(&lk->hash, h, i, at, ctx, &other)) {
       *dup_a = other;
       *dup_b = i;
       return HURRAY_ERR_DUPLICATE_NAME;

@@ -228,9 +228,15 @@ static HurrayStatus parse_index(HurrayFile *f, const uint8_t *ix, HurrayError *e
     return BAD(28, "header.tensor_count_hint", "is %llu but the index has %llu entries",
                (unsigned long long)in->tensor_count_hint, (unsigned long long)count);
   const uint32_t n = (uint32_t)count;
+  const bool sorted = (in->flags & HURRAY_FILE_FLAG_SORTED_INDEX) != 0;
+  const uint64_t seed = hurray__name_seed();
   if (n > 0) {
     f->entries = hurray__malloc((size_t)n * sizeof *f->entries);
     if (f->entries == NULL) goto oom;
+    if (!sorted) { /* hashes computed while the names are in cache; freed below or at close */
+      f->hashes = hurray__malloc((size_t)n * sizeof *f->hashes);
+      if (f->hashes == NULL) goto oom;
+    }
   }
   f->count = n;
 
@@ -246,11 +252,12 @@ static HurrayStatus parse_index(HurrayFile *f, const uint8_t *ix, HurrayError *e
                             "must be at least 1");
     if (len - pos < 2u + nl + HURRAY__FILE_INDEX_ENTRY_FIXED - 2u) goto truncated;
     const uint8_t *p = ix + pos + 2;
-    if (!hurray__utf8_valid(p, nl))
+    if (!hurray__ascii(p, nl) && !hurray__utf8_valid(p, nl))
       return BAD(at + 2, hurray__path(field, sizeof field, "index[%u].name", i),
                  "is not valid UTF-8");
     e->name = p;
     e->name_len = nl;
+    if (f->hashes != NULL) f->hashes[i] = hurray__name_hash_s(seed, p, nl);
     p += nl;
     e->desc_off = hurray__ld64(p);
     e->desc_len = hurray__ld32(p + 8);
@@ -318,8 +325,10 @@ static HurrayStatus parse_index(HurrayFile *f, const uint8_t *ix, HurrayError *e
   }
 
   uint32_t a = 0, b = 0;
-  bool sorted = (in->flags & HURRAY_FILE_FLAG_SORTED_INDEX) != 0;
-  HurrayStatus st = hurray__lookup_build(&f->names, n, sorted, hurray__file_name_at, f, &a, &b);
+  HurrayStatus st =
+      hurray__lookup_build(&f->names, n, sorted, hurray__file_name_at, f, f->hashes, &a, &b);
+  hurray__free(f->hashes);
+  f->hashes = NULL;
   if (st == HURRAY_ERR_DUPLICATE_NAME) {
     const HurrayFileIndexEntry *e = &f->entries[b];
     return hurray__fail(err, st, base + (uint64_t)(e->name - ix) - 2,
@@ -555,6 +564,7 @@ void hurray_file_close(HurrayFile **pf) {
   hurray__free(f->entries);
   hurray__free(f->order);
   hurray__free(f->rank);
+  hurray__free(f->hashes);
   hurray__free(f->owned_index);
   hurray__free(f->owned_kv);
   if (f->fd >= 0) close(f->fd);

@@ -477,7 +477,7 @@ HurrayStatus hurray_file_writer_add_composite(HurrayFileWriter *w,
   HurrayStatus st = collect(w, root, 0, &c, err);
   if (st == HURRAY_OK) {
     uint32_t a = 0, b = 0;
-    st = hurray__lookup_build(&lk, (uint32_t)c.n, false, c_name_at, &c, &a, &b);
+    st = hurray__lookup_build(&lk, (uint32_t)c.n, false, c_name_at, &c, NULL, &a, &b);
     if (st == HURRAY_ERR_DUPLICATE_NAME)
       st = hurray__fail(err, st, HURRAY_NO_OFFSET, "composite",
                         "nodes %u and %u are both named \"%.*s\"", a, b,

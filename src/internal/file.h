@@ -31,6 +31,60 @@ HURRAY_INTERNAL uint32_t hurray__crc32c_hw(uint32_t crc, const void *data, size_
 /* Strict UTF-8 check (no overlongs, surrogates or code points > U+10FFFF). */
 HURRAY_INTERNAL bool hurray__utf8_valid(const uint8_t *p, size_t len);
 
+/* True when every byte is ASCII (then the bytes are valid UTF-8). */
+static inline bool hurray__ascii(const uint8_t *p, size_t len) {
+  uint64_t acc = 0;
+  while (len >= 8) {
+    uint64_t w;
+    memcpy(&w, p, 8);
+    acc |= w;
+    p += 8;
+    len -= 8;
+  }
+  while (len-- > 0) acc |= *p++;
+  return (acc & 0x8080808080808080ull) == 0;
+}
+
+/* The per-process hash seed (random; 0 only under the test hook below, which
+ * makes every name hash alike). */
+HURRAY_INTERNAL uint64_t hurray__name_seed(void);
+
+static inline uint64_t hurray__mix64(uint64_t h) {
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ull;
+  h ^= h >> 33;
+  return h;
+}
+
+/* 32-bit seeded hash of a name (seed from hurray__name_seed). */
+static inline uint32_t hurray__name_hash_s(uint64_t seed, const uint8_t *p, size_t len) {
+  if (HURRAY_UNLIKELY(seed == 0)) return 7;
+  uint64_t h = seed ^ ((uint64_t)len * 0x9E3779B97F4A7C15ull);
+  while (len > 8) {
+    uint64_t w;
+    memcpy(&w, p, 8);
+    h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 31;
+    p += 8;
+    len -= 8;
+  }
+  uint64_t w;
+  if (len >= 4) { /* two overlapping loads cover 4..8 bytes */
+    uint32_t a, b;
+    memcpy(&a, p, 4);
+    memcpy(&b, p + len - 4, 4);
+    w = (uint64_t)a | ((uint64_t)b << 32);
+  } else if (len > 0) {
+    w = (uint64_t)p[0] | ((uint64_t)p[len / 2] << 8) | ((uint64_t)p[len - 1] << 16);
+  } else {
+    w = 0;
+  }
+  h = (h ^ w) * 0x94d049bb133111ebull;
+  return (uint32_t)(hurray__mix64(h ^ seed) >> 32);
+}
+
 /* 32-bit hash of a name, seeded per process (hash flooding resistance). */
 HURRAY_INTERNAL uint32_t hurray__name_hash(const uint8_t *p, size_t len);
 
@@ -90,7 +144,8 @@ typedef struct HurrayNameLookup {
 } HurrayNameLookup;
 
 /*
- * Builds a lookup over n names and proves them unique. `sorted`: the names
+ * Builds a lookup over n names and proves them unique. `hashes` (or NULL to
+ * compute them) holds hurray__name_hash of each name. `sorted`: the names
  * must be in strictly ascending byte order (checked; no index is built).
  * Otherwise a hash index is built; when the probe count shows hash flooding,
  * it falls back to sorting (O(n log n) worst case). On a duplicate returns
@@ -100,7 +155,8 @@ typedef struct HurrayNameLookup {
  */
 HURRAY_INTERNAL HurrayStatus hurray__lookup_build(HurrayNameLookup *lk, uint32_t n, bool sorted,
                                                   HurrayNameAt at, const void *ctx,
-                                                  uint32_t *dup_a, uint32_t *dup_b);
+                                                  const uint32_t *hashes, uint32_t *dup_a,
+                                                  uint32_t *dup_b);
 HURRAY_INTERNAL bool hurray__lookup_find(const HurrayNameLookup *lk, uint32_t n,
                                          const uint8_t *name, size_t len, HurrayNameAt at,
                                          const void *ctx, uint32_t *out);
@@ -211,6 +267,7 @@ struct HurrayFile {
   HurrayNameLookup names;
   uint32_t *order;          /* position -> index; NULL when identity */
   uint32_t *rank;           /* index -> position; NULL when identity */
+  uint32_t *hashes;         /* name hashes, only while opening */
   HurrayKvTable kv;
 };
 
