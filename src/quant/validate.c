@@ -307,7 +307,8 @@ static HurrayStatus check_buffers(const Ctx *c, HurrayQuantPlan *p) {
   /* per-block-affine.md § Padding (NF4 too): a partial last block still takes
    * a full block of storage. Checked where storage order is the logical order
    * (row- and column-major); without padding the layout rules cover buffer 0. */
-  if (p->pads_blocks && f->shape[p->axis] % p->block_size != 0 &&
+  if (p->pads_blocks && hurray_dtype_info(f->type_tag) != NULL &&
+      f->shape[p->axis] % p->block_size != 0 &&
       (f->layout.tag == HURRAY_LAYOUT_ROW_MAJOR || f->layout.tag == HURRAY_LAYOUT_COL_MAJOR) &&
       f->buffer_count > 0) {
     uint64_t count, bytes, need;

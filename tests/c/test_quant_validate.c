@@ -589,6 +589,11 @@ static void test_per_block_padded_storage(void **state) {
   x.shape[0] = 8;
   x.b[0].byte_size = 0;
   ok(&x, STRICT);
+  /* An unknown storage type in permissive mode: the padded size cannot be known. */
+  x.shape[0] = 10;
+  x.f.type_tag = 0x31;
+  ok(&x, PERM);
+  x.f.type_tag = HURRAY_DTYPE_UINT4;
   /* Other layouts address their storage themselves. */
   x.shape[0] = 10;
   x.f.layout.tag = HURRAY_LAYOUT_STRIDED;
