@@ -364,6 +364,9 @@ HurrayStatus hurray__quant_validate(const HurrayDescriptorFields *f, const Hurra
       f->layout.tag == HURRAY_LAYOUT_COMPOSITE)
     return HURRAY_OK;
 
+  if (f->rank > 0 && f->shape == NULL)
+    return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, "shape",
+                        "rank is %u but shape is NULL", f->rank);
   HurrayTagKind tk = hurray_dtype_tag_kind(f->type_tag);
   bool unknown_type = permissive && (tk == HURRAY_TAG_UNASSIGNED || tk == HURRAY_TAG_RESERVED);
   if (!unknown_type && !hurray__quant_storage_allowed(q->scheme, f->type_tag)) {

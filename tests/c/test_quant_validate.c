@@ -773,6 +773,9 @@ static void test_no_offsets(void **state) {
   assert_true(e.offset == HURRAY_NO_OFFSET);
   assert_int_equal(hurray__quant_validate(&x.f, NULL, STRICT, NULL),
                    HURRAY_ERR_INVALID_QUANTIZATION);
+  x.f.type_tag = HURRAY_DTYPE_INT8;
+  x.f.shape = NULL;
+  assert_int_equal(hurray__quant_validate(&x.f, NULL, STRICT, &e), HURRAY_ERR_NULL_POINTER);
 }
 
 int main(void) {
