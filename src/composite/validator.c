@@ -362,8 +362,9 @@ HurrayStatus hurray_composite_validate_preorder(const HurrayDescriptorFields *co
     const HurrayDescriptorFields *m = descs[pos++];
     st = hurray_composite_validator_push(top, m, err);
     if (st == HURRAY_OK && m->layout.tag == HURRAY_LAYOUT_COMPOSITE) {
-      st = hurray_composite_validator_new(m, depth, options, &stack[depth], err);
-      if (st == HURRAY_OK) depth++;
+      HurrayCompositeValidator *child = NULL; /* new refuses depth >= the stack size */
+      st = hurray_composite_validator_new(m, depth, options, &child, err);
+      if (st == HURRAY_OK) stack[depth++] = child;
     }
   }
   while (depth > 0) hurray_composite_validator_destroy(&stack[--depth]);

@@ -438,8 +438,9 @@ static void check_against(Sp *s, uint8_t type, const Ref *r) {
                      HURRAY_OK);
     assert_int_equal(found, r->val[e] != 0);
     if (found) {
-      uint8_t v = type == HURRAY_DTYPE_UINT8 ? s->buf[0][pos]
-                                             : (uint8_t)((s->buf[0][pos / 2] >> (4 * (pos % 2))) & 15);
+      uint8_t v = (uint8_t)(type == HURRAY_DTYPE_UINT8
+                                ? s->buf[0][pos]
+                                : (s->buf[0][pos / 2] >> (4 * (pos % 2))) & 15);
       assert_int_equal(v, r->val[e]);
     }
   }
