@@ -25,10 +25,17 @@ static HurrayStatus read_fail(const CopyCtx *c, uint32_t which, int64_t off) {
 /* Copies source element `off` of buffer `which` to destination element e. */
 static HurrayStatus move(const CopyCtx *c, uint32_t which, uint64_t byte_offset, int64_t off,
                          uint64_t e) {
-  uint8_t val[16];
-  if (!hurray__elem_read(&c->fmt, c->v[which].p, c->v[which].size, byte_offset, off, val))
+  if (c->fmt.bits >= 8) {
+    uint64_t start;
+    if (!hurray__elem_locate(&c->fmt, c->v[which].size, byte_offset, off, &start))
+      return read_fail(c, which, off);
+    memcpy(c->dst + e * c->fmt.bytes, c->v[which].p + start, c->fmt.bytes);
+    return HURRAY_OK;
+  }
+  uint8_t val;
+  if (!hurray__elem_read(&c->fmt, c->v[which].p, c->v[which].size, byte_offset, off, &val))
     return read_fail(c, which, off);
-  hurray__elem_write(&c->fmt, c->dst, e, val);
+  hurray__elem_write(&c->fmt, c->dst, e, &val);
   return HURRAY_OK;
 }
 

@@ -5,24 +5,27 @@
  */
 #include "layout/layout_internal.h"
 
-bool hurray__elem_read(const HurrayElemFormat *fmt, const uint8_t *buf, uint64_t size,
-                       uint64_t byte_offset, int64_t off, uint8_t *out) {
+bool hurray__elem_locate(const HurrayElemFormat *fmt, uint64_t size, uint64_t byte_offset,
+                         int64_t off, uint64_t *start) {
   int64_t first, last;
   if (!hurray__elem_span(fmt, off, &first, &last)) return false;
-  uint64_t start;
   if (first < 0) {
     uint64_t back = (uint64_t)(-(first + 1)) + 1;
     if (back > byte_offset) return false;
-    start = byte_offset - back;
-  } else if (hurray__add_overflow_u64(byte_offset, (uint64_t)first, &start)) {
+    *start = byte_offset - back;
+  } else if (hurray__add_overflow_u64(byte_offset, (uint64_t)first, start)) {
     return false;
   }
   uint64_t len = (uint64_t)(last - first) + 1;
-  if (start >= size || size - start < len) return false;
+  return *start < size && size - *start >= len;
+}
+
+bool hurray__elem_read(const HurrayElemFormat *fmt, const uint8_t *buf, uint64_t size,
+                       uint64_t byte_offset, int64_t off, uint8_t *out) {
+  uint64_t start;
+  if (fmt->bits >= 8 || !hurray__elem_locate(fmt, size, byte_offset, off, &start)) return false;
   const uint8_t *p = buf + start;
-  if (fmt->bits >= 8) {
-    memcpy(out, p, fmt->bytes);
-  } else if (fmt->bits == 6) {
+  if (fmt->bits == 6) {
     uint32_t g = (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16);
     int64_t j = off - hurray__floor_div_i64(off, 4) * 4;
     out[0] = (uint8_t)((g >> (6 * j)) & 0x3Fu);
@@ -36,9 +39,7 @@ bool hurray__elem_read(const HurrayElemFormat *fmt, const uint8_t *buf, uint64_t
 
 void hurray__elem_write(const HurrayElemFormat *fmt, uint8_t *dst, uint64_t e,
                         const uint8_t *val) {
-  if (fmt->bits >= 8) {
-    memcpy(dst + e * fmt->bytes, val, fmt->bytes);
-  } else if (fmt->bits == 6) {
+  if (fmt->bits == 6) {
     uint8_t *p = dst + (e / 4) * 3;
     unsigned shift = (unsigned)(e % 4) * 6;
     uint32_t g = (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16);
@@ -58,6 +59,9 @@ void hurray__elem_write(const HurrayElemFormat *fmt, uint8_t *dst, uint64_t e,
 HurrayStatus hurray__buf_views(const HurrayDescriptorFields *f, const void *const *buffers,
                                const uint64_t *sizes, HurrayBufView *views, HurrayError *err) {
   char path[24];
+  if (f->buffer_count > HURRAY_MAX_BUFFERS)
+    return hurray__fail(err, HURRAY_ERR_INVALID_ARGUMENT, HURRAY_NO_OFFSET, "buffer_count",
+                        "%u exceeds %u", f->buffer_count, HURRAY_MAX_BUFFERS);
   if (f->buffer_count > 0 && buffers == NULL)
     return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, "buffers", "NULL");
   if (sizes == NULL && f->buffer_count > 0 && f->buffers == NULL)

@@ -67,15 +67,22 @@ HURRAY_INTERNAL bool hurray__elem_size(const HurrayElemFormat *fmt, uint64_t cou
 HURRAY_INTERNAL bool hurray__elem_span(const HurrayElemFormat *fmt, int64_t off, int64_t *first,
                                        int64_t *last);
 
+/* Byte position in buf (size bytes, element [0...0] at byte_offset) of the
+ * first byte of the element at linear offset `off`; false unless every byte
+ * of the element (6-bit: of its group) lies inside buf. */
+HURRAY_INTERNAL bool hurray__elem_locate(const HurrayElemFormat *fmt, uint64_t size,
+                                         uint64_t byte_offset, int64_t off, uint64_t *start);
+
 /* Reads the element at linear offset `off` from buf (size bytes) at
- * byte_offset into out (fmt->bytes bytes for whole-byte types, else out[0]
- * holds the value in its low bits). False if the read would leave buf. */
+ * byte_offset into out: a sub-byte value in the low bits of out[0]. Only for
+ * types narrower than 8 bits (whole-byte types: hurray__elem_locate and copy
+ * the bytes). False if the read would leave buf. */
 HURRAY_INTERNAL bool hurray__elem_read(const HurrayElemFormat *fmt, const uint8_t *buf,
                                        uint64_t size, uint64_t byte_offset, int64_t off,
                                        uint8_t *out);
 
-/* Writes element number e of a packed row-major destination that was zeroed
- * beforehand (sub-byte values are OR-ed in). The caller sized dst. */
+/* Writes the sub-byte value val[0] as element number e of a packed row-major
+ * destination (the element's bits are replaced). The caller sized dst. */
 HURRAY_INTERNAL void hurray__elem_write(const HurrayElemFormat *fmt, uint8_t *dst, uint64_t e,
                                         const uint8_t *val);
 

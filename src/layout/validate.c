@@ -261,9 +261,11 @@ static HurrayStatus check_block_paged(const HurrayDescriptorFields *f, const Hur
   if (itype > HURRAY_BLOCK_INDEX_U64)
     return hurray__fail(err, LT_, hurray__at(o, lay, 25), "layout.block_table_index_type",
                         "must be 0 (uint32) or 1 (uint64), got 0x%02X", itype);
-  if (itype == HURRAY_BLOCK_INDEX_U32 && num_pages > (1ull << 32))
+  /* block-paged.md: a uint32 table addresses up to 0xFFFFFFFF pages. */
+  if (itype == HURRAY_BLOCK_INDEX_U32 && num_pages > UINT32_MAX)
     return hurray__fail(err, LT_, hurray__at(o, lay, 4), "layout.num_pages",
-                        "%llu pages cannot be named by a uint32 block table; use uint64",
+                        "%llu pages need a uint64 block table (uint32 addresses up to "
+                        "4294967295 pages)",
                         (unsigned long long)num_pages);
   return HURRAY_OK;
 }

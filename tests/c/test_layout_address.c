@@ -500,8 +500,26 @@ static void test_to_row_major_bounds(void **state) {
                    HURRAY_ERR_BUFFER_SIZE);
   x.bufs[0].byte_size = 44; /* max code 43 */
   assert_int_equal(hurray_layout_to_row_major(&x.f, bufs, NULL, dst, 16, &x.e), HURRAY_OK);
+  /* A wide private type (256 bits), column-major so each element is moved alone. */
+  HurrayExtensionType wide;
+  memset(&wide, 0, sizeof wide);
+  wide.bit_width = 256;
+  wide.packing_factor = 1;
+  uint8_t wsrc[128], wdst[128];
+  for (int i = 0; i < 128; i++) wsrc[i] = (uint8_t)(i * 7);
+  const void *wb[1] = {wsrc};
+  fx_init(&x, 0xF2, HURRAY_LAYOUT_COL_MAJOR, 2, (uint64_t[]){2, 2}, 1, (uint64_t[]){128});
+  x.f.extension_type = &wide;
+  FX_ACCEPT(&x, HURRAY_DECODE_STRICT);
+  assert_int_equal(hurray_layout_to_row_major(&x.f, wb, NULL, wdst, 128, &x.e), HURRAY_OK);
+  assert_memory_equal(wdst + 32, wsrc + 64, 32); /* row-major [0, 1] = col-major element 2 */
+  assert_memory_equal(wdst + 64, wsrc + 32, 32);
   /* Errors. */
   fx_init(&x, HURRAY_DTYPE_INT8, HURRAY_LAYOUT_ROW_MAJOR, 1, (uint64_t[]){4}, 1, (uint64_t[]){4});
+  x.f.buffer_count = 256;
+  assert_int_equal(hurray_layout_to_row_major(&x.f, bufs, NULL, dst, 4, &x.e),
+                   HURRAY_ERR_INVALID_ARGUMENT);
+  x.f.buffer_count = 1;
   assert_int_equal(hurray_layout_to_row_major(&x.f, NULL, NULL, dst, 4, &x.e),
                    HURRAY_ERR_NULL_POINTER);
   const void *nullbuf[1] = {NULL};

@@ -313,13 +313,13 @@ static void test_block_paged_payload(void **state) {
   FX_ACCEPT(&x, S);
   x.f.layout.u.block_paged.block_table_index_type = 2;
   FX_REJECT(&x, S, HURRAY_ERR_INVALID_LAYOUT, "layout.block_table_index_type", lay + 25);
-  /* A uint32 table names at most 2^32 pages (heads = 0 keeps the pool empty). */
+  /* A uint32 table addresses up to 0xFFFFFFFF pages (heads = 0 keeps the pool empty). */
   x.f.layout.u.block_paged.block_table_index_type = HURRAY_BLOCK_INDEX_U32;
   x.shape[1] = 0;
   x.bufs[2].byte_size = 12;
-  x.f.layout.u.block_paged.num_pages = 1ull << 32;
+  x.f.layout.u.block_paged.num_pages = UINT32_MAX;
   FX_ACCEPT(&x, S);
-  x.f.layout.u.block_paged.num_pages = (1ull << 32) + 1;
+  x.f.layout.u.block_paged.num_pages = 1ull << 32;
   FX_REJECT(&x, S, HURRAY_ERR_INVALID_LAYOUT, "layout.num_pages", lay + 4);
   x.f.layout.u.block_paged.block_table_index_type = HURRAY_BLOCK_INDEX_U64;
   x.bufs[2].byte_size = 24;
