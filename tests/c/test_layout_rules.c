@@ -88,6 +88,16 @@ static void test_strided_payload(void **state) {
   x.bufs[0].byte_size = 100;
   x.f.byte_offset = 28;
   FX_REJECT(&x, S, HURRAY_ERR_INVALID_LAYOUT, "byte_offset", 36);
+  /* One byte short of the reach: int8, stride -1 needs byte_offset >= 1. */
+  Fx y;
+  int64_t back[1] = {-1};
+  fx_init(&y, HURRAY_DTYPE_INT8, HURRAY_LAYOUT_STRIDED, 1, (uint64_t[]){2}, 1, (uint64_t[]){2});
+  y.f.layout.u.strided.strides = back;
+  FX_REJECT(&y, S, HURRAY_ERR_INVALID_LAYOUT, "byte_offset", 28);
+  y.f.byte_offset = 1;
+  FX_ACCEPT(&y, S);
+  y.bufs[0].byte_size = 1;
+  FX_REJECT(&y, S, HURRAY_ERR_BUFFER_SIZE, "buffers[0].byte_size", ANY);
   /* Broadcast: zero strides address one element. */
   st[0] = 0;
   st[1] = 0;

@@ -252,6 +252,12 @@ static void test_csr_csc(void **state) {
                                                (uint64_t[]){1, 0}, &found, &pos, &s.x.e),
                    BAD);
   assert_false(found);
+  sp_u64(&s, 2, (uint64_t[]){0, 3, 2, 5, 5}, 5); /* row 1 = [3, 2) */
+  assert_int_equal(hurray_layout_sparse_lookup(&s.x.f, (const void *const *)s.buf, s.size,
+                                               (uint64_t[]){1, 2}, &found, &pos, &s.x.e),
+                   BAD);
+  assert_string_equal(s.x.e.field, "buffers[2]");
+  assert_int_equal(s.x.e.offset, 8);
   /* Dynamic row count: pointer length unknown. */
   s.x.shape[0] = HURRAY_DYNAMIC_DIM;
   EXPECT_CHECK(&s, HURRAY_ERR_INVALID_ARGUMENT, "shape", HURRAY_NO_OFFSET);
