@@ -145,6 +145,17 @@ typedef struct HurrayDescriptorFields HurrayDescriptorFields; /* hurray/descript
 #define HURRAY_MAX_COMPOSITE_DEPTH 8u
 
 /*
+ * The shape tier of the layout rules alone (no buffer count, no sizes): rank
+ * rules, layout payload semantics and composite head rules, as decoding
+ * applies them (see docs/layouts.md). Dynamic dimensions are accepted.
+ * `options`: HURRAY_DECODE_*. Errors carry the field path, without a byte
+ * offset. HURRAY_ERR_INVALID_LAYOUT, HURRAY_ERR_INVALID_COMPOSITE,
+ * HURRAY_ERR_NULL_POINTER.
+ */
+HURRAY_API HurrayStatus hurray_layout_validate_shape(const HurrayDescriptorFields *f,
+                                                     uint32_t options, HurrayError *err);
+
+/*
  * Linear element offset of `index` (f->rank entries, each < shape[k]) in a
  * dense layout (row-major, column-major, strided, tiled incl. nesting, Morton,
  * Hilbert), in elements, relative to byte_offset. Strided and tiled layouts

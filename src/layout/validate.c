@@ -566,7 +566,15 @@ HurrayStatus hurray__layout_validate(const HurrayDescriptorFields *f, const Hurr
   return HURRAY_OK;
 }
 
-/* ---- public: minimum size -------------------------------------------------------- */
+/* ---- public ------------------------------------------------------------------------ */
+
+HurrayStatus hurray_layout_validate_shape(const HurrayDescriptorFields *f, uint32_t options,
+                                          HurrayError *err) {
+  if (f == NULL)
+    return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, NULL,
+                        "descriptor fields are required");
+  return hurray__layout_check_shape(f, NULL, options, err);
+}
 
 HurrayStatus hurray_layout_min_buffer_size(const HurrayDescriptorFields *f,
                                            uint32_t buffer_index, uint64_t *out,

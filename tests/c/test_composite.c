@@ -433,6 +433,21 @@ static void test_preorder(void **state) {
   assert_int_equal(used, 3);
   assert_int_equal(hurray_composite_validate_preorder(NULL, 1, 0, &used, &e),
                    HURRAY_ERR_NULL_POINTER);
+  /* A nested head cannot be an overlay member (docs/layouts.md): without the
+   * member section the overlay refuses it, with it the head rules do. */
+  Fx ov, nested;
+  head_init(&ov, HURRAY_COMPOSITE_OVERLAY, HURRAY_COMBINE_REPLACE, 1, 2, S84);
+  head_init(&nested, HURRAY_COMPOSITE_GROUP, 0, 1, 2, S84);
+  uint64_t np[2] = {8, 4}, no[2] = {0, 0};
+  HurrayShard nsh = {np, no};
+  nested.f.shard = &nsh;
+  const HurrayDescriptorFields *seq3[3] = {&ov.f, &nested.f, &plain.f};
+  assert_int_equal(hurray_composite_validate_preorder(seq3, 3, 0, &used, &e), CMP);
+  assert_string_equal(e.field, "members[0].composite_member");
+  HurrayCompositeMember role = {HURRAY_MEMBER_ROLE_BASE};
+  nested.f.composite_member = &role;
+  assert_int_equal(hurray_composite_validate_preorder(seq3, 3, 0, &used, &e), CMP);
+  assert_string_equal(e.field, "composite_member");
 }
 
 static void test_preorder_depth(void **state) {

@@ -693,6 +693,28 @@ static void test_min_buffer_size_api(void **state) {
   assert_string_equal(e.field, "rank");
 }
 
+static void test_validate_shape_api(void **state) {
+  (void)state;
+  Fx x;
+  HurrayError e;
+  /* Shape tier only: buffers are not looked at, dynamic dims are fine. */
+  fx_init(&x, F32, HURRAY_LAYOUT_CSR, 2, (uint64_t[]){HURRAY_DYNAMIC_DIM, 3}, 0, NULL);
+  assert_int_equal(hurray_layout_validate_shape(&x.f, 0, &e), HURRAY_OK);
+  x.f.rank = 1;
+  assert_int_equal(hurray_layout_validate_shape(&x.f, 0, &e), HURRAY_ERR_INVALID_LAYOUT);
+  assert_string_equal(e.field, "rank");
+  assert_int_equal(e.offset, HURRAY_NO_OFFSET);
+  fx_init(&x, F32, HURRAY_LAYOUT_COMPOSITE, 1, (uint64_t[]){4}, 0, NULL);
+  x.f.layout.u.composite.rule = 0x09;
+  assert_int_equal(hurray_layout_validate_shape(&x.f, 0, &e), HURRAY_ERR_INVALID_COMPOSITE);
+  assert_int_equal(hurray_layout_validate_shape(NULL, 0, &e), HURRAY_ERR_NULL_POINTER);
+  uint32_t mo[3] = {0, 0, 1};
+  fx_init(&x, F32, HURRAY_LAYOUT_CSF, 3, (uint64_t[]){2, 2, 2}, 0, NULL);
+  x.f.layout.u.csf.mode_order = mo;
+  assert_int_equal(hurray_layout_validate_shape(&x.f, 0, &e), HURRAY_ERR_INVALID_LAYOUT);
+  assert_int_equal(hurray_layout_validate_shape(&x.f, HURRAY_DECODE_PERMISSIVE, &e), HURRAY_OK);
+}
+
 static void test_unknown_layout_tags(void **state) {
   (void)state;
   Fx x;
@@ -766,6 +788,7 @@ int main(void) {
       cmocka_unit_test(test_dense_sizes_by_type),
       cmocka_unit_test(test_sparse_sizes),
       cmocka_unit_test(test_min_buffer_size_api),
+      cmocka_unit_test(test_validate_shape_api),
       cmocka_unit_test(test_unknown_layout_tags),
       cmocka_unit_test(test_base_buffer_count),
       cmocka_unit_test(test_golden_shapes),
