@@ -139,7 +139,7 @@ HURRAY_API HurrayLayoutClass hurray_layout_class(uint8_t layout_tag);
  * `err` is optional everywhere (NULL allowed).
  * ========================================================================== */
 
-typedef struct HurrayDescriptorFields HurrayDescriptorFields; /* hurray/descriptor.h */
+struct HurrayDescriptorFields; /* HurrayDescriptorFields, hurray/descriptor.h */
 
 /* Maximum composite nesting depth (DECISIONS D4; composite.md § Binding). */
 #define HURRAY_MAX_COMPOSITE_DEPTH 8u
@@ -152,7 +152,7 @@ typedef struct HurrayDescriptorFields HurrayDescriptorFields; /* hurray/descript
  * offset. HURRAY_ERR_INVALID_LAYOUT, HURRAY_ERR_INVALID_COMPOSITE,
  * HURRAY_ERR_NULL_POINTER.
  */
-HURRAY_API HurrayStatus hurray_layout_validate_shape(const HurrayDescriptorFields *f,
+HURRAY_API HurrayStatus hurray_layout_validate_shape(const struct HurrayDescriptorFields *f,
                                                      uint32_t options, HurrayError *err);
 
 /*
@@ -168,7 +168,7 @@ HURRAY_API HurrayStatus hurray_layout_validate_shape(const HurrayDescriptorField
  * HURRAY_ERR_INVALID_LAYOUT for malformed layout fields or an offset that
  * does not fit in int64_t.
  */
-HURRAY_API HurrayStatus hurray_layout_element_offset(const HurrayDescriptorFields *f,
+HURRAY_API HurrayStatus hurray_layout_element_offset(const struct HurrayDescriptorFields *f,
                                                      const uint64_t *index, int64_t *out,
                                                      HurrayError *err);
 
@@ -182,7 +182,7 @@ HURRAY_API HurrayStatus hurray_layout_element_offset(const HurrayDescriptorField
  * buffer), HURRAY_ERR_UNSUPPORTED (unknown type or layout), or the status the
  * descriptor check fails with.
  */
-HURRAY_API HurrayStatus hurray_layout_min_buffer_size(const HurrayDescriptorFields *f,
+HURRAY_API HurrayStatus hurray_layout_min_buffer_size(const struct HurrayDescriptorFields *f,
                                                       uint32_t buffer_index, uint64_t *out,
                                                       HurrayError *err);
 
@@ -222,7 +222,7 @@ HURRAY_API HurrayStatus hurray_hilbert_decode(uint32_t rank, uint32_t order, uin
  * HURRAY_ERR_INVALID_ARGUMENT (dynamic dimension, too few buffers),
  * HURRAY_ERR_UNSUPPORTED (block-paged, composite, unknown type or layout).
  */
-HURRAY_API HurrayStatus hurray_layout_to_row_major(const HurrayDescriptorFields *f,
+HURRAY_API HurrayStatus hurray_layout_to_row_major(const struct HurrayDescriptorFields *f,
                                                    const void *const *buffers,
                                                    const uint64_t *sizes, void *dst,
                                                    uint64_t dst_size, HurrayError *err);
@@ -239,7 +239,7 @@ HURRAY_API HurrayStatus hurray_layout_to_row_major(const HurrayDescriptorFields 
  * HURRAY_ERR_INVALID_ARGUMENT (not a sparse layout), HURRAY_ERR_BUFFER_SIZE,
  * HURRAY_ERR_INVALID_INDEX_DATA (a pointer entry that cannot be right).
  */
-HURRAY_API HurrayStatus hurray_layout_sparse_lookup(const HurrayDescriptorFields *f,
+HURRAY_API HurrayStatus hurray_layout_sparse_lookup(const struct HurrayDescriptorFields *f,
                                                     const void *const *buffers,
                                                     const uint64_t *sizes,
                                                     const uint64_t *index, bool *found,
@@ -257,7 +257,7 @@ HURRAY_API HurrayStatus hurray_layout_sparse_lookup(const HurrayDescriptorFields
  * when seq_ptr decreases there or phys >= num_pages; HURRAY_ERR_BUFFER_SIZE
  * when an index buffer is too short.
  */
-HURRAY_API HurrayStatus hurray_layout_block_paged_address(const HurrayDescriptorFields *f,
+HURRAY_API HurrayStatus hurray_layout_block_paged_address(const struct HurrayDescriptorFields *f,
                                                           const void *const *buffers,
                                                           const uint64_t *sizes, uint64_t seq,
                                                           uint64_t token, uint64_t head,
@@ -283,7 +283,7 @@ HURRAY_API HurrayStatus hurray_layout_block_paged_address(const HurrayDescriptor
  * HURRAY_ERR_INVALID_ARGUMENT (too few buffers, dynamic pointer dimension),
  * HURRAY_ERR_UNSUPPORTED (unknown layout).
  */
-HURRAY_API HurrayStatus hurray_layout_validate_index_buffers(const HurrayDescriptorFields *f,
+HURRAY_API HurrayStatus hurray_layout_validate_index_buffers(const struct HurrayDescriptorFields *f,
                                                              const void *const *buffers,
                                                              const uint64_t *sizes,
                                                              HurrayError *err);

@@ -209,8 +209,9 @@ static bool strided_range(uint32_t r, const int64_t *s, const uint64_t *n, int64
     if (n[k] - 1 > (uint64_t)INT64_MAX ||
         hurray__mul_overflow_i64(s[k], (int64_t)(n[k] - 1), &term))
       return false;
-    if (term < 0 ? hurray__add_overflow_i64(lo, term, &lo) : hurray__add_overflow_i64(hi, term, &hi))
-      return false;
+    bool over = term < 0 ? hurray__add_overflow_i64(lo, term, &lo)
+                         : hurray__add_overflow_i64(hi, term, &hi);
+    if (over) return false;
   }
   *mn = lo;
   *mx = hi;

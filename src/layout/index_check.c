@@ -27,7 +27,9 @@ static HurrayStatus need_bytes(const HurrayBufView *v, uint32_t which, uint64_t 
   return HURRAY_OK;
 }
 
-static inline uint64_t u64_at(const HurrayBufView *b, uint64_t k) { return hurray__ld64(b->p + 8 * k); }
+static inline uint64_t u64_at(const HurrayBufView *b, uint64_t k) {
+  return hurray__ld64(b->p + 8 * k);
+}
 
 /* ---- sorting (heapsort: no recursion, no extra memory) ---------------------------- */
 
@@ -240,7 +242,9 @@ static HurrayStatus check_paged(uint8_t itype, uint32_t num_seqs, uint64_t num_p
   if (sp->size < n * w || ((flags & HURRAY_INDEX_EXACT_LENGTHS) && sp->size != n * w))
     return hurray__fail(err,
                         sp->size < n * w ? HURRAY_ERR_BUFFER_SIZE : BAD_, HURRAY_NO_OFFSET,
-                        sp_field, "seq_ptr needs num_seqs + 1 = %llu entries of %llu bytes, has %llu bytes",
+                        sp_field,
+                        "seq_ptr needs num_seqs + 1 = %llu entries of %llu bytes, has %llu "
+                        "bytes",
                         (unsigned long long)n, (unsigned long long)w,
                         (unsigned long long)sp->size);
 #define SP_(k) (w == 8 ? hurray__ld64(sp->p + 8 * (k)) : hurray__ld32(sp->p + 4 * (k)))

@@ -48,7 +48,8 @@ static HurrayCompositeValidator *start(const Fx *h, uint32_t options) {
   return v;
 }
 
-#define PUSH_OK(v, m) assert_int_equal(hurray_composite_validator_push((v), &(m)->x.f, NULL), HURRAY_OK)
+#define PUSH_OK(v, m) \
+  assert_int_equal(hurray_composite_validator_push((v), &(m)->x.f, NULL), HURRAY_OK)
 
 #define PUSH_FAIL(v, m, st, fieldstr)                                        \
   do {                                                                       \
@@ -60,7 +61,7 @@ static HurrayCompositeValidator *start(const Fx *h, uint32_t options) {
 
 static const uint64_t S88[2] = {8, 8}, S84[2] = {8, 4}, Z[2] = {0, 0}, O4[2] = {0, 4};
 
-/* ---- partition --------------------------------------------------------------------------- */
+/* ---- partition ---------------------------------------- */
 
 static void test_partition(void **state) {
   (void)state;
@@ -263,7 +264,7 @@ static void test_partition_many(void **state) {
   hurray_composite_validator_destroy(&v);
 }
 
-/* ---- overlay and group -------------------------------------------------------------------------- */
+/* ---- overlay and group ---------------------------------------- */
 
 static void test_overlay(void **state) {
   (void)state;
@@ -370,7 +371,7 @@ static void test_group_and_private(void **state) {
   assert_int_equal(hurray_composite_validator_remaining(NULL), 0);
 }
 
-/* ---- nesting ------------------------------------------------------------------------------ */
+/* ---- nesting ---------------------------------------- */
 
 static void test_depth(void **state) {
   (void)state;
@@ -378,8 +379,8 @@ static void test_depth(void **state) {
   head_init(&h, HURRAY_COMPOSITE_GROUP, 0, 1, 1, (uint64_t[]){4});
   HurrayCompositeValidator *v = NULL;
   HurrayError e;
-  assert_int_equal(hurray_composite_validator_new(&h.f, HURRAY_MAX_COMPOSITE_DEPTH - 1, 0, &v, &e),
-                   HURRAY_OK);
+  assert_int_equal(
+      hurray_composite_validator_new(&h.f, HURRAY_MAX_COMPOSITE_DEPTH - 1, 0, &v, &e), HURRAY_OK);
   hurray_composite_validator_destroy(&v);
   assert_int_equal(hurray_composite_validator_new(&h.f, HURRAY_MAX_COMPOSITE_DEPTH, 0, &v, &e),
                    CMP);

@@ -460,7 +460,8 @@ static void random_ref(Ref *r, uint32_t rank) {
     r->vol *= r->shape[k];
   }
   uint64_t density = rndn(101);
-  for (uint64_t e = 0; e < r->vol; e++) r->val[e] = rndn(100) < density ? (uint8_t)(1 + rndn(15)) : 0;
+  for (uint64_t e = 0; e < r->vol; e++)
+    r->val[e] = rndn(100) < density ? (uint8_t)(1 + rndn(15)) : 0;
 }
 
 static void build_coo(Sp *s, uint8_t type, const Ref *r, bool sorted) {
