@@ -34,17 +34,25 @@ static inline void fx_init(Fx *x, uint8_t type, uint8_t layout, uint32_t rank,
   hurray_error_clear(&x->e);
 }
 
+/* Kept out of line: once inlined, gcc -O3 follows the union into layouts
+ * whose payload is not tiled and reports a bogus -Warray-bounds. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static uint64_t fx_tiled_len(const HurrayTiledLevel *lv, uint32_t depth, uint64_t r) {
+  uint64_t n = 0;
+  for (uint32_t L = 0; L < depth; L++)
+    n += 8 * r + 4 + (lv[L].outer_layout == 3 ? 8 * r : 0) + (lv[L].inner_layout == 3 ? 8 * r : 0);
+  return n;
+}
+
 /* Encoded length of a layout payload (metadata.md / layouts/\*.md). */
 static inline uint64_t fx_payload_len(const HurrayDescriptorFields *f) {
-  uint64_t r = f->rank, n = 0;
+  uint64_t r = f->rank;
   switch (f->layout.tag) {
     case HURRAY_LAYOUT_STRIDED: return 8 * r;
     case HURRAY_LAYOUT_TILED:
-      for (uint32_t L = 0; L < f->layout.u.tiled.depth; L++) {
-        const HurrayTiledLevel *t = &f->layout.u.tiled.levels[L];
-        n += 8 * r + 4 + (t->outer_layout == 3 ? 8 * r : 0) + (t->inner_layout == 3 ? 8 * r : 0);
-      }
-      return n;
+      return fx_tiled_len(f->layout.u.tiled.levels, f->layout.u.tiled.depth, r);
     case HURRAY_LAYOUT_MORTON: return 4 * r;
     case HURRAY_LAYOUT_COO:
     case HURRAY_LAYOUT_CSR:
