@@ -68,7 +68,7 @@ extern "C" {
 #define HURRAY_FILE_MAX_NAME_LEN 65535u
 
 /* Deepest composite nesting read or written (DECISIONS D4). */
-#define HURRAY_FILE_MAX_COMPOSITE_DEPTH 8u
+#define HURRAY_FILE_MAX_COMPOSITE_DEPTH HURRAY_MAX_COMPOSITE_DEPTH
 
 /* ---- CRC-32C ---------------------------------------------------------------- */
 

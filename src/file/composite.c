@@ -7,6 +7,7 @@
  * walks that order from the head, fetching each tensor, and checks each level
  * with the composite validator once its members are all there.
  */
+#include "hurray/composite.h"
 #include "internal/file.h"
 
 bool hurray__file_composite_members(const HurrayDescriptor *d, uint32_t *n) {
@@ -22,22 +23,21 @@ bool hurray__file_composite_members(const HurrayDescriptor *d, uint32_t *n) {
 
 HurrayStatus hurray__file_check_composite_level(const HurrayDescriptor *head,
                                                 const HurrayDescriptor *const *members,
-                                                uint32_t n, HurrayError *err) {
-  uint32_t declared = 0;
-  if (!hurray__file_composite_members(head, &declared))
-    return hurray__fail(err, HURRAY_ERR_INVALID_COMPOSITE, HURRAY_NO_OFFSET, "head",
-                        "is not a composite head");
-  if (declared != n)
-    return hurray__fail(err, HURRAY_ERR_INVALID_COMPOSITE, HURRAY_NO_OFFSET, "head",
-                        "declares %u members, %u given", declared, n);
-  for (uint32_t k = 0; k < n; k++)
-    if (members[k] == NULL)
-      return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, "members",
-                          "member %u is NULL", k);
-  /* The composition rules (partition cover, overlay roles, shard boxes, value
-   * types) are checked by the composite validator of include/hurray/composite.h
-   * (branch `layout`), wired in here once it is merged. */
-  return HURRAY_OK;
+                                                uint32_t n, uint32_t depth, uint32_t options,
+                                                HurrayError *err) {
+  HurrayDescriptorFields hf;
+  HURRAY_TRY(hurray_descriptor_fields(head, &hf));
+  HurrayCompositeValidator *v = NULL;
+  HURRAY_TRY(hurray_composite_validator_new(&hf, depth, options, &v, err));
+  HurrayStatus st = HURRAY_OK;
+  for (uint32_t k = 0; st == HURRAY_OK && k < n; k++) {
+    HurrayDescriptorFields mf;
+    st = hurray_descriptor_fields(members[k], &mf);
+    if (st == HURRAY_OK) st = hurray_composite_validator_push(v, &mf, err);
+  }
+  if (st == HURRAY_OK) st = hurray_composite_validator_finish(v, err);
+  hurray_composite_validator_destroy(&v);
+  return st;
 }
 
 static void node_clear(HurrayFileNode *node) {
@@ -85,7 +85,7 @@ static HurrayStatus read_node(const HurrayFile *f, uint32_t pos, uint32_t depth,
                         f->count - cur);
   if (m == 0) {
     *next = cur;
-    return hurray__file_check_composite_level(head, NULL, 0, err);
+    return hurray__file_check_composite_level(head, NULL, 0, depth, f->opts.decode_options, err);
   }
   node->members = hurray__calloc(m, sizeof *node->members);
   const HurrayDescriptor **md = hurray__malloc((size_t)m * sizeof *md);
@@ -109,7 +109,8 @@ static HurrayStatus read_node(const HurrayFile *f, uint32_t pos, uint32_t depth,
     }
     md[k] = hurray_file_tensor_descriptor(node->members[k].tensor);
   }
-  HurrayStatus st = hurray__file_check_composite_level(head, md, m, err);
+  HurrayStatus st =
+      hurray__file_check_composite_level(head, md, m, depth, f->opts.decode_options, err);
   hurray__free(md);
   *next = cur;
   return st;

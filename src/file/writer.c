@@ -453,7 +453,8 @@ static HurrayStatus collect(const HurrayFileWriter *w, const HurrayFileComposite
       return st;
     }
   }
-  HurrayStatus st = hurray__file_check_composite_level(node->descriptor, md, members, err);
+  HurrayStatus st =
+      hurray__file_check_composite_level(node->descriptor, md, members, depth, 0, err);
   hurray__free(md);
   return st;
 }

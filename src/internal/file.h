@@ -285,11 +285,11 @@ static inline uint32_t hurray__file_order(const HurrayFile *f, uint32_t pos) {
  * open decodes none and a fetch decodes one). */
 HURRAY_INTERNAL uint64_t hurray__file_descriptor_decodes(void);
 
-/* Checks one level of a composite (head + direct members) with the composite
- * validator (src/file/composite.c). */
+/* Checks one level of a composite (head + direct members, the head at nesting
+ * `depth`) with the composite validator of hurray/composite.h. */
 HURRAY_INTERNAL HurrayStatus hurray__file_check_composite_level(
     const HurrayDescriptor *head, const HurrayDescriptor *const *members, uint32_t n,
-    HurrayError *err);
+    uint32_t depth, uint32_t options, HurrayError *err);
 
 /* Member count of a composite head; false when d is not a composite head. */
 HURRAY_INTERNAL bool hurray__file_composite_members(const HurrayDescriptor *d, uint32_t *n);

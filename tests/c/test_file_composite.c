@@ -392,6 +392,64 @@ static void test_reader_rejects_torn_and_deep(void **state) {
   hurray_descriptor_destroy(leafd);
 }
 
+
+static void test_composition_rules(void **state) {
+  (void)state;
+  /* The composite validator runs on every level, writing and reading. */
+  static const uint64_t dims[2] = {4, 4};
+  HurrayDescriptor *h = head(HURRAY_COMPOSITE_PARTITION, 0, 2, 2, dims);
+  HurrayDescriptor *left = shard_member(4, 2, 4, 4, 0, 0), *right = shard_member(4, 2, 4, 4, 0, 2);
+  HurrayDescriptor *mid = shard_member(4, 2, 4, 4, 0, 1);
+  HurrayDescriptor *ov = head(HURRAY_COMPOSITE_OVERLAY, HURRAY_COMBINE_ADD, 2, 2, dims);
+  float buf[8] = {0};
+  const void *bb[1] = {buf};
+  HurrayFileWriter *w = wopen(tf_path("rules.hrry"), false);
+  HurrayError e;
+  /* Gap: two boxes over the same left half. */
+  HurrayFileCompositeNode gap[2] = {leaf("p.0", left, bb), leaf("p.1", left, bb)};
+  HurrayFileCompositeNode root = node("p", h, gap, 2);
+  assert_int_equal(hurray_file_writer_add_composite(w, &root, &e), HURRAY_ERR_INVALID_COMPOSITE);
+  /* Overlap. */
+  HurrayFileCompositeNode lap[2] = {leaf("p.0", left, bb), leaf("p.1", mid, bb)};
+  root = node("p", h, lap, 2);
+  assert_int_equal(hurray_file_writer_add_composite(w, &root, &e), HURRAY_ERR_INVALID_COMPOSITE);
+  /* An overlay whose members carry no member roles. */
+  HurrayFileCompositeNode noroles[2] = {leaf("o.0", left, bb), leaf("o.1", right, bb)};
+  root = node("o", ov, noroles, 2);
+  assert_int_equal(hurray_file_writer_add_composite(w, &root, &e), HURRAY_ERR_INVALID_COMPOSITE);
+  assert_int_equal(hurray_file_writer_tensor_count(w), 0); /* nothing written */
+  HurrayFileCompositeNode good[2] = {leaf("p.0", left, bb), leaf("p.1", right, bb)};
+  root = node("p", h, good, 2);
+  assert_int_equal(hurray_file_writer_add_composite(w, &root, &e), HURRAY_OK);
+  hurray_file_writer_destroy(&w);
+
+  /* A file (made by hand) whose partition overlaps: open is fine, the tensors
+   * are fetchable, reading the composite fails. */
+  uint64_t hl = 0;
+  free(tf_encode(h, &hl));
+  TfImage im = {NULL, 0};
+  TfEntry en[3];
+  en[0] = tf_place(&im, "p", h, 64, 64 + hl, 0);
+  en[1] = tf_place(&im, "p.0", left, (64 + hl + 7) & ~7ull, 4096, 1);
+  en[2] = tf_place(&im, "p.1", mid, 8192, 12288, 2);
+  tf_finish(&im, en, 3, NULL, 0, HURRAY_FILE_FLAG_HAS_INDEX_CRC32C, 4096);
+  HurrayFile *f = NULL;
+  assert_int_equal(tf_open_image(im.p, im.len, &f, &e), HURRAY_OK);
+  HurrayFileNode *tree = NULL;
+  assert_int_equal(hurray_file_composite(f, 0, &tree, &e), HURRAY_ERR_INVALID_COMPOSITE);
+  assert_null(tree);
+  HurrayFileTensor *t = NULL;
+  assert_int_equal(hurray_file_tensor(f, 2, &t, &e), HURRAY_OK);
+  hurray_file_tensor_release(&t);
+  hurray_file_close(&f);
+  free(im.p);
+  hurray_descriptor_destroy(h);
+  hurray_descriptor_destroy(ov);
+  hurray_descriptor_destroy(left);
+  hurray_descriptor_destroy(right);
+  hurray_descriptor_destroy(mid);
+}
+
 static size_t g_max_alloc;
 static void *track_alloc(void *ctx, size_t size, size_t alignment) {
   (void)ctx;
@@ -474,6 +532,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_nested_with_sorted_index, setup, teardown),
       cmocka_unit_test_setup_teardown(test_partition_round_trip, setup, teardown),
       cmocka_unit_test_setup_teardown(test_writer_rejects, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_composition_rules, setup, teardown),
       cmocka_unit_test_setup_teardown(test_reader_rejects_torn_and_deep, setup, teardown),
       cmocka_unit_test_setup_teardown(test_huge_member_count_allocates_nothing, setup, teardown),
       cmocka_unit_test_setup_teardown(test_composite_allocation_failures, setup, teardown),
