@@ -121,8 +121,8 @@ HurrayStatus hurray__name_index_reserve(HurrayNameIndex *ix, uint32_t n) {
   return HURRAY_OK;
 }
 
-bool hurray__name_index_insert(HurrayNameIndex *ix, uint32_t h, uint32_t i, HurrayNameAt at,
-                               const void *ctx, uint32_t *dup) {
+static inline bool index_insert(HurrayNameIndex *ix, uint32_t h, uint32_t i, HurrayNameAt at,
+                                const void *ctx, uint32_t *dup) {
   uint32_t mask = ix->cap - 1;
   uint32_t pos = h & mask;
   size_t len = 0;
@@ -146,6 +146,11 @@ bool hurray__name_index_insert(HurrayNameIndex *ix, uint32_t h, uint32_t i, Hurr
   ix->slots[pos] = ((uint64_t)h << 32) | ((uint64_t)i + 1u);
   ix->count++;
   return true;
+}
+
+bool hurray__name_index_insert(HurrayNameIndex *ix, uint32_t h, uint32_t i, HurrayNameAt at,
+                               const void *ctx, uint32_t *dup) {
+  return index_insert(ix, h, i, at, ctx, dup);
 }
 
 bool hurray__name_index_find(const HurrayNameIndex *ix, const uint8_t *name, size_t len,
@@ -227,7 +232,7 @@ static HurrayStatus build_perm(HurrayNameLookup *lk, uint32_t n, HurrayNameAt at
 }
 
 #if defined(__GNUC__) || defined(__clang__)
-#define PREFETCH_W(p) __builtin_prefetch((p), 1, 1)
+#define PREFETCH_W(p) __builtin_prefetch((p), 1, 3)
 #else
 #define PREFETCH_W(p) ((void)(p))
 #endif
@@ -255,7 +260,7 @@ HurrayStatus hurray__lookup_build(HurrayNameLookup *lk, uint32_t n, bool sorted,
    * more means the names were chosen to collide. */
   const uint64_t budget = 16u * (uint64_t)n + 1024u;
   const uint32_t mask = lk->hash.cap - 1;
-  enum { AHEAD = 16 };
+  enum { AHEAD = 32 };
   for (uint32_t i = 0; i < n; i++) {
     uint32_t h;
     if (hashes != NULL) {
@@ -269,7 +274,7 @@ HurrayStatus hurray__lookup_build(HurrayNameLookup *lk, uint32_t n, bool sorted,
       h = hurray__name_hash_s(seed, name, len);
     }
     uint32_t other;
-    if (!hurray__name_index_insert(&lk->hash, h, i, at, ctx, &other)) {
+    if (!index_insert(&lk->hash, h, i, at, ctx, &other)) {
       *dup_a = other;
       *dup_b = i;
       return HURRAY_ERR_DUPLICATE_NAME;

@@ -202,6 +202,40 @@ static HurrayStatus sort_by_offset(const HurrayFileIndexEntry *e, uint32_t n, ui
   return HURRAY_OK;
 }
 
+/* Names the first rule index entry i breaks (fo: file offset of its
+ * descriptor_offset field). */
+static HurrayStatus entry_error(const HurrayFile *f, const HurrayFileIndexEntry *e, uint32_t i,
+                                uint64_t fo, uint32_t eflags, uint64_t region_end,
+                                HurrayError *err) {
+  const uint64_t first = f->info.first_descriptor_offset, A = f->info.data_alignment;
+  char field[48];
+  if (eflags != 0)
+    return BAD(fo + 28, hurray__path(field, sizeof field, "index[%u].flags", i),
+               "must be 0, got 0x%08X", eflags);
+  if (e->desc_off < first || (e->desc_off & 7u) != 0)
+    return BAD(fo, hurray__path(field, sizeof field, "index[%u].descriptor_offset", i),
+               "%llu must be 8-aligned and at or after first_descriptor_offset %llu",
+               (unsigned long long)e->desc_off, (unsigned long long)first);
+  if (e->desc_len < HURRAY__FILE_MIN_DESCRIPTOR)
+    return BAD(fo + 8, hurray__path(field, sizeof field, "index[%u].descriptor_length", i),
+               "%u is shorter than a descriptor header (20)", e->desc_len);
+  uint64_t desc_end, data_end;
+  if (hurray__add_overflow_u64(e->desc_off, e->desc_len, &desc_end) || desc_end > region_end)
+    return BAD(fo, hurray__path(field, sizeof field, "index[%u].descriptor_offset", i),
+               "descriptor [%llu, +%u) leaves the tensor region (ends at %llu)",
+               (unsigned long long)e->desc_off, e->desc_len, (unsigned long long)region_end);
+  if (e->data_off < desc_end || hurray__add_overflow_u64(e->data_off, e->data_len, &data_end) ||
+      data_end > region_end)
+    return BAD(fo + 12, hurray__path(field, sizeof field, "index[%u].data_offset", i),
+               "data [%llu, +%llu) must follow its descriptor (ends at %llu) inside the "
+               "tensor region (ends at %llu)",
+               (unsigned long long)e->data_off, (unsigned long long)e->data_len,
+               (unsigned long long)desc_end, (unsigned long long)region_end);
+  return BAD(fo + 12, hurray__path(field, sizeof field, "index[%u].data_offset", i),
+             "%llu is not a multiple of the data alignment %llu",
+             (unsigned long long)e->data_off, (unsigned long long)A);
+}
+
 static HurrayStatus parse_index(HurrayFile *f, const uint8_t *ix, HurrayError *err) {
   const HurrayFileInfo *in = &f->info;
   const uint64_t base = in->index_offset, len = in->index_length;
@@ -242,7 +276,7 @@ static HurrayStatus parse_index(HurrayFile *f, const uint8_t *ix, HurrayError *e
 
   uint64_t pos = 8;
   bool ascending = true;
-  uint64_t prev_off = 0;
+  uint64_t prev_end = 0;
   for (uint32_t i = 0; i < n; i++) {
     HurrayFileIndexEntry *e = &f->entries[i];
     uint64_t at = base + pos;
@@ -264,35 +298,19 @@ static HurrayStatus parse_index(HurrayFile *f, const uint8_t *ix, HurrayError *e
     e->data_off = hurray__ld64(p + 12);
     e->data_len = hurray__ld64(p + 20);
     uint32_t eflags = hurray__ld32(p + 28);
-    uint64_t fo = at + 2 + nl; /* file offset of descriptor_offset */
-    if (eflags != 0)
-      return BAD(fo + 28, hurray__path(field, sizeof field, "index[%u].flags", i),
-                 "must be 0, got 0x%08X", eflags);
-    if (e->desc_off < first || (e->desc_off & 7u) != 0)
-      return BAD(fo, hurray__path(field, sizeof field, "index[%u].descriptor_offset", i),
-                 "%llu must be 8-aligned and at or after first_descriptor_offset %llu",
-                 (unsigned long long)e->desc_off, (unsigned long long)first);
-    if (e->desc_len < HURRAY__FILE_MIN_DESCRIPTOR)
-      return BAD(fo + 8, hurray__path(field, sizeof field, "index[%u].descriptor_length", i),
-                 "%u is shorter than a descriptor header (20)", e->desc_len);
-    uint64_t desc_end, data_end;
-    if (hurray__add_overflow_u64(e->desc_off, e->desc_len, &desc_end) || desc_end > region_end)
-      return BAD(fo, hurray__path(field, sizeof field, "index[%u].descriptor_offset", i),
-                 "descriptor [%llu, +%u) leaves the tensor region (ends at %llu)",
-                 (unsigned long long)e->desc_off, e->desc_len, (unsigned long long)region_end);
-    if (e->data_off < desc_end ||
-        hurray__add_overflow_u64(e->data_off, e->data_len, &data_end) || data_end > region_end)
-      return BAD(fo + 12, hurray__path(field, sizeof field, "index[%u].data_offset", i),
-                 "data [%llu, +%llu) must follow its descriptor (ends at %llu) inside the "
-                 "tensor region (ends at %llu)",
-                 (unsigned long long)e->data_off, (unsigned long long)e->data_len,
-                 (unsigned long long)desc_end, (unsigned long long)region_end);
-    if (e->data_len > 0 && (e->data_off & (A - 1)) != 0)
-      return BAD(fo + 12, hurray__path(field, sizeof field, "index[%u].data_offset", i),
-                 "%llu is not a multiple of the data alignment %llu",
-                 (unsigned long long)e->data_off, (unsigned long long)A);
-    if (i > 0 && e->desc_off <= prev_off) ascending = false;
-    prev_off = e->desc_off;
+    /* One combined test on the fast path; the slow path says what failed. */
+    bool ok = eflags == 0 && e->desc_off >= first && (e->desc_off & 7u) == 0 &&
+              e->desc_len >= HURRAY__FILE_MIN_DESCRIPTOR && e->desc_off <= region_end &&
+              e->desc_len <= region_end - e->desc_off &&
+              e->data_off >= e->desc_off + e->desc_len && e->data_off <= region_end &&
+              e->data_len <= region_end - e->data_off &&
+              (e->data_len == 0 || (e->data_off & (A - 1)) == 0);
+    if (HURRAY_UNLIKELY(!ok)) return entry_error(f, e, i, at + 2 + nl, eflags, region_end, err);
+    /* In file order so far: then the ranges are checked as they come. */
+    if (ascending) {
+      if (e->desc_off >= prev_end) prev_end = e->data_off + e->data_len;
+      else ascending = false; /* out of order or overlapping: sorted check below */
+    }
     pos += 2u + nl + HURRAY__FILE_INDEX_ENTRY_FIXED - 2u;
   }
   if (pos != len)
@@ -300,7 +318,8 @@ static HurrayStatus parse_index(HurrayFile *f, const uint8_t *ix, HurrayError *e
                (unsigned long long)(len - pos), n);
 
   /* File order and disjointness: each tensor (descriptor, then data) must
-   * start at or after the end of the previous one. */
+   * start at or after the end of the previous one. Checked above when the
+   * index is in file order; otherwise sort by offset and check here. */
   if (!ascending) {
     f->order = hurray__malloc((size_t)n * sizeof *f->order);
     f->rank = hurray__malloc((size_t)n * sizeof *f->rank);
@@ -308,8 +327,8 @@ static HurrayStatus parse_index(HurrayFile *f, const uint8_t *ix, HurrayError *e
     if (sort_by_offset(f->entries, n, f->order) != HURRAY_OK) goto oom;
     for (uint32_t p = 0; p < n; p++) f->rank[f->order[p]] = p;
   }
-  uint64_t prev_end = 0;
-  for (uint32_t p = 0; p < n; p++) {
+  prev_end = 0;
+  for (uint32_t p = 0; !ascending && p < n; p++) {
     uint32_t i = hurray__file_order(f, p);
     const HurrayFileIndexEntry *e = &f->entries[i];
     if (p > 0 && e->desc_off < prev_end) {
