@@ -348,6 +348,9 @@ static HurrayStatus check_extension_type(const HurrayExtensionType *e, uint64_t 
       return hurray__fail(err, ST_LAYOUT, at + 4, "extension_type.packing_factor",
                           "must be %u for %u-bit elements, got %u", 8u / e->bit_width,
                           e->bit_width, e->packing_factor);
+  } else if (e->bit_width % 8u != 0) {
+    return hurray__fail(err, HURRAY_ERR_INVALID_TYPE, at, "extension_type.bit_width",
+                        "a width of 8 bits or more must be whole bytes, got %u", e->bit_width);
   } else if (e->packing_factor != 1) {
     return hurray__fail(err, ST_LAYOUT, at + 4, "extension_type.packing_factor",
                         "must be 1 for %u-bit elements, got %u", e->bit_width,

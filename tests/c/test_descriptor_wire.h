@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal/common.h"
+#include "internal/validate.h"
 #include "testutil.h"
 
 /* ---- wire writer ----------------------------------------------------------- */
