@@ -808,6 +808,7 @@ HurrayStatus hurray__descriptor_parse(const uint8_t *bytes, uintptr_t len, uint3
          tag_meaning(hurray_layout_name(layout_tag), hurray_layout_tag_kind(layout_tag)));
     ev_u(&p, 16, 4, "rank", rank, NULL);
   }
+  HURRAY_TRY(hurray__check_flags_and_type(flags, type_tag, options, err));
   if (rank > HURRAY_MAX_RANK)
     return hurray__fail(err, ST_LAYOUT, 16, "rank", "rank %u exceeds the maximum of %u", rank,
                         HURRAY_MAX_RANK);

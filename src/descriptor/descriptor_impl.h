@@ -88,6 +88,11 @@ HURRAY_INTERNAL HurrayStatus hurray__descriptor_check(const HurrayDescriptorFiel
                                                       uint32_t options, HurrayOffsets *o,
                                                       HurrayError *err);
 
+/* The header rules the parser applies before reading further (as the
+ * reference does): reserved flag bits (strict) and the type tag domain. */
+HURRAY_INTERNAL HurrayStatus hurray__check_flags_and_type(uint32_t flags, uint8_t type_tag,
+                                                          uint32_t options, HurrayError *err);
+
 /* Copies already-validated fields into one new allocation. */
 HURRAY_INTERNAL HurrayStatus hurray__descriptor_materialize(const HurrayDescriptorFields *f,
                                                             uint64_t encoded_len,

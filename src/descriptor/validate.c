@@ -31,21 +31,28 @@ const char *hurray__tag_kind_word(HurrayTagKind k) {
 
 /* ---- header, type tag ---------------------------------------------------------- */
 
+HurrayStatus hurray__check_flags_and_type(uint32_t flags, uint8_t type_tag, uint32_t options,
+                                          HurrayError *err) {
+  if (!PERMISSIVE(options) && (flags & ~HURRAY_FLAGS_KNOWN) != 0)
+    return hurray__fail(err, ST_LAYOUT, 10, "flags",
+                        "reserved flag bits 0x%08X are set (known bits are 0x1F)",
+                        (unsigned)(flags & ~HURRAY_FLAGS_KNOWN));
+  HurrayTagKind tk = hurray_dtype_tag_kind(type_tag);
+  if (tk == HURRAY_TAG_INVALID ||
+      (!PERMISSIVE(options) && (tk == HURRAY_TAG_UNASSIGNED || tk == HURRAY_TAG_RESERVED)))
+    return hurray__fail(err, HURRAY_ERR_INVALID_TYPE, 14, "type_tag", "type tag 0x%02X is %s",
+                        type_tag, hurray__tag_kind_word(tk));
+  return HURRAY_OK;
+}
+
 static HurrayStatus check_header(const HurrayDescriptorFields *f, uint32_t options,
                                  HurrayError *err) {
   if (f->version_major != HURRAY_DESCRIPTOR_VERSION_MAJOR)
     return hurray__fail(err, HURRAY_ERR_VERSION_MISMATCH, 4, "version_major",
                         "descriptor major version %u is not supported (this library reads 1)",
                         f->version_major);
-  if (!PERMISSIVE(options) && (f->flags & ~HURRAY_FLAGS_KNOWN) != 0)
-    return hurray__fail(err, ST_LAYOUT, 10, "flags",
-                        "reserved flag bits 0x%08X are set (known bits are 0x1F)",
-                        (unsigned)(f->flags & ~HURRAY_FLAGS_KNOWN));
+  HURRAY_TRY(hurray__check_flags_and_type(f->flags, f->type_tag, options, err));
   HurrayTagKind tk = hurray_dtype_tag_kind(f->type_tag);
-  if (tk == HURRAY_TAG_INVALID ||
-      (!PERMISSIVE(options) && (tk == HURRAY_TAG_UNASSIGNED || tk == HURRAY_TAG_RESERVED)))
-    return hurray__fail(err, HURRAY_ERR_INVALID_TYPE, 14, "type_tag",
-                        "type tag 0x%02X is %s", f->type_tag, hurray__tag_kind_word(tk));
   if (f->rank > HURRAY_MAX_RANK)
     return hurray__fail(err, ST_LAYOUT, 16, "rank", "rank %u exceeds the maximum of %u",
                         f->rank, HURRAY_MAX_RANK);
