@@ -827,8 +827,11 @@ HurrayStatus hurray__descriptor_parse(const uint8_t *bytes, uintptr_t len, uint3
     return hurray__fail(err, HURRAY_ERR_OUT_OF_MEMORY, HURRAY_NO_OFFSET, "descriptor",
                         "cannot allocate %llu bytes",
                         (unsigned long long)(sizeof(HurrayDescriptor) + cap));
-  memset(d, 0, sizeof *d);
+  /* Field by field rather than one memset: the sections stay unset until
+   * present, and this is the hot path of every decode. */
   d->magic = HURRAY__DESC_LIVE;
+  d->unused_ = 0;
+  d->encoded_len = 0;
   p.arena.base = (uint8_t *)d->arena;
   p.arena.used = 0;
   p.arena.cap = cap;
@@ -838,12 +841,24 @@ HurrayStatus hurray__descriptor_parse(const uint8_t *bytes, uintptr_t len, uint3
   f->flags = flags;
   f->type_tag = type_tag;
   f->rank = rank;
+  f->shape = NULL;
+  f->byte_offset = 0;
+  memset(&f->layout, 0, sizeof f->layout);
   f->layout.tag = layout_tag;
+  f->buffer_count = 0;
+  f->buffers = NULL;
+  f->quantization = NULL;
+  f->shard = NULL;
+  f->statistics = NULL;
+  f->extension_type = NULL;
+  f->composite_member = NULL;
+  f->trailing = NULL;
+  f->trailing_len = 0;
 
   HurrayStatus st = parse_body(&p, d, flags, minor);
   if (st == HURRAY_OK) {
     HurrayOffsets o;
-    st = hurray__descriptor_check(f, options, &o, err);
+    st = hurray__descriptor_check(f, options | HURRAY__HEADER_CHECKED, &o, err);
     if (st == HURRAY_OK && o.end != dlen)
       st = hurray__fail(err, HURRAY_ERR_INTERNAL, HURRAY_NO_OFFSET, "descriptor_length",
                         "internal error: re-encoding would give %llu bytes, not %u",

@@ -66,7 +66,8 @@ static inline bool hurray__desc_live(const HurrayDescriptor *d) {
 /* True for a layout tag whose payload this library cannot parse, kept as
  * opaque bytes in permissive mode (reserved / unassigned tags). */
 static inline bool hurray__layout_is_opaque(uint8_t tag) {
-  return hurray_layout_tag_kind(tag) == HURRAY_TAG_RESERVED;
+  /* == (hurray_layout_tag_kind(tag) == HURRAY_TAG_RESERVED), inlined: hot. */
+  return tag >= 0x0C && tag <= 0xEF && tag != HURRAY_LAYOUT_HILBERT;
 }
 
 /* Length of the layout payload of `l` on the wire. Robust against
@@ -92,6 +93,10 @@ HURRAY_INTERNAL HurrayStatus hurray__descriptor_check(const HurrayDescriptorFiel
  * reference does): reserved flag bits (strict) and the type tag domain. */
 HURRAY_INTERNAL HurrayStatus hurray__check_flags_and_type(uint32_t flags, uint8_t type_tag,
                                                           uint32_t options, HurrayError *err);
+
+/* Internal option bit for hurray__descriptor_check: the parser already
+ * applied hurray__check_flags_and_type. Never passed on to other modules. */
+#define HURRAY__HEADER_CHECKED 0x80000000u
 
 /* Copies already-validated fields into one new allocation. */
 HURRAY_INTERNAL HurrayStatus hurray__descriptor_materialize(const HurrayDescriptorFields *f,

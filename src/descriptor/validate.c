@@ -51,15 +51,16 @@ static HurrayStatus check_header(const HurrayDescriptorFields *f, uint32_t optio
     return hurray__fail(err, HURRAY_ERR_VERSION_MISMATCH, 4, "version_major",
                         "descriptor major version %u is not supported (this library reads 1)",
                         f->version_major);
-  HURRAY_TRY(hurray__check_flags_and_type(f->flags, f->type_tag, options, err));
-  HurrayTagKind tk = hurray_dtype_tag_kind(f->type_tag);
+  if (!(options & HURRAY__HEADER_CHECKED))
+    HURRAY_TRY(hurray__check_flags_and_type(f->flags, f->type_tag, options, err));
+  bool is_private =
+      f->type_tag >= HURRAY_DTYPE_PRIVATE_FIRST && f->type_tag <= HURRAY_DTYPE_PRIVATE_LAST;
   if (f->rank > HURRAY_MAX_RANK)
     return hurray__fail(err, ST_LAYOUT, 16, "rank", "rank %u exceeds the maximum of %u",
                         f->rank, HURRAY_MAX_RANK);
   if (f->rank != 0 && f->shape == NULL)
     return hurray__fail(err, HURRAY_ERR_NULL_POINTER, 20, "shape",
                         "shape is NULL for rank %u", f->rank);
-  bool is_private = tk == HURRAY_TAG_PRIVATE;
   bool has_ext = f->extension_type != NULL;
   if (hurray__layout_is_opaque(f->layout.tag)) has_ext = (f->flags & HURRAY_FLAG_HAS_EXTENSION_TYPE) != 0;
   if (is_private != has_ext)
@@ -203,6 +204,13 @@ static HurrayStatus check_buffers(const HurrayDescriptorFields *f, const HurrayO
     const HurrayBufferHandle *b = &f->buffers[i];
     uint64_t off = o->buffer_table + 1u + (uint64_t)HURRAY_BUFFER_HANDLE_LEN * i;
     char path[48];
+    if (HURRAY_LIKELY(b->device_tag == HURRAY_DEVICE_CPU && b->sync_mode == 0 &&
+                      b->memory_class == HURRAY_MEMORY_STANDARD && b->reserved == 0 &&
+                      hurray__is_pow2_u64(b->alignment) &&
+                      (b->alignment >= HURRAY_MIN_BUFFER_ALIGNMENT || b->byte_size == 0) &&
+                      (i == 0 || (f->buffers[0].device_tag == HURRAY_DEVICE_CPU &&
+                                  f->buffers[0].memory_class == HURRAY_MEMORY_STANDARD))))
+      continue; /* the common case: a valid standard CPU buffer */
     if (b->reserved != 0)
       return hurray__fail(err, ST_LAYOUT, off + 15,
                           hurray__path(path, sizeof path, "buffers[%u].reserved", i),
@@ -408,6 +416,7 @@ HurrayStatus hurray__descriptor_check(const HurrayDescriptorFields *f, uint32_t 
   HurrayOffsets local;
   HurrayOffsets *o = o_out != NULL ? o_out : &local;
   HURRAY_TRY(check_header(f, options, err));
+  options &= ~HURRAY__HEADER_CHECKED;
   hurray__descriptor_offsets(f, o);
   HURRAY_TRY(check_layout_struct(f, o, options, err));
   if (o->end > UINT32_MAX)
