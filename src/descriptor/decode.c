@@ -579,6 +579,7 @@ static HurrayStatus parse_quantization(Parser *p, HurrayQuantization *q) {
   if (WALKING(p) && p->end - p->pos >= len) walk_quant(p, at, len);
   const uint8_t *raw;
   HURRAY_TRY(read_blob(p, len, "quantization", &raw));
+  if (raw == NULL) raw = p->b + at; /* empty payload: never NULL for the scheme parser */
   return hurray__quant_parse(raw, len, p->options, at, q, p->err);
 }
 

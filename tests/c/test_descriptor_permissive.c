@@ -266,8 +266,8 @@ static void test_unknown_quant_scheme_kept(void **state) {
   w_cpu_buffer(&w, 12);
   w_u32(&w, 11);
   w_u8(&w, 0x3A);
-  w_u8(&w, 9);
-  w_u16(&w, 0xBEEF);
+  w_u8(&w, 1);
+  w_u16(&w, 0);
   w_bytes(&w, "payload", 7);
   w_finish(&w);
   HurrayDescriptor *d = expect_roundtrip(w.b, w.n, PERM);

@@ -260,7 +260,7 @@ static void gen_layout(Gen *g, const Place *pl) {
     }
     default: { /* composite head */
       l->tag = HURRAY_LAYOUT_COMPOSITE;
-      pick_dims(g, below(g, 4), 0, 5);
+      pick_dims(g, 1 + below(g, 3), 0, 5);
       l->u.composite.rule = (uint8_t)(1 + below(g, 3));
       l->u.composite.combine_op =
           l->u.composite.rule == HURRAY_COMPOSITE_OVERLAY ? (uint8_t)(1 + below(g, 2)) : 0;
