@@ -110,20 +110,21 @@ int hpy_buffer_acquire(HpyState *st, PyObject *obj, uint32_t index, int copy,
                        const char *context, HpyBuffer *out) {
   memset(out, 0, sizeof *out);
   if (PyObject_GetBuffer(obj, &out->view, PyBUF_WRITABLE) < 0) {
-    if (!PyErr_ExceptionMatches(PyExc_BufferError)) {
-      if (PyErr_ExceptionMatches(PyExc_TypeError)) {
-        PyErr_Clear();
-        PyErr_Format(PyExc_TypeError,
-                     "%s: buffer %u must support the buffer protocol (bytes, bytearray, "
-                     "memoryview, array.array, numpy.ndarray, ...), not %.100s",
-                     context, (unsigned)index, Py_TYPE(obj)->tp_name);
-      }
+    /* read-only exporters refuse a writable request (BufferError, or
+     * ValueError from NumPy); ask again for a read-only view */
+    if (PyErr_ExceptionMatches(PyExc_TypeError)) {
+      PyErr_Clear();
+      PyErr_Format(PyExc_TypeError,
+                   "%s: buffer %u must support the buffer protocol (bytes, bytearray, "
+                   "memoryview, array.array, numpy.ndarray, ...), not %.100s",
+                   context, (unsigned)index, Py_TYPE(obj)->tp_name);
       return -1;
     }
     PyErr_Clear();
     if (PyObject_GetBuffer(obj, &out->view, PyBUF_SIMPLE) < 0) {
       memset(&out->view, 0, sizeof out->view);
-      if (PyErr_ExceptionMatches(PyExc_BufferError)) {
+      if (PyErr_ExceptionMatches(PyExc_BufferError) ||
+          PyErr_ExceptionMatches(PyExc_ValueError)) {
         PyObject *type, *value, *tb;
         PyErr_Fetch(&type, &value, &tb);
         hpy_raise(st->BufferError, "%s: buffer %u is not a C-contiguous buffer (%S)", context,
