@@ -78,20 +78,18 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
 
 
 def _set_handler():
-    """numpy's set_handler (NEP 49), or UnsupportedError before NumPy 1.22."""
+    """A function installing a NEP 49 handler capsule for the current context.
+
+    NumPy has no Python-level setter for its data-memory handler; the C core
+    calls PyDataMem_SetHandler through NumPy's run-time C-API table.
+    """
     import numpy as np
     from numpy.lib import NumpyVersion
 
     if NumpyVersion(np.__version__) < "1.22.0":
         raise UnsupportedError(
             f"aligned_allocator needs NumPy >= 1.22 (NEP 49); this is {np.__version__}")
-    for name in ("numpy._core.multiarray", "numpy.core.multiarray"):
-        try:
-            mod = __import__(name, fromlist=["set_handler"])
-            return mod.set_handler
-        except (ImportError, AttributeError):
-            continue
-    raise UnsupportedError("aligned_allocator: this NumPy has no set_handler")
+    return _hurray._numpy_set_handler
 
 
 class aligned_allocator:

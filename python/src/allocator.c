@@ -87,3 +87,69 @@ PyObject *hpy_aligned_mem_handler(PyObject *m, PyObject *unused) {
    * capsule and even the `with` block. */
   return PyCapsule_New(&aligned_handler, "mem_handler", NULL);
 }
+
+/* ---- installing it ------------------------------------------------------------
+ *
+ * NumPy exposes no Python function to install a handler: NEP 49's
+ * PyDataMem_SetHandler is reachable only through NumPy's C-API table, which
+ * NumPy publishes at run time as the capsule _multiarray_umath._ARRAY_API.
+ * Its slots are part of NumPy's ABI and never move; this module reads the
+ * three it needs instead of compiling against NumPy's headers.
+ */
+#define NPY_SLOT_FEATURE_VERSION 211 /* unsigned int PyArray_GetNDArrayCFeatureVersion(void) */
+#define NPY_SLOT_SET_HANDLER 304     /* PyObject *PyDataMem_SetHandler(PyObject *) */
+#define NPY_SLOT_GET_HANDLER 305     /* PyObject *PyDataMem_GetHandler(void) */
+#define NPY_FEATURE_1_22 0x0Fu       /* first C-API feature version with NEP 49 */
+
+typedef unsigned int (*FeatureVersionFn)(void);
+typedef PyObject *(*SetHandlerFn)(PyObject *);
+
+/* NumPy's C-API table, or NULL with hurray.UnsupportedError set. */
+static void **numpy_api(HpyState *st) {
+  PyObject *mod = PyImport_ImportModule("numpy._core._multiarray_umath");
+  if (mod == NULL) {
+    PyErr_Clear();
+    mod = PyImport_ImportModule("numpy.core._multiarray_umath");
+  }
+  if (mod == NULL) return NULL;
+  PyObject *cap = PyObject_GetAttrString(mod, "_ARRAY_API");
+  Py_DECREF(mod);
+  if (cap == NULL) return NULL;
+  void **api = PyCapsule_CheckExact(cap) ? PyCapsule_GetPointer(cap, NULL) : NULL;
+  Py_DECREF(cap); /* the module keeps the table alive */
+  if (api == NULL) {
+    PyErr_Clear();
+    hpy_raise(st->UnsupportedError, "aligned_allocator: NumPy's C-API table is unavailable");
+    return NULL;
+  }
+  union {
+    void *p;
+    FeatureVersionFn f;
+  } fv;
+  fv.p = api[NPY_SLOT_FEATURE_VERSION];
+  unsigned int feature = fv.f();
+  if (feature < NPY_FEATURE_1_22) {
+    hpy_raise(st->UnsupportedError,
+              "aligned_allocator needs NumPy >= 1.22 (NEP 49); this NumPy's C-API feature "
+              "version is 0x%x",
+              feature);
+    return NULL;
+  }
+  return api;
+}
+
+PyObject *hpy_numpy_set_handler(PyObject *m, PyObject *handler) {
+  HpyState *st = hpy_state_of_module(m);
+  if (handler != Py_None && !PyCapsule_IsValid(handler, "mem_handler")) {
+    return PyErr_Format(PyExc_TypeError,
+                        "_numpy_set_handler: expected a 'mem_handler' capsule or None");
+  }
+  void **api = numpy_api(st);
+  if (api == NULL) return NULL;
+  union {
+    void *p;
+    SetHandlerFn f;
+  } set;
+  set.p = api[NPY_SLOT_SET_HANDLER];
+  return set.f(handler == Py_None ? NULL : handler);
+}

@@ -285,6 +285,9 @@ PyObject *hpy_full(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObjec
 
 /* aligned NumPy allocator (allocator.c) */
 PyObject *hpy_aligned_mem_handler(PyObject *m, PyObject *unused);
+/* Installs a NEP 49 handler capsule (None: NumPy's default) for the current
+ * context; returns the previous one. hurray.UnsupportedError before 1.22. */
+PyObject *hpy_numpy_set_handler(PyObject *m, PyObject *handler);
 
 /* Bit-packed bool <-> one byte per element (LSB-first). */
 void hpy_bool_unpack(const uint8_t *src, uint8_t *dst, uint64_t count);

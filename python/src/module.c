@@ -102,6 +102,9 @@ static PyMethodDef module_methods[] = {
     {"_aligned_mem_handler", hpy_aligned_mem_handler, METH_NOARGS,
      "_aligned_mem_handler()\n--\n\nThe NEP 49 'mem_handler' capsule of the 64-byte aligned "
      "NumPy allocator (used by hurray.aligned_allocator)."},
+    {"_numpy_set_handler", hpy_numpy_set_handler, METH_O,
+     "_numpy_set_handler(handler, /)\n--\n\nInstall a NEP 49 'mem_handler' capsule for the "
+     "current context through NumPy's C-API table; returns the previous handler."},
     {NULL, NULL, 0, NULL},
 };
 

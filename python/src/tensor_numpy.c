@@ -410,6 +410,16 @@ PyObject *hpy_from_numpy(PyObject *module, PyObject *const *args, Py_ssize_t nar
                             "object, not %.100s",
                             Py_TYPE(a[0])->tp_name);
       }
+      if (PyErr_ExceptionMatches(PyExc_ValueError) ||
+          PyErr_ExceptionMatches(PyExc_BufferError)) {
+        /* e.g. NumPy refuses to export datetime64 or object elements */
+        PyErr_Fetch(&type, &value, &tb);
+        hpy_raise(st->UnsupportedError, "from_numpy: the elements have no Hurray type (%S)",
+                  value != NULL ? value : Py_None);
+        Py_XDECREF(type);
+        Py_XDECREF(value);
+        Py_XDECREF(tb);
+      }
       return NULL;
     }
     Py_XDECREF(type);
