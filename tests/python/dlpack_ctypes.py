@@ -97,11 +97,15 @@ def read(cap):
     return m, info
 
 
+# PyCapsule_SetName keeps the pointer it is given: the names must outlive the capsules.
+_USED_NAMES = {"dltensor": b"used_dltensor", "dltensor_versioned": b"used_dltensor_versioned"}
+
+
 def consume(cap):
     """Play a consumer: rename the capsule, then call its deleter (ownership taken)."""
     name = capsule_name(cap)
     ptr = pyapi.PyCapsule_GetPointer(cap, name.encode())
-    assert pyapi.PyCapsule_SetName(cap, ("used_" + name).encode()) == 0
+    assert pyapi.PyCapsule_SetName(cap, _USED_NAMES[name]) == 0
     cls = DLManagedTensorVersioned if name == "dltensor_versioned" else DLManagedTensor
     m = cls.from_address(ptr)
     m.deleter(ctypes.cast(ptr, ctypes.POINTER(cls)))
