@@ -170,7 +170,8 @@ PyObject *hpy_tensor_array_interface(PyObject *self, void *closure) {
 }
 
 void hpy_bool_unpack(const uint8_t *src, uint8_t *dst, uint64_t count) {
-  for (uint64_t i = 0; i < count; i++) dst[i] = (uint8_t)((src[i >> 3] >> (i & 7u)) & 1u);
+  for (uint64_t i = 0; i < count; i++)
+    dst[i] = (uint8_t)(((unsigned)src[i >> 3] >> (unsigned)(i & 7u)) & 1u);
 }
 
 void hpy_bool_pack(const uint8_t *src, uint8_t *dst, uint64_t count) {
