@@ -38,6 +38,7 @@ def test_hurray_to_jax_zero_copy():
     assert y.tolist() == a.tolist()
 
 
+@pytest.mark.filterwarnings("ignore::UserWarning")  # float64 is float32 without x64
 @pytest.mark.parametrize("name", ["float16", "bfloat16", "float32", "float64", "int8",
                                   "uint8", "int16", "uint16", "int32", "uint32",
                                   "complex64"])

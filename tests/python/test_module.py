@@ -105,3 +105,23 @@ def test_no_array_api_namespace():
     t = hurray.Tensor(struct.pack("2f", 1, 2), hurray.float32, [2])
     assert not hasattr(t, "__array_namespace__")
     assert not hasattr(hurray, "__array_namespace_info__")
+
+
+def test_stubs_cover_the_public_surface():
+    import ast
+    import pathlib
+
+    pkg = pathlib.Path(hurray.__file__).parent
+    names = set()
+    for stub in ("__init__.pyi", "_hurray.pyi"):
+        tree = ast.parse((pkg / stub).read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.ClassDef, ast.FunctionDef)):
+                names.add(node.name)
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                names.add(node.target.id)
+            elif isinstance(node, ast.alias):
+                names.add(node.asname or node.name)
+    missing = [n for n in hurray.__all__ if n not in names]
+    assert not missing
+    assert (pkg / "py.typed").is_file()
