@@ -80,15 +80,15 @@ static PyMethodDef module_methods[] = {
      "layout_tag_kind(tag, /)\n--\n\n'named', 'reserved', 'private' or 'invalid': the four "
      "partition the byte space."},
     {"zeros", FASTKW(hpy_zeros),
-     "zeros(shape, *, dtype=float64, device=None)\n--\n\nA new tensor of zeros."},
+     "zeros(shape, *, dtype=None, device=None)\n--\n\nA new tensor of zeros (dtype defaults to float64)."},
     {"ones", FASTKW(hpy_ones),
-     "ones(shape, *, dtype=float64, device=None)\n--\n\nA new tensor of ones."},
+     "ones(shape, *, dtype=None, device=None)\n--\n\nA new tensor of ones (dtype defaults to float64)."},
     {"empty", FASTKW(hpy_empty),
-     "empty(shape, *, dtype=float64, device=None)\n--\n\nA new tensor with unspecified "
-     "contents."},
+     "empty(shape, *, dtype=None, device=None)\n--\n\nA new tensor with unspecified "
+     "contents (dtype defaults to float64)."},
     {"full", FASTKW(hpy_full),
-     "full(shape, fill_value, *, dtype=float64, device=None)\n--\n\nA new tensor filled "
-     "with `fill_value`."},
+     "full(shape, fill_value, *, dtype=None, device=None)\n--\n\nA new tensor filled "
+     "with `fill_value` (dtype defaults from the value's Python type, as NumPy)."},
     {"from_numpy", FASTKW(hpy_from_numpy),
      "from_numpy(array, /, *, copy=None)\n--\n\nWrap a numpy.ndarray (or any object "
      "exporting a buffer) as a hurray.Tensor, sharing its memory when the address meets "

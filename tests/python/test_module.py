@@ -99,6 +99,13 @@ def test_docstrings_carry_signatures():
     assert str(inspect.signature(hurray.buffer_size_bytes)) == "(dtype, count)"
     assert "copy" in str(inspect.signature(hurray.from_numpy))
     assert "max_version" in str(inspect.signature(hurray.Tensor.__dlpack__))
+    assert str(inspect.signature(hurray.Tensor)).startswith("(buffer, dtype, shape, device=None, *")
+    for f in (hurray.zeros, hurray.ones, hurray.empty, hurray.full, hurray.from_dlpack,
+              hurray.from_torch, hurray.layout_tag_kind, hurray.Device, hurray.Dtype.from_tag,
+              hurray.Dtype.from_name, hurray.Descriptor.decode, hurray.Descriptor.encode,
+              hurray.Tensor.buffer, hurray.Tensor.__array__, hurray.Tensor.to_torch,
+              hurray.Tensor.__dlpack_device__, hurray.asarray):
+        inspect.signature(f)  # raises ValueError when the docstring has none
 
 
 def test_no_array_api_namespace():
