@@ -396,3 +396,10 @@ def test_creation_signature_errors():
         hurray.zeros([2], bogus=1)
     with pytest.raises(TypeError):
         hurray.full([2])
+
+
+def test_buffer_count_is_checked_by_the_library():
+    with pytest.raises(hurray.InvalidDescriptorError) as ei:
+        hurray.Tensor(mmap.mmap(-1, 16), hurray.float32, [4], aux_buffers=[mmap.mmap(-1, 8)])
+    assert ei.value.status == "ERR_INVALID_BUFFER_TABLE"
+    assert ei.value.field == "buffer_count"
