@@ -511,9 +511,19 @@ static PyObject *consume_capsule(HpyState *st, PyObject *cap, int copy, PyObject
     return hpy_raise(st->UnsupportedError,
                      "%s: a non-contiguous sub-byte tensor cannot be imported", ctx);
   }
-  bool need_gather = !rowm && !colm;
   bool host = dl->device.device_type == HPY_kDLCPU;
   uint8_t *first = dl->data != NULL ? (uint8_t *)dl->data + dl->byte_offset : NULL;
+  /* Other strides stay zero-copy as a strided layout (unless copy=True asks
+   * for a compact copy, or bool must be packed). */
+  int64_t estr[HURRAY_MAX_RANK];
+  uint8_t *span_base = first;
+  uint64_t span = 0, boff = 0;
+  bool strided = false;
+  if (!rowm && !colm && !is_bool && copy != 1 && count > 0) {
+    for (uint32_t k = 0; k < rank; k++) estr[k] = dl->strides[k];
+    strided = hpy_strided_extent(first, esize, rank, shape, estr, &span_base, &span, &boff);
+  }
+  bool need_gather = !rowm && !colm && !strided;
   if ((need_gather || is_bool) && copy == 0) {
     Py_DECREF(device);
     return hpy_raise(st->BufferError, "%s: %s, which needs a copy, and copy=False forbids it",
@@ -544,6 +554,10 @@ static PyObject *consume_capsule(HpyState *st, PyObject *cap, int copy, PyObject
   HurrayLayout lay;
   memset(&lay, 0, sizeof lay);
   lay.tag = colm ? HURRAY_LAYOUT_COL_MAJOR : HURRAY_LAYOUT_ROW_MAJOR;
+  if (strided) {
+    lay.tag = HURRAY_LAYOUT_STRIDED;
+    lay.u.strided.strides = estr;
+  }
   if (need_gather || is_bool) {
     uint64_t nbytes = is_bool ? (count + 7u) / 8u : count * esize;
     void *mem = hpy_alloc_buffer(nbytes, false);
@@ -582,8 +596,8 @@ static PyObject *consume_capsule(HpyState *st, PyObject *cap, int copy, PyObject
       Py_DECREF(device);
       return hpy_raise(st->InvalidDescriptorError, "%s: size overflows", ctx);
     }
-    b.data = first;
-    b.size = nbytes;
+    b.data = strided ? span_base : first;
+    b.size = strided ? span : nbytes;
     b.owner = owner;
     b.readonly = (flags & HPY_DLPACK_FLAG_READ_ONLY) != 0;
     if (hpy_buffer_apply_copy_policy(st, &b, 0, copy, host, ctx) < 0) {
@@ -592,7 +606,8 @@ static PyObject *consume_capsule(HpyState *st, PyObject *cap, int copy, PyObject
       return NULL;
     }
   }
-  PyObject *r = hpy_tensor_build(st, tag, rank, shape, &lay, 0, device, &b, 1, ctx);
+  PyObject *r = hpy_tensor_build(st, tag, rank, shape, &lay, strided ? boff : 0, device, &b, 1,
+                                 ctx);
   Py_DECREF(device);
   return r;
 }

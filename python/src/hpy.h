@@ -251,6 +251,14 @@ bool hpy_element_count(uint32_t rank, const uint64_t *shape, uint64_t *out);
 void hpy_strided_gather(uint8_t *dst, const uint8_t *src, size_t itemsize, uint32_t rank,
                         const uint64_t *shape, const int64_t *bstrides);
 
+/* For a strided array whose element [0, ..., 0] is at `first` (element
+ * strides, every extent > 0): the lowest address touched (*base), the bytes
+ * spanned and the byte offset of element 0 from *base. False on overflow or
+ * an empty extent. */
+bool hpy_strided_extent(uint8_t *first, uint64_t esize, uint32_t rank, const uint64_t *shape,
+                        const int64_t *estrides, uint8_t **base, uint64_t *span,
+                        uint64_t *byte_offset);
+
 /* Name of the tensor's layout for error messages (single helper). */
 const char *hpy_layout_name(uint8_t tag);
 

@@ -461,7 +461,29 @@ PyObject *hpy_from_numpy(PyObject *module, PyObject *const *args, Py_ssize_t nar
   HurrayLayout lay;
   memset(&lay, 0, sizeof lay);
   lay.tag = f_contig ? HURRAY_LAYOUT_COL_MAJOR : HURRAY_LAYOUT_ROW_MAJOR;
-  if (tag == HURRAY_DTYPE_BOOL || (!c_contig && !f_contig)) {
+  /* Other strides that are whole elements stay zero-copy as a strided layout
+   * (copy=True asks for a compact copy instead). */
+  int64_t estr[HURRAY_MAX_RANK];
+  uint8_t *span_base = NULL;
+  uint64_t span = 0, boff = 0;
+  bool strided = false;
+  if (!c_contig && !f_contig && tag != HURRAY_DTYPE_BOOL && copy != 1 && v->len > 0 &&
+      v->strides != NULL) {
+    strided = true;
+    for (uint32_t k = 0; k < rank && strided; k++) {
+      if (v->strides[k] % v->itemsize != 0) strided = false;
+      estr[k] = v->strides[k] / v->itemsize;
+    }
+    strided = strided && hpy_strided_extent((uint8_t *)v->buf, (uint64_t)v->itemsize, rank,
+                                            shape, estr, &span_base, &span, &boff);
+  }
+  if (strided) {
+    lay.tag = HURRAY_LAYOUT_STRIDED;
+    lay.u.strided.strides = estr;
+    b.data = span_base;
+    b.size = span;
+    if (hpy_buffer_apply_copy_policy(st, &b, 0, copy, true, ctx) < 0) goto fail;
+  } else if (tag == HURRAY_DTYPE_BOOL || (!c_contig && !f_contig)) {
     /* bool is bit-packed in Hurray; other strides are gathered to row-major. */
     if (copy == 0) {
       hpy_raise(st->BufferError,
@@ -510,7 +532,8 @@ PyObject *hpy_from_numpy(PyObject *module, PyObject *const *args, Py_ssize_t nar
     b.size = (uint64_t)v->len;
     if (hpy_buffer_apply_copy_policy(st, &b, 0, copy, true, ctx) < 0) goto fail;
   }
-  result = hpy_tensor_build(st, tag, rank, shape, &lay, 0, st->cpu, &b, 1, ctx);
+  result = hpy_tensor_build(st, tag, rank, shape, &lay, strided ? boff : 0, st->cpu, &b, 1,
+                            ctx);
   return result;
 fail:
   hpy_buffer_release(&b);

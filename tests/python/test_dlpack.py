@@ -309,18 +309,36 @@ def test_from_dlpack_copy_policy():
 
 
 def test_from_dlpack_strides():
-    base = np.arange(30, dtype=np.int32).reshape(5, 6)
-    for view in (base[::-1], base[:, ::2], base[1:4, 2:5]):
-        t = hurray.from_dlpack(view)
-        assert t.layout.name == "row_major"
-        np.testing.assert_array_equal(np.asarray(t), view)
-        with pytest.raises(hurray.BufferError):
-            hurray.from_dlpack(view, copy=False)
     with hurray.aligned_allocator():
+        base = np.arange(30, dtype=np.int32).reshape(5, 6)
         f = np.asfortranarray(base)
+    for view in (base[::-1], base[:, ::2], base[::2, ::-1]):
+        t = hurray.from_dlpack(view, copy=False)
+        assert t.layout.name == "strided"
+        got = np.asarray(t)
+        assert data_ptr(got) == data_ptr(view)
+        np.testing.assert_array_equal(got, view)
+        c = hurray.from_dlpack(view, copy=True)
+        assert c.layout.name == "row_major"
+        np.testing.assert_array_equal(np.asarray(c), view)
+        # and back out: DLPack carries the strides
+        _, info = dl.read(t.__dlpack__(max_version=(1, 0)))
+        assert info["strides"] == tuple(s // 4 for s in view.strides)
+        assert info["data"] == data_ptr(view)
+        np.testing.assert_array_equal(np.from_dlpack(t), view)
     t = hurray.from_dlpack(f, copy=False)
     assert t.layout.name == "col_major"
     assert data_ptr(np.asarray(t)) == f.ctypes.data
+
+
+def test_strided_export_with_copy_is_compact():
+    with hurray.aligned_allocator():
+        base = np.arange(30, dtype=np.int64).reshape(5, 6)
+    t = hurray.from_numpy(base[::-2, 1::2])
+    cap = t.__dlpack__(max_version=(1, 0), copy=True)
+    _, info = dl.read(cap)
+    assert info["strides"] == (3, 1)
+    np.testing.assert_array_equal(np.from_dlpack(_Capsule(cap)), base[::-2, 1::2])
 
 
 def test_from_dlpack_bool_packs():

@@ -123,16 +123,57 @@ def test_fortran_order_aligned():
     np.testing.assert_array_equal(back, a)
 
 
-def test_non_contiguous_is_copied_to_row_major():
-    base = np.arange(40, dtype=np.int32).reshape(5, 8)
-    view = base[::2, 1::3]
-    t = hurray.from_numpy(view)
-    assert t.layout.name == "row_major"
-    np.testing.assert_array_equal(np.asarray(t), view)
+def test_strided_arrays_stay_zero_copy():
+    with hurray.aligned_allocator():
+        base = np.arange(40, dtype=np.int32).reshape(5, 8)
+    # views whose lowest byte is the (aligned) first byte of `base`
+    views = [base[::2, ::3], base[::-1], base[:, 6::-2], base.T[::2], base[::-2, ::-1],
+             np.broadcast_to(base[0], (3, 8))]
+    for view in views:
+        t = hurray.from_numpy(view, copy=False)
+        assert t.layout.name == "strided"
+        got = np.asarray(t)
+        assert data_ptr(got) == data_ptr(view)  # element [0, ...] is the same byte
+        assert got.strides == view.strides
+        np.testing.assert_array_equal(got, view)
+        lowest = min(data_ptr(view) + (n - 1) * s if s < 0 else data_ptr(view)
+                     for n, s in zip(view.shape, view.strides))
+        assert t.byte_offset == data_ptr(view) - min(lowest, data_ptr(view))
+        c = hurray.from_numpy(view, copy=True)  # a copy is compact
+        assert c.layout.name == "row_major"
+        np.testing.assert_array_equal(np.asarray(c), view)
+
+
+def test_strided_view_starting_off_the_floor():
+    with hurray.aligned_allocator():
+        base = np.arange(40, dtype=np.int32).reshape(5, 8)
+    view = base[1:4, 2:5]  # lowest byte 40 bytes into the allocation
     with pytest.raises(hurray.BufferError):
         hurray.from_numpy(view, copy=False)
-    neg = base[::-1]
-    np.testing.assert_array_equal(np.asarray(hurray.from_numpy(neg)), neg)
+    t = hurray.from_numpy(view)
+    assert t.layout.name == "strided"  # the span is copied, the layout kept
+    np.testing.assert_array_equal(np.asarray(t), view)
+
+
+def test_strided_misaligned_span_is_copied():
+    base = aligned_array((6, 8), "i4", offset=4, fill=np.arange(48).reshape(6, 8))
+    view = base[::2, ::3]
+    with pytest.raises(hurray.BufferError):
+        hurray.from_numpy(view, copy=False)
+    t = hurray.from_numpy(view)
+    np.testing.assert_array_equal(np.asarray(t), view)
+    assert data_ptr(np.asarray(t)) != data_ptr(view)
+
+
+def test_strides_that_are_not_whole_elements_are_gathered():
+    rec = np.zeros(6, dtype=[("a", "<i4"), ("b", "u1")])
+    rec["a"] = np.arange(6)
+    field = rec["a"]  # stride 5 bytes
+    t = hurray.from_numpy(field)
+    assert t.layout.name == "row_major"
+    np.testing.assert_array_equal(np.asarray(t), np.arange(6))
+    with pytest.raises(hurray.BufferError):
+        hurray.from_numpy(field, copy=False)
 
 
 def test_misaligned_copy_policy():

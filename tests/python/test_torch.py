@@ -97,14 +97,20 @@ def test_torch_from_dlpack_of_a_hurray_tensor():
     assert z.shape == (3, 2) and z.stride() == (1, 3)
 
 
-def test_non_contiguous_torch_tensor_is_copied():
+def test_strided_torch_tensor_stays_zero_copy():
     torch = _torch()
     np = pytest.importorskip("numpy")
     x = torch.arange(20, dtype=torch.int64).reshape(4, 5)[:, ::2]
-    t = hurray.from_torch(x)
-    np.testing.assert_array_equal(np.asarray(t), x.numpy())
-    with pytest.raises(hurray.BufferError):
-        hurray.from_torch(x, copy=False)
+    t = hurray.from_torch(x, copy=False)
+    assert t.layout.name == "strided"
+    got = np.asarray(t)
+    assert data_ptr(got) == x.data_ptr()
+    np.testing.assert_array_equal(got, x.numpy())
+    y = t.to_torch()
+    assert y.data_ptr() == x.data_ptr() and y.stride() == x.stride()
+    assert torch.equal(y, x)
+    c = hurray.from_torch(x, copy=True)
+    assert c.layout.name == "row_major"
 
 
 def test_from_torch_type_check():
