@@ -192,6 +192,11 @@ static void module_free(void *m) { (void)module_clear((PyObject *)m); }
 
 static PyModuleDef_Slot module_slots[] = {
     {Py_mod_exec, module_exec},
+#if PY_VERSION_HEX >= 0x030C0000
+    /* DLPack deleters re-enter Python through the PyGILState API, which does
+     * not support subinterpreters. */
+    {Py_mod_multiple_interpreters, Py_MOD_MULTIPLE_INTERPRETERS_NOT_SUPPORTED},
+#endif
     {0, NULL},
 };
 
