@@ -5,6 +5,8 @@
 #       pip-installs the package from this tree (scikit-build-core, the same
 #       build `pip install .` does) with a persistent build directory
 #       (build/python), so a rebuild only recompiles what changed.
+#   scripts/python_tests.sh --install-only
+#       only builds and installs the package (used by scripts/demo.sh).
 #   scripts/python_tests.sh --asan [pytest args]
 #       builds the extension with AddressSanitizer + UBSan in build-asan-py/,
 #       stages it beside the package's Python files and runs the suite from
@@ -19,11 +21,15 @@ mode=install
 if [ "${1:-}" = "--asan" ]; then
   mode=asan
   shift
+elif [ "${1:-}" = "--install-only" ]; then
+  mode=install-only
+  shift
 fi
 
-if [ "$mode" = install ]; then
+if [ "$mode" != asan ]; then
   CMAKE_BUILD_PARALLEL_LEVEL=$JOBS "$PY" -m pip install --no-build-isolation --no-deps -q \
     -Cbuild-dir=build/python .
+  [ "$mode" = install-only ] && exit 0
   exec "$PY" -m pytest tests/python "$@"
 fi
 
