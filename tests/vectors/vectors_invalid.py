@@ -886,47 +886,47 @@ def quantization(add):
         QUANT, "quant.zero_point_buffer_index")
     # buffer indices
     add("quant_per_channel_scale_index_oob", "per-channel scale_buffer_index 2 with 2 buffers",
-        (qz("per-channel-affine"), "Referenced Buffers"), with_quant(pc, scale_index=2), QUANT,
+        (qz("per-channel-affine"), "Referenced Buffers"), with_quant(pc, scale_index=2), BT,
         "quant.scale_buffer_index")
     add("quant_per_channel_zp_index_oob", "per-channel zero_point_buffer_index 3 with 3 buffers",
-        (qz("per-channel-affine"), "Referenced Buffers"), with_quant(pca, zp_index=3), QUANT,
+        (qz("per-channel-affine"), "Referenced Buffers"), with_quant(pca, zp_index=3), BT,
         "quant.zero_point_buffer_index")
     add("quant_per_block_scale_index_oob", "per-block scale_buffer_index 7 with 2 buffers",
-        (qz("per-block-affine"), "Referenced Buffers"), with_quant(pb, scale_index=7), QUANT,
+        (qz("per-block-affine"), "Referenced Buffers"), with_quant(pb, scale_index=7), BT,
         "quant.scale_buffer_index")
     add("quant_nf4_scale_index_oob", "NF4 scale_buffer_index 0xFFFFFFFF",
-        (qz("nf4"), "Validity Constraints"), with_quant(nf, scale_index=0xFFFFFFFF), QUANT,
+        (qz("nf4"), "Validity Constraints"), with_quant(nf, scale_index=0xFFFFFFFF), BT,
         "quant.scale_buffer_index")
     add("quant_mxfp_scale_index_oob", "MXFP scale_buffer_index 2 with 2 buffers",
-        (qz("mxfp"), "Validity Constraints"), with_quant(mx, scale_index=2), QUANT,
+        (qz("mxfp"), "Validity Constraints"), with_quant(mx, scale_index=2), BT,
         "quant.scale_buffer_index")
     add("quant_per_channel_scale_is_data", "per-channel scale_buffer_index 0 (the data buffer)",
-        (QZ, "Buffer Table Placement Rules"), with_quant(pc, scale_index=0), QUANT,
+        (QZ, "Buffer Table Placement Rules"), with_quant(pc, scale_index=0), BT,
         "quant.scale_buffer_index")
     add("quant_per_channel_zp_is_data", "per-channel zero_point_buffer_index 0 (the data "
-        "buffer)", (QZ, "Buffer Table Placement Rules"), with_quant(pca, zp_index=0), QUANT,
+        "buffer)", (QZ, "Buffer Table Placement Rules"), with_quant(pca, zp_index=0), BT,
         "quant.zero_point_buffer_index")
     add("quant_nf4_scale_is_data", "NF4 scale_buffer_index 0", (qz("nf4"), "Validity Constraints"),
-        with_quant(nf, scale_index=0), QUANT, "quant.scale_buffer_index")
+        with_quant(nf, scale_index=0), BT, "quant.scale_buffer_index")
     add("quant_mxfp_scale_is_data", "MXFP scale_buffer_index 0",
-        (qz("mxfp"), "Validity Constraints"), with_quant(mx, scale_index=0), QUANT,
+        (qz("mxfp"), "Validity Constraints"), with_quant(mx, scale_index=0), BT,
         "quant.scale_buffer_index")
     add("quant_csr_scale_is_row_ptr", "CSR per-channel scale_buffer_index 2 (row_ptr, a layout "
         "buffer)", (QZ, "Buffer Table Placement Rules"),
         descriptor(T["int8"], [4, 5], {"tag": L_CSR, "nnz": 5},
                    [buf(5), buf(40), buf(40), buf(16)], quant=dict(sym_pc, scale_index=2)),
-        QUANT, "quant.scale_buffer_index")
+        BT, "quant.scale_buffer_index")
     add("quant_csf_scale_in_layout_range", "CSF per-channel scale_buffer_index 5 "
         "(crd_2, a layout buffer)", (lay("csf"), "Quantization Compatibility"),
         descriptor(T["int8"], [2, 3, 4], {"tag": L_CSF, "nnz": 4, "mode_order": [0, 1, 2]},
                    [buf(4), buf(16), buf(16), buf(24), buf(24), buf(32), buf(32), buf(16)],
-                   quant=dict(sym_pc, scale_index=5)), QUANT, "quant.scale_buffer_index")
+                   quant=dict(sym_pc, scale_index=5)), BT, "quant.scale_buffer_index")
     pl = {"tag": L_PAGED, "page_size": 4, "num_pages": 5, "paged_axis": 0, "num_seqs": 2,
           "kv_role": 0, "layer_index": 3, "index_type": 0}
     add("quant_block_paged_scale_is_block_table", "block-paged per-channel scale_buffer_index 1 "
         "(block_table)", (QZ, "Buffer Table Placement Rules"),
         descriptor(T["int8"], [9, 2, 8], pl, [buf(320), buf(12), buf(12), buf(8)],
-                   quant=dict(sym_pc, axis=1, scale_index=1)), QUANT, "quant.scale_buffer_index")
+                   quant=dict(sym_pc, axis=1, scale_index=1)), BT, "quant.scale_buffer_index")
     # parameter buffer sizes
     add("quant_per_channel_scale_short", "per-channel scale buffer 15 bytes (needs 16)",
         (qz("per-channel-affine"), "Referenced Buffers"), with_buffer(pc, 1, byte_size=15), SIZE,
