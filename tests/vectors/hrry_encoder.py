@@ -268,7 +268,7 @@ def _quant(w, q):
 def _stats(w, s):
     w.mark("statistics")
     w.u32("stats.computed_mask", s.get("mask", 0))
-    w.u32("stats.reserved", s.get("reserved", 0))
+    w.u8s("stats.reserved", struct.pack("<I", s.get("reserved", 0)))  # u32, byte by byte
     w.u64("stats.nnz", s.get("nnz", 0))
     for name in ("sparsity_ratio", "value_min", "value_max", "value_abs_max",
                  "value_mean", "value_stddev"):

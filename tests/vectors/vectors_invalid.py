@@ -130,13 +130,12 @@ def header(add):
     priv = descriptor(T["float32"], [4, 4], {"tag": 0xF0, "layout_id": 1, "data": b"\x01",
                                              "data_length": 1000}, [buf(64)])
     add("private_layout_data_length_beyond", "extension_data_length 1000 runs past the "
-        "descriptor", (MD, "Extension Layouts (0xF0–0xFE)"), priv, LAYOUT,
-        "layout.extension_data_length")
+        "descriptor", (MD, "Extension Layouts (0xF0–0xFE)"), priv, LAYOUT)
     pt = dense(T["int8"], [4, 4], quant={"scheme": 0x01, "scale_bits": f32(0.5), "zero_point": 0})
     add("truncated_quant_length", "descriptor ends inside quantization_length",
         (MD, "Quantization Section"), mutated(pt, length=63, truncate=63), LAYOUT)
     add("quant_length_beyond_descriptor", "quantization_length 100 but 16 payload bytes remain",
-        (MD, "Quantization Section"), with_quant(pt, length=100), LAYOUT, "quantization_length")
+        (MD, "Quantization Section"), with_quant(pt, length=100), LAYOUT)
     sh = dense(T["float32"], [8, 4], shard={"parent_shape": [8, 8], "offset": [0, 4]})
     add("truncated_shard", "descriptor ends inside the shard section", (MD, "Shard Section"),
         mutated(sh, length=70, truncate=70), LAYOUT)
@@ -354,7 +353,7 @@ def composite(add):
         r = [0, 0]
         r[k] = 1
         add("composite_reserved_%d" % k, "composite head _reserved[%d] = 1" % k,
-            (lay("composite"), "Head Layout-Specific Fields"), with_layout(h, reserved=r), COMP,
+            (lay("composite"), "Head Layout-Specific Fields"), with_layout(h, reserved=r), LAYOUT,
             "layout.reserved[%d]" % k, "layout.reserved[0]")
     add("composite_member_count_open", "member_count 0xFFFFFFFF (open composite, reserved)",
         (lay("composite"), "Head Layout-Specific Fields"),
@@ -378,7 +377,7 @@ def composite(add):
         r = [0] * 15
         r[k] = 0x01
         add("member_reserved_%d" % k, "composite member _reserved[%d] = 1" % k,
-            (MD, "Composite Member Section"), with_section(mem, "member", reserved=r), COMP,
+            (MD, "Composite Member Section"), with_section(mem, "member", reserved=r), LAYOUT,
             "member.reserved[%d]" % k, "member.reserved[0]")
     add("member_section_without_shard", "member section on a descriptor without a shard: "
         "only overlay members carry the section, and every overlay member carries a shard",
@@ -518,7 +517,7 @@ def counts(add):
     # byte_offset rules
     add("byte_offset_beyond_buffer0", "byte_offset 65 > size of buffer 0 (64); a dynamic "
         "dimension keeps the buffer-size rule out of play", (MD, "byte_offset"),
-        descriptor(T["float32"], [DYN, 4], {"tag": L_ROW}, [buf(64)], byte_offset=65), LAYOUT,
+        descriptor(T["float32"], [DYN, 4], {"tag": L_ROW}, [buf(64)], byte_offset=65), SIZE,
         "byte_offset")
     for name, base in (("coo", coo(T["float32"], [4, 4], 3)),
                        ("csr", csr(T["float32"], [4, 5], 5)),
@@ -647,9 +646,10 @@ def statistics(add):
     for bit in (6, 7, 31):
         add("stats_mask_bit_%d" % bit, "statistics computed_mask reserved bit %d" % bit,
             (MD, "computed_mask"), st(mask=0x3F | (1 << bit)), STATS, "stats.computed_mask")
-    for v in (0x00000001, 0x80000000):
-        add("stats_reserved_0x%08X" % v, "statistics _reserved = 0x%08X" % v,
-            (MD, "Field Encoding"), st(reserved=v), STATS, "stats.reserved")
+    for v, k in ((0x00000001, 0), (0x80000000, 3)):
+        add("stats_reserved_0x%08X" % v, "statistics _reserved (u32) = 0x%08X" % v,
+            (MD, "Field Encoding"), st(reserved=v), STATS, "stats.reserved[%d]" % k,
+            "stats.reserved[0]")
     for k in range(4):
         r = [0] * 4
         r[k] = 0x01
@@ -894,8 +894,8 @@ def quantization(add):
     add("quant_per_block_scale_index_oob", "per-block scale_buffer_index 7 with 2 buffers",
         (qz("per-block-affine"), "Referenced Buffers"), with_quant(pb, scale_index=7), BT,
         "quant.scale_buffer_index")
-    add("quant_nf4_scale_index_oob", "NF4 scale_buffer_index 0xFFFFFFFF",
-        (qz("nf4"), "Validity Constraints"), with_quant(nf, scale_index=0xFFFFFFFF), BT,
+    add("quant_nf4_scale_index_oob", "NF4 scale_buffer_index 5 with 2 buffers",
+        (qz("nf4"), "Validity Constraints"), with_quant(nf, scale_index=5), BT,
         "quant.scale_buffer_index")
     add("quant_mxfp_scale_index_oob", "MXFP scale_buffer_index 2 with 2 buffers",
         (qz("mxfp"), "Validity Constraints"), with_quant(mx, scale_index=2), BT,
