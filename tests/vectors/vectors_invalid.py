@@ -15,10 +15,11 @@ expected status does not depend on the order in which a reader checks.
 import copy
 
 from hrry_encoder import (
-    DYN, F_EXT, F_SHARD, L_COL, L_COMPOSITE, L_COO, L_CSC, L_CSF, L_CSR, L_HILBERT,
-    L_MORTON, L_PAGED, L_ROW, L_STRIDED, L_TILED, T, buf, descriptor, f32, f64, type_bytes)
-from vectors_valid import (BP, DM, ET, MD, ML, QZ, coo, csf_example, csr, dense, head,
-                           lay, paged, qz, tiled_level)
+    DYN, F_EXT, F_SHARD, L_COL, L_COO, L_CSC, L_CSF, L_CSR, L_HILBERT,
+    L_MORTON, L_PAGED, L_ROW, L_STRIDED, L_TILED, T, TYPES, buf, descriptor, f32, f64)
+from vectors_valid import (BP, DM, ET, MD, ML, QZ, SCHEME_DOC, SCHEME_NAME, STORAGE, coo,
+                           csf_example, csr, dense, head, lay, paged, qz, scheme_storage,
+                           tiled_level)
 
 MAGIC = "ERR_INVALID_MAGIC"
 VER = "ERR_VERSION_MISMATCH"
@@ -789,31 +790,16 @@ def quantization(add):
                 (qz(name.replace("_", "-") + "-affine"), "Binary Encoding"),
                 with_quant(base, reserved=r), QUANT, "quant.reserved[%d]" % k,
                 "quant.reserved[0]")
-    # storage types not allowed by the scheme
-    for tname in ("float32", "float16", "bool", "int64", "uint64", "float8_e4m3", "bfloat16"):
-        add("quant_per_tensor_storage_%s" % tname, "per-tensor quantization of %s storage" % tname,
-            (qz("per-tensor-affine"), "Valid Storage Types"), pt_desc(T[tname]), QUANT)
-    for tname in ("float16", "int64", "bool"):
-        t = T[tname]
-        add("quant_per_channel_storage_%s" % tname, "per-channel quantization of %s storage"
-            % tname, (qz("per-channel-affine"), "Valid Storage Types"),
-            descriptor(t, [4, 8], {"tag": L_ROW}, [buf(type_bytes(t, 32)), buf(16)],
-                       quant=sym_pc), QUANT)
-    for tname in ("int16", "uint16", "int32", "float32", "float8_e4m3"):
-        t = T[tname]
-        add("quant_per_block_storage_%s" % tname, "per-block quantization of %s storage" % tname,
-            (qz("per-block-affine"), "Valid Storage Types"),
-            mutated(pb, type=t, buffers=[buf(type_bytes(t, 256)), buf(16)]), QUANT)
-    for tname in ("int4", "uint8", "float4_e2m1"):
-        t = T[tname]
-        add("quant_nf4_storage_%s" % tname, "NF4 quantization of %s storage" % tname,
-            (qz("nf4"), "Valid Storage Types"),
-            mutated(nf, type=t, buffers=[buf(type_bytes(t, 256)), buf(16)]), QUANT)
-    for tname in ("uint8", "uint4", "float16", "float8_e8m0", "int16", "int2"):
-        t = T[tname]
-        add("quant_mxfp_storage_%s" % tname, "MXFP quantization of %s storage" % tname,
-            (qz("mxfp"), "Valid Storage Types"),
-            mutated(mx, type=t, buffers=[buf(type_bytes(t, 128)), buf(4)]), QUANT)
+    # storage types not allowed by the scheme: every named type outside its list
+    for scheme in sorted(STORAGE):
+        for tag in sorted(TYPES):
+            tname = TYPES[tag][0]
+            if tname in STORAGE[scheme]:
+                continue
+            add("quant_storage_%s_%s" % (SCHEME_NAME[scheme], tname),
+                "%s quantization of %s storage (not allowed)" % (SCHEME_NAME[scheme], tname),
+                (qz(SCHEME_DOC[scheme]), "Valid Storage Types"), scheme_storage(scheme, tag),
+                QUANT)
     # per-tensor values
     for name, bits in (("zero", 0x00000000), ("negative_zero", 0x80000000),
                        ("inf", 0x7F800000), ("negative_inf", 0xFF800000),

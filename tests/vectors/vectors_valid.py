@@ -288,6 +288,59 @@ def devices():
     return v
 
 
+# Storage types each scheme accepts (quantization/*.md § Valid Storage Types).
+AFFINE_TYPES = ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int4", "uint4", "int2",
+                "uint2")
+STORAGE = {
+    0x01: AFFINE_TYPES,
+    0x02: AFFINE_TYPES,
+    0x03: ("int8", "uint8", "int4", "uint4", "int2", "uint2"),
+    0x04: ("uint4",),
+    0x05: ("float8_e4m3", "float8_e5m2", "float4_e2m1", "float6_e2m3", "float6_e3m2", "int8",
+           "int4"),
+}
+SCHEME_DOC = {0x01: "per-tensor-affine", 0x02: "per-channel-affine", 0x03: "per-block-affine",
+              0x04: "nf4", 0x05: "mxfp"}
+SCHEME_NAME = {0x01: "per_tensor", 0x02: "per_channel", 0x03: "per_block", 0x04: "nf4",
+               0x05: "mxfp"}
+
+
+def scheme_storage(scheme, type_tag):
+    """A valid descriptor of `scheme` over storage `type_tag`, apart from the
+    storage rule itself."""
+    if scheme == 0x01:
+        return dense(type_tag, [4], quant={"scheme": 0x01, "scale_bits": f32(0.5),
+                                           "zero_point": 0})
+    if scheme == 0x02:
+        return descriptor(type_tag, [4, 8], {"tag": L_ROW},
+                          [buf(type_bytes(type_tag, 32)), buf(16)],
+                          quant={"scheme": 0x02, "flags": 1, "axis": 0, "scale_index": 1,
+                                 "zp_index": 0xFFFFFFFF})
+    if scheme == 0x03:
+        return descriptor(type_tag, [4, 64], {"tag": L_ROW},
+                          [buf(type_bytes(type_tag, 256)), buf(16)],
+                          quant={"scheme": 0x03, "flags": 1, "axis": 1, "block_size": 32,
+                                 "scale_index": 1, "zp_index": 0xFFFFFFFF, "scale_type": 0x01})
+    if scheme == 0x04:
+        return descriptor(type_tag, [2, 128], {"tag": L_ROW},
+                          [buf(type_bytes(type_tag, 256)), buf(16)],
+                          quant={"scheme": 0x04, "axis": 1, "block_size": 64, "scale_index": 1})
+    return descriptor(type_tag, [2, 64], {"tag": L_ROW},
+                      [buf(type_bytes(type_tag, 128)), buf(4)],
+                      quant={"scheme": 0x05, "axis": 1, "block_size": 32, "scale_index": 1})
+
+
+def quant_storage():
+    v = []
+    for scheme in sorted(STORAGE):
+        for tname in STORAGE[scheme]:
+            v.append(("quant_storage_%s_%s" % (SCHEME_NAME[scheme], tname),
+                      "%s quantization of %s storage (allowed)" % (SCHEME_NAME[scheme], tname),
+                      (qz(SCHEME_DOC[scheme]), "Valid Storage Types"),
+                      scheme_storage(scheme, T[tname])))
+    return v
+
+
 def quantization():
     v = []
     add = lambda n, desc, rule, d: v.append((n, desc, rule, d))
@@ -574,6 +627,6 @@ def versions():
 
 
 def all_valid():
-    return (layouts() + element_types() + shapes() + devices() + quantization() + sections()
-            + versions())
+    return (layouts() + element_types() + shapes() + devices() + quantization()
+            + quant_storage() + sections() + versions())
 
