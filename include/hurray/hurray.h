@@ -16,6 +16,8 @@
 #include "hurray/layout.h"
 #include "hurray/quant.h"
 #include "hurray/descriptor.h"
+#include "hurray/values.h"
+#include "hurray/composite.h"
 
 #ifdef __cplusplus
 extern "C" {
