@@ -178,6 +178,17 @@ def tags(add):
         add("layout_tag_0x%02X" % tag, "layout tag 0x%02X (%s)" % (tag, kind),
             (ML, "Layout Taxonomy"), d, LAYOUT, "layout_tag",
             permissive="reject" if kind == "invalid" else "roundtrip")
+    # metadata.md § Extension Layouts: a reader that does not recognise
+    # extension_layout_id must reject unless permissive; this library knows none.
+    add("private_layout_f0", "private extension layout 0xF0, id 0x1122334455667788, 5 bytes "
+        "of opaque data: unknown to this reader", (MD, "Extension Layouts (0xF0–0xFE)"),
+        descriptor(T["float32"], [4, 4], {"tag": 0xF0, "layout_id": 0x1122334455667788,
+                                          "data": b"\x01\x02\x03\x04\x05"}, [buf(64)]),
+        LAYOUT, permissive="roundtrip")
+    add("private_layout_fe_empty_data", "private extension layout 0xFE with no opaque data: "
+        "unknown to this reader", (MD, "Extension Layouts (0xF0–0xFE)"),
+        descriptor(T["float32"], [2], {"tag": 0xFE, "layout_id": 7, "data": b""}, [buf(8)]),
+        LAYOUT, permissive="roundtrip")
     add("rank_65", "rank 65 (cap is 64)", (DM, "Rank"), dense(T["uint8"], [1] * 65), LAYOUT,
         "rank")
     add("rank_u32_max", "rank 0xFFFFFFFF (no shape bytes follow)", (DM, "Rank"),

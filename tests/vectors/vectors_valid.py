@@ -189,13 +189,6 @@ def layouts():
         "member of an enclosing partition: carries a shard section",
         (lay("composite"), "Head Descriptor"),
         head(0x01, 0x00, 2, (8, 4), shard={"parent_shape": [8, 8], "offset": [0, 4]}))
-    add("private_layout_f0", "private extension layout 0xF0, id 0x1122334455667788, "
-        "5 bytes of opaque data", (MD, "Extension Layouts (0xF0–0xFE)"),
-        descriptor(f32_, [4, 4], {"tag": 0xF0, "layout_id": 0x1122334455667788,
-                                  "data": b"\x01\x02\x03\x04\x05"}, [buf(64)]))
-    add("private_layout_fe_empty_data", "private extension layout 0xFE with no opaque data",
-        (MD, "Extension Layouts (0xF0–0xFE)"),
-        descriptor(f32_, [2], {"tag": 0xFE, "layout_id": 7, "data": b""}, [buf(8)]))
     return v
 
 
