@@ -1,5 +1,7 @@
 /* The reader: every rule open and fetch check, each with its accept side;
  * truncation at every byte; hostile lengths; lifetimes; the golden file. */
+#include <pthread.h>
+
 #include "test_file_util.h"
 
 static int setup(void **state) {
@@ -665,6 +667,71 @@ static void test_null_arguments(void **state) {
   assert_false(hurray_file_tensor_is_mapped(NULL));
 }
 
+
+/* ---- several threads on one file --------------------------------------------- */
+
+typedef struct Worker {
+  const HurrayFile *f;
+  int failures;
+} Worker;
+
+static void *worker(void *arg) {
+  Worker *w = arg;
+  for (int round = 0; round < 200; round++) {
+    for (uint64_t i = 0; i < hurray_file_tensor_count(w->f); i++) {
+      HurrayFileEntry en;
+      uint64_t idx;
+      HurrayFileTensor *t = NULL;
+      HurrayError e;
+      if (hurray_file_entry(w->f, i, &en) != HURRAY_OK ||
+          hurray_file_find(w->f, en.name, en.name_len, &idx) != HURRAY_OK || idx != i ||
+          hurray_file_tensor(w->f, i, &t, &e) != HURRAY_OK) {
+        w->failures++;
+        continue;
+      }
+      HurrayFileTensor *u = hurray_file_tensor_retain(t);
+      const void *q;
+      uint64_t n;
+      if (hurray_file_tensor_buffer(u, 0, &q, &n) != HURRAY_OK || (i == 0 && ((const uint8_t *)q)[4] != 5))
+        w->failures++;
+      hurray_file_tensor_release(&t);
+      hurray_file_tensor_release(&u);
+    }
+    const HurrayKvValue *v;
+    if (hurray_file_kv_find(w->f, "k", 1, &v) != HURRAY_OK || v->v.i64 != 7) w->failures++;
+  }
+  return NULL;
+}
+
+static void test_concurrent_readers(void **state) {
+  (void)state;
+  size_t len;
+  uint8_t *p = base_file(&len);
+  tf_store(tf_path("mt.hrry"), p, len);
+  for (int mode = 0; mode < 2; mode++) {
+    HurrayFileOpenOptions o;
+    memset(&o, 0, sizeof o);
+    o.access = (HurrayFileAccess)mode;
+    HurrayFile *f = NULL;
+    HurrayError e;
+    assert_int_equal(hurray_file_open(tf_path("mt.hrry"), &o, &f, &e), HURRAY_OK);
+    enum { T = 4 };
+    pthread_t th[T];
+    Worker w[T];
+    for (int k = 0; k < T; k++) {
+      w[k].f = f;
+      w[k].failures = 0;
+      assert_int_equal(pthread_create(&th[k], NULL, worker, &w[k]), 0);
+    }
+    for (int k = 0; k < T; k++) {
+      pthread_join(th[k], NULL);
+      assert_int_equal(w[k].failures, 0);
+    }
+    hurray_file_close(&f);
+  }
+  free(p);
+}
+
 /* ---- hash flooding ---------------------------------------------------------------- */
 
 static void test_hash_flooding_falls_back(void **state) {
@@ -798,6 +865,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_open_allocation_failures, setup, teardown),
       cmocka_unit_test_setup_teardown(test_tensors_outlive_the_file, setup, teardown),
       cmocka_unit_test_setup_teardown(test_null_arguments, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_concurrent_readers, setup, teardown),
       cmocka_unit_test_setup_teardown(test_hash_flooding_falls_back, setup, teardown),
       cmocka_unit_test(test_golden_basic),
   };
