@@ -447,7 +447,9 @@ HURRAY_API HurrayStatus hurray_file_tensor_buffer(const HurrayFileTensor *t, uin
                                                   const void **data, uint64_t *size);
 
 /* True when the buffers are views of a mapping (or of memory given to
- * hurray_file_open_memory), false when they were read into owned memory. */
+ * hurray_file_open_memory): read-only. False when they were read into a block
+ * that belongs to this tensor alone: its holders may write through the
+ * pointers (cast away const), e.g. to hand out writable arrays. */
 HURRAY_API bool hurray_file_tensor_is_mapped(const HurrayFileTensor *t);
 
 /* ---- composites ------------------------------------------------------------------- */

@@ -297,6 +297,10 @@ static HurrayStatus write_tensor(HurrayFileWriter *w, const char *name, size_t n
                         "out of memory encoding it");
   uint64_t got = 0;
   HURRAY_TRY(hurray_descriptor_encode(d, w->scratch.data, dlen, &got));
+  if (got != dlen)
+    return hurray__fail(err, HURRAY_ERR_INTERNAL, HURRAY_NO_OFFSET, "descriptor",
+                        "encoded %llu bytes, %llu announced", (unsigned long long)got,
+                        (unsigned long long)dlen);
   uint32_t nb = 0;
   HURRAY_TRY(hurray_descriptor_buffer_count(d, &nb));
 
