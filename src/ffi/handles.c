@@ -7,20 +7,44 @@
 #if HURRAY_HANDLE_CHECKS
 #include <stdatomic.h>
 
-/* 4096 slots of one address each, indexed by a multiplicative hash. */
-#define GRAVE_BITS 12u
-#define GRAVE_SLOTS (1u << GRAVE_BITS)
+/* 1024 sets of 4 addresses, a set chosen by a multiplicative hash: a
+ * destroyed handle stays remembered until four later ones land in its set. */
+#define GRAVE_SET_BITS 10u
+#define GRAVE_SETS (1u << GRAVE_SET_BITS)
+#define GRAVE_WAYS 4u
 
-static _Atomic(uintptr_t) g_grave[GRAVE_SLOTS];
+static _Atomic(uintptr_t) g_grave[GRAVE_SETS][GRAVE_WAYS];
+static atomic_uint g_grave_evict; /* round-robin victim when a set is full */
 
-static size_t grave_slot(uintptr_t p) {
+static _Atomic(uintptr_t) *grave_set(uintptr_t p) {
   uint64_t x = (uint64_t)p >> 4; /* handles are at least 16-byte aligned */
   x *= UINT64_C(0x9E3779B97F4A7C15);
-  return (size_t)(x >> (64u - GRAVE_BITS));
+  return g_grave[(size_t)(x >> (64u - GRAVE_SET_BITS))];
 }
 
 static bool grave_has(uintptr_t p) {
-  return atomic_load_explicit(&g_grave[grave_slot(p)], memory_order_acquire) == p;
+  _Atomic(uintptr_t) *set = grave_set(p);
+  for (unsigned w = 0; w < GRAVE_WAYS; w++)
+    if (atomic_load_explicit(&set[w], memory_order_acquire) == p) return true;
+  return false;
+}
+
+static void grave_add(uintptr_t p) {
+  _Atomic(uintptr_t) *set = grave_set(p);
+  for (unsigned w = 0; w < GRAVE_WAYS; w++) {
+    uintptr_t empty = 0;
+    if (atomic_compare_exchange_strong(&set[w], &empty, p)) return;
+  }
+  unsigned victim = atomic_fetch_add(&g_grave_evict, 1u) % GRAVE_WAYS;
+  atomic_store_explicit(&set[victim], p, memory_order_release);
+}
+
+static void grave_forget(uintptr_t p) {
+  _Atomic(uintptr_t) *set = grave_set(p);
+  for (unsigned w = 0; w < GRAVE_WAYS; w++) {
+    uintptr_t expected = p;
+    atomic_compare_exchange_strong(&set[w], &expected, (uintptr_t)0);
+  }
 }
 #endif
 
@@ -37,9 +61,7 @@ HurrayStatus hurray__handle_check(const void *h, uint64_t magic) {
 
 void hurray__handle_born(const void *h) {
 #if HURRAY_HANDLE_CHECKS
-  uintptr_t p = (uintptr_t)h;
-  uintptr_t expected = p;
-  atomic_compare_exchange_strong(&g_grave[grave_slot(p)], &expected, (uintptr_t)0);
+  grave_forget((uintptr_t)h);
 #else
   (void)h;
 #endif
@@ -48,8 +70,7 @@ void hurray__handle_born(const void *h) {
 void hurray__handle_bury(const void *h, uint64_t *magic_field) {
   *magic_field = HURRAY__MAGIC_DEAD;
 #if HURRAY_HANDLE_CHECKS
-  uintptr_t p = (uintptr_t)h;
-  atomic_store_explicit(&g_grave[grave_slot(p)], p, memory_order_release);
+  grave_add((uintptr_t)h);
 #else
   (void)h;
 #endif

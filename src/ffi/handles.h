@@ -11,9 +11,10 @@
  *    a remembered address again. A pointer found there is reported as
  *    HURRAY_ERR_INTERNAL without reading the memory it points to, so the
  *    check itself never touches freed memory (ASan and valgrind stay quiet).
- *    It is direct-mapped: a handle is forgotten when a later destroyed handle
- *    hashes to the same slot, or when its address is reused by a new handle
- *    (then the stale pointer and the live handle cannot be told apart).
+ *    It is 4-way set-associative (1024 sets): a handle is forgotten when four
+ *    later destroyed handles land in its set, or when its address is reused
+ *    by a new handle (then the stale pointer and the live handle cannot be
+ *    told apart).
  *
  *  - The magic field (always): a live handle of the expected kind. This
  *    catches a handle of another kind, or an object that is not a handle,
