@@ -145,9 +145,11 @@ HurrayStatus hurray_buffer_new(uint64_t byte_size, uint32_t alignment, uint32_t 
     return hurray__fail(err, HURRAY_ERR_INVALID_ARGUMENT, HURRAY_NO_OFFSET, "flags",
                         "unknown flag bits 0x%X", (unsigned)(flags & ~HURRAY_BUFFER_ZEROED));
   HURRAY_TRY(check_alignment(byte_size, alignment, err));
-  if (byte_size > (uint64_t)SIZE_MAX)
+  /* No object may be larger than PTRDIFF_MAX bytes: refuse before asking. */
+  if (byte_size > (uint64_t)PTRDIFF_MAX)
     return hurray__fail(err, HURRAY_ERR_OUT_OF_MEMORY, HURRAY_NO_OFFSET, "byte_size",
-                        "%llu bytes exceed the address space", (unsigned long long)byte_size);
+                        "%llu bytes exceed the largest possible object",
+                        (unsigned long long)byte_size);
 
   void *data = NULL;
   if (byte_size != 0) {

@@ -473,6 +473,11 @@ static void test_buffer_new_empty_and_rejects(void **state) {
   assert_string_equal(e.field, "flags");
   assert_int_equal(hurray_buffer_new(UINT64_MAX, 64, 0, &b, &e), HURRAY_ERR_OUT_OF_MEMORY);
   assert_null(b);
+  assert_string_equal(e.field, "byte_size");
+  long asked = tu_alloc_count();
+  assert_int_equal(hurray_buffer_new((uint64_t)PTRDIFF_MAX + 1u, 64, 0, &b, &e),
+                   HURRAY_ERR_OUT_OF_MEMORY);
+  assert_int_equal(tu_alloc_count(), asked); /* refused before the allocator was asked */
   assert_int_equal(tu_alloc_live(), 0);
 }
 
