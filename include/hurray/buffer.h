@@ -180,19 +180,26 @@ HURRAY_API HurrayStatus hurray_buffer_retain(HurrayBuffer *buffer);
  */
 HURRAY_API HurrayStatus hurray_buffer_destroy(HurrayBuffer *buffer);
 
-/* ---- getters (buffer borrowed, out written on success) -------------------- */
+/* ---- getters ---------------------------------------------------------------
+ * In each, `buffer` is borrowed and the out pointer (caller storage, borrowed)
+ * receives the value given at construction; nothing is written on failure. */
 
-/* The data pointer given at construction (borrowed from the buffer's owner;
- * NULL only for an empty buffer). */
+/* The data pointer: borrowed from the buffer's owner, valid while the buffer
+ * lives; NULL only for an empty buffer. */
 HURRAY_API HurrayStatus hurray_buffer_data_ptr(const HurrayBuffer *buffer, void **out_data);
+/* The declared byte size (0 = empty buffer). */
 HURRAY_API HurrayStatus hurray_buffer_byte_size(const HurrayBuffer *buffer,
                                                 uint64_t *out_byte_size);
+/* The declared alignment in bytes (a power of two). */
 HURRAY_API HurrayStatus hurray_buffer_alignment(const HurrayBuffer *buffer,
                                                 uint32_t *out_alignment);
+/* The device tag wire byte (HURRAY_DEVICE_* or private). */
 HURRAY_API HurrayStatus hurray_buffer_device_tag(const HurrayBuffer *buffer,
                                                  uint8_t *out_device_tag);
+/* The sync mode wire byte (HURRAY_SYNC_*). */
 HURRAY_API HurrayStatus hurray_buffer_sync_mode(const HurrayBuffer *buffer,
                                                 uint8_t *out_sync_mode);
+/* The memory class wire byte (HURRAY_MEMORY_* or private). */
 HURRAY_API HurrayStatus hurray_buffer_memory_class(const HurrayBuffer *buffer,
                                                    uint8_t *out_memory_class);
 
