@@ -18,6 +18,8 @@
 #include "hurray/descriptor.h"
 #include "hurray/buffer.h"
 #include "hurray/context.h"
+#include "hurray/values.h"
+#include "hurray/composite.h"
 
 #ifdef __cplusplus
 extern "C" {
