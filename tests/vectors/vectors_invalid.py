@@ -462,7 +462,7 @@ def counts(add):
     add("count_dense_2", "row-major with 2 buffers", (ML, "Buffer Table"),
         mutated(r, buffers=[buf(48), buf(48)]), BT, "buffer_count")
     add("count_dense_0", "row-major with 0 buffers", (MD, "Buffer Table"),
-        mutated(r, buffers=[]), BT, "buffer_count")
+        mutated(r, buffers=[]), LAYOUT, "buffer_count")
     c = coo(T["float32"], [4, 4], 3)
     add("count_coo_1", "COO with 1 buffer", (lay("coo"), "Buffer Table"),
         mutated(c, buffers=c["buffers"][:1]), BT, "buffer_count")
@@ -621,28 +621,28 @@ def sizes(add):
 def shards(add):
     base = dense(T["float32"], [8, 4], shard={"parent_shape": [8, 8], "offset": [0, 4]})
     add("shard_exceeds_parent", "shard offset [0, 5] + shape [8, 4] > parent [8, 8]",
-        (MD, "Shard Section"), with_section(base, "shard", offset=[0, 5]), SHARD)
+        (MD, "Shard Section"), with_section(base, "shard", offset=[0, 5]), LAYOUT)
     add("shard_exceeds_dim0", "shard offset [1, 0] + shape [8, 4] > parent [8, 4]",
         (MD, "Shard Section"), with_section(base, "shard", parent_shape=[8, 4], offset=[1, 0]),
-        SHARD)
+        LAYOUT)
     add("shard_offset_overflow", "shard offset 2^64-3 + shape 4 overflows 64 bits "
         "(parent 2^64-2)", (MD, "Shard Section"),
-        dense(T["float32"], [4], shard={"parent_shape": [DYN - 1], "offset": [DYN - 2]}), SHARD)
+        dense(T["float32"], [4], shard={"parent_shape": [DYN - 1], "offset": [DYN - 2]}), LAYOUT)
     add("shard_parent_dynamic", "shard parent_shape[0] is the dynamic sentinel",
         (DM, "Dynamic Dimensions"), with_section(base, "shard", parent_shape=[DYN, 8]), SHARD,
         "shard.parent_shape[0]")
     add("shard_offset_dynamic", "shard offset[0] is the dynamic sentinel",
-        (DM, "Dynamic Dimensions"), with_section(base, "shard", offset=[DYN, 4]), SHARD,
+        (DM, "Dynamic Dimensions"), with_section(base, "shard", offset=[DYN, 4]), LAYOUT,
         "shard.offset[0]")
     add("shard_shape_dynamic", "sharded tensor whose own shape[0] is dynamic",
         (DM, "Dynamic Dimensions"),
         descriptor(T["float32"], [DYN, 4], {"tag": L_ROW}, [buf(1024)],
-                   shard={"parent_shape": [8, 8], "offset": [0, 0]}), SHARD)
+                   shard={"parent_shape": [8, 8], "offset": [0, 0]}), LAYOUT)
     add("shard_on_csf", "CSF tensor with a shard section", (lay("csf"), "Sharding"),
-        mutated(csf_example(), shard={"parent_shape": [4, 3, 4], "offset": [2, 0, 0]}), SHARD)
+        mutated(csf_example(), shard={"parent_shape": [4, 3, 4], "offset": [2, 0, 0]}), LAYOUT)
     add("shard_on_block_paged", "block-paged tensor with a shard section",
         (lay("block-paged"), "Sharding"),
-        mutated(paged(), shard={"parent_shape": [18, 2, 8], "offset": [9, 0, 0]}), SHARD)
+        mutated(paged(), shard={"parent_shape": [18, 2, 8], "offset": [9, 0, 0]}), LAYOUT)
 
 
 def statistics(add):
@@ -657,16 +657,16 @@ def statistics(add):
 
     for bit in (6, 7, 31):
         add("stats_mask_bit_%d" % bit, "statistics computed_mask reserved bit %d" % bit,
-            (MD, "computed_mask"), st(mask=0x3F | (1 << bit)), STATS, "stats.computed_mask")
+            (MD, "computed_mask"), st(mask=0x3F | (1 << bit)), LAYOUT, "stats.computed_mask")
     for v, k in ((0x00000001, 0), (0x80000000, 3)):
         add("stats_reserved_0x%08X" % v, "statistics _reserved (u32) = 0x%08X" % v,
-            (MD, "Field Encoding"), st(reserved=v), STATS, "stats.reserved[%d]" % k,
+            (MD, "Field Encoding"), st(reserved=v), LAYOUT, "stats.reserved[%d]" % k,
             "stats.reserved[0]")
     for k in range(4):
         r = [0] * 4
         r[k] = 0x01
         add("stats_reserved2_%d" % k, "statistics _reserved2[%d] = 1" % k,
-            (MD, "Field Encoding"), st(reserved2=r), STATS, "stats.reserved2[%d]" % k,
+            (MD, "Field Encoding"), st(reserved2=r), LAYOUT, "stats.reserved2[%d]" % k,
             "stats.reserved2[0]")
     add("stats_nm_n_gt_m", "N:M sparsity 3:2 (n > m)", (MD, "Field Encoding"),
         st(nm_n=3, nm_m=2), STATS)
@@ -699,11 +699,11 @@ def extension(add):
         return with_section(base, "ext", **kw)
 
     add("ext_flag_on_named_type", "HAS_EXTENSION_TYPE with its section on a float32 tensor",
-        (MD, "Flags"), dense(T["float32"], [4], ext=e16), TYPE)
+        (MD, "Flags"), dense(T["float32"], [4], ext=e16), LAYOUT)
     add("ext_private_type_without_flag", "private type 0xF0 without the extension section",
-        (MD, "Extension Type Section"), descriptor(0xF0, [4], {"tag": L_ROW}, [buf(8)]), TYPE)
+        (MD, "Extension Type Section"), descriptor(0xF0, [4], {"tag": L_ROW}, [buf(8)]), LAYOUT)
     add("ext_private_type_0xFE_without_flag", "private type 0xFE without the extension section",
-        (MD, "Extension Type Section"), descriptor(0xFE, [4], {"tag": L_ROW}, [buf(8)]), TYPE)
+        (MD, "Extension Type Section"), descriptor(0xFE, [4], {"tag": L_ROW}, [buf(8)]), LAYOUT)
     add("ext_flag_without_section", "private type 0xF0 with HAS_EXTENSION_TYPE but the "
         "descriptor ends before the section", (MD, "Extension Type Section"),
         descriptor(0xF0, [4], {"tag": L_ROW}, [buf(8)], flags_extra=F_EXT), LAYOUT)
@@ -712,21 +712,21 @@ def extension(add):
             (MD, "Extension Type Section"),
             ex(bit_width=bw, packing_factor=pf, is_float=0, sign_bits=0, exponent_bits=0,
                mantissa_bits=0, exponent_bias=0, has_nan=0, has_inf=0),
-            TYPE, "ext.bit_width")
+            LAYOUT, "ext.bit_width")
     for bw, pf in ((4, 4), (16, 2), (8, 0), (1, 1), (2, 8)):
         add("ext_packing_bw%d_pf%d" % (bw, pf), "extension bit_width %d with packing_factor %d"
             % (bw, pf), (MD, "Extension Type Section"),
             ex(bit_width=bw, packing_factor=pf, is_float=0, sign_bits=0, exponent_bits=0,
                mantissa_bits=0, exponent_bias=0, has_nan=0, has_inf=0),
-            TYPE, "ext.packing_factor")
+            LAYOUT, "ext.packing_factor")
     for k in range(2):
         r = [0, 0]
         r[k] = 1
         add("ext_reserved_%d" % k, "extension _reserved[%d] = 1" % k,
-            (MD, "Extension Type Section"), ex(reserved=r), TYPE, "ext.reserved[%d]" % k,
+            (MD, "Extension Type Section"), ex(reserved=r), LAYOUT, "ext.reserved[%d]" % k,
             "ext.reserved[0]")
         add("ext_reserved2_%d" % k, "extension _reserved2[%d] = 1" % k,
-            (MD, "Extension Type Section"), ex(reserved2=r), TYPE, "ext.reserved2[%d]" % k,
+            (MD, "Extension Type Section"), ex(reserved2=r), LAYOUT, "ext.reserved2[%d]" % k,
             "ext.reserved2[0]")
     add("ext_float_signed", "extension float type with is_signed 1",
         (MD, "Extension Type Section"), ex(is_signed=1), TYPE, "ext.is_signed")
