@@ -15,8 +15,9 @@
 #      --only-binary=:all: and CC=false (no compiler, no download), and
 #      tests/packaging/smoke.py runs there from outside the source tree.
 # --full            also installs pytest, hypothesis, numpy, scipy and ml_dtypes from PyPI
-#                   into that environment and runs tests/python against the installed
-#                   wheel.
+#                   into that environment and runs the [tool.cibuildwheel] test step
+#                   there (test-sources copied to an empty folder, then test-command:
+#                   the smoke check and tests/python against the installed wheel).
 # --sdist-isolated  also builds a wheel from the sdist in a venv that has only pip, with
 #                   build isolation (scikit-build-core, and cmake/ninja when the system
 #                   lacks them, come from PyPI), and smoke-checks it.
@@ -165,11 +166,43 @@ if [ "$full" = 1 ]; then
   logged "$OUT/venv-test-deps.log" "$VENV/bin/python" -m pip install \
     pytest hypothesis numpy scipy ml_dtypes ||
     fail "installing the test dependencies from PyPI (log: $OUT/venv-test-deps.log)"
-  where=$("$VENV/bin/python" -I -c "import hurray; print(hurray.__file__)")
-  case "$where" in "$VENV"/*) ;; *) fail "hurray resolves to $where, not the venv" ;; esac
-  (cd "$ROOT" && "$VENV/bin/python" -m pytest tests/python -q -p no:cacheprovider) ||
-    fail "tests/python against the installed wheel"
-  ok "tests/python passed against the wheel installed in the clean venv"
+  # Run the test step the way cibuildwheel does: [tool.cibuildwheel] test-sources
+  # copied into an empty folder, test-command run there with the venv's python.
+  spec=$("$TOOLS/bin/python" - <<'PYEOF'
+try:
+    import tomllib
+except ImportError:  # Python 3.10: scikit-build-core brings tomli
+    import tomli as tomllib
+with open("pyproject.toml", "rb") as f:
+    cfg = tomllib.load(f)["tool"]["cibuildwheel"]
+for src in cfg["test-sources"]:
+    print("S", src)
+cmds = cfg["test-command"]
+for cmd in [cmds] if isinstance(cmds, str) else cmds:
+    print("C", cmd)
+PYEOF
+  ) || fail "reading [tool.cibuildwheel] from pyproject.toml"
+  TCWD=$OUT/test-cwd
+  rm -rf "$TCWD"
+  mkdir -p "$TCWD"
+  cmds=()
+  while read -r kind rest; do
+    case "$kind" in
+      S) mkdir -p "$TCWD/$(dirname "$rest")" && cp -R "$rest" "$TCWD/$rest" ;;
+      C) cmds+=("$rest") ;;
+    esac
+  done <<<"$spec"
+  [ ${#cmds[@]} -gt 0 ] || fail "no test-command in [tool.cibuildwheel]"
+  if [ -f ../shared/golden/manifest.json ]; then
+    HURRAY_GOLDEN_DIR=$(cd ../shared/golden && pwd)
+    export HURRAY_GOLDEN_DIR
+  fi
+  for cmd in "${cmds[@]}"; do
+    echo "-- (test-cwd) $cmd"
+    (cd "$TCWD" && PATH="$VENV/bin:$PATH" sh -c "$cmd") ||
+      fail "cibuildwheel test-command '$cmd' against the installed wheel"
+  done
+  ok "[tool.cibuildwheel] test-command passed against the wheel in the clean venv"
 fi
 
 echo "packaging: $passed passed, 0 failed"
