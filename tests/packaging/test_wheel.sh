@@ -23,13 +23,17 @@
 #                   lacks them, come from PyPI), and smoke-checks it.
 #
 # Outputs stay under build/packaging/ (dist/, wheelhouse/, sdist/, venv/, logs).
-# Environment: PYTHON (default python3), JOBS (parallel compile jobs).
+# Environment: PYTHON (default python3; it needs scikit-build-core, as for
+# scripts/python_tests.sh), JOBS (parallel compile jobs), HURRAY_WHEEL_BUILD_DIR (the
+# CMake build folder of step 1, default build/python: set another one when PYTHON is
+# not the interpreter scripts/python_tests.sh builds for).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
 PY=${PYTHON:-python3}
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 OUT=$ROOT/build/packaging
+BUILD_DIR=${HURRAY_WHEEL_BUILD_DIR:-build/python}
 
 full=0
 isolated=0
@@ -96,7 +100,7 @@ repair() {
 
 # 1. the wheel from this tree
 CMAKE_BUILD_PARALLEL_LEVEL=$JOBS logged "$OUT/wheel.log" "$PY" -m pip wheel \
-  --no-build-isolation --no-deps -Cbuild-dir=build/python -w "$OUT/dist" . ||
+  --no-build-isolation --no-deps --config-settings=build-dir="$BUILD_DIR" -w "$OUT/dist" . ||
   fail "pip wheel . (log: $OUT/wheel.log)"
 whl=$(only_file "$OUT/dist/hurray-$version-*.whl") || fail "pip wheel . made no single wheel"
 ok "pip wheel . -> $(basename "$whl")"
@@ -121,7 +125,7 @@ ok "sdist $(basename "$sdist"): $(tar tzf "$sdist" | wc -l | tr -d ' ') files, c
 # 4. a wheel from the sdist, compiled from scratch
 rm -rf "$OUT/sdist-build"
 CMAKE_BUILD_PARALLEL_LEVEL=$JOBS logged "$OUT/wheel-from-sdist.log" "$PY" -m pip wheel \
-  --no-build-isolation --no-deps -Cbuild-dir="$OUT/sdist-build" -w "$OUT/from-sdist" \
+  --no-build-isolation --no-deps --config-settings=build-dir="$OUT/sdist-build" -w "$OUT/from-sdist" \
   "$sdist" || fail "wheel from the sdist (log: $OUT/wheel-from-sdist.log)"
 swhl=$(only_file "$OUT/from-sdist/hurray-$version-*.whl") || fail "no wheel from the sdist"
 sfixed=$(repair "$swhl" "$OUT/wheelhouse-sdist" "$OUT/auditwheel-sdist.log") ||
