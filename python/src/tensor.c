@@ -237,6 +237,14 @@ PyObject *hpy_tensor_build(HpyState *st, uint8_t type_tag, uint32_t rank,
                            const uint64_t *shape, const HurrayLayout *layout,
                            uint64_t byte_offset, PyObject *device, HpyBuffer *bufs,
                            uint32_t nbuf, const char *context) {
+  return hpy_tensor_build_ex(st, type_tag, rank, shape, layout, byte_offset, device, bufs, nbuf,
+                             NULL, context);
+}
+
+PyObject *hpy_tensor_build_ex(HpyState *st, uint8_t type_tag, uint32_t rank,
+                              const uint64_t *shape, const HurrayLayout *layout,
+                              uint64_t byte_offset, PyObject *device, HpyBuffer *bufs,
+                              uint32_t nbuf, const HpySections *sec, const char *context) {
   HpyDevice *dev = (HpyDevice *)device;
   HurrayBufferHandle handles_small[4];
   HurrayBufferHandle *handles = handles_small;
@@ -277,12 +285,20 @@ PyObject *hpy_tensor_build(HpyState *st, uint8_t type_tag, uint32_t rank,
   }
   f.buffer_count = nbuf;
   f.buffers = handles;
+  uint32_t options = HURRAY_DECODE_STRICT;
+  if (sec != NULL) {
+    f.quantization = sec->quantization;
+    f.shard = sec->shard;
+    f.statistics = sec->statistics;
+    f.composite_member = sec->member;
+    options = sec->options;
+  }
   dtype = hpy_dtype_from_tag(st, type_tag);
   if (dtype == NULL) goto fail;
   HurrayDescriptor *desc = NULL;
   HurrayError err;
   hurray_error_clear(&err);
-  HurrayStatus rc = hurray_descriptor_from_fields(&f, HURRAY_DECODE_STRICT, &desc, &err);
+  HurrayStatus rc = hurray_descriptor_from_fields(&f, options, &desc, &err);
   if (handles != handles_small) PyMem_Free(handles);
   handles = handles_small;
   if (rc != HURRAY_OK) {
@@ -333,16 +349,85 @@ fail:
   return NULL;
 }
 
+/* The layout= argument: row-major when None; InvalidDescriptorError from the
+ * shape tier, which runs before any buffer is touched. */
+static int layout_arg(HpyState *st, PyObject *layout, uint32_t rank, const uint64_t *shape,
+                      HurrayLayout *out) {
+  memset(out, 0, sizeof *out);
+  out->tag = HURRAY_LAYOUT_ROW_MAJOR;
+  if (layout == Py_None) return 0;
+  if (!hpy_layout_check(st, layout)) {
+    PyErr_Format(PyExc_TypeError,
+                 "Tensor: layout must be a hurray.Layout instance (e.g. hurray.CsrLayout(nnz=4)), "
+                 "not %.100s%s",
+                 Py_TYPE(layout)->tp_name,
+                 PyUnicode_Check(layout) ? "; a string cannot carry nnz, strides or page sizes"
+                                         : "");
+    return -1;
+  }
+  if (((HpyLayout *)layout)->lay.tag == HURRAY_LAYOUT_COMPOSITE) {
+    hpy_raise(st->UnsupportedError,
+              "Tensor: a composite layout cannot be given to hurray.Tensor: a composite head owns "
+              "no buffers, which this class cannot represent; use hurray.Composite");
+    return -1;
+  }
+  if (hpy_layout_validate_shape(st, layout, rank, shape, "Tensor") < 0) return -1;
+  return hpy_layout_for_rank(st, layout, rank, out, "Tensor");
+}
+
+/* quantization=, statistics=, shard= into sec. TypeError for the wrong class. */
+static int sections_arg(HpyState *st, PyObject *quant, PyObject *stats, PyObject *shard,
+                        uint32_t rank, HpySections *sec) {
+  if (quant != Py_None) {
+    if (!hpy_quant_check_type(st, quant)) {
+      PyErr_Format(PyExc_TypeError,
+                   "Tensor: quantization must be PerTensorAffine, PerChannelAffine, "
+                   "PerBlockAffine, NF4, MXFP or OpaqueQuantization, not %.100s",
+                   Py_TYPE(quant)->tp_name);
+      return -1;
+    }
+    sec->quantization = &((HpyQuant *)quant)->q;
+    HurrayTagKind k = hurray_quant_scheme_kind(sec->quantization->scheme);
+    if (k == HURRAY_TAG_RESERVED || k == HURRAY_TAG_UNASSIGNED)
+      sec->options |= HURRAY_DECODE_PERMISSIVE; /* relayed, uninterpreted */
+  }
+  if (stats != Py_None) {
+    if (!Py_IS_TYPE(stats, st->StatisticsType)) {
+      PyErr_Format(PyExc_TypeError, "Tensor: statistics must be a hurray.Statistics, not %.100s",
+                   Py_TYPE(stats)->tp_name);
+      return -1;
+    }
+    sec->statistics = &((HpyStatistics *)stats)->s;
+  }
+  if (shard != Py_None) {
+    if (!Py_IS_TYPE(shard, st->ShardType)) {
+      PyErr_Format(PyExc_TypeError, "Tensor: shard must be a hurray.Shard, not %.100s",
+                   Py_TYPE(shard)->tp_name);
+      return -1;
+    }
+    const HpyShard *sh = (const HpyShard *)shard;
+    if (sh->rank != rank) {
+      hpy_raise(st->InvalidDescriptorError,
+                "Tensor: the shard has %u dimensions, the tensor %u", (unsigned)sh->rank,
+                (unsigned)rank);
+      return -1;
+    }
+    sec->shard = &sh->shard;
+  }
+  return 0;
+}
+
 static PyObject *tensor_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
   HpyState *st = hpy_state_of_type(type);
-  static char *kwlist[] = {"buffer", "dtype", "shape", "device", "aux_buffers", "layout",
-                           "quantization", "statistics", "shard", "copy", NULL};
+  static char *kwlist[] = {"buffer",     "dtype", "shape",       "device", "aux_buffers",
+                           "layout",     "quantization", "statistics", "shard", "byte_offset",
+                           "copy",       NULL};
   PyObject *buffer, *dtobj, *shapeobj, *device = Py_None, *aux = Py_None, *layout = Py_None,
                                                 *quant = Py_None, *stats = Py_None,
-                                                *shard = Py_None, *copyobj = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|O$OOOOOO:Tensor", kwlist, &buffer,
-                                   &dtobj, &shapeobj, &device, &aux, &layout, &quant, &stats,
-                                   &shard, &copyobj))
+                                                *shard = Py_None, *boff = NULL, *copyobj = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|O$OOOOOOO:Tensor", kwlist, &buffer, &dtobj,
+                                   &shapeobj, &device, &aux, &layout, &quant, &stats, &shard,
+                                   &boff, &copyobj))
     return NULL;
   const char *ctx = "Tensor";
   uint8_t tag;
@@ -358,12 +443,33 @@ static PyObject *tensor_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
   }
   int copy;
   if (hpy_parse_copy(copyobj, &copy) < 0) return NULL;
-  if (layout != Py_None || quant != Py_None || stats != Py_None || shard != Py_None) {
-    return hpy_raise(st->UnsupportedError,
-                     "Tensor: layout=, quantization=, statistics= and shard= authoring is "
-                     "not available in this build yet");
+  HurrayLayout lay;
+  if (layout_arg(st, layout, rank, shape, &lay) < 0) return NULL;
+  HpySections sec;
+  memset(&sec, 0, sizeof sec);
+  sec.options = hpy_layout_options(lay.tag);
+  if (sections_arg(st, quant, stats, shard, rank, &sec) < 0) return NULL;
+  uint64_t byte_offset = 0;
+  if (boff != NULL && boff != Py_None) {
+    if (PyBool_Check(boff) || !PyIndex_Check(boff))
+      return PyErr_Format(PyExc_TypeError, "Tensor: byte_offset must be an int, not %.100s",
+                          Py_TYPE(boff)->tp_name);
+    PyObject *v = PyNumber_Index(boff);
+    if (v == NULL) return NULL;
+    byte_offset = PyLong_AsUnsignedLongLong(v);
+    Py_DECREF(v);
+    if (byte_offset == (uint64_t)-1 && PyErr_Occurred()) {
+      PyErr_Clear();
+      return hpy_raise(st->InvalidDescriptorError,
+                       "Tensor: byte_offset must be in [0, 2**64), got %R", boff);
+    }
   }
   bool host = ((HpyDevice *)device)->tag == HURRAY_DEVICE_CPU;
+  /* An unknown layout keeps the buffer table inside its raw bytes (what a
+   * permissive decode can do without the payload's length), so the tensor
+   * declares no buffers of its own. */
+  HurrayTagKind lk = hurray_layout_tag_kind(lay.tag);
+  bool opaque = lk == HURRAY_TAG_RESERVED || lk == HURRAY_TAG_UNASSIGNED;
   Py_ssize_t naux = 0;
   PyObject *auxseq = NULL;
   if (aux != Py_None) {
@@ -377,6 +483,26 @@ static PyObject *tensor_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     }
   }
   uint32_t nbuf = (uint32_t)naux + 1;
+  if (opaque) {
+    bool empty = buffer == Py_None && naux == 0;
+    if (!empty && buffer != Py_None && naux == 0) {
+      Py_buffer v;
+      if (PyObject_GetBuffer(buffer, &v, PyBUF_SIMPLE) == 0) {
+        empty = v.len == 0;
+        PyBuffer_Release(&v);
+      } else {
+        PyErr_Clear();
+      }
+    }
+    Py_XDECREF(auxseq);
+    if (!empty)
+      return hpy_raise(st->InvalidDescriptorError,
+                       "Tensor: an UnknownLayout carries the buffer table inside its raw bytes, "
+                       "so the tensor declares no buffers: pass buffer=None (or b\"\") and no "
+                       "aux_buffers");
+    return hpy_tensor_build_ex(st, tag, rank, shape, &lay, byte_offset, device, NULL, 0, &sec,
+                               ctx);
+  }
   HpyBuffer *bufs = PyMem_Calloc(nbuf, sizeof(HpyBuffer));
   if (bufs == NULL) {
     Py_XDECREF(auxseq);
@@ -392,20 +518,11 @@ static PyObject *tensor_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
       goto done;
     got = i + 1;
   }
-  /* The element buffer of a dense row-major tensor must hold every element. */
-  uint64_t count, need;
-  if (hpy_element_count(rank, shape, &count) &&
-      hurray_dtype_info(tag) != NULL &&
-      hurray_buffer_size_bytes(tag, count, &need) == HURRAY_OK && bufs[0].size < need) {
-    const HurrayDtypeInfo *info = hurray_dtype_info(tag);
-    hpy_raise(st->BufferError,
-              "Tensor: buffer 0 holds %llu bytes but %llu elements of %s need %llu",
-              (unsigned long long)bufs[0].size, (unsigned long long)count, info->name,
-              (unsigned long long)need);
-    goto done;
-  }
-  result = hpy_tensor_build(st, tag, rank, shape, NULL, 0, device, bufs, nbuf, ctx);
-  got = 0; /* moved or released by hpy_tensor_build */
+  result =
+      hpy_tensor_build_ex(st, tag, rank, shape, &lay, byte_offset, device, bufs, nbuf, &sec, ctx);
+  got = 0; /* moved or released by hpy_tensor_build_ex */
+  if (result != NULL && hpy_tensor_validate_index_buffers(st, (HpyTensor *)result, ctx) < 0)
+    Py_CLEAR(result);
 done:
   for (uint32_t i = 0; i < got; i++) hpy_buffer_release(&bufs[i]);
   PyMem_Free(bufs);
@@ -611,6 +728,20 @@ static PyGetSetDef tensor_getset[] = {
      "Transposed view of a rank-2 tensor (no copy); ValueError for any other rank.", NULL},
     {"__array_interface__", hpy_tensor_array_interface, NULL,
      "NumPy array interface (v3) of a dense, host, Tier 1 tensor.", NULL},
+    {"nnz", hpy_tensor_nnz, NULL,
+     "Stored element count of a COO, CSR, CSC or CSF tensor (AttributeError otherwise).", NULL},
+    {"values", hpy_tensor_values, NULL,
+     "1-D view of the stored values of a sparse tensor (AttributeError otherwise).", NULL},
+    {"indices", hpy_tensor_indices, NULL,
+     "[nnz, rank] uint64 view of a COO tensor's coordinates (AttributeError otherwise).", NULL},
+    {"col_indices", hpy_tensor_col_indices, NULL,
+     "uint64 view of a CSR tensor's column indices (AttributeError otherwise).", NULL},
+    {"row_ptr", hpy_tensor_row_ptr, NULL,
+     "uint64 view of a CSR tensor's row pointers (AttributeError otherwise).", NULL},
+    {"row_indices", hpy_tensor_row_indices, NULL,
+     "uint64 view of a CSC tensor's row indices (AttributeError otherwise).", NULL},
+    {"col_ptr", hpy_tensor_col_ptr, NULL,
+     "uint64 view of a CSC tensor's column pointers (AttributeError otherwise).", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -629,6 +760,9 @@ static PyMethodDef tensor_methods[] = {
      "__dlpack_device__(self)\n--\n\n(DLDeviceType, device_id) of the tensor."},
     {"to_torch", hpy_tensor_to_torch, METH_NOARGS,
      "to_torch(self)\n--\n\nA torch.Tensor sharing this tensor's memory (through DLPack)."},
+    {"to_scipy", hpy_tensor_to_scipy, METH_NOARGS,
+     "to_scipy(self)\n--\n\nThe scipy.sparse matrix of a CSR, CSC or COO tensor, sharing "
+     "its memory where SciPy's layout allows (AttributeError for other layouts)."},
     {"__reduce__", tm_reduce, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL},
 };
@@ -700,13 +834,16 @@ static void tensor_dealloc(PyObject *s) {
 static PyType_Slot tensor_slots[] = {
     {Py_tp_doc,
      "Tensor(buffer, dtype, shape, device=None, *, aux_buffers=None, layout=None, "
-     "quantization=None, statistics=None, shard=None, copy=None)\n--\n\n"
+     "quantization=None, statistics=None, shard=None, byte_offset=0, copy=None)\n--\n\n"
      "A Hurray tensor: a descriptor and the buffers it describes.\n\n"
      "`buffer` (and each of `aux_buffers`) is any C-contiguous buffer-protocol object. "
      "It is borrowed when its address meets the 64-byte floor (MIN_BUFFER_ALIGNMENT) and "
      "copied into owned aligned memory otherwise (copy=None); copy=True always copies, "
      "copy=False never does and raises hurray.BufferError for a misaligned buffer. A "
-     "dynamic dimension is spelled None in `shape`."},
+     "dynamic dimension is spelled None in `shape`.\n\n`layout` is a hurray.Layout "
+     "(row-major when omitted); the layout is a declaration and the buffers are evidence: "
+     "the shape tier and the buffer-count tier raise InvalidDescriptorError, an undersized "
+     "buffer hurray.BufferError. Nothing is inferred or corrected."},
     {Py_tp_new, tensor_new},
     {Py_tp_repr, tensor_repr},
     {Py_tp_str, tensor_str},
