@@ -146,7 +146,7 @@ _HINT = {
 }
 
 
-def from_scipy(matrix, *, copy=None):
+def from_scipy(matrix, /, *, copy=None):
     """from_scipy(matrix, /, *, copy=None)
 
     A hurray.Tensor from a scipy.sparse matrix or array in CSR, CSC or COO

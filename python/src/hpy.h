@@ -93,6 +93,21 @@ PyObject *hpy_exception_for(HpyState *st, HurrayStatus status);
 PyObject *hpy_raise_status(HpyState *st, HurrayStatus status, const HurrayError *err,
                            const char *context);
 
+/* Two uppercase hex digits of a byte, for messages and reprs
+ * (PyUnicode_FromFormat has no %X): "0x%s" with hpy_hex(tag, buf). */
+typedef struct { char s[3]; } HpyHex;
+static inline HpyHex hpy_hex(uint8_t v) {
+  static const char d[] = "0123456789ABCDEF";
+  HpyHex h = {{d[v >> 4], d[v & 15], '\0'}};
+  return h;
+}
+
+/* A format rule the binding checks itself (an array length the C library
+ * cannot see): raised through hpy_raise_status with a detail carrying
+ * `status` and `field` (offset unknown). printf-style `fmt`. Returns NULL. */
+PyObject *hpy_raise_rule(HpyState *st, HurrayStatus status, const char *field,
+                         const char *context, const char *fmt, ...);
+
 /* Raise `exc` with a formatted message; returns NULL. */
 PyObject *hpy_raise(PyObject *exc, const char *fmt, ...);
 

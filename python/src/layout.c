@@ -332,9 +332,10 @@ int hpy_layout_for_rank(HpyState *st, PyObject *obj, uint32_t rank, HurrayLayout
                         const char *context) {
   const HpyLayout *l = L(obj);
   if (hpy_layout_has_arrays(l->lay.tag) && l->n != rank) {
-    hpy_raise(st->InvalidDescriptorError,
-              "%s: %s has %u %s, but the tensor has rank %u (one per dimension)", context,
-              Py_TYPE(obj)->tp_name, (unsigned)l->n, array_name(l->lay.tag), (unsigned)rank);
+    hpy_raise_rule(st, HURRAY_ERR_INVALID_LAYOUT, "rank", context,
+                   "%s has %u %s, but the tensor has rank %u (one per dimension)",
+                   Py_TYPE(obj)->tp_name, (unsigned)l->n, array_name(l->lay.tag),
+                   (unsigned)rank);
     return -1;
   }
   *out = l->lay;
@@ -409,7 +410,7 @@ static PyObject *lm_validate_against_shape(PyObject *s, PyObject *shape_obj) {
 }
 
 static PyObject *layout_repr(PyObject *s) {
-  return PyUnicode_FromFormat("Layout(tag=0x%02X, name='%s')", (unsigned)L(s)->lay.tag,
+  return PyUnicode_FromFormat("Layout(tag=0x%s, name='%s')", hpy_hex(L(s)->lay.tag).s,
                               hpy_layout_name(L(s)->lay.tag));
 }
 

@@ -325,6 +325,12 @@ static PyObject *tiled_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
   levels[0].tile_shape = tile;
   levels[0].outer_layout = outer;
   levels[0].inner_layout = inner;
+  if (os_o != Py_None && outer != HURRAY_LAYOUT_STRIDED)
+    return hpy_raise(st->InvalidDescriptorError,
+                     "%s: outer_strides are given only when outer_layout is 'strided'", ctx);
+  if (is_o != Py_None && inner != HURRAY_LAYOUT_STRIDED)
+    return hpy_raise(st->InvalidDescriptorError,
+                     "%s: inner_strides are given only when inner_layout is 'strided'", ctx);
   if (os_o != Py_None) {
     if (int_array(st, os_o, ctx, "outer_strides", ARR_I64, ostr, &m) < 0) return NULL;
     if (m != n)
@@ -974,8 +980,8 @@ static PyObject *private_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
   if (tag_arg(st, tag_o, ctx, &l.tag) < 0) return NULL;
   if (hurray_layout_tag_kind(l.tag) != HURRAY_TAG_PRIVATE)
     return hpy_raise(st->InvalidDescriptorError,
-                     "%s: tag 0x%02X is not in the private range 0xF0-0xFE", ctx,
-                     (unsigned)l.tag);
+                     "%s: tag 0x%s is not in the private range 0xF0-0xFE", ctx,
+                     hpy_hex(l.tag).s);
   if (u64_arg(st, id_o, ctx, "extension_layout_id", UINT64_MAX, &l.u.private_ext.layout_id) < 0)
     return NULL;
   uint8_t *data;
@@ -999,8 +1005,8 @@ static PyObject *private_data(PyObject *s, void *c) {
 static PyObject *private_repr(PyObject *s) {
   const HurrayLayout *l = &L(s)->lay;
   return PyUnicode_FromFormat(
-      "PrivateExtensionLayout(tag=0x%02X, extension_layout_id=%llu, extension_data=%u bytes)",
-      (unsigned)l->tag, (unsigned long long)l->u.private_ext.layout_id,
+      "PrivateExtensionLayout(tag=0x%s, extension_layout_id=%llu, extension_data=%u bytes)",
+      hpy_hex(l->tag).s, (unsigned long long)l->u.private_ext.layout_id,
       (unsigned)l->u.private_ext.data_len);
 }
 
@@ -1035,17 +1041,17 @@ static PyObject *unknown_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
   switch (hurray_layout_tag_kind(l.tag)) {
     case HURRAY_TAG_NAMED:
       return PyErr_Format(PyExc_ValueError,
-                          "%s: tag 0x%02X is the %s layout, not an unknown one; use hurray.%s",
-                          ctx, (unsigned)l.tag, hpy_layout_name(l.tag), class_for_named(l.tag));
+                          "%s: tag 0x%s is the %s layout, not an unknown one; use hurray.%s",
+                          ctx, hpy_hex(l.tag).s, hpy_layout_name(l.tag), class_for_named(l.tag));
     case HURRAY_TAG_PRIVATE:
       return PyErr_Format(PyExc_ValueError,
-                          "%s: tag 0x%02X is a private layout; use "
+                          "%s: tag 0x%s is a private layout; use "
                           "hurray.PrivateExtensionLayout, which carries its extension id",
-                          ctx, (unsigned)l.tag);
+                          ctx, hpy_hex(l.tag).s);
     case HURRAY_TAG_INVALID:
       return hpy_raise(st->InvalidDescriptorError,
-                       "%s: tag 0x%02X is invalid in every version of the format", ctx,
-                       (unsigned)l.tag);
+                       "%s: tag 0x%s is invalid in every version of the format", ctx,
+                       hpy_hex(l.tag).s);
     default:
       break;
   }
@@ -1062,8 +1068,8 @@ static PyObject *unknown_raw(PyObject *s, void *c) {
   return PyBytes_FromStringAndSize((const char *)l->u.opaque.bytes, (Py_ssize_t)l->u.opaque.len);
 }
 static PyObject *unknown_repr(PyObject *s) {
-  return PyUnicode_FromFormat("UnknownLayout(tag=0x%02X, raw_bytes=%u bytes)",
-                              (unsigned)L(s)->lay.tag, (unsigned)L(s)->lay.u.opaque.len);
+  return PyUnicode_FromFormat("UnknownLayout(tag=0x%s, raw_bytes=%u bytes)",
+                              hpy_hex(L(s)->lay.tag).s, (unsigned)L(s)->lay.u.opaque.len);
 }
 
 /* ---- the type table -------------------------------------------------------------------- */

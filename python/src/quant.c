@@ -306,8 +306,8 @@ static PyObject *opaque_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     hpy_raise_status(st, rc, &err, "OpaqueQuantization");
   } else if (class_index(q.scheme) != OPAQUE_INDEX) {
     PyErr_Format(PyExc_ValueError,
-                 "OpaqueQuantization: scheme 0x%02X is %s; use hurray.decode_quantization",
-                 (unsigned)q.scheme, hurray_quant_scheme_name(q.scheme));
+                 "OpaqueQuantization: scheme 0x%s is %s; use hurray.decode_quantization",
+                 hpy_hex(q.scheme).s, hurray_quant_scheme_name(q.scheme));
   } else {
     r = quant_wrap(st, &q);
   }
@@ -413,10 +413,6 @@ static PyObject *qg_zp_index(PyObject *s, void *c) {
   uint32_t z = f_zp_index(&Q(s)->q);
   if (z == HURRAY_QUANT_NO_BUFFER) Py_RETURN_NONE;
   return PyLong_FromUnsignedLong(z);
-}
-static PyObject *qg_symmetric(PyObject *s, void *c) {
-  (void)c;
-  return PyBool_FromLong((Q(s)->q.flags & HURRAY_QUANT_FLAG_SYMMETRIC) != 0);
 }
 static PyObject *qg_scale_type(PyObject *s, void *c) {
   (void)c;
@@ -524,8 +520,8 @@ static PyObject *block_repr(PyObject *s) {
                               (unsigned)f_scale_index(q));
 }
 static PyObject *opaque_repr(PyObject *s) {
-  return PyUnicode_FromFormat("OpaqueQuantization(scheme_tag=0x%02X, payload=%u bytes)",
-                              (unsigned)Q(s)->q.scheme, (unsigned)Q(s)->q.raw_len);
+  return PyUnicode_FromFormat("OpaqueQuantization(scheme_tag=0x%s, payload=%u bytes)",
+                              hpy_hex(Q(s)->q.scheme).s, (unsigned)Q(s)->q.raw_len);
 }
 
 static void q_dealloc(PyObject *s) {
@@ -552,7 +548,6 @@ static PyGetSetDef per_channel_getset[] = {
     GET("scale_buffer_index", qg_scale_index, "Buffer holding the float32 scales."),
     GET("zero_point_buffer_index", qg_zp_index,
         "Buffer holding the int32 zero points, or None when symmetric."),
-    GET("symmetric", qg_symmetric, "True when there are no zero points."),
     GET("scale_type", qg_scale_type, "Element type of the scales (float32)."),
     END_GET};
 static PyGetSetDef per_block_getset[] = {
@@ -562,7 +557,6 @@ static PyGetSetDef per_block_getset[] = {
     GET("scale_buffer_index", qg_scale_index, "Buffer holding the per-block scales."),
     GET("zero_point_buffer_index", qg_zp_index,
         "Buffer holding the int32 zero points, or None when symmetric."),
-    GET("symmetric", qg_symmetric, "True when there are no zero points."),
     GET("scale_type", qg_scale_type, "Element type of the scales: float16, bfloat16 or float32."),
     END_GET};
 static PyGetSetDef block_getset[] = {
