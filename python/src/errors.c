@@ -86,6 +86,16 @@ PyObject *hpy_raise_status(HpyState *st, HurrayStatus status, const HurrayError 
   return NULL;
 }
 
+void hpy_error_drop_offset(HurrayError *err) {
+  if (err->offset == HURRAY_NO_OFFSET) return;
+  err->offset = HURRAY_NO_OFFSET;
+  char *at = strstr(err->message, " at byte ");
+  if (at == NULL) return;
+  char *colon = strstr(at, ": ");
+  if (colon == NULL) return;
+  memmove(at, colon, strlen(colon) + 1);
+}
+
 PyObject *hpy_raise_rule(HpyState *st, HurrayStatus status, const char *field,
                          const char *context, const char *fmt, ...) {
   HurrayError err;

@@ -102,6 +102,10 @@ static inline HpyHex hpy_hex(uint8_t v) {
   return h;
 }
 
+/* Removes the byte offset from a detail that came from a descriptor the
+ * binding built only to run a rule (its offsets mean nothing to the caller). */
+void hpy_error_drop_offset(HurrayError *err);
+
 /* A format rule the binding checks itself (an array length the C library
  * cannot see): raised through hpy_raise_status with a detail carrying
  * `status` and `field` (offset unknown). printf-style `fmt`. Returns NULL. */

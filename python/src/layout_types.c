@@ -825,11 +825,10 @@ static PyObject *paged_validate_quantization(PyObject *s, PyObject *q) {
       break;
   }
   if (axis < 3 && block > 0) shape[axis] = block;
+  /* exactly the layout's three buffers plus the scheme's parameter buffers */
   uint32_t nbuf = 3;
-  if (sidx != HURRAY_QUANT_NO_BUFFER && sidx < HURRAY_MAX_BUFFERS && sidx + 1u > nbuf)
-    nbuf = sidx + 1u;
-  if (zidx != HURRAY_QUANT_NO_BUFFER && zidx < HURRAY_MAX_BUFFERS && zidx + 1u > nbuf)
-    nbuf = zidx + 1u;
+  if (sidx != HURRAY_QUANT_NO_BUFFER) nbuf++;
+  if (zidx != HURRAY_QUANT_NO_BUFFER && zidx != sidx) nbuf++;
   HurrayBufferHandle handles[HURRAY_MAX_BUFFERS];
   memset(handles, 0, sizeof handles);
   for (uint32_t i = 0; i < nbuf; i++) {
@@ -848,8 +847,12 @@ static PyObject *paged_validate_quantization(PyObject *s, PyObject *q) {
   HurrayError err;
   hurray_error_clear(&err);
   HurrayStatus rc = hurray_descriptor_validate(&f, HURRAY_DECODE_STRICT, &err);
-  if (rc == HURRAY_ERR_BUFFER_SIZE) rc = HURRAY_ERR_INVALID_QUANTIZATION; /* a size overflow */
-  if (rc != HURRAY_OK) return hpy_raise_status(st, rc, &err, ctx);
+  if (rc == HURRAY_ERR_BUFFER_SIZE) /* only a parameter size overflowing can get here */
+    rc = err.status = HURRAY_ERR_INVALID_QUANTIZATION;
+  if (rc != HURRAY_OK) {
+    hpy_error_drop_offset(&err);
+    return hpy_raise_status(st, rc, &err, ctx);
+  }
   Py_RETURN_NONE;
 }
 

@@ -46,6 +46,7 @@ static int probe(HpyState *st, uint32_t rank, const HurrayStatistics *s, const H
   hurray_error_clear(&err);
   HurrayStatus rc = hurray_descriptor_validate(&f, HURRAY_DECODE_STRICT, &err);
   if (rc != HURRAY_OK) {
+    hpy_error_drop_offset(&err);
     hpy_raise_status(st, rc, &err, ctx);
     return -1;
   }
