@@ -384,6 +384,11 @@ typedef struct HpySections {
   const HurrayShard *shard;
   const HurrayStatistics *statistics;
   const HurrayCompositeMember *member;
+  const HurrayExtensionType *extension_type;
+  uint32_t flags;           /* kept verbatim for opaque layouts; reserved bits (permissive) */
+  const uint8_t *trailing;  /* bytes of a newer minor version, written back verbatim */
+  uint32_t trailing_len;
+  uint8_t version_minor;
   uint32_t options; /* HURRAY_DECODE_* */
 } HpySections;
 
@@ -440,6 +445,17 @@ const char *hpy_layout_name(uint8_t tag);
 /* Checks that the tensor's bytes may be handed out (every buffer is
  * producer_synced); else hurray.UnsupportedError naming the mode. */
 int hpy_tensor_check_readable(HpyState *st, HpyTensor *t, const char *what);
+
+/*
+ * A tensor from a decoded descriptor and its buffers (what file and stream
+ * readers have): `bufs` (moved, as for hpy_tensor_build) must hold
+ * d's buffer_count entries, each at least its declared byte_size (which is
+ * kept). Every section is kept; alignment is measured again (it is exempt
+ * from the round trip), the device comes from the buffer table (id 0).
+ * `options`: HURRAY_DECODE_*. Index buffers are checked as at construction.
+ */
+PyObject *hpy_tensor_from_descriptor(HpyState *st, const HurrayDescriptor *d, HpyBuffer *bufs,
+                                     uint32_t nbuf, uint32_t options, const char *context);
 
 /* The descriptor of a tensor (borrowed), for composite.c. */
 static inline const HurrayDescriptor *hpy_tensor_descriptor(PyObject *t) {

@@ -350,6 +350,11 @@ PyObject *hpy_tensor_build_ex(HpyState *st, uint8_t type_tag, uint32_t rank,
     f.shard = sec->shard;
     f.statistics = sec->statistics;
     f.composite_member = sec->member;
+    f.extension_type = sec->extension_type;
+    f.flags = sec->flags;
+    f.trailing = sec->trailing;
+    f.trailing_len = sec->trailing_len;
+    f.version_minor = sec->version_minor;
     options = sec->options;
   }
   dtype = hpy_dtype_from_tag(st, type_tag);
@@ -590,6 +595,122 @@ done:
   Py_XDECREF(auxseq);
   return result;
 }
+
+PyObject *hpy_tensor_from_descriptor(HpyState *st, const HurrayDescriptor *d, HpyBuffer *bufs,
+                                     uint32_t nbuf, uint32_t options, const char *context) {
+  HurrayDescriptorFields f;
+  PyObject *device = NULL, *result = NULL;
+  if (hurray_descriptor_fields(d, &f) != HURRAY_OK) {
+    hpy_raise_status(st, HURRAY_ERR_INTERNAL, NULL, context);
+    goto done;
+  }
+  if (nbuf != f.buffer_count) {
+    hpy_raise_rule(st, HURRAY_ERR_INVALID_BUFFER_TABLE, "buffer_count", context,
+                   "the descriptor declares %u buffers, %u were given", (unsigned)f.buffer_count,
+                   (unsigned)nbuf);
+    goto done;
+  }
+  for (uint32_t i = 0; i < nbuf; i++) {
+    if (bufs[i].size < f.buffers[i].byte_size) {
+      char field[32];
+      PyOS_snprintf(field, sizeof field, "buffers[%u].byte_size", (unsigned)i);
+      hpy_raise_rule(st, HURRAY_ERR_BUFFER_SIZE, field, context,
+                     "buffer %u holds %llu bytes, the descriptor declares %llu", (unsigned)i,
+                     (unsigned long long)bufs[i].size,
+                     (unsigned long long)f.buffers[i].byte_size);
+      goto done;
+    }
+    bufs[i].size = f.buffers[i].byte_size;
+    bufs[i].sync_mode = f.buffers[i].sync_mode;
+  }
+  if (nbuf > 0) {
+    device = hpy_device_new(st, f.buffers[0].device_tag, f.buffers[0].memory_class, 0);
+  } else {
+    device = Py_NewRef(st->cpu);
+  }
+  if (device == NULL) goto done;
+  HpySections sec;
+  memset(&sec, 0, sizeof sec);
+  sec.quantization = f.quantization;
+  sec.shard = f.shard;
+  sec.statistics = f.statistics;
+  sec.member = f.composite_member;
+  sec.extension_type = f.extension_type;
+  sec.flags = f.flags;
+  sec.trailing = f.trailing;
+  sec.trailing_len = f.trailing_len;
+  sec.version_minor = f.version_minor;
+  sec.options = options;
+  result = hpy_tensor_build_ex(st, f.type_tag, f.rank, f.shape, &f.layout, f.byte_offset, device,
+                               bufs, nbuf, &sec, context);
+  nbuf = 0; /* moved */
+  if (result != NULL && hpy_tensor_validate_index_buffers(st, (HpyTensor *)result, context) < 0)
+    Py_CLEAR(result);
+done:
+  for (uint32_t i = 0; i < nbuf; i++) hpy_buffer_release(&bufs[i]);
+  Py_XDECREF(device);
+  return result;
+}
+
+/* _tensor_from_descriptor(descriptor, buffers, /, *, permissive=False, copy=None):
+ * the Python door to hpy_tensor_from_descriptor (readers, tests). */
+static PyObject *m_tensor_from_descriptor(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
+                                          PyObject *kwnames) {
+  HpyState *st = hpy_state_of_module(m);
+  static const char *const names[] = {"descriptor", "buffers", "permissive", "copy", NULL};
+  PyObject *a[4];
+  if (hpy_parse_args("_tensor_from_descriptor", args, nargs, kwnames, names, 2, 2, a) < 0)
+    return NULL;
+  const HurrayDescriptor *d = hpy_descriptor_get(st, a[0]);
+  if (d == NULL)
+    return PyErr_Format(PyExc_TypeError, "descriptor must be a hurray.Descriptor, not %.100s",
+                        Py_TYPE(a[0])->tp_name);
+  int permissive = 0, copy;
+  if (a[2] != NULL && (permissive = PyObject_IsTrue(a[2])) < 0) return NULL;
+  if (hpy_parse_copy(a[3], &copy) < 0) return NULL;
+  PyObject *seq = PySequence_Fast(a[1], "buffers must be a sequence");
+  if (seq == NULL) return NULL;
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+  if (n > (Py_ssize_t)HURRAY_MAX_BUFFERS) {
+    Py_DECREF(seq);
+    return hpy_raise(st->InvalidDescriptorError, "too many buffers (%zd)", n);
+  }
+  HpyBuffer *bufs = PyMem_Calloc(n > 0 ? (size_t)n : 1u, sizeof(HpyBuffer));
+  if (bufs == NULL) {
+    Py_DECREF(seq);
+    return PyErr_NoMemory();
+  }
+  HurrayDescriptorFields f;
+  (void)hurray_descriptor_fields(d, &f);
+  bool host = f.buffer_count == 0 || f.buffers[0].device_tag == HURRAY_DEVICE_CPU;
+  PyObject *r = NULL;
+  Py_ssize_t got = 0;
+  for (; got < n; got++) {
+    if (hpy_buffer_acquire(st, PySequence_Fast_GET_ITEM(seq, got), (uint32_t)got,
+                           host ? copy : (copy == 1 ? 1 : 0), "_tensor_from_descriptor",
+                           &bufs[got]) < 0)
+      break;
+  }
+  if (got == n) {
+    r = hpy_tensor_from_descriptor(st, d, bufs, (uint32_t)n,
+                                   permissive ? HURRAY_DECODE_PERMISSIVE : HURRAY_DECODE_STRICT,
+                                   "_tensor_from_descriptor");
+  } else {
+    for (Py_ssize_t i = 0; i < got; i++) hpy_buffer_release(&bufs[i]);
+  }
+  PyMem_Free(bufs);
+  Py_DECREF(seq);
+  return r;
+}
+
+static PyMethodDef tensor_module_methods[] = {
+    {"_tensor_from_descriptor", (PyCFunction)(void (*)(void))m_tensor_from_descriptor,
+     METH_FASTCALL | METH_KEYWORDS,
+     "_tensor_from_descriptor(descriptor, buffers, /, *, permissive=False, copy=None)\n--\n\n"
+     "A Tensor from a decoded Descriptor and one buffer per entry of its buffer table (each "
+     "at least its declared size). Every section is kept; alignment is measured again."},
+    {NULL, NULL, 0, NULL},
+};
 
 /* ---- getters --------------------------------------------------------------- */
 
@@ -928,6 +1049,7 @@ static PyType_Spec tensor_spec = {
 int hpy_tensor_init(PyObject *m, HpyState *st) {
   st->TensorType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &tensor_spec, NULL);
   if (st->TensorType == NULL) return -1;
+  if (PyModule_AddFunctions(m, tensor_module_methods) < 0) return -1;
   return PyModule_AddType(m, st->TensorType);
 }
 
