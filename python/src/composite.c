@@ -162,10 +162,11 @@ PyObject *hpy_composite_from_head(HpyState *st, HurrayDescriptor *head, PyObject
 static const char *const k_rule_names[] = {"partition", "overlay", "group"};
 
 static PyObject *composite_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
-  static char *kwlist[] = {"composition_rule", "shape", "dtype", "members", "combine_op", NULL};
-  PyObject *rule_o, *shape_o, *dtype_o, *members_o, *op_o = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOO|O:Composite", kwlist, &rule_o, &shape_o,
-                                   &dtype_o, &members_o, &op_o))
+  static char *kwlist[] = {"composition_rule", "shape", "dtype", "members", "combine_op",
+                           "shard", NULL};
+  PyObject *rule_o, *shape_o, *dtype_o, *members_o, *op_o = Py_None, *shard_o = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOO|O$O:Composite", kwlist, &rule_o, &shape_o,
+                                   &dtype_o, &members_o, &op_o, &shard_o))
     return NULL;
   HpyState *st = hpy_state_of_type(type);
   const char *ctx = "Composite";
@@ -210,6 +211,18 @@ static PyObject *composite_new(PyTypeObject *type, PyObject *args, PyObject *kwa
                        ctx, (unsigned)k);
   uint8_t tag;
   if (hpy_dtype_converter(st, dtype_o, &tag) < 0) return NULL;
+  /* a shard places a nested head inside a parent partition or overlay */
+  const HurrayShard *shard = NULL;
+  if (shard_o != Py_None) {
+    if (!Py_IS_TYPE(shard_o, st->ShardType))
+      return PyErr_Format(PyExc_TypeError, "%s: shard must be a hurray.Shard, not %.100s", ctx,
+                          Py_TYPE(shard_o)->tp_name);
+    if (((HpyShard *)shard_o)->rank != rank)
+      return hpy_raise_rule(st, HURRAY_ERR_INVALID_SHARD, "shard", ctx,
+                            "the shard has %u dimensions, the head %u",
+                            (unsigned)((HpyShard *)shard_o)->rank, (unsigned)rank);
+    shard = &((HpyShard *)shard_o)->shard;
+  }
   /* members: tensors or composites */
   if (PyUnicode_Check(members_o) || PyBytes_Check(members_o))
     return PyErr_Format(PyExc_TypeError, "%s: members must be a sequence", ctx);
@@ -240,6 +253,7 @@ static PyObject *composite_new(PyTypeObject *type, PyObject *args, PyObject *kwa
   f.layout.u.composite.rule = rule;
   f.layout.u.composite.combine_op = op;
   f.layout.u.composite.member_count = (uint32_t)n;
+  f.shard = shard;
   HurrayDescriptor *head = NULL;
   HurrayError err;
   hurray_error_clear(&err);
@@ -309,6 +323,10 @@ static PyObject *cg_member_roles(PyObject *s, void *c) {
     PyTuple_SET_ITEM(t, (Py_ssize_t)i, v);
   }
   return t;
+}
+static PyObject *cg_shard(PyObject *s, void *c) {
+  (void)c;
+  return hpy_shard_object(hpy_state_of(s), &C(s)->hf);
 }
 static PyObject *cg_layout(PyObject *s, void *c) {
   (void)c;
@@ -450,6 +468,7 @@ static PyGetSetDef composite_getset[] = {
     GET("member_roles", cg_member_roles,
         "Per member: 'base' or 'correction' in an overlay, None otherwise."),
     GET("layout", cg_layout, "The head's hurray.CompositeLayout."),
+    GET("shard", cg_shard, "The head's place in a parent composite (hurray.Shard), or None."),
     GET("descriptor", cg_descriptor, "The head as a hurray.Descriptor (no buffers)."),
     GET("member_descriptors", cg_member_descriptors,
         "The descriptor each member presents to this head (an overlay member's carries its "
@@ -464,11 +483,13 @@ static PyMethodDef composite_methods[] = {
 
 static PyType_Slot composite_slots[] = {
     {Py_tp_doc,
-     "Composite(composition_rule, shape, dtype, members, combine_op=None)\n--\n\nA composite "
+     "Composite(composition_rule, shape, dtype, members, combine_op=None, *, shard=None)\n--\n\n"
+     "A composite "
      "tensor: a head that owns no buffers and presents one logical view over its members "
      "(hurray.Tensor or hurray.Composite). composition_rule is 'partition', 'overlay' or "
      "'group'; combine_op ('replace' or 'add') is required for an overlay and refused "
-     "otherwise. Overlay roles follow from position. Compared by value (head, members, "
+     "otherwise. shard= places this head inside a parent partition or overlay. Overlay roles "
+     "follow from position. Compared by value (head, members, "
      "bytes); unhashable."},
     {Py_tp_new, composite_new},
     {Py_tp_repr, composite_repr},

@@ -31,6 +31,7 @@ def overlay(op="add"):
 def test_a_partition():
     c = partition()
     assert (c.composition_rule, c.combine_op, c.shape, c.ndim) == ("partition", None, (4, 4), 2)
+    assert c.shard is None
     assert c.dtype is hurray.float32 and c.member_count == 2 and len(c.members) == 2
     assert all(type(m) is hurray.Tensor for m in c.members)
     assert c.member_roles == (None, None)
@@ -141,9 +142,17 @@ def test_nesting_and_depth():
     with pytest.raises(hurray.InvalidDescriptorError):  # a head cannot be an overlay member
         hurray.Composite("overlay", [4, 4], hurray.float32, [tile([0, 0], shape=(4, 4)), partition()],
                          combine_op="add")
-    p = hurray.Composite("partition", [4, 4], hurray.float32, [
-        hurray.Composite("partition", [4, 4], hurray.float32, [tile([0, 0]), tile([2, 0])])])
-    assert p.member_count == 1
+    inner = hurray.Composite("partition", [4, 4], hurray.float32, [tile([0, 0]), tile([2, 0])])
+    with pytest.raises(hurray.InvalidDescriptorError, match="shard"):  # where does it go?
+        hurray.Composite("partition", [4, 4], hurray.float32, [inner])
+    placed = hurray.Composite("partition", [4, 4], hurray.float32, [tile([0, 0]), tile([2, 0])],
+                              shard=hurray.Shard([4, 8], [0, 4]))
+    assert placed.shard == hurray.Shard([4, 8], [0, 4]) and inner.shard is None
+    p = hurray.Composite("partition", [4, 8], hurray.float32,
+                         [tile([0, 0], shape=(4, 4), parent=(4, 8)), placed])
+    assert p.member_count == 2 and p.member_descriptors[1] == placed.descriptor
+    with pytest.raises(hurray.InvalidDescriptorError):
+        hurray.Composite("group", [4, 4], hurray.float32, [], shard=hurray.Shard([4], [0]))
 
 
 def test_value_equality():
