@@ -168,6 +168,23 @@ def test_value_equality():
     assert (partition() == "composite") is False
 
 
+def test_equality_ignores_where_the_bytes_sit(np):
+    """Alignment is measured, so it is exempt from the round trip."""
+    from conftest import aligned_array
+
+    page = aligned_array((8,), "f4", align=4096, fill=2)
+
+    def make(copy):
+        members = [hurray.Tensor(page, hurray.float32, [2, 4], shard=hurray.Shard([4, 4], [r, 0]),
+                                 copy=copy) for r in (0, 2)]
+        return hurray.Composite("partition", [4, 4], hurray.float32, members)
+
+    borrowed, copied = make(False), make(True)
+    assert borrowed.members[0].buffer_handles[0].alignment == 4096
+    assert copied.members[0].buffer_handles[0].alignment == 64
+    assert borrowed == copied
+
+
 def test_repr_is_depth_aware():
     g = hurray.Composite("group", [], hurray.float32, [overlay(), tile([0, 0])])
     text = repr(g)
