@@ -395,3 +395,25 @@ def test_validate_quantization_compatibility():
         layout.validate_quantization_compatibility(0x02)
     with pytest.raises(TypeError):
         layout.validate_quantization_compatibility("per_channel_affine")
+
+
+def test_component_views_refuse_buffers_that_are_not_producer_synced():
+    cuda = hurray.Device("cuda")
+    t = hurray.Tensor(aligned_array((2,), "f4"), hurray.float32, [2, 2],
+                      aux_buffers=[aligned_array((4,), "u8")], layout=hurray.CooLayout(2),
+                      device=cuda)
+    wire = bytearray(t.descriptor.encode())
+    table = 20 + 8 * 2 + 8 + 16  # header, shape, byte_offset, COO payload
+    assert wire[table] == 2
+    for i in range(2):
+        wire[table + 1 + 16 * i + 13] = 1  # sync_mode: event
+    d = hurray.Descriptor.decode(bytes(wire))
+    assert d.buffer_handles[0].sync_mode == "event"
+    ev = hurray._hurray._tensor_from_descriptor(d, [aligned_array((2,), "f4"),
+                                                    aligned_array((4,), "u8")])
+    assert ev.sync_mode == "event" and ev.nnz == 2
+    for attr in ("values", "indices"):
+        with pytest.raises(hurray.UnsupportedError, match="event"):
+            getattr(ev, attr)
+    with pytest.raises(hurray.UnsupportedError, match="event"):
+        ev.buffer(0)
