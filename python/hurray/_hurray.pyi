@@ -486,7 +486,7 @@ class Descriptor:
 class Tensor:
     def __init__(
         self,
-        buffer: Buffer,
+        buffer: Buffer | None,
         dtype: DtypeLike,
         shape: ShapeLike,
         device: Device | None = None,

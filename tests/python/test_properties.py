@@ -427,3 +427,18 @@ def test_composites_round_trip(c):
     for d in c.member_descriptors:
         assert hurray.Descriptor.decode(d.encode()) == d
     repr(c)
+
+
+@SETTINGS
+@given(composite_case(), st.data())
+def test_corrupted_composite_descriptors_are_refused_cleanly(c, data):
+    blobs = [c.descriptor.encode()] + [d.encode() for d in c.member_descriptors]
+    wire = bytearray(data.draw(st.sampled_from(blobs)))
+    i = data.draw(st.integers(0, len(wire) - 1))
+    wire[i] = data.draw(st.integers(0, 255))
+    try:
+        d = hurray.Descriptor.decode(bytes(wire))
+    except (hurray.InvalidDescriptorError, hurray.BufferError):
+        return
+    assert d.encode() == bytes(wire[:d.encoded_len])
+    d.layout, d.shard, d.quantization, d.statistics
