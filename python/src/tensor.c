@@ -536,31 +536,49 @@ static PyObject *tensor_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
    * declares no buffers of its own. */
   HurrayTagKind lk = hurray_layout_tag_kind(lay.tag);
   bool opaque = lk == HURRAY_TAG_RESERVED || lk == HURRAY_TAG_UNASSIGNED;
-  Py_ssize_t naux = 0;
-  PyObject *auxseq = NULL;
-  if (aux != Py_None) {
-    auxseq = PySequence_Fast(aux, "Tensor: aux_buffers must be a sequence of buffers");
+  /* Every buffer in one sequence: buffer + aux_buffers, or a list / tuple
+   * given as `buffer` (neither exports the buffer protocol, so the two forms
+   * cannot be confused). None: no buffer (an UnknownLayout's tensor). */
+  PyObject *all = NULL;
+  if (PyList_Check(buffer) || PyTuple_Check(buffer)) {
+    if (aux != Py_None)
+      return PyErr_Format(PyExc_TypeError,
+                          "Tensor: give the buffers either as one sequence or as buffer and "
+                          "aux_buffers, not both");
+    all = PySequence_Fast(buffer, "");
+  } else {
+    PyObject *auxseq = aux == Py_None ? PyTuple_New(0)
+                                      : PySequence_Fast(aux, "Tensor: aux_buffers must be a "
+                                                             "sequence of buffers");
     if (auxseq == NULL) return NULL;
-    naux = PySequence_Fast_GET_SIZE(auxseq);
-    if (naux >= (Py_ssize_t)HURRAY_MAX_BUFFERS) {
-      Py_DECREF(auxseq);
-      return hpy_raise(st->InvalidDescriptorError, "Tensor: too many buffers (%zd)",
-                       naux + 1);
+    Py_ssize_t naux = PySequence_Fast_GET_SIZE(auxseq);
+    all = PyList_New(buffer == Py_None ? 0 : 1);
+    if (all != NULL && buffer != Py_None) PyList_SET_ITEM(all, 0, Py_NewRef(buffer));
+    for (Py_ssize_t i = 0; all != NULL && i < naux; i++) {
+      if (PyList_Append(all, PySequence_Fast_GET_ITEM(auxseq, i)) < 0) Py_CLEAR(all);
     }
+    Py_DECREF(auxseq);
   }
-  uint32_t nbuf = (uint32_t)naux + 1;
+  if (all == NULL) return NULL;
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(all);
+  if (n > (Py_ssize_t)HURRAY_MAX_BUFFERS) {
+    Py_DECREF(all);
+    return hpy_raise(st->InvalidDescriptorError, "Tensor: too many buffers (%zd)", n);
+  }
+  uint32_t nbuf = (uint32_t)n;
   if (opaque) {
-    bool empty = buffer == Py_None && naux == 0;
-    if (!empty && buffer != Py_None && naux == 0) {
+    bool empty = true;
+    for (Py_ssize_t i = 0; empty && i < n; i++) {
       Py_buffer v;
-      if (PyObject_GetBuffer(buffer, &v, PyBUF_SIMPLE) == 0) {
-        empty = v.len == 0;
+      if (PyObject_GetBuffer(PySequence_Fast_GET_ITEM(all, i), &v, PyBUF_SIMPLE) == 0) {
+        empty = i == 0 && v.len == 0;
         PyBuffer_Release(&v);
       } else {
         PyErr_Clear();
+        empty = false;
       }
     }
-    Py_XDECREF(auxseq);
+    Py_DECREF(all);
     if (!empty)
       return hpy_raise(st->InvalidDescriptorError,
                        "Tensor: an UnknownLayout carries the buffer table inside its raw bytes, "
@@ -569,15 +587,20 @@ static PyObject *tensor_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     return hpy_tensor_build_ex(st, tag, rank, shape, &lay, byte_offset, device, NULL, 0, &sec,
                                ctx);
   }
+  if (nbuf == 0) {
+    Py_DECREF(all);
+    return PyErr_Format(PyExc_TypeError, "Tensor: buffer is required (None only for an "
+                                         "UnknownLayout, whose buffers are inside its bytes)");
+  }
   HpyBuffer *bufs = PyMem_Calloc(nbuf, sizeof(HpyBuffer));
   if (bufs == NULL) {
-    Py_XDECREF(auxseq);
+    Py_DECREF(all);
     return PyErr_NoMemory();
   }
   PyObject *result = NULL;
   uint32_t got = 0;
   for (uint32_t i = 0; i < nbuf; i++) {
-    PyObject *o = i == 0 ? buffer : PySequence_Fast_GET_ITEM(auxseq, (Py_ssize_t)i - 1);
+    PyObject *o = PySequence_Fast_GET_ITEM(all, (Py_ssize_t)i);
     /* Device memory is never copied: a non-CPU tensor's buffers are borrowed
      * as declarations (copy=None acts as copy=False there). */
     if (hpy_buffer_acquire(st, o, i, host ? copy : (copy == 1 ? 1 : 0), ctx, &bufs[i]) < 0)
@@ -592,7 +615,7 @@ static PyObject *tensor_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
 done:
   for (uint32_t i = 0; i < got; i++) hpy_buffer_release(&bufs[i]);
   PyMem_Free(bufs);
-  Py_XDECREF(auxseq);
+  Py_DECREF(all);
   return result;
 }
 
@@ -1018,7 +1041,8 @@ static PyType_Slot tensor_slots[] = {
      "Tensor(buffer, dtype, shape, device=None, *, aux_buffers=None, layout=None, "
      "quantization=None, statistics=None, shard=None, byte_offset=0, copy=None)\n--\n\n"
      "A Hurray tensor: a descriptor and the buffers it describes.\n\n"
-     "`buffer` (and each of `aux_buffers`) is any C-contiguous buffer-protocol object. "
+     "`buffer` (and each of `aux_buffers`) is any C-contiguous buffer-protocol object; a "
+     "list or tuple of them gives every buffer at once. "
      "It is borrowed when its address meets the 64-byte floor (MIN_BUFFER_ALIGNMENT) and "
      "copied into owned aligned memory otherwise (copy=None); copy=True always copies, "
      "copy=False never does and raises hurray.BufferError for a misaligned buffer. A "

@@ -619,3 +619,23 @@ def test_layout_tag_kind_partitions_the_byte_space():
     assert kinds[0x40] == "named" and kinds[0x0C] == "reserved" and kinds[0xF0] == "private"
     assert kinds.count("named") == 12
     assert set(kinds) == {"named", "reserved", "private", "invalid"}
+
+
+def test_buffers_as_one_sequence(np):
+    # borrowed buffers, so the rebuilt tensor measures the same alignments
+    parts = [aligned_array((2,), "f4", fill=[5, 7]), aligned_array((2,), "u8", fill=[0, 1]),
+             aligned_array((3,), "u8", fill=[0, 1, 2])]
+    t = hurray.Tensor(parts, hurray.float32, [2, 2], layout=hurray.CsrLayout(2))
+    u = hurray.Tensor(tuple(parts), hurray.float32, [2, 2], layout=hurray.CsrLayout(2))
+    assert t.buffer_count == u.buffer_count == 3 and t.nnz == 2
+    views = [np.asarray(t.buffer(i)) for i in range(t.buffer_count)]
+    again = hurray.Tensor(views, t.dtype, t.shape, layout=t.layout)
+    assert again.descriptor == t.descriptor
+    with pytest.raises(TypeError, match="not both"):
+        hurray.Tensor(parts, hurray.float32, [2, 2], aux_buffers=[], layout=hurray.CsrLayout(2))
+    with pytest.raises(TypeError):
+        hurray.Tensor([], hurray.float32, [2])
+    with pytest.raises(TypeError):
+        hurray.Tensor(None, hurray.float32, [2])
+    with pytest.raises(TypeError):
+        hurray.Tensor([b"", 3], hurray.float32, [0])
