@@ -486,7 +486,7 @@ class Descriptor:
 class Tensor:
     def __init__(
         self,
-        buffer: Buffer | None,
+        buffer: Buffer | list[Buffer] | tuple[Buffer, ...] | None,
         dtype: DtypeLike,
         shape: ShapeLike,
         device: Device | None = None,
