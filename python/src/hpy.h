@@ -2,10 +2,14 @@
  * hpy.h - shared declarations of the hurray._hurray extension module.
  *
  * Every Python class lives in its own C file (dtype.c, device.c, tensor.c,
- * buffer_handle.c, descriptor.c); module.c creates the module (multi-phase
- * init) and owns the module state below. Types are heap types created with
- * PyType_FromModuleAndSpec and are not subclassable, so PyType_GetModule on an
- * instance's exact type always finds the module state.
+ * buffer_handle.c, descriptor.c, layout.c + layout_types.c for the layout
+ * hierarchy, quant.c for the quantization classes, sections.c for Statistics
+ * and Shard, composite.c); module.c creates the module (multi-phase init) and
+ * owns the module state below. Types are heap types created with
+ * PyType_FromModuleAndSpec and are not subclassable (hurray.Layout is the one
+ * base class, for its 14 subclasses; it is not instantiable, so no instance of
+ * a foreign subclass exists), so PyType_GetModule on an instance's exact type
+ * always finds the module state.
  *
  * Naming: functions shared between the files of the extension are hpy_*;
  * everything else is static.

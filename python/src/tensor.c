@@ -916,7 +916,7 @@ static PyGetSetDef tensor_getset[] = {
     {"ndim", tg_ndim, NULL, "Rank.", NULL},
     {"size", tg_size, NULL, "Element count, or None if a dimension is dynamic.", NULL},
     {"device", tg_device, NULL, "The hurray.Device holding the buffers.", NULL},
-    {"layout", tg_layout, NULL, "The memory layout (tag and name).", NULL},
+    {"layout", tg_layout, NULL, "The memory layout (a hurray.Layout subclass; read-only).", NULL},
     {"buffer_count", tg_buffer_count, NULL, "Number of buffers in the descriptor's table.", NULL},
     {"buffer_handles", tg_buffer_handles, NULL,
      "Tuple of hurray.BufferHandle, one per buffer, in descriptor order.", NULL},
