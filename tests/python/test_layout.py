@@ -639,3 +639,19 @@ def test_buffers_as_one_sequence(np):
         hurray.Tensor(None, hurray.float32, [2])
     with pytest.raises(TypeError):
         hurray.Tensor([b"", 3], hurray.float32, [0])
+
+
+def test_part2_signatures_are_introspectable():
+    import inspect
+
+    for f in (*CLASSES, hurray.Layout.validate_against_shape,
+              hurray.BlockPagedLayout.validate_index_buffers,
+              hurray.BlockPagedLayout.validate_quantization_compatibility,
+              hurray.PerTensorAffine, hurray.PerChannelAffine, hurray.PerChannelAffine.symmetric,
+              hurray.PerChannelAffine.asymmetric, hurray.PerBlockAffine,
+              hurray.PerBlockAffine.symmetric, hurray.NF4, hurray.MXFP, hurray.NF4.encode,
+              hurray.OpaqueQuantization, hurray.decode_quantization, hurray.Statistics,
+              hurray.Shard, hurray.Composite, hurray.sparse_coo, hurray.from_scipy,
+              hurray.Tensor.to_scipy):
+        inspect.signature(f)
+    assert "byte_offset=0" in str(inspect.signature(hurray.Tensor))
