@@ -301,7 +301,7 @@ class PerBlockAffine(_Scheme):
         block_size: int,
         scale_buffer_index: int,
         zero_point_buffer_index: int | None = None,
-        scale_type: DtypeLike = ...,
+        scale_type: DtypeLike = "float32",
     ) -> None: ...
     @classmethod
     def symmetric(cls, axis: int, block_size: int, scale_buffer_index: int, scale_type: DtypeLike) -> PerBlockAffine: ...

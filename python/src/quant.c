@@ -620,7 +620,7 @@ static const QClass k_qclasses[6] = {
      per_channel_new, per_channel_repr, per_channel_getset, per_channel_methods, true},
     {"hurray.PerBlockAffine",
      "PerBlockAffine(axis, block_size, scale_buffer_index, zero_point_buffer_index=None, "
-     "scale_type=float32)\n--\n\nOne scale (and zero point) per block of block_size elements "
+     "scale_type='float32')\n--\n\nOne scale (and zero point) per block of block_size elements "
      "along axis (scheme 0x03); block_size is a power of two >= 2.",
      per_block_new, per_block_repr, per_block_getset, per_block_methods, true},
     {"hurray.NF4",
