@@ -40,6 +40,9 @@ typedef struct HpyState {
   PyTypeObject *StatisticsType;
   PyTypeObject *ShardType;
   PyTypeObject *CompositeType;
+  PyTypeObject *FileType;                  /* hurray.File (file_io.c) */
+  PyTypeObject *StreamReaderType;          /* hurray.StreamReader (stream.c) */
+  PyTypeObject *StreamWriterType;          /* hurray.StreamWriter (stream.c) */
   /* exceptions (D9) */
   PyObject *InvalidDescriptorError;
   PyObject *BufferError;
@@ -97,6 +100,12 @@ PyObject *hpy_exception_for(HpyState *st, HurrayStatus status);
 PyObject *hpy_raise_status(HpyState *st, HurrayStatus status, const HurrayError *err,
                            const char *context);
 
+/* hpy_raise_status with the class chosen by the caller (`exc`, borrowed):
+ * for an operation whose own error class wins over the table's (a stream's
+ * transport failure is a StreamError, not a FileError). */
+PyObject *hpy_raise_status_as(HpyState *st, PyObject *exc, HurrayStatus status,
+                              const HurrayError *err, const char *context);
+
 /* Two uppercase hex digits of a byte, for messages and reprs
  * (PyUnicode_FromFormat has no %X): "0x%s" with hpy_hex(tag, buf). */
 typedef struct { char s[3]; } HpyHex;
@@ -119,7 +128,21 @@ PyObject *hpy_raise_rule(HpyState *st, HurrayStatus status, const char *field,
 /* Raise `exc` with a formatted message; returns NULL. */
 PyObject *hpy_raise(PyObject *exc, const char *fmt, ...);
 
-/* ---- argument parsing (args.c) --------------------------------------------- */
+/* ---- argument parsing and small utilities (args.c) ------------------------- */
+
+/* Blocks of PyMem memory freed together (the C structures built for one call). */
+typedef struct HpyArena {
+  void **blocks;
+  size_t n, cap;
+} HpyArena;
+/* `bytes` zeroed bytes owned by the arena; MemoryError (NULL) on failure. */
+void *hpy_arena_alloc(HpyArena *a, size_t bytes);
+/* Frees every block (the arena can be reused). */
+void hpy_arena_free(HpyArena *a);
+
+/* A path argument (str, bytes or os.PathLike) as file-system bytes (new
+ * reference to a bytes object); TypeError for anything else. */
+PyObject *hpy_fs_path(PyObject *obj);
 
 /*
  * A small parser for METH_FASTCALL | METH_KEYWORDS. `names` lists every
@@ -519,6 +542,57 @@ PyObject *hpy_aligned_mem_handler(PyObject *m, PyObject *unused);
 /* Installs a NEP 49 handler capsule (None: NumPy's default) for the current
  * context; returns the previous one. hurray.UnsupportedError before 1.22. */
 PyObject *hpy_numpy_set_handler(PyObject *m, PyObject *handler);
+
+/* ---- KV metadata (kv.c) ------------------------------------------------------- */
+
+/* A Python dict converted for hurray_file_writer_add_kv: entry i is
+ * keys[i] (key_lens[i] bytes, not NUL-terminated) -> values[i]. Every pointer
+ * is borrowed from objects `items` keeps alive, or from the arena. */
+typedef struct HpyKvList {
+  size_t count;
+  const char **keys;
+  size_t *key_lens;
+  HurrayKvValue *values;
+  HpyArena arena;
+  PyObject *items; /* list of the objects the pointers borrow from */
+} HpyKvList;
+/* Converts `kv` (a mapping of str to KV values, or None/NULL for none) into
+ * *l; TypeError / OverflowError / ValueError naming the key. Call
+ * hpy_kv_list_free after either outcome. */
+int hpy_kv_from_mapping(HpyState *st, PyObject *kv, HpyKvList *l);
+void hpy_kv_list_free(HpyKvList *l);
+/* One KV value as a Python object (`key` names it in errors). */
+PyObject *hpy_kv_value_to_py(HpyState *st, PyObject *key, const HurrayKvValue *v);
+/* The KV section of an open file as a new dict, in file order. */
+PyObject *hpy_kv_to_dict(HpyState *st, const HurrayFile *f);
+
+/* .hrry files (file_io.c): save, load, load_kv, open and hurray.File */
+int hpy_file_init(PyObject *m, HpyState *st);
+
+/* native protocol (native.c) */
+PyObject *hpy_tensor_hurray(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                            PyObject *kwnames);
+PyObject *hpy_from_hurray(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
+                          PyObject *kwnames);
+/* True when the interpreter can no longer take a reference drop from this
+ * thread (not initialized, or finalizing while this thread lacks the GIL). */
+bool hpy_interpreter_gone(void);
+/* Drops a strong reference (`obj`, a PyObject *) from any thread, taking the
+ * GIL itself; leaks it deliberately when hpy_interpreter_gone(). Shaped as a
+ * C callback (HurrayOwnerReleaseFn). NULL-safe. */
+void hpy_release_object(void *obj);
+/* Decode options a tensor with these fields was built with: permissive for a
+ * private or unknown layout or an opaque quantization scheme, else strict. */
+uint32_t hpy_options_for_descriptor(const HurrayDescriptorFields *f);
+/*
+ * Decodes a descriptor a reader received (`bytes` borrowed): strictly unless
+ * `permissive`; a descriptor that fails strictly but carries what this
+ * package itself builds with relay semantics (hpy_options_for_descriptor) is
+ * accepted permissively. *out owned on success; *options receives the mode
+ * used. Raises the status-table exception (prefixed with `context`).
+ */
+int hpy_decode_descriptor(HpyState *st, const uint8_t *bytes, uint64_t len, bool permissive,
+                          HurrayDescriptor **out, uint32_t *options, const char *context);
 
 /* Bit-packed bool <-> one byte per element (LSB-first). */
 void hpy_bool_unpack(const uint8_t *src, uint8_t *dst, uint64_t count);

@@ -961,6 +961,11 @@ static PyMethodDef tensor_methods[] = {
      "__dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None)\n--\n\n"
      "Export as a DLPack capsule ('dltensor_versioned' when max_version >= (1, 0), else the "
      "legacy 'dltensor')."},
+    {"__hurray__", (PyCFunction)(void (*)(void))hpy_tensor_hurray, METH_FASTCALL | METH_KEYWORDS,
+     "__hurray__(self, stream=None)\n--\n\nExport every buffer through the native protocol: a "
+     "'hurray_tensor' PyCapsule whose pointer is a HurrayBufferList (buffer-table order) and "
+     "whose context is a HurrayTensorContext (encoded descriptor, C ABI version). The tensor "
+     "stays alive until the consumer destroys what it took, or the capsule dies unconsumed."},
     {"__dlpack_device__", hpy_tensor_dlpack_device, METH_NOARGS,
      "__dlpack_device__(self)\n--\n\n(DLDeviceType, device_id) of the tensor."},
     {"to_torch", hpy_tensor_to_torch, METH_NOARGS,
