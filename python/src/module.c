@@ -142,7 +142,10 @@ static int module_exec(PyObject *m) {
       PyModule_AddIntConstant(m, "MAX_RANK", HURRAY_MAX_RANK) < 0 ||
       PyModule_AddIntConstant(m, "C_ABI_VERSION", HURRAY_C_ABI_VERSION) < 0 ||
       PyModule_AddStringConstant(m, "__version__", HURRAY_VERSION_STRING) < 0 ||
-      PyModule_AddStringConstant(m, "library_version", hurray_version_string()) < 0)
+      PyModule_AddStringConstant(m, "library_version", hurray_version_string()) < 0 ||
+      /* debug builds of the C library track destroyed handles per copy of
+       * the library (tests sharing handles with another copy check this) */
+      PyModule_AddIntConstant(m, "_HANDLE_CHECKS", hurray_handle_checks_enabled() ? 1 : 0) < 0)
     return -1;
   return 0;
 }

@@ -48,7 +48,10 @@ void hpy_release_object(void *obj) {
    * goes with the process. */
   if (hpy_interpreter_gone()) return;
   PyGILState_STATE g = PyGILState_Ensure();
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb); /* a caller may be unwinding an error */
   Py_DECREF((PyObject *)obj);
+  PyErr_Restore(type, value, tb);
   PyGILState_Release(g);
 }
 
@@ -382,14 +385,22 @@ PyObject *hpy_from_hurray(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
   }
   result = hpy_tensor_from_descriptor(st, desc, bufs, nbuf, options, ctxname);
   nbuf = 0; /* moved */
-release:
+release:;
+  PyObject *et, *ev, *etb;
+  PyErr_Fetch(&et, &ev, &etb);
   for (uint32_t i = 0; i < nbuf; i++) hpy_buffer_release(&bufs[i]);
-done:
+  PyErr_Restore(et, ev, etb);
+done:;
+  /* Destroying runs the producer's callbacks, which may be Python code:
+   * keep a pending exception out of their way. */
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
   PyMem_Free(bufs);
   Py_XDECREF(keeper);
   (void)hurray_buffer_list_destroy(&list);
   (void)hurray_tensor_context_destroy(&ctx);
   hurray_descriptor_destroy(desc);
   Py_DECREF(cap);
+  PyErr_Restore(type, value, tb);
   return result;
 }
