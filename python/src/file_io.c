@@ -397,7 +397,7 @@ static PyObject *m_save(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
   HpyArena arena = {NULL, 0, 0};
   HpyKvList kv;
   memset(&kv, 0, sizeof kv);
-  if (!PyDict_Check(a[1]) && !PyMapping_Check(a[1]))
+  if (!PyDict_Check(a[1]) && !PyObject_HasAttrString(a[1], "items"))
     return PyErr_Format(PyExc_TypeError,
                         "save: tensors must be a dict of name to hurray.Tensor or "
                         "hurray.Composite, not %.100s",

@@ -202,7 +202,7 @@ int hpy_kv_from_mapping(HpyState *st, PyObject *kv, HpyKvList *l) {
   l->items = PyList_New(0);
   if (l->items == NULL) return -1;
   if (kv == NULL || kv == Py_None) return 0;
-  if (!PyDict_Check(kv) && !PyMapping_Check(kv)) {
+  if (!PyDict_Check(kv) && !PyObject_HasAttrString(kv, "items")) {
     PyErr_Format(PyExc_TypeError, "kv must be a dict of str to values, not %.100s",
                  Py_TYPE(kv)->tp_name);
     return -1;

@@ -111,13 +111,22 @@ def buffer_bytes(t):
     return [np.asarray(t.buffer(i)).tobytes() for i in range(t.buffer_count)]
 
 
-def normalized(t):
-    """The tensor's encoded descriptor with every buffer's alignment set to what
-    owned memory declares: alignment is measured where the bytes are, the one
-    field a round trip may change."""
-    copy = hurray._hurray._tensor_from_descriptor(t.descriptor, buffer_bytes(t), permissive=True,
-                                                  copy=True)
+def normalized(t, descriptor=None):
+    """The tensor's encoded descriptor (or `descriptor`, presented with t's
+    buffers) with every buffer's alignment set to what owned memory declares:
+    alignment is measured where the bytes are, the one field a round trip may
+    change."""
+    copy = hurray._hurray._tensor_from_descriptor(descriptor or t.descriptor, buffer_bytes(t),
+                                                  permissive=True, copy=True)
     return copy.descriptor.encode()
+
+
+def assert_same_member(composite, index, t):
+    """t is member `index` of `composite` read back on its own: it carries the
+    descriptor the member presents to its composite (an overlay role included)."""
+    m = composite.members[index]
+    assert normalized(m, composite.member_descriptors[index]) == normalized(t)
+    assert buffer_bytes(m) == buffer_bytes(t)
 
 
 def assert_same_tensor(a, b):
@@ -131,9 +140,12 @@ def assert_same(a, b):
     the measured alignment and compares bytes)."""
     if isinstance(a, hurray.Composite):
         assert isinstance(b, hurray.Composite)
-        assert a == b
+        assert a == b  # heads, and the descriptors members present (roles included)
         assert a.member_roles == b.member_roles
         for x, y in zip(a.members, b.members):
-            assert_same(x, y)
+            if isinstance(x, hurray.Composite):
+                assert_same(x, y)
+            else:
+                assert buffer_bytes(x) == buffer_bytes(y)
     else:
         assert_same_tensor(a, b)
