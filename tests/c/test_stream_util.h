@@ -7,11 +7,13 @@
 
 #include "testutil.h"
 
-/* A float32 row-major tensor of `n` elements on `device` with `sync`. */
-static inline HurrayDescriptor *su_dense_dev(uint64_t n, uint8_t device, uint8_t sync) {
+/* A float32 row-major tensor of `n` elements whose one buffer declares
+ * `byte_size` bytes (at least 4 n) on `device` with `sync`. */
+static inline HurrayDescriptor *su_dense_full(uint64_t n, uint64_t byte_size, uint8_t device,
+                                              uint8_t sync) {
   HurrayBufferHandle h;
   memset(&h, 0, sizeof h);
-  h.byte_size = 4 * n;
+  h.byte_size = byte_size;
   h.alignment = 64;
   h.device_tag = device;
   h.sync_mode = sync;
@@ -28,8 +30,13 @@ static inline HurrayDescriptor *su_dense_dev(uint64_t n, uint8_t device, uint8_t
   HurrayDescriptor *d = NULL;
   HurrayError e;
   HurrayStatus st = hurray_descriptor_from_fields(&f, HURRAY_DECODE_STRICT, &d, &e);
-  if (st != HURRAY_OK) fail_msg("su_dense_dev: %s", e.message);
+  if (st != HURRAY_OK) fail_msg("su_dense_full: %s", e.message);
   return d;
+}
+
+/* A float32 row-major tensor of `n` elements on `device` with `sync`. */
+static inline HurrayDescriptor *su_dense_dev(uint64_t n, uint8_t device, uint8_t sync) {
+  return su_dense_full(n, 4 * n, device, sync);
 }
 
 static inline HurrayDescriptor *su_dense(uint64_t n) {
