@@ -16,6 +16,7 @@
 #include "hurray/layout.h"
 #include "hurray/quant.h"
 #include "hurray/descriptor.h"
+#include "hurray/values.h"
 #include "hurray/stream.h"
 
 #ifdef __cplusplus

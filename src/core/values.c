@@ -1,0 +1,319 @@
+/* Element values: codes, packing and conversion to double (include/hurray/values.h;
+ * spec: element-types.md). */
+#include <math.h>
+
+#include "hurray/values.h"
+#include "internal/common.h"
+
+/* ---- locating an element ------------------------------------------------------ */
+
+/* Bit width of a named tag with a code (<= 64 bits), or 0. Sets *status. */
+static unsigned code_width(uint8_t tag, HurrayStatus *status) {
+  const HurrayDtypeInfo *info = hurray_dtype_info(tag);
+  if (info == NULL) {
+    *status = HURRAY_ERR_INVALID_TYPE;
+    return 0;
+  }
+  if (info->bit_width > 64) {
+    *status = HURRAY_ERR_UNSUPPORTED;
+    return 0;
+  }
+  *status = HURRAY_OK;
+  return info->bit_width;
+}
+
+/* Where element `index` of a `bits`-wide type lives: the first byte, how many
+ * bytes to touch, and the bit shift inside the little-endian word they form.
+ * Returns false when the element is not wholly inside `size` bytes. */
+static bool locate(unsigned bits, uint64_t size, uint64_t index, uint64_t *byte,
+                   unsigned *nbytes, unsigned *shift) {
+  if (bits == 6) {
+    uint64_t group = index / 4;
+    if (group > UINT64_MAX / 3) return false;
+    *byte = group * 3;
+    *nbytes = 3;
+    *shift = (unsigned)(index % 4) * 6;
+  } else if (bits < 8) {
+    uint64_t per_byte = 8u / bits;
+    *byte = index / per_byte;
+    *nbytes = 1;
+    *shift = (unsigned)(index % per_byte) * bits;
+  } else {
+    uint64_t width = bits / 8u;
+    if (hurray__mul_overflow_u64(index, width, byte)) return false;
+    *nbytes = (unsigned)width;
+    *shift = 0;
+  }
+  return *byte < size && size - *byte >= *nbytes;
+}
+
+static uint64_t load_le(const uint8_t *p, unsigned n) {
+  uint64_t v = 0;
+  for (unsigned i = 0; i < n; i++) v |= (uint64_t)p[i] << (8u * i);
+  return v;
+}
+
+static void store_le(uint8_t *p, unsigned n, uint64_t v) {
+  for (unsigned i = 0; i < n; i++) p[i] = (uint8_t)(v >> (8u * i));
+}
+
+static uint64_t width_mask(unsigned bits) {
+  return bits >= 64 ? UINT64_MAX : (((uint64_t)1 << bits) - 1u);
+}
+
+HurrayStatus hurray_value_get_code(uint8_t tag, const void *data, uint64_t size, uint64_t index,
+                                   uint64_t *out_code) {
+  if (out_code == NULL || (data == NULL && size > 0)) return HURRAY_ERR_NULL_POINTER;
+  HurrayStatus st;
+  unsigned bits = code_width(tag, &st);
+  if (st != HURRAY_OK) return st;
+  uint64_t byte;
+  unsigned nbytes, shift;
+  if (!locate(bits, size, index, &byte, &nbytes, &shift)) return HURRAY_ERR_INDEX_OUT_OF_BOUNDS;
+  uint64_t word = load_le((const uint8_t *)data + byte, nbytes);
+  *out_code = (word >> shift) & width_mask(bits);
+  return HURRAY_OK;
+}
+
+HurrayStatus hurray_value_set_code(uint8_t tag, void *data, uint64_t size, uint64_t index,
+                                   uint64_t code) {
+  if (data == NULL && size > 0) return HURRAY_ERR_NULL_POINTER;
+  HurrayStatus st;
+  unsigned bits = code_width(tag, &st);
+  if (st != HURRAY_OK) return st;
+  if ((code & ~width_mask(bits)) != 0) return HURRAY_ERR_INVALID_ARGUMENT;
+  uint64_t byte;
+  unsigned nbytes, shift;
+  if (!locate(bits, size, index, &byte, &nbytes, &shift)) return HURRAY_ERR_INDEX_OUT_OF_BOUNDS;
+  uint8_t *p = (uint8_t *)data + byte;
+  uint64_t mask = width_mask(bits) << shift;
+  uint64_t word = load_le(p, nbytes);
+  word = (word & ~mask) | (code << shift);
+  store_le(p, nbytes, word);
+  return HURRAY_OK;
+}
+
+/* ---- small float formats -------------------------------------------------------- */
+
+/* A NaN of the given sign whose payload starts with `payload` (of `pbits` bits),
+ * built as a double bit pattern; the quiet bit is set so the value is usable. */
+static double make_nan(bool negative, uint64_t payload, unsigned pbits) {
+  uint64_t frac = pbits == 0 ? 0 : (payload << (52u - pbits)) & (((uint64_t)1 << 52) - 1u);
+  uint64_t b = ((uint64_t)negative << 63) | ((uint64_t)0x7FF << 52) | ((uint64_t)1 << 51) | frac;
+  return hurray__f64_from_bits(b);
+}
+
+/*
+ * A binary floating-point format with `e` exponent and `m` mantissa bits,
+ * bias `bias`. `special` says what the all-ones exponent means:
+ * 0 = ordinary numbers (OCP MX types), 1 = IEEE (inf / NaN).
+ */
+static double small_float(uint64_t code, unsigned e, unsigned m, int bias, bool has_sign,
+                          int special) {
+  bool neg = has_sign && ((code >> (e + m)) & 1u) != 0;
+  uint64_t exp = (code >> m) & width_mask(e);
+  uint64_t man = code & width_mask(m);
+  double v;
+  if (special == 1 && exp == width_mask(e)) {
+    if (man == 0) return neg ? -HUGE_VAL : HUGE_VAL;
+    return make_nan(neg, man, m);
+  }
+  if (exp == 0) {
+    v = ldexp((double)man, 1 - bias - (int)m); /* subnormal: man/2^m * 2^(1-bias) */
+  } else {
+    v = ldexp((double)(man | ((uint64_t)1 << m)), (int)exp - bias - (int)m);
+  }
+  return neg ? -v : v;
+}
+
+static double e4m3_value(uint64_t c) {
+  /* OCP OFP8 E4M3 ("FN"): S.1111.111 is NaN, no infinities. */
+  if ((c & 0x7Fu) == 0x7Fu) return make_nan((c & 0x80u) != 0, 0x7, 3);
+  return small_float(c, 4, 3, 7, true, 0);
+}
+
+HurrayStatus hurray_value_code_to_double(uint8_t tag, uint64_t code, double *out) {
+  if (out == NULL) return HURRAY_ERR_NULL_POINTER;
+  const HurrayDtypeInfo *info = hurray_dtype_info(tag);
+  if (info == NULL) return HURRAY_ERR_INVALID_TYPE;
+  if (info->bit_width > 64 || (info->flags & HURRAY_DTF_COMPLEX) != 0)
+    return HURRAY_ERR_UNSUPPORTED;
+  if ((code & ~width_mask(info->bit_width)) != 0) return HURRAY_ERR_INVALID_ARGUMENT;
+  switch (tag) {
+    case HURRAY_DTYPE_FLOAT16:
+      *out = small_float(code, 5, 10, 15, true, 1);
+      return HURRAY_OK;
+    case HURRAY_DTYPE_BFLOAT16:
+      *out = (double)hurray__f32_from_bits((uint32_t)code << 16);
+      if (isnan(*out)) *out = make_nan((code & 0x8000u) != 0, code & 0x7Fu, 7);
+      return HURRAY_OK;
+    case HURRAY_DTYPE_FLOAT32: {
+      float f = hurray__f32_from_bits((uint32_t)code);
+      *out = isnan(f) ? make_nan((code >> 31) != 0, code & 0x7FFFFFu, 23) : (double)f;
+      return HURRAY_OK;
+    }
+    case HURRAY_DTYPE_FLOAT64:
+      *out = hurray__f64_from_bits(code);
+      return HURRAY_OK;
+    case HURRAY_DTYPE_INT8:
+      *out = (double)(int8_t)(uint8_t)code;
+      return HURRAY_OK;
+    case HURRAY_DTYPE_INT16:
+      *out = (double)(int16_t)(uint16_t)code;
+      return HURRAY_OK;
+    case HURRAY_DTYPE_INT32:
+      *out = (double)(int32_t)(uint32_t)code;
+      return HURRAY_OK;
+    case HURRAY_DTYPE_INT64: {
+      int64_t v;
+      memcpy(&v, &code, sizeof v);
+      *out = (double)v;
+      return HURRAY_OK;
+    }
+    case HURRAY_DTYPE_UINT8:
+    case HURRAY_DTYPE_UINT16:
+    case HURRAY_DTYPE_UINT32:
+    case HURRAY_DTYPE_UINT64:
+    case HURRAY_DTYPE_BOOL:
+    case HURRAY_DTYPE_UINT4:
+    case HURRAY_DTYPE_UINT2:
+      *out = (double)code;
+      return HURRAY_OK;
+    case HURRAY_DTYPE_INT4:
+      *out = (double)((int)code - ((code & 0x8u) ? 16 : 0));
+      return HURRAY_OK;
+    case HURRAY_DTYPE_INT2:
+      *out = (double)((int)code - ((code & 0x2u) ? 4 : 0));
+      return HURRAY_OK;
+    case HURRAY_DTYPE_FLOAT8_E4M3:
+      *out = e4m3_value(code);
+      return HURRAY_OK;
+    case HURRAY_DTYPE_FLOAT8_E5M2:
+      *out = small_float(code, 5, 2, 15, true, 1);
+      return HURRAY_OK;
+    case HURRAY_DTYPE_FLOAT8_E8M0:
+      if (code == 0x00u || code == 0xFFu) {
+        *out = make_nan(false, 0, 0);
+        return HURRAY_ERR_INVALID_ARGUMENT;
+      }
+      *out = ldexp(1.0, (int)code - 127);
+      return HURRAY_OK;
+    case HURRAY_DTYPE_FLOAT4_E2M1:
+      *out = small_float(code, 2, 1, 1, true, 0);
+      return HURRAY_OK;
+    case HURRAY_DTYPE_FLOAT6_E2M3:
+      *out = small_float(code, 2, 3, 1, true, 0);
+      return HURRAY_OK;
+    case HURRAY_DTYPE_FLOAT6_E3M2:
+      *out = small_float(code, 3, 2, 3, true, 0);
+      return HURRAY_OK;
+    default:
+      return HURRAY_ERR_UNSUPPORTED; /* not reached: every named tag is listed */
+  }
+}
+
+/* ---- float128 ------------------------------------------------------------------- */
+
+/* A 128-bit unsigned integer as two halves (portable; no __int128). */
+typedef struct U128 {
+  uint64_t hi, lo;
+} U128;
+
+static U128 shr128(U128 v, unsigned n) {
+  U128 r;
+  if (n == 0) return v;
+  if (n >= 128) {
+    r.hi = r.lo = 0;
+  } else if (n >= 64) {
+    r.hi = 0;
+    r.lo = v.hi >> (n - 64);
+  } else {
+    r.hi = v.hi >> n;
+    r.lo = (v.lo >> n) | (v.hi << (64 - n));
+  }
+  return r;
+}
+
+/* v mod 2^n compared with 2^(n-1): -1 below, 0 equal, +1 above (1 <= n <= 128). */
+static int cmp_half(U128 v, unsigned n) {
+  U128 rem = v;
+  if (n < 128) {
+    if (n >= 64) {
+      rem.hi &= width_mask(n - 64);
+    } else {
+      rem.hi = 0;
+      rem.lo &= width_mask(n);
+    }
+  }
+  U128 half = {0, 0};
+  if (n - 1 >= 64) {
+    half.hi = (uint64_t)1 << (n - 1 - 64);
+  } else {
+    half.lo = (uint64_t)1 << (n - 1);
+  }
+  if (rem.hi != half.hi) return rem.hi < half.hi ? -1 : 1;
+  if (rem.lo != half.lo) return rem.lo < half.lo ? -1 : 1;
+  return 0;
+}
+
+double hurray_float128_to_double(const uint8_t *b) {
+  uint64_t lo = hurray__ld64(b);
+  uint64_t hi = hurray__ld64(b + 8);
+  bool neg = (hi >> 63) != 0;
+  unsigned exp = (unsigned)((hi >> 48) & 0x7FFFu);
+  U128 sig = {hi & 0xFFFFFFFFFFFFull, lo}; /* 112-bit fraction */
+  if (exp == 0x7FFFu) {
+    if (sig.hi == 0 && sig.lo == 0) return neg ? -HUGE_VAL : HUGE_VAL;
+    return make_nan(neg, sig.hi >> 44, 4); /* keep the leading payload bits */
+  }
+  int e; /* value = sig * 2^(e - 112) */
+  if (exp == 0) {
+    if (sig.hi == 0 && sig.lo == 0) return neg ? -0.0 : 0.0;
+    e = 1 - 16383;
+  } else {
+    sig.hi |= (uint64_t)1 << 48;
+    e = (int)exp - 16383;
+  }
+  /* Precision available in a double at this exponent: 53 bits for normals,
+   * fewer below 2^-1022. The significand has 113 bits (bit 112 = 2^e). */
+  int p = 53;
+  if (e < -1022) p = 53 - (-1022 - e);
+  if (p < 0) return neg ? -0.0 : 0.0; /* below half the smallest subnormal */
+  unsigned shift = (unsigned)(113 - p); /* 60 .. 113 */
+  U128 q = shr128(sig, shift);
+  int c = cmp_half(sig, shift);
+  uint64_t r = q.lo; /* q < 2^53 */
+  if (c > 0 || (c == 0 && (r & 1u) != 0)) r++;
+  double v = ldexp((double)r, e - 112 + (int)shift);
+  return neg ? -v : v;
+}
+
+HurrayStatus hurray_value_get(uint8_t tag, const void *data, uint64_t size, uint64_t index,
+                              double *out_real, double *out_imag) {
+  if (out_real == NULL || (data == NULL && size > 0)) return HURRAY_ERR_NULL_POINTER;
+  const HurrayDtypeInfo *info = hurray_dtype_info(tag);
+  if (info == NULL) return HURRAY_ERR_INVALID_TYPE;
+  if (out_imag != NULL) *out_imag = 0.0;
+  if (tag == HURRAY_DTYPE_FLOAT128 || tag == HURRAY_DTYPE_COMPLEX128 ||
+      tag == HURRAY_DTYPE_COMPLEX64) {
+    uint64_t width = info->bit_width / 8u, byte;
+    if (hurray__mul_overflow_u64(index, width, &byte) || byte >= size || size - byte < width)
+      return HURRAY_ERR_INDEX_OUT_OF_BOUNDS;
+    const uint8_t *p = (const uint8_t *)data + byte;
+    if (tag == HURRAY_DTYPE_FLOAT128) {
+      *out_real = hurray_float128_to_double(p);
+    } else if (tag == HURRAY_DTYPE_COMPLEX64) {
+      HURRAY_TRY(hurray_value_code_to_double(HURRAY_DTYPE_FLOAT32, hurray__ld32(p), out_real));
+      if (out_imag != NULL)
+        HURRAY_TRY(hurray_value_code_to_double(HURRAY_DTYPE_FLOAT32, hurray__ld32(p + 4),
+                                               out_imag));
+    } else {
+      *out_real = hurray__f64_from_bits(hurray__ld64(p));
+      if (out_imag != NULL) *out_imag = hurray__f64_from_bits(hurray__ld64(p + 8));
+    }
+    return HURRAY_OK;
+  }
+  uint64_t code;
+  HURRAY_TRY(hurray_value_get_code(tag, data, size, index, &code));
+  return hurray_value_code_to_double(tag, code, out_real);
+}
