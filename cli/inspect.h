@@ -45,6 +45,9 @@ void j_f64(Report *r, const char *key, double value); /* non-finite values as st
 void j_bool(Report *r, const char *key, bool value);
 void j_hex(Report *r, const char *key, const uint8_t *bytes, uint64_t n);
 
+/* Shortest decimal text that reads back as the same double ("1.0", "nan"). */
+void fmt_double(double v, char *buf, size_t size);
+
 /* ---- shared report pieces (report.c) ------------------------------------------ */
 
 /* Writes the document start: {"format": ..., "size": ...} or a title line. */

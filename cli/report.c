@@ -78,7 +78,7 @@ void j_i64(Report *r, const char *key, int64_t value) {
 }
 
 /* Shortest text that reads back as the same double. */
-static void fmt_double(double v, char *buf, size_t size) {
+void fmt_double(double v, char *buf, size_t size) {
   if (isnan(v)) {
     snprintf(buf, size, "nan");
     return;
