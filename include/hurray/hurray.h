@@ -17,6 +17,7 @@
 #include "hurray/quant.h"
 #include "hurray/descriptor.h"
 #include "hurray/values.h"
+#include "hurray/composite.h"
 #include "hurray/stream.h"
 
 #ifdef __cplusplus

@@ -120,6 +120,195 @@ HURRAY_API const char *hurray_layout_name(uint8_t layout_tag);
 /* Class of a layout tag (UNKNOWN unless named). */
 HURRAY_API HurrayLayoutClass hurray_layout_class(uint8_t layout_tag);
 
+/* ==========================================================================
+ * Addressing, bulk copy and index-buffer validation (docs/layouts.md).
+ *
+ * These functions read a tensor through its descriptor fields (see
+ * hurray/descriptor.h) and, where data is involved, its buffers, passed as
+ * two parallel arrays with f->buffer_count entries each:
+ *   buffers[i]  borrowed pointer to the first byte of buffer i (NULL allowed
+ *               when sizes[i] is 0);
+ *   sizes[i]    number of readable bytes at buffers[i]. Pass sizes == NULL to
+ *               use the buffer handles' byte_size (f->buffers[i].byte_size).
+ * Every read is bounds-checked against sizes[i]; a read that would leave a
+ * buffer fails with HURRAY_ERR_BUFFER_SIZE (never an out-of-bounds access).
+ * Buffer contents are little-endian, as on the wire.
+ *
+ * The descriptor fields themselves are checked (rank rules and layout payload
+ * semantics) before use, so a hand-built HurrayDescriptorFields is safe too.
+ * `err` is optional everywhere (NULL allowed).
+ * ========================================================================== */
+
+struct HurrayDescriptorFields; /* HurrayDescriptorFields, hurray/descriptor.h */
+
+/* Maximum composite nesting depth (DECISIONS D4; composite.md § Binding). */
+#define HURRAY_MAX_COMPOSITE_DEPTH 8u
+
+/*
+ * The shape tier of the layout rules alone (no buffer count, no sizes): rank
+ * rules, layout payload semantics and composite head rules, as decoding
+ * applies them (see docs/layouts.md). Dynamic dimensions are accepted.
+ * `options`: HURRAY_DECODE_*. Errors carry the field path, without a byte
+ * offset. HURRAY_ERR_INVALID_LAYOUT, HURRAY_ERR_INVALID_COMPOSITE,
+ * HURRAY_ERR_NULL_POINTER.
+ */
+HURRAY_API HurrayStatus hurray_layout_validate_shape(const struct HurrayDescriptorFields *f,
+                                                     uint32_t options, HurrayError *err);
+
+/*
+ * Linear element offset of `index` (f->rank entries, each < shape[k]) in a
+ * dense layout (row-major, column-major, strided, tiled incl. nesting, Morton,
+ * Hilbert), in elements, relative to byte_offset. Strided and tiled layouts
+ * with negative strides may give a negative offset. Morton follows the spec
+ * formula literally (see docs/layouts.md for its defect with unequal bit
+ * counts); Hilbert is Skilling's CoordsToHilbert.
+ * Errors: HURRAY_ERR_NULL_POINTER; HURRAY_ERR_INVALID_ARGUMENT for a layout
+ * that is not dense or a shape with a dynamic dimension;
+ * HURRAY_ERR_INDEX_OUT_OF_BOUNDS when index[k] >= shape[k];
+ * HURRAY_ERR_INVALID_LAYOUT for malformed layout fields or an offset that
+ * does not fit in int64_t.
+ */
+HURRAY_API HurrayStatus hurray_layout_element_offset(const struct HurrayDescriptorFields *f,
+                                                     const uint64_t *index, int64_t *out,
+                                                     HurrayError *err);
+
+/*
+ * Minimum byte size of layout buffer `buffer_index` implied by the descriptor
+ * alone (what hurray_descriptor_validate requires; larger is fine): dense
+ * buffer 0 includes byte_offset; content-dependent sizes (CSF inner levels,
+ * block-paged block_table) give their lower bound. Quantization parameter
+ * buffers are not layout buffers (HURRAY_ERR_INVALID_ARGUMENT).
+ * Errors: HURRAY_ERR_INVALID_ARGUMENT (dynamic dimension, index not a layout
+ * buffer), HURRAY_ERR_UNSUPPORTED (unknown type or layout), or the status the
+ * descriptor check fails with.
+ */
+HURRAY_API HurrayStatus hurray_layout_min_buffer_size(const struct HurrayDescriptorFields *f,
+                                                      uint32_t buffer_index, uint64_t *out,
+                                                      HurrayError *err);
+
+/*
+ * Morton code of `index` per morton.md, literally: bit b of index[d] goes to
+ * bit b*rank + d, for b < bits[d]. index and bits have `rank` entries.
+ * HURRAY_ERR_INVALID_ARGUMENT when a set bit would land at position >= 64.
+ */
+HURRAY_API HurrayStatus hurray_morton_encode(uint32_t rank, const uint32_t *bits,
+                                             const uint64_t *index, uint64_t *out);
+
+/*
+ * Skilling's CoordsToHilbert / HilbertToCoords (hilbert.md, normative).
+ * `coords` has `rank` entries, each < 2^order; h < 2^(rank*order).
+ * HURRAY_ERR_INVALID_ARGUMENT unless 1 <= rank <= 64, order >= 1 and
+ * rank*order <= 64, or when a coordinate (or h) is out of range.
+ */
+HURRAY_API HurrayStatus hurray_hilbert_encode(uint32_t rank, uint32_t order,
+                                              const uint64_t *coords, uint64_t *out);
+HURRAY_API HurrayStatus hurray_hilbert_decode(uint32_t rank, uint32_t order, uint64_t h,
+                                              uint64_t *coords);
+
+/*
+ * Copies the tensor's logical contents into `dst` (borrowed, dst_size bytes),
+ * packed in row-major order with the tensor's own storage type: whole-byte
+ * types element by element, 1/2/4-bit types packed LSB-first, 6-bit types
+ * four elements per three-byte group; unused bits of the last byte/group are
+ * zero. Needs dst_size >= hurray_buffer_size_bytes(type, element count).
+ * Dense layouts are gathered through their addressing; COO, CSR, CSC and CSF
+ * are zero-filled then scattered (all-zero bytes are the implicit zero).
+ * Quantized tensors are copied as stored (not dequantized).
+ * CSR/CSC/CSF index buffers are fully validated first
+ * (hurray_layout_validate_index_buffers); COO coordinates are bounds-checked
+ * one by one (duplicates: the later entry wins).
+ * Errors: HURRAY_ERR_BUFFER_TOO_SMALL (dst), HURRAY_ERR_BUFFER_SIZE (a source
+ * read would leave its buffer), HURRAY_ERR_INVALID_INDEX_DATA,
+ * HURRAY_ERR_INVALID_ARGUMENT (dynamic dimension, too few buffers),
+ * HURRAY_ERR_UNSUPPORTED (block-paged, composite, unknown type or layout).
+ */
+HURRAY_API HurrayStatus hurray_layout_to_row_major(const struct HurrayDescriptorFields *f,
+                                                   const void *const *buffers,
+                                                   const uint64_t *sizes, void *dst,
+                                                   uint64_t dst_size, HurrayError *err);
+
+/*
+ * Element lookup in a sparse tensor (COO: binary search when is_sorted, else
+ * a linear scan; CSR/CSC: slice of the pointer array + binary search; CSF:
+ * per-level descent with absolute positions). On success *found tells whether
+ * `index` (f->rank entries) is stored, and *position is its position in the
+ * values buffer (0 when not found: the element is implicitly zero).
+ * The index buffers are assumed valid (see the validator below) but every
+ * read is still bounds-checked.
+ * Errors: HURRAY_ERR_INDEX_OUT_OF_BOUNDS (index outside shape),
+ * HURRAY_ERR_INVALID_ARGUMENT (not a sparse layout), HURRAY_ERR_BUFFER_SIZE,
+ * HURRAY_ERR_INVALID_INDEX_DATA (a pointer entry that cannot be right).
+ */
+HURRAY_API HurrayStatus hurray_layout_sparse_lookup(const struct HurrayDescriptorFields *f,
+                                                    const void *const *buffers,
+                                                    const uint64_t *sizes,
+                                                    const uint64_t *index, bool *found,
+                                                    uint64_t *position, HurrayError *err);
+
+/*
+ * Block-paged element address (block-paged.md § Element Lookup) of token
+ * `token` of sequence `seq`, head `head`, dimension `dim`:
+ *   phys  = block_table[seq_ptr[seq] + token / page_size]
+ *   slot  = phys * page_size + token % page_size      (quantization scale index)
+ *   flat  = (slot * num_heads + head) * head_dim + dim (element in page_pool)
+ * *out_flat receives flat; out_slot (may be NULL) receives slot.
+ * HURRAY_ERR_INDEX_OUT_OF_BOUNDS when seq >= num_seqs, head/dim outside the
+ * shape, or token beyond the sequence's pages; HURRAY_ERR_INVALID_INDEX_DATA
+ * when seq_ptr decreases there or phys >= num_pages; HURRAY_ERR_BUFFER_SIZE
+ * when an index buffer is too short.
+ */
+HURRAY_API HurrayStatus hurray_layout_block_paged_address(const struct HurrayDescriptorFields *f,
+                                                          const void *const *buffers,
+                                                          const uint64_t *sizes, uint64_t seq,
+                                                          uint64_t token, uint64_t head,
+                                                          uint64_t dim, uint64_t *out_flat,
+                                                          uint64_t *out_slot, HurrayError *err);
+
+/*
+ * Checks the contents of the index buffers, which the descriptor alone cannot:
+ *  COO:  every coordinate < shape[d]; no duplicate tuples; strictly
+ *        increasing lexicographic order when is_sorted (an unsorted COO
+ *        allocates nnz * 8 bytes to find duplicates).
+ *  CSR/CSC: ptr[0] = 0, ptr non-decreasing, ptr[n] = nnz, indices strictly
+ *        increasing inside each row/column and < the other dimension.
+ *  CSF:  per level pos_L[0] = 0, non-decreasing, terminal entry = the level's
+ *        count (nnz at the leaf), siblings strictly increasing,
+ *        crd_L < shape[mode_order[L]]; an empty tensor has pos_0 = [0, 0].
+ *  block-paged: see hurray_block_paged_validate_index_buffers.
+ * Dense layouts and composite heads have no index buffers: HURRAY_OK.
+ * Errors: HURRAY_ERR_INVALID_INDEX_DATA (message names the buffer and the
+ * element position; err->field is "buffers[i]", err->offset the byte
+ * position inside that buffer), HURRAY_ERR_BUFFER_SIZE (a buffer shorter
+ * than what it must contain), HURRAY_ERR_OUT_OF_MEMORY,
+ * HURRAY_ERR_INVALID_ARGUMENT (too few buffers, dynamic pointer dimension),
+ * HURRAY_ERR_UNSUPPORTED (unknown layout).
+ */
+HURRAY_API HurrayStatus hurray_layout_validate_index_buffers(const struct HurrayDescriptorFields *f,
+                                                             const void *const *buffers,
+                                                             const uint64_t *sizes,
+                                                             HurrayError *err);
+
+/* Flag of hurray_block_paged_validate_index_buffers: require seq_ptr to hold
+ * exactly num_seqs + 1 entries and block_table exactly seq_ptr[num_seqs]
+ * entries (as for typed arrays); otherwise longer buffers are accepted. */
+#define HURRAY_INDEX_EXACT_LENGTHS 0x1u
+
+/*
+ * Block-paged index buffers on their own (for BlockPagedLayout-style checks
+ * without a descriptor). index_type is HURRAY_BLOCK_INDEX_U32 or _U64 and sets
+ * the entry width of both arrays; seq_ptr / block_table are borrowed, with
+ * their sizes in bytes (NULL allowed when the size is 0). Checks
+ * seq_ptr[0] = 0, non-decreasing, seq_ptr[num_seqs] = block_table length, and
+ * every page id < num_pages (aliasing allowed).
+ * Errors: HURRAY_ERR_INVALID_INDEX_DATA, HURRAY_ERR_BUFFER_SIZE (seq_ptr
+ * shorter than num_seqs + 1 entries, block_table shorter than
+ * seq_ptr[num_seqs]), HURRAY_ERR_INVALID_ARGUMENT (index_type, flags).
+ */
+HURRAY_API HurrayStatus hurray_block_paged_validate_index_buffers(
+    uint8_t index_type, uint32_t num_seqs, uint64_t num_pages, const void *seq_ptr,
+    uint64_t seq_ptr_size, const void *block_table, uint64_t block_table_size, uint32_t flags,
+    HurrayError *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -76,7 +76,9 @@ extern "C" {
 #define HURRAY_STREAM_OWN_FD 0x04u
 /* Reader: decode descriptors in relay mode (HURRAY_DECODE_PERMISSIVE). A
  * descriptor whose buffer table cannot be located (a layout tag this library
- * cannot parse) cannot be framed and fails with HURRAY_ERR_UNSUPPORTED. */
+ * cannot parse) cannot be framed and fails with HURRAY_ERR_UNSUPPORTED.
+ * Reader and writer: validate composites in relay mode (private composition
+ * rules accepted without member rules), as the composite validator does. */
 #define HURRAY_STREAM_PERMISSIVE 0x08u
 
 /* ---- transports ------------------------------------------------------------- */
@@ -118,8 +120,9 @@ typedef struct HurrayStreamReader HurrayStreamReader;
  * for the defaults. The fd is borrowed unless HURRAY_STREAM_OWN_FD is set.
  * The reader reads ahead into an internal 64 KiB buffer (read(2) returns what
  * has arrived, so this never delays an item). *out owned: free with
- * hurray_stream_reader_destroy; NULL on failure. HURRAY_ERR_INVALID_ARGUMENT
- * for fd < 0 or max_composite_depth > 8.
+ * hurray_stream_reader_destroy; NULL on failure (an fd passed with
+ * HURRAY_STREAM_OWN_FD then stays the caller's). HURRAY_ERR_INVALID_ARGUMENT
+ * for fd < 0, max_composite_depth > 8 or an unknown flag.
  */
 HURRAY_API HurrayStatus hurray_stream_reader_from_fd(int fd, const HurrayStreamReaderOptions *opts,
                                                      HurrayStreamReader **out);
@@ -225,15 +228,18 @@ typedef struct HurrayStreamWriter HurrayStreamWriter;
 
 /*
  * Creates a writer emitting to a file descriptor. `flags`: HURRAY_STREAM_
- * CROSS_MACHINE, HURRAY_STREAM_OWN_FD (others are rejected with
- * HURRAY_ERR_INVALID_ARGUMENT). Nothing is buffered: each write call has
- * emitted its bytes when it returns. *out owned (hurray_stream_writer_destroy).
+ * CROSS_MACHINE, HURRAY_STREAM_OWN_FD, HURRAY_STREAM_PERMISSIVE (others are
+ * rejected with HURRAY_ERR_INVALID_ARGUMENT). Nothing is buffered: each write
+ * call has emitted its bytes when it returns. *out owned
+ * (hurray_stream_writer_destroy); on failure *out is NULL and an fd passed
+ * with HURRAY_STREAM_OWN_FD stays the caller's.
  */
 HURRAY_API HurrayStatus hurray_stream_writer_to_fd(int fd, uint32_t flags,
                                                    HurrayStreamWriter **out);
 
 /* Creates a writer that builds the stream in memory; read it with
- * hurray_stream_writer_memory, as many times as wanted. */
+ * hurray_stream_writer_memory, as many times as wanted. `flags`:
+ * HURRAY_STREAM_CROSS_MACHINE, HURRAY_STREAM_PERMISSIVE. */
 HURRAY_API HurrayStatus hurray_stream_writer_to_memory(uint32_t flags, HurrayStreamWriter **out);
 
 /* Creates a writer over a write callback. `ctx` is borrowed and passed back. */

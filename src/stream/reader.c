@@ -462,7 +462,8 @@ static HurrayStatus read_item(HurrayStreamReader *r, uint32_t depth, HurrayStrea
   if (st == HURRAY_OK && composite) {
     const uint32_t n = f.layout.u.composite.member_count;
     HurrayStreamCompositeCheck *check = NULL;
-    st = hurray__stream_composite_begin(it->desc, frame_off, &check, err);
+    st = hurray__stream_composite_begin(it->desc, depth, r->decode_options, frame_off, "",
+                                        &check, err);
     for (uint32_t i = 0; st == HURRAY_OK && i < n; i++) {
       HurrayStreamItem *m = NULL;
       st = read_item(r, depth + 1, &m, err);

@@ -42,24 +42,29 @@ HURRAY_INTERNAL HurrayStatus hurray__stream_item_add_member(HurrayStreamItem *pa
 
 /* ---- composite validation glue ------------------------------------------------
  * The composite rules live with the composite validator (include/hurray/
- * composite.h); the stream code only drives it, one level at a time. */
+ * composite.h); the stream code drives it one composite level at a time and
+ * places its errors in the stream: `offset` is the stream offset of the head
+ * or member (HURRAY_NO_OFFSET for the writer) and `where` prefixes field
+ * paths ("" at the top, "members[1]." below). */
 
 typedef struct HurrayStreamCompositeCheck HurrayStreamCompositeCheck;
 
-/* Starts validating the composite whose head is `head` (borrowed). `offset`
- * is the head's stream offset, for messages. *out owned
+/* Starts validating the composite whose head is `head` (borrowed) at nesting
+ * `depth` (0 = outermost) with HURRAY_DECODE_* `options`. *out owned
  * (hurray__stream_composite_free). */
 HURRAY_INTERNAL HurrayStatus hurray__stream_composite_begin(const HurrayDescriptor *head,
-                                                            uint64_t offset,
+                                                            uint32_t depth, uint32_t options,
+                                                            uint64_t offset, const char *where,
                                                             HurrayStreamCompositeCheck **out,
                                                             HurrayError *err);
 
-/* Checks member `index` (its descriptor, or its head for a nested composite). */
+/* Checks the next member (its descriptor, or its head for a nested
+ * composite); the last one also runs the close-time checks. */
 HURRAY_INTERNAL HurrayStatus hurray__stream_composite_member(HurrayStreamCompositeCheck *c,
                                                              const HurrayDescriptor *member,
                                                              uint64_t offset, HurrayError *err);
 
-/* Close-time checks after the last member. */
+/* After the last member: HURRAY_OK when all arrived and every check passed. */
 HURRAY_INTERNAL HurrayStatus hurray__stream_composite_finish(HurrayStreamCompositeCheck *c,
                                                              HurrayError *err);
 

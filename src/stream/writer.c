@@ -57,7 +57,9 @@ HurrayStatus hurray_stream_writer_to_fd(int fd, uint32_t flags, HurrayStreamWrit
   *out = NULL;
   if (fd < 0) return HURRAY_ERR_INVALID_ARGUMENT;
   HurrayStreamWriter *w = NULL;
-  HURRAY_TRY(writer_new(SINK_FD, flags, HURRAY_STREAM_CROSS_MACHINE | HURRAY_STREAM_OWN_FD, &w));
+  HURRAY_TRY(writer_new(SINK_FD, flags,
+                        HURRAY_STREAM_CROSS_MACHINE | HURRAY_STREAM_OWN_FD | HURRAY_STREAM_PERMISSIVE,
+                        &w));
   w->fd = fd;
   w->own_fd = (flags & HURRAY_STREAM_OWN_FD) != 0;
   struct stat st;
@@ -77,7 +79,7 @@ HurrayStatus hurray_stream_writer_to_fd(int fd, uint32_t flags, HurrayStreamWrit
 HurrayStatus hurray_stream_writer_to_memory(uint32_t flags, HurrayStreamWriter **out) {
   if (out == NULL) return HURRAY_ERR_NULL_POINTER;
   *out = NULL;
-  return writer_new(SINK_MEMORY, flags, HURRAY_STREAM_CROSS_MACHINE, out);
+  return writer_new(SINK_MEMORY, flags, HURRAY_STREAM_CROSS_MACHINE | HURRAY_STREAM_PERMISSIVE, out);
 }
 
 HurrayStatus hurray_stream_writer_to_callback(HurrayStreamWriteFn write_fn, void *ctx,
@@ -86,7 +88,8 @@ HurrayStatus hurray_stream_writer_to_callback(HurrayStreamWriteFn write_fn, void
   *out = NULL;
   if (write_fn == NULL) return HURRAY_ERR_NULL_POINTER;
   HurrayStreamWriter *w = NULL;
-  HURRAY_TRY(writer_new(SINK_CALLBACK, flags, HURRAY_STREAM_CROSS_MACHINE, &w));
+  HURRAY_TRY(writer_new(SINK_CALLBACK, flags, HURRAY_STREAM_CROSS_MACHINE | HURRAY_STREAM_PERMISSIVE,
+                        &w));
   w->write_fn = write_fn;
   w->ctx = ctx;
   *out = w;
@@ -349,7 +352,11 @@ static HurrayStatus check_node(const HurrayStreamWriter *w, const HurrayStreamNo
     return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET,
                         hurray__path(path, sizeof path, "%smembers", where), "members is NULL");
   HurrayStreamCompositeCheck *check = NULL;
-  HURRAY_TRY(hurray__stream_composite_begin(node->descriptor, HURRAY_NO_OFFSET, &check, err));
+  HURRAY_TRY(hurray__stream_composite_begin(node->descriptor, depth,
+                                            (w->flags & HURRAY_STREAM_PERMISSIVE)
+                                                ? HURRAY_DECODE_PERMISSIVE
+                                                : HURRAY_DECODE_STRICT,
+                                            HURRAY_NO_OFFSET, where, &check, err));
   HurrayStatus st = HURRAY_OK;
   for (uint32_t i = 0; st == HURRAY_OK && i < node->member_count; i++) {
     char sub[PATH_LEN];
