@@ -360,6 +360,140 @@ static void test_alloc_failures_in_tree(void **state) {
   tree_free(&t);
 }
 
+
+/* ---- composite rules (the composite validator, driven level by level) ---------- */
+
+/* Appends descriptor d and `data_len` zero bytes to buf at *len. */
+static void append_frame(uint8_t *buf, size_t cap, size_t *len, const HurrayDescriptor *d,
+                         size_t data_len) {
+  uint64_t n = 0;
+  assert_int_equal(hurray_descriptor_encode(d, buf + *len, cap - *len, &n), HURRAY_OK);
+  *len += (size_t)n;
+  assert_true(*len + data_len <= cap);
+  memset(buf + *len, 0, data_len);
+  *len += data_len;
+}
+
+static HurrayStatus read_first(const uint8_t *bytes, size_t len, HurrayError *e) {
+  HurrayStreamReader *r = NULL;
+  assert_int_equal(hurray_stream_reader_from_memory(bytes, len, NULL, &r), HURRAY_OK);
+  HurrayStreamItem *it = NULL;
+  HurrayStatus st = hurray_stream_reader_next_item(r, &it, e);
+  if (st == HURRAY_OK) assert_non_null(it);
+  else assert_null(it);
+  hurray_stream_item_destroy(&it);
+  hurray_stream_reader_destroy(&r);
+  return st;
+}
+
+static void test_reader_applies_composite_rules(void **state) {
+  (void)state;
+  uint8_t buf[2048];
+  HurrayError e;
+  HurrayDescriptor *head = su_head(HURRAY_COMPOSITE_PARTITION, 0, 2, 4, 4, 0, 0, 0, 0);
+  HurrayDescriptor *left = su_member(4, 2, 4, 4, 0, 0, -1);
+  HurrayDescriptor *right = su_member(4, 2, 4, 4, 0, 2, -1);
+  HurrayDescriptor *narrow = su_member(4, 1, 4, 4, 0, 2, -1);
+  HurrayDescriptor *stranger = su_member(4, 2, 8, 8, 0, 2, -1); /* wrong parent shape */
+  HurrayDescriptor *overlap = su_member(4, 2, 4, 4, 0, 1, -1);
+
+  /* The accept side: an exact cover. */
+  size_t len = 0;
+  append_frame(buf, sizeof buf, &len, head, 0);
+  append_frame(buf, sizeof buf, &len, left, 32);
+  append_frame(buf, sizeof buf, &len, right, 32);
+  assert_int_equal(read_first(buf, len, &e), HURRAY_OK);
+
+  /* A gap: refused when the last member closes the composite. */
+  len = 0;
+  append_frame(buf, sizeof buf, &len, head, 0);
+  append_frame(buf, sizeof buf, &len, left, 32);
+  size_t last = len;
+  append_frame(buf, sizeof buf, &len, narrow, 16);
+  assert_int_equal(read_first(buf, len, &e), HURRAY_ERR_INVALID_COMPOSITE);
+  assert_int_equal(e.offset, last);
+  assert_non_null(strstr(e.message, "composite at stream byte 0"));
+
+  /* An overlap. */
+  len = 0;
+  append_frame(buf, sizeof buf, &len, head, 0);
+  append_frame(buf, sizeof buf, &len, left, 32);
+  append_frame(buf, sizeof buf, &len, overlap, 32);
+  assert_int_equal(read_first(buf, len, &e), HURRAY_ERR_INVALID_COMPOSITE);
+
+  /* A member whose shard names another parent: refused at that member, before
+   * anything after it is read (the stream ends there, unnoticed). */
+  len = 0;
+  append_frame(buf, sizeof buf, &len, head, 0);
+  last = len;
+  append_frame(buf, sizeof buf, &len, stranger, 32);
+  assert_int_equal(read_first(buf, len, &e), HURRAY_ERR_INVALID_COMPOSITE);
+  assert_int_equal(e.offset, last);
+  assert_non_null(strstr(e.field, "members[0]"));
+
+  /* Overlay: member 0 must be the base, later ones corrections. */
+  HurrayDescriptor *ov = su_head(HURRAY_COMPOSITE_OVERLAY, HURRAY_COMBINE_ADD, 2, 4, 4, 0, 0, 0, 0);
+  HurrayDescriptor *base = su_member(4, 4, 4, 4, 0, 0, HURRAY_MEMBER_ROLE_BASE);
+  HurrayDescriptor *fix = su_member(2, 2, 4, 4, 1, 1, HURRAY_MEMBER_ROLE_CORRECTION);
+  HurrayDescriptor *base2 = su_member(2, 2, 4, 4, 1, 1, HURRAY_MEMBER_ROLE_BASE);
+  len = 0;
+  append_frame(buf, sizeof buf, &len, ov, 0);
+  append_frame(buf, sizeof buf, &len, base, 64);
+  append_frame(buf, sizeof buf, &len, fix, 16);
+  assert_int_equal(read_first(buf, len, &e), HURRAY_OK);
+  len = 0;
+  append_frame(buf, sizeof buf, &len, ov, 0);
+  append_frame(buf, sizeof buf, &len, base, 64);
+  append_frame(buf, sizeof buf, &len, base2, 16);
+  assert_int_equal(read_first(buf, len, &e), HURRAY_ERR_INVALID_COMPOSITE);
+  len = 0;
+  append_frame(buf, sizeof buf, &len, ov, 0);
+  append_frame(buf, sizeof buf, &len, fix, 16);
+  append_frame(buf, sizeof buf, &len, base, 64);
+  assert_int_equal(read_first(buf, len, &e), HURRAY_ERR_INVALID_COMPOSITE);
+
+  /* An overlay head with no members cannot supply its base. */
+  HurrayDescriptor *ov0 = su_head(HURRAY_COMPOSITE_OVERLAY, HURRAY_COMBINE_ADD, 0, 4, 4, 0, 0, 0, 0);
+  len = 0;
+  append_frame(buf, sizeof buf, &len, ov0, 0);
+  assert_int_equal(read_first(buf, len, &e), HURRAY_ERR_INVALID_COMPOSITE);
+
+  HurrayDescriptor *all[] = {head, left, right, narrow, stranger, overlap, ov, base, fix, base2, ov0};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) hurray_descriptor_destroy(all[i]);
+}
+
+static void test_writer_applies_composite_rules(void **state) {
+  (void)state;
+  Tree t;
+  tree_init(&t);
+  HurrayStreamWriter *w = NULL;
+  assert_int_equal(hurray_stream_writer_to_memory(0, &w), HURRAY_OK);
+  HurrayError e;
+  /* The inner partition's second member moved: the inner composite no longer
+   * covers its head. Nothing at all is written. */
+  HurrayDescriptor *moved = su_member(4, 4, 8, 4, 3, 0, -1);
+  t.inner[1].descriptor = moved;
+  assert_int_equal(hurray_stream_writer_write_node(w, &t.root, &e), HURRAY_ERR_INVALID_COMPOSITE);
+  assert_true(strncmp(e.field, "members[1].", 11) == 0);
+  assert_int_equal(hurray_stream_writer_offset(w), 0);
+  /* A member typed differently from a partition head. */
+  t.inner[1].descriptor = t.c.d;
+  HurrayDescriptor *typed = su_dense(32); /* rank 1, no shard */
+  HurrayStreamNode saved = t.top[0];
+  Leaf l;
+  leaf_init(&l, typed, 7, &t.top[0]);
+  assert_int_equal(hurray_stream_writer_write_node(w, &t.root, &e), HURRAY_ERR_INVALID_COMPOSITE);
+  assert_true(strncmp(e.field, "members[0]", 10) == 0);
+  assert_int_equal(hurray_stream_writer_offset(w), 0);
+  t.top[0] = saved;
+  leaf_free(&l);
+  /* Repaired: accepted. */
+  assert_int_equal(hurray_stream_writer_write_node(w, &t.root, &e), HURRAY_OK);
+  hurray_descriptor_destroy(moved);
+  hurray_stream_writer_destroy(&w);
+  tree_free(&t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_nested_round_trip),
@@ -368,6 +502,8 @@ int main(void) {
       cmocka_unit_test(test_empty_group),
       cmocka_unit_test(test_member_count_claim_is_not_trusted),
       cmocka_unit_test(test_alloc_failures_in_tree),
+      cmocka_unit_test(test_reader_applies_composite_rules),
+      cmocka_unit_test(test_writer_applies_composite_rules),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
