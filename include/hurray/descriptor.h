@@ -122,8 +122,15 @@ typedef struct HurrayCompositeMember {
  * pointer means the section is absent.
  *
  * When building: the HAS_* flag bits are derived from which section pointers
- * are set; `flags` may only add reserved bits in permissive mode. version_major
- * 0 means "current" (1.0).
+ * are set (the HAS_* bits of `flags` are ignored); `flags` may only add
+ * reserved bits in permissive mode. version_major 0 means "current" (1.0;
+ * version_minor is kept). Array pointers may be NULL when their length is 0.
+ *
+ * Opaque layouts (permissive only): for a layout tag this library cannot
+ * parse (reserved range), `layout.u.opaque` holds every byte after
+ * byte_offset, so buffer_count must be 0, every section pointer NULL,
+ * trailing_len 0, and `flags` is kept verbatim (the sections it announces are
+ * inside the opaque bytes).
  */
 typedef struct HurrayDescriptorFields {
   uint8_t version_major;
@@ -153,12 +160,14 @@ typedef struct HurrayDescriptor HurrayDescriptor;
  * Strict decode (the reference C ABI signature). `bytes` (borrowed) must hold
  * at least descriptor_length bytes; bytes after the descriptor are ignored.
  * On success *out is owned: free with hurray_descriptor_destroy. On failure
- * *out is NULL. One allocation, bounded by len plus a constant.
+ * *out is NULL. One allocation, bounded by descriptor_length plus a constant;
+ * HURRAY_ERR_OUT_OF_MEMORY when it fails.
  */
 HURRAY_API HurrayStatus hurray_descriptor_decode(const uint8_t *bytes, uintptr_t len,
                                                  HurrayDescriptor **out);
 
-/* Decode with options (HURRAY_DECODE_*) and an optional error detail. */
+/* Decode with options (HURRAY_DECODE_*) and an optional error detail (err
+ * is written only on failure). Unknown option bits: HURRAY_ERR_INVALID_ARGUMENT. */
 HURRAY_API HurrayStatus hurray_descriptor_decode_ex(const uint8_t *bytes, uintptr_t len,
                                                     uint32_t options, HurrayDescriptor **out,
                                                     HurrayError *err);
@@ -186,7 +195,9 @@ HURRAY_API HurrayStatus hurray_descriptor_validate(const HurrayDescriptorFields 
 HURRAY_API HurrayStatus hurray_descriptor_clone(const HurrayDescriptor *d,
                                                 HurrayDescriptor **out);
 
-/* Frees a descriptor. NULL is a no-op that returns HURRAY_OK. */
+/* Frees a descriptor. NULL is a no-op that returns HURRAY_OK. A handle that
+ * was already destroyed is detected on a best-effort basis (while its memory
+ * has not been reused): HURRAY_ERR_INTERNAL; every getter does the same. */
 HURRAY_API HurrayStatus hurray_descriptor_destroy(HurrayDescriptor *d);
 
 /* ---- encode ---------------------------------------------------------------- */

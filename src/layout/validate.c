@@ -224,16 +224,18 @@ static HurrayStatus check_tiled(const HurrayDescriptorFields *f, const HurrayOff
           hurray__path(path, sizeof path, "layout.tiled[%u].inner_layout", L),
           "0x%02X does not fit a level %u of %u (4 = nested, on every level but the last)",
           t->inner_layout, L, depth);
-    if ((t->outer_layout == 3) != (t->outer_strides != NULL))
+    /* Stride arrays are read only for a strided level; on other levels they
+     * are ignored (and never encoded). */
+    if (t->outer_layout == 3 && t->outer_strides == NULL)
       return hurray__fail(
           err, LT_, hurray__at(o, at, 8u * r + 4),
           hurray__path(path, sizeof path, "layout.tiled[%u].outer_strides", L),
-          "present iff outer_layout is 3 (strided)");
-    if ((t->inner_layout == 3) != (t->inner_strides != NULL))
+          "required when outer_layout is 3 (strided)");
+    if (t->inner_layout == 3 && t->inner_strides == NULL)
       return hurray__fail(
           err, LT_, hurray__at(o, at, 8u * r + 4),
           hurray__path(path, sizeof path, "layout.tiled[%u].inner_strides", L),
-          "present iff inner_layout is 3 (strided)");
+          "required when inner_layout is 3 (strided)");
     at += 8u * r + 4 + (t->outer_layout == 3 ? 8u * r : 0) + (t->inner_layout == 3 ? 8u * r : 0);
   }
   return HURRAY_OK;
@@ -345,7 +347,8 @@ HurrayStatus hurray__layout_check_shape(const HurrayDescriptorFields *f, const H
       return HURRAY_OK;
     }
     case HURRAY_LAYOUT_COO:
-      if (f->layout.u.coo.is_sorted > 1)
+      /* A permissive relay keeps an out-of-domain byte to write it back. */
+      if (f->layout.u.coo.is_sorted > 1 && !(options & HURRAY_DECODE_PERMISSIVE))
         return hurray__fail(err, LT_, hurray__at(o, lay, 8), "layout.is_sorted",
                             "must be 0 or 1, got %u", f->layout.u.coo.is_sorted);
       return HURRAY_OK;
