@@ -193,8 +193,9 @@ void report_field(Report *r, const HurrayFieldEvent *ev, uint64_t base, unsigned
     return;
   }
   if (ev->kind == HURRAY_FIELD_SECTION) {
-    fprintf(r->out, "%*s%8llu  %-26s  -- %s (%llu bytes)\n", (int)indent, "",
-            (unsigned long long)(base + ev->offset), "", path, (unsigned long long)ev->size);
+    fprintf(r->out, "%*s%8llu  %-26s  -- %s (%llu byte%s)\n", (int)indent, "",
+            (unsigned long long)(base + ev->offset), "", path, (unsigned long long)ev->size,
+            ev->size == 1 ? "" : "s");
     return;
   }
   char hex[40];
@@ -222,9 +223,12 @@ void report_field(Report *r, const HurrayFieldEvent *ev, uint64_t base, unsigned
     else
       fprintf(r->out, "%*s%8llu  %-26s  %-34s %s\n", (int)indent, "",
               (unsigned long long)(base + ev->offset), hex, path, ev->meaning);
-  } else {
+  } else if (value[0] != '\0') {
     fprintf(r->out, "%*s%8llu  %-26s  %-34s %s\n", (int)indent, "",
             (unsigned long long)(base + ev->offset), hex, path, value);
+  } else {
+    fprintf(r->out, "%*s%8llu  %-26s  %s\n", (int)indent, "",
+            (unsigned long long)(base + ev->offset), hex, path);
   }
 }
 

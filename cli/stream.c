@@ -74,7 +74,7 @@ static bool frame_buffers(Report *r, const HurrayDescriptor *d, const HurrayDesc
     } else {
       fprintf(r->out, "%*s  buffer[%u] at byte %llu: %llu bytes\n", (int)indent, "", i,
               (unsigned long long)at, (unsigned long long)size);
-      if (r->hex) report_hexdump(r, NULL, data, size, at, indent + 4);
+      if (r->hex) report_hexdump(r, NULL, data, size, at, indent);
       if (r->preview && i == 0) report_preview(r, d, data, size, indent + 4);
     }
     *pos = at + size;
@@ -130,7 +130,7 @@ int inspect_stream(Report *r, const uint8_t *bytes, size_t len) {
     report_summary(r, d, indent);
     if (r->hex) {
       if (!r->json) fprintf(r->out, "%*s  descriptor bytes:\n", (int)indent, "");
-      report_hexdump(r, "hex", bytes + off, dlen, off, indent + 4);
+      report_hexdump(r, "hex", bytes + off, dlen, off, indent);
     }
     HurrayDescriptorFields f;
     hurray_descriptor_fields(d, &f);

@@ -4,6 +4,7 @@
  * in the stream: the validator knows descriptors, not where they were read.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "hurray/composite.h"
 #include "stream/stream_internal.h"
@@ -14,18 +15,37 @@ struct HurrayStreamCompositeCheck {
   char where[96];  /* field prefix of this level */
 };
 
-/* Rewrites a validator error: field prefixed with `where`, offset set to the
- * stream offset of what failed, message led by the head's position. */
+/* dst = a + b, truncated to size - 1 characters. */
+static void join(char *dst, size_t size, const char *a, const char *b) {
+  size_t la = strlen(a), lb = strlen(b);
+  if (la > size - 1) la = size - 1;
+  if (lb > size - 1 - la) lb = size - 1 - la;
+  memmove(dst, a, la);
+  memmove(dst + la, b, lb);
+  dst[la + lb] = '\0';
+}
+
+/* Rewrites a validator error for the stream: field prefixed with `where`,
+ * offset set to the stream offset of what failed, and the validator's own
+ * message kept whole, led by where the composite is. */
 static HurrayStatus place(const HurrayStreamCompositeCheck *c, HurrayStatus st,
                           const HurrayError *inner, uint64_t offset, HurrayError *err) {
   if (err == NULL) return st;
-  char field[192];
-  snprintf(field, sizeof field, "%s%s", c->where, inner->field);
   const char *msg = inner->message[0] != '\0' ? inner->message : hurray_status_message(st);
-  if (c->offset != HURRAY_NO_OFFSET)
-    return hurray__fail(err, st, offset, field, "composite at stream byte %llu: %s",
-                        (unsigned long long)c->offset, msg);
-  return hurray__fail(err, st, HURRAY_NO_OFFSET, field, "%s", msg);
+  char lead[128];
+  if (c->offset != HURRAY_NO_OFFSET) {
+    snprintf(lead, sizeof lead, "composite at stream byte %llu: ", (unsigned long long)c->offset);
+  } else if (c->where[0] != '\0') {
+    /* "members[1]." names the nested composite the validator's paths start from */
+    snprintf(lead, sizeof lead, "in %.*s: ", (int)(strlen(c->where) - 1), c->where);
+  } else {
+    lead[0] = '\0';
+  }
+  err->status = st;
+  err->offset = c->offset != HURRAY_NO_OFFSET ? offset : HURRAY_NO_OFFSET;
+  join(err->field, sizeof err->field, c->where, inner->field);
+  join(err->message, sizeof err->message, lead, msg);
+  return st;
 }
 
 HurrayStatus hurray__stream_composite_begin(const HurrayDescriptor *head, uint32_t depth,
