@@ -190,7 +190,10 @@ HURRAY_API uint32_t hurray_stream_item_buffer_count(const HurrayStreamItem *item
 /*
  * Buffer `index` of a tensor item: *out_data (borrowed, valid while the item
  * lives) and *out_size (== the handle's byte_size). Owned buffers are aligned
- * to max(64, declared alignment); an empty buffer has *out_data NULL.
+ * to their declared alignment, at least 64, except that an alignment above
+ * 4096 that also exceeds the buffer's size gets 4096, and none gets more than
+ * 2 MiB (so wire bytes cannot inflate allocations); an empty buffer has
+ * *out_data NULL.
  * HURRAY_ERR_INDEX_OUT_OF_BOUNDS past the count, HURRAY_ERR_INVALID_STATE if
  * the buffer was taken. Either out pointer may be NULL.
  */

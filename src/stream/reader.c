@@ -361,6 +361,22 @@ static HurrayStatus check_handles(const HurrayStreamReader *r, const HurrayDescr
   return HURRAY_OK;
 }
 
+/*
+ * Alignment of the memory a buffer is read into: its declared alignment, at
+ * least 64; but an alignment above a page that is also above the buffer's
+ * size is reduced to a page, and nothing is aligned beyond 2 MiB. So a few
+ * wire bytes can never make the reader allocate much more than the buffer
+ * itself (at most twice its size plus a page).
+ */
+static uint64_t owned_alignment(const HurrayBufferHandle *h) {
+  uint64_t align = h->alignment;
+  if (!hurray__is_pow2_u64(align) || align < HURRAY_MIN_BUFFER_ALIGNMENT)
+    align = HURRAY_MIN_BUFFER_ALIGNMENT;
+  if (align > HURRAY_PAGE_ALIGNMENT && align > h->byte_size) align = HURRAY_PAGE_ALIGNMENT;
+  if (align > HURRAY_STREAM_MAX_HONORED_ALIGNMENT) align = HURRAY_STREAM_MAX_HONORED_ALIGNMENT;
+  return align;
+}
+
 /* Reads the buffers of `it` (whose descriptor is decoded) from the source. */
 static HurrayStatus read_buffers(HurrayStreamReader *r, HurrayStreamItem *it,
                                  const HurrayDescriptorFields *f, HurrayError *err) {
@@ -400,11 +416,7 @@ static HurrayStatus read_buffers(HurrayStreamReader *r, HurrayStreamItem *it,
         continue;
       }
     }
-    uint64_t align = h->alignment;
-    if (!hurray__is_pow2_u64(align) || align < HURRAY_MIN_BUFFER_ALIGNMENT)
-      align = HURRAY_MIN_BUFFER_ALIGNMENT;
-    if (align > HURRAY_STREAM_MAX_HONORED_ALIGNMENT) align = HURRAY_STREAM_MAX_HONORED_ALIGNMENT;
-    b->data = hurray_alloc(size, (size_t)align);
+    b->data = hurray_alloc(size, (size_t)owned_alignment(h));
     if (b->data == NULL)
       return hurray__fail(err, HURRAY_ERR_OUT_OF_MEMORY, start,
                           hurray__path(path, sizeof path, "buffers[%u]", i),

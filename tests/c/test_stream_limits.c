@@ -13,10 +13,12 @@
 /* ---- an allocator that records the largest request ---------------------------- */
 
 static size_t g_largest;
+static size_t g_widest; /* largest alignment asked for */
 
 static void *rec_alloc(void *ctx, size_t size, size_t alignment) {
   (void)ctx;
   if (size > g_largest) g_largest = size;
+  if (alignment > g_widest) g_widest = alignment;
   if (size > ((size_t)1 << 30)) return NULL; /* refuse absurd requests */
   void *p = NULL;
   if (alignment < sizeof(void *)) alignment = sizeof(void *);
@@ -32,6 +34,7 @@ static void rec_install(void) {
   static const HurrayAllocator a = {rec_alloc, rec_free, NULL};
   hurray_set_allocator(&a);
   g_largest = 0;
+  g_widest = 0;
 }
 
 /* ---- sources ---------------------------------------------------------------- */
@@ -196,6 +199,56 @@ static void test_huge_buffer_claim(void **state) {
   hurray_set_allocator(NULL);
   free(bytes);
   hurray_descriptor_destroy(d);
+}
+
+/* A huge declared alignment on a small buffer cannot inflate the allocation;
+ * on a buffer at least that large it is honoured. */
+static void test_alignment_cannot_inflate_allocations(void **state) {
+  (void)state;
+  HurrayBufferHandle h;
+  memset(&h, 0, sizeof h);
+  uint64_t n = 16;
+  HurrayDescriptorFields f;
+  memset(&f, 0, sizeof f);
+  f.version_major = 1;
+  f.type_tag = HURRAY_DTYPE_FLOAT32;
+  f.rank = 1;
+  f.shape = &n;
+  f.layout.tag = HURRAY_LAYOUT_ROW_MAJOR;
+  f.buffer_count = 1;
+  f.buffers = &h;
+  static const struct { uint64_t size; uint32_t align; size_t want; } k[] = {
+      {64, 1u << 30, 4096},             /* tiny buffer, 1 GiB alignment: a page */
+      {64, 4096, 4096},                 /* a page is always honoured */
+      {64, 128, 128},
+      {4u << 20, 1u << 20, 1u << 20},   /* big enough: honoured */
+      {8u << 20, 4u << 20, 2u << 20},   /* capped at 2 MiB */
+      {8u << 20, 1u << 30, 4096},       /* above the size: a page */
+  };
+  for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
+    h.byte_size = k[i].size;
+    h.alignment = k[i].align;
+    HurrayDescriptor *d = NULL;
+    HurrayError e;
+    if (hurray_descriptor_from_fields(&f, HURRAY_DECODE_STRICT, &d, &e) != HURRAY_OK)
+      fail_msg("%s", e.message);
+    size_t len = 0;
+    uint8_t *bytes = frame(d, (size_t)k[i].size, &len);
+    rec_install();
+    HurrayStreamReader *r = NULL;
+    assert_int_equal(hurray_stream_reader_from_memory(bytes, len, NULL, &r), HURRAY_OK);
+    HurrayStreamItem *it = NULL;
+    assert_int_equal(hurray_stream_reader_next_item(r, &it, &e), HURRAY_OK);
+    const uint8_t *data = NULL;
+    assert_int_equal(hurray_stream_item_buffer(it, 0, &data, NULL), HURRAY_OK);
+    assert_int_equal((uintptr_t)data % k[i].want, 0);
+    assert_int_equal(g_widest, k[i].want);
+    hurray_stream_item_destroy(&it);
+    hurray_stream_reader_destroy(&r);
+    hurray_set_allocator(NULL);
+    free(bytes);
+    hurray_descriptor_destroy(d);
+  }
 }
 
 /* ---- composite depth -------------------------------------------------------------- */
@@ -391,6 +444,7 @@ int main(void) {
       cmocka_unit_test(test_descriptor_limit_before_allocation),
       cmocka_unit_test(test_buffer_limit_boundary),
       cmocka_unit_test(test_huge_buffer_claim),
+      cmocka_unit_test(test_alignment_cannot_inflate_allocations),
       cmocka_unit_test(test_depth_limit),
       cmocka_unit_test(test_writer_depth_limit),
       cmocka_unit_test(test_cross_machine_reader),
