@@ -16,6 +16,8 @@
 #include "hurray/layout.h"
 #include "hurray/quant.h"
 #include "hurray/descriptor.h"
+#include "hurray/buffer.h"
+#include "hurray/context.h"
 #include "hurray/values.h"
 #include "hurray/composite.h"
 #include "hurray/stream.h"

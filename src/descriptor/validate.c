@@ -350,6 +350,42 @@ static HurrayStatus check_statistics(const HurrayDescriptorFields *f, const Hurr
   return HURRAY_OK;
 }
 
+/* Composite member section (metadata.md, layouts/composite.md): only overlay
+ * members carry it, and every overlay member carries a shard; the base
+ * (role 1) spans the whole head: offset 0 and shape == parent_shape. Both are
+ * decidable from this one descriptor. */
+static HurrayStatus check_composite_member(const HurrayDescriptorFields *f,
+                                           const HurrayOffsets *o, uint32_t options,
+                                           HurrayError *err) {
+  uint8_t role = f->composite_member->role;
+  if (role > HURRAY_MEMBER_ROLE_BASE) {
+    if (PERMISSIVE(options)) return HURRAY_OK;
+    return hurray__fail(err, HURRAY_ERR_INVALID_COMPOSITE, o->composite_member,
+                        "composite_member.role",
+                        "0x%02X is reserved (0x00 correction, 0x01 base)", role);
+  }
+  if (f->shard == NULL)
+    return hurray__fail(err, HURRAY_ERR_INVALID_COMPOSITE, o->composite_member,
+                        "composite_member",
+                        "only overlay members carry this section, and an overlay member "
+                        "must also carry a shard section");
+  if (role == HURRAY_MEMBER_ROLE_BASE) {
+    for (uint32_t k = 0; k < f->rank; k++) {
+      if (f->shard->offset[k] != 0 || f->shape[k] != f->shard->parent_shape[k]) {
+        char path[48];
+        return hurray__fail(err, HURRAY_ERR_INVALID_COMPOSITE, o->shard + 8u * f->rank + 8u * k,
+                            hurray__path(path, sizeof path, "shard.offset[%u]", k),
+                            "the overlay base (role 1) must span its whole parent: offset "
+                            "%llu, shape %llu, parent_shape %llu",
+                            (unsigned long long)f->shard->offset[k],
+                            (unsigned long long)f->shape[k],
+                            (unsigned long long)f->shard->parent_shape[k]);
+      }
+    }
+  }
+  return HURRAY_OK;
+}
+
 static HurrayStatus check_extension_type(const HurrayExtensionType *e, uint64_t at,
                                          uint32_t options, HurrayError *err) {
   bool perm = PERMISSIVE(options);
@@ -431,12 +467,7 @@ HurrayStatus hurray__descriptor_check(const HurrayDescriptorFields *f, uint32_t 
   if (f->statistics != NULL) HURRAY_TRY(check_statistics(f, o, options, err));
   if (f->extension_type != NULL)
     HURRAY_TRY(check_extension_type(f->extension_type, o->extension_type, options, err));
-  if (f->composite_member != NULL && f->composite_member->role > HURRAY_MEMBER_ROLE_BASE &&
-      !PERMISSIVE(options))
-    return hurray__fail(err, HURRAY_ERR_INVALID_COMPOSITE, o->composite_member,
-                        "composite_member.role",
-                        "0x%02X is reserved (0x00 correction, 0x01 base)",
-                        f->composite_member->role);
+  if (f->composite_member != NULL) HURRAY_TRY(check_composite_member(f, o, options, err));
   HURRAY_TRY(hurray__layout_validate(f, o, options, err));
   if (f->quantization != NULL) HURRAY_TRY(hurray__quant_validate(f, o, options, err));
   return HURRAY_OK;

@@ -315,8 +315,15 @@ static void gen_sections(Gen *g) {
     s->has_inf = (uint8_t)below(g, 2);
     g->f.statistics = s;
   }
-  if (!head && below(g, 5) == 0) {
+  /* Only overlay members carry a member section, and they carry a shard; the
+   * base (role 1) spans its whole parent. */
+  if (!head && g->f.shard != NULL && below(g, 5) == 0) {
     g->member.role = (uint8_t)below(g, 2);
+    if (g->member.role == HURRAY_MEMBER_ROLE_BASE)
+      for (uint32_t k = 0; k < g->f.rank; k++) {
+        g->parent[k] = g->dims[k];
+        g->offset[k] = 0;
+      }
     g->f.composite_member = &g->member;
   }
   if (below(g, 5) == 0) {

@@ -459,14 +459,25 @@ static void test_extension_type(void **state) {
 
 /* ---- composite member -------------------------------------------------------------- */
 
+/* Writes the f32 [3,4] descriptor with a shard (parent, offset) and a member
+ * section of the given role; returns the byte offset of the member section. */
+static size_t w_member(W *w, uint8_t role, const uint64_t parent[2], const uint64_t offset[2]) {
+  w_dense_f32_3x4(w, HURRAY_FLAG_HAS_SHARD | HURRAY_FLAG_HAS_COMPOSITE_MEMBER);
+  for (int k = 0; k < 2; k++) w_u64(w, parent[k]);
+  for (int k = 0; k < 2; k++) w_u64(w, offset[k]);
+  size_t at = w->n;
+  w_u8(w, role);
+  w_zero(w, 15);
+  w_finish(w);
+  return at;
+}
+
 static void test_composite_member(void **state) {
   (void)state;
+  static const uint64_t whole[2] = {3, 4}, zero[2] = {0, 0};
   for (unsigned role = 0; role < 256; role++) {
     W w;
-    w_dense_f32_3x4(&w, HURRAY_FLAG_HAS_COMPOSITE_MEMBER);
-    w_u8(&w, (uint8_t)role);
-    w_zero(&w, 15);
-    w_finish(&w);
+    w_member(&w, (uint8_t)role, whole, zero);
     if (role <= 1) {
       HurrayDescriptor *d = expect_roundtrip(w.b, w.n, 0);
       HurrayDescriptorFields f;
@@ -479,15 +490,28 @@ static void test_composite_member(void **state) {
   }
   for (size_t k = 1; k < 16; k++) {
     W w;
-    w_dense_f32_3x4(&w, HURRAY_FLAG_HAS_COMPOSITE_MEMBER);
-    w_u8(&w, 1);
-    w_zero(&w, 15);
-    w.b[61 + k] = 2;
-    w_finish(&w);
+    size_t at = w_member(&w, 1, whole, zero);
+    w.b[at + k] = 2;
     expect_reject(&w, 0, HURRAY_ERR_INVALID_LAYOUT, "composite_member.reserved");
     expect_reject(&w, HURRAY_DECODE_PERMISSIVE, HURRAY_ERR_INVALID_LAYOUT,
                   "composite_member.reserved");
   }
+  /* Every overlay member carries a shard: a member section alone is invalid. */
+  W bare;
+  w_dense_f32_3x4(&bare, HURRAY_FLAG_HAS_COMPOSITE_MEMBER);
+  w_u8(&bare, 0);
+  w_zero(&bare, 15);
+  w_finish(&bare);
+  expect_reject(&bare, 0, HURRAY_ERR_INVALID_COMPOSITE, "composite_member");
+  /* The base spans its whole parent; a correction may cover any box. */
+  static const uint64_t bigger[2] = {6, 4}, down[2] = {3, 0};
+  W w;
+  w_member(&w, HURRAY_MEMBER_ROLE_BASE, bigger, zero);
+  expect_reject(&w, 0, HURRAY_ERR_INVALID_COMPOSITE, "shard.offset[0]");
+  w_member(&w, HURRAY_MEMBER_ROLE_BASE, bigger, down);
+  expect_reject(&w, 0, HURRAY_ERR_INVALID_COMPOSITE, "shard.offset[0]");
+  w_member(&w, HURRAY_MEMBER_ROLE_CORRECTION, bigger, down);
+  hurray_descriptor_destroy(expect_roundtrip(w.b, w.n, 0));
 }
 
 /* ---- section order (D2) -------------------------------------------------------------- */
@@ -511,7 +535,7 @@ static void test_section_order(void **state) {
   size_t ext_at = w.n;
   w_ext(&w, 16, 1, 0, 1, 0, 0, 0, 0, 0, 0);
   size_t member_at = w.n;
-  w_u8(&w, 1);
+  w_u8(&w, 0); /* a correction: the shard covers part of the parent */
   w_zero(&w, 15);
   w_finish(&w);
   assert_int_equal(w.n, 61 + 32 + 72 + 20 + 16);

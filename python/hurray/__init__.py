@@ -1,0 +1,100 @@
+"""hurray: the Hurray zero-copy tensor interchange format.
+
+A codec and a zero-copy bridge, not a compute library: build and inspect
+Hurray tensors and descriptors, and hand their buffers to NumPy, PyTorch and
+JAX (DLPack, the NumPy array interface) without copying. The core is the C
+extension ``hurray._hurray``; this package re-exports it.
+"""
+
+from . import _hurray
+from ._hurray import (
+    C_ABI_VERSION,
+    MAX_RANK,
+    MIN_BUFFER_ALIGNMENT,
+    PAGE_ALIGNMENT,
+    BufferError,
+    BufferHandle,
+    CopyRequiredError,
+    Descriptor,
+    Device,
+    Dtype,
+    FileError,
+    InternalError,
+    InvalidDescriptorError,
+    StreamError,
+    Tensor,
+    UnsupportedError,
+    __version__,
+    buffer_size_bytes,
+    empty,
+    from_dlpack,
+    from_numpy,
+    from_torch,
+    full,
+    layout_tag_kind,
+    ones,
+    zeros,
+)
+from . import device, dtype
+from ._interop import aligned_allocator, asarray
+
+# Tier 1 element types are also module attributes: hurray.float32 is
+# hurray.dtype.float32. Tier 2 types live on hurray.dtype only.
+float16 = dtype.float16
+bfloat16 = dtype.bfloat16
+float32 = dtype.float32
+float64 = dtype.float64
+int8 = dtype.int8
+uint8 = dtype.uint8
+int16 = dtype.int16
+uint16 = dtype.uint16
+int32 = dtype.int32
+uint32 = dtype.uint32
+int64 = dtype.int64
+uint64 = dtype.uint64
+bool = dtype.bool  # noqa: A001 - the spec's name for the type
+
+__all__ = [
+    "BufferError",
+    "BufferHandle",
+    "C_ABI_VERSION",
+    "CopyRequiredError",
+    "Descriptor",
+    "Device",
+    "Dtype",
+    "FileError",
+    "InternalError",
+    "InvalidDescriptorError",
+    "MAX_RANK",
+    "MIN_BUFFER_ALIGNMENT",
+    "PAGE_ALIGNMENT",
+    "StreamError",
+    "Tensor",
+    "UnsupportedError",
+    "aligned_allocator",
+    "asarray",
+    "bfloat16",
+    "bool",
+    "buffer_size_bytes",
+    "device",
+    "dtype",
+    "empty",
+    "float16",
+    "float32",
+    "float64",
+    "from_dlpack",
+    "from_numpy",
+    "from_torch",
+    "full",
+    "int16",
+    "int32",
+    "int64",
+    "int8",
+    "layout_tag_kind",
+    "ones",
+    "uint16",
+    "uint32",
+    "uint64",
+    "uint8",
+    "zeros",
+]

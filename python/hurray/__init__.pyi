@@ -1,0 +1,58 @@
+"""Type stubs of the hurray package."""
+
+from typing import Any
+
+from . import device as device
+from . import dtype as dtype
+from ._hurray import (
+    C_ABI_VERSION as C_ABI_VERSION,
+    MAX_RANK as MAX_RANK,
+    MIN_BUFFER_ALIGNMENT as MIN_BUFFER_ALIGNMENT,
+    PAGE_ALIGNMENT as PAGE_ALIGNMENT,
+    BufferError as BufferError,
+    BufferHandle as BufferHandle,
+    CopyRequiredError as CopyRequiredError,
+    Descriptor as Descriptor,
+    Device as Device,
+    Dtype as Dtype,
+    FileError as FileError,
+    InternalError as InternalError,
+    InvalidDescriptorError as InvalidDescriptorError,
+    StreamError as StreamError,
+    Tensor as Tensor,
+    UnsupportedError as UnsupportedError,
+    __version__ as __version__,
+    buffer_size_bytes as buffer_size_bytes,
+    empty as empty,
+    from_dlpack as from_dlpack,
+    from_numpy as from_numpy,
+    from_torch as from_torch,
+    full as full,
+    layout_tag_kind as layout_tag_kind,
+    ones as ones,
+    zeros as zeros,
+)
+
+float16: Dtype
+bfloat16: Dtype
+float32: Dtype
+float64: Dtype
+int8: Dtype
+uint8: Dtype
+int16: Dtype
+uint16: Dtype
+int32: Dtype
+uint32: Dtype
+int64: Dtype
+uint64: Dtype
+bool: Dtype
+
+def asarray(
+    obj: Any, /, *, dtype: Dtype | str | None = None, device: Device | None = None,
+    copy: bool | None = None,
+) -> Tensor: ...
+
+class aligned_allocator:
+    def __init__(self) -> None: ...
+    def __enter__(self) -> aligned_allocator: ...
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool: ...

@@ -1,0 +1,174 @@
+/*
+ * buffer_handle.c - hurray.BufferHandle: one entry of a descriptor's buffer
+ * table, as read-only metadata.
+ *
+ * Immutable, compared and hashed by value, not constructible from Python.
+ * It holds no reference to its tensor or to any buffer (collecting handles
+ * pins nothing); it shares the tensor's Device object, so
+ * t.buffer_handles[i].device is t.device.
+ */
+#include "hpy.h"
+
+typedef struct {
+  PyObject_HEAD
+  uint32_t index;
+  HurrayBufferHandle h;
+  PyObject *device; /* the owning tensor's Device (strong; Devices hold nothing) */
+} HpyBufferHandle;
+
+#define BH(o) ((HpyBufferHandle *)(o))
+
+PyObject *hpy_buffer_handle_new(HpyState *st, uint32_t index, const HurrayBufferHandle *h,
+                                PyObject *device) {
+  HpyBufferHandle *b = PyObject_GC_New(HpyBufferHandle, st->BufferHandleType);
+  if (b == NULL) return NULL;
+  b->index = index;
+  b->h = *h;
+  b->device = Py_NewRef(device);
+  PyObject_GC_Track((PyObject *)b);
+  return (PyObject *)b;
+}
+
+PyObject *hpy_buffer_handles_tuple(HpyState *st, const HurrayDescriptorFields *f,
+                                   PyObject *device) {
+  PyObject *t = PyTuple_New((Py_ssize_t)f->buffer_count);
+  if (t == NULL) return NULL;
+  for (uint32_t i = 0; i < f->buffer_count; i++) {
+    PyObject *h = hpy_buffer_handle_new(st, i, &f->buffers[i], device);
+    if (h == NULL) {
+      Py_DECREF(t);
+      return NULL;
+    }
+    PyTuple_SET_ITEM(t, (Py_ssize_t)i, h);
+  }
+  return t;
+}
+
+static PyObject *bh_index(PyObject *s, void *c) {
+  (void)c;
+  return PyLong_FromUnsignedLong(BH(s)->index);
+}
+static PyObject *bh_byte_size(PyObject *s, void *c) {
+  (void)c;
+  return PyLong_FromUnsignedLongLong(BH(s)->h.byte_size);
+}
+static PyObject *bh_alignment(PyObject *s, void *c) {
+  (void)c;
+  return PyLong_FromUnsignedLong(BH(s)->h.alignment);
+}
+static PyObject *bh_device(PyObject *s, void *c) {
+  (void)c;
+  return Py_NewRef(BH(s)->device);
+}
+static PyObject *bh_sync_mode(PyObject *s, void *c) {
+  (void)c;
+  const char *n = hurray_sync_mode_name(BH(s)->h.sync_mode);
+  if (n == NULL) return PyUnicode_FromFormat("unknown(0x%02x)", (unsigned)BH(s)->h.sync_mode);
+  return PyUnicode_FromString(n);
+}
+
+static PyGetSetDef bh_getset[] = {
+    {"index", bh_index, NULL, "Position in the descriptor's buffer table.", NULL},
+    {"byte_size", bh_byte_size, NULL, "Declared size of the buffer in bytes.", NULL},
+    {"alignment", bh_alignment, NULL,
+     "Declared alignment (a power of two the buffer's address satisfies; 1 when empty).",
+     NULL},
+    {"device", bh_device, NULL, "The tensor's Device (the same object as tensor.device).", NULL},
+    {"sync_mode", bh_sync_mode, NULL, "'producer_synced', 'event' or 'consumer_stream'.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyObject *bh_repr(PyObject *s) {
+  HpyBufferHandle *b = BH(s);
+  const char *sm = hurray_sync_mode_name(b->h.sync_mode);
+  return PyUnicode_FromFormat(
+      "hurray.BufferHandle(index=%u, byte_size=%llu, alignment=%u, device=%R, "
+      "sync_mode='%s')",
+      (unsigned)b->index, (unsigned long long)b->h.byte_size, (unsigned)b->h.alignment,
+      b->device, sm != NULL ? sm : "unknown");
+}
+
+static bool bh_equal(HpyBufferHandle *x, HpyBufferHandle *y, int *err) {
+  *err = 0;
+  if (x->index != y->index || x->h.byte_size != y->h.byte_size ||
+      x->h.alignment != y->h.alignment || x->h.device_tag != y->h.device_tag ||
+      x->h.sync_mode != y->h.sync_mode || x->h.memory_class != y->h.memory_class)
+    return false;
+  int r = PyObject_RichCompareBool(x->device, y->device, Py_EQ);
+  if (r < 0) *err = 1;
+  return r == 1;
+}
+
+static PyObject *bh_richcompare(PyObject *a, PyObject *b, int op) {
+  if (!Py_IS_TYPE(b, Py_TYPE(a)) || (op != Py_EQ && op != Py_NE)) Py_RETURN_NOTIMPLEMENTED;
+  int err;
+  bool eq = bh_equal(BH(a), BH(b), &err);
+  if (err) return NULL;
+  return PyBool_FromLong(op == Py_EQ ? eq : !eq);
+}
+
+static Py_hash_t bh_hash(PyObject *s) {
+  HpyBufferHandle *b = BH(s);
+  Py_hash_t dh = PyObject_Hash(b->device);
+  if (dh == -1) return -1;
+  uint64_t h = 0xcbf29ce484222325ull;
+  uint64_t parts[6] = {b->index, b->h.byte_size, b->h.alignment,
+                       ((uint64_t)b->h.device_tag << 16) | ((uint64_t)b->h.sync_mode << 8) |
+                           b->h.memory_class,
+                       (uint64_t)dh, 0};
+  for (int i = 0; i < 5; i++) {
+    h ^= parts[i];
+    h *= 0x100000001b3ull;
+    h ^= h >> 29;
+  }
+  Py_hash_t r = (Py_hash_t)(h >> 1);
+  return r == -1 ? -2 : r;
+}
+
+static int bh_traverse(PyObject *s, visitproc visit, void *arg) {
+  Py_VISIT(BH(s)->device);
+  Py_VISIT(Py_TYPE(s));
+  return 0;
+}
+
+static int bh_clear(PyObject *s) {
+  Py_CLEAR(BH(s)->device);
+  return 0;
+}
+
+static void bh_dealloc(PyObject *s) {
+  PyTypeObject *tp = Py_TYPE(s);
+  PyObject_GC_UnTrack(s);
+  (void)bh_clear(s);
+  tp->tp_free(s);
+  Py_DECREF(tp);
+}
+
+static PyType_Slot bh_slots[] = {
+    {Py_tp_doc,
+     "One entry of a tensor's buffer table (read-only metadata).\n\n"
+     "Obtained from Tensor.buffer_handles or Descriptor.buffer_handles; not constructible. "
+     "Compares and hashes by value and holds no reference to its tensor or buffer."},
+    {Py_tp_repr, bh_repr},
+    {Py_tp_hash, bh_hash},
+    {Py_tp_richcompare, bh_richcompare},
+    {Py_tp_getset, bh_getset},
+    {Py_tp_traverse, bh_traverse},
+    {Py_tp_clear, bh_clear},
+    {Py_tp_dealloc, bh_dealloc},
+    {0, NULL},
+};
+
+static PyType_Spec bh_spec = {
+    .name = "hurray.BufferHandle",
+    .basicsize = sizeof(HpyBufferHandle),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_HAVE_GC |
+             Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    .slots = bh_slots,
+};
+
+int hpy_buffer_handle_init(PyObject *m, HpyState *st) {
+  st->BufferHandleType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &bh_spec, NULL);
+  if (st->BufferHandleType == NULL) return -1;
+  return PyModule_AddType(m, st->BufferHandleType);
+}

@@ -1,0 +1,393 @@
+/*
+ * descriptor.c - hurray.Descriptor: what a tensor declares, without data.
+ *
+ * Obtained from Tensor.descriptor or Descriptor.decode(bytes); never
+ * constructed from Python. Wraps an immutable HurrayDescriptor from the C
+ * codec; encode() gives the exact wire bytes and decode() recovers an equal
+ * descriptor (trailing bytes after descriptor_length are ignored).
+ *
+ * This file also holds the readers of the optional sections shared by Tensor
+ * and Descriptor. Until the layout/quantization/shard/statistics classes
+ * exist, they return simple namespaces (layout: tag, name).
+ */
+#include "hpy.h"
+
+typedef struct {
+  PyObject_HEAD
+  HurrayDescriptor *desc;   /* owned */
+  HurrayDescriptorFields f; /* borrowed views into desc */
+  PyObject *device;         /* Device of the buffers, or Py_None (no buffers) */
+  PyObject *handles;        /* cached tuple, or NULL */
+} HpyDescriptor;
+
+#define DS(o) ((HpyDescriptor *)(o))
+
+/* ---- shared helpers -------------------------------------------------------- */
+
+const char *hpy_layout_name(uint8_t tag) {
+  const char *n = hurray_layout_name(tag);
+  return n != NULL ? n : "extension";
+}
+
+PyObject *hpy_shape_tuple(uint32_t rank, const uint64_t *shape) {
+  PyObject *t = PyTuple_New((Py_ssize_t)rank);
+  if (t == NULL) return NULL;
+  for (uint32_t i = 0; i < rank; i++) {
+    PyObject *v = shape[i] == HURRAY_DYNAMIC_DIM ? Py_NewRef(Py_None)
+                                                 : PyLong_FromUnsignedLongLong(shape[i]);
+    if (v == NULL) {
+      Py_DECREF(t);
+      return NULL;
+    }
+    PyTuple_SET_ITEM(t, (Py_ssize_t)i, v);
+  }
+  return t;
+}
+
+bool hpy_element_count(uint32_t rank, const uint64_t *shape, uint64_t *out) {
+  uint64_t n = 1;
+  for (uint32_t i = 0; i < rank; i++) {
+    if (shape[i] == HURRAY_DYNAMIC_DIM) return false;
+    uint64_t t;
+#if defined(__GNUC__) || defined(__clang__)
+    if (__builtin_mul_overflow(n, shape[i], &t)) return false;
+#else
+    if (shape[i] != 0 && n > UINT64_MAX / shape[i]) return false;
+    t = n * shape[i];
+#endif
+    n = t;
+  }
+  *out = n;
+  return true;
+}
+
+PyObject *hpy_size_object(uint32_t rank, const uint64_t *shape) {
+  for (uint32_t i = 0; i < rank; i++)
+    if (shape[i] == HURRAY_DYNAMIC_DIM) Py_RETURN_NONE;
+  /* Python ints do not overflow: multiply there when u64 would. */
+  uint64_t n;
+  if (hpy_element_count(rank, shape, &n)) return PyLong_FromUnsignedLongLong(n);
+  PyObject *acc = PyLong_FromLong(1);
+  for (uint32_t i = 0; acc != NULL && i < rank; i++) {
+    PyObject *d = PyLong_FromUnsignedLongLong(shape[i]);
+    PyObject *p = d != NULL ? PyNumber_Multiply(acc, d) : NULL;
+    Py_XDECREF(d);
+    Py_DECREF(acc);
+    acc = p;
+  }
+  return acc;
+}
+
+static PyObject *namespace_new(HpyState *st, PyObject *kwargs) {
+  if (st->simple_namespace == NULL) {
+    PyObject *types = PyImport_ImportModule("types");
+    if (types == NULL) return NULL;
+    st->simple_namespace = PyObject_GetAttrString(types, "SimpleNamespace");
+    Py_DECREF(types);
+    if (st->simple_namespace == NULL) return NULL;
+  }
+  PyObject *empty = PyTuple_New(0);
+  if (empty == NULL) return NULL;
+  PyObject *r = PyObject_Call(st->simple_namespace, empty, kwargs);
+  Py_DECREF(empty);
+  return r;
+}
+
+PyObject *hpy_layout_object(HpyState *st, const HurrayDescriptorFields *f) {
+  PyObject *kw = Py_BuildValue("{s:i,s:s}", "tag", (int)f->layout.tag, "name",
+                               hpy_layout_name(f->layout.tag));
+  if (kw == NULL) return NULL;
+  PyObject *r = namespace_new(st, kw);
+  Py_DECREF(kw);
+  return r;
+}
+
+PyObject *hpy_quantization_object(HpyState *st, const HurrayDescriptorFields *f) {
+  const HurrayQuantization *q = f->quantization;
+  if (q == NULL) Py_RETURN_NONE;
+  const char *name = hurray_quant_scheme_name(q->scheme);
+  PyObject *kw = Py_BuildValue("{s:i,s:s,s:y#}", "scheme_tag", (int)q->scheme, "scheme",
+                               name != NULL ? name : "private", "raw",
+                               (const char *)q->raw, (Py_ssize_t)(q->raw != NULL ? q->raw_len : 0));
+  if (kw == NULL) return NULL;
+  PyObject *r = namespace_new(st, kw);
+  Py_DECREF(kw);
+  return r;
+}
+
+PyObject *hpy_shard_object(HpyState *st, const HurrayDescriptorFields *f) {
+  if (f->shard == NULL) Py_RETURN_NONE;
+  PyObject *ps = hpy_shape_tuple(f->rank, f->shard->parent_shape);
+  PyObject *off = hpy_shape_tuple(f->rank, f->shard->offset);
+  PyObject *kw = ps != NULL && off != NULL
+                     ? Py_BuildValue("{s:O,s:O}", "parent_shape", ps, "shard_offset", off)
+                     : NULL;
+  Py_XDECREF(ps);
+  Py_XDECREF(off);
+  if (kw == NULL) return NULL;
+  PyObject *r = namespace_new(st, kw);
+  Py_DECREF(kw);
+  return r;
+}
+
+PyObject *hpy_statistics_object(HpyState *st, const HurrayDescriptorFields *f) {
+  const HurrayStatistics *s = f->statistics;
+  if (s == NULL) Py_RETURN_NONE;
+  PyObject *kw = Py_BuildValue(
+      "{s:k,s:K,s:d,s:d,s:d,s:d,s:d,s:d,s:i,s:i,s:i,s:i}", "computed_mask",
+      (unsigned long)s->computed_mask, "nnz", (unsigned long long)s->nnz, "sparsity_ratio",
+      s->sparsity_ratio, "value_min", s->value_min, "value_max", s->value_max,
+      "value_abs_max", s->value_abs_max, "value_mean", s->value_mean, "value_stddev",
+      s->value_stddev, "nm_n", (int)s->nm_n, "nm_m", (int)s->nm_m, "has_nan",
+      (int)s->has_nan, "has_inf", (int)s->has_inf);
+  if (kw == NULL) return NULL;
+  PyObject *r = namespace_new(st, kw);
+  Py_DECREF(kw);
+  return r;
+}
+
+/* ---- the class ------------------------------------------------------------- */
+
+PyObject *hpy_descriptor_wrap(HpyState *st, HurrayDescriptor *desc, PyObject *device) {
+  HpyDescriptor *d = PyObject_GC_New(HpyDescriptor, st->DescriptorType);
+  if (d == NULL) {
+    hurray_descriptor_destroy(desc);
+    return NULL;
+  }
+  d->desc = desc;
+  d->handles = NULL;
+  d->device = NULL;
+  HurrayStatus s = hurray_descriptor_fields(desc, &d->f);
+  if (s != HURRAY_OK) {
+    memset(&d->f, 0, sizeof d->f);
+    PyObject_GC_Track((PyObject *)d);
+    Py_DECREF(d);
+    return hpy_raise_status(st, s, NULL, "Descriptor");
+  }
+  if (device != NULL) {
+    d->device = Py_NewRef(device);
+  } else if (d->f.buffer_count > 0) {
+    d->device = hpy_device_new(st, d->f.buffers[0].device_tag, d->f.buffers[0].memory_class, 0);
+  } else {
+    d->device = Py_NewRef(Py_None);
+  }
+  PyObject_GC_Track((PyObject *)d);
+  if (d->device == NULL) {
+    Py_DECREF(d);
+    return NULL;
+  }
+  return (PyObject *)d;
+}
+
+static PyObject *ds_dtype(PyObject *s, void *c) {
+  (void)c;
+  return hpy_dtype_from_tag(hpy_state_of(s), DS(s)->f.type_tag);
+}
+static PyObject *ds_shape(PyObject *s, void *c) {
+  (void)c;
+  return hpy_shape_tuple(DS(s)->f.rank, DS(s)->f.shape);
+}
+static PyObject *ds_ndim(PyObject *s, void *c) {
+  (void)c;
+  return PyLong_FromUnsignedLong(DS(s)->f.rank);
+}
+static PyObject *ds_size(PyObject *s, void *c) {
+  (void)c;
+  return hpy_size_object(DS(s)->f.rank, DS(s)->f.shape);
+}
+static PyObject *ds_layout(PyObject *s, void *c) {
+  (void)c;
+  return hpy_layout_object(hpy_state_of(s), &DS(s)->f);
+}
+static PyObject *ds_buffer_handles(PyObject *s, void *c) {
+  (void)c;
+  HpyDescriptor *d = DS(s);
+  if (d->handles == NULL) {
+    d->handles = hpy_buffer_handles_tuple(hpy_state_of(s), &d->f, d->device);
+    if (d->handles == NULL) return NULL;
+  }
+  return Py_NewRef(d->handles);
+}
+static PyObject *ds_buffer_count(PyObject *s, void *c) {
+  (void)c;
+  return PyLong_FromUnsignedLong(DS(s)->f.buffer_count);
+}
+static PyObject *ds_device(PyObject *s, void *c) {
+  (void)c;
+  return Py_NewRef(DS(s)->device);
+}
+static PyObject *ds_quantization(PyObject *s, void *c) {
+  (void)c;
+  return hpy_quantization_object(hpy_state_of(s), &DS(s)->f);
+}
+static PyObject *ds_shard(PyObject *s, void *c) {
+  (void)c;
+  return hpy_shard_object(hpy_state_of(s), &DS(s)->f);
+}
+static PyObject *ds_statistics(PyObject *s, void *c) {
+  (void)c;
+  return hpy_statistics_object(hpy_state_of(s), &DS(s)->f);
+}
+static PyObject *ds_byte_offset(PyObject *s, void *c) {
+  (void)c;
+  return PyLong_FromUnsignedLongLong(DS(s)->f.byte_offset);
+}
+static PyObject *ds_version(PyObject *s, void *c) {
+  (void)c;
+  return Py_BuildValue("(ii)", (int)DS(s)->f.version_major, (int)DS(s)->f.version_minor);
+}
+static PyObject *ds_encoded_len(PyObject *s, void *c) {
+  (void)c;
+  uint64_t n = 0;
+  HurrayStatus st = hurray_descriptor_encoded_len(DS(s)->desc, &n);
+  if (st != HURRAY_OK) return hpy_raise_status(hpy_state_of(s), st, NULL, "encoded_len");
+  return PyLong_FromUnsignedLongLong(n);
+}
+
+static PyGetSetDef ds_getset[] = {
+    {"dtype", ds_dtype, NULL, "Element type (hurray.Dtype).", NULL},
+    {"shape", ds_shape, NULL, "Shape tuple; None for a dynamic dimension.", NULL},
+    {"ndim", ds_ndim, NULL, "Rank.", NULL},
+    {"size", ds_size, NULL, "Element count, or None if a dimension is dynamic.", NULL},
+    {"layout", ds_layout, NULL, "The memory layout (tag and name).", NULL},
+    {"buffer_handles", ds_buffer_handles, NULL, "Tuple of hurray.BufferHandle, one per buffer.", NULL},
+    {"buffer_count", ds_buffer_count, NULL, "Number of entries in the buffer table.", NULL},
+    {"device", ds_device, NULL, "Device of the buffers (None when there are none).", NULL},
+    {"quantization", ds_quantization, NULL, "The quantization section, or None.", NULL},
+    {"shard", ds_shard, NULL, "The shard section, or None.", NULL},
+    {"statistics", ds_statistics, NULL, "The statistics section, or None.", NULL},
+    {"byte_offset", ds_byte_offset, NULL, "Byte offset of element [0, ..., 0] in buffer 0.", NULL},
+    {"version", ds_version, NULL, "(major, minor) format version.", NULL},
+    {"encoded_len", ds_encoded_len, NULL, "len(self.encode()).", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyObject *ds_encode(PyObject *s, PyObject *unused) {
+  (void)unused;
+  HpyState *st = hpy_state_of(s);
+  uint64_t n = 0;
+  HurrayStatus rc = hurray_descriptor_encoded_len(DS(s)->desc, &n);
+  if (rc != HURRAY_OK) return hpy_raise_status(st, rc, NULL, "encode");
+  if (n > (uint64_t)PY_SSIZE_T_MAX) return PyErr_NoMemory();
+  PyObject *b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)n);
+  if (b == NULL) return NULL;
+  uint64_t written = 0;
+  rc = hurray_descriptor_encode(DS(s)->desc, (uint8_t *)PyBytes_AS_STRING(b), n, &written);
+  if (rc != HURRAY_OK || written != n) {
+    Py_DECREF(b);
+    return hpy_raise_status(st, rc != HURRAY_OK ? rc : HURRAY_ERR_INTERNAL, NULL, "encode");
+  }
+  return b;
+}
+
+static PyObject *ds_decode(PyObject *cls, PyObject *const *args, Py_ssize_t nargs,
+                           PyObject *kwnames) {
+  HpyState *st = hpy_state_of_type((PyTypeObject *)cls);
+  static const char *const names[] = {"data", "permissive", NULL};
+  PyObject *a[2];
+  if (hpy_parse_args("decode", args, nargs, kwnames, names, 1, 1, a) < 0) return NULL;
+  int permissive = 0;
+  if (a[1] != NULL && (permissive = PyObject_IsTrue(a[1])) < 0) return NULL;
+  Py_buffer view;
+  if (PyObject_GetBuffer(a[0], &view, PyBUF_SIMPLE) < 0) return NULL;
+  HurrayDescriptor *d = NULL;
+  HurrayError err;
+  hurray_error_clear(&err);
+  HurrayStatus rc = hurray_descriptor_decode_ex(
+      (const uint8_t *)view.buf, (uintptr_t)view.len,
+      permissive ? HURRAY_DECODE_PERMISSIVE : HURRAY_DECODE_STRICT, &d, &err);
+  PyBuffer_Release(&view);
+  if (rc != HURRAY_OK) return hpy_raise_status(st, rc, &err, "Descriptor.decode");
+  return hpy_descriptor_wrap(st, d, NULL);
+}
+
+static PyMethodDef ds_methods[] = {
+    {"encode", ds_encode, METH_NOARGS,
+     "encode(self)\n--\n\nThe descriptor's exact wire bytes."},
+    {"decode", (PyCFunction)(void (*)(void))ds_decode,
+     METH_FASTCALL | METH_KEYWORDS | METH_CLASS,
+     "decode(data, /, *, permissive=False)\n--\n\n"
+     "Decode a descriptor from a bytes-like object. Bytes after descriptor_length are "
+     "ignored. Returns a Descriptor (never a Tensor: a descriptor has no buffers). "
+     "permissive=True keeps unknown and reserved tags for relays."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyObject *ds_richcompare(PyObject *a, PyObject *b, int op) {
+  if (!Py_IS_TYPE(b, Py_TYPE(a)) || (op != Py_EQ && op != Py_NE)) Py_RETURN_NOTIMPLEMENTED;
+  bool eq = hurray_descriptor_equal(DS(a)->desc, DS(b)->desc);
+  return PyBool_FromLong(op == Py_EQ ? eq : !eq);
+}
+
+static Py_hash_t ds_hash(PyObject *s) {
+  PyObject *b = ds_encode(s, NULL);
+  if (b == NULL) return -1;
+  Py_hash_t h = PyObject_Hash(b);
+  Py_DECREF(b);
+  return h;
+}
+
+static PyObject *ds_repr(PyObject *s) {
+  HpyDescriptor *d = DS(s);
+  PyObject *shape = hpy_shape_tuple(d->f.rank, d->f.shape);
+  if (shape == NULL) return NULL;
+  const HurrayDtypeInfo *i = hurray_dtype_info(d->f.type_tag);
+  PyObject *r = PyUnicode_FromFormat(
+      "hurray.Descriptor(dtype=%s, shape=%R, layout=%s, buffer_count=%u)",
+      i != NULL ? i->name : "extension", shape, hpy_layout_name(d->f.layout.tag),
+      (unsigned)d->f.buffer_count);
+  Py_DECREF(shape);
+  return r;
+}
+
+static int ds_traverse(PyObject *s, visitproc visit, void *arg) {
+  Py_VISIT(DS(s)->device);
+  Py_VISIT(DS(s)->handles);
+  Py_VISIT(Py_TYPE(s));
+  return 0;
+}
+
+static int ds_clear(PyObject *s) {
+  Py_CLEAR(DS(s)->device);
+  Py_CLEAR(DS(s)->handles);
+  return 0;
+}
+
+static void ds_dealloc(PyObject *s) {
+  PyTypeObject *tp = Py_TYPE(s);
+  PyObject_GC_UnTrack(s);
+  (void)ds_clear(s);
+  hurray_descriptor_destroy(DS(s)->desc);
+  tp->tp_free(s);
+  Py_DECREF(tp);
+}
+
+static PyType_Slot ds_slots[] = {
+    {Py_tp_doc,
+     "A tensor descriptor without data.\n\nObtained from Tensor.descriptor or "
+     "Descriptor.decode(bytes); not constructible. encode() gives the wire bytes; "
+     "compares by value."},
+    {Py_tp_repr, ds_repr},
+    {Py_tp_hash, ds_hash},
+    {Py_tp_richcompare, ds_richcompare},
+    {Py_tp_getset, ds_getset},
+    {Py_tp_methods, ds_methods},
+    {Py_tp_traverse, ds_traverse},
+    {Py_tp_clear, ds_clear},
+    {Py_tp_dealloc, ds_dealloc},
+    {0, NULL},
+};
+
+static PyType_Spec ds_spec = {
+    .name = "hurray.Descriptor",
+    .basicsize = sizeof(HpyDescriptor),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_HAVE_GC |
+             Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    .slots = ds_slots,
+};
+
+int hpy_descriptor_init(PyObject *m, HpyState *st) {
+  st->DescriptorType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &ds_spec, NULL);
+  if (st->DescriptorType == NULL) return -1;
+  return PyModule_AddType(m, st->DescriptorType);
+}

@@ -1,0 +1,296 @@
+/*
+ * device.c - hurray.Device: a device kind, a memory class and a runtime
+ * device id.
+ *
+ * kind and memory_class each accept a name or the wire byte. The private
+ * range 0xF0-0xFE is reachable only by byte and reports "private" (with the
+ * tag in the repr); reserved and invalid bytes are refused, since a later
+ * version of the format may assign them. device_id is runtime metadata for
+ * DLPack: it is not on the wire.
+ */
+#include "hpy.h"
+
+#define DEV(o) ((HpyDevice *)(o))
+
+static bool dev_private(uint8_t t) { return t >= 0xF0 && t <= 0xFE; }
+
+/* Parses a name or byte for one of the two tag spaces. */
+static int parse_tag(HpyState *st, PyObject *obj, bool is_class, uint8_t *out) {
+  const char *what = is_class ? "memory_class" : "kind";
+  if (PyUnicode_Check(obj)) {
+    const char *name = PyUnicode_AsUTF8(obj);
+    if (name == NULL) return -1;
+    HurrayStatus s = is_class ? hurray_memory_class_from_name(name, out)
+                              : hurray_device_from_name(name, out);
+    if (s != HURRAY_OK) {
+      if (strcmp(name, "private") == 0) {
+        hpy_raise(st->InvalidDescriptorError,
+                  "%s 'private' needs its wire byte: pass an int in 0xF0-0xFE", what);
+      } else {
+        hpy_raise(st->InvalidDescriptorError,
+                  is_class ? "unknown memory_class '%s'; accepted: standard, host_pinned, "
+                             "unified, peer, or a private byte 0xF0-0xFE"
+                           : "unknown device kind '%s'; accepted: cpu, cuda, rocm, metal, "
+                             "vulkan, webgpu, hexagon, level_zero, opencl, or a private byte "
+                             "0xF0-0xFE",
+                  name);
+      }
+      return -1;
+    }
+    return 0;
+  }
+  if (PyLong_Check(obj) && !PyBool_Check(obj)) {
+    long v = PyLong_AsLong(obj);
+    if (v == -1 && PyErr_Occurred()) return -1;
+    if (v < 0 || v > 255) {
+      hpy_raise(st->InvalidDescriptorError, "%s byte %ld is out of range 0-255", what, v);
+      return -1;
+    }
+    uint8_t b = (uint8_t)v;
+    HurrayTagKind k = is_class ? hurray_memory_class_kind(b) : hurray_device_tag_kind(b);
+    if (k != HURRAY_TAG_NAMED && k != HURRAY_TAG_PRIVATE) {
+      hpy_raise(st->InvalidDescriptorError,
+                "%s byte 0x%02x is %s: a later version of the format may assign it, so it "
+                "cannot be used as a private value",
+                what, (unsigned)b, k == HURRAY_TAG_RESERVED ? "reserved" : "invalid");
+      return -1;
+    }
+    *out = b;
+    return 0;
+  }
+  PyErr_Format(PyExc_TypeError, "%s must be a str or an int, not %.100s", what,
+               Py_TYPE(obj)->tp_name);
+  return -1;
+}
+
+static PyObject *device_alloc(HpyState *st, uint8_t tag, uint8_t mc, int32_t id) {
+  HpyDevice *d = PyObject_New(HpyDevice, st->DeviceType);
+  if (d == NULL) return NULL;
+  d->tag = tag;
+  d->memory_class = mc;
+  d->device_id = id;
+  return (PyObject *)d;
+}
+
+PyObject *hpy_device_new(HpyState *st, uint8_t tag, uint8_t mc, int32_t id) {
+  if (tag == HURRAY_DEVICE_CPU && mc == HURRAY_MEMORY_STANDARD && id == 0 && st->cpu != NULL) {
+    return Py_NewRef(st->cpu);
+  }
+  return device_alloc(st, tag, mc, id);
+}
+
+static PyObject *device_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+  HpyState *st = hpy_state_of_type(type);
+  static char *kwlist[] = {"kind", "device_id", "memory_class", NULL};
+  PyObject *kind = NULL, *idobj = NULL, *mcobj = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO:Device", kwlist, &kind, &idobj, &mcobj))
+    return NULL;
+  uint8_t tag, mc = HURRAY_MEMORY_STANDARD;
+  if (parse_tag(st, kind, false, &tag) < 0) return NULL;
+  if (mcobj != NULL && mcobj != Py_None && parse_tag(st, mcobj, true, &mc) < 0) return NULL;
+  long id = 0;
+  if (idobj != NULL && idobj != Py_None) {
+    if (!PyLong_Check(idobj) || PyBool_Check(idobj)) {
+      return PyErr_Format(PyExc_TypeError, "device_id must be an int, not %.100s",
+                          Py_TYPE(idobj)->tp_name);
+    }
+    id = PyLong_AsLong(idobj);
+    if (id == -1 && PyErr_Occurred()) return NULL;
+    if (id < 0 || id > INT32_MAX) {
+      return hpy_raise(st->InvalidDescriptorError,
+                       "device_id must be in 0..2147483647, got %ld", id);
+    }
+  }
+  if (!hurray_device_memory_class_valid(tag, mc)) {
+    return hpy_raise(st->InvalidDescriptorError,
+                     "memory class 0x%02x is not valid on device 0x%02x (buffer-protocol.md, "
+                     "device/memory-class validity table)",
+                     (unsigned)mc, (unsigned)tag);
+  }
+  return hpy_device_new(st, tag, mc, (int32_t)id);
+}
+
+/* ---- getters --------------------------------------------------------------- */
+
+static PyObject *dv_kind(PyObject *self, void *c) {
+  (void)c;
+  const char *n = hurray_device_name(DEV(self)->tag);
+  return PyUnicode_FromString(n != NULL ? n : "private");
+}
+static PyObject *dv_memory_class(PyObject *self, void *c) {
+  (void)c;
+  const char *n = hurray_memory_class_name(DEV(self)->memory_class);
+  return PyUnicode_FromString(n != NULL ? n : "private");
+}
+static PyObject *dv_tag(PyObject *self, void *c) {
+  (void)c;
+  return PyLong_FromLong(DEV(self)->tag);
+}
+static PyObject *dv_mc_tag(PyObject *self, void *c) {
+  (void)c;
+  return PyLong_FromLong(DEV(self)->memory_class);
+}
+static PyObject *dv_is_private(PyObject *self, void *c) {
+  (void)c;
+  return PyBool_FromLong(dev_private(DEV(self)->tag));
+}
+static PyObject *dv_device_id(PyObject *self, void *c) {
+  (void)c;
+  return PyLong_FromLong(DEV(self)->device_id);
+}
+
+static PyGetSetDef device_getset[] = {
+    {"kind", dv_kind, NULL, "Device kind name ('cpu', 'cuda', ...; 'private' for 0xF0-0xFE).", NULL},
+    {"memory_class", dv_memory_class, NULL,
+     "Memory class name ('standard', 'host_pinned', 'unified', 'peer'; 'private').", NULL},
+    {"tag", dv_tag, NULL, "The device tag wire byte (int).", NULL},
+    {"memory_class_tag", dv_mc_tag, NULL, "The memory class wire byte (int).", NULL},
+    {"is_private", dv_is_private, NULL, "True when the device tag is in the private range.", NULL},
+    {"device_id", dv_device_id, NULL,
+     "Device ordinal (runtime metadata for DLPack; not stored on the wire).", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+/* ---- DLPack mapping -------------------------------------------------------- */
+
+int hpy_device_to_dlpack(HpyState *st, const HpyDevice *d) {
+  int t = 0;
+  uint8_t mc = d->memory_class;
+  bool std = mc == HURRAY_MEMORY_STANDARD, pin = mc == HURRAY_MEMORY_HOST_PINNED,
+       uni = mc == HURRAY_MEMORY_UNIFIED;
+  switch (d->tag) {
+    case HURRAY_DEVICE_CPU: t = (std || pin || uni) ? 1 : 0; break;
+    case HURRAY_DEVICE_CUDA: t = std ? 2 : pin ? 3 : uni ? 13 : 0; break;
+    case HURRAY_DEVICE_ROCM: t = std ? 10 : pin ? 11 : 0; break;
+    case HURRAY_DEVICE_METAL: t = (std || pin || uni) ? 8 : 0; break;
+    case HURRAY_DEVICE_VULKAN: t = (std || pin || uni) ? 7 : 0; break;
+    case HURRAY_DEVICE_WEBGPU: t = std ? 15 : 0; break;
+    case HURRAY_DEVICE_HEXAGON: t = (std || pin || uni) ? 16 : 0; break;
+    case HURRAY_DEVICE_LEVEL_ZERO: t = (std || pin || uni) ? 14 : 0; break;
+    case HURRAY_DEVICE_OPENCL: t = (std || pin || uni) ? 4 : 0; break;
+    default: t = 0; break;
+  }
+  if (t == 0) {
+    const char *dn = hurray_device_name(d->tag), *mn = hurray_memory_class_name(mc);
+    hpy_raise(st->UnsupportedError,
+              "device %s (0x%02x) with memory class %s (0x%02x) has no DLPack device type; "
+              "use the native protocol (__hurray__) instead",
+              dn != NULL ? dn : "private", (unsigned)d->tag, mn != NULL ? mn : "private",
+              (unsigned)mc);
+  }
+  return t;
+}
+
+/* ---- dunders --------------------------------------------------------------- */
+
+static PyObject *device_repr(PyObject *self) {
+  HpyDevice *d = DEV(self);
+  const char *dn = hurray_device_name(d->tag), *mn = hurray_memory_class_name(d->memory_class);
+  PyObject *kind = dn != NULL ? PyUnicode_FromFormat("kind='%s'", dn)
+                              : PyUnicode_FromFormat("kind='private', tag=0x%02x",
+                                                     (unsigned)d->tag);
+  if (kind == NULL) return NULL;
+  PyObject *r = mn != NULL
+                    ? PyUnicode_FromFormat("hurray.Device(%U, device_id=%d, memory_class='%s')",
+                                           kind, (int)d->device_id, mn)
+                    : PyUnicode_FromFormat(
+                          "hurray.Device(%U, device_id=%d, memory_class='private', "
+                          "memory_class_tag=0x%02x)",
+                          kind, (int)d->device_id, (unsigned)d->memory_class);
+  Py_DECREF(kind);
+  return r;
+}
+
+static Py_hash_t device_hash(PyObject *self) {
+  HpyDevice *d = DEV(self);
+  uint64_t h = 0x9e3779b97f4a7c15ull ^ ((uint64_t)d->tag * 0x100000001b3ull) ^
+               ((uint64_t)d->memory_class << 17) ^ ((uint64_t)(uint32_t)d->device_id << 29);
+  Py_hash_t r = (Py_hash_t)(h >> 1);
+  return r == -1 ? -2 : r;
+}
+
+static PyObject *device_richcompare(PyObject *a, PyObject *b, int op) {
+  if (!Py_IS_TYPE(b, Py_TYPE(a)) || (op != Py_EQ && op != Py_NE)) Py_RETURN_NOTIMPLEMENTED;
+  HpyDevice *x = DEV(a), *y = DEV(b);
+  bool eq = x->tag == y->tag && x->memory_class == y->memory_class &&
+            x->device_id == y->device_id;
+  return PyBool_FromLong(op == Py_EQ ? eq : !eq);
+}
+
+static PyObject *device_reduce(PyObject *self, PyObject *unused) {
+  (void)unused;
+  HpyDevice *d = DEV(self);
+  return Py_BuildValue("O(iii)", (PyObject *)Py_TYPE(self), (int)d->tag, (int)d->device_id,
+                       (int)d->memory_class);
+}
+
+static PyMethodDef device_methods[] = {
+    {"__reduce__", device_reduce, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static void device_dealloc(PyObject *self) {
+  PyTypeObject *tp = Py_TYPE(self);
+  tp->tp_free(self);
+  Py_DECREF(tp);
+}
+
+static PyType_Slot device_slots[] = {
+    {Py_tp_doc,
+     "Device(kind, device_id=0, memory_class='standard')\n--\n\n"
+     "Where a tensor's buffers live: a device kind and a memory class, each given by name "
+     "or by wire byte (a private value 0xF0-0xFE only by byte), plus the runtime device_id "
+     "that DLPack reports. Immutable and hashable."},
+    {Py_tp_new, device_new},
+    {Py_tp_repr, device_repr},
+    {Py_tp_hash, device_hash},
+    {Py_tp_richcompare, device_richcompare},
+    {Py_tp_getset, device_getset},
+    {Py_tp_methods, device_methods},
+    {Py_tp_dealloc, device_dealloc},
+    {0, NULL},
+};
+
+static PyType_Spec device_spec = {
+    .name = "hurray.Device",
+    .basicsize = sizeof(HpyDevice),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = device_slots,
+};
+
+static PyObject *device_table(PyObject *m, PyObject *unused) {
+  (void)unused;
+  HpyState *st = hpy_state_of_module(m);
+  PyObject *d = PyDict_New();
+  if (d == NULL) return NULL;
+#define HPY_X_(t, NAME, name)                                                   \
+  {                                                                             \
+    PyObject *o = hpy_device_new(st, (t), HURRAY_MEMORY_STANDARD, 0);           \
+    if (o == NULL || PyDict_SetItemString(d, name, o) < 0) {                    \
+      Py_XDECREF(o);                                                            \
+      Py_DECREF(d);                                                             \
+      return NULL;                                                              \
+    }                                                                           \
+    Py_DECREF(o);                                                               \
+  }
+  HURRAY_DEVICE_TABLE(HPY_X_)
+#undef HPY_X_
+  return d;
+}
+
+static PyMethodDef device_table_def = {
+    "_device_table", device_table, METH_NOARGS,
+    "_device_table()\n--\n\nDict of the named devices (standard memory, device 0)."};
+
+int hpy_device_init(PyObject *m, HpyState *st) {
+  st->DeviceType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &device_spec, NULL);
+  if (st->DeviceType == NULL) return -1;
+  if (PyModule_AddType(m, st->DeviceType) < 0) return -1;
+  st->cpu = device_alloc(st, HURRAY_DEVICE_CPU, HURRAY_MEMORY_STANDARD, 0);
+  if (st->cpu == NULL) return -1;
+  PyObject *fn = PyCFunction_NewEx(&device_table_def, m, NULL);
+  if (fn == NULL) return -1;
+  int rc = PyModule_AddObjectRef(m, "_device_table", fn);
+  Py_DECREF(fn);
+  return rc;
+}

@@ -1,0 +1,275 @@
+/*
+ * dtype.c - hurray.Dtype: one immutable singleton per element type.
+ *
+ * Named types are created at module init; a private (extension) type
+ * 0xF0-0xFE gets its singleton on first use, so Dtype.from_tag(0xF3) is
+ * Dtype.from_tag(0xF3). Every private type is named "extension"; the repr
+ * carries the tag, which is the only thing telling two of them apart.
+ */
+#include "hpy.h"
+
+#include <string.h>
+
+#define DTYPE_SELF(o) ((HpyDtype *)(o))
+
+static bool is_private_tag(uint8_t tag) {
+  return tag >= HURRAY_DTYPE_PRIVATE_FIRST && tag <= HURRAY_DTYPE_PRIVATE_LAST;
+}
+
+static PyObject *dtype_create(HpyState *st, uint8_t tag) {
+  HpyDtype *d = PyObject_New(HpyDtype, st->DtypeType);
+  if (d == NULL) return NULL;
+  d->tag = tag;
+  d->info = hurray_dtype_info(tag);
+  return (PyObject *)d;
+}
+
+PyObject *hpy_dtype_from_tag(HpyState *st, uint8_t tag) {
+  PyObject *d = st->dtypes[tag];
+  if (d != NULL) return Py_NewRef(d);
+  if (!is_private_tag(tag)) {
+    const char *kind;
+    switch (hurray_dtype_tag_kind(tag)) {
+      case HURRAY_TAG_RESERVED:
+        kind = "reserved";
+        break;
+      case HURRAY_TAG_UNASSIGNED:
+        kind = "unassigned";
+        break;
+      default:
+        kind = "invalid";
+        break;
+    }
+    return hpy_raise(st->InvalidDescriptorError,
+                     "element type tag 0x%02x is %s: it names no type", (unsigned)tag, kind);
+  }
+  d = dtype_create(st, tag);
+  if (d == NULL) return NULL;
+  st->dtypes[tag] = Py_NewRef(d);
+  return d;
+}
+
+int hpy_dtype_converter(HpyState *st, PyObject *obj, uint8_t *out_tag) {
+  if (hpy_dtype_check(st, obj)) {
+    *out_tag = DTYPE_SELF(obj)->tag;
+    return 0;
+  }
+  if (PyUnicode_Check(obj)) {
+    const char *name = PyUnicode_AsUTF8(obj);
+    if (name == NULL) return -1;
+    uint8_t tag;
+    if (hurray_dtype_from_name(name, &tag) != HURRAY_OK) {
+      hpy_raise(st->InvalidDescriptorError, "unknown element type name '%s'", name);
+      return -1;
+    }
+    *out_tag = tag;
+    return 0;
+  }
+  PyErr_Format(PyExc_TypeError, "dtype must be a hurray.Dtype or a type name, not %.100s",
+               Py_TYPE(obj)->tp_name);
+  return -1;
+}
+
+/* ---- getters --------------------------------------------------------------- */
+
+static PyObject *dt_name(PyObject *self, void *c) {
+  (void)c;
+  const HurrayDtypeInfo *i = DTYPE_SELF(self)->info;
+  return PyUnicode_FromString(i != NULL ? i->name : "extension");
+}
+static PyObject *dt_tag(PyObject *self, void *c) {
+  (void)c;
+  return PyLong_FromLong(DTYPE_SELF(self)->tag);
+}
+static PyObject *dt_bit_width(PyObject *self, void *c) {
+  (void)c;
+  const HurrayDtypeInfo *i = DTYPE_SELF(self)->info;
+  if (i == NULL) Py_RETURN_NONE;
+  return PyLong_FromLong(i->bit_width);
+}
+static PyObject *dt_itemsize(PyObject *self, void *c) {
+  (void)c;
+  const HurrayDtypeInfo *i = DTYPE_SELF(self)->info;
+  if (i == NULL || i->bit_width < 8) Py_RETURN_NONE;
+  return PyLong_FromLong(i->bit_width / 8);
+}
+static PyObject *dt_tier(PyObject *self, void *c) {
+  (void)c;
+  const HurrayDtypeInfo *i = DTYPE_SELF(self)->info;
+  if (i == NULL) Py_RETURN_NONE;
+  return PyLong_FromLong(i->tier);
+}
+static PyObject *dt_is_array_api(PyObject *self, void *c) {
+  (void)c;
+  const HurrayDtypeInfo *i = DTYPE_SELF(self)->info;
+  return PyBool_FromLong(i != NULL && i->tier == 1);
+}
+static PyObject *dt_is_extension(PyObject *self, void *c) {
+  (void)c;
+  return PyBool_FromLong(DTYPE_SELF(self)->info == NULL);
+}
+#define DT_PRED(fn, lib)                              \
+  static PyObject *fn(PyObject *self, void *c) {      \
+    (void)c;                                          \
+    return PyBool_FromLong(lib(DTYPE_SELF(self)->tag)); \
+  }
+DT_PRED(dt_is_float, hurray_dtype_is_float)
+DT_PRED(dt_is_integer, hurray_dtype_is_integer)
+DT_PRED(dt_is_signed, hurray_dtype_is_signed)
+DT_PRED(dt_is_sub_byte, hurray_dtype_is_sub_byte)
+DT_PRED(dt_is_complex, hurray_dtype_is_complex)
+
+static PyGetSetDef dtype_getset[] = {
+    {"name", dt_name, NULL, "Canonical spec name ('float32', 'int4'; 'extension' for a private type).", NULL},
+    {"tag", dt_tag, NULL, "The wire byte of the type (int).", NULL},
+    {"bit_width", dt_bit_width, NULL,
+     "Bits per element (1 for bool, 4 for int4); None for a private type, whose width is "
+     "declared by the descriptor's extension type section.", NULL},
+    {"itemsize", dt_itemsize, NULL, "Bytes per element; None for sub-byte and private types.", NULL},
+    {"tier", dt_tier, NULL, "1 or 2 (element-types.md); None for a private type.", NULL},
+    {"is_float", dt_is_float, NULL, "True for floating-point types (complex included).", NULL},
+    {"is_integer", dt_is_integer, NULL, "True for signed and unsigned integers (not bool).", NULL},
+    {"is_signed", dt_is_signed, NULL, "True when the type has a sign.", NULL},
+    {"is_sub_byte", dt_is_sub_byte, NULL, "True when an element is narrower than a byte.", NULL},
+    {"is_complex", dt_is_complex, NULL, "True for complex64 and complex128.", NULL},
+    {"is_array_api", dt_is_array_api, NULL,
+     "True for Tier 1 types (the standard numeric vocabulary); same as tier == 1.", NULL},
+    {"is_extension", dt_is_extension, NULL, "True for a private type (tag 0xF0-0xFE).", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+/* ---- methods --------------------------------------------------------------- */
+
+static PyObject *dt_from_tag(PyObject *cls, PyObject *arg) {
+  HpyState *st = hpy_state_of_type((PyTypeObject *)cls);
+  if (!PyLong_Check(arg)) {
+    return PyErr_Format(PyExc_TypeError, "tag must be an int, not %.100s",
+                        Py_TYPE(arg)->tp_name);
+  }
+  long v = PyLong_AsLong(arg);
+  if (v == -1 && PyErr_Occurred()) return NULL;
+  if (v < 0 || v > 255) {
+    return hpy_raise(st->InvalidDescriptorError, "element type tag %ld is not a byte", v);
+  }
+  return hpy_dtype_from_tag(st, (uint8_t)v);
+}
+
+static PyObject *dt_from_name(PyObject *cls, PyObject *arg) {
+  HpyState *st = hpy_state_of_type((PyTypeObject *)cls);
+  if (!PyUnicode_Check(arg)) {
+    return PyErr_Format(PyExc_TypeError, "name must be a str, not %.100s",
+                        Py_TYPE(arg)->tp_name);
+  }
+  uint8_t tag;
+  if (hpy_dtype_converter(st, arg, &tag) < 0) return NULL;
+  return hpy_dtype_from_tag(st, tag);
+}
+
+static PyObject *dt_reduce(PyObject *self, PyObject *unused) {
+  (void)unused;
+  PyObject *from_tag = PyObject_GetAttrString((PyObject *)Py_TYPE(self), "from_tag");
+  if (from_tag == NULL) return NULL;
+  return Py_BuildValue("N(i)", from_tag, (int)DTYPE_SELF(self)->tag);
+}
+
+static PyMethodDef dtype_methods[] = {
+    {"from_tag", dt_from_tag, METH_O | METH_CLASS,
+     "from_tag(tag, /)\n--\n\nThe Dtype singleton for a wire tag (0xF0-0xFE give private "
+     "extension types). Raises hurray.InvalidDescriptorError for a reserved, unassigned or "
+     "invalid tag."},
+    {"from_name", dt_from_name, METH_O | METH_CLASS,
+     "from_name(name, /)\n--\n\nThe Dtype singleton for a spec name ('float32', 'int4'). "
+     "Raises hurray.InvalidDescriptorError for an unknown name."},
+    {"__reduce__", dt_reduce, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+/* ---- dunders --------------------------------------------------------------- */
+
+static PyObject *dtype_repr(PyObject *self) {
+  HpyDtype *d = DTYPE_SELF(self);
+  if (d->info == NULL) {
+    return PyUnicode_FromFormat("hurray.Dtype('extension', tag=0x%02x)", (unsigned)d->tag);
+  }
+  return PyUnicode_FromFormat("hurray.Dtype('%s')", d->info->name);
+}
+
+static PyObject *dtype_str(PyObject *self) {
+  HpyDtype *d = DTYPE_SELF(self);
+  if (d->info == NULL) return PyUnicode_FromFormat("extension(0x%02x)", (unsigned)d->tag);
+  return PyUnicode_FromString(d->info->name);
+}
+
+static Py_hash_t dtype_hash(PyObject *self) {
+  return (Py_hash_t)0x5eed0000 + (Py_hash_t)DTYPE_SELF(self)->tag;
+}
+
+static PyObject *dtype_richcompare(PyObject *a, PyObject *b, int op) {
+  if (!Py_IS_TYPE(b, Py_TYPE(a)) || (op != Py_EQ && op != Py_NE)) Py_RETURN_NOTIMPLEMENTED;
+  bool eq = DTYPE_SELF(a)->tag == DTYPE_SELF(b)->tag;
+  return PyBool_FromLong(op == Py_EQ ? eq : !eq);
+}
+
+static void dtype_dealloc(PyObject *self) {
+  PyTypeObject *tp = Py_TYPE(self);
+  tp->tp_free(self);
+  Py_DECREF(tp);
+}
+
+static PyType_Slot dtype_slots[] = {
+    {Py_tp_doc,
+     "A Hurray element type.\n\nDtype objects are singletons: hurray.float32 is "
+     "hurray.dtype.float32 is Dtype.from_name('float32'). They cannot be instantiated; "
+     "use the module attributes, Dtype.from_tag or Dtype.from_name."},
+    {Py_tp_repr, dtype_repr},
+    {Py_tp_str, dtype_str},
+    {Py_tp_hash, dtype_hash},
+    {Py_tp_richcompare, dtype_richcompare},
+    {Py_tp_getset, dtype_getset},
+    {Py_tp_methods, dtype_methods},
+    {Py_tp_dealloc, dtype_dealloc},
+    {0, NULL},
+};
+
+static PyType_Spec dtype_spec = {
+    .name = "hurray.Dtype",
+    .basicsize = sizeof(HpyDtype),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    .slots = dtype_slots,
+};
+
+static PyObject *dtype_table(PyObject *m, PyObject *unused) {
+  (void)unused;
+  HpyState *st = hpy_state_of_module(m);
+  PyObject *d = PyDict_New();
+  if (d == NULL) return NULL;
+  for (int tag = 0; tag < 256; tag++) {
+    const HurrayDtypeInfo *i = hurray_dtype_info((uint8_t)tag);
+    if (i == NULL || st->dtypes[tag] == NULL) continue;
+    if (PyDict_SetItemString(d, i->name, st->dtypes[tag]) < 0) {
+      Py_DECREF(d);
+      return NULL;
+    }
+  }
+  return d;
+}
+
+static PyMethodDef dtype_table_def = {
+    "_dtype_table", dtype_table, METH_NOARGS,
+    "_dtype_table()\n--\n\nDict of every named element type: name -> Dtype singleton."};
+
+int hpy_dtype_init(PyObject *m, HpyState *st) {
+  st->DtypeType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &dtype_spec, NULL);
+  if (st->DtypeType == NULL) return -1;
+  if (PyModule_AddType(m, st->DtypeType) < 0) return -1;
+  for (int tag = 0; tag < 256; tag++) {
+    if (hurray_dtype_info((uint8_t)tag) == NULL) continue;
+    st->dtypes[tag] = dtype_create(st, (uint8_t)tag);
+    if (st->dtypes[tag] == NULL) return -1;
+  }
+  PyObject *fn = PyCFunction_NewEx(&dtype_table_def, m, NULL);
+  if (fn == NULL) return -1;
+  int rc = PyModule_AddObjectRef(m, "_dtype_table", fn);
+  Py_DECREF(fn);
+  return rc;
+}

@@ -1,0 +1,304 @@
+/*
+ * hpy.h - shared declarations of the hurray._hurray extension module.
+ *
+ * Every Python class lives in its own C file (dtype.c, device.c, tensor.c,
+ * buffer_handle.c, descriptor.c); module.c creates the module (multi-phase
+ * init) and owns the module state below. Types are heap types created with
+ * PyType_FromModuleAndSpec and are not subclassable, so PyType_GetModule on an
+ * instance's exact type always finds the module state.
+ *
+ * Naming: functions shared between the files of the extension are hpy_*;
+ * everything else is static.
+ */
+#ifndef HURRAY_PY_HPY_H
+#define HURRAY_PY_HPY_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hurray/hurray.h"
+
+/* ---- module state ---------------------------------------------------------- */
+
+typedef struct HpyState {
+  /* classes */
+  PyTypeObject *DtypeType;
+  PyTypeObject *DeviceType;
+  PyTypeObject *TensorType;
+  PyTypeObject *BufferHandleType;
+  PyTypeObject *DescriptorType;
+  /* exceptions (D9) */
+  PyObject *InvalidDescriptorError;
+  PyObject *BufferError;
+  PyObject *UnsupportedError;
+  PyObject *InternalError;
+  PyObject *FileError;
+  PyObject *StreamError;
+  PyObject *CopyRequiredError;
+  /* Dtype singletons by wire tag; private (extension) tags are created on
+   * first use. NULL for tags that name no type. */
+  PyObject *dtypes[256];
+  /* hurray.device.cpu: the default device of every tensor */
+  PyObject *cpu;
+  /* lazily imported helpers (NULL until first use) */
+  PyObject *numpy;            /* the numpy module */
+  PyObject *display_repr;     /* hurray._display.tensor_repr */
+  PyObject *display_str;      /* hurray._display.tensor_str */
+  PyObject *simple_namespace; /* types.SimpleNamespace (placeholders until part 2) */
+  /* interned strings */
+  PyObject *s_dlpack;         /* "__dlpack__" */
+  PyObject *s_max_version;
+  PyObject *s_copy;
+  PyObject *s_dl_device;
+} HpyState;
+
+/* State of the module that defined the exact type of `self`. */
+static inline HpyState *hpy_state_of(PyObject *self) {
+  return (HpyState *)PyType_GetModuleState(Py_TYPE(self));
+}
+static inline HpyState *hpy_state_of_type(PyTypeObject *type) {
+  return (HpyState *)PyType_GetModuleState(type);
+}
+static inline HpyState *hpy_state_of_module(PyObject *module) {
+  return (HpyState *)PyModule_GetState(module);
+}
+
+/* ---- errors (errors.c) ----------------------------------------------------- */
+
+/* Creates the exception classes into st and adds them to module m. */
+int hpy_errors_init(PyObject *m, HpyState *st);
+
+/* The exception class the status table assigns to `status` (borrowed). */
+PyObject *hpy_exception_for(HpyState *st, HurrayStatus status);
+
+/*
+ * The one place where a C status becomes a Python exception. Sets the class
+ * from the status table with the C library's detail message (field path and
+ * byte offset) when `err` carries one, else the status's default message;
+ * `context` (may be NULL) prefixes it ("Tensor: ..."). The exception instance
+ * gets attributes `status` (name), `field` and `offset` (None when unknown).
+ * Always returns NULL so callers can `return hpy_raise_status(...)`.
+ */
+PyObject *hpy_raise_status(HpyState *st, HurrayStatus status, const HurrayError *err,
+                           const char *context);
+
+/* Raise `exc` with a formatted message; returns NULL. */
+PyObject *hpy_raise(PyObject *exc, const char *fmt, ...);
+
+/* ---- argument parsing (args.c) --------------------------------------------- */
+
+/*
+ * A small parser for METH_FASTCALL | METH_KEYWORDS. `names` lists every
+ * parameter (NULL-terminated): the first `npos` may be passed positionally,
+ * the rest are keyword-only; the first `nreq` are required. `out` receives
+ * borrowed references (NULL when not given). Raises TypeError like CPython.
+ */
+int hpy_parse_args(const char *fname, PyObject *const *args, Py_ssize_t nargs,
+                   PyObject *kwnames, const char *const *names, int npos, int nreq,
+                   PyObject **out);
+
+/* `copy` keyword: None -> -1, False -> 0, True -> 1; other objects: TypeError. */
+int hpy_parse_copy(PyObject *obj, int *out);
+
+/* ---- Dtype (dtype.c) ------------------------------------------------------- */
+
+typedef struct {
+  PyObject_HEAD
+  uint8_t tag;
+  const HurrayDtypeInfo *info; /* NULL for a private (extension) type */
+} HpyDtype;
+
+int hpy_dtype_init(PyObject *m, HpyState *st);
+/* The singleton for a tag (new reference); InvalidDescriptorError for tags
+ * that name no type (reserved, unassigned, invalid). */
+PyObject *hpy_dtype_from_tag(HpyState *st, uint8_t tag);
+/* Accepts a Dtype or a type name; stores the tag. TypeError /
+ * InvalidDescriptorError otherwise. */
+int hpy_dtype_converter(HpyState *st, PyObject *obj, uint8_t *out_tag);
+static inline int hpy_dtype_check(HpyState *st, PyObject *o) {
+  return Py_IS_TYPE(o, st->DtypeType);
+}
+
+/* ---- Device (device.c) ----------------------------------------------------- */
+
+typedef struct {
+  PyObject_HEAD
+  uint8_t tag;          /* device tag (buffer handle byte 12) */
+  uint8_t memory_class; /* memory class (byte 14) */
+  int32_t device_id;    /* runtime metadata, not on the wire */
+} HpyDevice;
+
+int hpy_device_init(PyObject *m, HpyState *st);
+/* A Device (new reference); hurray.device.cpu for (CPU, standard, 0). */
+PyObject *hpy_device_new(HpyState *st, uint8_t tag, uint8_t memory_class, int32_t device_id);
+static inline int hpy_device_check(HpyState *st, PyObject *o) {
+  return Py_IS_TYPE(o, st->DeviceType);
+}
+/* DLPack device type for (tag, class): >0, or 0 after raising
+ * hurray.UnsupportedError (PEER, ROCm unified, private, invalid pairs). */
+int hpy_device_to_dlpack(HpyState *st, const HpyDevice *dev);
+
+/* ---- BufferHandle (buffer_handle.c) ----------------------------------------- */
+
+int hpy_buffer_handle_init(PyObject *m, HpyState *st);
+/* New BufferHandle for entry `index`; `device` is the tensor's Device object
+ * (borrowed; the handle keeps its own reference). */
+PyObject *hpy_buffer_handle_new(HpyState *st, uint32_t index, const HurrayBufferHandle *h,
+                                PyObject *device);
+/* Tuple of handles for a descriptor (new reference). */
+PyObject *hpy_buffer_handles_tuple(HpyState *st, const HurrayDescriptorFields *f,
+                                   PyObject *device);
+
+/* ---- Descriptor (descriptor.c) ---------------------------------------------- */
+
+int hpy_descriptor_init(PyObject *m, HpyState *st);
+/* New hurray.Descriptor taking ownership of `desc` (moved: freed on failure);
+ * `device` (borrowed) is the device to report, or NULL to derive it from the
+ * buffer table with device_id 0. */
+PyObject *hpy_descriptor_wrap(HpyState *st, HurrayDescriptor *desc, PyObject *device);
+/* Placeholders of the optional sections, shared by Tensor and Descriptor
+ * (new references; Py_None when absent). Part 2 replaces them with classes. */
+PyObject *hpy_layout_object(HpyState *st, const HurrayDescriptorFields *f);
+PyObject *hpy_quantization_object(HpyState *st, const HurrayDescriptorFields *f);
+PyObject *hpy_shard_object(HpyState *st, const HurrayDescriptorFields *f);
+PyObject *hpy_statistics_object(HpyState *st, const HurrayDescriptorFields *f);
+/* Shape tuple (None for a dynamic dimension); new reference. */
+PyObject *hpy_shape_tuple(uint32_t rank, const uint64_t *shape);
+/* Element count, or Py_None if any dimension is dynamic; new reference. */
+PyObject *hpy_size_object(uint32_t rank, const uint64_t *shape);
+
+/* ---- Tensor (tensor.c, tensor_numpy.c, dlpack.c, creation.c) ---------------- */
+
+/* One buffer of a tensor and what keeps its memory alive. */
+typedef struct {
+  uint8_t *data;   /* first byte (may be NULL when size is 0) */
+  uint64_t size;   /* declared byte_size */
+  PyObject *owner; /* strong reference keeping `data` alive, or NULL */
+  Py_buffer view;  /* held buffer-protocol export (view.obj != NULL) */
+  void *owned;     /* memory this buffer owns (hurray_free), or NULL */
+  bool readonly;
+  uint8_t sync_mode; /* HURRAY_SYNC_* declared for this buffer (0: producer_synced) */
+} HpyBuffer;
+
+typedef struct {
+  PyObject_HEAD
+  HurrayDescriptor *desc;       /* owned; immutable */
+  HurrayDescriptorFields f;     /* borrowed views into desc */
+  PyObject *dtype;              /* Dtype singleton */
+  PyObject *device;             /* Device */
+  PyObject *handles;            /* cached tuple of BufferHandle, or NULL */
+  PyObject *weakreflist;
+  uint32_t nbuf;
+  HpyBuffer *bufs;              /* nbuf entries (PyMem) */
+} HpyTensor;
+
+int hpy_tensor_init(PyObject *m, HpyState *st);
+static inline int hpy_tensor_check(HpyState *st, PyObject *o) {
+  return Py_IS_TYPE(o, st->TensorType);
+}
+
+/*
+ * Measured alignment of an address: the largest power of two dividing it,
+ * capped at HURRAY_PAGE_ALIGNMENT; 1 for an empty buffer.
+ */
+uint32_t hpy_measure_alignment(const void *p, uint64_t size);
+
+/* Allocates `size` bytes aligned to HURRAY_MIN_BUFFER_ALIGNMENT (hurray_alloc),
+ * zeroed when `zero`. MemoryError on failure. */
+void *hpy_alloc_buffer(uint64_t size, bool zero);
+
+/*
+ * Builds a tensor from prepared buffers. `bufs` (nbuf entries) are moved into
+ * the tensor on success and released on failure (either way the caller no
+ * longer owns them). The buffer table's handles are derived from the buffers
+ * (byte size, measured or owned alignment) and the device. `layout` NULL
+ * means row-major. Raises the status-table exception on validation failure.
+ */
+PyObject *hpy_tensor_build(HpyState *st, uint8_t type_tag, uint32_t rank,
+                           const uint64_t *shape, const HurrayLayout *layout,
+                           uint64_t byte_offset, PyObject *device, HpyBuffer *bufs,
+                           uint32_t nbuf, const char *context);
+/* Releases what a buffer holds (safe on zeroed entries). */
+void hpy_buffer_release(HpyBuffer *b);
+
+/*
+ * Acquires a buffer-protocol object as buffer `index` of a tensor being
+ * built, applying the copy policy (copy: -1 None, 0 False, 1 True): borrow
+ * when the address meets the 64-byte floor, else copy (None) or raise
+ * hurray.BufferError naming the index, the measured alignment and the floor
+ * (False). The object must be C-contiguous.
+ */
+int hpy_buffer_acquire(HpyState *st, PyObject *obj, uint32_t index, int copy,
+                       const char *context, HpyBuffer *out);
+
+/* Applies the copy policy to a buffer already described by data/size/owner:
+ * copies it into owned memory when required (releasing the borrow). */
+int hpy_buffer_apply_copy_policy(HpyState *st, HpyBuffer *b, uint32_t index, int copy,
+                                 bool can_copy, const char *context);
+
+/* Shape parsing: a sequence of int >= 0 or None (dynamic). Fills out[rank]
+ * (HURRAY_DYNAMIC_DIM for None). InvalidDescriptorError / TypeError. */
+int hpy_parse_shape(HpyState *st, PyObject *obj, uint64_t *out, uint32_t *rank,
+                    const char *context);
+
+/* Row-major element count; false when a dimension is dynamic or overflow. */
+bool hpy_element_count(uint32_t rank, const uint64_t *shape, uint64_t *out);
+
+/* Copies a strided array (signed byte strides) into a dense row-major dst. */
+void hpy_strided_gather(uint8_t *dst, const uint8_t *src, size_t itemsize, uint32_t rank,
+                        const uint64_t *shape, const int64_t *bstrides);
+
+/* For a strided array whose element [0, ..., 0] is at `first` (element
+ * strides, every extent > 0): the lowest address touched (*base), the bytes
+ * spanned and the byte offset of element 0 from *base. False on overflow or
+ * an empty extent. */
+bool hpy_strided_extent(uint8_t *first, uint64_t esize, uint32_t rank, const uint64_t *shape,
+                        const int64_t *estrides, uint8_t **base, uint64_t *span,
+                        uint64_t *byte_offset);
+
+/* Name of the tensor's layout for error messages (single helper). */
+const char *hpy_layout_name(uint8_t tag);
+
+/* Checks that the tensor's bytes may be handed out (every buffer is
+ * producer_synced); else hurray.UnsupportedError naming the mode. */
+int hpy_tensor_check_readable(HpyState *st, HpyTensor *t, const char *what);
+
+/* numpy interop (tensor_numpy.c) */
+PyObject *hpy_tensor_array(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                           PyObject *kwnames);
+PyObject *hpy_tensor_array_interface(PyObject *self, void *closure);
+PyObject *hpy_from_numpy(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                         PyObject *kwnames);
+/* The numpy module (borrowed from the state cache), importing it lazily. */
+PyObject *hpy_numpy(HpyState *st);
+
+/* DLPack (dlpack.c) */
+PyObject *hpy_tensor_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                            PyObject *kwnames);
+PyObject *hpy_tensor_dlpack_device(PyObject *self, PyObject *unused);
+PyObject *hpy_tensor_to_torch(PyObject *self, PyObject *unused);
+PyObject *hpy_from_dlpack(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                          PyObject *kwnames);
+PyObject *hpy_from_torch(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                         PyObject *kwnames);
+
+/* creation functions (creation.c) */
+PyObject *hpy_zeros(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);
+PyObject *hpy_ones(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);
+PyObject *hpy_empty(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);
+PyObject *hpy_full(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);
+
+/* aligned NumPy allocator (allocator.c) */
+PyObject *hpy_aligned_mem_handler(PyObject *m, PyObject *unused);
+/* Installs a NEP 49 handler capsule (None: NumPy's default) for the current
+ * context; returns the previous one. hurray.UnsupportedError before 1.22. */
+PyObject *hpy_numpy_set_handler(PyObject *m, PyObject *handler);
+
+/* Bit-packed bool <-> one byte per element (LSB-first). */
+void hpy_bool_unpack(const uint8_t *src, uint8_t *dst, uint64_t count);
+void hpy_bool_pack(const uint8_t *src, uint8_t *dst, uint64_t count);
+
+#endif /* HURRAY_PY_HPY_H */

@@ -1,0 +1,216 @@
+/*
+ * module.c - the hurray._hurray extension module: multi-phase init, module
+ * state, constants and the module-level functions.
+ */
+#include "hpy.h"
+
+/* ---- module functions ------------------------------------------------------ */
+
+static PyObject *m_buffer_size_bytes(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
+                                     PyObject *kwnames) {
+  HpyState *st = hpy_state_of_module(m);
+  static const char *const names[] = {"dtype", "count", NULL};
+  PyObject *a[2];
+  if (hpy_parse_args("buffer_size_bytes", args, nargs, kwnames, names, 2, 2, a) < 0)
+    return NULL;
+  uint8_t tag;
+  if (hpy_dtype_converter(st, a[0], &tag) < 0) return NULL;
+  if (hurray_dtype_info(tag) == NULL) {
+    return hpy_raise(st->UnsupportedError,
+                     "buffer_size_bytes: a private type (tag 0x%02x) is sized by its "
+                     "descriptor's extension type section, not by its tag",
+                     (unsigned)tag);
+  }
+  if (PyBool_Check(a[1]) || !PyIndex_Check(a[1])) {
+    return PyErr_Format(PyExc_TypeError, "buffer_size_bytes: count must be an int, not %.100s",
+                        Py_TYPE(a[1])->tp_name);
+  }
+  PyObject *idx = PyNumber_Index(a[1]);
+  if (idx == NULL) return NULL;
+  int overflow = 0;
+  long long v = PyLong_AsLongLongAndOverflow(idx, &overflow);
+  unsigned long long count = 0;
+  if (overflow > 0) {
+    count = PyLong_AsUnsignedLongLong(idx);
+  } else if (overflow < 0 || v < 0) {
+    Py_DECREF(idx);
+    return PyErr_Format(PyExc_ValueError, "buffer_size_bytes: count must be >= 0");
+  } else {
+    count = (unsigned long long)v;
+  }
+  Py_DECREF(idx);
+  if (PyErr_Occurred()) return NULL;
+  uint64_t out = 0;
+  HurrayStatus rc = hurray_buffer_size_bytes(tag, (uint64_t)count, &out);
+  if (rc != HURRAY_OK) return hpy_raise_status(st, rc, NULL, "buffer_size_bytes");
+  return PyLong_FromUnsignedLongLong(out);
+}
+
+static PyObject *m_layout_tag_kind(PyObject *m, PyObject *arg) {
+  (void)m;
+  if (PyBool_Check(arg) || !PyLong_Check(arg)) {
+    return PyErr_Format(PyExc_TypeError, "layout_tag_kind: tag must be an int, not %.100s",
+                        Py_TYPE(arg)->tp_name);
+  }
+  long v = PyLong_AsLong(arg);
+  if (v == -1 && PyErr_Occurred()) return NULL;
+  if (v < 0 || v > 255) {
+    return PyErr_Format(PyExc_ValueError, "layout_tag_kind: tag %ld is not a byte", v);
+  }
+  switch (hurray_layout_tag_kind((uint8_t)v)) {
+    case HURRAY_TAG_NAMED:
+      return PyUnicode_FromString("named");
+    case HURRAY_TAG_PRIVATE:
+      return PyUnicode_FromString("private");
+    case HURRAY_TAG_RESERVED:
+    case HURRAY_TAG_UNASSIGNED:
+      return PyUnicode_FromString("reserved");
+    default:
+      return PyUnicode_FromString("invalid");
+  }
+}
+
+#define FASTKW(f) (PyCFunction)(void (*)(void))(f), METH_FASTCALL | METH_KEYWORDS
+
+static PyMethodDef module_methods[] = {
+    {"buffer_size_bytes", FASTKW(m_buffer_size_bytes),
+     "buffer_size_bytes(dtype, count)\n--\n\nBytes needed to store `count` packed elements "
+     "of `dtype` (sub-byte types packed LSB-first; 6-bit types in 3-byte groups)."},
+    {"layout_tag_kind", m_layout_tag_kind, METH_O,
+     "layout_tag_kind(tag, /)\n--\n\n'named', 'reserved', 'private' or 'invalid': the four "
+     "partition the byte space."},
+    {"zeros", FASTKW(hpy_zeros),
+     "zeros(shape, *, dtype=None, device=None)\n--\n\nA new tensor of zeros (dtype defaults to float64)."},
+    {"ones", FASTKW(hpy_ones),
+     "ones(shape, *, dtype=None, device=None)\n--\n\nA new tensor of ones (dtype defaults to float64)."},
+    {"empty", FASTKW(hpy_empty),
+     "empty(shape, *, dtype=None, device=None)\n--\n\nA new tensor with unspecified "
+     "contents (dtype defaults to float64)."},
+    {"full", FASTKW(hpy_full),
+     "full(shape, fill_value, *, dtype=None, device=None)\n--\n\nA new tensor filled "
+     "with `fill_value` (dtype defaults from the value's Python type, as NumPy)."},
+    {"from_numpy", FASTKW(hpy_from_numpy),
+     "from_numpy(array, /, *, copy=None)\n--\n\nWrap a numpy.ndarray (or any object "
+     "exporting a buffer) as a hurray.Tensor, sharing its memory when the address meets "
+     "the 64-byte floor."},
+    {"from_dlpack", FASTKW(hpy_from_dlpack),
+     "from_dlpack(x, /, *, device=None, copy=None)\n--\n\nWrap any object implementing "
+     "__dlpack__ (or a DLPack capsule) as a hurray.Tensor without copying."},
+    {"from_torch", FASTKW(hpy_from_torch),
+     "from_torch(tensor, /, *, copy=None)\n--\n\nWrap a torch.Tensor as a hurray.Tensor "
+     "through DLPack, without copying."},
+    {"_aligned_mem_handler", hpy_aligned_mem_handler, METH_NOARGS,
+     "_aligned_mem_handler()\n--\n\nThe NEP 49 'mem_handler' capsule of the 64-byte aligned "
+     "NumPy allocator (used by hurray.aligned_allocator)."},
+    {"_numpy_set_handler", hpy_numpy_set_handler, METH_O,
+     "_numpy_set_handler(handler, /)\n--\n\nInstall a NEP 49 'mem_handler' capsule for the "
+     "current context through NumPy's C-API table; returns the previous handler."},
+    {NULL, NULL, 0, NULL},
+};
+
+/* ---- init ------------------------------------------------------------------ */
+
+static int intern(PyObject **slot, const char *s) {
+  *slot = PyUnicode_InternFromString(s);
+  return *slot == NULL ? -1 : 0;
+}
+
+static int module_exec(PyObject *m) {
+  HpyState *st = hpy_state_of_module(m);
+  if (hpy_errors_init(m, st) < 0) return -1;
+  if (hpy_dtype_init(m, st) < 0) return -1;
+  if (hpy_device_init(m, st) < 0) return -1;
+  if (hpy_buffer_handle_init(m, st) < 0) return -1;
+  if (hpy_descriptor_init(m, st) < 0) return -1;
+  if (hpy_tensor_init(m, st) < 0) return -1;
+  if (intern(&st->s_dlpack, "__dlpack__") < 0 || intern(&st->s_max_version, "max_version") < 0 ||
+      intern(&st->s_copy, "copy") < 0 || intern(&st->s_dl_device, "dl_device") < 0)
+    return -1;
+  if (PyModule_AddIntConstant(m, "MIN_BUFFER_ALIGNMENT", HURRAY_MIN_BUFFER_ALIGNMENT) < 0 ||
+      PyModule_AddIntConstant(m, "PAGE_ALIGNMENT", HURRAY_PAGE_ALIGNMENT) < 0 ||
+      PyModule_AddIntConstant(m, "MAX_RANK", HURRAY_MAX_RANK) < 0 ||
+      PyModule_AddIntConstant(m, "C_ABI_VERSION", HURRAY_C_ABI_VERSION) < 0 ||
+      PyModule_AddStringConstant(m, "__version__", HURRAY_VERSION_STRING) < 0 ||
+      PyModule_AddStringConstant(m, "library_version", hurray_version_string()) < 0)
+    return -1;
+  return 0;
+}
+
+static int module_traverse(PyObject *m, visitproc visit, void *arg) {
+  HpyState *st = hpy_state_of_module(m);
+  if (st == NULL) return 0;
+  Py_VISIT(st->DtypeType);
+  Py_VISIT(st->DeviceType);
+  Py_VISIT(st->TensorType);
+  Py_VISIT(st->BufferHandleType);
+  Py_VISIT(st->DescriptorType);
+  Py_VISIT(st->InvalidDescriptorError);
+  Py_VISIT(st->BufferError);
+  Py_VISIT(st->UnsupportedError);
+  Py_VISIT(st->InternalError);
+  Py_VISIT(st->FileError);
+  Py_VISIT(st->StreamError);
+  Py_VISIT(st->CopyRequiredError);
+  for (int i = 0; i < 256; i++) Py_VISIT(st->dtypes[i]);
+  Py_VISIT(st->cpu);
+  Py_VISIT(st->numpy);
+  Py_VISIT(st->display_repr);
+  Py_VISIT(st->display_str);
+  Py_VISIT(st->simple_namespace);
+  return 0;
+}
+
+static int module_clear(PyObject *m) {
+  HpyState *st = hpy_state_of_module(m);
+  if (st == NULL) return 0;
+  Py_CLEAR(st->DtypeType);
+  Py_CLEAR(st->DeviceType);
+  Py_CLEAR(st->TensorType);
+  Py_CLEAR(st->BufferHandleType);
+  Py_CLEAR(st->DescriptorType);
+  Py_CLEAR(st->InvalidDescriptorError);
+  Py_CLEAR(st->BufferError);
+  Py_CLEAR(st->UnsupportedError);
+  Py_CLEAR(st->InternalError);
+  Py_CLEAR(st->FileError);
+  Py_CLEAR(st->StreamError);
+  Py_CLEAR(st->CopyRequiredError);
+  for (int i = 0; i < 256; i++) Py_CLEAR(st->dtypes[i]);
+  Py_CLEAR(st->cpu);
+  Py_CLEAR(st->numpy);
+  Py_CLEAR(st->display_repr);
+  Py_CLEAR(st->display_str);
+  Py_CLEAR(st->simple_namespace);
+  Py_CLEAR(st->s_dlpack);
+  Py_CLEAR(st->s_max_version);
+  Py_CLEAR(st->s_copy);
+  Py_CLEAR(st->s_dl_device);
+  return 0;
+}
+
+static void module_free(void *m) { (void)module_clear((PyObject *)m); }
+
+static PyModuleDef_Slot module_slots[] = {
+    {Py_mod_exec, module_exec},
+#if PY_VERSION_HEX >= 0x030C0000
+    /* DLPack deleters re-enter Python through the PyGILState API, which does
+     * not support subinterpreters. */
+    {Py_mod_multiple_interpreters, Py_MOD_MULTIPLE_INTERPRETERS_NOT_SUPPORTED},
+#endif
+    {0, NULL},
+};
+
+static struct PyModuleDef hurray_module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "hurray._hurray",
+    .m_doc = "C core of the hurray package (the Hurray tensor interchange format).",
+    .m_size = sizeof(HpyState),
+    .m_methods = module_methods,
+    .m_slots = module_slots,
+    .m_traverse = module_traverse,
+    .m_clear = module_clear,
+    .m_free = module_free,
+};
+
+PyMODINIT_FUNC PyInit__hurray(void);
+PyMODINIT_FUNC PyInit__hurray(void) { return PyModuleDef_Init(&hurray_module); }

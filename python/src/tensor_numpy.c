@@ -1,0 +1,541 @@
+/*
+ * tensor_numpy.c - NumPy interoperability without a build-time dependency on
+ * NumPy: Tensor.__array_interface__, Tensor.__array__ and hurray.from_numpy.
+ *
+ * Out of hurray: a dense host tensor of a Tier 1 type is exposed through the
+ * array interface (v3), so numpy.asarray(t) is a view whose base is the
+ * tensor. Row-major, column-major and strided layouts become (strided) views.
+ * bool is bit-packed in Hurray and bfloat16 has no NumPy dtype: for those the
+ * interface is absent (AttributeError) and __array__ builds the array (bool:
+ * an unpacked copy; bfloat16: a view typed ml_dtypes.bfloat16 when installed).
+ *
+ * Into hurray: from_numpy reads any buffer-protocol exporter (format, shape,
+ * strides) and borrows its memory, holding the export (and so the array) for
+ * the tensor's lifetime. A Fortran-ordered array becomes a column-major tensor
+ * without a copy; other non-contiguous arrays are copied to row-major.
+ */
+#include "hpy.h"
+
+#include <string.h>
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define HPY_BO ">"
+#else
+#define HPY_BO "<"
+#endif
+
+#define T(o) ((HpyTensor *)(o))
+
+PyObject *hpy_numpy(HpyState *st) {
+  if (st->numpy == NULL) st->numpy = PyImport_ImportModule("numpy");
+  return st->numpy;
+}
+
+/* NumPy typestr of a Tier 1 type NumPy represents directly, else NULL. */
+static const char *typestr_of(uint8_t tag) {
+  switch (tag) {
+    case HURRAY_DTYPE_FLOAT16: return HPY_BO "f2";
+    case HURRAY_DTYPE_FLOAT32: return HPY_BO "f4";
+    case HURRAY_DTYPE_FLOAT64: return HPY_BO "f8";
+    case HURRAY_DTYPE_INT8: return "|i1";
+    case HURRAY_DTYPE_UINT8: return "|u1";
+    case HURRAY_DTYPE_INT16: return HPY_BO "i2";
+    case HURRAY_DTYPE_UINT16: return HPY_BO "u2";
+    case HURRAY_DTYPE_INT32: return HPY_BO "i4";
+    case HURRAY_DTYPE_UINT32: return HPY_BO "u4";
+    case HURRAY_DTYPE_INT64: return HPY_BO "i8";
+    case HURRAY_DTYPE_UINT64: return HPY_BO "u8";
+    case HURRAY_DTYPE_COMPLEX64: return HPY_BO "c8";
+    case HURRAY_DTYPE_COMPLEX128: return HPY_BO "c16";
+    default: return NULL;
+  }
+}
+
+typedef enum { ARR_DIRECT, ARR_BOOL, ARR_BF16 } ArrKind;
+
+/* Everything that keeps a tensor from becoming an ndarray. */
+static int numpy_checks(HpyState *st, HpyTensor *t, const char *what, ArrKind *kind) {
+  HpyDevice *dev = (HpyDevice *)t->device;
+  if (dev->tag != HURRAY_DEVICE_CPU) {
+    hpy_raise(st->UnsupportedError,
+              "%s: the tensor is on %R, whose memory NumPy cannot address; use DLPack "
+              "(__dlpack__) with a framework for that device",
+              what, t->device);
+    return -1;
+  }
+  uint8_t lt = t->f.layout.tag;
+  if (lt == HURRAY_LAYOUT_TILED || lt == HURRAY_LAYOUT_MORTON || lt == HURRAY_LAYOUT_HILBERT) {
+    hpy_raise(st->UnsupportedError,
+              "%s: a %s tensor needs a copy through its layout's addressing, which this "
+              "build does not provide yet",
+              what, hpy_layout_name(lt));
+    return -1;
+  }
+  if (lt != HURRAY_LAYOUT_ROW_MAJOR && lt != HURRAY_LAYOUT_COL_MAJOR &&
+      lt != HURRAY_LAYOUT_STRIDED) {
+    hpy_raise(st->UnsupportedError,
+              "%s: a %s tensor has no single dense element buffer; read its buffers with "
+              "Tensor.buffer(i) or use the native protocol",
+              what, hpy_layout_name(lt));
+    return -1;
+  }
+  if (t->f.quantization != NULL) {
+    hpy_raise(st->UnsupportedError,
+              "%s: a quantized tensor has no NumPy dtype; use the native protocol or save/load",
+              what);
+    return -1;
+  }
+  for (uint32_t i = 0; i < t->f.rank; i++) {
+    if (t->f.shape[i] == HURRAY_DYNAMIC_DIM) {
+      hpy_raise(st->UnsupportedError,
+                "%s: shape[%u] is dynamic (None); an array needs every extent", what,
+                (unsigned)i);
+      return -1;
+    }
+  }
+  uint8_t tag = t->f.type_tag;
+  if (typestr_of(tag) != NULL) {
+    *kind = ARR_DIRECT;
+  } else if (tag == HURRAY_DTYPE_BOOL && lt != HURRAY_LAYOUT_STRIDED) {
+    *kind = ARR_BOOL;
+  } else if (tag == HURRAY_DTYPE_BFLOAT16) {
+    *kind = ARR_BF16;
+  } else {
+    const HurrayDtypeInfo *i = hurray_dtype_info(tag);
+    hpy_raise(st->UnsupportedError,
+              "%s: %s has no NumPy dtype; use the native protocol, save/load, or DLPack "
+              "where DLPack has the type",
+              what, i != NULL ? i->name : "a private type");
+    return -1;
+  }
+  return hpy_tensor_check_readable(st, t, what);
+}
+
+/* The array interface dict of a dense tensor with element bytes `itemsize`. */
+static PyObject *interface_dict(HpyTensor *t, const char *typestr, uint64_t itemsize) {
+  uint32_t rank = t->f.rank;
+  PyObject *shape = hpy_shape_tuple(rank, t->f.shape);
+  if (shape == NULL) return NULL;
+  PyObject *strides;
+  if (t->f.layout.tag == HURRAY_LAYOUT_ROW_MAJOR) {
+    strides = Py_NewRef(Py_None);
+  } else {
+    strides = PyTuple_New((Py_ssize_t)rank);
+    if (strides == NULL) {
+      Py_DECREF(shape);
+      return NULL;
+    }
+    int64_t acc = (int64_t)itemsize;
+    for (uint32_t i = 0; i < rank; i++) {
+      int64_t s;
+      if (t->f.layout.tag == HURRAY_LAYOUT_COL_MAJOR) {
+        s = acc;
+        acc *= (int64_t)t->f.shape[i];
+      } else {
+        s = t->f.layout.u.strided.strides[i] * (int64_t)itemsize;
+      }
+      PyObject *v = PyLong_FromLongLong(s);
+      if (v == NULL) {
+        Py_DECREF(shape);
+        Py_DECREF(strides);
+        return NULL;
+      }
+      PyTuple_SET_ITEM(strides, (Py_ssize_t)i, v);
+    }
+  }
+  bool ro = t->nbuf > 0 && t->bufs[0].readonly;
+  uint8_t *base = t->nbuf > 0 ? t->bufs[0].data : NULL;
+  uintptr_t addr = base != NULL ? (uintptr_t)(base + t->f.byte_offset) : 0;
+  PyObject *d = Py_BuildValue("{s:N,s:s,s:(NO),s:N,s:i}", "shape", shape, "typestr", typestr,
+                              "data", PyLong_FromVoidPtr((void *)addr),
+                              ro ? Py_True : Py_False, "strides", strides, "version", 3);
+  return d;
+}
+
+PyObject *hpy_tensor_array_interface(PyObject *self, void *closure) {
+  (void)closure;
+  HpyState *st = hpy_state_of(self);
+  HpyTensor *t = T(self);
+  ArrKind kind;
+  if (numpy_checks(st, t, "__array_interface__", &kind) < 0) return NULL;
+  if (kind != ARR_DIRECT) {
+    /* NumPy then falls back to __array__, which builds the array. */
+    return PyErr_Format(PyExc_AttributeError,
+                        "__array_interface__: %s elements have no NumPy typestr; "
+                        "numpy.asarray uses __array__ instead",
+                        kind == ARR_BOOL ? "bit-packed bool" : "bfloat16");
+  }
+  const HurrayDtypeInfo *info = hurray_dtype_info(t->f.type_tag);
+  return interface_dict(t, typestr_of(t->f.type_tag), info->bit_width / 8u);
+}
+
+void hpy_bool_unpack(const uint8_t *src, uint8_t *dst, uint64_t count) {
+  for (uint64_t i = 0; i < count; i++)
+    dst[i] = (uint8_t)(((unsigned)src[i >> 3] >> (unsigned)(i & 7u)) & 1u);
+}
+
+void hpy_bool_pack(const uint8_t *src, uint8_t *dst, uint64_t count) {
+  uint64_t nbytes = (count + 7u) / 8u;
+  memset(dst, 0, (size_t)nbytes);
+  for (uint64_t i = 0; i < count; i++)
+    if (src[i]) dst[i >> 3] = (uint8_t)(dst[i >> 3] | (1u << (i & 7u)));
+}
+
+/* A new bool ndarray holding the unpacked elements of a row/col-major tensor. */
+static PyObject *bool_array(HpyState *st, HpyTensor *t) {
+  PyObject *np = hpy_numpy(st);
+  if (np == NULL) return NULL;
+  uint32_t rank = t->f.rank;
+  bool colmajor = t->f.layout.tag == HURRAY_LAYOUT_COL_MAJOR;
+  uint64_t dims[HURRAY_MAX_RANK];
+  for (uint32_t i = 0; i < rank; i++) dims[i] = t->f.shape[colmajor ? rank - 1 - i : i];
+  PyObject *shape = hpy_shape_tuple(rank, dims);
+  if (shape == NULL) return NULL;
+  PyObject *arr = PyObject_CallMethod(np, "empty", "(Os)", shape, "bool");
+  Py_DECREF(shape);
+  if (arr == NULL) return NULL;
+  uint64_t count = 0;
+  (void)hpy_element_count(rank, t->f.shape, &count);
+  Py_buffer v;
+  if (PyObject_GetBuffer(arr, &v, PyBUF_WRITABLE) < 0) {
+    Py_DECREF(arr);
+    return NULL;
+  }
+  if (count > 0) {
+    const uint8_t *src = t->bufs[0].data + t->f.byte_offset;
+    Py_BEGIN_ALLOW_THREADS hpy_bool_unpack(src, (uint8_t *)v.buf, count);
+    Py_END_ALLOW_THREADS
+  }
+  PyBuffer_Release(&v);
+  if (colmajor) {
+    PyObject *tr = PyObject_GetAttrString(arr, "T");
+    Py_DECREF(arr);
+    return tr;
+  }
+  return arr;
+}
+
+/* A bfloat16 view (ml_dtypes) of the tensor's memory. */
+static PyObject *bf16_array(HpyState *st, PyObject *self) {
+  PyObject *np = hpy_numpy(st);
+  if (np == NULL) return NULL;
+  PyObject *mld = PyImport_ImportModule("ml_dtypes");
+  if (mld == NULL) {
+    PyErr_Clear();
+    return hpy_raise(st->UnsupportedError,
+                     "__array__: bfloat16 has no NumPy dtype unless ml_dtypes is installed; "
+                     "hand the tensor to PyTorch or JAX through DLPack instead");
+  }
+  PyObject *bf16 = PyObject_GetAttrString(mld, "bfloat16");
+  Py_DECREF(mld);
+  if (bf16 == NULL) return NULL;
+  PyObject *d = interface_dict(T(self), HPY_BO "u2", 2);
+  PyObject *ns = NULL, *raw = NULL, *out = NULL;
+  if (d == NULL) goto done;
+  if (st->simple_namespace == NULL) {
+    PyObject *types = PyImport_ImportModule("types");
+    if (types == NULL) goto done;
+    st->simple_namespace = PyObject_GetAttrString(types, "SimpleNamespace");
+    Py_DECREF(types);
+    if (st->simple_namespace == NULL) goto done;
+  }
+  {
+    PyObject *kw = Py_BuildValue("{s:O,s:O}", "__array_interface__", d, "tensor", self);
+    if (kw == NULL) goto done;
+    PyObject *empty = PyTuple_New(0);
+    ns = empty != NULL ? PyObject_Call(st->simple_namespace, empty, kw) : NULL;
+    Py_XDECREF(empty);
+    Py_DECREF(kw);
+  }
+  if (ns == NULL) goto done;
+  raw = PyObject_CallMethod(np, "asarray", "(O)", ns);
+  if (raw == NULL) goto done;
+  out = PyObject_CallMethod(raw, "view", "(O)", bf16);
+done:
+  Py_XDECREF(d);
+  Py_XDECREF(ns);
+  Py_XDECREF(raw);
+  Py_DECREF(bf16);
+  return out;
+}
+
+PyObject *hpy_tensor_array(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                           PyObject *kwnames) {
+  HpyState *st = hpy_state_of(self);
+  HpyTensor *t = T(self);
+  static const char *const names[] = {"dtype", "copy", NULL};
+  PyObject *a[2];
+  if (hpy_parse_args("__array__", args, nargs, kwnames, names, 2, 0, a) < 0) return NULL;
+  int copy;
+  if (hpy_parse_copy(a[1], &copy) < 0) return NULL;
+  ArrKind kind;
+  if (numpy_checks(st, t, "__array__", &kind) < 0) return NULL;
+  PyObject *np = hpy_numpy(st);
+  if (np == NULL) return NULL;
+  PyObject *arr;
+  bool fresh = false;
+  if (kind == ARR_BOOL) {
+    if (copy == 0) {
+      return hpy_raise(st->CopyRequiredError,
+                       "__array__(copy=False): bool is bit-packed in Hurray and NumPy stores "
+                       "one byte per element, so the array must be a copy");
+    }
+    arr = bool_array(st, t);
+    fresh = true;
+  } else if (kind == ARR_BF16) {
+    arr = bf16_array(st, self);
+  } else {
+    arr = PyObject_CallMethod(np, "asarray", "(O)", self);
+  }
+  if (arr == NULL) return NULL;
+  PyObject *dtype = a[0];
+  if (dtype != NULL && dtype != Py_None) {
+    PyObject *have = PyObject_GetAttrString(arr, "dtype");
+    int same = have != NULL ? PyObject_RichCompareBool(have, dtype, Py_EQ) : -1;
+    Py_XDECREF(have);
+    if (same < 0) {
+      Py_DECREF(arr);
+      return NULL;
+    }
+    if (!same) {
+      if (copy == 0) {
+        Py_DECREF(arr);
+        return hpy_raise(st->CopyRequiredError,
+                         "__array__(copy=False): converting to dtype %R needs a copy", dtype);
+      }
+      PyObject *conv = PyObject_CallMethod(arr, "astype", "(O)", dtype);
+      Py_DECREF(arr);
+      if (conv == NULL) return NULL;
+      arr = conv;
+      fresh = true;
+    }
+  }
+  if (copy == 1 && !fresh) {
+    PyObject *c = PyObject_CallMethod(arr, "copy", NULL);
+    Py_DECREF(arr);
+    arr = c;
+  }
+  return arr;
+}
+
+/* ---- from_numpy ------------------------------------------------------------- */
+
+/* Element type of a struct-module format + itemsize, or 0 when unsupported.
+ * *swapped is set for a non-native byte order. */
+static uint8_t tag_of_format(const char *fmt, Py_ssize_t itemsize, bool *swapped) {
+  *swapped = false;
+  if (fmt == NULL) fmt = "B";
+  while (*fmt == '@' || *fmt == '=' || *fmt == '<' || *fmt == '>' || *fmt == '!') {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    if (*fmt == '<') *swapped = true;
+#else
+    if (*fmt == '>' || *fmt == '!') *swapped = true;
+#endif
+    fmt++;
+  }
+  if (fmt[0] == 'Z' && fmt[1] != '\0' && fmt[2] == '\0') {
+    if (fmt[1] == 'f' && itemsize == 8) return HURRAY_DTYPE_COMPLEX64;
+    if (fmt[1] == 'd' && itemsize == 16) return HURRAY_DTYPE_COMPLEX128;
+    return 0;
+  }
+  if (fmt[0] == '\0' || fmt[1] != '\0') return 0;
+  char c = fmt[0];
+  switch (c) {
+    case '?': return itemsize == 1 ? HURRAY_DTYPE_BOOL : 0;
+    case 'e': return itemsize == 2 ? HURRAY_DTYPE_FLOAT16 : 0;
+    case 'f': return itemsize == 4 ? HURRAY_DTYPE_FLOAT32 : 0;
+    case 'd': return itemsize == 8 ? HURRAY_DTYPE_FLOAT64 : 0;
+    case 'b': case 'h': case 'i': case 'l': case 'q': case 'n':
+      switch (itemsize) {
+        case 1: return HURRAY_DTYPE_INT8;
+        case 2: return HURRAY_DTYPE_INT16;
+        case 4: return HURRAY_DTYPE_INT32;
+        case 8: return HURRAY_DTYPE_INT64;
+        default: return 0;
+      }
+    case 'B': case 'c': case 'H': case 'I': case 'L': case 'Q': case 'N':
+      switch (itemsize) {
+        case 1: return HURRAY_DTYPE_UINT8;
+        case 2: return HURRAY_DTYPE_UINT16;
+        case 4: return HURRAY_DTYPE_UINT32;
+        case 8: return HURRAY_DTYPE_UINT64;
+        default: return 0;
+      }
+    default: return 0;
+  }
+}
+
+/* ml_dtypes.bfloat16 arrays export no buffer format: read them as uint16. */
+static PyObject *bf16_as_uint16(PyObject *obj) {
+  PyObject *dt = PyObject_GetAttrString(obj, "dtype");
+  if (dt == NULL) {
+    PyErr_Clear();
+    return NULL;
+  }
+  PyObject *name = PyObject_GetAttrString(dt, "name");
+  Py_DECREF(dt);
+  if (name == NULL) {
+    PyErr_Clear();
+    return NULL;
+  }
+  int is_bf16 = PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, "bfloat16") == 0;
+  Py_DECREF(name);
+  if (!is_bf16) return NULL;
+  PyObject *v = PyObject_CallMethod(obj, "view", "(s)", "uint16");
+  if (v == NULL) PyErr_Clear();
+  return v;
+}
+
+PyObject *hpy_from_numpy(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                         PyObject *kwnames) {
+  HpyState *st = hpy_state_of_module(module);
+  static const char *const names[] = {"array", "copy", NULL};
+  PyObject *a[2];
+  if (hpy_parse_args("from_numpy", args, nargs, kwnames, names, 1, 1, a) < 0) return NULL;
+  int copy;
+  if (hpy_parse_copy(a[1], &copy) < 0) return NULL;
+  const char *ctx = "from_numpy";
+  HpyBuffer b;
+  memset(&b, 0, sizeof b);
+  bool bf16 = false;
+  if (PyObject_GetBuffer(a[0], &b.view, PyBUF_RECORDS_RO) < 0) {
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyObject *u16 = bf16_as_uint16(a[0]);
+    if (u16 == NULL) {
+      PyErr_Restore(type, value, tb);
+      if (PyErr_ExceptionMatches(PyExc_TypeError)) {
+        PyErr_Clear();
+        return PyErr_Format(PyExc_TypeError,
+                            "from_numpy: expected a numpy.ndarray or another buffer-protocol "
+                            "object, not %.100s",
+                            Py_TYPE(a[0])->tp_name);
+      }
+      if (PyErr_ExceptionMatches(PyExc_ValueError) ||
+          PyErr_ExceptionMatches(PyExc_BufferError)) {
+        /* e.g. NumPy refuses to export datetime64 or object elements */
+        PyErr_Fetch(&type, &value, &tb);
+        hpy_raise(st->UnsupportedError, "from_numpy: the elements have no Hurray type (%S)",
+                  value != NULL ? value : Py_None);
+        Py_XDECREF(type);
+        Py_XDECREF(value);
+        Py_XDECREF(tb);
+      }
+      return NULL;
+    }
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tb);
+    int rc = PyObject_GetBuffer(u16, &b.view, PyBUF_RECORDS_RO);
+    Py_DECREF(u16);
+    if (rc < 0) return NULL;
+    bf16 = true;
+  }
+  Py_buffer *v = &b.view;
+  bool swapped = false;
+  uint8_t tag = bf16 ? HURRAY_DTYPE_BFLOAT16 : tag_of_format(v->format, v->itemsize, &swapped);
+  PyObject *result = NULL;
+  if (tag == 0) {
+    hpy_raise(st->UnsupportedError, "%s: element format '%s' (itemsize %zd) has no Hurray type",
+              ctx, v->format != NULL ? v->format : "B", v->itemsize);
+    goto fail;
+  }
+  if (swapped) {
+    hpy_raise(st->UnsupportedError,
+              "%s: the array is in non-native byte order; convert it with "
+              "array.astype(array.dtype.newbyteorder('='))",
+              ctx);
+    goto fail;
+  }
+  if (v->ndim > (int)HURRAY_MAX_RANK) {
+    hpy_raise(st->InvalidDescriptorError, "%s: rank %d exceeds the maximum rank %u", ctx,
+              v->ndim, (unsigned)HURRAY_MAX_RANK);
+    goto fail;
+  }
+  uint32_t rank = (uint32_t)v->ndim;
+  uint64_t shape[HURRAY_MAX_RANK];
+  for (uint32_t i = 0; i < rank; i++) shape[i] = (uint64_t)v->shape[i];
+  b.readonly = v->readonly != 0;
+  bool c_contig = PyBuffer_IsContiguous(v, 'C') != 0;
+  bool f_contig = !c_contig && rank >= 2 && PyBuffer_IsContiguous(v, 'F') != 0;
+  HurrayLayout lay;
+  memset(&lay, 0, sizeof lay);
+  lay.tag = f_contig ? HURRAY_LAYOUT_COL_MAJOR : HURRAY_LAYOUT_ROW_MAJOR;
+  /* Other strides that are whole elements stay zero-copy as a strided layout
+   * (copy=True asks for a compact copy instead). */
+  int64_t estr[HURRAY_MAX_RANK];
+  uint8_t *span_base = NULL;
+  uint64_t span = 0, boff = 0;
+  bool strided = false;
+  if (!c_contig && !f_contig && tag != HURRAY_DTYPE_BOOL && copy != 1 && v->len > 0 &&
+      v->strides != NULL) {
+    strided = true;
+    for (uint32_t k = 0; k < rank && strided; k++) {
+      if (v->strides[k] % v->itemsize != 0) strided = false;
+      estr[k] = v->strides[k] / v->itemsize;
+    }
+    strided = strided && hpy_strided_extent((uint8_t *)v->buf, (uint64_t)v->itemsize, rank,
+                                            shape, estr, &span_base, &span, &boff);
+  }
+  if (strided) {
+    lay.tag = HURRAY_LAYOUT_STRIDED;
+    lay.u.strided.strides = estr;
+    b.data = span_base;
+    b.size = span;
+    if (hpy_buffer_apply_copy_policy(st, &b, 0, copy, true, ctx) < 0) goto fail;
+  } else if (tag == HURRAY_DTYPE_BOOL || (!c_contig && !f_contig)) {
+    /* bool is bit-packed in Hurray; other strides are gathered to row-major. */
+    if (copy == 0) {
+      hpy_raise(st->BufferError,
+                "%s: %s, which needs a copy, and copy=False forbids it", ctx,
+                tag == HURRAY_DTYPE_BOOL ? "bool is bit-packed in Hurray"
+                                         : "the array is not contiguous");
+      goto fail;
+    }
+    uint64_t count = (uint64_t)(v->len / (v->itemsize > 0 ? v->itemsize : 1));
+    uint64_t nbytes = tag == HURRAY_DTYPE_BOOL ? (count + 7u) / 8u : (uint64_t)v->len;
+    void *mem = hpy_alloc_buffer(nbytes, false);
+    if (mem == NULL) goto fail;
+    void *gather = mem;
+    if (tag == HURRAY_DTYPE_BOOL && !(c_contig && v->len > 0)) {
+      gather = PyMem_Malloc((size_t)(v->len > 0 ? v->len : 1));
+      if (gather == NULL) {
+        hurray_free(mem);
+        PyErr_NoMemory();
+        goto fail;
+      }
+    }
+    int rc = 0;
+    const uint8_t *elems = (const uint8_t *)v->buf;
+    if (!c_contig || tag != HURRAY_DTYPE_BOOL) {
+      if (c_contig) {
+        memcpy(gather, v->buf, (size_t)v->len);
+      } else {
+        rc = PyBuffer_ToContiguous(gather, v, v->len, 'C');
+      }
+      elems = gather;
+    }
+    if (rc == 0 && tag == HURRAY_DTYPE_BOOL) hpy_bool_pack(elems, mem, count);
+    if (gather != mem) PyMem_Free(gather);
+    if (rc < 0) {
+      hurray_free(mem);
+      goto fail;
+    }
+    hpy_buffer_release(&b);
+    b.data = mem;
+    b.owned = mem;
+    b.size = nbytes;
+    b.readonly = false;
+    lay.tag = HURRAY_LAYOUT_ROW_MAJOR;
+  } else {
+    b.data = (uint8_t *)v->buf;
+    b.size = (uint64_t)v->len;
+    if (hpy_buffer_apply_copy_policy(st, &b, 0, copy, true, ctx) < 0) goto fail;
+  }
+  result = hpy_tensor_build(st, tag, rank, shape, &lay, strided ? boff : 0, st->cpu, &b, 1,
+                            ctx);
+  return result;
+fail:
+  hpy_buffer_release(&b);
+  return NULL;
+}
