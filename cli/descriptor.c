@@ -22,10 +22,10 @@ HurrayStatus inspect_descriptor_fields(Report *r, const uint8_t *bytes, size_t l
   WalkCtx ctx = {r, base, indent};
   HurrayError e;
   hurray_error_clear(&e);
-  if (r->json) j_open(r, "fields", '[');
+  if (r->json && !r->brief) j_open(r, "fields", '[');
   else report_field_header(r, indent);
   HurrayStatus st = hurray_descriptor_walk(bytes, len, HURRAY_DECODE_STRICT, on_field, &ctx, &e);
-  if (r->json) j_close(r, ']');
+  if (r->json && !r->brief) j_close(r, ']');
   HurrayDescriptor *d = NULL;
   if (st == HURRAY_OK) st = hurray_descriptor_decode_ex(bytes, len, HURRAY_DECODE_STRICT, &d, &e);
   uint32_t n = 0;
@@ -57,7 +57,7 @@ int inspect_descriptor(Report *r, const uint8_t *bytes, size_t len) {
       report_hexdump(r, "hex", bytes, dlen, 0, 0);
     }
     if (len > dlen) {
-      /* Only reachable with --as=descriptor: what follows is not examined. */
+      /* Trailing bytes: too few to be the descriptor's buffers, or --as=descriptor. */
       if (r->json) j_u64(r, "ignored_trailing_bytes", len - dlen);
       else fprintf(r->out, "\n%llu bytes after the descriptor ignored\n",
                    (unsigned long long)(len - dlen));

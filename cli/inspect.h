@@ -22,6 +22,7 @@
 typedef struct Report {
   FILE *out;
   bool json;
+  bool brief;           /* no field rows: one summary or error per descriptor */
   bool hex;             /* hex dumps of descriptors and buffers */
   bool preview;         /* decoded element values of buffer 0 */
   uint64_t preview_n;   /* how many elements */

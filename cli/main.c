@@ -12,17 +12,20 @@
 #define DEFAULT_PREVIEW 8u
 
 static const char k_usage[] =
-    "usage: hurray-inspect [--json] [--hex] [--preview[=N]] [--as=KIND] FILE\n"
+    "usage: hurray-inspect [--json] [--brief] [--hex] [--preview[=N]] [--as=KIND] FILE\n"
     "\n"
     "Shows a Hurray tensor descriptor, stream or .hrry container field by field.\n"
     "FILE '-' reads standard input. The kind is detected from the bytes:\n"
     "  \"HRRYFILE\" magic                  .hrry container\n"
     "  a descriptor and nothing else      descriptor\n"
-    "  a descriptor followed by more      stream (descriptor, its buffers, repeated)\n"
+    "  a descriptor, then at least its    stream (descriptor, its buffers, repeated;\n"
+    "  buffers' bytes                     also any FILE named *.hrrs)\n"
+    "  a descriptor, then fewer bytes     descriptor (the rest is ignored)\n"
     "  nothing                            stream (an empty one)\n"
     "\n"
     "options:\n"
     "  --json          machine-readable output\n"
+    "  --brief         no field rows: a summary or an error per descriptor\n"
     "  --hex           hex dumps of descriptors and buffers\n"
     "  --preview[=N]   first N decoded values of each tensor's buffer 0 (default 8)\n"
     "  --as=KIND       descriptor, stream or file: skip detection\n"
@@ -81,13 +84,32 @@ static uint8_t *read_all(const char *path, size_t *len) {
 
 typedef enum Kind { KIND_AUTO, KIND_DESCRIPTOR, KIND_STREAM, KIND_FILE } Kind;
 
-static Kind detect(const uint8_t *bytes, size_t len) {
+static bool has_suffix(const char *s, const char *suffix) {
+  size_t n = strlen(s), k = strlen(suffix);
+  return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/*
+ * What the bytes are. A descriptor followed by more bytes is a stream when
+ * those bytes hold at least the descriptor's buffers (or the file is named
+ * *.hrrs); otherwise it is a descriptor with trailing bytes, which decoding
+ * ignores.
+ */
+static Kind detect(const char *path, const uint8_t *bytes, size_t len) {
   if (len == 0) return KIND_STREAM; /* an empty stream is a valid stream */
   if (len >= 8 && memcmp(bytes, "HRRYFILE", 8) == 0) return KIND_FILE;
+  if (has_suffix(path, ".hrrs")) return KIND_STREAM;
   uint32_t dlen = 0;
-  if (hurray_descriptor_peek_length(bytes, len, &dlen, NULL) == HURRAY_OK && len > dlen)
-    return KIND_STREAM;
-  return KIND_DESCRIPTOR; /* including anything unrecognisable: the walk says why */
+  if (hurray_descriptor_peek_length(bytes, len, &dlen, NULL) != HURRAY_OK || len <= dlen)
+    return KIND_DESCRIPTOR; /* including anything unrecognisable: the walk says why */
+  HurrayDescriptor *d = NULL;
+  uint64_t data = 0;
+  Kind kind = KIND_DESCRIPTOR;
+  if (hurray_descriptor_decode(bytes, len, &d) == HURRAY_OK &&
+      hurray_descriptor_data_bytes(d, &data) == HURRAY_OK && data <= (uint64_t)(len - dlen))
+    kind = KIND_STREAM;
+  hurray_descriptor_destroy(d);
+  return kind;
 }
 
 int main(int argc, char **argv) {
@@ -107,6 +129,8 @@ int main(int argc, char **argv) {
       return INSPECT_EXIT_OK;
     } else if (strcmp(a, "--json") == 0) {
       r.json = true;
+    } else if (strcmp(a, "--brief") == 0) {
+      r.brief = true;
     } else if (strcmp(a, "--hex") == 0) {
       r.hex = true;
     } else if (strcmp(a, "--preview") == 0) {
@@ -144,7 +168,7 @@ int main(int argc, char **argv) {
             strerror(errno != 0 ? errno : EIO));
     return INSPECT_EXIT_USAGE;
   }
-  if (kind == KIND_AUTO) kind = detect(bytes, len);
+  if (kind == KIND_AUTO) kind = detect(path, bytes, len);
   int rc;
   switch (kind) {
     case KIND_FILE:

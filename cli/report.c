@@ -157,7 +157,7 @@ static void fmt_bytes(const uint8_t *b, uint64_t n, char *buf, size_t size) {
 }
 
 void report_field_header(Report *r, unsigned indent) {
-  if (r->json) return;
+  if (r->json || r->brief) return;
   fprintf(r->out, "%*s%8s  %-26s  %-34s %s\n", (int)indent, "", "offset", "bytes", "field",
           "value");
 }
@@ -174,6 +174,7 @@ static const char *kind_name(HurrayFieldKind k) {
 }
 
 void report_field(Report *r, const HurrayFieldEvent *ev, uint64_t base, unsigned indent) {
+  if (r->brief) return;
   const char *path = ev->path != NULL ? ev->path : "";
   if (r->json) {
     j_open(r, NULL, '{');

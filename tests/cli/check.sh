@@ -8,7 +8,8 @@
 # vectors under tests/vectors/ (*.bin, *.hrry, *.hrrs), and the reference's
 # golden corpus under GOLDEN_DIR when it exists (skipped, with a note, when
 # it does not). Each input gives NAME.txt (text), NAME.json (--json) and, for
-# streams and containers, NAME.hex.txt (--hex --preview=4).
+# streams and containers, NAME.hex.txt (--hex --preview=4); the project's
+# vectors give one --brief report per directory (vectors__valid.brief.txt).
 # --update rewrites the expected files instead of comparing.
 set -u
 BIN=$1
@@ -29,9 +30,12 @@ run() { # run ARGS... : the report as the tests record it
 compare() { # compare NAME ARGS...
   local name=$1
   shift
+  check_output "$name" "$(run "$@")"
+}
+
+check_output() { # check_output NAME TEXT
+  local name=$1 got=$2
   local want="$EXP/$name"
-  local got
-  got=$(run "$@")
   checked=$((checked + 1))
   if [ "$MODE" = "--update" ]; then
     printf '%s\n' "$got" >"$want"
@@ -64,11 +68,18 @@ for f in "$SRC"/tests/cli/inputs/*; do
   inspect_input "inputs__$(basename "$f")" "$f"
 done
 
+# The project's vectors are many: one --brief report per directory (the
+# verdict and summary of every vector), full reports come from the rest.
 if [ -d "$SRC/tests/vectors" ]; then
-  while IFS= read -r f; do
-    rel=${f#"$SRC/tests/vectors/"}
-    inspect_input "vectors__${rel//\//__}" "$f"
-  done < <(find "$SRC/tests/vectors" -type f \( -name '*.bin' -o -name '*.hrry' -o -name '*.hrrs' \) | LC_ALL=C sort)
+  while IFS= read -r dir; do
+    got=""
+    while IFS= read -r f; do
+      got+="==== ${f#"$SRC/tests/"}"$'\n'"$(run --brief "$f")"$'\n'
+    done < <(find "$dir" -maxdepth 1 -type f \( -name '*.bin' -o -name '*.hrry' -o -name '*.hrrs' \) | LC_ALL=C sort)
+    [ -n "$got" ] || continue
+    rel=${dir#"$SRC/tests/"}
+    check_output "${rel//\//__}.brief.txt" "${got%$'\n'}"
+  done < <(find "$SRC/tests/vectors" -type d | LC_ALL=C sort)
 fi
 
 if [ -d "$GOLDEN" ]; then
@@ -87,6 +98,8 @@ compare "cli__usage_bad_option.txt" --frobnicate x
 compare "cli__usage_bad_preview.txt" --preview=0 x
 compare "cli__missing_file.txt" "$SRC/tests/cli/inputs/does-not-exist"
 compare "cli__as_descriptor.txt" --as=descriptor "$SRC/tests/cli/inputs/stream_two_tensors.hrrs"
+compare "cli__brief_stream.txt" --brief "$SRC/tests/cli/inputs/stream_partition.hrrs"
+compare "cli__brief_json.json" --brief --json "$SRC/tests/cli/inputs/stream_two_tensors.hrrs"
 
 if [ "$MODE" = "--update" ]; then
   echo "wrote $checked expected outputs under $EXP"
