@@ -449,6 +449,54 @@ static void test_alloc_failures_do_not_leak(void **state) {
   free(bytes);
 }
 
+/* Permissive (relay) mode: unknown tags are kept and relayed byte for byte;
+ * a layout whose buffer table cannot be located cannot be framed. */
+static void test_permissive_relay(void **state) {
+  (void)state;
+  HurrayDescriptor *d = su_dense(4);
+  uint8_t bytes[256];
+  uint64_t dlen = 0;
+  assert_int_equal(hurray_descriptor_encode(d, bytes, sizeof bytes, &dlen), HURRAY_OK);
+  hurray_descriptor_destroy(d);
+  memset(bytes + dlen, 0x5A, 16);
+  size_t len = (size_t)dlen + 16;
+  bytes[36 + 1 + 12] = 0x09; /* buffers[0].device_tag: reserved */
+
+  HurrayStreamReaderOptions o;
+  hurray_stream_reader_options_init(&o);
+  HurrayStreamReader *r = NULL;
+  HurrayStreamItem *it = NULL;
+  HurrayError e;
+  assert_int_equal(hurray_stream_reader_from_memory(bytes, len, &o, &r), HURRAY_OK);
+  assert_int_equal(hurray_stream_reader_next_item(r, &it, &e), HURRAY_ERR_INVALID_TYPE);
+  assert_int_equal(e.offset, 49);
+  hurray_stream_reader_destroy(&r);
+
+  o.flags = HURRAY_STREAM_PERMISSIVE;
+  assert_int_equal(hurray_stream_reader_from_memory(bytes, len, &o, &r), HURRAY_OK);
+  assert_int_equal(hurray_stream_reader_next_item(r, &it, &e), HURRAY_OK);
+  HurrayStreamWriter *w = NULL;
+  assert_int_equal(hurray_stream_writer_to_memory(HURRAY_STREAM_PERMISSIVE, &w), HURRAY_OK);
+  assert_int_equal(hurray_stream_writer_write_item(w, it, &e), HURRAY_OK);
+  const uint8_t *out = NULL;
+  size_t out_len = 0;
+  assert_int_equal(hurray_stream_writer_memory(w, &out, &out_len), HURRAY_OK);
+  assert_int_equal(out_len, len);
+  assert_memory_equal(out, bytes, len);
+  hurray_stream_writer_destroy(&w);
+  hurray_stream_item_destroy(&it);
+  hurray_stream_reader_destroy(&r);
+
+  /* A reserved layout tag: kept opaque by the decoder, so the frame's end is unknown. */
+  bytes[36 + 1 + 12] = 0x00;
+  bytes[15] = 0x0C;
+  assert_int_equal(hurray_stream_reader_from_memory(bytes, len, &o, &r), HURRAY_OK);
+  assert_int_equal(hurray_stream_reader_next_item(r, &it, &e), HURRAY_ERR_UNSUPPORTED);
+  assert_string_equal(e.field, "layout_tag");
+  assert_int_equal(e.offset, 15);
+  hurray_stream_reader_destroy(&r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_memory_round_trip),
@@ -463,6 +511,7 @@ int main(void) {
       cmocka_unit_test(test_reader_arguments),
       cmocka_unit_test(test_plain_write_refuses_head),
       cmocka_unit_test(test_alloc_failures_do_not_leak),
+      cmocka_unit_test(test_permissive_relay),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
