@@ -196,7 +196,7 @@ static HurrayStatus source_read(HurrayStreamReader *r, uint8_t *dst, size_t n, s
       if (res < 0 || (uint64_t)res > (uint64_t)(n - have)) {
         r->offset += have;
         *got = have;
-        if (res < 0) return io_fail(r, err, (int)-res, "read callback");
+        if (res < 0) return io_fail(r, err, res < -4095 ? EIO : (int)-res, "read callback");
         return hurray__fail(err, HURRAY_ERR_IO, r->offset, "stream",
                             "read callback returned %lld bytes for a request of %zu",
                             (long long)res, n - have);

@@ -182,9 +182,11 @@ static HurrayStatus emit_callback(HurrayStreamWriter *w, const HurrayStreamChunk
       if (n == -EINTR || n == -EAGAIN) continue;
       if (n <= 0 || (uint64_t)n > (uint64_t)ask) {
         w->failed = true;
-        if (n < 0)
+        if (n < 0) {
+          int e = n < -4095 ? EIO : (int)-n;
           return hurray__fail(err, HURRAY_ERR_IO, w->offset, "stream",
-                              "write callback failed: %s (errno %d)", strerror((int)-n), (int)-n);
+                              "write callback failed: %s (errno %d)", strerror(e), e);
+        }
         return hurray__fail(err, HURRAY_ERR_IO, w->offset, "stream",
                             "write callback returned %lld for a request of %zu bytes",
                             (long long)n, ask);
