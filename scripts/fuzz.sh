@@ -26,6 +26,10 @@ CC=clang cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 cmake --build build-fuzz -j "$JOBS" --target "fuzz_$target"
 
 seeds=fuzz/corpus/$target
+# Longest input: 4096 bytes, except .hrry images (data sits at 4096-aligned
+# offsets, so real files start around 8-16 KiB). MAX_LEN overrides.
+default_len=4096
+[ "$target" = file ] && default_len=32768
 mkdir -p "$seeds"
 work=$(mktemp -d "$PWD/build-fuzz/corpus-$target-XXXXXX")
 cp "$seeds"/* "$work"/ 2>/dev/null || true
@@ -34,7 +38,7 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 echo "fuzz: $target for $minutes minute(s), corpus $seeds ($(ls "$seeds" | wc -l) seeds)"
 status=0
 "build-fuzz/fuzz/fuzz_$target" -max_total_time=$((minutes * 60)) -timeout=10 \
-  -rss_limit_mb=2048 -max_len=4096 -print_final_stats=1 \
+  -rss_limit_mb=2048 -max_len=${MAX_LEN:-$default_len} -print_final_stats=1 \
   -artifact_prefix="$PWD/build-fuzz/" "$work" || status=$?
 before=$(ls "$seeds" | wc -l)
 "build-fuzz/fuzz/fuzz_$target" -merge=1 "$seeds" "$work" >/dev/null 2>&1 || true

@@ -20,6 +20,7 @@
 #include "hurray/context.h"
 #include "hurray/values.h"
 #include "hurray/composite.h"
+#include "hurray/file.h"
 #include "hurray/stream.h"
 
 #ifdef __cplusplus

@@ -1,0 +1,499 @@
+/*
+ * hurray/file.h - the .hrry container (spec: file-format.md; DECISIONS D4, D5).
+ *
+ * A .hrry file holds named tensors and file-level key-value metadata:
+ *
+ *   header (64) | tensors (descriptor, padding, buffers) | [KV] | index | trailer (40)
+ *
+ * Writing (HurrayFileWriter) is single-pass: each tensor's descriptor and
+ * buffers go to disk when they are handed over, so the writer holds one
+ * encoded descriptor plus the index, never the model. Every buffer, the last
+ * included, is padded to the data alignment; the index carries a CRC-32C. The
+ * bytes go to a temporary file in the target's directory, which
+ * hurray_file_writer_finish() syncs and renames into place: a crash never
+ * leaves a half-written file under the target name.
+ *
+ * Reading (HurrayFile) maps the file (zero-copy, read-only) or, for file
+ * systems where mapping is slow, reads each tensor into owned aligned memory.
+ * Opening parses only the header, the trailer, the index and the KV section;
+ * fetching a tensor decodes that one descriptor. Every length read from the
+ * file is checked against the file size and the caps of HurrayFileOpenOptions
+ * before anything is allocated for it.
+ *
+ * Names and keys are byte strings with an explicit length: UTF-8, 1 to 65535
+ * bytes, compared byte for byte. Names returned by the reader point into the
+ * file and are NOT NUL-terminated (print them with "%.*s").
+ *
+ * Thread safety: a HurrayFile may be used from several threads at once for
+ * everything except hurray_file_close(). A HurrayFileTensor is immutable;
+ * retain and release are atomic. A HurrayFileWriter is used by one thread at
+ * a time.
+ */
+#ifndef HURRAY_FILE_H
+#define HURRAY_FILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hurray/descriptor.h"
+#include "hurray/export.h"
+#include "hurray/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- constants of the container ------------------------------------------- */
+
+#define HURRAY_FILE_MAGIC "HRRYFILE"
+#define HURRAY_FILE_TRAILER_MAGIC "HRRY"
+#define HURRAY_FILE_VERSION_MAJOR 1u
+#define HURRAY_FILE_VERSION_MINOR 0u
+#define HURRAY_FILE_HEADER_LEN 64u
+#define HURRAY_FILE_TRAILER_LEN 40u
+
+/* Header file_flags. */
+#define HURRAY_FILE_FLAG_HAS_KV_METADATA 0x1u
+#define HURRAY_FILE_FLAG_SORTED_INDEX 0x2u
+#define HURRAY_FILE_FLAG_HAS_INDEX_CRC32C 0x4u
+#define HURRAY_FILE_FLAGS_KNOWN 0x7u
+
+/* data_buffer_alignment: a power of two in [4096, 2 MiB]. */
+#define HURRAY_FILE_MIN_ALIGNMENT 4096u
+#define HURRAY_FILE_MAX_ALIGNMENT 2097152u
+#define HURRAY_FILE_DEFAULT_ALIGNMENT 4096u
+
+/* Longest tensor name or KV key, in bytes. */
+#define HURRAY_FILE_MAX_NAME_LEN 65535u
+
+/* Deepest composite nesting read or written (DECISIONS D4). */
+#define HURRAY_FILE_MAX_COMPOSITE_DEPTH HURRAY_MAX_COMPOSITE_DEPTH
+
+/* ---- CRC-32C ---------------------------------------------------------------- */
+
+/*
+ * CRC-32C (Castagnoli) of data[0..len), continuing from `crc` (0 to start):
+ * hurray_crc32c(hurray_crc32c(0, a, n), b, m) is the CRC of a followed by b.
+ * hurray_crc32c(0, "123456789", 9) == 0xE3069283. Uses the SSE4.2 crc32
+ * instruction where the CPU has it, else a table. `data` borrowed; may be
+ * NULL when len is 0.
+ */
+HURRAY_API uint32_t hurray_crc32c(uint32_t crc, const void *data, size_t len);
+
+/* ---- KV metadata values ----------------------------------------------------- */
+
+/* Wire tags of KV values. 0x08-0xEF reserved, 0xF0-0xFE private, 0xFF invalid:
+ * none of those can be written, and the reader rejects them. */
+typedef enum HurrayKvTag {
+  HURRAY_KV_STRING = 0x01,  /* UTF-8 string (u32 length) */
+  HURRAY_KV_INT64 = 0x02,
+  HURRAY_KV_UINT64 = 0x03,
+  HURRAY_KV_FLOAT64 = 0x04,
+  HURRAY_KV_BOOL = 0x05,
+  HURRAY_KV_BYTES = 0x06,   /* opaque bytes (u32 length) */
+  HURRAY_KV_ARRAY = 0x07    /* homogeneous array of one of the six tags above */
+} HurrayKvTag;
+
+/* A string: `len` bytes of UTF-8, not NUL-terminated. */
+typedef struct HurrayKvString {
+  const char *data; /* may be NULL when len is 0 */
+  uint32_t len;
+} HurrayKvString;
+
+/* A byte sequence. */
+typedef struct HurrayKvBytes {
+  const uint8_t *data; /* may be NULL when len is 0 */
+  uint32_t len;
+} HurrayKvBytes;
+
+/*
+ * A KV value: a tag and its payload. Every pointer is borrowed: from the
+ * caller while a writer copies the value, from the HurrayFile (valid until
+ * hurray_file_close) when read. For HURRAY_KV_ARRAY, `elem_tag` names the
+ * element type (STRING..BYTES), `count` the number of elements, and the
+ * matching *_array member points at `count` elements (may be NULL when count
+ * is 0). Arrays of arrays do not exist.
+ */
+typedef struct HurrayKvValue {
+  uint8_t tag;      /* HurrayKvTag */
+  uint8_t elem_tag; /* HURRAY_KV_ARRAY only: tag of the elements */
+  uint32_t count;   /* HURRAY_KV_ARRAY only: number of elements */
+  union {
+    HurrayKvString str; /* STRING */
+    int64_t i64;        /* INT64 */
+    uint64_t u64;       /* UINT64 */
+    double f64;         /* FLOAT64 */
+    bool b;             /* BOOL */
+    HurrayKvBytes bytes; /* BYTES */
+    const HurrayKvString *str_array;
+    const int64_t *i64_array;
+    const uint64_t *u64_array;
+    const double *f64_array;
+    const bool *bool_array;
+    const HurrayKvBytes *bytes_array;
+  } v;
+} HurrayKvValue;
+
+/* Value constructors (the other union bytes are left unset). */
+#define HURRAY_KV_CTOR_(fname, ctype, TAG, member)      \
+  static inline HurrayKvValue fname(ctype x) {          \
+    HurrayKvValue r;                                    \
+    r.tag = (uint8_t)(TAG);                             \
+    r.elem_tag = 0;                                     \
+    r.count = 0;                                        \
+    r.v.member = x;                                     \
+    return r;                                           \
+  }
+HURRAY_KV_CTOR_(hurray_kv_int64, int64_t, HURRAY_KV_INT64, i64)
+HURRAY_KV_CTOR_(hurray_kv_uint64, uint64_t, HURRAY_KV_UINT64, u64)
+HURRAY_KV_CTOR_(hurray_kv_float64, double, HURRAY_KV_FLOAT64, f64)
+HURRAY_KV_CTOR_(hurray_kv_bool, bool, HURRAY_KV_BOOL, b)
+#undef HURRAY_KV_CTOR_
+
+/* A string value; `s` borrowed: `len` bytes of UTF-8. */
+static inline HurrayKvValue hurray_kv_string(const char *s, uint32_t len) {
+  HurrayKvValue r;
+  r.tag = (uint8_t)HURRAY_KV_STRING;
+  r.elem_tag = 0;
+  r.count = 0;
+  r.v.str.data = s;
+  r.v.str.len = len;
+  return r;
+}
+
+/* A byte-sequence value; `p` borrowed. */
+static inline HurrayKvValue hurray_kv_bytes(const uint8_t *p, uint32_t len) {
+  HurrayKvValue r;
+  r.tag = (uint8_t)HURRAY_KV_BYTES;
+  r.elem_tag = 0;
+  r.count = 0;
+  r.v.bytes.data = p;
+  r.v.bytes.len = len;
+  return r;
+}
+
+/* An array value of `count` elements of type `elem_tag` at `elems` (borrowed;
+ * an array of the element's C type: HurrayKvString, int64_t, uint64_t,
+ * double, bool or HurrayKvBytes). */
+static inline HurrayKvValue hurray_kv_array(uint8_t elem_tag, const void *elems,
+                                            uint32_t count) {
+  HurrayKvValue r;
+  r.tag = (uint8_t)HURRAY_KV_ARRAY;
+  r.elem_tag = elem_tag;
+  r.count = count;
+  r.v.i64_array = (const int64_t *)elems;
+  return r;
+}
+
+/* ---- writing ------------------------------------------------------------------ */
+
+typedef struct HurrayFileWriter HurrayFileWriter;
+
+/* Writer options. A zeroed struct (or NULL) means every default. */
+typedef struct HurrayFileWriterOptions {
+  /* data_buffer_alignment: 0 = 4096; else a power of two in [4096, 2 MiB]. */
+  uint32_t data_alignment;
+  /* Sort the index by name (sets SORTED_INDEX; readers then binary-search). */
+  bool sorted_index;
+  /* Skip fsync of the file and its directory in finish (faster, not
+   * crash-safe: only for scratch files and benchmarks). */
+  bool skip_fsync;
+} HurrayFileWriterOptions;
+
+/*
+ * Starts writing a file that will appear at `path` (borrowed) when
+ * hurray_file_writer_finish() succeeds. The bytes go to a new temporary file
+ * ".<name>.tmp-XXXXXX" in the same directory, created with mode 0666 less the
+ * umask. `options` borrowed, NULL for the defaults. On success *out is owned:
+ * free with hurray_file_writer_destroy. On failure *out is NULL.
+ * Errors: HURRAY_ERR_INVALID_ARGUMENT (bad alignment, empty path, path is a
+ * directory), HURRAY_ERR_IO (cannot create the temporary file).
+ */
+HURRAY_API HurrayStatus hurray_file_writer_open(const char *path,
+                                                const HurrayFileWriterOptions *options,
+                                                HurrayFileWriter **out, HurrayError *err);
+
+/*
+ * Writes one tensor: its descriptor, then each buffer at the next multiple of
+ * the data alignment, padded to the alignment after every buffer.
+ * `name` (borrowed) is name_len bytes of UTF-8, 1..65535, unique in the file.
+ * `descriptor` borrowed; a composite head is refused here (use
+ * hurray_file_writer_add_composite). `buffers` (borrowed) has one pointer per
+ * buffer of the descriptor (NULL allowed for an empty buffer; the array may be
+ * NULL when there are no buffers); `sizes` (borrowed, or NULL) repeats each
+ * buffer's byte size as a check against the descriptor. The bytes are written
+ * before the call returns; nothing is retained.
+ *
+ * Errors that leave the writer usable (nothing was written):
+ * HURRAY_ERR_INVALID_ARGUMENT (name, sizes, composite head, buffer whose
+ * declared alignment exceeds the data alignment), HURRAY_ERR_DUPLICATE_NAME,
+ * HURRAY_ERR_NULL_POINTER. HURRAY_ERR_IO leaves the writer failed: only
+ * abort/destroy remain (HURRAY_ERR_INVALID_STATE otherwise).
+ */
+HURRAY_API HurrayStatus hurray_file_writer_add_tensor(HurrayFileWriter *w, const char *name,
+                                                      size_t name_len,
+                                                      const HurrayDescriptor *descriptor,
+                                                      const void *const *buffers,
+                                                      const uint64_t *sizes, HurrayError *err);
+
+/*
+ * One node of a composite tree to write. A head node has a composite
+ * descriptor (layout 0x0B) and `member_count` children in `members`; a leaf
+ * node has `buffers`/`sizes` as in hurray_file_writer_add_tensor. Every node
+ * needs its own unique name (the Python layer names members "{head}.{i}").
+ * All pointers borrowed.
+ */
+typedef struct HurrayFileCompositeNode {
+  const char *name;
+  size_t name_len;
+  const HurrayDescriptor *descriptor;
+  const void *const *buffers;                    /* leaf only */
+  const uint64_t *sizes;                         /* leaf only, NULL allowed */
+  const struct HurrayFileCompositeNode *members; /* head only */
+  uint32_t member_count;                         /* head only; = the head's member_count */
+} HurrayFileCompositeNode;
+
+/*
+ * Writes a composite: the head, then its members in pre-order, each with its
+ * own index entry; no alignment padding follows a head. The whole tree is
+ * validated first (names, member counts, nesting depth <= 8, the composition
+ * rules), so a validation error writes nothing. `root` borrowed.
+ * Errors: as hurray_file_writer_add_tensor, plus HURRAY_ERR_INVALID_COMPOSITE.
+ */
+HURRAY_API HurrayStatus hurray_file_writer_add_composite(HurrayFileWriter *w,
+                                                         const HurrayFileCompositeNode *root,
+                                                         HurrayError *err);
+
+/*
+ * Adds a file-level KV entry (written at finish, in insertion order). `key`
+ * (borrowed) is key_len bytes of UTF-8, 1..65535, unique. `value` borrowed and
+ * copied. Errors leave the writer usable: HURRAY_ERR_INVALID_ARGUMENT (key,
+ * tag, invalid UTF-8 string, section over 4 GiB), HURRAY_ERR_DUPLICATE_NAME,
+ * HURRAY_ERR_OUT_OF_MEMORY.
+ */
+HURRAY_API HurrayStatus hurray_file_writer_add_kv(HurrayFileWriter *w, const char *key,
+                                                  size_t key_len, const HurrayKvValue *value,
+                                                  HurrayError *err);
+
+/* Number of tensors written so far. */
+HURRAY_API uint64_t hurray_file_writer_tensor_count(const HurrayFileWriter *w);
+
+/*
+ * Writes the KV section, the index (CRC-32C), the trailer and the header;
+ * fsyncs the file, renames it onto the target path and fsyncs the directory.
+ * After any outcome the writer only accepts destroy. On failure the target
+ * path is untouched and the temporary file is removed.
+ */
+HURRAY_API HurrayStatus hurray_file_writer_finish(HurrayFileWriter *w, HurrayError *err);
+
+/* Abandons the file: removes the temporary file; the target is untouched.
+ * NULL-safe; no effect after finish. */
+HURRAY_API void hurray_file_writer_abort(HurrayFileWriter *w);
+
+/* Aborts if not finished, frees the writer and sets *w to NULL. NULL-safe. */
+HURRAY_API void hurray_file_writer_destroy(HurrayFileWriter **w);
+
+/* ---- reading -------------------------------------------------------------------- */
+
+typedef struct HurrayFile HurrayFile;
+typedef struct HurrayFileTensor HurrayFileTensor;
+
+typedef enum HurrayFileAccess {
+  HURRAY_FILE_ACCESS_MMAP = 0, /* map the file; buffers are read-only views (default) */
+  HURRAY_FILE_ACCESS_READ = 1  /* pread each tensor into owned aligned memory */
+} HurrayFileAccess;
+
+/* Reader options. A zeroed struct (or NULL) means every default. */
+typedef struct HurrayFileOpenOptions {
+  HurrayFileAccess access;
+  uint32_t decode_options;       /* HURRAY_DECODE_* for descriptors (strict by default) */
+  uint64_t max_index_bytes;      /* 0 = 1 GiB */
+  uint64_t max_kv_bytes;         /* 0 = 64 MiB */
+  uint64_t max_descriptor_bytes; /* 0 = 16 MiB */
+  uint32_t max_composite_depth;  /* 0 = 8; at most 8 */
+} HurrayFileOpenOptions;
+
+/*
+ * Opens `path` (borrowed): reads and validates the header, the trailer, the
+ * index (CRC-32C, names unique and valid UTF-8, every descriptor and data
+ * range inside the tensor region and disjoint from the others) and the KV
+ * section. No descriptor is read. `options` borrowed, NULL for defaults.
+ * On success *out is owned: free with hurray_file_close. On failure NULL.
+ * Errors: HURRAY_ERR_IO, HURRAY_ERR_INVALID_FILE, HURRAY_ERR_VERSION_MISMATCH,
+ * HURRAY_ERR_CRC_MISMATCH, HURRAY_ERR_INVALID_KV, HURRAY_ERR_DUPLICATE_NAME,
+ * HURRAY_ERR_UNSUPPORTED (a file larger than the address space),
+ * HURRAY_ERR_OUT_OF_MEMORY.
+ */
+HURRAY_API HurrayStatus hurray_file_open(const char *path, const HurrayFileOpenOptions *options,
+                                         HurrayFile **out, HurrayError *err);
+
+/* Called once no HurrayFile or HurrayFileTensor uses memory given to
+ * hurray_file_open_memory. */
+typedef void (*HurrayFileReleaseFn)(void *ctx, const void *data, uint64_t size);
+
+/*
+ * Opens a file image held in memory, with the same validation as
+ * hurray_file_open (options->access is ignored: buffers are views of `data`).
+ * On success `data` is moved: release(ctx, data, size) is called once no
+ * file or tensor uses it (release NULL: the caller keeps `data` alive that
+ * long). On failure release is not called. For buffers to meet their
+ * declared alignment, align `data` to the file's data alignment.
+ */
+HURRAY_API HurrayStatus hurray_file_open_memory(const void *data, uint64_t size,
+                                                HurrayFileReleaseFn release, void *ctx,
+                                                const HurrayFileOpenOptions *options,
+                                                HurrayFile **out, HurrayError *err);
+
+/* Closes the file and sets *f to NULL. Tensors fetched from it stay valid
+ * (they hold the mapping). NULL-safe. */
+HURRAY_API void hurray_file_close(HurrayFile **f);
+
+/* Container-level facts, as read from the header and trailer. */
+typedef struct HurrayFileInfo {
+  uint8_t version_major;
+  uint8_t version_minor;
+  uint32_t flags;                   /* HURRAY_FILE_FLAG_* */
+  uint32_t data_alignment;
+  uint64_t first_descriptor_offset;
+  uint64_t tensor_count_hint;       /* UINT64_MAX = unknown */
+  uint64_t file_size;
+  uint64_t index_offset;
+  uint64_t index_length;
+  uint64_t kv_offset;               /* 0 = no KV section */
+  uint32_t kv_length;
+  uint32_t index_crc32c;
+  bool mapped;                      /* buffers are views of a mapping or of caller memory */
+} HurrayFileInfo;
+
+/* Fills *out. */
+HURRAY_API HurrayStatus hurray_file_info(const HurrayFile *f, HurrayFileInfo *out);
+
+/* Number of tensors (index entries). 0 for NULL. */
+HURRAY_API uint64_t hurray_file_tensor_count(const HurrayFile *f);
+
+/* One index entry, read without touching the descriptor. */
+typedef struct HurrayFileEntry {
+  const char *name;   /* borrowed until close; NOT NUL-terminated */
+  size_t name_len;
+  uint64_t descriptor_offset;
+  uint32_t descriptor_length;
+  uint64_t data_offset;
+  uint64_t data_length;
+} HurrayFileEntry;
+
+/* Entry `index` (index order: write order, or name order with SORTED_INDEX).
+ * HURRAY_ERR_INDEX_OUT_OF_BOUNDS. */
+HURRAY_API HurrayStatus hurray_file_entry(const HurrayFile *f, uint64_t index,
+                                          HurrayFileEntry *out);
+
+/* The index of the `position`-th tensor in file (write) order, which differs
+ * from index order when the index is sorted. HURRAY_ERR_INDEX_OUT_OF_BOUNDS. */
+HURRAY_API HurrayStatus hurray_file_position(const HurrayFile *f, uint64_t position,
+                                             uint64_t *out_index);
+
+/* Looks a tensor up by name (name_len bytes, borrowed): O(1) hash lookup, or
+ * binary search over a sorted index. HURRAY_ERR_NOT_FOUND. */
+HURRAY_API HurrayStatus hurray_file_find(const HurrayFile *f, const char *name, size_t name_len,
+                                         uint64_t *out_index);
+
+/*
+ * Decodes the descriptor of tensor `index` only (no data is read). Checks the
+ * descriptor's own length against the index. *out owned: free with
+ * hurray_descriptor_destroy; NULL on failure.
+ */
+HURRAY_API HurrayStatus hurray_file_descriptor(const HurrayFile *f, uint64_t index,
+                                               HurrayDescriptor **out, HurrayError *err);
+
+/*
+ * Fetches tensor `index`: decodes its descriptor, checks it against the index
+ * entry (descriptor_length, data_offset alignment, data_length equal to the
+ * buffers' extent) and locates each buffer. With HURRAY_FILE_ACCESS_MMAP the
+ * buffers are read-only views of the mapping; with HURRAY_FILE_ACCESS_READ
+ * they are read into one owned block aligned to the largest buffer
+ * alignment. *out owned: release with hurray_file_tensor_release; it stays
+ * valid after hurray_file_close. NULL on failure.
+ * Errors: descriptor decode errors, HURRAY_ERR_INVALID_FILE,
+ * HURRAY_ERR_MISALIGNED (a buffer declares an alignment above the file's data
+ * alignment, or caller memory is not aligned), HURRAY_ERR_UNSUPPORTED (a
+ * permissively decoded layout whose buffers cannot be located), HURRAY_ERR_IO.
+ */
+HURRAY_API HurrayStatus hurray_file_tensor(const HurrayFile *f, uint64_t index,
+                                           HurrayFileTensor **out, HurrayError *err);
+
+/* Adds a reference; returns t. */
+HURRAY_API HurrayFileTensor *hurray_file_tensor_retain(HurrayFileTensor *t);
+
+/* Drops a reference (freeing the tensor, and the mapping when it was the last
+ * user) and sets *t to NULL. NULL-safe. */
+HURRAY_API void hurray_file_tensor_release(HurrayFileTensor **t);
+
+/* The decoded descriptor (borrowed, valid while t lives). */
+HURRAY_API const HurrayDescriptor *hurray_file_tensor_descriptor(const HurrayFileTensor *t);
+
+/* The tensor's name (borrowed, NUL-terminated copy); *len receives its
+ * length when len is not NULL. */
+HURRAY_API const char *hurray_file_tensor_name(const HurrayFileTensor *t, size_t *len);
+
+/* Index of the tensor in the file it came from. */
+HURRAY_API uint64_t hurray_file_tensor_index(const HurrayFileTensor *t);
+
+/* Number of buffers (the descriptor's buffer_count). */
+HURRAY_API uint32_t hurray_file_tensor_buffer_count(const HurrayFileTensor *t);
+
+/* Buffer `i`: *data (borrowed, read-only, valid while t lives; NULL for an
+ * empty buffer) and *size. HURRAY_ERR_INDEX_OUT_OF_BOUNDS. */
+HURRAY_API HurrayStatus hurray_file_tensor_buffer(const HurrayFileTensor *t, uint32_t i,
+                                                  const void **data, uint64_t *size);
+
+/* True when the buffers are views of a mapping (or of memory given to
+ * hurray_file_open_memory): read-only. False when they were read into a block
+ * that belongs to this tensor alone: its holders may write through the
+ * pointers (cast away const), e.g. to hand out writable arrays. */
+HURRAY_API bool hurray_file_tensor_is_mapped(const HurrayFileTensor *t);
+
+/* ---- composites ------------------------------------------------------------------- */
+
+/* A composite read back as a tree. */
+typedef struct HurrayFileNode {
+  HurrayFileTensor *tensor;        /* owned by the tree: the head (no buffers) or a leaf */
+  bool is_composite;               /* the tensor is a composite head */
+  uint32_t member_count;           /* number of members (0 for a leaf) */
+  struct HurrayFileNode *members;  /* member_count nodes, in write order */
+} HurrayFileNode;
+
+/*
+ * Reads the composite whose head is tensor `head_index`: its members are the
+ * next member_count tensors in file order (ascending descriptor_offset,
+ * whatever the index order), recursively for nested heads, up to the depth
+ * limit. Each level is checked by the composite validator. *out owned: free
+ * with hurray_file_node_destroy. Errors: HURRAY_ERR_INVALID_ARGUMENT (not a
+ * composite head), HURRAY_ERR_INVALID_COMPOSITE (torn, too deep, rules),
+ * plus those of hurray_file_tensor.
+ */
+HURRAY_API HurrayStatus hurray_file_composite(const HurrayFile *f, uint64_t head_index,
+                                              HurrayFileNode **out, HurrayError *err);
+
+/* Frees a tree (releasing every tensor) and sets *node to NULL. NULL-safe. */
+HURRAY_API void hurray_file_node_destroy(HurrayFileNode **node);
+
+/* ---- KV metadata -------------------------------------------------------------------- */
+
+/* Number of KV entries. */
+HURRAY_API uint32_t hurray_file_kv_count(const HurrayFile *f);
+
+/* Entry `i` in file order: *key (not NUL-terminated) and *key_len, *value.
+ * All borrowed until close. HURRAY_ERR_INDEX_OUT_OF_BOUNDS. */
+HURRAY_API HurrayStatus hurray_file_kv_get(const HurrayFile *f, uint32_t i, const char **key,
+                                           size_t *key_len, const HurrayKvValue **value);
+
+/* Looks a key up (key_len bytes, borrowed). *value borrowed until close.
+ * HURRAY_ERR_NOT_FOUND. */
+HURRAY_API HurrayStatus hurray_file_kv_find(const HurrayFile *f, const char *key,
+                                            size_t key_len, const HurrayKvValue **value);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HURRAY_FILE_H */

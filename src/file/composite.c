@@ -1,0 +1,154 @@
+/*
+ * Composites in files (file-format.md § Composite Tensors; layouts/composite.md).
+ *
+ * A head is followed, in file order (ascending descriptor_offset, whatever
+ * the index order), by its member_count members; a member that is itself a
+ * head is followed by its own members first (pre-order). Reading a composite
+ * walks that order from the head, fetching each tensor, and checks each level
+ * with the composite validator once its members are all there.
+ */
+#include "hurray/composite.h"
+#include "internal/file.h"
+
+bool hurray__file_composite_members(const HurrayDescriptor *d, uint32_t *n) {
+  uint8_t tag = 0;
+  if (d == NULL || hurray_descriptor_layout_tag(d, &tag) != HURRAY_OK ||
+      tag != HURRAY_LAYOUT_COMPOSITE)
+    return false;
+  HurrayDescriptorFields f;
+  if (hurray_descriptor_fields(d, &f) != HURRAY_OK) return false;
+  *n = f.layout.u.composite.member_count;
+  return true;
+}
+
+HurrayStatus hurray__file_check_composite_level(const HurrayDescriptor *head,
+                                                const HurrayDescriptor *const *members,
+                                                uint32_t n, uint32_t depth, uint32_t options,
+                                                HurrayError *err) {
+  HurrayDescriptorFields hf;
+  HURRAY_TRY(hurray_descriptor_fields(head, &hf));
+  HurrayCompositeValidator *v = NULL;
+  HURRAY_TRY(hurray_composite_validator_new(&hf, depth, options, &v, err));
+  HurrayStatus st = HURRAY_OK;
+  for (uint32_t k = 0; st == HURRAY_OK && k < n; k++) {
+    HurrayDescriptorFields mf;
+    st = hurray_descriptor_fields(members[k], &mf);
+    if (st == HURRAY_OK) st = hurray_composite_validator_push(v, &mf, err);
+  }
+  if (st == HURRAY_OK) st = hurray_composite_validator_finish(v, err);
+  hurray_composite_validator_destroy(&v);
+  return st;
+}
+
+static void node_clear(HurrayFileNode *node) {
+  for (uint32_t k = 0; k < node->member_count; k++) node_clear(&node->members[k]);
+  hurray__free(node->members);
+  hurray_file_tensor_release(&node->tensor);
+  node->members = NULL;
+  node->member_count = 0;
+}
+
+void hurray_file_node_destroy(HurrayFileNode **node) {
+  if (node == NULL || *node == NULL) return;
+  node_clear(*node);
+  hurray__free(*node);
+  *node = NULL;
+}
+
+/* Reads the tensor at file position `pos` into `node`, with its members when
+ * it is a head; *next receives the position after its subtree. */
+static HurrayStatus read_node(const HurrayFile *f, uint32_t pos, uint32_t depth,
+                              HurrayFileNode *node, uint32_t *next, HurrayError *err) {
+  uint32_t idx = hurray__file_order(f, pos);
+  HURRAY_TRY(hurray_file_tensor(f, idx, &node->tensor, err));
+  const HurrayDescriptor *head = hurray_file_tensor_descriptor(node->tensor);
+  uint32_t m = 0;
+  uint32_t cur = pos + 1;
+  if (!hurray__file_composite_members(head, &m)) {
+    *next = cur;
+    return HURRAY_OK;
+  }
+  node->is_composite = true;
+  const HurrayFileIndexEntry *e = &f->entries[idx];
+  char field[48];
+  hurray__path(field, sizeof field, "index[%u]", idx);
+  if (depth >= f->opts.max_composite_depth)
+    return hurray__fail(err, HURRAY_ERR_INVALID_COMPOSITE, e->desc_off, field,
+                        "composite \"%.*s\" nests deeper than %u levels",
+                        (int)(e->name_len > 48 ? 48 : e->name_len), (const char *)e->name,
+                        f->opts.max_composite_depth);
+  /* Enough tensors must follow before anything is sized from member_count. */
+  if (m > f->count - cur)
+    return hurray__fail(err, HURRAY_ERR_INVALID_COMPOSITE, e->desc_off, field,
+                        "torn composite \"%.*s\": %u members declared, %u tensors follow",
+                        (int)(e->name_len > 48 ? 48 : e->name_len), (const char *)e->name, m,
+                        f->count - cur);
+  if (m == 0) {
+    *next = cur;
+    return hurray__file_check_composite_level(head, NULL, 0, depth, f->opts.decode_options, err);
+  }
+  node->members = hurray__calloc(m, sizeof *node->members);
+  const HurrayDescriptor **md = hurray__malloc((size_t)m * sizeof *md);
+  if (node->members == NULL || md == NULL) {
+    hurray__free(md);
+    return hurray__fail(err, HURRAY_ERR_OUT_OF_MEMORY, e->desc_off, field, "out of memory");
+  }
+  for (uint32_t k = 0; k < m; k++) {
+    if (cur >= f->count) {
+      hurray__free(md);
+      return hurray__fail(err, HURRAY_ERR_INVALID_COMPOSITE, e->desc_off, field,
+                          "torn composite \"%.*s\": the file ends after %u of %u members",
+                          (int)(e->name_len > 48 ? 48 : e->name_len), (const char *)e->name,
+                          k, m);
+    }
+    node->member_count = k + 1;
+    HurrayStatus st = read_node(f, cur, depth + 1, &node->members[k], &cur, err);
+    if (st != HURRAY_OK) {
+      hurray__free(md);
+      return st;
+    }
+    md[k] = hurray_file_tensor_descriptor(node->members[k].tensor);
+  }
+  HurrayStatus st =
+      hurray__file_check_composite_level(head, md, m, depth, f->opts.decode_options, err);
+  hurray__free(md);
+  *next = cur;
+  return st;
+}
+
+HurrayStatus hurray_file_composite(const HurrayFile *f, uint64_t head_index,
+                                   HurrayFileNode **out, HurrayError *err) {
+  if (out == NULL)
+    return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, "out", "is NULL");
+  *out = NULL;
+  if (f == NULL)
+    return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, "file", "is NULL");
+  if (head_index >= f->count)
+    return hurray__fail(err, HURRAY_ERR_INDEX_OUT_OF_BOUNDS, HURRAY_NO_OFFSET, "head_index",
+                        "%llu is not below the tensor count %u",
+                        (unsigned long long)head_index, f->count);
+  HurrayDescriptor *d = NULL;
+  HURRAY_TRY(hurray_file_descriptor(f, head_index, &d, err));
+  uint32_t m;
+  bool is_head = hurray__file_composite_members(d, &m);
+  hurray_descriptor_destroy(d);
+  if (!is_head) {
+    const HurrayFileIndexEntry *e = &f->entries[head_index];
+    return hurray__fail(err, HURRAY_ERR_INVALID_ARGUMENT, e->desc_off, "head_index",
+                        "tensor \"%.*s\" is not a composite head",
+                        (int)(e->name_len > 48 ? 48 : e->name_len), (const char *)e->name);
+  }
+  HurrayFileNode *root = hurray__calloc(1, sizeof *root);
+  if (root == NULL)
+    return hurray__fail(err, HURRAY_ERR_OUT_OF_MEMORY, HURRAY_NO_OFFSET, "composite",
+                        "out of memory");
+  uint32_t next;
+  HurrayStatus st =
+      read_node(f, hurray__file_rank(f, (uint32_t)head_index), 0, root, &next, err);
+  if (st != HURRAY_OK) {
+    hurray_file_node_destroy(&root);
+    return st;
+  }
+  *out = root;
+  return HURRAY_OK;
+}

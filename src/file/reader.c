@@ -1,0 +1,660 @@
+/*
+ * Opening a .hrry file: header, trailer, index and KV section, validated
+ * before anything is trusted (file-format.md § Reader Protocol; DECISIONS D5).
+ *
+ * What open proves, so that a fetch only has to check its own descriptor:
+ *  - header: magic, major version 1, reserved bytes 0, no reserved flag bits,
+ *    data alignment a power of two in [4096, 2 MiB], first_descriptor_offset
+ *    >= 64, 8-aligned and inside the file;
+ *  - trailer: magic (checked first), reserved bytes 0, the index and the KV
+ *    section 8-aligned, after the header, KV before the index, the index
+ *    ending at or before the trailer; a CRC field of 0 when the CRC flag is
+ *    clear; HAS_KV_METADATA consistent with the KV fields (a KV section with
+ *    the flag clear is accepted: the reference writer never sets it);
+ *  - index: CRC-32C when flagged, exact length, entry count bounded by the
+ *    bytes, names 1..65535 bytes of valid UTF-8 and unique (strictly sorted
+ *    when SORTED_INDEX), flags 0, every descriptor 8-aligned and at least 20
+ *    bytes, every data region after its descriptor, A-aligned when not
+ *    empty, and all of them inside the tensor region and disjoint;
+ *  - KV: every tag and length, unique keys, no trailing bytes;
+ *  - tensor_count_hint: unknown (all ones) or equal to the entry count.
+ * Every length is compared with the file size and the caps of the options
+ * before any allocation is sized from it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal/file.h"
+
+#define DEFAULT_MAX_INDEX ((uint64_t)1 << 30)
+#define DEFAULT_MAX_KV ((uint64_t)64 << 20)
+#define DEFAULT_MAX_DESCRIPTOR ((uint64_t)16 << 20)
+
+const uint8_t *hurray__file_name_at(const void *ctx, uint32_t i, size_t *len) {
+  const HurrayFile *f = ctx;
+  *len = f->entries[i].name_len;
+  return f->entries[i].name;
+}
+
+static void apply_defaults(HurrayFileOpenOptions *o, const HurrayFileOpenOptions *in) {
+  memset(o, 0, sizeof *o);
+  if (in != NULL) *o = *in;
+  if (o->max_index_bytes == 0) o->max_index_bytes = DEFAULT_MAX_INDEX;
+  if (o->max_kv_bytes == 0) o->max_kv_bytes = DEFAULT_MAX_KV;
+  if (o->max_descriptor_bytes == 0) o->max_descriptor_bytes = DEFAULT_MAX_DESCRIPTOR;
+  if (o->max_composite_depth == 0 || o->max_composite_depth > HURRAY_FILE_MAX_COMPOSITE_DEPTH)
+    o->max_composite_depth = HURRAY_FILE_MAX_COMPOSITE_DEPTH;
+}
+
+static bool all_zero(const uint8_t *p, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (p[i] != 0) return false;
+  return true;
+}
+
+/* "HRRY\x00..." for a message: printable ASCII kept, other bytes escaped. */
+static const char *printable8(const uint8_t *p, char *buf, size_t n) {
+  size_t o = 0;
+  for (int i = 0; i < 8 && o + 5 < n; i++) {
+    if (p[i] >= 0x20 && p[i] < 0x7F && p[i] != '"' && p[i] != '\\') buf[o++] = (char)p[i];
+    else o += (size_t)snprintf(buf + o, n - o, "\\x%02X", p[i]);
+  }
+  buf[o] = '\0';
+  return buf;
+}
+
+#define BAD(off, field, ...) hurray__fail(err, HURRAY_ERR_INVALID_FILE, (off), (field), __VA_ARGS__)
+
+/* ---- header and trailer ------------------------------------------------------- */
+
+static HurrayStatus parse_header(HurrayFile *f, const uint8_t *h, HurrayError *err) {
+  HurrayFileInfo *in = &f->info;
+  char shown[40];
+  if (memcmp(h, HURRAY_FILE_MAGIC, 8) != 0)
+    return BAD(0, "header.magic", "is not \"HRRYFILE\" (got \"%s\")",
+               printable8(h, shown, sizeof shown));
+  in->version_major = h[8];
+  in->version_minor = h[9];
+  if (in->version_major != HURRAY_FILE_VERSION_MAJOR)
+    return hurray__fail(err, HURRAY_ERR_VERSION_MISMATCH, 8, "header.container_version_major",
+                        "is %u; this reader supports major version %u", in->version_major,
+                        HURRAY_FILE_VERSION_MAJOR);
+  if (h[10] != 0 || h[11] != 0) return BAD(10, "header._reserved", "must be zero");
+  in->flags = hurray__ld32(h + 12);
+  if (in->flags & ~HURRAY_FILE_FLAGS_KNOWN)
+    return BAD(12, "header.file_flags", "reserved bits set (0x%08X)", in->flags);
+  in->data_alignment = hurray__ld32(h + 16);
+  if (!hurray__is_pow2_u64(in->data_alignment) ||
+      in->data_alignment < HURRAY_FILE_MIN_ALIGNMENT ||
+      in->data_alignment > HURRAY_FILE_MAX_ALIGNMENT)
+    return BAD(16, "header.data_buffer_alignment",
+               "must be a power of two in [4096, 2097152], got %u", in->data_alignment);
+  in->first_descriptor_offset = hurray__ld64(h + 20);
+  if (in->first_descriptor_offset < HURRAY_FILE_HEADER_LEN ||
+      (in->first_descriptor_offset & 7u) != 0)
+    return BAD(20, "header.first_descriptor_offset", "must be >= 64 and 8-aligned, got %llu",
+               (unsigned long long)in->first_descriptor_offset);
+  in->tensor_count_hint = hurray__ld64(h + 28);
+  if (!all_zero(h + 36, 28)) return BAD(36, "header._reserved_header", "must be zero");
+  return HURRAY_OK;
+}
+
+static HurrayStatus parse_trailer(HurrayFile *f, const uint8_t *t, HurrayError *err) {
+  HurrayFileInfo *in = &f->info;
+  const uint64_t size = in->file_size;
+  const uint64_t toff = size - HURRAY_FILE_TRAILER_LEN;
+  if (memcmp(t + 36, HURRAY_FILE_TRAILER_MAGIC, 4) != 0)
+    return BAD(toff + 36, "trailer.trailer_magic", "is not \"HRRY\"");
+  if (!all_zero(t + 32, 4)) return BAD(toff + 32, "trailer._reserved", "must be zero");
+  in->index_offset = hurray__ld64(t);
+  in->index_length = hurray__ld64(t + 8);
+  in->kv_offset = hurray__ld64(t + 16);
+  in->kv_length = hurray__ld32(t + 24);
+  in->index_crc32c = hurray__ld32(t + 28);
+
+  uint64_t end;
+  if (hurray__add_overflow_u64(in->index_offset, in->index_length, &end) || end > toff)
+    return BAD(toff, "trailer.index_offset",
+               "index [%llu, +%llu) extends into the trailer at %llu",
+               (unsigned long long)in->index_offset, (unsigned long long)in->index_length,
+               (unsigned long long)toff);
+  if (in->index_offset < in->first_descriptor_offset || (in->index_offset & 7u) != 0)
+    return BAD(toff, "trailer.index_offset",
+               "must be 8-aligned and at or after the first descriptor (%llu), got %llu",
+               (unsigned long long)in->first_descriptor_offset,
+               (unsigned long long)in->index_offset);
+  if (in->index_length < 8)
+    return BAD(toff + 8, "trailer.index_length", "must be at least 8, got %llu",
+               (unsigned long long)in->index_length);
+  if (in->index_length > f->opts.max_index_bytes)
+    return hurray__fail(err, HURRAY_ERR_UNSUPPORTED, toff + 8, "trailer.index_length",
+                        "%llu bytes exceeds the limit max_index_bytes = %llu",
+                        (unsigned long long)in->index_length,
+                        (unsigned long long)f->opts.max_index_bytes);
+  if (!(in->flags & HURRAY_FILE_FLAG_HAS_INDEX_CRC32C) && in->index_crc32c != 0)
+    return BAD(toff + 28, "trailer.index_crc32c",
+               "is 0x%08X but HAS_INDEX_CRC32C is clear (must be 0)", in->index_crc32c);
+
+  bool flag = (in->flags & HURRAY_FILE_FLAG_HAS_KV_METADATA) != 0;
+  bool off0 = in->kv_offset == 0, len0 = in->kv_length == 0;
+  if (flag && (off0 || len0))
+    return BAD(toff + 16, "trailer.kv_offset",
+               "HAS_KV_METADATA is set but kv_offset/kv_length are %llu/%u",
+               (unsigned long long)in->kv_offset, in->kv_length);
+  if (off0 != len0)
+    return BAD(toff + 16, "trailer.kv_offset", "kv_offset %llu and kv_length %u disagree",
+               (unsigned long long)in->kv_offset, in->kv_length);
+  if (!off0) {
+    if (in->kv_length < 4) return BAD(toff + 24, "trailer.kv_length", "must be at least 4");
+    if (in->kv_length > f->opts.max_kv_bytes)
+      return hurray__fail(err, HURRAY_ERR_UNSUPPORTED, toff + 24, "trailer.kv_length",
+                          "%u bytes exceeds the limit max_kv_bytes = %llu", in->kv_length,
+                          (unsigned long long)f->opts.max_kv_bytes);
+    if (in->kv_offset < in->first_descriptor_offset || (in->kv_offset & 7u) != 0 ||
+        in->kv_offset > in->index_offset || in->kv_length > in->index_offset - in->kv_offset)
+      return BAD(toff + 16, "trailer.kv_offset",
+                 "KV [%llu, +%u) must be 8-aligned, after the first descriptor and before "
+                 "the index at %llu",
+                 (unsigned long long)in->kv_offset, in->kv_length,
+                 (unsigned long long)in->index_offset);
+  }
+  if (in->first_descriptor_offset > (off0 ? in->index_offset : in->kv_offset))
+    return BAD(20, "header.first_descriptor_offset", "%llu is past the tensor region",
+               (unsigned long long)in->first_descriptor_offset);
+  return HURRAY_OK;
+}
+
+/* ---- index ------------------------------------------------------------------------ */
+
+/* Stable LSD radix sort of entry numbers by descriptor offset. */
+static HurrayStatus sort_by_offset(const HurrayFileIndexEntry *e, uint32_t n, uint32_t *order) {
+  uint32_t *tmp = hurray__malloc((size_t)n * sizeof *tmp);
+  uint32_t *counts = hurray__malloc(65536u * sizeof *counts);
+  if (tmp == NULL || counts == NULL) {
+    hurray__free(tmp);
+    hurray__free(counts);
+    return HURRAY_ERR_OUT_OF_MEMORY;
+  }
+  for (uint32_t i = 0; i < n; i++) order[i] = i;
+  uint32_t *src = order, *dst = tmp;
+  for (unsigned shift = 0; shift < 64; shift += 16) {
+    memset(counts, 0, 65536u * sizeof *counts);
+    for (uint32_t i = 0; i < n; i++) counts[(e[src[i]].desc_off >> shift) & 0xFFFFu]++;
+    if (counts[(e[src[0]].desc_off >> shift) & 0xFFFFu] == n) continue; /* one bucket */
+    uint32_t sum = 0;
+    for (uint32_t d = 0; d < 65536u; d++) {
+      uint32_t c = counts[d];
+      counts[d] = sum;
+      sum += c;
+    }
+    for (uint32_t i = 0; i < n; i++) dst[counts[(e[src[i]].desc_off >> shift) & 0xFFFFu]++] = src[i];
+    uint32_t *t = src;
+    src = dst;
+    dst = t;
+  }
+  if (src != order) memcpy(order, src, (size_t)n * sizeof *order);
+  hurray__free(tmp);
+  hurray__free(counts);
+  return HURRAY_OK;
+}
+
+/* Names the first rule index entry i breaks (fo: file offset of its
+ * descriptor_offset field). */
+static HurrayStatus entry_error(const HurrayFile *f, const HurrayFileIndexEntry *e, uint32_t i,
+                                uint64_t fo, uint32_t eflags, uint64_t region_end,
+                                HurrayError *err) {
+  const uint64_t first = f->info.first_descriptor_offset, A = f->info.data_alignment;
+  char field[48];
+  if (eflags != 0)
+    return BAD(fo + 28, hurray__path(field, sizeof field, "index[%u].flags", i),
+               "must be 0, got 0x%08X", eflags);
+  if (e->desc_off < first || (e->desc_off & 7u) != 0)
+    return BAD(fo, hurray__path(field, sizeof field, "index[%u].descriptor_offset", i),
+               "%llu must be 8-aligned and at or after first_descriptor_offset %llu",
+               (unsigned long long)e->desc_off, (unsigned long long)first);
+  if (e->desc_len < HURRAY__FILE_MIN_DESCRIPTOR)
+    return BAD(fo + 8, hurray__path(field, sizeof field, "index[%u].descriptor_length", i),
+               "%u is shorter than a descriptor header (20)", e->desc_len);
+  uint64_t desc_end, data_end;
+  if (hurray__add_overflow_u64(e->desc_off, e->desc_len, &desc_end) || desc_end > region_end)
+    return BAD(fo, hurray__path(field, sizeof field, "index[%u].descriptor_offset", i),
+               "descriptor [%llu, +%u) leaves the tensor region (ends at %llu)",
+               (unsigned long long)e->desc_off, e->desc_len, (unsigned long long)region_end);
+  if (e->data_off < desc_end || hurray__add_overflow_u64(e->data_off, e->data_len, &data_end) ||
+      data_end > region_end)
+    return BAD(fo + 12, hurray__path(field, sizeof field, "index[%u].data_offset", i),
+               "data [%llu, +%llu) must follow its descriptor (ends at %llu) inside the "
+               "tensor region (ends at %llu)",
+               (unsigned long long)e->data_off, (unsigned long long)e->data_len,
+               (unsigned long long)desc_end, (unsigned long long)region_end);
+  return BAD(fo + 12, hurray__path(field, sizeof field, "index[%u].data_offset", i),
+             "%llu is not a multiple of the data alignment %llu",
+             (unsigned long long)e->data_off, (unsigned long long)A);
+}
+
+static HurrayStatus parse_index(HurrayFile *f, const uint8_t *ix, HurrayError *err) {
+  const HurrayFileInfo *in = &f->info;
+  const uint64_t base = in->index_offset, len = in->index_length;
+  const uint64_t A = in->data_alignment;
+  const uint64_t region_end = in->kv_offset != 0 ? in->kv_offset : in->index_offset;
+  const uint64_t first = in->first_descriptor_offset;
+  char field[48];
+
+  if (in->flags & HURRAY_FILE_FLAG_HAS_INDEX_CRC32C) {
+    uint32_t crc = hurray_crc32c(0, ix, (size_t)len);
+    if (crc != in->index_crc32c)
+      return hurray__fail(err, HURRAY_ERR_CRC_MISMATCH, base, "index",
+                          "CRC-32C is 0x%08X, the trailer says 0x%08X", crc, in->index_crc32c);
+  }
+  uint64_t count = hurray__ld64(ix);
+  if (count > (len - 8) / HURRAY__FILE_INDEX_ENTRY_MIN)
+    return BAD(base, "index.index_entry_count", "%llu entries cannot fit in %llu bytes",
+               (unsigned long long)count, (unsigned long long)len);
+  if (count > UINT32_MAX / 4)
+    return hurray__fail(err, HURRAY_ERR_UNSUPPORTED, base, "index.index_entry_count",
+                        "%llu entries is more than this reader supports",
+                        (unsigned long long)count);
+  if (in->tensor_count_hint != UINT64_MAX && in->tensor_count_hint != count)
+    return BAD(28, "header.tensor_count_hint", "is %llu but the index has %llu entries",
+               (unsigned long long)in->tensor_count_hint, (unsigned long long)count);
+  const uint32_t n = (uint32_t)count;
+  const bool sorted = (in->flags & HURRAY_FILE_FLAG_SORTED_INDEX) != 0;
+  const uint64_t seed = hurray__name_seed();
+  if (n > 0) {
+    f->entries = hurray__malloc((size_t)n * sizeof *f->entries);
+    if (f->entries == NULL) goto oom;
+    if (!sorted) { /* hashes computed while the names are in cache; freed below or at close */
+      f->hashes = hurray__malloc((size_t)n * sizeof *f->hashes);
+      if (f->hashes == NULL) goto oom;
+    }
+  }
+  f->count = n;
+
+  uint64_t pos = 8;
+  bool ascending = true;
+  uint64_t prev_end = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    HurrayFileIndexEntry *e = &f->entries[i];
+    uint64_t at = base + pos;
+    if (len - pos < 2) goto truncated;
+    uint32_t nl = hurray__ld16(ix + pos);
+    if (nl == 0) return BAD(at, hurray__path(field, sizeof field, "index[%u].name_length", i),
+                            "must be at least 1");
+    if (len - pos < 2u + nl + HURRAY__FILE_INDEX_ENTRY_FIXED - 2u) goto truncated;
+    const uint8_t *p = ix + pos + 2;
+    if (!hurray__ascii(p, nl) && !hurray__utf8_valid(p, nl))
+      return BAD(at + 2, hurray__path(field, sizeof field, "index[%u].name", i),
+                 "is not valid UTF-8");
+    e->name = p;
+    e->name_len = nl;
+    if (f->hashes != NULL) f->hashes[i] = hurray__name_hash_s(seed, p, nl);
+    p += nl;
+    e->desc_off = hurray__ld64(p);
+    e->desc_len = hurray__ld32(p + 8);
+    e->data_off = hurray__ld64(p + 12);
+    e->data_len = hurray__ld64(p + 20);
+    uint32_t eflags = hurray__ld32(p + 28);
+    /* One combined test on the fast path; the slow path says what failed. */
+    bool ok = eflags == 0 && e->desc_off >= first && (e->desc_off & 7u) == 0 &&
+              e->desc_len >= HURRAY__FILE_MIN_DESCRIPTOR && e->desc_off <= region_end &&
+              e->desc_len <= region_end - e->desc_off &&
+              e->data_off >= e->desc_off + e->desc_len && e->data_off <= region_end &&
+              e->data_len <= region_end - e->data_off &&
+              (e->data_len == 0 || (e->data_off & (A - 1)) == 0);
+    if (HURRAY_UNLIKELY(!ok)) return entry_error(f, e, i, at + 2 + nl, eflags, region_end, err);
+    /* In file order so far: then the ranges are checked as they come. */
+    if (ascending) {
+      if (e->desc_off >= prev_end) prev_end = e->data_off + e->data_len;
+      else ascending = false; /* out of order or overlapping: sorted check below */
+    }
+    pos += 2u + nl + HURRAY__FILE_INDEX_ENTRY_FIXED - 2u;
+  }
+  if (pos != len)
+    return BAD(base + pos, "index", "%llu trailing bytes after %u entries",
+               (unsigned long long)(len - pos), n);
+
+  /* File order and disjointness: each tensor (descriptor, then data) must
+   * start at or after the end of the previous one. Checked above when the
+   * index is in file order; otherwise sort by offset and check here. */
+  if (!ascending) {
+    f->order = hurray__malloc((size_t)n * sizeof *f->order);
+    f->rank = hurray__malloc((size_t)n * sizeof *f->rank);
+    if (f->order == NULL || f->rank == NULL) goto oom;
+    if (sort_by_offset(f->entries, n, f->order) != HURRAY_OK) goto oom;
+    for (uint32_t p = 0; p < n; p++) f->rank[f->order[p]] = p;
+  }
+  prev_end = 0;
+  for (uint32_t p = 0; !ascending && p < n; p++) {
+    uint32_t i = hurray__file_order(f, p);
+    const HurrayFileIndexEntry *e = &f->entries[i];
+    if (p > 0 && e->desc_off < prev_end) {
+      uint32_t j = hurray__file_order(f, p - 1);
+      return BAD(e->desc_off, hurray__path(field, sizeof field, "index[%u].descriptor_offset", i),
+                 "tensor \"%.*s\" at %llu overlaps tensor \"%.*s\" (index[%u]) ending at %llu",
+                 (int)(e->name_len > 48 ? 48 : e->name_len), (const char *)e->name,
+                 (unsigned long long)e->desc_off,
+                 (int)(f->entries[j].name_len > 48 ? 48 : f->entries[j].name_len),
+                 (const char *)f->entries[j].name, j, (unsigned long long)prev_end);
+    }
+    prev_end = e->data_off + e->data_len;
+  }
+
+  uint32_t a = 0, b = 0;
+  HurrayStatus st =
+      hurray__lookup_build(&f->names, n, sorted, hurray__file_name_at, f, f->hashes, &a, &b);
+  hurray__free(f->hashes);
+  f->hashes = NULL;
+  if (st == HURRAY_ERR_DUPLICATE_NAME) {
+    const HurrayFileIndexEntry *e = &f->entries[b];
+    return hurray__fail(err, st, base + (uint64_t)(e->name - ix) - 2,
+                        hurray__path(field, sizeof field, "index[%u].name", b),
+                        "\"%.*s\" is also the name of index[%u]",
+                        (int)(e->name_len > 64 ? 64 : e->name_len), (const char *)e->name, a);
+  }
+  if (st == HURRAY_ERR_INVALID_ARGUMENT) {
+    const HurrayFileIndexEntry *e = &f->entries[b];
+    return BAD(base + (uint64_t)(e->name - ix) - 2,
+               hurray__path(field, sizeof field, "index[%u].name", b),
+               "SORTED_INDEX is set but \"%.*s\" sorts before index[%u]",
+               (int)(e->name_len > 64 ? 64 : e->name_len), (const char *)e->name, a);
+  }
+  if (st != HURRAY_OK) goto oom;
+  return HURRAY_OK;
+truncated:
+  return BAD(base + pos, "index", "entry runs past the end of the index (%llu bytes)",
+             (unsigned long long)len);
+oom:
+  return hurray__fail(err, HURRAY_ERR_OUT_OF_MEMORY, base, "index", "out of memory");
+}
+
+/* ---- open ------------------------------------------------------------------------- */
+
+static HurrayFile *file_new(const HurrayFileOpenOptions *options) {
+  HurrayFile *f = hurray__calloc(1, sizeof *f);
+  if (f == NULL) return NULL;
+  f->fd = -1;
+  apply_defaults(&f->opts, options);
+  return f;
+}
+
+/* Parses everything once the header and trailer bytes and the index/KV bytes
+ * are at hand. */
+static HurrayStatus parse_all(HurrayFile *f, const uint8_t *header, const uint8_t *trailer,
+                              HurrayError *err) {
+  HURRAY_TRY(parse_header(f, header, err));
+  return parse_trailer(f, trailer, err);
+}
+
+static HurrayStatus parse_sections(HurrayFile *f, const uint8_t *index, const uint8_t *kv,
+                                   HurrayError *err) {
+  HURRAY_TRY(parse_index(f, index, err));
+  if (kv != NULL)
+    HURRAY_TRY(hurray__kv_parse(kv, f->info.kv_length, f->info.kv_offset, &f->kv, err));
+  return HURRAY_OK;
+}
+
+static HurrayStatus too_small(uint64_t size, HurrayError *err) {
+  return BAD(0, "file", "%llu bytes is smaller than a header and a trailer (104)",
+             (unsigned long long)size);
+}
+
+HurrayStatus hurray_file_open_memory(const void *data, uint64_t size, HurrayFileReleaseFn release,
+                                     void *ctx, const HurrayFileOpenOptions *options,
+                                     HurrayFile **out, HurrayError *err) {
+  if (out == NULL)
+    return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, "out", "is NULL");
+  *out = NULL;
+  if (data == NULL && size > 0)
+    return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, "data", "is NULL");
+  if (size < HURRAY__FILE_MIN_SIZE) return too_small(size, err);
+  HurrayFile *f = file_new(options);
+  if (f == NULL)
+    return hurray__fail(err, HURRAY_ERR_OUT_OF_MEMORY, HURRAY_NO_OFFSET, "file",
+                        "out of memory");
+  const uint8_t *p = data;
+  f->info.file_size = size;
+  f->info.mapped = true;
+  HurrayStatus st = parse_all(f, p, p + size - HURRAY_FILE_TRAILER_LEN, err);
+  if (st == HURRAY_OK)
+    st = parse_sections(f, p + f->info.index_offset,
+                        f->info.kv_offset ? p + f->info.kv_offset : NULL, err);
+  if (st == HURRAY_OK) {
+    f->source = hurray__calloc(1, sizeof *f->source);
+    if (f->source == NULL)
+      st = hurray__fail(err, HURRAY_ERR_OUT_OF_MEMORY, HURRAY_NO_OFFSET, "file",
+                        "out of memory");
+  }
+  if (st != HURRAY_OK) {
+    hurray_file_close(&f);
+    return st;
+  }
+  atomic_init(&f->source->refs, 1);
+  f->source->base = p;
+  f->source->size = size;
+  f->source->release = release;
+  f->source->release_ctx = ctx;
+  *out = f;
+  return HURRAY_OK;
+}
+
+/* Maps the whole file read-only at an address aligned like its offsets, so
+ * that a buffer at an A-aligned offset is A-aligned in memory. */
+static HurrayStatus map_file(HurrayFile *f, int fd, HurrayError *err) {
+  uint64_t size = f->info.file_size;
+  uint64_t A = f->info.data_alignment;
+  long pg = sysconf(_SC_PAGESIZE);
+  uint64_t page = pg > 0 ? (uint64_t)pg : 4096u;
+  if (size > SIZE_MAX - 2 * A)
+    return hurray__fail(err, HURRAY_ERR_UNSUPPORTED, HURRAY_NO_OFFSET, "file",
+                        "%llu bytes cannot be mapped in this address space",
+                        (unsigned long long)size);
+  f->source = hurray__calloc(1, sizeof *f->source);
+  if (f->source == NULL)
+    return hurray__fail(err, HURRAY_ERR_OUT_OF_MEMORY, HURRAY_NO_OFFSET, "file",
+                        "out of memory");
+  atomic_init(&f->source->refs, 1);
+  size_t len = (size_t)size;
+  void *addr;
+  if (A <= page) {
+    addr = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+    if (addr == MAP_FAILED) return hurray__io_fail(err, errno, HURRAY_NO_OFFSET, "mapping the file");
+  } else {
+    /* Reserve len + A, place the file at the first A-aligned address, and
+     * give back the rest. */
+    size_t span = len + (size_t)A;
+    uint8_t *res = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (res == MAP_FAILED)
+      return hurray__io_fail(err, errno, HURRAY_NO_OFFSET, "reserving address space");
+    uintptr_t al = ((uintptr_t)res + (uintptr_t)(A - 1)) & ~(uintptr_t)(A - 1);
+    uint8_t *aligned = (uint8_t *)al;
+    addr = mmap(aligned, len, PROT_READ, MAP_SHARED | MAP_FIXED, fd, 0);
+    if (addr == MAP_FAILED) {
+      int e = errno;
+      munmap(res, span);
+      return hurray__io_fail(err, e, HURRAY_NO_OFFSET, "mapping the file");
+    }
+    size_t mapped_end = (size_t)(((uint64_t)len + page - 1) & ~(page - 1));
+    if (aligned > res) munmap(res, (size_t)(aligned - res));
+    if (aligned + mapped_end < res + span)
+      munmap(aligned + mapped_end, (size_t)((res + span) - (aligned + mapped_end)));
+  }
+  f->source->map_addr = addr;
+  f->source->map_len = len;
+  f->source->base = addr;
+  f->source->size = size;
+  return HURRAY_OK;
+}
+
+static HurrayStatus read_section(HurrayFile *f, uint64_t off, uint64_t len, uint8_t **out,
+                                 const char *what, HurrayError *err) {
+  if (len > SIZE_MAX) return hurray__fail(err, HURRAY_ERR_UNSUPPORTED, off, what, "too large");
+  *out = hurray__malloc((size_t)(len ? len : 1));
+  if (*out == NULL)
+    return hurray__fail(err, HURRAY_ERR_OUT_OF_MEMORY, off, what, "out of memory (%llu bytes)",
+                        (unsigned long long)len);
+  return hurray__pread_full(f->fd, *out, len, off, what, err);
+}
+
+HurrayStatus hurray_file_open(const char *path, const HurrayFileOpenOptions *options,
+                              HurrayFile **out, HurrayError *err) {
+  if (out == NULL)
+    return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, "out", "is NULL");
+  *out = NULL;
+  if (path == NULL)
+    return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, "path", "is NULL");
+  HurrayFile *f = file_new(options);
+  if (f == NULL)
+    return hurray__fail(err, HURRAY_ERR_OUT_OF_MEMORY, HURRAY_NO_OFFSET, "file",
+                        "out of memory");
+  HurrayStatus st = HURRAY_OK;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  struct stat sb;
+  if (fd < 0) {
+    st = hurray__io_fail(err, errno, HURRAY_NO_OFFSET, "opening the file");
+    goto done;
+  }
+  if (fstat(fd, &sb) != 0) {
+    st = hurray__io_fail(err, errno, HURRAY_NO_OFFSET, "inspecting the file");
+    goto done;
+  }
+  if (!S_ISREG(sb.st_mode)) {
+    st = hurray__fail(err, HURRAY_ERR_IO, HURRAY_NO_OFFSET, "file", "\"%s\" is not a regular file",
+                      path);
+    goto done;
+  }
+  f->info.file_size = (uint64_t)sb.st_size;
+  if (f->info.file_size < HURRAY__FILE_MIN_SIZE) {
+    st = too_small(f->info.file_size, err);
+    goto done;
+  }
+  uint8_t header[HURRAY_FILE_HEADER_LEN], trailer[HURRAY_FILE_TRAILER_LEN];
+  st = hurray__pread_full(fd, header, sizeof header, 0, "reading the header", err);
+  if (st == HURRAY_OK)
+    st = hurray__pread_full(fd, trailer, sizeof trailer,
+                            f->info.file_size - HURRAY_FILE_TRAILER_LEN, "reading the trailer",
+                            err);
+  if (st == HURRAY_OK) st = parse_all(f, header, trailer, err);
+  if (st != HURRAY_OK) goto done;
+
+  if (f->opts.access == HURRAY_FILE_ACCESS_READ) {
+    f->fd = fd;
+    fd = -1;
+    st = read_section(f, f->info.index_offset, f->info.index_length, &f->owned_index,
+                      "reading the index", err);
+    if (st == HURRAY_OK && f->info.kv_offset != 0)
+      st = read_section(f, f->info.kv_offset, f->info.kv_length, &f->owned_kv,
+                        "reading the KV section", err);
+    if (st == HURRAY_OK) st = parse_sections(f, f->owned_index, f->owned_kv, err);
+  } else {
+    f->info.mapped = true;
+    st = map_file(f, fd, err);
+    if (st == HURRAY_OK) {
+      const uint8_t *b = f->source->base;
+      /* The reader is about to walk the index and KV: ask for them at once. */
+      uint64_t lo = f->info.kv_offset ? f->info.kv_offset : f->info.index_offset;
+      long pgs = sysconf(_SC_PAGESIZE);
+      uint64_t pg = pgs > 0 ? (uint64_t)pgs : 4096u, start = lo & ~(pg - 1);
+      (void)madvise((void *)(uintptr_t)(b + start),
+                    (size_t)(f->info.index_offset + f->info.index_length - start), MADV_WILLNEED);
+      st = parse_sections(f, b + f->info.index_offset,
+                          f->info.kv_offset ? b + f->info.kv_offset : NULL, err);
+    }
+  }
+done:
+  if (fd >= 0) close(fd);
+  if (st != HURRAY_OK) {
+    hurray_file_close(&f);
+    return st;
+  }
+  *out = f;
+  return HURRAY_OK;
+}
+
+void hurray_file_close(HurrayFile **pf) {
+  if (pf == NULL || *pf == NULL) return;
+  HurrayFile *f = *pf;
+  *pf = NULL;
+  hurray__kv_table_free(&f->kv);
+  hurray__lookup_free(&f->names);
+  hurray__free(f->entries);
+  hurray__free(f->order);
+  hurray__free(f->rank);
+  hurray__free(f->hashes);
+  hurray__free(f->owned_index);
+  hurray__free(f->owned_kv);
+  if (f->fd >= 0) close(f->fd);
+  hurray__source_release(f->source);
+  hurray__free(f);
+}
+
+/* ---- queries --------------------------------------------------------------------- */
+
+HurrayStatus hurray_file_info(const HurrayFile *f, HurrayFileInfo *out) {
+  if (f == NULL || out == NULL) return HURRAY_ERR_NULL_POINTER;
+  *out = f->info;
+  return HURRAY_OK;
+}
+
+uint64_t hurray_file_tensor_count(const HurrayFile *f) { return f != NULL ? f->count : 0; }
+
+HurrayStatus hurray_file_entry(const HurrayFile *f, uint64_t index, HurrayFileEntry *out) {
+  if (f == NULL || out == NULL) return HURRAY_ERR_NULL_POINTER;
+  if (index >= f->count) return HURRAY_ERR_INDEX_OUT_OF_BOUNDS;
+  const HurrayFileIndexEntry *e = &f->entries[index];
+  out->name = (const char *)e->name;
+  out->name_len = e->name_len;
+  out->descriptor_offset = e->desc_off;
+  out->descriptor_length = e->desc_len;
+  out->data_offset = e->data_off;
+  out->data_length = e->data_len;
+  return HURRAY_OK;
+}
+
+HurrayStatus hurray_file_position(const HurrayFile *f, uint64_t position, uint64_t *out_index) {
+  if (f == NULL || out_index == NULL) return HURRAY_ERR_NULL_POINTER;
+  if (position >= f->count) return HURRAY_ERR_INDEX_OUT_OF_BOUNDS;
+  *out_index = hurray__file_order(f, (uint32_t)position);
+  return HURRAY_OK;
+}
+
+HurrayStatus hurray_file_find(const HurrayFile *f, const char *name, size_t name_len,
+                              uint64_t *out_index) {
+  if (f == NULL || out_index == NULL || (name == NULL && name_len > 0))
+    return HURRAY_ERR_NULL_POINTER;
+  uint32_t i;
+  if (name_len == 0 || name_len > HURRAY_FILE_MAX_NAME_LEN ||
+      !hurray__lookup_find(&f->names, f->count, (const uint8_t *)name, name_len,
+                           hurray__file_name_at, f, &i))
+    return HURRAY_ERR_NOT_FOUND;
+  *out_index = i;
+  return HURRAY_OK;
+}
+
+uint32_t hurray_file_kv_count(const HurrayFile *f) { return f != NULL ? f->kv.count : 0; }
+
+HurrayStatus hurray_file_kv_get(const HurrayFile *f, uint32_t i, const char **key,
+                                size_t *key_len, const HurrayKvValue **value) {
+  if (f == NULL) return HURRAY_ERR_NULL_POINTER;
+  if (i >= f->kv.count) return HURRAY_ERR_INDEX_OUT_OF_BOUNDS;
+  const HurrayKvEntry *e = &f->kv.entries[i];
+  if (key != NULL) *key = (const char *)e->key;
+  if (key_len != NULL) *key_len = e->key_len;
+  if (value != NULL) *value = &e->value;
+  return HURRAY_OK;
+}
+
+HurrayStatus hurray_file_kv_find(const HurrayFile *f, const char *key, size_t key_len,
+                                 const HurrayKvValue **value) {
+  if (f == NULL || value == NULL || (key == NULL && key_len > 0)) return HURRAY_ERR_NULL_POINTER;
+  uint32_t i;
+  if (f->kv.count == 0 || key_len == 0 || key_len > HURRAY_FILE_MAX_NAME_LEN ||
+      !hurray__lookup_find(&f->kv.lookup, f->kv.count, (const uint8_t *)key, key_len,
+                           hurray__kv_key_at, &f->kv, &i))
+    return HURRAY_ERR_NOT_FOUND;
+  *value = &f->kv.entries[i].value;
+  return HURRAY_OK;
+}

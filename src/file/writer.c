@@ -1,0 +1,736 @@
+/*
+ * The single-pass .hrry writer (file-format.md § Writer Protocol; DECISIONS D5).
+ *
+ * Layout produced, per tensor:
+ *   descriptor at an 8-aligned offset
+ *   zero padding to the data alignment A, then for each buffer:
+ *     the buffer's bytes, zero padding to A (after every buffer, the last too)
+ *   a composite head (no buffers) gets no A padding: the next descriptor
+ *   follows at the next multiple of 8.
+ * Then the KV section (8-aligned), the index (8-aligned) and the trailer.
+ *
+ * Every byte is written with pwrite at an offset tracked here; padding is
+ * never written: the gaps read as zeros (POSIX: bytes of a gap that were never
+ * written read as 0), and the file system may keep them as holes. The header
+ * is written last, at offset 0, once the flags (HAS_KV_METADATA) and the
+ * tensor count are known; nothing observes the temporary file before the
+ * rename, so this is the only out-of-order write and it costs nothing.
+ *
+ * Memory: the encoded descriptor of the tensor being written, the index
+ * entries and their names, and the encoded KV entries. Tensor data is written
+ * straight from the caller's buffers.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal/file.h"
+
+typedef struct WEntry {
+  uint64_t name_off; /* into names */
+  uint32_t name_len;
+  uint32_t desc_len;
+  uint64_t desc_off;
+  uint64_t data_off;
+  uint64_t data_len;
+} WEntry;
+
+typedef struct KvKey {
+  uint64_t off; /* into kv */
+  uint32_t len;
+} KvKey;
+
+typedef enum WState { W_OPEN = 0, W_FAILED = 1, W_DONE = 2 } WState;
+
+struct HurrayFileWriter {
+  int fd;
+  char *path;     /* target */
+  char *tmp_path; /* the temporary file being written */
+  char *dir_path; /* their directory (fsync after rename) */
+  uint32_t align;
+  bool sorted;
+  bool skip_fsync;
+  WState state;
+  uint64_t cur; /* next descriptor offset */
+  WEntry *entries;
+  uint64_t count;
+  uint64_t cap;
+  HurrayByteBuf names;
+  HurrayNameIndex name_ix;
+  HurrayByteBuf kv; /* encoded entries, without the count */
+  KvKey *kv_keys;
+  uint32_t kv_count;
+  uint32_t kv_cap;
+  HurrayNameIndex kv_ix;
+  HurrayByteBuf scratch; /* encoded descriptor */
+};
+
+/* ---- small helpers ------------------------------------------------------------- */
+
+static char *dup_str(const char *s, size_t n) {
+  char *p = hurray__malloc(n + 1);
+  if (p != NULL) {
+    memcpy(p, s, n);
+    p[n] = '\0';
+  }
+  return p;
+}
+
+static const uint8_t *w_name_at(const void *ctx, uint32_t i, size_t *len) {
+  const HurrayFileWriter *w = ctx;
+  *len = w->entries[i].name_len;
+  return w->names.data + w->entries[i].name_off;
+}
+
+static const uint8_t *w_key_at(const void *ctx, uint32_t i, size_t *len) {
+  const HurrayFileWriter *w = ctx;
+  *len = w->kv_keys[i].len;
+  return w->kv.data + w->kv_keys[i].off;
+}
+
+static HurrayStatus state_check(const HurrayFileWriter *w, HurrayError *err) {
+  if (w->state == W_OPEN) return HURRAY_OK;
+  return hurray__fail(err, HURRAY_ERR_INVALID_STATE, HURRAY_NO_OFFSET, "writer",
+                      w->state == W_FAILED
+                          ? "an earlier write failed; only abort or destroy remain"
+                          : "the writer is finished");
+}
+
+/* Checks a name: UTF-8, 1..65535 bytes. */
+static HurrayStatus check_name_syntax(const char *name, size_t len, const char *field,
+                                      HurrayError *err) {
+  if (name == NULL)
+    return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, field, "is NULL");
+  if (len == 0 || len > HURRAY_FILE_MAX_NAME_LEN)
+    return hurray__fail(err, HURRAY_ERR_INVALID_ARGUMENT, HURRAY_NO_OFFSET, field,
+                        "length %zu is outside 1..65535", len);
+  if (!hurray__utf8_valid((const uint8_t *)name, len))
+    return hurray__fail(err, HURRAY_ERR_INVALID_ARGUMENT, HURRAY_NO_OFFSET, field,
+                        "is not valid UTF-8");
+  return HURRAY_OK;
+}
+
+static bool name_taken(const HurrayFileWriter *w, const char *name, size_t len) {
+  uint32_t i;
+  return hurray__name_index_find(&w->name_ix, (const uint8_t *)name, len,
+                                 hurray__name_hash((const uint8_t *)name, len), w_name_at, w,
+                                 &i);
+}
+
+/* Room for `extra` more entries with `name_bytes` more name bytes, so that
+ * recording them cannot fail. */
+static HurrayStatus reserve_entries(HurrayFileWriter *w, uint64_t extra, uint64_t name_bytes,
+                                    HurrayError *err) {
+  if (extra > UINT32_MAX / 4 - w->count)
+    return hurray__fail(err, HURRAY_ERR_INVALID_ARGUMENT, HURRAY_NO_OFFSET, "writer",
+                        "too many tensors");
+  uint64_t want = w->count + extra;
+  if (want > w->cap) {
+    uint64_t cap = w->cap ? w->cap : 64;
+    while (cap < want) cap *= 2;
+    WEntry *e = hurray__malloc((size_t)cap * sizeof *e);
+    if (e == NULL) goto oom;
+    if (w->count) memcpy(e, w->entries, (size_t)w->count * sizeof *e);
+    hurray__free(w->entries);
+    w->entries = e;
+    w->cap = cap;
+  }
+  if (name_bytes > SIZE_MAX || hurray__buf_reserve(&w->names, (size_t)name_bytes) != HURRAY_OK)
+    goto oom;
+  if (hurray__name_index_reserve(&w->name_ix, (uint32_t)want) != HURRAY_OK) goto oom;
+  return HURRAY_OK;
+oom:
+  return hurray__fail(err, HURRAY_ERR_OUT_OF_MEMORY, HURRAY_NO_OFFSET, "writer",
+                      "out of memory for the index");
+}
+
+/* ---- open ------------------------------------------------------------------------ */
+
+static atomic_uint_fast64_t g_tmp_counter;
+
+static int create_temp(HurrayFileWriter *w, const char *dir, size_t dlen, const char *base,
+                       size_t blen) {
+  static const char digits[] = "abcdefghijklmnopqrstuvwxyz234567";
+  size_t n = dlen + 2 + blen + 5 + 6 + 1;
+  w->tmp_path = hurray__malloc(n);
+  if (w->tmp_path == NULL) return -ENOMEM;
+  for (int attempt = 0; attempt < 64; attempt++) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t r = (uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 20) ^
+                 ((uint64_t)(uintptr_t)w << 7) ^
+                 ((uint64_t)atomic_fetch_add_explicit(&g_tmp_counter, 1, memory_order_relaxed) *
+                  0x9E3779B97F4A7C15ull);
+    char suffix[7];
+    for (int k = 0; k < 6; k++) {
+      suffix[k] = digits[r & 31u];
+      r >>= 5;
+    }
+    suffix[6] = '\0';
+    snprintf(w->tmp_path, n, "%.*s/.%.*s.tmp-%s", (int)dlen, dir, (int)blen, base, suffix);
+    int fd = open(w->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd >= 0) return fd;
+    if (errno != EEXIST) return -errno;
+  }
+  return -EEXIST;
+}
+
+HurrayStatus hurray_file_writer_open(const char *path, const HurrayFileWriterOptions *options,
+                                     HurrayFileWriter **out, HurrayError *err) {
+  if (out == NULL)
+    return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, "out", "is NULL");
+  *out = NULL;
+  if (path == NULL)
+    return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, "path", "is NULL");
+  HurrayFileWriterOptions o;
+  memset(&o, 0, sizeof o);
+  if (options != NULL) o = *options;
+  uint32_t align = o.data_alignment ? o.data_alignment : HURRAY_FILE_DEFAULT_ALIGNMENT;
+  if (!hurray__is_pow2_u64(align) || align < HURRAY_FILE_MIN_ALIGNMENT ||
+      align > HURRAY_FILE_MAX_ALIGNMENT)
+    return hurray__fail(err, HURRAY_ERR_INVALID_ARGUMENT, HURRAY_NO_OFFSET,
+                        "options.data_alignment",
+                        "must be a power of two in [4096, 2097152], got %u", align);
+  size_t plen = strlen(path);
+  const char *slash = strrchr(path, '/');
+  const char *base = slash ? slash + 1 : path;
+  size_t blen = plen - (size_t)(base - path);
+  if (blen == 0 || (blen == 1 && base[0] == '.') || (blen == 2 && memcmp(base, "..", 2) == 0))
+    return hurray__fail(err, HURRAY_ERR_INVALID_ARGUMENT, HURRAY_NO_OFFSET, "path",
+                        "\"%s\" does not name a file", path);
+  const char *dir = slash ? path : ".";
+  size_t dlen = slash ? (slash == path ? 1u : (size_t)(slash - path)) : 1u;
+  struct stat st;
+  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+    return hurray__fail(err, HURRAY_ERR_INVALID_ARGUMENT, HURRAY_NO_OFFSET, "path",
+                        "\"%s\" is a directory", path);
+
+  HurrayFileWriter *w = hurray__calloc(1, sizeof *w);
+  if (w == NULL)
+    return hurray__fail(err, HURRAY_ERR_OUT_OF_MEMORY, HURRAY_NO_OFFSET, "writer",
+                        "out of memory");
+  w->fd = -1;
+  w->align = align;
+  w->sorted = o.sorted_index;
+  w->skip_fsync = o.skip_fsync;
+  w->cur = HURRAY_FILE_HEADER_LEN;
+  w->path = dup_str(path, plen);
+  w->dir_path = dup_str(dir, dlen);
+  HurrayStatus status = HURRAY_OK;
+  if (w->path == NULL || w->dir_path == NULL ||
+      hurray__name_index_init(&w->name_ix, 16) != HURRAY_OK ||
+      hurray__name_index_init(&w->kv_ix, 16) != HURRAY_OK) {
+    status = hurray__fail(err, HURRAY_ERR_OUT_OF_MEMORY, HURRAY_NO_OFFSET, "writer",
+                          "out of memory");
+    goto fail;
+  }
+  int fd = create_temp(w, dir, dlen, base, blen);
+  if (fd < 0) {
+    status = fd == -ENOMEM ? hurray__fail(err, HURRAY_ERR_OUT_OF_MEMORY, HURRAY_NO_OFFSET,
+                                          "writer", "out of memory")
+                           : hurray__io_fail(err, -fd, HURRAY_NO_OFFSET,
+                                             "creating the temporary file");
+    hurray__free(w->tmp_path);
+    w->tmp_path = NULL;
+    goto fail;
+  }
+  w->fd = fd;
+  *out = w;
+  return HURRAY_OK;
+fail:
+  w->state = W_DONE;
+  hurray_file_writer_destroy(&w);
+  return status;
+}
+
+/* ---- tensors ------------------------------------------------------------------------ */
+
+/* Checks a tensor's descriptor against the buffers handed over. */
+static HurrayStatus check_tensor(const HurrayFileWriter *w, const HurrayDescriptor *d,
+                                 const void *const *buffers, const uint64_t *sizes,
+                                 bool head_ok, HurrayError *err) {
+  if (d == NULL)
+    return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, "descriptor",
+                        "is NULL");
+  uint32_t n_members;
+  if (hurray__file_composite_members(d, &n_members) && !head_ok)
+    return hurray__fail(err, HURRAY_ERR_INVALID_ARGUMENT, HURRAY_NO_OFFSET, "descriptor",
+                        "is a composite head: write it with hurray_file_writer_add_composite");
+  uint32_t nb = 0;
+  HURRAY_TRY(hurray_descriptor_buffer_count(d, &nb));
+  char field[32];
+  for (uint32_t k = 0; k < nb; k++) {
+    const HurrayBufferHandle *h = NULL;
+    HURRAY_TRY(hurray_descriptor_buffer(d, k, &h));
+    hurray__path(field, sizeof field, "buffers[%u]", k);
+    if (sizes != NULL && sizes[k] != h->byte_size)
+      return hurray__fail(err, HURRAY_ERR_INVALID_ARGUMENT, HURRAY_NO_OFFSET, field,
+                          "size %llu differs from the descriptor's byte_size %llu",
+                          (unsigned long long)sizes[k], (unsigned long long)h->byte_size);
+    if (h->byte_size > 0 && (buffers == NULL || buffers[k] == NULL))
+      return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, field,
+                          "is NULL but holds %llu bytes", (unsigned long long)h->byte_size);
+    if (h->byte_size > 0 && h->alignment > w->align)
+      return hurray__fail(err, HURRAY_ERR_INVALID_ARGUMENT, HURRAY_NO_OFFSET, field,
+                          "declares alignment %u above the file's data alignment %u: the "
+                          "file cannot place it there",
+                          h->alignment, w->align);
+  }
+  return HURRAY_OK;
+}
+
+/* Writes one checked tensor and records its index entry (room reserved). */
+static HurrayStatus write_tensor(HurrayFileWriter *w, const char *name, size_t name_len,
+                                 const HurrayDescriptor *d, const void *const *buffers,
+                                 HurrayError *err) {
+  uint64_t dlen = 0;
+  HURRAY_TRY(hurray_descriptor_encoded_len(d, &dlen));
+  if (dlen > UINT32_MAX || dlen > SIZE_MAX)
+    return hurray__fail(err, HURRAY_ERR_INVALID_ARGUMENT, HURRAY_NO_OFFSET, "descriptor",
+                        "encoded length %llu exceeds 4 GiB", (unsigned long long)dlen);
+  w->scratch.len = 0;
+  if (hurray__buf_reserve(&w->scratch, (size_t)dlen) != HURRAY_OK)
+    return hurray__fail(err, HURRAY_ERR_OUT_OF_MEMORY, HURRAY_NO_OFFSET, "descriptor",
+                        "out of memory encoding it");
+  uint64_t got = 0;
+  HURRAY_TRY(hurray_descriptor_encode(d, w->scratch.data, dlen, &got));
+  if (got != dlen)
+    return hurray__fail(err, HURRAY_ERR_INTERNAL, HURRAY_NO_OFFSET, "descriptor",
+                        "encoded %llu bytes, %llu announced", (unsigned long long)got,
+                        (unsigned long long)dlen);
+  uint32_t nb = 0;
+  HURRAY_TRY(hurray_descriptor_buffer_count(d, &nb));
+
+  /* Plan every offset first, with overflow checks, then write. */
+  const uint64_t A = w->align;
+  uint64_t desc_off = w->cur, pos, data_off, data_end;
+  if (hurray__add_overflow_u64(desc_off, dlen, &pos)) goto too_big;
+  if (nb == 0) {
+    data_off = data_end = pos; /* composite head: no alignment padding */
+  } else {
+    if (hurray__align_up_u64(pos, A, &pos)) goto too_big;
+    data_off = data_end = pos;
+    for (uint32_t k = 0; k < nb; k++) {
+      const HurrayBufferHandle *h = NULL;
+      HURRAY_TRY(hurray_descriptor_buffer(d, k, &h));
+      if (hurray__add_overflow_u64(pos, h->byte_size, &data_end)) goto too_big;
+      if (hurray__align_up_u64(data_end, A, &pos)) goto too_big; /* after every buffer */
+    }
+  }
+  uint64_t next;
+  if (hurray__align_up_u64(pos, 8, &next) || next > (uint64_t)INT64_MAX) goto too_big;
+
+  HurrayStatus st = hurray__pwrite_full(w->fd, w->scratch.data, dlen, desc_off,
+                                        "writing a descriptor", err);
+  uint64_t bpos = data_off;
+  for (uint32_t k = 0; st == HURRAY_OK && k < nb; k++) {
+    const HurrayBufferHandle *h = NULL;
+    (void)hurray_descriptor_buffer(d, k, &h);
+    if (h->byte_size > 0)
+      st = hurray__pwrite_full(w->fd, buffers[k], h->byte_size, bpos, "writing a buffer", err);
+    (void)hurray__align_up_u64(bpos + h->byte_size, A, &bpos);
+  }
+  if (st != HURRAY_OK) {
+    w->state = W_FAILED;
+    return st;
+  }
+
+  WEntry *e = &w->entries[w->count];
+  e->name_off = w->names.len;
+  e->name_len = (uint32_t)name_len;
+  e->desc_len = (uint32_t)dlen;
+  e->desc_off = desc_off;
+  e->data_off = data_off;
+  e->data_len = data_end - data_off;
+  memcpy(w->names.data + w->names.len, name, name_len);
+  w->names.len += name_len;
+  uint32_t dup;
+  (void)hurray__name_index_insert(&w->name_ix, hurray__name_hash((const uint8_t *)name, name_len),
+                                  (uint32_t)w->count, w_name_at, w, &dup);
+  w->count++;
+  w->cur = next;
+  return HURRAY_OK;
+too_big:
+  return hurray__fail(err, HURRAY_ERR_INVALID_ARGUMENT, desc_off, "file",
+                      "the file would exceed the largest supported offset");
+}
+
+HurrayStatus hurray_file_writer_add_tensor(HurrayFileWriter *w, const char *name,
+                                           size_t name_len, const HurrayDescriptor *descriptor,
+                                           const void *const *buffers, const uint64_t *sizes,
+                                           HurrayError *err) {
+  if (w == NULL)
+    return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, "writer", "is NULL");
+  HURRAY_TRY(state_check(w, err));
+  HURRAY_TRY(check_name_syntax(name, name_len, "name", err));
+  if (name_taken(w, name, name_len))
+    return hurray__fail(err, HURRAY_ERR_DUPLICATE_NAME, HURRAY_NO_OFFSET, "name",
+                        "\"%.*s\" is already in the file", (int)(name_len > 64 ? 64 : name_len),
+                        name);
+  HURRAY_TRY(check_tensor(w, descriptor, buffers, sizes, false, err));
+  HURRAY_TRY(reserve_entries(w, 1, name_len, err));
+  return write_tensor(w, name, name_len, descriptor, buffers, err);
+}
+
+/* ---- composites ------------------------------------------------------------------- */
+
+typedef struct CNodes {
+  const HurrayFileCompositeNode **v;
+  uint64_t n;
+  uint64_t cap;
+  uint64_t name_bytes;
+} CNodes;
+
+static const uint8_t *c_name_at(const void *ctx, uint32_t i, size_t *len) {
+  const CNodes *c = ctx;
+  *len = c->v[i]->name_len;
+  return (const uint8_t *)c->v[i]->name;
+}
+
+/* Flattens the tree pre-order and checks its shape: member counts, depth,
+ * each level's composition rules, each leaf's buffers. */
+static HurrayStatus collect(const HurrayFileWriter *w, const HurrayFileCompositeNode *node,
+                            uint32_t depth, CNodes *c, HurrayError *err) {
+  char field[48];
+  hurray__path(field, sizeof field, "composite node %llu", (unsigned long long)c->n);
+  if (node == NULL)
+    return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, field, "is NULL");
+  HURRAY_TRY(check_name_syntax(node->name, node->name_len, field, err));
+  if (name_taken(w, node->name, node->name_len))
+    return hurray__fail(err, HURRAY_ERR_DUPLICATE_NAME, HURRAY_NO_OFFSET, field,
+                        "name \"%.*s\" is already in the file",
+                        (int)(node->name_len > 64 ? 64 : node->name_len), node->name);
+  if (node->descriptor == NULL)
+    return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, field,
+                        "descriptor is NULL");
+  if (c->n >= UINT32_MAX / 4)
+    return hurray__fail(err, HURRAY_ERR_INVALID_ARGUMENT, HURRAY_NO_OFFSET, field,
+                        "too many nodes");
+  if (c->n == c->cap) {
+    uint64_t cap = c->cap ? c->cap * 2 : 16;
+    const HurrayFileCompositeNode **v = hurray__malloc((size_t)cap * sizeof *v);
+    if (v == NULL)
+      return hurray__fail(err, HURRAY_ERR_OUT_OF_MEMORY, HURRAY_NO_OFFSET, field,
+                          "out of memory");
+    if (c->n) memcpy(v, c->v, (size_t)c->n * sizeof *v);
+    hurray__free(c->v);
+    c->v = v;
+    c->cap = cap;
+  }
+  c->v[c->n++] = node;
+  c->name_bytes += node->name_len;
+
+  uint32_t members;
+  if (!hurray__file_composite_members(node->descriptor, &members)) {
+    if (node->member_count != 0 || node->members != NULL)
+      return hurray__fail(err, HURRAY_ERR_INVALID_ARGUMENT, HURRAY_NO_OFFSET, field,
+                          "has members but its descriptor is not a composite head");
+    return check_tensor(w, node->descriptor, node->buffers, node->sizes, false, err);
+  }
+  if (depth >= HURRAY_FILE_MAX_COMPOSITE_DEPTH)
+    return hurray__fail(err, HURRAY_ERR_INVALID_COMPOSITE, HURRAY_NO_OFFSET, field,
+                        "composite nesting deeper than %u levels",
+                        HURRAY_FILE_MAX_COMPOSITE_DEPTH);
+  if (node->member_count != members)
+    return hurray__fail(err, HURRAY_ERR_INVALID_COMPOSITE, HURRAY_NO_OFFSET, field,
+                        "has %u members but its head declares member_count %u",
+                        node->member_count, members);
+  if (members > 0 && node->members == NULL)
+    return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, field,
+                        "members is NULL");
+  HURRAY_TRY(check_tensor(w, node->descriptor, NULL, NULL, true, err));
+  const HurrayDescriptor **md = NULL;
+  if (members > 0) {
+    md = hurray__malloc((size_t)members * sizeof *md);
+    if (md == NULL)
+      return hurray__fail(err, HURRAY_ERR_OUT_OF_MEMORY, HURRAY_NO_OFFSET, field,
+                          "out of memory");
+    for (uint32_t k = 0; k < members; k++) md[k] = node->members[k].descriptor;
+  }
+  for (uint32_t k = 0; k < members; k++) {
+    HurrayStatus st = collect(w, &node->members[k], depth + 1, c, err);
+    if (st != HURRAY_OK) {
+      hurray__free(md);
+      return st;
+    }
+  }
+  HurrayStatus st =
+      hurray__file_check_composite_level(node->descriptor, md, members, depth, 0, err);
+  hurray__free(md);
+  return st;
+}
+
+HurrayStatus hurray_file_writer_add_composite(HurrayFileWriter *w,
+                                              const HurrayFileCompositeNode *root,
+                                              HurrayError *err) {
+  if (w == NULL)
+    return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, "writer", "is NULL");
+  HURRAY_TRY(state_check(w, err));
+  if (root == NULL)
+    return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, "root", "is NULL");
+  uint32_t members;
+  if (root->descriptor != NULL && !hurray__file_composite_members(root->descriptor, &members))
+    return hurray__fail(err, HURRAY_ERR_INVALID_ARGUMENT, HURRAY_NO_OFFSET, "root",
+                        "descriptor is not a composite head");
+  CNodes c;
+  memset(&c, 0, sizeof c);
+  HurrayNameLookup lk;
+  memset(&lk, 0, sizeof lk);
+  HurrayStatus st = collect(w, root, 0, &c, err);
+  if (st == HURRAY_OK) {
+    uint32_t a = 0, b = 0;
+    st = hurray__lookup_build(&lk, (uint32_t)c.n, false, c_name_at, &c, NULL, &a, &b);
+    if (st == HURRAY_ERR_DUPLICATE_NAME)
+      st = hurray__fail(err, st, HURRAY_NO_OFFSET, "composite",
+                        "nodes %u and %u are both named \"%.*s\"", a, b,
+                        (int)(c.v[b]->name_len > 64 ? 64 : c.v[b]->name_len), c.v[b]->name);
+    else if (st != HURRAY_OK)
+      st = hurray__fail(err, st, HURRAY_NO_OFFSET, "composite", "out of memory");
+  }
+  if (st == HURRAY_OK) st = reserve_entries(w, c.n, c.name_bytes, err);
+  for (uint64_t k = 0; st == HURRAY_OK && k < c.n; k++) {
+    const HurrayFileCompositeNode *n = c.v[k];
+    st = write_tensor(w, n->name, n->name_len, n->descriptor, n->buffers, err);
+    /* A failure after the head is out leaves a torn composite: fail the writer. */
+    if (st != HURRAY_OK && k > 0) w->state = W_FAILED;
+  }
+  hurray__lookup_free(&lk);
+  hurray__free(c.v);
+  return st;
+}
+
+/* ---- KV ---------------------------------------------------------------------------- */
+
+HurrayStatus hurray_file_writer_add_kv(HurrayFileWriter *w, const char *key, size_t key_len,
+                                       const HurrayKvValue *value, HurrayError *err) {
+  if (w == NULL)
+    return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, "writer", "is NULL");
+  HURRAY_TRY(state_check(w, err));
+  HURRAY_TRY(check_name_syntax(key, key_len, "key", err));
+  if (value == NULL)
+    return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, "value", "is NULL");
+  uint32_t other;
+  if (hurray__name_index_find(&w->kv_ix, (const uint8_t *)key, key_len,
+                              hurray__name_hash((const uint8_t *)key, key_len), w_key_at, w,
+                              &other))
+    return hurray__fail(err, HURRAY_ERR_DUPLICATE_NAME, HURRAY_NO_OFFSET, "key",
+                        "\"%.*s\" is already set", (int)(key_len > 64 ? 64 : key_len), key);
+  uint64_t vlen = 0;
+  HURRAY_TRY(hurray__kv_value_check(value, &vlen, err));
+  uint64_t entry = 2u + key_len + vlen;
+  /* The section (count + entries) must fit kv_length, a u32. */
+  if (vlen > UINT32_MAX || entry > (uint64_t)UINT32_MAX - 4u - w->kv.len ||
+      w->kv_count == UINT32_MAX)
+    return hurray__fail(err, HURRAY_ERR_INVALID_ARGUMENT, HURRAY_NO_OFFSET, "value",
+                        "the KV section would exceed 4 GiB");
+  if (w->kv_count == w->kv_cap) {
+    uint32_t cap = w->kv_cap ? w->kv_cap * 2 : 16;
+    KvKey *k = hurray__malloc((size_t)cap * sizeof *k);
+    if (k == NULL) goto oom;
+    if (w->kv_count) memcpy(k, w->kv_keys, (size_t)w->kv_count * sizeof *k);
+    hurray__free(w->kv_keys);
+    w->kv_keys = k;
+    w->kv_cap = cap;
+  }
+  if (hurray__buf_reserve(&w->kv, (size_t)entry) != HURRAY_OK ||
+      hurray__name_index_reserve(&w->kv_ix, w->kv_count + 1) != HURRAY_OK)
+    goto oom;
+  uint8_t *o = w->kv.data + w->kv.len;
+  hurray__st16(o, (uint16_t)key_len);
+  memcpy(o + 2, key, key_len);
+  hurray__kv_value_encode(value, o + 2 + key_len);
+  w->kv_keys[w->kv_count].off = w->kv.len + 2;
+  w->kv_keys[w->kv_count].len = (uint32_t)key_len;
+  w->kv.len += (size_t)entry;
+  (void)hurray__name_index_insert(&w->kv_ix, hurray__name_hash((const uint8_t *)key, key_len),
+                                  w->kv_count, w_key_at, w, &other);
+  w->kv_count++;
+  return HURRAY_OK;
+oom:
+  return hurray__fail(err, HURRAY_ERR_OUT_OF_MEMORY, HURRAY_NO_OFFSET, "kv", "out of memory");
+}
+
+uint64_t hurray_file_writer_tensor_count(const HurrayFileWriter *w) {
+  return w != NULL ? w->count : 0;
+}
+
+/* ---- finish ------------------------------------------------------------------------ */
+
+/* Larger than the largest entry (34 + 65535 bytes). */
+#define INDEX_CHUNK (128u * 1024u)
+
+/* Streams the index through a bounded buffer, computing its CRC. */
+static HurrayStatus write_index(HurrayFileWriter *w, uint64_t off, uint64_t *out_len,
+                                uint32_t *out_crc, HurrayError *err) {
+  uint32_t *perm = NULL;
+  if (w->sorted && w->count > 1) {
+    perm = hurray__malloc((size_t)w->count * sizeof *perm);
+    if (perm == NULL) goto oom;
+    for (uint32_t i = 0; i < w->count; i++) perm[i] = i;
+    if (hurray__names_sort(perm, (uint32_t)w->count, w_name_at, w) != HURRAY_OK) {
+      hurray__free(perm);
+      goto oom;
+    }
+  }
+  uint8_t *buf = hurray__malloc(INDEX_CHUNK);
+  if (buf == NULL) {
+    hurray__free(perm);
+    goto oom;
+  }
+  uint32_t crc = 0;
+  uint64_t pos = off;
+  size_t used = 8;
+  hurray__st64(buf, w->count);
+  HurrayStatus st = HURRAY_OK;
+  for (uint64_t k = 0; st == HURRAY_OK && k <= w->count; k++) {
+    size_t want = 0;
+    const WEntry *e = NULL;
+    if (k < w->count) {
+      e = &w->entries[perm ? perm[k] : k];
+      want = HURRAY__FILE_INDEX_ENTRY_FIXED + e->name_len;
+    }
+    /* Flush when the entry does not fit (an entry is at most 65569 bytes). */
+    if (k == w->count || used + want > INDEX_CHUNK) {
+      crc = hurray_crc32c(crc, buf, used);
+      st = hurray__pwrite_full(w->fd, buf, used, pos, "writing the index", err);
+      pos += used;
+      used = 0;
+    }
+    if (e != NULL && st == HURRAY_OK) {
+      uint8_t *o = buf + used;
+      hurray__st16(o, (uint16_t)e->name_len);
+      memcpy(o + 2, w->names.data + e->name_off, e->name_len);
+      o += 2 + e->name_len;
+      hurray__st64(o, e->desc_off);
+      hurray__st32(o + 8, e->desc_len);
+      hurray__st64(o + 12, e->data_off);
+      hurray__st64(o + 20, e->data_len);
+      hurray__st32(o + 28, 0); /* flags */
+      used += want;
+    }
+  }
+  hurray__free(buf);
+  hurray__free(perm);
+  *out_len = pos - off;
+  *out_crc = crc;
+  return st;
+oom:
+  return hurray__fail(err, HURRAY_ERR_OUT_OF_MEMORY, HURRAY_NO_OFFSET, "index",
+                      "out of memory");
+}
+
+static HurrayStatus sync_dir(const HurrayFileWriter *w, HurrayError *err) {
+  int dfd = open(w->dir_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) return hurray__io_fail(err, errno, HURRAY_NO_OFFSET, "opening the directory");
+  int rc = fsync(dfd);
+  int e = errno;
+  close(dfd);
+  /* Some file systems cannot sync a directory; the rename is then as durable
+   * as they make it. */
+  if (rc != 0 && e != EINVAL && e != ENOTSUP)
+    return hurray__io_fail(err, e, HURRAY_NO_OFFSET,
+                           "syncing the directory (the file is in place)");
+  return HURRAY_OK;
+}
+
+HurrayStatus hurray_file_writer_finish(HurrayFileWriter *w, HurrayError *err) {
+  if (w == NULL)
+    return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, "writer", "is NULL");
+  HURRAY_TRY(state_check(w, err));
+  HurrayStatus st = HURRAY_OK;
+  uint64_t pos = w->cur;
+  uint64_t kv_off = 0;
+  uint32_t kv_len = 0;
+  if (w->kv_count > 0) {
+    uint8_t cnt[4];
+    hurray__st32(cnt, w->kv_count);
+    kv_off = pos;
+    kv_len = (uint32_t)(4u + w->kv.len);
+    st = hurray__pwrite_full(w->fd, cnt, 4, pos, "writing the KV section", err);
+    if (st == HURRAY_OK)
+      st = hurray__pwrite_full(w->fd, w->kv.data, w->kv.len, pos + 4, "writing the KV section",
+                               err);
+    (void)hurray__align_up_u64(pos + kv_len, 8, &pos);
+  }
+  uint64_t index_len = 0;
+  uint32_t crc = 0;
+  if (st == HURRAY_OK) st = write_index(w, pos, &index_len, &crc, err);
+  if (st == HURRAY_OK) {
+    uint8_t t[HURRAY_FILE_TRAILER_LEN];
+    memset(t, 0, sizeof t);
+    hurray__st64(t, pos);
+    hurray__st64(t + 8, index_len);
+    hurray__st64(t + 16, kv_off);
+    hurray__st32(t + 24, kv_len);
+    hurray__st32(t + 28, crc);
+    memcpy(t + 36, HURRAY_FILE_TRAILER_MAGIC, 4);
+    st = hurray__pwrite_full(w->fd, t, sizeof t, pos + index_len, "writing the trailer", err);
+  }
+  if (st == HURRAY_OK) {
+    uint8_t h[HURRAY_FILE_HEADER_LEN];
+    memset(h, 0, sizeof h);
+    memcpy(h, HURRAY_FILE_MAGIC, 8);
+    h[8] = HURRAY_FILE_VERSION_MAJOR;
+    h[9] = HURRAY_FILE_VERSION_MINOR;
+    uint32_t flags = HURRAY_FILE_FLAG_HAS_INDEX_CRC32C;
+    if (w->sorted) flags |= HURRAY_FILE_FLAG_SORTED_INDEX;
+    if (w->kv_count > 0) flags |= HURRAY_FILE_FLAG_HAS_KV_METADATA;
+    hurray__st32(h + 12, flags);
+    hurray__st32(h + 16, w->align);
+    hurray__st64(h + 20, HURRAY_FILE_HEADER_LEN);
+    hurray__st64(h + 28, w->count); /* known: the header is written last */
+    st = hurray__pwrite_full(w->fd, h, sizeof h, 0, "writing the header", err);
+  }
+  if (st == HURRAY_OK && !w->skip_fsync && fsync(w->fd) != 0)
+    st = hurray__io_fail(err, errno, HURRAY_NO_OFFSET, "syncing the file");
+  int fd = w->fd;
+  w->fd = -1;
+  if (close(fd) != 0 && st == HURRAY_OK)
+    st = hurray__io_fail(err, errno, HURRAY_NO_OFFSET, "closing the file");
+  if (st == HURRAY_OK && rename(w->tmp_path, w->path) != 0)
+    st = hurray__io_fail(err, errno, HURRAY_NO_OFFSET, "renaming the file into place");
+  if (st != HURRAY_OK) {
+    unlink(w->tmp_path);
+    w->state = W_DONE;
+    return st;
+  }
+  w->state = W_DONE;
+  hurray__free(w->tmp_path);
+  w->tmp_path = NULL; /* nothing left to remove */
+  if (!w->skip_fsync) return sync_dir(w, err);
+  return HURRAY_OK;
+}
+
+void hurray_file_writer_abort(HurrayFileWriter *w) {
+  if (w == NULL) return;
+  if (w->fd >= 0) {
+    close(w->fd);
+    w->fd = -1;
+  }
+  if (w->tmp_path != NULL) {
+    unlink(w->tmp_path);
+    hurray__free(w->tmp_path);
+    w->tmp_path = NULL;
+  }
+  w->state = W_DONE;
+}
+
+void hurray_file_writer_destroy(HurrayFileWriter **pw) {
+  if (pw == NULL || *pw == NULL) return;
+  HurrayFileWriter *w = *pw;
+  *pw = NULL;
+  hurray_file_writer_abort(w);
+  hurray__free(w->path);
+  hurray__free(w->dir_path);
+  hurray__free(w->entries);
+  hurray__buf_free(&w->names);
+  hurray__name_index_free(&w->name_ix);
+  hurray__buf_free(&w->kv);
+  hurray__free(w->kv_keys);
+  hurray__name_index_free(&w->kv_ix);
+  hurray__buf_free(&w->scratch);
+  hurray__free(w);
+}

@@ -1,0 +1,297 @@
+/*
+ * Internals of the .hrry container (src/file). Never installed.
+ */
+#ifndef HURRAY_INTERNAL_FILE_H
+#define HURRAY_INTERNAL_FILE_H
+
+#include <stdatomic.h>
+
+#include "hurray/file.h"
+#include "internal/common.h"
+
+/* ---- wire constants ----------------------------------------------------------- */
+
+#define HURRAY__FILE_INDEX_ENTRY_FIXED 34u  /* name_len excluded: 2 + 8 + 4 + 8 + 8 + 4 */
+#define HURRAY__FILE_INDEX_ENTRY_MIN 35u    /* with a 1-byte name */
+#define HURRAY__FILE_KV_ENTRY_MIN 5u        /* key_len 2, key 1, tag 1, bool 1 */
+#define HURRAY__FILE_MIN_SIZE (HURRAY_FILE_HEADER_LEN + HURRAY_FILE_TRAILER_LEN)
+#define HURRAY__FILE_MIN_DESCRIPTOR 20u
+
+/* ---- CRC-32C (src/file/crc32c.c) ------------------------------------------- */
+
+/* Portable table implementation (slicing by 8). Same contract as hurray_crc32c. */
+HURRAY_INTERNAL uint32_t hurray__crc32c_sw(uint32_t crc, const void *data, size_t len);
+/* True when a hardware implementation is available on this CPU. */
+HURRAY_INTERNAL bool hurray__crc32c_hw_available(void);
+/* Hardware implementation; only call when hurray__crc32c_hw_available(). */
+HURRAY_INTERNAL uint32_t hurray__crc32c_hw(uint32_t crc, const void *data, size_t len);
+
+/* ---- names (src/file/names.c) ------------------------------------------------ */
+
+/* Strict UTF-8 check (no overlongs, surrogates or code points > U+10FFFF). */
+HURRAY_INTERNAL bool hurray__utf8_valid(const uint8_t *p, size_t len);
+
+/* True when every byte is ASCII (then the bytes are valid UTF-8). */
+static inline bool hurray__ascii(const uint8_t *p, size_t len) {
+  uint64_t acc = 0;
+  while (len >= 8) {
+    uint64_t w;
+    memcpy(&w, p, 8);
+    acc |= w;
+    p += 8;
+    len -= 8;
+  }
+  while (len-- > 0) acc |= *p++;
+  return (acc & 0x8080808080808080ull) == 0;
+}
+
+/* The per-process hash seed (random; 0 only under the test hook below, which
+ * makes every name hash alike). */
+HURRAY_INTERNAL uint64_t hurray__name_seed(void);
+
+static inline uint64_t hurray__mix64(uint64_t h) {
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ull;
+  h ^= h >> 33;
+  return h;
+}
+
+/* 32-bit seeded hash of a name (seed from hurray__name_seed). */
+static inline uint32_t hurray__name_hash_s(uint64_t seed, const uint8_t *p, size_t len) {
+  if (HURRAY_UNLIKELY(seed == 0)) return 7;
+  uint64_t h = seed ^ ((uint64_t)len * 0x9E3779B97F4A7C15ull);
+  while (len > 8) {
+    uint64_t w;
+    memcpy(&w, p, 8);
+    h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 31;
+    p += 8;
+    len -= 8;
+  }
+  uint64_t w;
+  if (len >= 4) { /* two overlapping loads cover 4..8 bytes */
+    uint32_t a, b;
+    memcpy(&a, p, 4);
+    memcpy(&b, p + len - 4, 4);
+    w = (uint64_t)a | ((uint64_t)b << 32);
+  } else if (len > 0) {
+    w = (uint64_t)p[0] | ((uint64_t)p[len / 2] << 8) | ((uint64_t)p[len - 1] << 16);
+  } else {
+    w = 0;
+  }
+  h = (h ^ w) * 0x94d049bb133111ebull;
+  return (uint32_t)(hurray__mix64(h ^ seed) >> 32);
+}
+
+/* 32-bit hash of a name, seeded per process (hash flooding resistance). */
+HURRAY_INTERNAL uint32_t hurray__name_hash(const uint8_t *p, size_t len);
+
+/* Returns the name of item i of a table (for the hash index). */
+typedef const uint8_t *(*HurrayNameAt)(const void *ctx, uint32_t i, size_t *len);
+
+/*
+ * An open-addressing hash index over names stored elsewhere. Each slot holds
+ * (hash << 32) | (item + 1); 0 is empty. Capacity is a power of two, kept at
+ * most half full.
+ */
+typedef struct HurrayNameIndex {
+  uint64_t *slots;
+  uint32_t cap;   /* 0 when empty */
+  uint32_t count;
+  uint64_t probes; /* total probe steps taken while inserting */
+} HurrayNameIndex;
+
+/* Allocates for `n` items (n <= UINT32_MAX / 4). */
+HURRAY_INTERNAL HurrayStatus hurray__name_index_init(HurrayNameIndex *ix, uint32_t n);
+/* Grows when needed, then inserts. HURRAY_ERR_OUT_OF_MEMORY. */
+HURRAY_INTERNAL HurrayStatus hurray__name_index_reserve(HurrayNameIndex *ix, uint32_t n);
+/*
+ * Inserts item `i` with hash `h`, unless an item with an equal name exists:
+ * then returns false and sets *dup to that item. Requires room (init or
+ * reserve for the final count).
+ */
+HURRAY_INTERNAL bool hurray__name_index_insert(HurrayNameIndex *ix, uint32_t h, uint32_t i,
+                                               HurrayNameAt at, const void *ctx,
+                                               uint32_t *dup);
+/* Looks a name up; true and *i on a hit. */
+HURRAY_INTERNAL bool hurray__name_index_find(const HurrayNameIndex *ix, const uint8_t *name,
+                                             size_t len, uint32_t h, HurrayNameAt at,
+                                             const void *ctx, uint32_t *i);
+HURRAY_INTERNAL void hurray__name_index_free(HurrayNameIndex *ix);
+
+/* Byte-wise comparison of two names (memcmp, shorter first on a tie). */
+HURRAY_INTERNAL int hurray__name_cmp(const uint8_t *a, size_t alen, const uint8_t *b,
+                                     size_t blen);
+
+/* Sorts perm[0..n) by name (stable merge sort, O(n log n) comparisons).
+ * HURRAY_ERR_OUT_OF_MEMORY. */
+HURRAY_INTERNAL HurrayStatus hurray__names_sort(uint32_t *perm, uint32_t n, HurrayNameAt at,
+                                                const void *ctx);
+
+/* How a table of unique names is searched. */
+typedef enum HurrayLookupKind {
+  HURRAY__LOOKUP_HASH = 0,   /* hash index */
+  HURRAY__LOOKUP_SORTED = 1, /* the items themselves are in strict name order */
+  HURRAY__LOOKUP_PERM = 2    /* perm lists the items in name order (hash flooding fallback) */
+} HurrayLookupKind;
+
+typedef struct HurrayNameLookup {
+  HurrayLookupKind kind;
+  HurrayNameIndex hash;
+  uint32_t *perm;
+} HurrayNameLookup;
+
+/*
+ * Builds a lookup over n names and proves them unique. `hashes` (or NULL to
+ * compute them) holds hurray__name_hash of each name. `sorted`: the names
+ * must be in strictly ascending byte order (checked; no index is built).
+ * Otherwise a hash index is built; when the probe count shows hash flooding,
+ * it falls back to sorting (O(n log n) worst case). On a duplicate returns
+ * HURRAY_ERR_DUPLICATE_NAME with *dup_a < *dup_b the two items; when
+ * `sorted` and the order is wrong returns HURRAY_ERR_INVALID_ARGUMENT with
+ * *dup_b the first item out of order. HURRAY_ERR_OUT_OF_MEMORY.
+ */
+HURRAY_INTERNAL HurrayStatus hurray__lookup_build(HurrayNameLookup *lk, uint32_t n, bool sorted,
+                                                  HurrayNameAt at, const void *ctx,
+                                                  const uint32_t *hashes, uint32_t *dup_a,
+                                                  uint32_t *dup_b);
+HURRAY_INTERNAL bool hurray__lookup_find(const HurrayNameLookup *lk, uint32_t n,
+                                         const uint8_t *name, size_t len, HurrayNameAt at,
+                                         const void *ctx, uint32_t *out);
+HURRAY_INTERNAL void hurray__lookup_free(HurrayNameLookup *lk);
+
+/* Test hook: when true, every name hashes to the same value (forces the
+ * hash flooding fallback). */
+HURRAY_INTERNAL void hurray__name_hash_test_constant(bool on);
+
+/* ---- KV section (src/file/kv.c) ------------------------------------------------ */
+
+/* A growable byte buffer. */
+typedef struct HurrayByteBuf {
+  uint8_t *data;
+  size_t len;
+  size_t cap;
+} HurrayByteBuf;
+
+HURRAY_INTERNAL HurrayStatus hurray__buf_reserve(HurrayByteBuf *b, size_t extra);
+HURRAY_INTERNAL void hurray__buf_free(HurrayByteBuf *b);
+
+/* Checks a value given to the writer (tags, UTF-8, sizes) and returns its
+ * encoded length (tag byte included) in *out_len. */
+HURRAY_INTERNAL HurrayStatus hurray__kv_value_check(const HurrayKvValue *v, uint64_t *out_len,
+                                                    HurrayError *err);
+/* Appends the tag byte and payload of a checked value (room reserved). */
+HURRAY_INTERNAL void hurray__kv_value_encode(const HurrayKvValue *v, uint8_t *out);
+
+/* One decoded KV entry (the name leads, for HurrayNameAt). */
+typedef struct HurrayKvEntry {
+  const uint8_t *key;
+  uint32_t key_len;
+  HurrayKvValue value;
+} HurrayKvEntry;
+
+/* A decoded KV section. Keys and string/bytes payloads point into the bytes
+ * that were parsed; arrays of numbers and of strings live in `arena`. */
+typedef struct HurrayKvTable {
+  HurrayKvEntry *entries;
+  uint32_t count;
+  void *arena;
+  HurrayNameLookup lookup;
+} HurrayKvTable;
+
+/*
+ * Parses and validates a KV section of `len` bytes found at file offset
+ * `base` (for messages). Every length is checked against the bytes left
+ * before anything is allocated; the allocations are bounded by a constant
+ * times len. `bytes` must outlive the table. HURRAY_ERR_INVALID_KV.
+ */
+HURRAY_INTERNAL HurrayStatus hurray__kv_parse(const uint8_t *bytes, uint64_t len, uint64_t base,
+                                              HurrayKvTable *out, HurrayError *err);
+HURRAY_INTERNAL void hurray__kv_table_free(HurrayKvTable *t);
+HURRAY_INTERNAL const uint8_t *hurray__kv_key_at(const void *ctx, uint32_t i, size_t *len);
+
+/* ---- shared memory behind tensors (src/file/source.c) ------------------------ */
+
+/*
+ * The bytes of an opened file (a mapping, or memory given by the caller),
+ * shared by the HurrayFile and every tensor fetched from it.
+ */
+typedef struct HurrayFileSource {
+  atomic_size_t refs;
+  const uint8_t *base; /* file byte 0 */
+  uint64_t size;
+  void *map_addr;      /* mapping to unmap, or NULL */
+  size_t map_len;
+  HurrayFileReleaseFn release; /* caller memory */
+  void *release_ctx;
+} HurrayFileSource;
+
+HURRAY_INTERNAL HurrayFileSource *hurray__source_retain(HurrayFileSource *s);
+HURRAY_INTERNAL void hurray__source_release(HurrayFileSource *s);
+
+/* ---- POSIX I/O helpers (src/file/io.c) -------------------------------------- */
+
+/* Reads exactly len bytes at off; HURRAY_ERR_IO (short file included). */
+HURRAY_INTERNAL HurrayStatus hurray__pread_full(int fd, void *buf, uint64_t len, uint64_t off,
+                                                const char *what, HurrayError *err);
+/* Writes exactly len bytes at off. */
+HURRAY_INTERNAL HurrayStatus hurray__pwrite_full(int fd, const void *buf, uint64_t len,
+                                                 uint64_t off, const char *what,
+                                                 HurrayError *err);
+/* Records errno in err as HURRAY_ERR_IO: "<what>: <strerror>". */
+HURRAY_INTERNAL HurrayStatus hurray__io_fail(HurrayError *err, int errnum, uint64_t offset,
+                                             const char *what);
+
+/* ---- reader internals shared by reader.c, tensor.c and composite.c ---------- */
+
+typedef struct HurrayFileIndexEntry {
+  const uint8_t *name;
+  uint32_t name_len;
+  uint32_t desc_len;
+  uint64_t desc_off;
+  uint64_t data_off;
+  uint64_t data_len;
+} HurrayFileIndexEntry;
+
+struct HurrayFile {
+  HurrayFileSource *source; /* mapping or caller memory; NULL in read mode */
+  int fd;                   /* read mode; -1 otherwise */
+  HurrayFileOpenOptions opts;
+  HurrayFileInfo info;
+  uint8_t *owned_index;     /* read mode: the index bytes */
+  uint8_t *owned_kv;        /* read mode: the KV bytes */
+  HurrayFileIndexEntry *entries;
+  uint32_t count;
+  HurrayNameLookup names;
+  uint32_t *order;          /* position -> index; NULL when identity */
+  uint32_t *rank;           /* index -> position; NULL when identity */
+  uint32_t *hashes;         /* name hashes, only while opening */
+  HurrayKvTable kv;
+};
+
+HURRAY_INTERNAL const uint8_t *hurray__file_name_at(const void *ctx, uint32_t i, size_t *len);
+
+/* Position of index i in file order, and the reverse. */
+static inline uint32_t hurray__file_rank(const HurrayFile *f, uint32_t i) {
+  return f->rank != NULL ? f->rank[i] : i;
+}
+static inline uint32_t hurray__file_order(const HurrayFile *f, uint32_t pos) {
+  return f->order != NULL ? f->order[pos] : pos;
+}
+
+/* Number of descriptors decoded by this process (test hook: proves that
+ * open decodes none and a fetch decodes one). */
+HURRAY_INTERNAL uint64_t hurray__file_descriptor_decodes(void);
+
+/* Checks one level of a composite (head + direct members, the head at nesting
+ * `depth`) with the composite validator of hurray/composite.h. */
+HURRAY_INTERNAL HurrayStatus hurray__file_check_composite_level(
+    const HurrayDescriptor *head, const HurrayDescriptor *const *members, uint32_t n,
+    uint32_t depth, uint32_t options, HurrayError *err);
+
+/* Member count of a composite head; false when d is not a composite head. */
+HURRAY_INTERNAL bool hurray__file_composite_members(const HurrayDescriptor *d, uint32_t *n);
+
+#endif /* HURRAY_INTERNAL_FILE_H */

@@ -1,0 +1,152 @@
+/* Random access in a file of 100,000 tensors: open decodes no descriptor,
+ * a fetch decodes exactly one, and the others' bytes are never looked at. */
+#include <time.h>
+
+#include "test_file_util.h"
+
+enum { N = 100000 };
+
+static int setup(void **state) {
+  (void)state;
+  tf_mkdir();
+  return 0;
+}
+static int teardown(void **state) {
+  (void)state;
+  tf_rmdir();
+  return 0;
+}
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* n empty tensors "t000000".. (one page each) plus one KV entry. */
+static void write_many(const char *path, int n, bool sorted) {
+  HurrayFileWriter *w = NULL;
+  HurrayFileWriterOptions o = {0, sorted, true};
+  HurrayError e;
+  assert_int_equal(hurray_file_writer_open(path, &o, &w, &e), HURRAY_OK);
+  HurrayDescriptor *d = tf_desc_u8(0);
+  for (int i = 0; i < n; i++) {
+    char name[16];
+    /* Written in a scrambled order so that a sorted index differs from it. */
+    snprintf(name, sizeof name, "t%06d", (int)(((long)i * 7919) % n));
+    if (hurray_file_writer_add_tensor(w, name, 7, d, NULL, NULL, &e) != HURRAY_OK)
+      fail_msg("%s", e.message);
+  }
+  HurrayKvValue v = hurray_kv_int64(n);
+  assert_int_equal(hurray_file_writer_add_kv(w, "count", 5, &v, &e), HURRAY_OK);
+  assert_int_equal(hurray_file_writer_finish(w, &e), HURRAY_OK);
+  hurray_file_writer_destroy(&w);
+  hurray_descriptor_destroy(d);
+}
+
+static void fetch_one(const HurrayFile *f, const char *name, HurrayStatus want) {
+  uint64_t idx;
+  assert_int_equal(hurray_file_find(f, name, strlen(name), &idx), HURRAY_OK);
+  HurrayFileTensor *t = NULL;
+  HurrayError e;
+  HurrayStatus st = hurray_file_tensor(f, idx, &t, &e);
+  if (st != want) fail_msg("%s: %s (%s)", name, hurray_status_name(st), e.message);
+  if (st == HURRAY_OK) {
+    assert_string_equal(hurray_file_tensor_name(t, NULL), name);
+    hurray_file_tensor_release(&t);
+  }
+}
+
+static void test_open_and_fetch_one_of_100000(void **state) {
+  (void)state;
+  const char *path = tf_path("many.hrry");
+  double t0 = now();
+  write_many(path, N, false);
+  double t1 = now();
+  print_message("wrote %d tensors in %.3f s\n", N, t1 - t0);
+
+  for (int mode = 0; mode < 2; mode++) {
+    HurrayFileOpenOptions o;
+    memset(&o, 0, sizeof o);
+    o.access = (HurrayFileAccess)mode;
+    uint64_t before = hurray__file_descriptor_decodes();
+    double a = now();
+    HurrayFile *f = NULL;
+    HurrayError e;
+    assert_int_equal(hurray_file_open(path, &o, &f, &e), HURRAY_OK);
+    double b = now();
+    assert_int_equal(hurray__file_descriptor_decodes(), before); /* open decodes none */
+    assert_int_equal(hurray_file_tensor_count(f), N);
+    fetch_one(f, "t054321", HURRAY_OK);
+    double c = now();
+    assert_int_equal(hurray__file_descriptor_decodes(), before + 1); /* exactly one */
+    print_message("%s: open %.3f ms, find+fetch %.3f ms\n", mode ? "read" : "mmap",
+                  (b - a) * 1e3, (c - b) * 1e3);
+    const HurrayKvValue *v;
+    assert_int_equal(hurray_file_kv_find(f, "count", 5, &v), HURRAY_OK);
+    assert_true(v->v.i64 == N);
+    hurray_file_close(&f);
+  }
+
+  /* Ruin every other descriptor's magic: open and the one fetch still work,
+   * so neither looked at them. */
+  HurrayFile *f = NULL;
+  HurrayError e;
+  assert_int_equal(hurray_file_open(path, NULL, &f, &e), HURRAY_OK);
+  uint64_t keep;
+  assert_int_equal(hurray_file_find(f, "t054321", 7, &keep), HURRAY_OK);
+  int fd = open(path, O_WRONLY);
+  assert_true(fd >= 0);
+  for (uint64_t i = 0; i < N; i++) {
+    if (i == keep) continue;
+    HurrayFileEntry en;
+    assert_int_equal(hurray_file_entry(f, i, &en), HURRAY_OK);
+    assert_int_equal(pwrite(fd, "XXXX", 4, (off_t)en.descriptor_offset), 4);
+  }
+  close(fd);
+  hurray_file_close(&f);
+  for (int mode = 0; mode < 2; mode++) {
+    HurrayFileOpenOptions o;
+    memset(&o, 0, sizeof o);
+    o.access = (HurrayFileAccess)mode;
+    assert_int_equal(hurray_file_open(path, &o, &f, &e), HURRAY_OK);
+    fetch_one(f, "t054321", HURRAY_OK);
+    fetch_one(f, "t054322", HURRAY_ERR_INVALID_MAGIC); /* the damage is real */
+    hurray_file_close(&f);
+  }
+}
+
+static void test_sorted_index_lookups(void **state) {
+  (void)state;
+  const char *path = tf_path("sorted.hrry");
+  enum { M = 10000 };
+  write_many(path, M, true);
+  HurrayFile *f = NULL;
+  HurrayError e;
+  uint64_t before = hurray__file_descriptor_decodes();
+  assert_int_equal(hurray_file_open(path, NULL, &f, &e), HURRAY_OK);
+  assert_int_equal(f->names.kind, HURRAY__LOOKUP_SORTED); /* binary search, no table */
+  for (int i = 0; i < M; i += 97) {
+    char name[16];
+    snprintf(name, sizeof name, "t%06d", i);
+    uint64_t idx;
+    assert_int_equal(hurray_file_find(f, name, 7, &idx), HURRAY_OK);
+    assert_int_equal(idx, i); /* sorted index: name order */
+  }
+  assert_int_equal(hurray__file_descriptor_decodes(), before);
+  fetch_one(f, "t000042", HURRAY_OK);
+  assert_int_equal(hurray__file_descriptor_decodes(), before + 1);
+  /* File order is the scrambled write order. */
+  uint64_t idx;
+  assert_int_equal(hurray_file_position(f, 1, &idx), HURRAY_OK);
+  assert_int_equal(idx, 7919 % M);
+  hurray_file_close(&f);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_open_and_fetch_one_of_100000, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_sorted_index_lookups, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
