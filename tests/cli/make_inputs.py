@@ -100,6 +100,18 @@ def main():
     write("bad_partition_gap.hrrs", gap)
     deep = b"".join(head([1, 1], GROUP, 1) for _ in range(9)) + tensor_f32([1.0])
     write("bad_composite_too_deep.hrrs", deep)
+    # --- invalid containers, derived from a valid one (file_composite_partition.hrry,
+    # a copy of fuzz/corpus/file/composite_partition.hrry written by libhurray) ---
+    with open(os.path.join(OUT, "file_composite_partition.hrry"), "rb") as f:
+        good = f.read()
+    index_offset = struct.unpack_from("<Q", good, len(good) - 40)[0]
+    crc = bytearray(good)
+    crc[index_offset + 10] ^= 0x01  # first byte of the first name: the CRC no longer matches
+    write("file_bad_crc.hrry", bytes(crc))
+    write("file_bad_truncated.hrry", good[: len(good) // 2])
+    magic = bytearray(good)
+    magic[len(good) - 4] = ord("X")  # trailer magic
+    write("file_bad_trailer_magic.hrry", bytes(magic))
 
 
 if __name__ == "__main__":
