@@ -27,9 +27,10 @@
  * two threads at once.
  *
  * SIGPIPE: a writer never lets SIGPIPE kill the process. On a socket it
- * sends with MSG_NOSIGNAL; on a pipe it blocks SIGPIPE in the calling thread
- * for the duration of the write and consumes a SIGPIPE that the write itself
- * raised; either way a closed peer is reported as HURRAY_ERR_IO (EPIPE).
+ * sends with MSG_NOSIGNAL; on a pipe, unless SIGPIPE is already ignored, it
+ * blocks SIGPIPE in the calling thread for the duration of the write and
+ * consumes a SIGPIPE that the write itself raised; either way a closed peer
+ * is reported as HURRAY_ERR_IO (EPIPE).
  * Callback transports handle their own signals.
  *
  * Statuses: truncation and framing errors HURRAY_ERR_STREAM; a limit exceeded

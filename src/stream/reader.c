@@ -13,6 +13,10 @@
 
 /* Read-ahead buffer of fd readers. */
 #define HURRAY_STREAM_READ_AHEAD ((size_t)64 * 1024)
+/* Read-ahead while reading a descriptor: whatever it catches of the buffer
+ * bytes after the descriptor is copied once more, so keep it small; a frame
+ * of small buffers still arrives in one or two reads. */
+#define HURRAY_STREAM_DESCRIPTOR_AHEAD ((size_t)4 * 1024)
 /* Owned buffers are aligned to their declared alignment up to this much. */
 #define HURRAY_STREAM_MAX_HONORED_ALIGNMENT ((uint64_t)2 * 1024 * 1024)
 /* Bytes of a descriptor needed to learn its length. */
@@ -30,6 +34,7 @@ struct HurrayStreamReader {
   bool own_fd;
   uint8_t *ahead; /* read-ahead buffer (owned) */
   size_t ahead_pos, ahead_len;
+  size_t ahead_fill; /* how much a refill asks for (depends on what is being read) */
   /* memory */
   const uint8_t *mem;
   size_t mem_len;
@@ -92,6 +97,7 @@ HurrayStatus hurray_stream_reader_from_fd(int fd, const HurrayStreamReaderOption
   }
   r->fd = fd;
   r->own_fd = (r->opt.flags & HURRAY_STREAM_OWN_FD) != 0;
+  r->ahead_fill = HURRAY_STREAM_READ_AHEAD;
   *out = r;
   return HURRAY_OK;
 }
@@ -169,7 +175,7 @@ static HurrayStatus source_read(HurrayStreamReader *r, uint8_t *dst, size_t n, s
         if (k > n - have) k = n - have;
         memcpy(dst + have, r->ahead + r->ahead_pos, k);
         r->ahead_pos += k;
-      } else if (n - have >= HURRAY_STREAM_READ_AHEAD) {
+      } else if (n - have >= r->ahead_fill) {
         int e = hurray__fd_read_once(r->fd, dst + have, n - have, &k);
         if (e != 0) {
           r->offset += have;
@@ -179,7 +185,7 @@ static HurrayStatus source_read(HurrayStreamReader *r, uint8_t *dst, size_t n, s
         if (k == 0) break;
       } else {
         size_t filled = 0;
-        int e = hurray__fd_read_once(r->fd, r->ahead, HURRAY_STREAM_READ_AHEAD, &filled);
+        int e = hurray__fd_read_once(r->fd, r->ahead, r->ahead_fill, &filled);
         if (e != 0) {
           r->offset += have;
           *got = have;
@@ -272,6 +278,7 @@ static HurrayStatus read_descriptor(HurrayStreamReader *r, HurrayDescriptor **ou
     }
     bytes = r->mem + r->offset;
   } else {
+    r->ahead_fill = HURRAY_STREAM_DESCRIPTOR_AHEAD;
     HURRAY_TRY(source_read(r, prefix, sizeof prefix, &got, err));
     if (got == 0) return HURRAY_OK;
     if (got < sizeof prefix)
@@ -314,6 +321,7 @@ static HurrayStatus read_descriptor(HurrayStreamReader *r, HurrayDescriptor **ou
     bytes = r->scratch;
   }
 
+  r->ahead_fill = HURRAY_STREAM_READ_AHEAD;
   HurrayDescriptor *d = NULL;
   st = hurray_descriptor_decode_ex(bytes, len, r->decode_options, &d, &inner);
   if (st != HURRAY_OK) return rebase(err, st, &inner, start);

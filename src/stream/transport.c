@@ -74,6 +74,9 @@ static void sigpipe_block(SigpipeGuard *g) {
   sigset_t pipe_set, pending;
   g->active = false;
   g->was_pending = false;
+  /* Ignored (CPython's default): nothing can kill us, skip the mask dance. */
+  struct sigaction current;
+  if (sigaction(SIGPIPE, NULL, &current) == 0 && current.sa_handler == SIG_IGN) return;
   sigemptyset(&pipe_set);
   sigaddset(&pipe_set, SIGPIPE);
   sigemptyset(&pending);
