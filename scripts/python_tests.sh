@@ -28,7 +28,7 @@ fi
 
 if [ "$mode" != asan ]; then
   CMAKE_BUILD_PARALLEL_LEVEL=$JOBS "$PY" -m pip install --no-build-isolation --no-deps -q \
-    -Cbuild-dir=build/python .
+    --config-settings=build-dir=build/python .
   [ "$mode" = install-only ] && exit 0
   exec "$PY" -m pytest tests/python "$@"
 fi

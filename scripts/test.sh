@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The one command that sets everything up and runs every test:
 #   the C suite (ctest), the sanitizer suite (ASan + UBSan), the exported
-#   symbol check, and the Python suite; the golden corpus runs in both
-#   languages whenever ../shared/golden is present.
+#   symbol check, the Python suite and the packaging test (wheel, sdist,
+#   clean-venv install); the golden corpus runs in both languages whenever
+#   ../shared/golden is present.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -32,6 +33,11 @@ scripts/sanitize.sh
 if [ -d tests/python ] && ls tests/python/test_*.py >/dev/null 2>&1 && [ -f python/src/CMakeLists.txt ]; then
   banner "Python suite"
   scripts/python_tests.sh
+fi
+
+if [ -x tests/packaging/test_wheel.sh ]; then
+  banner "packaging (wheel + manylinux repair, sdist, clean-venv install)"
+  tests/packaging/test_wheel.sh
 fi
 
 banner "all tests passed"

@@ -91,6 +91,51 @@ HURRAY_API const char *hurray_quant_scheme_name(uint8_t scheme);
 /* The 16 normative NF4 code values (q = 0..15). */
 HURRAY_API const float *hurray_nf4_table(void);
 
+/* ---- a quantization section on its own --------------------------------------
+ * The section payload (scheme header included, without the u32
+ * quantization_length that frames it inside a descriptor), for bindings that
+ * hold a scheme before any tensor exists. */
+
+/*
+ * The rules a scheme states about itself, i.e. every rule of the descriptor
+ * checks that some tensor could satisfy: scheme tag (unknown tags only with
+ * HURRAY_DECODE_PERMISSIVE; private tags are opaque), scheme_version, flags,
+ * per-tensor scale finite and non-zero, axis below the rank cap, block size
+ * rules, scale type, SYMMETRIC against zero_point_buffer_index, and parameter
+ * buffer indices in 1..254. Rules that need a tensor (storage type, axis <
+ * rank, extents, buffer sizes, zero-point range) are left to the descriptor.
+ * `err` may be NULL. Errors carry the field path, offset HURRAY_NO_OFFSET.
+ * HURRAY_ERR_INVALID_QUANTIZATION, HURRAY_ERR_INVALID_ARGUMENT (options),
+ * HURRAY_ERR_NULL_POINTER.
+ */
+HURRAY_API HurrayStatus hurray_quant_check(const HurrayQuantization *q, uint32_t options,
+                                           HurrayError *err);
+
+/*
+ * Decodes a section payload of `len` bytes at `bytes` (borrowed) into *out,
+ * then applies hurray_quant_check. Bytes beyond the scheme's length are
+ * writer padding and are kept: out->raw = bytes, out->raw_len = len (so
+ * out->raw is borrowed from `bytes` and lives as long as it does). Error
+ * offsets are relative to bytes[0]. `options`: HURRAY_DECODE_*.
+ */
+HURRAY_API HurrayStatus hurray_quant_decode(const uint8_t *bytes, uintptr_t len,
+                                            uint32_t options, HurrayQuantization *out,
+                                            HurrayError *err);
+
+/* Encoded payload length: q->raw_len when q->raw is set, else the scheme's
+ * length (the 4-byte header alone for a scheme that is not named). */
+HURRAY_API HurrayStatus hurray_quant_encoded_len(const HurrayQuantization *q,
+                                                 uint32_t *out_len);
+
+/*
+ * Writes the payload into out[0..capacity) (`out` borrowed; may be NULL when
+ * capacity is 0): q->raw verbatim when set, else the typed fields with zero
+ * reserved bytes. *out_len receives the length, also when the capacity is
+ * short (then HURRAY_ERR_BUFFER_TOO_SMALL and nothing is written).
+ */
+HURRAY_API HurrayStatus hurray_quant_encode(const HurrayQuantization *q, uint8_t *out,
+                                           uint64_t capacity, uint64_t *out_len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,11 +1,37 @@
 """Type stubs of the hurray package."""
 
+from collections.abc import Sequence
 from typing import Any
 
 from . import device as device
 from . import dtype as dtype
 from ._hurray import (
     C_ABI_VERSION as C_ABI_VERSION,
+    MXFP as MXFP,
+    NF4 as NF4,
+    BlockPagedLayout as BlockPagedLayout,
+    ColMajorLayout as ColMajorLayout,
+    Composite as Composite,
+    CompositeLayout as CompositeLayout,
+    CooLayout as CooLayout,
+    CscLayout as CscLayout,
+    CsfLayout as CsfLayout,
+    CsrLayout as CsrLayout,
+    HilbertLayout as HilbertLayout,
+    Layout as Layout,
+    MortonLayout as MortonLayout,
+    OpaqueQuantization as OpaqueQuantization,
+    PerBlockAffine as PerBlockAffine,
+    PerChannelAffine as PerChannelAffine,
+    PerTensorAffine as PerTensorAffine,
+    PrivateExtensionLayout as PrivateExtensionLayout,
+    RowMajorLayout as RowMajorLayout,
+    Shard as Shard,
+    Statistics as Statistics,
+    StridedLayout as StridedLayout,
+    TiledLayout as TiledLayout,
+    UnknownLayout as UnknownLayout,
+    decode_quantization as decode_quantization,
     MAX_RANK as MAX_RANK,
     MIN_BUFFER_ALIGNMENT as MIN_BUFFER_ALIGNMENT,
     PAGE_ALIGNMENT as PAGE_ALIGNMENT,
@@ -51,6 +77,12 @@ def asarray(
     obj: Any, /, *, dtype: Dtype | str | None = None, device: Device | None = None,
     copy: bool | None = None,
 ) -> Tensor: ...
+
+def sparse_coo(
+    values: Any, indices: Any, shape: Sequence[int], *, is_sorted: bool | None = None,
+    copy: bool | None = None,
+) -> Tensor: ...
+def from_scipy(matrix: Any, /, *, copy: bool | None = None) -> Tensor: ...
 
 class aligned_allocator:
     def __init__(self) -> None: ...

@@ -6,9 +6,8 @@
  * codec; encode() gives the exact wire bytes and decode() recovers an equal
  * descriptor (trailing bytes after descriptor_length are ignored).
  *
- * This file also holds the readers of the optional sections shared by Tensor
- * and Descriptor. Until the layout/quantization/shard/statistics classes
- * exist, they return simple namespaces (layout: tag, name).
+ * The getters of the optional sections return the classes Tensor returns
+ * (layout.c, quant.c, sections.c).
  */
 #include "hpy.h"
 
@@ -78,75 +77,11 @@ PyObject *hpy_size_object(uint32_t rank, const uint64_t *shape) {
   return acc;
 }
 
-static PyObject *namespace_new(HpyState *st, PyObject *kwargs) {
-  if (st->simple_namespace == NULL) {
-    PyObject *types = PyImport_ImportModule("types");
-    if (types == NULL) return NULL;
-    st->simple_namespace = PyObject_GetAttrString(types, "SimpleNamespace");
-    Py_DECREF(types);
-    if (st->simple_namespace == NULL) return NULL;
-  }
-  PyObject *empty = PyTuple_New(0);
-  if (empty == NULL) return NULL;
-  PyObject *r = PyObject_Call(st->simple_namespace, empty, kwargs);
-  Py_DECREF(empty);
-  return r;
-}
-
-PyObject *hpy_layout_object(HpyState *st, const HurrayDescriptorFields *f) {
-  PyObject *kw = Py_BuildValue("{s:i,s:s}", "tag", (int)f->layout.tag, "name",
-                               hpy_layout_name(f->layout.tag));
-  if (kw == NULL) return NULL;
-  PyObject *r = namespace_new(st, kw);
-  Py_DECREF(kw);
-  return r;
-}
-
-PyObject *hpy_quantization_object(HpyState *st, const HurrayDescriptorFields *f) {
-  const HurrayQuantization *q = f->quantization;
-  if (q == NULL) Py_RETURN_NONE;
-  const char *name = hurray_quant_scheme_name(q->scheme);
-  PyObject *kw = Py_BuildValue("{s:i,s:s,s:y#}", "scheme_tag", (int)q->scheme, "scheme",
-                               name != NULL ? name : "private", "raw",
-                               (const char *)q->raw, (Py_ssize_t)(q->raw != NULL ? q->raw_len : 0));
-  if (kw == NULL) return NULL;
-  PyObject *r = namespace_new(st, kw);
-  Py_DECREF(kw);
-  return r;
-}
-
-PyObject *hpy_shard_object(HpyState *st, const HurrayDescriptorFields *f) {
-  if (f->shard == NULL) Py_RETURN_NONE;
-  PyObject *ps = hpy_shape_tuple(f->rank, f->shard->parent_shape);
-  PyObject *off = hpy_shape_tuple(f->rank, f->shard->offset);
-  PyObject *kw = ps != NULL && off != NULL
-                     ? Py_BuildValue("{s:O,s:O}", "parent_shape", ps, "shard_offset", off)
-                     : NULL;
-  Py_XDECREF(ps);
-  Py_XDECREF(off);
-  if (kw == NULL) return NULL;
-  PyObject *r = namespace_new(st, kw);
-  Py_DECREF(kw);
-  return r;
-}
-
-PyObject *hpy_statistics_object(HpyState *st, const HurrayDescriptorFields *f) {
-  const HurrayStatistics *s = f->statistics;
-  if (s == NULL) Py_RETURN_NONE;
-  PyObject *kw = Py_BuildValue(
-      "{s:k,s:K,s:d,s:d,s:d,s:d,s:d,s:d,s:i,s:i,s:i,s:i}", "computed_mask",
-      (unsigned long)s->computed_mask, "nnz", (unsigned long long)s->nnz, "sparsity_ratio",
-      s->sparsity_ratio, "value_min", s->value_min, "value_max", s->value_max,
-      "value_abs_max", s->value_abs_max, "value_mean", s->value_mean, "value_stddev",
-      s->value_stddev, "nm_n", (int)s->nm_n, "nm_m", (int)s->nm_m, "has_nan",
-      (int)s->has_nan, "has_inf", (int)s->has_inf);
-  if (kw == NULL) return NULL;
-  PyObject *r = namespace_new(st, kw);
-  Py_DECREF(kw);
-  return r;
-}
-
 /* ---- the class ------------------------------------------------------------- */
+
+const HurrayDescriptor *hpy_descriptor_get(HpyState *st, PyObject *o) {
+  return Py_IS_TYPE(o, st->DescriptorType) ? DS(o)->desc : NULL;
+}
 
 PyObject *hpy_descriptor_wrap(HpyState *st, HurrayDescriptor *desc, PyObject *device) {
   HpyDescriptor *d = PyObject_GC_New(HpyDescriptor, st->DescriptorType);
@@ -249,7 +184,7 @@ static PyGetSetDef ds_getset[] = {
     {"shape", ds_shape, NULL, "Shape tuple; None for a dynamic dimension.", NULL},
     {"ndim", ds_ndim, NULL, "Rank.", NULL},
     {"size", ds_size, NULL, "Element count, or None if a dimension is dynamic.", NULL},
-    {"layout", ds_layout, NULL, "The memory layout (tag and name).", NULL},
+    {"layout", ds_layout, NULL, "The memory layout (a hurray.Layout subclass).", NULL},
     {"buffer_handles", ds_buffer_handles, NULL, "Tuple of hurray.BufferHandle, one per buffer.", NULL},
     {"buffer_count", ds_buffer_count, NULL, "Number of entries in the buffer table.", NULL},
     {"device", ds_device, NULL, "Device of the buffers (None when there are none).", NULL},

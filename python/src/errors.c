@@ -86,9 +86,38 @@ PyObject *hpy_raise_status(HpyState *st, HurrayStatus status, const HurrayError 
   return NULL;
 }
 
+void hpy_error_drop_offset(HurrayError *err) {
+  if (err->offset == HURRAY_NO_OFFSET) return;
+  err->offset = HURRAY_NO_OFFSET;
+  char *at = strstr(err->message, " at byte ");
+  if (at == NULL) return;
+  char *colon = strstr(at, ": ");
+  if (colon == NULL) return;
+  memmove(at, colon, strlen(colon) + 1);
+}
+
+PyObject *hpy_raise_rule(HpyState *st, HurrayStatus status, const char *field,
+                         const char *context, const char *fmt, ...) {
+  HurrayError err;
+  hurray_error_clear(&err);
+  err.status = status;
+  PyOS_snprintf(err.field, sizeof err.field, "%s", field != NULL ? field : "");
+  va_list ap;
+  va_start(ap, fmt);
+  PyOS_vsnprintf(err.message, sizeof err.message, fmt, ap);
+  va_end(ap);
+  return hpy_raise_status(st, status, &err, context);
+}
+
 static int add_exc(PyObject *m, PyObject **slot, const char *qualname, const char *doc,
                    PyObject *base) {
-  *slot = PyErr_NewExceptionWithDoc(qualname, doc, base, NULL);
+  /* status, field and offset default to None at class level, so every
+   * instance has them, also one raised with a message only */
+  PyObject *dict = Py_BuildValue("{sOsOsO}", "status", Py_None, "field", Py_None, "offset",
+                                 Py_None);
+  if (dict == NULL) return -1;
+  *slot = PyErr_NewExceptionWithDoc(qualname, doc, base, dict);
+  Py_DECREF(dict);
   if (*slot == NULL) return -1;
   const char *dot = strrchr(qualname, '.');
   return PyModule_AddObjectRef(m, dot != NULL ? dot + 1 : qualname, *slot);

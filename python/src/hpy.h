@@ -2,10 +2,14 @@
  * hpy.h - shared declarations of the hurray._hurray extension module.
  *
  * Every Python class lives in its own C file (dtype.c, device.c, tensor.c,
- * buffer_handle.c, descriptor.c); module.c creates the module (multi-phase
- * init) and owns the module state below. Types are heap types created with
- * PyType_FromModuleAndSpec and are not subclassable, so PyType_GetModule on an
- * instance's exact type always finds the module state.
+ * buffer_handle.c, descriptor.c, layout.c + layout_types.c for the layout
+ * hierarchy, quant.c for the quantization classes, sections.c for Statistics
+ * and Shard, composite.c); module.c creates the module (multi-phase init) and
+ * owns the module state below. Types are heap types created with
+ * PyType_FromModuleAndSpec and are not subclassable (hurray.Layout is the one
+ * base class, for its 14 subclasses; it is not instantiable, so no instance of
+ * a foreign subclass exists), so PyType_GetModule on an instance's exact type
+ * always finds the module state.
  *
  * Naming: functions shared between the files of the extension are hpy_*;
  * everything else is static.
@@ -30,6 +34,12 @@ typedef struct HpyState {
   PyTypeObject *TensorType;
   PyTypeObject *BufferHandleType;
   PyTypeObject *DescriptorType;
+  PyTypeObject *LayoutType;                /* hurray.Layout, the base */
+  PyTypeObject *LayoutClasses[14];         /* indexed by HpyLayoutKind */
+  PyTypeObject *QuantClasses[6];           /* scheme tag - 1; [5] OpaqueQuantization */
+  PyTypeObject *StatisticsType;
+  PyTypeObject *ShardType;
+  PyTypeObject *CompositeType;
   /* exceptions (D9) */
   PyObject *InvalidDescriptorError;
   PyObject *BufferError;
@@ -47,7 +57,9 @@ typedef struct HpyState {
   PyObject *numpy;            /* the numpy module */
   PyObject *display_repr;     /* hurray._display.tensor_repr */
   PyObject *display_str;      /* hurray._display.tensor_str */
-  PyObject *simple_namespace; /* types.SimpleNamespace (placeholders until part 2) */
+  PyObject *simple_namespace; /* types.SimpleNamespace */
+  PyObject *sparse_module;    /* hurray._sparse (to_scipy) */
+  PyObject *display_composite; /* hurray._display.composite_repr */
   /* interned strings */
   PyObject *s_dlpack;         /* "__dlpack__" */
   PyObject *s_max_version;
@@ -84,6 +96,25 @@ PyObject *hpy_exception_for(HpyState *st, HurrayStatus status);
  */
 PyObject *hpy_raise_status(HpyState *st, HurrayStatus status, const HurrayError *err,
                            const char *context);
+
+/* Two uppercase hex digits of a byte, for messages and reprs
+ * (PyUnicode_FromFormat has no %X): "0x%s" with hpy_hex(tag, buf). */
+typedef struct { char s[3]; } HpyHex;
+static inline HpyHex hpy_hex(uint8_t v) {
+  static const char d[] = "0123456789ABCDEF";
+  HpyHex h = {{d[v >> 4], d[v & 15], '\0'}};
+  return h;
+}
+
+/* Removes the byte offset from a detail that came from a descriptor the
+ * binding built only to run a rule (its offsets mean nothing to the caller). */
+void hpy_error_drop_offset(HurrayError *err);
+
+/* A format rule the binding checks itself (an array length the C library
+ * cannot see): raised through hpy_raise_status with a detail carrying
+ * `status` and `field` (offset unknown). printf-style `fmt`. Returns NULL. */
+PyObject *hpy_raise_rule(HpyState *st, HurrayStatus status, const char *field,
+                         const char *context, const char *fmt, ...);
 
 /* Raise `exc` with a formatted message; returns NULL. */
 PyObject *hpy_raise(PyObject *exc, const char *fmt, ...);
@@ -159,18 +190,151 @@ int hpy_descriptor_init(PyObject *m, HpyState *st);
  * `device` (borrowed) is the device to report, or NULL to derive it from the
  * buffer table with device_id 0. */
 PyObject *hpy_descriptor_wrap(HpyState *st, HurrayDescriptor *desc, PyObject *device);
-/* Placeholders of the optional sections, shared by Tensor and Descriptor
- * (new references; Py_None when absent). Part 2 replaces them with classes. */
+/* The optional sections as objects, shared by Tensor and Descriptor (new
+ * references; Py_None when the section is absent): a hurray.Layout subclass,
+ * a quantization class, hurray.Shard, hurray.Statistics. */
 PyObject *hpy_layout_object(HpyState *st, const HurrayDescriptorFields *f);
 PyObject *hpy_quantization_object(HpyState *st, const HurrayDescriptorFields *f);
 PyObject *hpy_shard_object(HpyState *st, const HurrayDescriptorFields *f);
 PyObject *hpy_statistics_object(HpyState *st, const HurrayDescriptorFields *f);
+/* The HurrayDescriptor inside a hurray.Descriptor (borrowed), or NULL when
+ * `o` is not one. */
+const HurrayDescriptor *hpy_descriptor_get(HpyState *st, PyObject *o);
 /* Shape tuple (None for a dynamic dimension); new reference. */
 PyObject *hpy_shape_tuple(uint32_t rank, const uint64_t *shape);
 /* Element count, or Py_None if any dimension is dynamic; new reference. */
 PyObject *hpy_size_object(uint32_t rank, const uint64_t *shape);
 
-/* ---- Tensor (tensor.c, tensor_numpy.c, dlpack.c, creation.c) ---------------- */
+/* ---- Layout (layout.c: the base; layout_types.c: the 14 subclasses) ------- */
+
+typedef enum HpyLayoutKind {
+  HPY_L_ROW_MAJOR = 0,
+  HPY_L_COL_MAJOR,
+  HPY_L_STRIDED,
+  HPY_L_TILED,
+  HPY_L_MORTON,
+  HPY_L_HILBERT,
+  HPY_L_COO,
+  HPY_L_CSR,
+  HPY_L_CSC,
+  HPY_L_CSF,
+  HPY_L_BLOCK_PAGED,
+  HPY_L_COMPOSITE,
+  HPY_L_PRIVATE,
+  HPY_L_UNKNOWN,
+  HPY_L_COUNT
+} HpyLayoutKind;
+_Static_assert(HPY_L_COUNT == 14, "HpyState.LayoutClasses has one slot per kind");
+
+/* Every layout class shares this struct: a subclass is a typed facade over
+ * the same value. Immutable once built. */
+typedef struct {
+  PyObject_HEAD
+  HurrayLayout lay; /* array and byte pointers point into `mem` */
+  uint32_t n;       /* entries of the per-dimension arrays (strided, tiled,
+                       morton, csf); 0 for the other layouts */
+  void *mem;        /* PyMem block owning every array of `lay`, or NULL */
+} HpyLayout;
+
+int hpy_layout_init(PyObject *m, HpyState *st);
+int hpy_layout_types_init(PyObject *m, HpyState *st); /* layout_types.c */
+static inline int hpy_layout_check(HpyState *st, PyObject *o) {
+  return PyObject_TypeCheck(o, st->LayoutType);
+}
+/* True for the layouts with per-dimension arrays (n counts their entries). */
+bool hpy_layout_has_arrays(uint8_t tag);
+/* A new layout object of class `type` holding a deep copy of `src`, whose
+ * per-dimension arrays have `n` entries. */
+PyObject *hpy_layout_new(HpyState *st, PyTypeObject *type, const HurrayLayout *src, uint32_t n);
+/* The class the layout getter returns for a tag: the named subclass,
+ * PrivateExtensionLayout, UnknownLayout, or the bare base for a named tag
+ * this build does not bind. Borrowed. */
+PyTypeObject *hpy_layout_class_for_tag(HpyState *st, uint8_t tag);
+/* Decode options a descriptor carrying this layout needs: permissive for a
+ * private or unknown layout (their rules are agreed out of band), else strict. */
+uint32_t hpy_layout_options(uint8_t tag);
+/*
+ * The layout of `obj` (a hurray.Layout) for a tensor of rank `rank`, in *out
+ * (borrowed from obj). The shape tier's one check the C library cannot make
+ * on raw arrays: per-dimension arrays must have `rank` entries
+ * (InvalidDescriptorError naming `context`).
+ */
+int hpy_layout_for_rank(HpyState *st, PyObject *obj, uint32_t rank, HurrayLayout *out,
+                        const char *context);
+/* Shape-tier validation of `obj` against a shape (dynamic dimensions
+ * allowed): what Layout.validate_against_shape and Tensor share. */
+int hpy_layout_validate_shape(HpyState *st, PyObject *obj, uint32_t rank, const uint64_t *shape,
+                              const char *context);
+
+/* ---- quantization, statistics, shard (quant.c, sections.c) ------------------ */
+
+typedef struct {
+  PyObject_HEAD
+  HurrayQuantization q; /* q.raw points at `raw` */
+  uint8_t *raw;         /* PyMem copy of the exact payload bytes */
+} HpyQuant;
+
+int hpy_quant_init(PyObject *m, HpyState *st);
+static inline int hpy_quant_check_type(HpyState *st, PyObject *o) {
+  for (int i = 0; i < 6; i++)
+    if (Py_IS_TYPE(o, st->QuantClasses[i])) return 1;
+  return 0;
+}
+/* A quantization object for a parsed section (q->raw must be set). */
+PyObject *hpy_quant_new(HpyState *st, const HurrayQuantization *q);
+
+typedef struct {
+  PyObject_HEAD
+  HurrayStatistics s;
+} HpyStatistics;
+
+typedef struct {
+  PyObject_HEAD
+  uint32_t rank;
+  uint64_t *parent_shape; /* PyMem, rank entries (NULL when rank is 0) */
+  uint64_t *offset;       /* PyMem, rank entries */
+  HurrayShard shard;      /* views of the two arrays */
+} HpyShard;
+
+int hpy_sections_init(PyObject *m, HpyState *st);
+PyObject *hpy_statistics_new(HpyState *st, const HurrayStatistics *s);
+PyObject *hpy_shard_new(HpyState *st, uint32_t rank, const HurrayShard *sh);
+
+/* ---- Composite (composite.c) ------------------------------------------------ */
+
+/* A composite tensor: a head descriptor (layout 0x0B, no buffers) and its
+ * members, each a hurray.Tensor or a nested hurray.Composite. */
+typedef struct {
+  PyObject_HEAD
+  HurrayDescriptor *head;        /* owned */
+  HurrayDescriptorFields hf;     /* borrowed views into head */
+  PyObject *dtype;               /* Dtype singleton of the head */
+  PyObject *members;             /* tuple */
+  /* presented[i]: the descriptor member i presents to this head (owned), or
+   * NULL when that is the member's own (its tensor's descriptor, or a nested
+   * composite's head). An overlay member gets its role section here. */
+  HurrayDescriptor **presented;
+  uint32_t count;
+} HpyComposite;
+
+int hpy_composite_init(PyObject *m, HpyState *st);
+static inline int hpy_composite_check(HpyState *st, PyObject *o) {
+  return Py_IS_TYPE(o, st->CompositeType);
+}
+/*
+ * A Composite from a head descriptor (moved: destroyed on failure) and a
+ * tuple of members (borrowed; the composite takes its own reference), as a
+ * stream or file reader has them. Overlay members without a role section get
+ * theirs by position (0 base, the rest correction); a member that carries one
+ * keeps it. The whole tree is checked by the C composite validator.
+ */
+PyObject *hpy_composite_from_head(HpyState *st, HurrayDescriptor *head, PyObject *members,
+                                  const char *context);
+/* The descriptor member i presents to its composite (borrowed). */
+const HurrayDescriptor *hpy_composite_member_descriptor(HpyState *st, const HpyComposite *c,
+                                                        uint32_t i);
+
+/* ---- Tensor (tensor.c, tensor_numpy.c, tensor_sparse.c, dlpack.c, creation.c) - */
 
 /* One buffer of a tensor and what keeps its memory alive. */
 typedef struct {
@@ -217,10 +381,30 @@ void *hpy_alloc_buffer(uint64_t size, bool zero);
  * (byte size, measured or owned alignment) and the device. `layout` NULL
  * means row-major. Raises the status-table exception on validation failure.
  */
+/* Optional sections and options for hpy_tensor_build (all borrowed for the
+ * call; a zeroed struct means none, strict). */
+typedef struct HpySections {
+  const HurrayQuantization *quantization;
+  const HurrayShard *shard;
+  const HurrayStatistics *statistics;
+  const HurrayCompositeMember *member;
+  const HurrayExtensionType *extension_type;
+  uint32_t flags;           /* kept verbatim for opaque layouts; reserved bits (permissive) */
+  const uint8_t *trailing;  /* bytes of a newer minor version, written back verbatim */
+  uint32_t trailing_len;
+  uint8_t version_minor;
+  uint32_t options; /* HURRAY_DECODE_* */
+} HpySections;
+
 PyObject *hpy_tensor_build(HpyState *st, uint8_t type_tag, uint32_t rank,
                            const uint64_t *shape, const HurrayLayout *layout,
                            uint64_t byte_offset, PyObject *device, HpyBuffer *bufs,
                            uint32_t nbuf, const char *context);
+/* hpy_tensor_build with optional sections (`sec` may be NULL). */
+PyObject *hpy_tensor_build_ex(HpyState *st, uint8_t type_tag, uint32_t rank,
+                              const uint64_t *shape, const HurrayLayout *layout,
+                              uint64_t byte_offset, PyObject *device, HpyBuffer *bufs,
+                              uint32_t nbuf, const HpySections *sec, const char *context);
 /* Releases what a buffer holds (safe on zeroed entries). */
 void hpy_buffer_release(HpyBuffer *b);
 
@@ -265,6 +449,45 @@ const char *hpy_layout_name(uint8_t tag);
 /* Checks that the tensor's bytes may be handed out (every buffer is
  * producer_synced); else hurray.UnsupportedError naming the mode. */
 int hpy_tensor_check_readable(HpyState *st, HpyTensor *t, const char *what);
+
+/*
+ * A tensor from a decoded descriptor and its buffers (what file and stream
+ * readers have): `bufs` (moved, as for hpy_tensor_build) must hold
+ * d's buffer_count entries, each at least its declared byte_size (which is
+ * kept). Every section is kept; alignment is measured again (it is exempt
+ * from the round trip), the device comes from the buffer table (id 0).
+ * `options`: HURRAY_DECODE_*. Index buffers are checked as at construction.
+ */
+PyObject *hpy_tensor_from_descriptor(HpyState *st, const HurrayDescriptor *d, HpyBuffer *bufs,
+                                     uint32_t nbuf, uint32_t options, const char *context);
+
+/* The descriptor of a tensor (borrowed), for composite.c. */
+static inline const HurrayDescriptor *hpy_tensor_descriptor(PyObject *t) {
+  return ((HpyTensor *)t)->desc;
+}
+
+/*
+ * Checks what the index buffers of a host sparse or block-paged tensor
+ * contain (hurray_layout_validate_index_buffers): InvalidDescriptorError
+ * before any consumer can read out of bounds. Dense tensors and device
+ * buffers (which this process cannot read) pass.
+ */
+int hpy_tensor_validate_index_buffers(HpyState *st, HpyTensor *t, const char *context);
+
+/* Sparse accessors (tensor_sparse.c): getters raising AttributeError when
+ * the layout has no such component, so hasattr tells the truth. */
+PyObject *hpy_tensor_nnz(PyObject *self, void *closure);
+PyObject *hpy_tensor_values(PyObject *self, void *closure);
+PyObject *hpy_tensor_indices(PyObject *self, void *closure);
+PyObject *hpy_tensor_col_indices(PyObject *self, void *closure);
+PyObject *hpy_tensor_row_ptr(PyObject *self, void *closure);
+PyObject *hpy_tensor_row_indices(PyObject *self, void *closure);
+PyObject *hpy_tensor_col_ptr(PyObject *self, void *closure);
+/* to_scipy(): through hurray._sparse (SciPy is imported lazily). */
+PyObject *hpy_tensor_to_scipy(PyObject *self, PyObject *unused);
+/* A 1-D or 2-D view Tensor of `dtype` over buffer `index` (keeps self alive). */
+PyObject *hpy_tensor_component(PyObject *self, uint32_t index, uint8_t type_tag, uint32_t rank,
+                               const uint64_t *shape, const char *what);
 
 /* numpy interop (tensor_numpy.c) */
 PyObject *hpy_tensor_array(PyObject *self, PyObject *const *args, Py_ssize_t nargs,

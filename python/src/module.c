@@ -123,6 +123,10 @@ static int module_exec(PyObject *m) {
   if (hpy_buffer_handle_init(m, st) < 0) return -1;
   if (hpy_descriptor_init(m, st) < 0) return -1;
   if (hpy_tensor_init(m, st) < 0) return -1;
+  if (hpy_layout_init(m, st) < 0) return -1;
+  if (hpy_quant_init(m, st) < 0) return -1;
+  if (hpy_sections_init(m, st) < 0) return -1;
+  if (hpy_composite_init(m, st) < 0) return -1;
   if (intern(&st->s_dlpack, "__dlpack__") < 0 || intern(&st->s_max_version, "max_version") < 0 ||
       intern(&st->s_copy, "copy") < 0 || intern(&st->s_dl_device, "dl_device") < 0)
     return -1;
@@ -144,6 +148,12 @@ static int module_traverse(PyObject *m, visitproc visit, void *arg) {
   Py_VISIT(st->TensorType);
   Py_VISIT(st->BufferHandleType);
   Py_VISIT(st->DescriptorType);
+  Py_VISIT(st->LayoutType);
+  for (int i = 0; i < HPY_L_COUNT; i++) Py_VISIT(st->LayoutClasses[i]);
+  for (int i = 0; i < 6; i++) Py_VISIT(st->QuantClasses[i]);
+  Py_VISIT(st->StatisticsType);
+  Py_VISIT(st->ShardType);
+  Py_VISIT(st->CompositeType);
   Py_VISIT(st->InvalidDescriptorError);
   Py_VISIT(st->BufferError);
   Py_VISIT(st->UnsupportedError);
@@ -157,6 +167,8 @@ static int module_traverse(PyObject *m, visitproc visit, void *arg) {
   Py_VISIT(st->display_repr);
   Py_VISIT(st->display_str);
   Py_VISIT(st->simple_namespace);
+  Py_VISIT(st->sparse_module);
+  Py_VISIT(st->display_composite);
   return 0;
 }
 
@@ -168,6 +180,12 @@ static int module_clear(PyObject *m) {
   Py_CLEAR(st->TensorType);
   Py_CLEAR(st->BufferHandleType);
   Py_CLEAR(st->DescriptorType);
+  Py_CLEAR(st->LayoutType);
+  for (int i = 0; i < HPY_L_COUNT; i++) Py_CLEAR(st->LayoutClasses[i]);
+  for (int i = 0; i < 6; i++) Py_CLEAR(st->QuantClasses[i]);
+  Py_CLEAR(st->StatisticsType);
+  Py_CLEAR(st->ShardType);
+  Py_CLEAR(st->CompositeType);
   Py_CLEAR(st->InvalidDescriptorError);
   Py_CLEAR(st->BufferError);
   Py_CLEAR(st->UnsupportedError);
@@ -181,6 +199,8 @@ static int module_clear(PyObject *m) {
   Py_CLEAR(st->display_repr);
   Py_CLEAR(st->display_str);
   Py_CLEAR(st->simple_namespace);
+  Py_CLEAR(st->sparse_module);
+  Py_CLEAR(st->display_composite);
   Py_CLEAR(st->s_dlpack);
   Py_CLEAR(st->s_max_version);
   Py_CLEAR(st->s_copy);

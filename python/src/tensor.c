@@ -13,6 +13,7 @@
  */
 #include "hpy.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include <structmember.h>
@@ -233,10 +234,76 @@ int hpy_parse_shape(HpyState *st, PyObject *obj, uint64_t *out, uint32_t *rank,
 
 /* ---- construction ---------------------------------------------------------- */
 
+/* What buffer `i` of a descriptor holds, for error messages ("values",
+ * "row_ptr", "quantization scales", ...); NULL when the layout does not say. */
+static const char *buffer_role(const HurrayDescriptorFields *f, uint32_t i, char *buf,
+                               size_t n) {
+  const HurrayQuantization *q = f->quantization;
+  if (q != NULL) {
+    uint32_t s = HURRAY_QUANT_NO_BUFFER, z = HURRAY_QUANT_NO_BUFFER;
+    switch (q->scheme) {
+      case HURRAY_QUANT_PER_CHANNEL_AFFINE:
+        s = q->u.per_channel.scale_buffer_index;
+        z = q->u.per_channel.zero_point_buffer_index;
+        break;
+      case HURRAY_QUANT_PER_BLOCK_AFFINE:
+        s = q->u.per_block.scale_buffer_index;
+        z = q->u.per_block.zero_point_buffer_index;
+        break;
+      case HURRAY_QUANT_NF4: s = q->u.nf4.scale_buffer_index; break;
+      case HURRAY_QUANT_MXFP: s = q->u.mxfp.scale_buffer_index; break;
+      default: break;
+    }
+    if (i == s && i == z) return "quantization scales and zero points";
+    if (i == s) return "quantization scales";
+    if (i == z) return "quantization zero points";
+  }
+  static const char *const coo[] = {"values", "indices"};
+  static const char *const csr[] = {"values", "col_indices", "row_ptr"};
+  static const char *const csc[] = {"values", "row_indices", "col_ptr"};
+  static const char *const paged[] = {"page_pool", "block_table", "seq_ptr"};
+  switch (f->layout.tag) {
+    case HURRAY_LAYOUT_COO: return i < 2 ? coo[i] : NULL;
+    case HURRAY_LAYOUT_CSR: return i < 3 ? csr[i] : NULL;
+    case HURRAY_LAYOUT_CSC: return i < 3 ? csc[i] : NULL;
+    case HURRAY_LAYOUT_BLOCK_PAGED: return i < 3 ? paged[i] : NULL;
+    case HURRAY_LAYOUT_CSF:
+      if (i == 0) return "values";
+      if (i > 2u * f->rank) return NULL;
+      PyOS_snprintf(buf, n, "%s_%u", i % 2 == 1 ? "pos" : "crd", (unsigned)((i - 1) / 2));
+      return buf;
+    default:
+      return hurray_layout_class(f->layout.tag) == HURRAY_LAYOUT_CLASS_DENSE && i == 0
+                 ? "element data"
+                 : NULL;
+  }
+}
+
+/* Appends what the buffer named by err->field ("buffers[i]...") holds. */
+static void name_buffer(HurrayError *err, const HurrayDescriptorFields *f) {
+  unsigned i;
+  if (sscanf(err->field, "buffers[%u]", &i) != 1 || i >= f->buffer_count) return;
+  char tmp[16];
+  const char *role = buffer_role(f, (uint32_t)i, tmp, sizeof tmp);
+  if (role == NULL) return;
+  size_t used = strlen(err->message);
+  if (used + 1 < sizeof err->message)
+    PyOS_snprintf(err->message + used, sizeof err->message - used, " (buffer %u holds the %s)",
+                  i, role);
+}
+
 PyObject *hpy_tensor_build(HpyState *st, uint8_t type_tag, uint32_t rank,
                            const uint64_t *shape, const HurrayLayout *layout,
                            uint64_t byte_offset, PyObject *device, HpyBuffer *bufs,
                            uint32_t nbuf, const char *context) {
+  return hpy_tensor_build_ex(st, type_tag, rank, shape, layout, byte_offset, device, bufs, nbuf,
+                             NULL, context);
+}
+
+PyObject *hpy_tensor_build_ex(HpyState *st, uint8_t type_tag, uint32_t rank,
+                              const uint64_t *shape, const HurrayLayout *layout,
+                              uint64_t byte_offset, PyObject *device, HpyBuffer *bufs,
+                              uint32_t nbuf, const HpySections *sec, const char *context) {
   HpyDevice *dev = (HpyDevice *)device;
   HurrayBufferHandle handles_small[4];
   HurrayBufferHandle *handles = handles_small;
@@ -277,15 +344,30 @@ PyObject *hpy_tensor_build(HpyState *st, uint8_t type_tag, uint32_t rank,
   }
   f.buffer_count = nbuf;
   f.buffers = handles;
+  uint32_t options = HURRAY_DECODE_STRICT;
+  if (sec != NULL) {
+    f.quantization = sec->quantization;
+    f.shard = sec->shard;
+    f.statistics = sec->statistics;
+    f.composite_member = sec->member;
+    f.extension_type = sec->extension_type;
+    f.flags = sec->flags;
+    f.trailing = sec->trailing;
+    f.trailing_len = sec->trailing_len;
+    f.version_minor = sec->version_minor;
+    options = sec->options;
+  }
   dtype = hpy_dtype_from_tag(st, type_tag);
   if (dtype == NULL) goto fail;
   HurrayDescriptor *desc = NULL;
   HurrayError err;
   hurray_error_clear(&err);
-  HurrayStatus rc = hurray_descriptor_from_fields(&f, HURRAY_DECODE_STRICT, &desc, &err);
+  HurrayStatus rc = hurray_descriptor_from_fields(&f, options, &desc, &err);
   if (handles != handles_small) PyMem_Free(handles);
   handles = handles_small;
   if (rc != HURRAY_OK) {
+    if (rc == HURRAY_ERR_BUFFER_SIZE || rc == HURRAY_ERR_INVALID_BUFFER_TABLE)
+      name_buffer(&err, &f);
     hpy_raise_status(st, rc, &err, context);
     goto fail;
   }
@@ -333,16 +415,85 @@ fail:
   return NULL;
 }
 
+/* The layout= argument: row-major when None; InvalidDescriptorError from the
+ * shape tier, which runs before any buffer is touched. */
+static int layout_arg(HpyState *st, PyObject *layout, uint32_t rank, const uint64_t *shape,
+                      HurrayLayout *out) {
+  memset(out, 0, sizeof *out);
+  out->tag = HURRAY_LAYOUT_ROW_MAJOR;
+  if (layout == Py_None) return 0;
+  if (!hpy_layout_check(st, layout)) {
+    PyErr_Format(PyExc_TypeError,
+                 "Tensor: layout must be a hurray.Layout instance (e.g. hurray.CsrLayout(nnz=4)), "
+                 "not %.100s%s",
+                 Py_TYPE(layout)->tp_name,
+                 PyUnicode_Check(layout) ? "; a string cannot carry nnz, strides or page sizes"
+                                         : "");
+    return -1;
+  }
+  if (((HpyLayout *)layout)->lay.tag == HURRAY_LAYOUT_COMPOSITE) {
+    hpy_raise(st->UnsupportedError,
+              "Tensor: a composite layout cannot be given to hurray.Tensor: a composite head owns "
+              "no buffers, which this class cannot represent; use hurray.Composite");
+    return -1;
+  }
+  if (hpy_layout_validate_shape(st, layout, rank, shape, "Tensor") < 0) return -1;
+  return hpy_layout_for_rank(st, layout, rank, out, "Tensor");
+}
+
+/* quantization=, statistics=, shard= into sec. TypeError for the wrong class. */
+static int sections_arg(HpyState *st, PyObject *quant, PyObject *stats, PyObject *shard,
+                        uint32_t rank, HpySections *sec) {
+  if (quant != Py_None) {
+    if (!hpy_quant_check_type(st, quant)) {
+      PyErr_Format(PyExc_TypeError,
+                   "Tensor: quantization must be PerTensorAffine, PerChannelAffine, "
+                   "PerBlockAffine, NF4, MXFP or OpaqueQuantization, not %.100s",
+                   Py_TYPE(quant)->tp_name);
+      return -1;
+    }
+    sec->quantization = &((HpyQuant *)quant)->q;
+    HurrayTagKind k = hurray_quant_scheme_kind(sec->quantization->scheme);
+    if (k == HURRAY_TAG_RESERVED || k == HURRAY_TAG_UNASSIGNED)
+      sec->options |= HURRAY_DECODE_PERMISSIVE; /* relayed, uninterpreted */
+  }
+  if (stats != Py_None) {
+    if (!Py_IS_TYPE(stats, st->StatisticsType)) {
+      PyErr_Format(PyExc_TypeError, "Tensor: statistics must be a hurray.Statistics, not %.100s",
+                   Py_TYPE(stats)->tp_name);
+      return -1;
+    }
+    sec->statistics = &((HpyStatistics *)stats)->s;
+  }
+  if (shard != Py_None) {
+    if (!Py_IS_TYPE(shard, st->ShardType)) {
+      PyErr_Format(PyExc_TypeError, "Tensor: shard must be a hurray.Shard, not %.100s",
+                   Py_TYPE(shard)->tp_name);
+      return -1;
+    }
+    const HpyShard *sh = (const HpyShard *)shard;
+    if (sh->rank != rank) {
+      hpy_raise_rule(st, HURRAY_ERR_INVALID_SHARD, "shard", "Tensor",
+                     "the shard has %u dimensions, the tensor %u", (unsigned)sh->rank,
+                     (unsigned)rank);
+      return -1;
+    }
+    sec->shard = &sh->shard;
+  }
+  return 0;
+}
+
 static PyObject *tensor_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
   HpyState *st = hpy_state_of_type(type);
-  static char *kwlist[] = {"buffer", "dtype", "shape", "device", "aux_buffers", "layout",
-                           "quantization", "statistics", "shard", "copy", NULL};
+  static char *kwlist[] = {"buffer",     "dtype", "shape",       "device", "aux_buffers",
+                           "layout",     "quantization", "statistics", "shard", "byte_offset",
+                           "copy",       NULL};
   PyObject *buffer, *dtobj, *shapeobj, *device = Py_None, *aux = Py_None, *layout = Py_None,
                                                 *quant = Py_None, *stats = Py_None,
-                                                *shard = Py_None, *copyobj = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|O$OOOOOO:Tensor", kwlist, &buffer,
-                                   &dtobj, &shapeobj, &device, &aux, &layout, &quant, &stats,
-                                   &shard, &copyobj))
+                                                *shard = Py_None, *boff = NULL, *copyobj = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|O$OOOOOOO:Tensor", kwlist, &buffer, &dtobj,
+                                   &shapeobj, &device, &aux, &layout, &quant, &stats, &shard,
+                                   &boff, &copyobj))
     return NULL;
   const char *ctx = "Tensor";
   uint8_t tag;
@@ -358,60 +509,231 @@ static PyObject *tensor_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
   }
   int copy;
   if (hpy_parse_copy(copyobj, &copy) < 0) return NULL;
-  if (layout != Py_None || quant != Py_None || stats != Py_None || shard != Py_None) {
-    return hpy_raise(st->UnsupportedError,
-                     "Tensor: layout=, quantization=, statistics= and shard= authoring is "
-                     "not available in this build yet");
-  }
-  bool host = ((HpyDevice *)device)->tag == HURRAY_DEVICE_CPU;
-  Py_ssize_t naux = 0;
-  PyObject *auxseq = NULL;
-  if (aux != Py_None) {
-    auxseq = PySequence_Fast(aux, "Tensor: aux_buffers must be a sequence of buffers");
-    if (auxseq == NULL) return NULL;
-    naux = PySequence_Fast_GET_SIZE(auxseq);
-    if (naux >= (Py_ssize_t)HURRAY_MAX_BUFFERS) {
-      Py_DECREF(auxseq);
-      return hpy_raise(st->InvalidDescriptorError, "Tensor: too many buffers (%zd)",
-                       naux + 1);
+  HurrayLayout lay;
+  if (layout_arg(st, layout, rank, shape, &lay) < 0) return NULL;
+  HpySections sec;
+  memset(&sec, 0, sizeof sec);
+  sec.options = hpy_layout_options(lay.tag);
+  if (sections_arg(st, quant, stats, shard, rank, &sec) < 0) return NULL;
+  uint64_t byte_offset = 0;
+  if (boff != NULL && boff != Py_None) {
+    if (PyBool_Check(boff) || !PyIndex_Check(boff))
+      return PyErr_Format(PyExc_TypeError, "Tensor: byte_offset must be an int, not %.100s",
+                          Py_TYPE(boff)->tp_name);
+    PyObject *v = PyNumber_Index(boff);
+    if (v == NULL) return NULL;
+    byte_offset = PyLong_AsUnsignedLongLong(v);
+    Py_DECREF(v);
+    if (byte_offset == (uint64_t)-1 && PyErr_Occurred()) {
+      PyErr_Clear();
+      return hpy_raise(st->InvalidDescriptorError,
+                       "Tensor: byte_offset must be in [0, 2**64), got %R", boff);
     }
   }
-  uint32_t nbuf = (uint32_t)naux + 1;
+  bool host = ((HpyDevice *)device)->tag == HURRAY_DEVICE_CPU;
+  /* An unknown layout keeps the buffer table inside its raw bytes (what a
+   * permissive decode can do without the payload's length), so the tensor
+   * declares no buffers of its own. */
+  HurrayTagKind lk = hurray_layout_tag_kind(lay.tag);
+  bool opaque = lk == HURRAY_TAG_RESERVED || lk == HURRAY_TAG_UNASSIGNED;
+  /* Every buffer in one sequence: buffer + aux_buffers, or a list / tuple
+   * given as `buffer` (neither exports the buffer protocol, so the two forms
+   * cannot be confused). None: no buffer (an UnknownLayout's tensor). */
+  PyObject *all = NULL;
+  if (PyList_Check(buffer) || PyTuple_Check(buffer)) {
+    if (aux != Py_None)
+      return PyErr_Format(PyExc_TypeError,
+                          "Tensor: give the buffers either as one sequence or as buffer and "
+                          "aux_buffers, not both");
+    all = PySequence_Fast(buffer, "");
+  } else {
+    PyObject *auxseq = aux == Py_None ? PyTuple_New(0)
+                                      : PySequence_Fast(aux, "Tensor: aux_buffers must be a "
+                                                             "sequence of buffers");
+    if (auxseq == NULL) return NULL;
+    Py_ssize_t naux = PySequence_Fast_GET_SIZE(auxseq);
+    all = PyList_New(buffer == Py_None ? 0 : 1);
+    if (all != NULL && buffer != Py_None) PyList_SET_ITEM(all, 0, Py_NewRef(buffer));
+    for (Py_ssize_t i = 0; all != NULL && i < naux; i++) {
+      if (PyList_Append(all, PySequence_Fast_GET_ITEM(auxseq, i)) < 0) Py_CLEAR(all);
+    }
+    Py_DECREF(auxseq);
+  }
+  if (all == NULL) return NULL;
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(all);
+  if (n > (Py_ssize_t)HURRAY_MAX_BUFFERS) {
+    Py_DECREF(all);
+    return hpy_raise(st->InvalidDescriptorError, "Tensor: too many buffers (%zd)", n);
+  }
+  uint32_t nbuf = (uint32_t)n;
+  if (opaque) {
+    bool empty = true;
+    for (Py_ssize_t i = 0; empty && i < n; i++) {
+      Py_buffer v;
+      if (PyObject_GetBuffer(PySequence_Fast_GET_ITEM(all, i), &v, PyBUF_SIMPLE) == 0) {
+        empty = i == 0 && v.len == 0;
+        PyBuffer_Release(&v);
+      } else {
+        PyErr_Clear();
+        empty = false;
+      }
+    }
+    Py_DECREF(all);
+    if (!empty)
+      return hpy_raise(st->InvalidDescriptorError,
+                       "Tensor: an UnknownLayout carries the buffer table inside its raw bytes, "
+                       "so the tensor declares no buffers: pass buffer=None (or b\"\") and no "
+                       "aux_buffers");
+    return hpy_tensor_build_ex(st, tag, rank, shape, &lay, byte_offset, device, NULL, 0, &sec,
+                               ctx);
+  }
+  if (nbuf == 0) {
+    Py_DECREF(all);
+    return PyErr_Format(PyExc_TypeError, "Tensor: buffer is required (None only for an "
+                                         "UnknownLayout, whose buffers are inside its bytes)");
+  }
   HpyBuffer *bufs = PyMem_Calloc(nbuf, sizeof(HpyBuffer));
   if (bufs == NULL) {
-    Py_XDECREF(auxseq);
+    Py_DECREF(all);
     return PyErr_NoMemory();
   }
   PyObject *result = NULL;
   uint32_t got = 0;
   for (uint32_t i = 0; i < nbuf; i++) {
-    PyObject *o = i == 0 ? buffer : PySequence_Fast_GET_ITEM(auxseq, (Py_ssize_t)i - 1);
+    PyObject *o = PySequence_Fast_GET_ITEM(all, (Py_ssize_t)i);
     /* Device memory is never copied: a non-CPU tensor's buffers are borrowed
      * as declarations (copy=None acts as copy=False there). */
     if (hpy_buffer_acquire(st, o, i, host ? copy : (copy == 1 ? 1 : 0), ctx, &bufs[i]) < 0)
       goto done;
     got = i + 1;
   }
-  /* The element buffer of a dense row-major tensor must hold every element. */
-  uint64_t count, need;
-  if (hpy_element_count(rank, shape, &count) &&
-      hurray_dtype_info(tag) != NULL &&
-      hurray_buffer_size_bytes(tag, count, &need) == HURRAY_OK && bufs[0].size < need) {
-    const HurrayDtypeInfo *info = hurray_dtype_info(tag);
-    hpy_raise(st->BufferError,
-              "Tensor: buffer 0 holds %llu bytes but %llu elements of %s need %llu",
-              (unsigned long long)bufs[0].size, (unsigned long long)count, info->name,
-              (unsigned long long)need);
-    goto done;
-  }
-  result = hpy_tensor_build(st, tag, rank, shape, NULL, 0, device, bufs, nbuf, ctx);
-  got = 0; /* moved or released by hpy_tensor_build */
+  result =
+      hpy_tensor_build_ex(st, tag, rank, shape, &lay, byte_offset, device, bufs, nbuf, &sec, ctx);
+  got = 0; /* moved or released by hpy_tensor_build_ex */
+  if (result != NULL && hpy_tensor_validate_index_buffers(st, (HpyTensor *)result, ctx) < 0)
+    Py_CLEAR(result);
 done:
   for (uint32_t i = 0; i < got; i++) hpy_buffer_release(&bufs[i]);
   PyMem_Free(bufs);
-  Py_XDECREF(auxseq);
+  Py_DECREF(all);
   return result;
 }
+
+PyObject *hpy_tensor_from_descriptor(HpyState *st, const HurrayDescriptor *d, HpyBuffer *bufs,
+                                     uint32_t nbuf, uint32_t options, const char *context) {
+  HurrayDescriptorFields f;
+  PyObject *device = NULL, *result = NULL;
+  if (hurray_descriptor_fields(d, &f) != HURRAY_OK) {
+    hpy_raise_status(st, HURRAY_ERR_INTERNAL, NULL, context);
+    goto done;
+  }
+  if (nbuf != f.buffer_count) {
+    hpy_raise_rule(st, HURRAY_ERR_INVALID_BUFFER_TABLE, "buffer_count", context,
+                   "the descriptor declares %u buffers, %u were given", (unsigned)f.buffer_count,
+                   (unsigned)nbuf);
+    goto done;
+  }
+  for (uint32_t i = 0; i < nbuf; i++) {
+    if (bufs[i].size < f.buffers[i].byte_size) {
+      char field[32];
+      PyOS_snprintf(field, sizeof field, "buffers[%u].byte_size", (unsigned)i);
+      hpy_raise_rule(st, HURRAY_ERR_BUFFER_SIZE, field, context,
+                     "buffer %u holds %llu bytes, the descriptor declares %llu", (unsigned)i,
+                     (unsigned long long)bufs[i].size,
+                     (unsigned long long)f.buffers[i].byte_size);
+      goto done;
+    }
+    bufs[i].size = f.buffers[i].byte_size;
+    bufs[i].sync_mode = f.buffers[i].sync_mode;
+  }
+  if (nbuf > 0) {
+    device = hpy_device_new(st, f.buffers[0].device_tag, f.buffers[0].memory_class, 0);
+  } else {
+    device = Py_NewRef(st->cpu);
+  }
+  if (device == NULL) goto done;
+  HpySections sec;
+  memset(&sec, 0, sizeof sec);
+  sec.quantization = f.quantization;
+  sec.shard = f.shard;
+  sec.statistics = f.statistics;
+  sec.member = f.composite_member;
+  sec.extension_type = f.extension_type;
+  sec.flags = f.flags;
+  sec.trailing = f.trailing;
+  sec.trailing_len = f.trailing_len;
+  sec.version_minor = f.version_minor;
+  sec.options = options;
+  result = hpy_tensor_build_ex(st, f.type_tag, f.rank, f.shape, &f.layout, f.byte_offset, device,
+                               bufs, nbuf, &sec, context);
+  nbuf = 0; /* moved */
+  if (result != NULL && hpy_tensor_validate_index_buffers(st, (HpyTensor *)result, context) < 0)
+    Py_CLEAR(result);
+done:
+  for (uint32_t i = 0; i < nbuf; i++) hpy_buffer_release(&bufs[i]);
+  Py_XDECREF(device);
+  return result;
+}
+
+/* _tensor_from_descriptor(descriptor, buffers, /, *, permissive=False, copy=None):
+ * the Python door to hpy_tensor_from_descriptor (readers, tests). */
+static PyObject *m_tensor_from_descriptor(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
+                                          PyObject *kwnames) {
+  HpyState *st = hpy_state_of_module(m);
+  static const char *const names[] = {"descriptor", "buffers", "permissive", "copy", NULL};
+  PyObject *a[4];
+  if (hpy_parse_args("_tensor_from_descriptor", args, nargs, kwnames, names, 2, 2, a) < 0)
+    return NULL;
+  const HurrayDescriptor *d = hpy_descriptor_get(st, a[0]);
+  if (d == NULL)
+    return PyErr_Format(PyExc_TypeError, "descriptor must be a hurray.Descriptor, not %.100s",
+                        Py_TYPE(a[0])->tp_name);
+  int permissive = 0, copy;
+  if (a[2] != NULL && (permissive = PyObject_IsTrue(a[2])) < 0) return NULL;
+  if (hpy_parse_copy(a[3], &copy) < 0) return NULL;
+  PyObject *seq = PySequence_Fast(a[1], "buffers must be a sequence");
+  if (seq == NULL) return NULL;
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+  if (n > (Py_ssize_t)HURRAY_MAX_BUFFERS) {
+    Py_DECREF(seq);
+    return hpy_raise(st->InvalidDescriptorError, "too many buffers (%zd)", n);
+  }
+  HpyBuffer *bufs = PyMem_Calloc(n > 0 ? (size_t)n : 1u, sizeof(HpyBuffer));
+  if (bufs == NULL) {
+    Py_DECREF(seq);
+    return PyErr_NoMemory();
+  }
+  HurrayDescriptorFields f;
+  (void)hurray_descriptor_fields(d, &f);
+  bool host = f.buffer_count == 0 || f.buffers[0].device_tag == HURRAY_DEVICE_CPU;
+  PyObject *r = NULL;
+  Py_ssize_t got = 0;
+  for (; got < n; got++) {
+    if (hpy_buffer_acquire(st, PySequence_Fast_GET_ITEM(seq, got), (uint32_t)got,
+                           host ? copy : (copy == 1 ? 1 : 0), "_tensor_from_descriptor",
+                           &bufs[got]) < 0)
+      break;
+  }
+  if (got == n) {
+    r = hpy_tensor_from_descriptor(st, d, bufs, (uint32_t)n,
+                                   permissive ? HURRAY_DECODE_PERMISSIVE : HURRAY_DECODE_STRICT,
+                                   "_tensor_from_descriptor");
+  } else {
+    for (Py_ssize_t i = 0; i < got; i++) hpy_buffer_release(&bufs[i]);
+  }
+  PyMem_Free(bufs);
+  Py_DECREF(seq);
+  return r;
+}
+
+static PyMethodDef tensor_module_methods[] = {
+    {"_tensor_from_descriptor", (PyCFunction)(void (*)(void))m_tensor_from_descriptor,
+     METH_FASTCALL | METH_KEYWORDS,
+     "_tensor_from_descriptor(descriptor, buffers, /, *, permissive=False, copy=None)\n--\n\n"
+     "A Tensor from a decoded Descriptor and one buffer per entry of its buffer table (each "
+     "at least its declared size). Every section is kept; alignment is measured again."},
+    {NULL, NULL, 0, NULL},
+};
 
 /* ---- getters --------------------------------------------------------------- */
 
@@ -594,7 +916,7 @@ static PyGetSetDef tensor_getset[] = {
     {"ndim", tg_ndim, NULL, "Rank.", NULL},
     {"size", tg_size, NULL, "Element count, or None if a dimension is dynamic.", NULL},
     {"device", tg_device, NULL, "The hurray.Device holding the buffers.", NULL},
-    {"layout", tg_layout, NULL, "The memory layout (tag and name).", NULL},
+    {"layout", tg_layout, NULL, "The memory layout (a hurray.Layout subclass; read-only).", NULL},
     {"buffer_count", tg_buffer_count, NULL, "Number of buffers in the descriptor's table.", NULL},
     {"buffer_handles", tg_buffer_handles, NULL,
      "Tuple of hurray.BufferHandle, one per buffer, in descriptor order.", NULL},
@@ -611,6 +933,20 @@ static PyGetSetDef tensor_getset[] = {
      "Transposed view of a rank-2 tensor (no copy); ValueError for any other rank.", NULL},
     {"__array_interface__", hpy_tensor_array_interface, NULL,
      "NumPy array interface (v3) of a dense, host, Tier 1 tensor.", NULL},
+    {"nnz", hpy_tensor_nnz, NULL,
+     "Stored element count of a COO, CSR, CSC or CSF tensor (AttributeError otherwise).", NULL},
+    {"values", hpy_tensor_values, NULL,
+     "1-D view of the stored values of a sparse tensor (AttributeError otherwise).", NULL},
+    {"indices", hpy_tensor_indices, NULL,
+     "[nnz, rank] uint64 view of a COO tensor's coordinates (AttributeError otherwise).", NULL},
+    {"col_indices", hpy_tensor_col_indices, NULL,
+     "uint64 view of a CSR tensor's column indices (AttributeError otherwise).", NULL},
+    {"row_ptr", hpy_tensor_row_ptr, NULL,
+     "uint64 view of a CSR tensor's row pointers (AttributeError otherwise).", NULL},
+    {"row_indices", hpy_tensor_row_indices, NULL,
+     "uint64 view of a CSC tensor's row indices (AttributeError otherwise).", NULL},
+    {"col_ptr", hpy_tensor_col_ptr, NULL,
+     "uint64 view of a CSC tensor's column pointers (AttributeError otherwise).", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -629,6 +965,9 @@ static PyMethodDef tensor_methods[] = {
      "__dlpack_device__(self)\n--\n\n(DLDeviceType, device_id) of the tensor."},
     {"to_torch", hpy_tensor_to_torch, METH_NOARGS,
      "to_torch(self)\n--\n\nA torch.Tensor sharing this tensor's memory (through DLPack)."},
+    {"to_scipy", hpy_tensor_to_scipy, METH_NOARGS,
+     "to_scipy(self)\n--\n\nThe scipy.sparse matrix of a CSR, CSC or COO tensor, sharing "
+     "its memory where SciPy's layout allows (AttributeError for other layouts)."},
     {"__reduce__", tm_reduce, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL},
 };
@@ -700,13 +1039,17 @@ static void tensor_dealloc(PyObject *s) {
 static PyType_Slot tensor_slots[] = {
     {Py_tp_doc,
      "Tensor(buffer, dtype, shape, device=None, *, aux_buffers=None, layout=None, "
-     "quantization=None, statistics=None, shard=None, copy=None)\n--\n\n"
+     "quantization=None, statistics=None, shard=None, byte_offset=0, copy=None)\n--\n\n"
      "A Hurray tensor: a descriptor and the buffers it describes.\n\n"
-     "`buffer` (and each of `aux_buffers`) is any C-contiguous buffer-protocol object. "
+     "`buffer` (and each of `aux_buffers`) is any C-contiguous buffer-protocol object; a "
+     "list or tuple of them gives every buffer at once. "
      "It is borrowed when its address meets the 64-byte floor (MIN_BUFFER_ALIGNMENT) and "
      "copied into owned aligned memory otherwise (copy=None); copy=True always copies, "
      "copy=False never does and raises hurray.BufferError for a misaligned buffer. A "
-     "dynamic dimension is spelled None in `shape`."},
+     "dynamic dimension is spelled None in `shape`.\n\n`layout` is a hurray.Layout "
+     "(row-major when omitted); the layout is a declaration and the buffers are evidence: "
+     "the shape tier and the buffer-count tier raise InvalidDescriptorError, an undersized "
+     "buffer hurray.BufferError. Nothing is inferred or corrected."},
     {Py_tp_new, tensor_new},
     {Py_tp_repr, tensor_repr},
     {Py_tp_str, tensor_str},
@@ -730,6 +1073,7 @@ static PyType_Spec tensor_spec = {
 int hpy_tensor_init(PyObject *m, HpyState *st) {
   st->TensorType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &tensor_spec, NULL);
   if (st->TensorType == NULL) return -1;
+  if (PyModule_AddFunctions(m, tensor_module_methods) < 0) return -1;
   return PyModule_AddType(m, st->TensorType);
 }
 

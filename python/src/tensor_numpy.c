@@ -53,6 +53,13 @@ static const char *typestr_of(uint8_t tag) {
 
 typedef enum { ARR_DIRECT, ARR_BOOL, ARR_BF16 } ArrKind;
 
+/* Dense layouts NumPy cannot view: their elements are copied out in row-major
+ * order through the layout's addressing (hurray_layout_to_row_major). */
+static bool needs_gather(uint8_t layout_tag) {
+  return layout_tag == HURRAY_LAYOUT_TILED || layout_tag == HURRAY_LAYOUT_MORTON ||
+         layout_tag == HURRAY_LAYOUT_HILBERT;
+}
+
 /* Everything that keeps a tensor from becoming an ndarray. */
 static int numpy_checks(HpyState *st, HpyTensor *t, const char *what, ArrKind *kind) {
   HpyDevice *dev = (HpyDevice *)t->device;
@@ -64,15 +71,8 @@ static int numpy_checks(HpyState *st, HpyTensor *t, const char *what, ArrKind *k
     return -1;
   }
   uint8_t lt = t->f.layout.tag;
-  if (lt == HURRAY_LAYOUT_TILED || lt == HURRAY_LAYOUT_MORTON || lt == HURRAY_LAYOUT_HILBERT) {
-    hpy_raise(st->UnsupportedError,
-              "%s: a %s tensor needs a copy through its layout's addressing, which this "
-              "build does not provide yet",
-              what, hpy_layout_name(lt));
-    return -1;
-  }
   if (lt != HURRAY_LAYOUT_ROW_MAJOR && lt != HURRAY_LAYOUT_COL_MAJOR &&
-      lt != HURRAY_LAYOUT_STRIDED) {
+      lt != HURRAY_LAYOUT_STRIDED && !needs_gather(lt)) {
     hpy_raise(st->UnsupportedError,
               "%s: a %s tensor has no single dense element buffer; read its buffers with "
               "Tensor.buffer(i) or use the native protocol",
@@ -97,6 +97,7 @@ static int numpy_checks(HpyState *st, HpyTensor *t, const char *what, ArrKind *k
   if (typestr_of(tag) != NULL) {
     *kind = ARR_DIRECT;
   } else if (tag == HURRAY_DTYPE_BOOL && lt != HURRAY_LAYOUT_STRIDED) {
+    /* row/column-major unpack directly; tiled, Morton, Hilbert through the gather */
     *kind = ARR_BOOL;
   } else if (tag == HURRAY_DTYPE_BFLOAT16) {
     *kind = ARR_BF16;
@@ -164,6 +165,12 @@ PyObject *hpy_tensor_array_interface(PyObject *self, void *closure) {
                         "__array_interface__: %s elements have no NumPy typestr; "
                         "numpy.asarray uses __array__ instead",
                         kind == ARR_BOOL ? "bit-packed bool" : "bfloat16");
+  }
+  if (needs_gather(t->f.layout.tag)) {
+    return PyErr_Format(PyExc_AttributeError,
+                        "__array_interface__: a %s tensor has no strided view; numpy.asarray "
+                        "uses __array__, which copies it out in row-major order",
+                        hpy_layout_name(t->f.layout.tag));
   }
   const HurrayDtypeInfo *info = hurray_dtype_info(t->f.type_tag);
   return interface_dict(t, typestr_of(t->f.type_tag), info->bit_width / 8u);
@@ -259,6 +266,77 @@ done:
   return out;
 }
 
+/* A new row-major ndarray holding the elements of a tiled, Morton or Hilbert
+ * tensor, copied through the layout's addressing. */
+static PyObject *gather_array(HpyState *st, HpyTensor *t, ArrKind kind) {
+  PyObject *np = hpy_numpy(st);
+  if (np == NULL) return NULL;
+  uint64_t count = 0, packed = 0;
+  (void)hpy_element_count(t->f.rank, t->f.shape, &count);
+  if (hurray_buffer_size_bytes(t->f.type_tag, count, &packed) != HURRAY_OK ||
+      packed > (uint64_t)PY_SSIZE_T_MAX)
+    return PyErr_NoMemory();
+  PyObject *shape = hpy_shape_tuple(t->f.rank, t->f.shape);
+  if (shape == NULL) return NULL;
+  const char *typestr = kind == ARR_BOOL ? "bool" : kind == ARR_BF16 ? HPY_BO "u2"
+                                                                     : typestr_of(t->f.type_tag);
+  PyObject *arr = PyObject_CallMethod(np, "empty", "(Os)", shape, typestr);
+  Py_DECREF(shape);
+  if (arr == NULL) return NULL;
+  Py_buffer v;
+  if (PyObject_GetBuffer(arr, &v, PyBUF_WRITABLE) < 0) {
+    Py_DECREF(arr);
+    return NULL;
+  }
+  void *dst = v.buf;
+  uint8_t *tmp = NULL;
+  if (kind == ARR_BOOL) { /* Hurray bool is bit-packed: gather packed, then unpack */
+    tmp = PyMem_Malloc(packed > 0 ? (size_t)packed : 1u);
+    if (tmp == NULL) {
+      PyBuffer_Release(&v);
+      Py_DECREF(arr);
+      return PyErr_NoMemory();
+    }
+    dst = tmp;
+  }
+  const void *small[4];
+  const void **ptrs = small;
+  if (t->nbuf > 4) ptrs = PyMem_Calloc(t->nbuf, sizeof *ptrs);
+  HurrayStatus rc = HURRAY_ERR_OUT_OF_MEMORY;
+  HurrayError err;
+  hurray_error_clear(&err);
+  if (ptrs != NULL) {
+    for (uint32_t i = 0; i < t->nbuf; i++) ptrs[i] = t->bufs[i].data;
+    Py_BEGIN_ALLOW_THREADS rc = hurray_layout_to_row_major(&t->f, (const void *const *)ptrs, NULL,
+                                                           dst, packed, &err);
+    if (rc == HURRAY_OK && tmp != NULL) hpy_bool_unpack(tmp, (uint8_t *)v.buf, count);
+    Py_END_ALLOW_THREADS
+  }
+  if (ptrs != small) PyMem_Free(ptrs);
+  PyMem_Free(tmp);
+  PyBuffer_Release(&v);
+  if (rc != HURRAY_OK) {
+    Py_DECREF(arr);
+    return hpy_raise_status(st, rc, &err, "__array__");
+  }
+  if (kind == ARR_BF16) {
+    PyObject *mld = PyImport_ImportModule("ml_dtypes");
+    if (mld == NULL) {
+      PyErr_Clear();
+      Py_DECREF(arr);
+      return hpy_raise(st->UnsupportedError,
+                       "__array__: bfloat16 has no NumPy dtype unless ml_dtypes is installed");
+    }
+    PyObject *bf16 = PyObject_GetAttrString(mld, "bfloat16");
+    Py_DECREF(mld);
+    PyObject *view = bf16 != NULL ? PyObject_CallMethod(arr, "view", "(O)", bf16) : NULL;
+    Py_XDECREF(bf16);
+    Py_DECREF(arr);
+    return view;
+  }
+  return arr;
+}
+
 PyObject *hpy_tensor_array(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                            PyObject *kwnames) {
   HpyState *st = hpy_state_of(self);
@@ -274,7 +352,16 @@ PyObject *hpy_tensor_array(PyObject *self, PyObject *const *args, Py_ssize_t nar
   if (np == NULL) return NULL;
   PyObject *arr;
   bool fresh = false;
-  if (kind == ARR_BOOL) {
+  if (needs_gather(t->f.layout.tag)) {
+    if (copy == 0) {
+      return hpy_raise(st->CopyRequiredError,
+                       "__array__(copy=False): a %s tensor has no strided view; its elements "
+                       "must be copied out in row-major order",
+                       hpy_layout_name(t->f.layout.tag));
+    }
+    arr = gather_array(st, t, kind);
+    fresh = true;
+  } else if (kind == ARR_BOOL) {
     if (copy == 0) {
       return hpy_raise(st->CopyRequiredError,
                        "__array__(copy=False): bool is bit-packed in Hurray and NumPy stores "

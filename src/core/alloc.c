@@ -4,17 +4,29 @@
 
 #include "internal/common.h"
 
+#if defined(_WIN32)
+#include <malloc.h>
+#endif
+
 static void *default_alloc(void *ctx, size_t size, size_t alignment) {
   (void)ctx;
-  void *p = NULL;
   if (alignment < sizeof(void *)) alignment = sizeof(void *);
+#if defined(_WIN32)
+  return _aligned_malloc(size == 0 ? 1 : size, alignment);
+#else
+  void *p = NULL;
   if (posix_memalign(&p, alignment, size == 0 ? 1 : size) != 0) return NULL;
   return p;
+#endif
 }
 
 static void default_free(void *ctx, void *ptr) {
   (void)ctx;
+#if defined(_WIN32)
+  _aligned_free(ptr);
+#else
   free(ptr);
+#endif
 }
 
 static HurrayAllocator g_alloc = {default_alloc, default_free, NULL};

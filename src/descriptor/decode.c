@@ -461,9 +461,15 @@ static HurrayStatus parse_buffers(Parser *p, HurrayDescriptorFields *f) {
   f->buffer_count = count;
   f->buffers = NULL;
   if (count == 0) return HURRAY_OK;
-  HurrayBufferHandle *h =
-      hurray__arena_take(&p->arena, (size_t)count * sizeof(HurrayBufferHandle));
-  if (h == NULL) return arena_exhausted(p, "buffers");
+  /* Room only for the handles the wire can hold: a count larger than that is
+   * reported as a truncated handle below, never as an exhausted arena. */
+  uint64_t fit = (p->end - p->pos) / HURRAY_BUFFER_HANDLE_LEN;
+  uint32_t take = count <= fit ? count : (uint32_t)fit;
+  HurrayBufferHandle *h = NULL;
+  if (take > 0) {
+    h = hurray__arena_take(&p->arena, (size_t)take * sizeof(HurrayBufferHandle));
+    if (h == NULL) return arena_exhausted(p, "buffers");
+  }
   for (uint32_t i = 0; i < count; i++) {
     const uint8_t *b = p->b + p->pos;
     if (HURRAY_UNLIKELY(p->end - p->pos < HURRAY_BUFFER_HANDLE_LEN)) {

@@ -17,7 +17,11 @@
 #define HURRAY_LIKELY(x) __builtin_expect(!!(x), 1)
 #define HURRAY_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define HURRAY_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#if defined(_WIN32)
+#define HURRAY_INTERNAL /* PE targets: symbols are not exported unless HURRAY_API */
+#else
 #define HURRAY_INTERNAL __attribute__((visibility("hidden")))
+#endif
 #else
 #define HURRAY_LIKELY(x) (x)
 #define HURRAY_UNLIKELY(x) (x)

@@ -694,6 +694,15 @@ static void test_buffer_table_framing(void **state) {
   w.b[44] = 2;
   w_finish(&w);
   expect_reject(&w, 0, HURRAY_ERR_INVALID_LAYOUT, "buffers[1]");
+  /* A count far beyond the bytes left (and the arena's slack) is a truncated
+   * handle too, not an internal error (found by the Python property tests). */
+  w.b[44] = 255;
+  w_finish(&w);
+  expect_reject(&w, 0, HURRAY_ERR_INVALID_LAYOUT, "buffers[1]");
+  expect_reject(&w, HURRAY_DECODE_PERMISSIVE, HURRAY_ERR_INVALID_LAYOUT, "buffers[1]");
+  w.n = 45;
+  w_finish(&w);
+  expect_reject(&w, 0, HURRAY_ERR_INVALID_LAYOUT, "buffers[0]");
   /* Missing buffer_count byte. */
   w.n = 44;
   w_finish(&w);

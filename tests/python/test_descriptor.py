@@ -100,3 +100,29 @@ def test_golden_descriptors_decode_and_reencode():
         assert d.encoded_len == len(enc), what
         # the same bytes followed by data still decode to the same descriptor
         assert hurray.Descriptor.decode(raw + b"\0" * 32) == d, what
+
+
+def test_golden_sections_are_the_authoring_classes():
+    """Every golden descriptor's sections come back as the classes Tensor takes, and each
+    section survives on its own (encode/decode, equality with a rebuilt tensor's)."""
+    root, manifest = _golden()
+    seen = set()
+    for case in manifest["descriptors"]:
+        d = hurray.Descriptor.decode((root / case["file"]).read_bytes())
+        layout = d.layout
+        assert isinstance(layout, hurray.Layout) and type(layout) is not hurray.Layout
+        assert layout.tag == d.layout.tag and layout == d.layout and hash(layout) == hash(d.layout)
+        seen.add(type(layout).__name__)
+        assert layout.name in repr(d)
+        if layout.is_virtual:
+            continue
+        layout.validate_against_shape(d.shape)
+        q = d.quantization
+        if q is not None:
+            assert hurray.decode_quantization(q.encode()) == q
+            seen.add(type(q).__name__)
+        if d.shard is not None:
+            assert hurray.Shard(d.shard.parent_shape, d.shard.shard_offset) == d.shard
+        if d.statistics is not None:
+            seen.add("Statistics")
+    assert {"RowMajorLayout", "CsrLayout", "CompositeLayout", "PerBlockAffine"} <= seen

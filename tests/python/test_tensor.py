@@ -95,9 +95,11 @@ def test_dynamic_dimensions():
     assert "None" in r and "[]" not in r and "[]" not in s
 
 
-def test_unsupported_authoring_keywords_in_this_build():
-    with pytest.raises(hurray.UnsupportedError):
+def test_layout_keyword_takes_a_layout_object():
+    with pytest.raises(TypeError):
         hurray.Tensor(bytes(8), hurray.float32, [2], layout=object())
+    with pytest.raises(TypeError, match="hurray.Layout"):
+        hurray.Tensor(bytes(8), hurray.float32, [2], layout="row_major")
 
 
 # ---- the copy policy and measured alignment ---------------------------------------

@@ -1,0 +1,546 @@
+/*
+ * composite.c - hurray.Composite (ADR-036): a head descriptor that owns no
+ * buffers, plus its members, each a hurray.Tensor or a nested Composite.
+ *
+ * Construction states the composition rule, the logical shape and dtype of
+ * the head (never derived from the members), the members and, for an overlay
+ * only, the combine operation. Every rule of the format is delegated to the C
+ * library: the head to hurray_descriptor_from_fields, the tree (per-member
+ * boxes, partition cover, overlay roles, member count, nesting depth) to
+ * hurray_composite_validate_preorder. Nothing is re-checked here.
+ *
+ * Overlay roles follow from position (member 0 is the base, the rest are
+ * corrections), so they are derived rather than accepted; a member that
+ * already carries a role section (decoded from the wire) keeps it. The role
+ * lives in the descriptor the member presents to this head (`presented`),
+ * which is what validation and equality use, never on the member's tensor.
+ *
+ * A Composite has no data accessors (values, buffer, buffer_count,
+ * __array__, __dlpack__, __hurray__): the members hold the data.
+ */
+#include "hpy.h"
+
+#include <string.h>
+
+#define C(o) ((HpyComposite *)(o))
+
+const HurrayDescriptor *hpy_composite_member_descriptor(HpyState *st, const HpyComposite *c,
+                                                        uint32_t i) {
+  if (c->presented[i] != NULL) return c->presented[i];
+  PyObject *m = PyTuple_GET_ITEM(c->members, (Py_ssize_t)i);
+  return hpy_tensor_check(st, m) ? hpy_tensor_descriptor(m) : C(m)->head;
+}
+
+/* ---- the tree in pre-order ------------------------------------------------------ */
+
+/* Number of descriptors in the pre-order walk of c (head, then each member's). */
+static size_t tree_size(HpyState *st, const HpyComposite *c) {
+  size_t n = 1;
+  for (uint32_t i = 0; i < c->count; i++) {
+    PyObject *m = PyTuple_GET_ITEM(c->members, (Py_ssize_t)i);
+    n += hpy_composite_check(st, m) ? tree_size(st, C(m)) : 1u;
+  }
+  return n;
+}
+
+/* Fills fields[*pos ..] with the pre-order walk of c. */
+static void tree_fill(HpyState *st, const HpyComposite *c, HurrayDescriptorFields *fields,
+                      size_t *pos) {
+  fields[(*pos)++] = c->hf;
+  for (uint32_t i = 0; i < c->count; i++) {
+    PyObject *m = PyTuple_GET_ITEM(c->members, (Py_ssize_t)i);
+    if (hpy_composite_check(st, m)) {
+      tree_fill(st, C(m), fields, pos);
+    } else {
+      (void)hurray_descriptor_fields(hpy_composite_member_descriptor(st, c, i), &fields[*pos]);
+      (*pos)++;
+    }
+  }
+}
+
+static int validate_tree(HpyState *st, const HpyComposite *c, const char *context) {
+  size_t n = tree_size(st, c);
+  HurrayDescriptorFields *fields = PyMem_Calloc(n, sizeof *fields);
+  const HurrayDescriptorFields **ptrs = PyMem_Calloc(n, sizeof *ptrs);
+  if (fields == NULL || ptrs == NULL) {
+    PyMem_Free(fields);
+    PyMem_Free(ptrs);
+    PyErr_NoMemory();
+    return -1;
+  }
+  size_t pos = 0;
+  tree_fill(st, c, fields, &pos);
+  for (size_t i = 0; i < n; i++) ptrs[i] = &fields[i];
+  HurrayError err;
+  hurray_error_clear(&err);
+  size_t consumed = 0;
+  HurrayStatus rc = hurray_composite_validate_preorder(ptrs, n, HURRAY_DECODE_STRICT, &consumed,
+                                                       &err);
+  PyMem_Free(fields);
+  PyMem_Free(ptrs);
+  if (rc == HURRAY_OK && consumed != n) rc = HURRAY_ERR_INTERNAL;
+  if (rc != HURRAY_OK) {
+    hpy_raise_status(st, rc, &err, context);
+    return -1;
+  }
+  return 0;
+}
+
+/* ---- construction --------------------------------------------------------------- */
+
+/* The descriptor an overlay member presents: its own plus a role section,
+ * unless it carries one already. *out NULL when nothing changes. */
+static int present(HpyState *st, const HurrayDescriptor *own, bool overlay, uint32_t index,
+                   HurrayDescriptor **out, const char *context) {
+  *out = NULL;
+  if (!overlay) return 0;
+  HurrayDescriptorFields f;
+  if (hurray_descriptor_fields(own, &f) != HURRAY_OK) {
+    hpy_raise_status(st, HURRAY_ERR_INTERNAL, NULL, context);
+    return -1;
+  }
+  if (f.composite_member != NULL) return 0; /* decoded: keeps its role */
+  HurrayCompositeMember role;
+  memset(&role, 0, sizeof role);
+  role.role = index == 0 ? HURRAY_MEMBER_ROLE_BASE : HURRAY_MEMBER_ROLE_CORRECTION;
+  f.composite_member = &role;
+  HurrayError err;
+  hurray_error_clear(&err);
+  /* The member itself was validated when it was built; permissive keeps a
+   * relayed member (unknown tags) presentable. */
+  HurrayStatus rc = hurray_descriptor_from_fields(&f, HURRAY_DECODE_PERMISSIVE, out, &err);
+  if (rc != HURRAY_OK) {
+    hpy_raise_status(st, rc, &err, context);
+    return -1;
+  }
+  return 0;
+}
+
+PyObject *hpy_composite_from_head(HpyState *st, HurrayDescriptor *head, PyObject *members,
+                                  const char *context) {
+  HpyComposite *c = PyObject_GC_New(HpyComposite, st->CompositeType);
+  if (c == NULL) {
+    hurray_descriptor_destroy(head);
+    return NULL;
+  }
+  c->head = head;
+  c->dtype = NULL;
+  c->members = Py_NewRef(members);
+  c->presented = NULL;
+  c->count = 0;
+  PyObject_GC_Track((PyObject *)c);
+  if (hurray_descriptor_fields(head, &c->hf) != HURRAY_OK ||
+      c->hf.layout.tag != HURRAY_LAYOUT_COMPOSITE) {
+    Py_DECREF(c);
+    return hpy_raise(st->InvalidDescriptorError, "%s: the head is not a composite descriptor",
+                     context);
+  }
+  Py_ssize_t n = PyTuple_GET_SIZE(members);
+  c->presented = PyMem_Calloc(n > 0 ? (size_t)n : 1u, sizeof(HurrayDescriptor *));
+  if (c->presented == NULL) {
+    Py_DECREF(c);
+    return PyErr_NoMemory();
+  }
+  c->count = (uint32_t)n;
+  bool overlay = c->hf.layout.u.composite.rule == HURRAY_COMPOSITE_OVERLAY;
+  for (uint32_t i = 0; i < c->count; i++) {
+    PyObject *m = PyTuple_GET_ITEM(members, (Py_ssize_t)i);
+    if (hpy_tensor_check(st, m) &&
+        present(st, hpy_tensor_descriptor(m), overlay, i, &c->presented[i], context) < 0) {
+      Py_DECREF(c);
+      return NULL;
+    }
+  }
+  c->dtype = hpy_dtype_from_tag(st, c->hf.type_tag);
+  if (c->dtype == NULL || validate_tree(st, c, context) < 0) {
+    Py_DECREF(c);
+    return NULL;
+  }
+  return (PyObject *)c;
+}
+
+static const char *const k_rule_names[] = {"partition", "overlay", "group"};
+
+static PyObject *composite_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+  static char *kwlist[] = {"composition_rule", "shape", "dtype", "members", "combine_op",
+                           "shard", NULL};
+  PyObject *rule_o, *shape_o, *dtype_o, *members_o, *op_o = Py_None, *shard_o = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOO|O$O:Composite", kwlist, &rule_o, &shape_o,
+                                   &dtype_o, &members_o, &op_o, &shard_o))
+    return NULL;
+  HpyState *st = hpy_state_of_type(type);
+  const char *ctx = "Composite";
+  /* the rule and the combine operation: the same field as CompositeLayout */
+  if (!PyUnicode_Check(rule_o))
+    return PyErr_Format(PyExc_TypeError, "%s: composition_rule must be a str, not %.100s", ctx,
+                        Py_TYPE(rule_o)->tp_name);
+  uint8_t rule = 0;
+  for (int i = 0; i < 3; i++)
+    if (PyUnicode_CompareWithASCIIString(rule_o, k_rule_names[i]) == 0) rule = (uint8_t)(i + 1);
+  if (rule == 0)
+    return PyErr_Format(PyExc_ValueError,
+                        "%s: invalid composition_rule %R; expected 'partition', 'overlay' or "
+                        "'group'",
+                        ctx, rule_o);
+  uint8_t op = HURRAY_COMBINE_NONE;
+  if (rule == HURRAY_COMPOSITE_OVERLAY) {
+    if (op_o == Py_None)
+      return PyErr_Format(PyExc_ValueError,
+                          "%s: an overlay needs combine_op='replace' or combine_op='add'", ctx);
+    if (PyUnicode_Check(op_o) && PyUnicode_CompareWithASCIIString(op_o, "replace") == 0)
+      op = HURRAY_COMBINE_REPLACE;
+    else if (PyUnicode_Check(op_o) && PyUnicode_CompareWithASCIIString(op_o, "add") == 0)
+      op = HURRAY_COMBINE_ADD;
+    else
+      return PyErr_Format(PyExc_ValueError,
+                          "%s: invalid combine_op %R; expected 'replace' or 'add'", ctx, op_o);
+  } else if (op_o != Py_None) {
+    return PyErr_Format(PyExc_ValueError,
+                        "%s: combine_op applies only to an 'overlay'; a %R composite has none",
+                        ctx, rule_o);
+  }
+  /* shape and dtype: stated, never derived */
+  uint64_t shape[HURRAY_MAX_RANK];
+  uint32_t rank = 0;
+  if (hpy_parse_shape(st, shape_o, shape, &rank, ctx) < 0) return NULL;
+  for (uint32_t k = 0; k < rank; k++)
+    if (shape[k] == HURRAY_DYNAMIC_DIM)
+      return hpy_raise(st->InvalidDescriptorError,
+                       "%s: shape[%u] is dynamic (None); a composite's members are placed "
+                       "against every extent of its head",
+                       ctx, (unsigned)k);
+  uint8_t tag;
+  if (hpy_dtype_converter(st, dtype_o, &tag) < 0) return NULL;
+  /* a shard places a nested head inside a parent partition or overlay */
+  const HurrayShard *shard = NULL;
+  if (shard_o != Py_None) {
+    if (!Py_IS_TYPE(shard_o, st->ShardType))
+      return PyErr_Format(PyExc_TypeError, "%s: shard must be a hurray.Shard, not %.100s", ctx,
+                          Py_TYPE(shard_o)->tp_name);
+    if (((HpyShard *)shard_o)->rank != rank)
+      return hpy_raise_rule(st, HURRAY_ERR_INVALID_SHARD, "shard", ctx,
+                            "the shard has %u dimensions, the head %u",
+                            (unsigned)((HpyShard *)shard_o)->rank, (unsigned)rank);
+    shard = &((HpyShard *)shard_o)->shard;
+  }
+  /* members: tensors or composites */
+  if (PyUnicode_Check(members_o) || PyBytes_Check(members_o))
+    return PyErr_Format(PyExc_TypeError, "%s: members must be a sequence", ctx);
+  PyObject *members = PySequence_Tuple(members_o);
+  if (members == NULL) return NULL;
+  Py_ssize_t n = PyTuple_GET_SIZE(members);
+  for (Py_ssize_t i = 0; i < n; i++) {
+    PyObject *m = PyTuple_GET_ITEM(members, i);
+    if (!hpy_tensor_check(st, m) && !hpy_composite_check(st, m)) {
+      Py_DECREF(members);
+      return PyErr_Format(PyExc_TypeError,
+                          "%s: members[%zd] must be a hurray.Tensor or hurray.Composite, not "
+                          "%.100s",
+                          ctx, i, Py_TYPE(m)->tp_name);
+    }
+  }
+  if ((uint64_t)n >= HURRAY_COMPOSITE_OPEN_COUNT) {
+    Py_DECREF(members);
+    return hpy_raise(st->InvalidDescriptorError, "%s: too many members (%zd)", ctx, n);
+  }
+  /* the head: the C library checks its rules */
+  HurrayDescriptorFields f;
+  memset(&f, 0, sizeof f);
+  f.type_tag = tag;
+  f.rank = rank;
+  f.shape = shape;
+  f.layout.tag = HURRAY_LAYOUT_COMPOSITE;
+  f.layout.u.composite.rule = rule;
+  f.layout.u.composite.combine_op = op;
+  f.layout.u.composite.member_count = (uint32_t)n;
+  f.shard = shard;
+  HurrayDescriptor *head = NULL;
+  HurrayError err;
+  hurray_error_clear(&err);
+  HurrayStatus rc = hurray_descriptor_from_fields(&f, HURRAY_DECODE_STRICT, &head, &err);
+  if (rc != HURRAY_OK) {
+    Py_DECREF(members);
+    return hpy_raise_status(st, rc, &err, ctx);
+  }
+  PyObject *r = hpy_composite_from_head(st, head, members, ctx);
+  Py_DECREF(members);
+  return r;
+}
+
+/* ---- getters --------------------------------------------------------------------- */
+
+static PyObject *cg_rule(PyObject *s, void *c) {
+  (void)c;
+  uint8_t r = C(s)->hf.layout.u.composite.rule;
+  return PyUnicode_FromString(r >= 1 && r <= 3 ? k_rule_names[r - 1] : "private");
+}
+static PyObject *cg_combine(PyObject *s, void *c) {
+  (void)c;
+  const HurrayLayout *l = &C(s)->hf.layout;
+  if (l->u.composite.rule != HURRAY_COMPOSITE_OVERLAY) Py_RETURN_NONE;
+  return PyUnicode_FromString(l->u.composite.combine_op == HURRAY_COMBINE_ADD ? "add"
+                                                                              : "replace");
+}
+static PyObject *cg_shape(PyObject *s, void *c) {
+  (void)c;
+  return hpy_shape_tuple(C(s)->hf.rank, C(s)->hf.shape);
+}
+static PyObject *cg_ndim(PyObject *s, void *c) {
+  (void)c;
+  return PyLong_FromUnsignedLong(C(s)->hf.rank);
+}
+static PyObject *cg_dtype(PyObject *s, void *c) {
+  (void)c;
+  return Py_NewRef(C(s)->dtype);
+}
+static PyObject *cg_members(PyObject *s, void *c) {
+  (void)c;
+  return Py_NewRef(C(s)->members);
+}
+static PyObject *cg_member_count(PyObject *s, void *c) {
+  (void)c;
+  return PyLong_FromUnsignedLong(C(s)->count);
+}
+static PyObject *cg_member_roles(PyObject *s, void *c) {
+  (void)c;
+  HpyState *st = hpy_state_of(s);
+  HpyComposite *k = C(s);
+  PyObject *t = PyTuple_New((Py_ssize_t)k->count);
+  for (uint32_t i = 0; t != NULL && i < k->count; i++) {
+    HurrayDescriptorFields f;
+    PyObject *v;
+    if (hurray_descriptor_fields(hpy_composite_member_descriptor(st, k, i), &f) == HURRAY_OK &&
+        f.composite_member != NULL) {
+      v = PyUnicode_FromString(f.composite_member->role == HURRAY_MEMBER_ROLE_BASE ? "base"
+                                                                                  : "correction");
+    } else {
+      v = Py_NewRef(Py_None);
+    }
+    if (v == NULL) {
+      Py_CLEAR(t);
+      break;
+    }
+    PyTuple_SET_ITEM(t, (Py_ssize_t)i, v);
+  }
+  return t;
+}
+static PyObject *cg_shard(PyObject *s, void *c) {
+  (void)c;
+  return hpy_shard_object(hpy_state_of(s), &C(s)->hf);
+}
+static PyObject *cg_layout(PyObject *s, void *c) {
+  (void)c;
+  return hpy_layout_object(hpy_state_of(s), &C(s)->hf);
+}
+static PyObject *cg_descriptor(PyObject *s, void *c) {
+  (void)c;
+  HpyState *st = hpy_state_of(s);
+  HurrayDescriptor *d = NULL;
+  HurrayStatus rc = hurray_descriptor_clone(C(s)->head, &d);
+  if (rc != HURRAY_OK) return hpy_raise_status(st, rc, NULL, "Composite.descriptor");
+  return hpy_descriptor_wrap(st, d, NULL);
+}
+static PyObject *cg_member_descriptors(PyObject *s, void *c) {
+  (void)c;
+  HpyState *st = hpy_state_of(s);
+  HpyComposite *k = C(s);
+  PyObject *t = PyTuple_New((Py_ssize_t)k->count);
+  for (uint32_t i = 0; t != NULL && i < k->count; i++) {
+    HurrayDescriptor *d = NULL;
+    PyObject *v = NULL;
+    if (hurray_descriptor_clone(hpy_composite_member_descriptor(st, k, i), &d) == HURRAY_OK) {
+      PyObject *m = PyTuple_GET_ITEM(k->members, (Py_ssize_t)i);
+      v = hpy_descriptor_wrap(st, d, hpy_tensor_check(st, m) ? ((HpyTensor *)m)->device : NULL);
+    } else {
+      PyErr_NoMemory();
+    }
+    if (v == NULL) {
+      Py_CLEAR(t);
+      break;
+    }
+    PyTuple_SET_ITEM(t, (Py_ssize_t)i, v);
+  }
+  return t;
+}
+
+/* ---- value equality ------------------------------------------------------------------- */
+
+/* Two member tensors are equal when they present equal descriptors (but for
+ * the measured alignment) and hold
+ * the same bytes in every buffer (host memory), or the same memory (device
+ * buffers, which this process cannot read). */
+static bool tensor_bytes_equal(const HpyTensor *a, const HpyTensor *b) {
+  if (a->nbuf != b->nbuf) return false;
+  bool host = ((HpyDevice *)a->device)->tag == HURRAY_DEVICE_CPU;
+  for (uint32_t i = 0; i < a->nbuf; i++) {
+    uint64_t n = a->f.buffers[i].byte_size;
+    if (n != b->f.buffers[i].byte_size) return false;
+    if (n == 0 || a->bufs[i].data == b->bufs[i].data) continue;
+    if (!host || a->f.buffers[i].sync_mode != HURRAY_SYNC_PRODUCER_SYNCED) return false;
+    if (memcmp(a->bufs[i].data, b->bufs[i].data, (size_t)n) != 0) return false;
+  }
+  return true;
+}
+
+/* A copy of d with every buffer's alignment set to what any placement
+ * satisfies (1 when empty, else the 64-byte floor); NULL on failure. */
+static HurrayDescriptor *without_alignment(const HurrayDescriptor *d) {
+  HurrayDescriptorFields f;
+  if (hurray_descriptor_fields(d, &f) != HURRAY_OK) return NULL;
+  HurrayBufferHandle h[HURRAY_MAX_BUFFERS];
+  for (uint32_t i = 0; i < f.buffer_count; i++) {
+    h[i] = f.buffers[i];
+    h[i].alignment = h[i].byte_size == 0 ? 1u : HURRAY_MIN_BUFFER_ALIGNMENT;
+  }
+  f.buffers = h;
+  HurrayDescriptor *out = NULL;
+  if (hurray_descriptor_from_fields(&f, HURRAY_DECODE_PERMISSIVE, &out, NULL) != HURRAY_OK)
+    return NULL;
+  return out;
+}
+
+/* Descriptor equality without the alignment fields: alignment is measured
+ * from wherever the bytes sit, so it is exempt from the round trip. */
+static bool same_but_alignment(const HurrayDescriptor *a, const HurrayDescriptor *b) {
+  if (hurray_descriptor_equal(a, b)) return true;
+  HurrayDescriptor *x = without_alignment(a), *y = without_alignment(b);
+  bool eq = x != NULL && y != NULL && hurray_descriptor_equal(x, y);
+  hurray_descriptor_destroy(x);
+  hurray_descriptor_destroy(y);
+  return eq;
+}
+
+static bool composite_equal(HpyState *st, const HpyComposite *a, const HpyComposite *b) {
+  if (a == b) return true;
+  if (!hurray_descriptor_equal(a->head, b->head) || a->count != b->count) return false;
+  for (uint32_t i = 0; i < a->count; i++) {
+    PyObject *x = PyTuple_GET_ITEM(a->members, (Py_ssize_t)i);
+    PyObject *y = PyTuple_GET_ITEM(b->members, (Py_ssize_t)i);
+    bool xc = hpy_composite_check(st, x), yc = hpy_composite_check(st, y);
+    if (xc != yc) return false;
+    if (xc) {
+      if (!composite_equal(st, C(x), C(y))) return false;
+      continue;
+    }
+    if (!same_but_alignment(hpy_composite_member_descriptor(st, a, i),
+                            hpy_composite_member_descriptor(st, b, i)))
+      return false;
+    if (!tensor_bytes_equal((HpyTensor *)x, (HpyTensor *)y)) return false;
+  }
+  return true;
+}
+
+static PyObject *composite_richcompare(PyObject *a, PyObject *b, int op) {
+  if ((op != Py_EQ && op != Py_NE) || Py_TYPE(a) != Py_TYPE(b)) Py_RETURN_NOTIMPLEMENTED;
+  bool eq = composite_equal(hpy_state_of(a), C(a), C(b));
+  return PyBool_FromLong(op == Py_EQ ? eq : !eq);
+}
+
+/* ---- repr (hurray._display), pickling, lifetime ------------------------------------- */
+
+static PyObject *composite_repr(PyObject *s) {
+  HpyState *st = hpy_state_of(s);
+  if (st->display_composite == NULL) {
+    PyObject *mod = PyImport_ImportModule("hurray._display");
+    if (mod == NULL) return NULL;
+    st->display_composite = PyObject_GetAttrString(mod, "composite_repr");
+    Py_DECREF(mod);
+    if (st->display_composite == NULL) return NULL;
+  }
+  return PyObject_CallOneArg(st->display_composite, s);
+}
+
+static PyObject *composite_reduce(PyObject *s, PyObject *unused) {
+  (void)s;
+  (void)unused;
+  return PyErr_Format(PyExc_TypeError,
+                      "cannot pickle a hurray.Composite (its members' buffers may be borrowed); "
+                      "use hurray.save or the stream writer");
+}
+
+static int composite_traverse(PyObject *s, visitproc visit, void *arg) {
+  Py_VISIT(C(s)->dtype);
+  Py_VISIT(C(s)->members);
+  Py_VISIT(Py_TYPE(s));
+  return 0;
+}
+
+static int composite_clear(PyObject *s) {
+  Py_CLEAR(C(s)->dtype);
+  Py_CLEAR(C(s)->members);
+  return 0;
+}
+
+static void composite_dealloc(PyObject *s) {
+  PyTypeObject *tp = Py_TYPE(s);
+  HpyComposite *c = C(s);
+  PyObject_GC_UnTrack(s);
+  (void)composite_clear(s);
+  if (c->presented != NULL) {
+    for (uint32_t i = 0; i < c->count; i++) hurray_descriptor_destroy(c->presented[i]);
+    PyMem_Free(c->presented);
+  }
+  hurray_descriptor_destroy(c->head);
+  tp->tp_free(s);
+  Py_DECREF(tp);
+}
+
+#define GET(name, fn, doc) {name, fn, NULL, doc, NULL}
+static PyGetSetDef composite_getset[] = {
+    GET("composition_rule", cg_rule, "'partition', 'overlay' or 'group'."),
+    GET("combine_op", cg_combine, "'replace' or 'add' for an overlay; None otherwise."),
+    GET("shape", cg_shape, "The logical shape the head presents."),
+    GET("ndim", cg_ndim, "Rank of the head."),
+    GET("dtype", cg_dtype, "The element type the head presents."),
+    GET("members", cg_members, "Tuple of the members (hurray.Tensor or hurray.Composite)."),
+    GET("member_count", cg_member_count, "len(members)."),
+    GET("member_roles", cg_member_roles,
+        "Per member: 'base' or 'correction' in an overlay, None otherwise."),
+    GET("layout", cg_layout, "The head's hurray.CompositeLayout."),
+    GET("shard", cg_shard, "The head's place in a parent composite (hurray.Shard), or None."),
+    GET("descriptor", cg_descriptor, "The head as a hurray.Descriptor (no buffers)."),
+    GET("member_descriptors", cg_member_descriptors,
+        "The descriptor each member presents to this head (an overlay member's carries its "
+        "role); a nested composite presents its head."),
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyMethodDef composite_methods[] = {
+    {"__reduce__", composite_reduce, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyType_Slot composite_slots[] = {
+    {Py_tp_doc,
+     "Composite(composition_rule, shape, dtype, members, combine_op=None, *, shard=None)\n--\n\n"
+     "A composite "
+     "tensor: a head that owns no buffers and presents one logical view over its members "
+     "(hurray.Tensor or hurray.Composite). composition_rule is 'partition', 'overlay' or "
+     "'group'; combine_op ('replace' or 'add') is required for an overlay and refused "
+     "otherwise. shard= places this head inside a parent partition or overlay. Overlay roles "
+     "follow from position. Compared by value (head, members, "
+     "bytes); unhashable."},
+    {Py_tp_new, composite_new},
+    {Py_tp_repr, composite_repr},
+    {Py_tp_richcompare, composite_richcompare},
+    {Py_tp_hash, PyObject_HashNotImplemented},
+    {Py_tp_getset, composite_getset},
+    {Py_tp_methods, composite_methods},
+    {Py_tp_traverse, composite_traverse},
+    {Py_tp_clear, composite_clear},
+    {Py_tp_dealloc, composite_dealloc},
+    {0, NULL},
+};
+
+static PyType_Spec composite_spec = {
+    .name = "hurray.Composite",
+    .basicsize = sizeof(HpyComposite),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_HAVE_GC,
+    .slots = composite_slots,
+};
+
+int hpy_composite_init(PyObject *m, HpyState *st) {
+  st->CompositeType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &composite_spec, NULL);
+  if (st->CompositeType == NULL) return -1;
+  return PyModule_AddType(m, st->CompositeType);
+}

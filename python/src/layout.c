@@ -1,0 +1,506 @@
+/*
+ * layout.c - hurray.Layout, the base of the layout classes (ADR-032).
+ *
+ * A layout object is an immutable value: the C library's HurrayLayout plus a
+ * private copy of its arrays. The base implements tag, name, buffer_count,
+ * is_dense, is_virtual, equality, hashing and validate_against_shape once;
+ * the 14 subclasses (layout_types.c) are typed facades over the same struct,
+ * adding their own getters, constructor and repr.
+ *
+ * The base is not constructible from Python. It is returned directly only for
+ * a named layout tag this build does not bind (hpy_layout_class_for_tag),
+ * which is a different fact from UnknownLayout (a tag nobody defined yet).
+ *
+ * Names come from hpy_layout_name (descriptor.c), the one helper error
+ * messages use too, so .name and the layout named in an error cannot drift.
+ */
+#include "hpy.h"
+
+#include <string.h>
+
+#define L(o) ((HpyLayout *)(o))
+
+/* ---- classification ----------------------------------------------------------- */
+
+bool hpy_layout_has_arrays(uint8_t tag) {
+  return tag == HURRAY_LAYOUT_STRIDED || tag == HURRAY_LAYOUT_TILED ||
+         tag == HURRAY_LAYOUT_MORTON || tag == HURRAY_LAYOUT_CSF;
+}
+
+uint32_t hpy_layout_options(uint8_t tag) {
+  return hurray_layout_tag_kind(tag) == HURRAY_TAG_NAMED ? HURRAY_DECODE_STRICT
+                                                        : HURRAY_DECODE_PERMISSIVE;
+}
+
+PyTypeObject *hpy_layout_class_for_tag(HpyState *st, uint8_t tag) {
+  switch (tag) {
+    case HURRAY_LAYOUT_ROW_MAJOR: return st->LayoutClasses[HPY_L_ROW_MAJOR];
+    case HURRAY_LAYOUT_COL_MAJOR: return st->LayoutClasses[HPY_L_COL_MAJOR];
+    case HURRAY_LAYOUT_STRIDED: return st->LayoutClasses[HPY_L_STRIDED];
+    case HURRAY_LAYOUT_TILED: return st->LayoutClasses[HPY_L_TILED];
+    case HURRAY_LAYOUT_MORTON: return st->LayoutClasses[HPY_L_MORTON];
+    case HURRAY_LAYOUT_HILBERT: return st->LayoutClasses[HPY_L_HILBERT];
+    case HURRAY_LAYOUT_COO: return st->LayoutClasses[HPY_L_COO];
+    case HURRAY_LAYOUT_CSR: return st->LayoutClasses[HPY_L_CSR];
+    case HURRAY_LAYOUT_CSC: return st->LayoutClasses[HPY_L_CSC];
+    case HURRAY_LAYOUT_CSF: return st->LayoutClasses[HPY_L_CSF];
+    case HURRAY_LAYOUT_BLOCK_PAGED: return st->LayoutClasses[HPY_L_BLOCK_PAGED];
+    case HURRAY_LAYOUT_COMPOSITE: return st->LayoutClasses[HPY_L_COMPOSITE];
+    default:
+      break;
+  }
+  switch (hurray_layout_tag_kind(tag)) {
+    case HURRAY_TAG_PRIVATE: return st->LayoutClasses[HPY_L_PRIVATE];
+    case HURRAY_TAG_NAMED: return st->LayoutType; /* named by the library, not bound here */
+    default: return st->LayoutClasses[HPY_L_UNKNOWN];
+  }
+}
+
+/* ---- deep copy ---------------------------------------------------------------- */
+
+/* A bump allocator over one PyMem block; every piece 8-byte aligned. */
+typedef struct {
+  uint8_t *base;
+  size_t used, cap;
+} Bump;
+
+static size_t round8(size_t n) { return (n + 7u) & ~(size_t)7u; }
+
+static void *bump(Bump *b, size_t n) {
+  if (n == 0) return NULL;
+  void *p = b->base + b->used;
+  b->used += round8(n);
+  return p;
+}
+
+static size_t tiled_bytes(const HurrayLayout *l, uint32_t n) {
+  size_t total = round8(l->u.tiled.depth * sizeof(HurrayTiledLevel));
+  for (uint32_t d = 0; d < l->u.tiled.depth; d++) {
+    const HurrayTiledLevel *v = &l->u.tiled.levels[d];
+    total += round8(n * sizeof(uint64_t));
+    if (v->outer_strides != NULL) total += round8(n * sizeof(int64_t));
+    if (v->inner_strides != NULL) total += round8(n * sizeof(int64_t));
+  }
+  return total;
+}
+
+static size_t layout_bytes(const HurrayLayout *l, uint32_t n) {
+  switch (l->tag) {
+    case HURRAY_LAYOUT_STRIDED: return round8(n * sizeof(int64_t));
+    case HURRAY_LAYOUT_TILED: return tiled_bytes(l, n);
+    case HURRAY_LAYOUT_MORTON: return round8(n * sizeof(uint32_t));
+    case HURRAY_LAYOUT_CSF: return round8(n * sizeof(uint32_t));
+    default: break;
+  }
+  switch (hurray_layout_tag_kind(l->tag)) {
+    case HURRAY_TAG_PRIVATE: return round8(l->u.private_ext.data_len);
+    case HURRAY_TAG_RESERVED:
+    case HURRAY_TAG_UNASSIGNED: return round8(l->u.opaque.len);
+    default: return 0;
+  }
+}
+
+static void *copy_array(Bump *b, const void *src, size_t bytes) {
+  void *p = bump(b, bytes);
+  if (p != NULL && src != NULL) memcpy(p, src, bytes);
+  return p;
+}
+
+/* Copies l's arrays into b; dst gets l with pointers into b. */
+static void layout_copy(const HurrayLayout *l, uint32_t n, Bump *b, HurrayLayout *dst) {
+  *dst = *l;
+  switch (l->tag) {
+    case HURRAY_LAYOUT_STRIDED:
+      dst->u.strided.strides = copy_array(b, l->u.strided.strides, n * sizeof(int64_t));
+      return;
+    case HURRAY_LAYOUT_MORTON:
+      dst->u.morton.bits = copy_array(b, l->u.morton.bits, n * sizeof(uint32_t));
+      return;
+    case HURRAY_LAYOUT_CSF:
+      dst->u.csf.mode_order = copy_array(b, l->u.csf.mode_order, n * sizeof(uint32_t));
+      return;
+    case HURRAY_LAYOUT_TILED: {
+      uint32_t depth = l->u.tiled.depth;
+      HurrayTiledLevel *lv = bump(b, depth * sizeof(HurrayTiledLevel));
+      for (uint32_t d = 0; d < depth; d++) {
+        const HurrayTiledLevel *s = &l->u.tiled.levels[d];
+        lv[d] = *s;
+        lv[d].tile_shape = copy_array(b, s->tile_shape, n * sizeof(uint64_t));
+        lv[d].outer_strides =
+            s->outer_strides != NULL ? copy_array(b, s->outer_strides, n * sizeof(int64_t)) : NULL;
+        lv[d].inner_strides =
+            s->inner_strides != NULL ? copy_array(b, s->inner_strides, n * sizeof(int64_t)) : NULL;
+      }
+      dst->u.tiled.levels = lv;
+      return;
+    }
+    default:
+      break;
+  }
+  switch (hurray_layout_tag_kind(l->tag)) {
+    case HURRAY_TAG_PRIVATE:
+      dst->u.private_ext.data = copy_array(b, l->u.private_ext.data, l->u.private_ext.data_len);
+      return;
+    case HURRAY_TAG_RESERVED:
+    case HURRAY_TAG_UNASSIGNED:
+      dst->u.opaque.bytes = copy_array(b, l->u.opaque.bytes, l->u.opaque.len);
+      return;
+    default:
+      return;
+  }
+}
+
+PyObject *hpy_layout_new(HpyState *st, PyTypeObject *type, const HurrayLayout *src, uint32_t n) {
+  (void)st;
+  if (!hpy_layout_has_arrays(src->tag)) n = 0;
+  size_t need = layout_bytes(src, n);
+  void *mem = NULL;
+  if (need > 0) {
+    mem = PyMem_Malloc(need);
+    if (mem == NULL) return PyErr_NoMemory();
+  }
+  HpyLayout *self = PyObject_New(HpyLayout, type);
+  if (self == NULL) {
+    PyMem_Free(mem);
+    return NULL;
+  }
+  Bump b = {mem, 0, need};
+  layout_copy(src, n, &b, &self->lay);
+  self->n = n;
+  self->mem = mem;
+  return (PyObject *)self;
+}
+
+PyObject *hpy_layout_object(HpyState *st, const HurrayDescriptorFields *f) {
+  return hpy_layout_new(st, hpy_layout_class_for_tag(st, f->layout.tag), &f->layout, f->rank);
+}
+
+/* ---- value: a canonical byte key for equality and hashing --------------------- */
+
+typedef struct {
+  uint8_t *p;
+  size_t len, cap;
+  bool failed;
+} Key;
+
+static void key_put(Key *k, const void *src, size_t n) {
+  if (k->failed || n == 0) return;
+  if (k->len + n > k->cap) {
+    size_t cap = k->cap * 2 + n + 64;
+    uint8_t *p = PyMem_Realloc(k->p, cap);
+    if (p == NULL) {
+      k->failed = true;
+      return;
+    }
+    k->p = p;
+    k->cap = cap;
+  }
+  memcpy(k->p + k->len, src, n);
+  k->len += n;
+}
+static void key_u64(Key *k, uint64_t v) { key_put(k, &v, sizeof v); }
+
+/* Every field that distinguishes two layouts, in a fixed order. Arrays are
+ * written with their length so adjacent fields cannot alias. */
+static bool layout_key(const HpyLayout *o, Key *k) {
+  const HurrayLayout *l = &o->lay;
+  uint32_t n = o->n;
+  key_u64(k, l->tag);
+  switch (l->tag) {
+    case HURRAY_LAYOUT_ROW_MAJOR:
+    case HURRAY_LAYOUT_COL_MAJOR:
+      break;
+    case HURRAY_LAYOUT_STRIDED:
+      key_u64(k, n);
+      key_put(k, l->u.strided.strides, n * sizeof(int64_t));
+      break;
+    case HURRAY_LAYOUT_MORTON:
+      key_u64(k, n);
+      key_put(k, l->u.morton.bits, n * sizeof(uint32_t));
+      break;
+    case HURRAY_LAYOUT_TILED:
+      key_u64(k, n);
+      key_u64(k, l->u.tiled.depth);
+      for (uint32_t d = 0; d < l->u.tiled.depth; d++) {
+        const HurrayTiledLevel *v = &l->u.tiled.levels[d];
+        key_u64(k, v->outer_layout);
+        key_u64(k, v->inner_layout);
+        key_put(k, v->tile_shape, n * sizeof(uint64_t));
+        key_u64(k, v->outer_strides != NULL);
+        if (v->outer_strides != NULL) key_put(k, v->outer_strides, n * sizeof(int64_t));
+        key_u64(k, v->inner_strides != NULL);
+        if (v->inner_strides != NULL) key_put(k, v->inner_strides, n * sizeof(int64_t));
+      }
+      break;
+    case HURRAY_LAYOUT_HILBERT:
+      key_u64(k, l->u.hilbert.order);
+      key_u64(k, l->u.hilbert.rank);
+      break;
+    case HURRAY_LAYOUT_COO:
+      key_u64(k, l->u.coo.nnz);
+      key_u64(k, l->u.coo.is_sorted);
+      break;
+    case HURRAY_LAYOUT_CSR:
+    case HURRAY_LAYOUT_CSC:
+      key_u64(k, l->u.csr.nnz);
+      break;
+    case HURRAY_LAYOUT_CSF:
+      key_u64(k, l->u.csf.nnz);
+      key_u64(k, n);
+      key_put(k, l->u.csf.mode_order, n * sizeof(uint32_t));
+      break;
+    case HURRAY_LAYOUT_BLOCK_PAGED:
+      key_u64(k, l->u.block_paged.page_size);
+      key_u64(k, l->u.block_paged.num_pages);
+      key_u64(k, l->u.block_paged.paged_axis);
+      key_u64(k, l->u.block_paged.num_seqs);
+      key_u64(k, l->u.block_paged.kv_role);
+      key_u64(k, l->u.block_paged.layer_index);
+      key_u64(k, l->u.block_paged.block_table_index_type);
+      break;
+    case HURRAY_LAYOUT_COMPOSITE:
+      key_u64(k, l->u.composite.rule);
+      key_u64(k, l->u.composite.combine_op);
+      key_u64(k, l->u.composite.member_count);
+      break;
+    default:
+      switch (hurray_layout_tag_kind(l->tag)) {
+        case HURRAY_TAG_PRIVATE:
+          key_u64(k, l->u.private_ext.layout_id);
+          key_u64(k, l->u.private_ext.data_len);
+          key_put(k, l->u.private_ext.data, l->u.private_ext.data_len);
+          break;
+        case HURRAY_TAG_RESERVED:
+        case HURRAY_TAG_UNASSIGNED:
+          key_u64(k, l->u.opaque.len);
+          key_put(k, l->u.opaque.bytes, l->u.opaque.len);
+          break;
+        default:
+          break;
+      }
+      break;
+  }
+  if (k->failed) {
+    PyMem_Free(k->p);
+    PyErr_NoMemory();
+    return false;
+  }
+  return true;
+}
+
+static PyObject *layout_richcompare(PyObject *a, PyObject *b, int op) {
+  HpyState *st = hpy_state_of(a);
+  if ((op != Py_EQ && op != Py_NE) || !hpy_layout_check(st, b)) Py_RETURN_NOTIMPLEMENTED;
+  Key ka = {NULL, 0, 0, false}, kb = {NULL, 0, 0, false};
+  if (!layout_key(L(a), &ka)) return NULL;
+  if (!layout_key(L(b), &kb)) {
+    PyMem_Free(ka.p);
+    return NULL;
+  }
+  bool eq = ka.len == kb.len && (ka.len == 0 || memcmp(ka.p, kb.p, ka.len) == 0);
+  PyMem_Free(ka.p);
+  PyMem_Free(kb.p);
+  return PyBool_FromLong(op == Py_EQ ? eq : !eq);
+}
+
+static Py_hash_t layout_hash(PyObject *self) {
+  Key k = {NULL, 0, 0, false};
+  if (!layout_key(L(self), &k)) return -1;
+  /* FNV-1a over the key, folded to Py_hash_t. */
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < k.len; i++) {
+    h ^= k.p[i];
+    h *= 0x100000001b3ull;
+  }
+  PyMem_Free(k.p);
+  Py_hash_t r = (Py_hash_t)(h ^ (h >> 32));
+  return r == -1 ? -2 : r;
+}
+
+/* ---- the shape tier, shared with Tensor ---------------------------------------- */
+
+static const char *array_name(uint8_t tag) {
+  switch (tag) {
+    case HURRAY_LAYOUT_STRIDED: return "strides";
+    case HURRAY_LAYOUT_TILED: return "tile_shape entries";
+    case HURRAY_LAYOUT_MORTON: return "morton_bits";
+    default: return "mode_order entries";
+  }
+}
+
+int hpy_layout_for_rank(HpyState *st, PyObject *obj, uint32_t rank, HurrayLayout *out,
+                        const char *context) {
+  const HpyLayout *l = L(obj);
+  if (hpy_layout_has_arrays(l->lay.tag) && l->n != rank) {
+    hpy_raise_rule(st, HURRAY_ERR_INVALID_LAYOUT, "rank", context,
+                   "%s has %u %s, but the tensor has rank %u (one per dimension)",
+                   Py_TYPE(obj)->tp_name, (unsigned)l->n, array_name(l->lay.tag),
+                   (unsigned)rank);
+    return -1;
+  }
+  *out = l->lay;
+  return 0;
+}
+
+int hpy_layout_validate_shape(HpyState *st, PyObject *obj, uint32_t rank, const uint64_t *shape,
+                              const char *context) {
+  HurrayDescriptorFields f;
+  memset(&f, 0, sizeof f);
+  if (hpy_layout_for_rank(st, obj, rank, &f.layout, context) < 0) return -1;
+  f.type_tag = HURRAY_DTYPE_UINT8;
+  f.rank = rank;
+  f.shape = shape;
+  HurrayError err;
+  hurray_error_clear(&err);
+  HurrayStatus rc = hurray_layout_validate_shape(&f, hpy_layout_options(f.layout.tag), &err);
+  if (rc != HURRAY_OK) {
+    hpy_raise_status(st, rc, &err, context);
+    return -1;
+  }
+  return 0;
+}
+
+/* ---- the base's surface --------------------------------------------------------- */
+
+static PyObject *lg_tag(PyObject *s, void *c) {
+  (void)c;
+  return PyLong_FromLong(L(s)->lay.tag);
+}
+
+static PyObject *lg_name(PyObject *s, void *c) {
+  (void)c;
+  return PyUnicode_FromString(hpy_layout_name(L(s)->lay.tag));
+}
+
+static PyObject *lg_buffer_count(PyObject *s, void *c) {
+  (void)c;
+  const HpyLayout *l = L(s);
+  switch (hurray_layout_class(l->lay.tag)) {
+    case HURRAY_LAYOUT_CLASS_DENSE: return PyLong_FromLong(1);
+    case HURRAY_LAYOUT_CLASS_INDIRECT: return PyLong_FromLong(3);
+    case HURRAY_LAYOUT_CLASS_VIRTUAL: return PyLong_FromLong(0);
+    case HURRAY_LAYOUT_CLASS_SPARSE:
+      switch (l->lay.tag) {
+        case HURRAY_LAYOUT_COO: return PyLong_FromLong(2);
+        case HURRAY_LAYOUT_CSF: return PyLong_FromUnsignedLong(2ul * l->n + 1ul);
+        default: return PyLong_FromLong(3);
+      }
+    default:
+      Py_RETURN_NONE; /* private or unknown: only its definer knows */
+  }
+}
+
+static PyObject *lg_is_dense(PyObject *s, void *c) {
+  (void)c;
+  return PyBool_FromLong(hurray_layout_class(L(s)->lay.tag) == HURRAY_LAYOUT_CLASS_DENSE);
+}
+
+static PyObject *lg_is_virtual(PyObject *s, void *c) {
+  (void)c;
+  return PyBool_FromLong(hurray_layout_class(L(s)->lay.tag) == HURRAY_LAYOUT_CLASS_VIRTUAL);
+}
+
+static PyObject *lm_validate_against_shape(PyObject *s, PyObject *shape_obj) {
+  HpyState *st = hpy_state_of(s);
+  uint64_t shape[HURRAY_MAX_RANK];
+  uint32_t rank = 0;
+  if (hpy_parse_shape(st, shape_obj, shape, &rank, "validate_against_shape") < 0) return NULL;
+  if (hpy_layout_validate_shape(st, s, rank, shape, "validate_against_shape") < 0) return NULL;
+  Py_RETURN_NONE;
+}
+
+static PyObject *layout_repr(PyObject *s) {
+  return PyUnicode_FromFormat("Layout(tag=0x%s, name='%s')", hpy_hex(L(s)->lay.tag).s,
+                              hpy_layout_name(L(s)->lay.tag));
+}
+
+static PyObject *lm_reduce(PyObject *s, PyObject *unused) {
+  (void)unused;
+  return PyErr_Format(PyExc_TypeError, "cannot pickle '%.100s' object", Py_TYPE(s)->tp_name);
+}
+
+static PyGetSetDef layout_getset[] = {
+    {"tag", lg_tag, NULL, "The layout tag byte (memory-layout.md).", NULL},
+    {"name", lg_name, NULL,
+     "'row_major', 'col_major', 'strided', 'tiled', 'morton', 'hilbert', 'coo', 'csr', "
+     "'csc', 'csf', 'block_paged', 'composite', or 'extension' for a private or "
+     "unrecognised tag.",
+     NULL},
+    {"buffer_count", lg_buffer_count, NULL,
+     "Buffers the layout itself needs: 0 for a composite head, None for a private or "
+     "unknown layout (not knowable).",
+     NULL},
+    {"is_dense", lg_is_dense, NULL,
+     "True for the layouts whose one buffer holds every element in an addressable order.",
+     NULL},
+    {"is_virtual", lg_is_virtual, NULL, "True for a composite head, which owns no buffers.",
+     NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyMethodDef layout_methods[] = {
+    {"validate_against_shape", lm_validate_against_shape, METH_O,
+     "validate_against_shape(self, shape, /)\n--\n\nRaise InvalidDescriptorError unless this "
+     "layout's rank and extent rules accept `shape` (the rule hurray.Tensor applies at "
+     "construction). A dynamic dimension (None) is accepted."},
+    {"__reduce__", lm_reduce, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static void layout_dealloc(PyObject *s) {
+  PyTypeObject *tp = Py_TYPE(s);
+  PyMem_Free(L(s)->mem);
+  L(s)->mem = NULL;
+  tp->tp_free(s);
+  Py_DECREF(tp);
+}
+
+static PyType_Slot layout_slots[] = {
+    {Py_tp_doc,
+     "The memory layout of a tensor: a tag plus that layout's parameters.\n\n"
+     "The base of every layout class; not constructible. Layouts are immutable, compare "
+     "and hash by value, and never equal a string."},
+    {Py_tp_repr, layout_repr},
+    {Py_tp_hash, layout_hash},
+    {Py_tp_richcompare, layout_richcompare},
+    {Py_tp_getset, layout_getset},
+    {Py_tp_methods, layout_methods},
+    {Py_tp_dealloc, layout_dealloc},
+    {0, NULL},
+};
+
+static PyType_Spec layout_spec = {
+    .name = "hurray.Layout",
+    .basicsize = sizeof(HpyLayout),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_BASETYPE |
+             Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    .slots = layout_slots,
+};
+
+/* _layout_fallback(tag): the bare Layout the getter returns for a named tag
+ * this build does not bind (a test hook: every named tag is bound today). */
+static PyObject *m_layout_fallback(PyObject *m, PyObject *arg) {
+  HpyState *st = hpy_state_of_module(m);
+  long v = PyLong_AsLong(arg);
+  if (v == -1 && PyErr_Occurred()) return NULL;
+  if (v < 0 || v > 255) return PyErr_Format(PyExc_ValueError, "tag %ld is not a byte", v);
+  HurrayLayout l;
+  memset(&l, 0, sizeof l);
+  l.tag = (uint8_t)v;
+  return hpy_layout_new(st, st->LayoutType, &l, 0);
+}
+
+static PyMethodDef layout_module_methods[] = {
+    {"_layout_fallback", m_layout_fallback, METH_O,
+     "_layout_fallback(tag, /)\n--\n\nThe bare hurray.Layout returned for a named layout tag "
+     "this build does not bind (test hook)."},
+    {NULL, NULL, 0, NULL},
+};
+
+int hpy_layout_init(PyObject *m, HpyState *st) {
+  st->LayoutType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &layout_spec, NULL);
+  if (st->LayoutType == NULL) return -1;
+  if (PyModule_AddType(m, st->LayoutType) < 0) return -1;
+  if (PyModule_AddFunctions(m, layout_module_methods) < 0) return -1;
+  return hpy_layout_types_init(m, st);
+}

@@ -1,0 +1,481 @@
+/*
+ * sections.c - hurray.Statistics and hurray.Shard, the two optional
+ * descriptor sections that are plain values.
+ *
+ * Statistics: keyword-only; the computed_mask is derived from what is given
+ * (a statistic is present exactly when its validity bit is set), and fields
+ * sharing one bit (value_min / value_max / value_abs_max, value_mean /
+ * value_stddev, nm_n / nm_m, has_nan / has_inf) come together or not at all.
+ * Getters return None for what the mask does not claim. Unhashable (floats).
+ *
+ * Shard: parent_shape and shard_offset, one entry per dimension. Hashable.
+ *
+ * Both are checked at construction by the C library's own section rules,
+ * through a descriptor built around them (a dense tensor of zero extent, so
+ * only the section's own rules can fail); the rules that need the tensor
+ * (nnz against a sparse layout, offset + shape <= parent) run when the
+ * section is attached to one.
+ */
+#include "hpy.h"
+
+#include <math.h>
+#include <string.h>
+
+#define S(o) ((HpyStatistics *)(o))
+#define SH(o) ((HpyShard *)(o))
+
+/* Validates a section on a zero-extent row-major float32 tensor of `rank`. */
+static int probe(HpyState *st, uint32_t rank, const HurrayStatistics *s, const HurrayShard *sh,
+                 const char *ctx) {
+  uint64_t shape[HURRAY_MAX_RANK];
+  for (uint32_t k = 0; k < rank; k++) shape[k] = 0;
+  HurrayBufferHandle h;
+  memset(&h, 0, sizeof h);
+  h.alignment = 1;
+  HurrayDescriptorFields f;
+  memset(&f, 0, sizeof f);
+  f.type_tag = HURRAY_DTYPE_FLOAT32;
+  f.rank = rank;
+  f.shape = shape;
+  f.layout.tag = HURRAY_LAYOUT_ROW_MAJOR;
+  f.buffer_count = 1;
+  f.buffers = &h;
+  f.statistics = s;
+  f.shard = sh;
+  HurrayError err;
+  hurray_error_clear(&err);
+  HurrayStatus rc = hurray_descriptor_validate(&f, HURRAY_DECODE_STRICT, &err);
+  if (rc != HURRAY_OK) {
+    hpy_error_drop_offset(&err);
+    hpy_raise_status(st, rc, &err, ctx);
+    return -1;
+  }
+  return 0;
+}
+
+/* ---- Statistics ---------------------------------------------------------------- */
+
+PyObject *hpy_statistics_new(HpyState *st, const HurrayStatistics *s) {
+  HpyStatistics *o = PyObject_New(HpyStatistics, st->StatisticsType);
+  if (o == NULL) return NULL;
+  o->s = *s;
+  return (PyObject *)o;
+}
+
+PyObject *hpy_statistics_object(HpyState *st, const HurrayDescriptorFields *f) {
+  if (f->statistics == NULL) Py_RETURN_NONE;
+  return hpy_statistics_new(st, f->statistics);
+}
+
+static int float_arg(PyObject *o, const char *what, double *out) {
+  if (PyBool_Check(o) || !(PyFloat_Check(o) || PyLong_Check(o))) {
+    PyErr_Format(PyExc_TypeError, "Statistics: %s must be a float, not %.100s", what,
+                 Py_TYPE(o)->tp_name);
+    return -1;
+  }
+  *out = PyFloat_AsDouble(o);
+  return *out == -1.0 && PyErr_Occurred() ? -1 : 0;
+}
+
+static int uint_arg(HpyState *st, PyObject *o, const char *what, uint64_t max, uint64_t *out) {
+  if (PyBool_Check(o) || !PyIndex_Check(o)) {
+    PyErr_Format(PyExc_TypeError, "Statistics: %s must be an int, not %.100s", what,
+                 Py_TYPE(o)->tp_name);
+    return -1;
+  }
+  PyObject *v = PyNumber_Index(o);
+  if (v == NULL) return -1;
+  unsigned long long x = PyLong_AsUnsignedLongLong(v);
+  bool bad = false;
+  if (x == (unsigned long long)-1 && PyErr_Occurred()) {
+    PyErr_Clear();
+    bad = true;
+  } else if (x > max) {
+    bad = true;
+  }
+  if (bad) {
+    hpy_raise(st->InvalidDescriptorError, "Statistics: %s must be in [0, %llu], got %R", what,
+              (unsigned long long)max, v);
+    Py_DECREF(v);
+    return -1;
+  }
+  Py_DECREF(v);
+  *out = x;
+  return 0;
+}
+
+static int bool_arg(PyObject *o, const char *what, uint8_t *out) {
+  if (!PyBool_Check(o)) {
+    PyErr_Format(PyExc_TypeError, "Statistics: %s must be a bool, not %.100s", what,
+                 Py_TYPE(o)->tp_name);
+    return -1;
+  }
+  *out = o == Py_True ? 1 : 0;
+  return 0;
+}
+
+/* Counts the non-None objects of a group; raises unless 0 or all. */
+static int group(HpyState *st, PyObject **objs, int n, const char *names) {
+  int given = 0;
+  for (int i = 0; i < n; i++) given += objs[i] != Py_None;
+  if (given != 0 && given != n) {
+    hpy_raise(st->InvalidDescriptorError,
+              "Statistics: %s share one validity bit: supply all of them or none", names);
+    return -1;
+  }
+  return given == n;
+}
+
+static PyObject *stats_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+  static char *kwlist[] = {"nnz",           "sparsity_ratio", "value_min",  "value_max",
+                           "value_abs_max", "value_mean",     "value_stddev", "nm_n",
+                           "nm_m",          "has_nan",        "has_inf",    NULL};
+  PyObject *o[11];
+  for (int i = 0; i < 11; i++) o[i] = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$OOOOOOOOOOO:Statistics", kwlist, &o[0],
+                                   &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7], &o[8], &o[9],
+                                   &o[10]))
+    return NULL;
+  HpyState *st = hpy_state_of_type(type);
+  HurrayStatistics s;
+  memset(&s, 0, sizeof s);
+  int g;
+  if (o[0] != Py_None) {
+    if (uint_arg(st, o[0], "nnz", UINT64_MAX, &s.nnz) < 0) return NULL;
+    s.computed_mask |= HURRAY_STAT_NNZ_VALID;
+  }
+  if (o[1] != Py_None) {
+    if (float_arg(o[1], "sparsity_ratio", &s.sparsity_ratio) < 0) return NULL;
+    s.computed_mask |= HURRAY_STAT_SPARSITY_VALID;
+  }
+  if ((g = group(st, o + 2, 3, "value_min, value_max and value_abs_max")) < 0) return NULL;
+  if (g) {
+    if (float_arg(o[2], "value_min", &s.value_min) < 0 ||
+        float_arg(o[3], "value_max", &s.value_max) < 0 ||
+        float_arg(o[4], "value_abs_max", &s.value_abs_max) < 0)
+      return NULL;
+    s.computed_mask |= HURRAY_STAT_VALUE_RANGE_VALID;
+  }
+  if ((g = group(st, o + 5, 2, "value_mean and value_stddev")) < 0) return NULL;
+  if (g) {
+    if (float_arg(o[5], "value_mean", &s.value_mean) < 0 ||
+        float_arg(o[6], "value_stddev", &s.value_stddev) < 0)
+      return NULL;
+    s.computed_mask |= HURRAY_STAT_VALUE_STATS_VALID;
+  }
+  if ((g = group(st, o + 7, 2, "nm_n and nm_m")) < 0) return NULL;
+  if (g) {
+    uint64_t n, m;
+    if (uint_arg(st, o[7], "nm_n", 255, &n) < 0 || uint_arg(st, o[8], "nm_m", 255, &m) < 0)
+      return NULL;
+    s.nm_n = (uint8_t)n;
+    s.nm_m = (uint8_t)m;
+    s.computed_mask |= HURRAY_STAT_NM_SPARSITY_VALID;
+  }
+  if ((g = group(st, o + 9, 2, "has_nan and has_inf")) < 0) return NULL;
+  if (g) {
+    if (bool_arg(o[9], "has_nan", &s.has_nan) < 0 || bool_arg(o[10], "has_inf", &s.has_inf) < 0)
+      return NULL;
+    s.computed_mask |= HURRAY_STAT_NAN_INF_VALID;
+  }
+  if (probe(st, 1, &s, NULL, "Statistics") < 0) return NULL;
+  return hpy_statistics_new(st, &s);
+}
+
+#define MASK(o, bit) ((S(o)->s.computed_mask & (bit)) != 0)
+#define STAT_FLOAT(fn, field, bit)                    \
+  static PyObject *fn(PyObject *o, void *c) {         \
+    (void)c;                                          \
+    if (!MASK(o, bit)) Py_RETURN_NONE;                \
+    return PyFloat_FromDouble(S(o)->s.field);         \
+  }
+STAT_FLOAT(sg_sparsity, sparsity_ratio, HURRAY_STAT_SPARSITY_VALID)
+STAT_FLOAT(sg_min, value_min, HURRAY_STAT_VALUE_RANGE_VALID)
+STAT_FLOAT(sg_max, value_max, HURRAY_STAT_VALUE_RANGE_VALID)
+STAT_FLOAT(sg_absmax, value_abs_max, HURRAY_STAT_VALUE_RANGE_VALID)
+STAT_FLOAT(sg_mean, value_mean, HURRAY_STAT_VALUE_STATS_VALID)
+STAT_FLOAT(sg_stddev, value_stddev, HURRAY_STAT_VALUE_STATS_VALID)
+
+static PyObject *sg_nnz(PyObject *o, void *c) {
+  (void)c;
+  if (!MASK(o, HURRAY_STAT_NNZ_VALID)) Py_RETURN_NONE;
+  return PyLong_FromUnsignedLongLong(S(o)->s.nnz);
+}
+static PyObject *sg_nm_n(PyObject *o, void *c) {
+  (void)c;
+  if (!MASK(o, HURRAY_STAT_NM_SPARSITY_VALID)) Py_RETURN_NONE;
+  return PyLong_FromLong(S(o)->s.nm_n);
+}
+static PyObject *sg_nm_m(PyObject *o, void *c) {
+  (void)c;
+  if (!MASK(o, HURRAY_STAT_NM_SPARSITY_VALID)) Py_RETURN_NONE;
+  return PyLong_FromLong(S(o)->s.nm_m);
+}
+static PyObject *sg_has_nan(PyObject *o, void *c) {
+  (void)c;
+  if (!MASK(o, HURRAY_STAT_NAN_INF_VALID)) Py_RETURN_NONE;
+  return PyBool_FromLong(S(o)->s.has_nan != 0);
+}
+static PyObject *sg_has_inf(PyObject *o, void *c) {
+  (void)c;
+  if (!MASK(o, HURRAY_STAT_NAN_INF_VALID)) Py_RETURN_NONE;
+  return PyBool_FromLong(S(o)->s.has_inf != 0);
+}
+static PyObject *sg_mask(PyObject *o, void *c) {
+  (void)c;
+  return PyLong_FromUnsignedLong(S(o)->s.computed_mask);
+}
+
+/* Equal when they encode alike: the same mask and, for each claimed group,
+ * the same bits (so NaN equals itself, as in a descriptor). */
+static bool stats_equal(const HurrayStatistics *a, const HurrayStatistics *b) {
+  if (a->computed_mask != b->computed_mask) return false;
+  uint32_t m = a->computed_mask;
+#define SAME(f) (memcmp(&a->f, &b->f, sizeof a->f) == 0)
+  if ((m & HURRAY_STAT_NNZ_VALID) && !SAME(nnz)) return false;
+  if ((m & HURRAY_STAT_SPARSITY_VALID) && !SAME(sparsity_ratio)) return false;
+  if ((m & HURRAY_STAT_VALUE_RANGE_VALID) &&
+      !(SAME(value_min) && SAME(value_max) && SAME(value_abs_max)))
+    return false;
+  if ((m & HURRAY_STAT_VALUE_STATS_VALID) && !(SAME(value_mean) && SAME(value_stddev)))
+    return false;
+  if ((m & HURRAY_STAT_NM_SPARSITY_VALID) && !(SAME(nm_n) && SAME(nm_m))) return false;
+  if ((m & HURRAY_STAT_NAN_INF_VALID) && !(SAME(has_nan) && SAME(has_inf))) return false;
+#undef SAME
+  return true;
+}
+
+static PyObject *stats_richcompare(PyObject *a, PyObject *b, int op) {
+  if ((op != Py_EQ && op != Py_NE) || Py_TYPE(a) != Py_TYPE(b)) Py_RETURN_NOTIMPLEMENTED;
+  bool eq = stats_equal(&S(a)->s, &S(b)->s);
+  return PyBool_FromLong(op == Py_EQ ? eq : !eq);
+}
+
+static PyObject *stats_repr(PyObject *o) {
+  static const char *const names[] = {"nnz",        "sparsity_ratio", "value_min", "value_max",
+                                      "value_abs_max", "value_mean",  "value_stddev", "nm_n",
+                                      "nm_m",       "has_nan",        "has_inf"};
+  getter fns[] = {sg_nnz,  sg_sparsity, sg_min,  sg_max,     sg_absmax, sg_mean,
+                  sg_stddev, sg_nm_n,   sg_nm_m, sg_has_nan, sg_has_inf};
+  PyObject *parts = PyList_New(0);
+  if (parts == NULL) return NULL;
+  for (int i = 0; i < 11; i++) {
+    PyObject *v = fns[i](o, NULL);
+    if (v == NULL) goto fail;
+    if (v != Py_None) {
+      PyObject *p = PyUnicode_FromFormat("%s=%R", names[i], v);
+      if (p == NULL || PyList_Append(parts, p) < 0) {
+        Py_XDECREF(p);
+        Py_DECREF(v);
+        goto fail;
+      }
+      Py_DECREF(p);
+    }
+    Py_DECREF(v);
+  }
+  {
+    PyObject *sep = PyUnicode_FromString(", ");
+    PyObject *body = sep != NULL ? PyUnicode_Join(sep, parts) : NULL;
+    Py_XDECREF(sep);
+    Py_DECREF(parts);
+    if (body == NULL) return NULL;
+    PyObject *r = PyUnicode_FromFormat("Statistics(%U)", body);
+    Py_DECREF(body);
+    return r;
+  }
+fail:
+  Py_DECREF(parts);
+  return NULL;
+}
+
+#define GET(name, fn, doc) {name, fn, NULL, doc, NULL}
+static PyGetSetDef stats_getset[] = {
+    GET("nnz", sg_nnz, "Stored non-zero count, or None."),
+    GET("sparsity_ratio", sg_sparsity, "Fraction of zero elements in [0, 1], or None."),
+    GET("value_min", sg_min, "Smallest value (dequantized), or None."),
+    GET("value_max", sg_max, "Largest value, or None."),
+    GET("value_abs_max", sg_absmax, "Largest magnitude, or None."),
+    GET("value_mean", sg_mean, "Mean value, or None."),
+    GET("value_stddev", sg_stddev, "Standard deviation (>= 0), or None."),
+    GET("nm_n", sg_nm_n, "N of N:M structured sparsity, or None."),
+    GET("nm_m", sg_nm_m, "M of N:M structured sparsity, or None."),
+    GET("has_nan", sg_has_nan, "Whether any value is NaN, or None."),
+    GET("has_inf", sg_has_inf, "Whether any value is infinite, or None."),
+    GET("computed_mask", sg_mask, "The validity bits of the fields above."),
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static void plain_dealloc(PyObject *o) {
+  PyTypeObject *tp = Py_TYPE(o);
+  tp->tp_free(o);
+  Py_DECREF(tp);
+}
+
+static PyType_Slot stats_slots[] = {
+    {Py_tp_doc,
+     "Statistics(*, nnz=None, sparsity_ratio=None, value_min=None, value_max=None, "
+     "value_abs_max=None, value_mean=None, value_stddev=None, nm_n=None, nm_m=None, "
+     "has_nan=None, has_inf=None)\n--\n\nThe advisory statistics section. The computed mask "
+     "follows what is supplied; fields that share a validity bit come together. Compared by "
+     "value; unhashable (float fields)."},
+    {Py_tp_new, stats_new},
+    {Py_tp_repr, stats_repr},
+    {Py_tp_richcompare, stats_richcompare},
+    {Py_tp_hash, PyObject_HashNotImplemented},
+    {Py_tp_getset, stats_getset},
+    {Py_tp_dealloc, plain_dealloc},
+    {0, NULL},
+};
+
+static PyType_Spec stats_spec = {
+    .name = "hurray.Statistics",
+    .basicsize = sizeof(HpyStatistics),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = stats_slots,
+};
+
+/* ---- Shard ------------------------------------------------------------------------ */
+
+PyObject *hpy_shard_new(HpyState *st, uint32_t rank, const HurrayShard *sh) {
+  uint64_t *mem = NULL;
+  if (rank > 0) {
+    mem = PyMem_Malloc(2u * rank * sizeof(uint64_t));
+    if (mem == NULL) return PyErr_NoMemory();
+    memcpy(mem, sh->parent_shape, rank * sizeof(uint64_t));
+    memcpy(mem + rank, sh->offset, rank * sizeof(uint64_t));
+  }
+  HpyShard *o = PyObject_New(HpyShard, st->ShardType);
+  if (o == NULL) {
+    PyMem_Free(mem);
+    return NULL;
+  }
+  o->rank = rank;
+  o->parent_shape = mem;
+  o->offset = mem != NULL ? mem + rank : NULL;
+  o->shard.parent_shape = o->parent_shape;
+  o->shard.offset = o->offset;
+  return (PyObject *)o;
+}
+
+PyObject *hpy_shard_object(HpyState *st, const HurrayDescriptorFields *f) {
+  if (f->shard == NULL) Py_RETURN_NONE;
+  return hpy_shard_new(st, f->rank, f->shard);
+}
+
+/* A sequence of extents (no None: a shard has no dynamic dimension). */
+static int extents(HpyState *st, PyObject *obj, const char *what, uint64_t *out, uint32_t *n) {
+  uint32_t rank = 0;
+  if (hpy_parse_shape(st, obj, out, &rank, what) < 0) return -1;
+  for (uint32_t k = 0; k < rank; k++) {
+    if (out[k] == HURRAY_DYNAMIC_DIM) {
+      hpy_raise(st->InvalidDescriptorError,
+                "%s[%u] is None; a shard's extents and offsets are always known", what,
+                (unsigned)k);
+      return -1;
+    }
+  }
+  *n = rank;
+  return 0;
+}
+
+static PyObject *shard_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+  static char *kwlist[] = {"parent_shape", "shard_offset", NULL};
+  PyObject *p, *o;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO:Shard", kwlist, &p, &o)) return NULL;
+  HpyState *st = hpy_state_of_type(type);
+  uint64_t parent[HURRAY_MAX_RANK], offset[HURRAY_MAX_RANK];
+  uint32_t np_ = 0, no = 0;
+  if (extents(st, p, "Shard: parent_shape", parent, &np_) < 0 ||
+      extents(st, o, "Shard: shard_offset", offset, &no) < 0)
+    return NULL;
+  if (np_ != no)
+    return hpy_raise(st->InvalidDescriptorError,
+                     "Shard: parent_shape has %u entries, shard_offset %u (one per dimension)",
+                     (unsigned)np_, (unsigned)no);
+  HurrayShard sh = {parent, offset};
+  if (probe(st, np_, NULL, &sh, "Shard") < 0) return NULL;
+  return hpy_shard_new(st, np_, &sh);
+}
+
+static PyObject *shg_parent(PyObject *o, void *c) {
+  (void)c;
+  return hpy_shape_tuple(SH(o)->rank, SH(o)->parent_shape);
+}
+static PyObject *shg_offset(PyObject *o, void *c) {
+  (void)c;
+  return hpy_shape_tuple(SH(o)->rank, SH(o)->offset);
+}
+
+static bool shard_equal(const HpyShard *a, const HpyShard *b) {
+  return a->rank == b->rank &&
+         (a->rank == 0 ||
+          (memcmp(a->parent_shape, b->parent_shape, a->rank * sizeof(uint64_t)) == 0 &&
+           memcmp(a->offset, b->offset, a->rank * sizeof(uint64_t)) == 0));
+}
+
+static PyObject *shard_richcompare(PyObject *a, PyObject *b, int op) {
+  if ((op != Py_EQ && op != Py_NE) || Py_TYPE(a) != Py_TYPE(b)) Py_RETURN_NOTIMPLEMENTED;
+  bool eq = shard_equal(SH(a), SH(b));
+  return PyBool_FromLong(op == Py_EQ ? eq : !eq);
+}
+
+static Py_hash_t shard_hash(PyObject *o) {
+  uint64_t h = 0xcbf29ce484222325ull ^ SH(o)->rank;
+  for (uint32_t k = 0; k < 2u * SH(o)->rank; k++) {
+    h ^= SH(o)->parent_shape[k]; /* offset follows parent_shape in the block */
+    h *= 0x100000001b3ull;
+  }
+  Py_hash_t r = (Py_hash_t)(h ^ (h >> 32));
+  return r == -1 ? -2 : r;
+}
+
+static PyObject *shard_repr(PyObject *o) {
+  PyObject *p = shg_parent(o, NULL);
+  PyObject *f = p != NULL ? shg_offset(o, NULL) : NULL;
+  PyObject *r = f != NULL ? PyUnicode_FromFormat("Shard(parent_shape=%R, shard_offset=%R)", p, f)
+                          : NULL;
+  Py_XDECREF(p);
+  Py_XDECREF(f);
+  return r;
+}
+
+static void shard_dealloc(PyObject *o) {
+  PyTypeObject *tp = Py_TYPE(o);
+  PyMem_Free(SH(o)->parent_shape);
+  tp->tp_free(o);
+  Py_DECREF(tp);
+}
+
+static PyGetSetDef shard_getset[] = {
+    GET("parent_shape", shg_parent, "Shape of the whole tensor this shard belongs to."),
+    GET("shard_offset", shg_offset, "Position of this shard's element [0, ..., 0] in the parent."),
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyType_Slot shard_slots[] = {
+    {Py_tp_doc,
+     "Shard(parent_shape, shard_offset)\n--\n\nThe shard section: where this tensor sits in a "
+     "larger one. Immutable, compared and hashed by value."},
+    {Py_tp_new, shard_new},
+    {Py_tp_repr, shard_repr},
+    {Py_tp_richcompare, shard_richcompare},
+    {Py_tp_hash, shard_hash},
+    {Py_tp_getset, shard_getset},
+    {Py_tp_dealloc, shard_dealloc},
+    {0, NULL},
+};
+
+static PyType_Spec shard_spec = {
+    .name = "hurray.Shard",
+    .basicsize = sizeof(HpyShard),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = shard_slots,
+};
+
+int hpy_sections_init(PyObject *m, HpyState *st) {
+  st->StatisticsType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &stats_spec, NULL);
+  if (st->StatisticsType == NULL || PyModule_AddType(m, st->StatisticsType) < 0) return -1;
+  st->ShardType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &shard_spec, NULL);
+  if (st->ShardType == NULL || PyModule_AddType(m, st->ShardType) < 0) return -1;
+  return 0;
+}

@@ -1,0 +1,160 @@
+/*
+ * tensor_sparse.c - the sparse side of hurray.Tensor (ADR-031): nnz, the
+ * component views (.values, .indices, .col_indices / .row_ptr, .row_indices
+ * / .col_ptr), the index-buffer check that runs at construction, and
+ * to_scipy (through the pure-Python hurray._sparse).
+ *
+ * A sparse tensor is an ordinary Tensor whose layout is COO, CSR, CSC or CSF.
+ * An accessor that does not apply to the layout raises AttributeError, never
+ * UnsupportedError, so hasattr reports what a tensor actually has.
+ *
+ * Component views are Tensors over the buffers of the parent, sharing memory
+ * and keeping the parent alive; index buffers are uint64 (coo.md, csr.md,
+ * csc.md). Like buffer(i), they refuse buffers that are not producer-synced.
+ */
+#include "hpy.h"
+
+#include <string.h>
+
+#define T(o) ((HpyTensor *)(o))
+
+/* Release the GIL for index checks over at least this many stored entries. */
+#define HPY_NOGIL_INDEX_ENTRIES ((uint64_t)1 << 16)
+
+static PyObject *no_attribute(PyObject *self, const char *attr) {
+  return PyErr_Format(PyExc_AttributeError,
+                      "'hurray.Tensor' object has no attribute '%s'; this is a %s tensor", attr,
+                      hpy_layout_name(T(self)->f.layout.tag));
+}
+
+static bool nnz_of(const HpyTensor *t, uint64_t *out) {
+  const HurrayLayout *l = &t->f.layout;
+  switch (l->tag) {
+    case HURRAY_LAYOUT_COO: *out = l->u.coo.nnz; return true;
+    case HURRAY_LAYOUT_CSR:
+    case HURRAY_LAYOUT_CSC: *out = l->u.csr.nnz; return true;
+    case HURRAY_LAYOUT_CSF: *out = l->u.csf.nnz; return true;
+    default: return false;
+  }
+}
+
+PyObject *hpy_tensor_component(PyObject *self, uint32_t index, uint8_t type_tag, uint32_t rank,
+                               const uint64_t *shape, const char *what) {
+  HpyTensor *t = T(self);
+  HpyState *st = hpy_state_of(self);
+  if (index >= t->nbuf)
+    return hpy_raise(st->InvalidDescriptorError, "%s: the tensor has no buffer %u", what,
+                     (unsigned)index);
+  if (hpy_tensor_check_readable(st, t, what) < 0) return NULL;
+  HpyBuffer b;
+  memset(&b, 0, sizeof b);
+  b.data = t->bufs[index].data;
+  b.size = t->f.buffers[index].byte_size;
+  b.readonly = t->bufs[index].readonly;
+  b.owner = Py_NewRef(self);
+  return hpy_tensor_build(st, type_tag, rank, shape, NULL, 0, t->device, &b, 1, what);
+}
+
+PyObject *hpy_tensor_nnz(PyObject *self, void *closure) {
+  (void)closure;
+  uint64_t nnz;
+  if (!nnz_of(T(self), &nnz)) return no_attribute(self, "nnz");
+  return PyLong_FromUnsignedLongLong(nnz);
+}
+
+PyObject *hpy_tensor_values(PyObject *self, void *closure) {
+  (void)closure;
+  uint64_t nnz;
+  if (!nnz_of(T(self), &nnz)) return no_attribute(self, "values");
+  return hpy_tensor_component(self, 0, T(self)->f.type_tag, 1, &nnz, "Tensor.values");
+}
+
+PyObject *hpy_tensor_indices(PyObject *self, void *closure) {
+  (void)closure;
+  HpyTensor *t = T(self);
+  if (t->f.layout.tag != HURRAY_LAYOUT_COO) return no_attribute(self, "indices");
+  uint64_t shape[2] = {t->f.layout.u.coo.nnz, t->f.rank};
+  return hpy_tensor_component(self, 1, HURRAY_DTYPE_UINT64, 2, shape, "Tensor.indices");
+}
+
+static PyObject *compressed_indices(PyObject *self, uint8_t tag, const char *attr) {
+  HpyTensor *t = T(self);
+  if (t->f.layout.tag != tag) return no_attribute(self, attr);
+  uint64_t nnz = t->f.layout.u.csr.nnz;
+  char what[32];
+  PyOS_snprintf(what, sizeof what, "Tensor.%s", attr);
+  return hpy_tensor_component(self, 1, HURRAY_DTYPE_UINT64, 1, &nnz, what);
+}
+
+/* The pointer array: one entry per row (CSR, dim 0) or column (CSC, dim 1), plus one. */
+static PyObject *compressed_ptr(PyObject *self, uint8_t tag, uint32_t dim, const char *attr) {
+  HpyTensor *t = T(self);
+  if (t->f.layout.tag != tag) return no_attribute(self, attr);
+  uint64_t n = t->f.shape[dim];
+  uint64_t len = n == HURRAY_DYNAMIC_DIM ? HURRAY_DYNAMIC_DIM : n + 1u;
+  char what[32];
+  PyOS_snprintf(what, sizeof what, "Tensor.%s", attr);
+  return hpy_tensor_component(self, 2, HURRAY_DTYPE_UINT64, 1, &len, what);
+}
+
+PyObject *hpy_tensor_col_indices(PyObject *self, void *closure) {
+  (void)closure;
+  return compressed_indices(self, HURRAY_LAYOUT_CSR, "col_indices");
+}
+PyObject *hpy_tensor_row_ptr(PyObject *self, void *closure) {
+  (void)closure;
+  return compressed_ptr(self, HURRAY_LAYOUT_CSR, 0, "row_ptr");
+}
+PyObject *hpy_tensor_row_indices(PyObject *self, void *closure) {
+  (void)closure;
+  return compressed_indices(self, HURRAY_LAYOUT_CSC, "row_indices");
+}
+PyObject *hpy_tensor_col_ptr(PyObject *self, void *closure) {
+  (void)closure;
+  return compressed_ptr(self, HURRAY_LAYOUT_CSC, 1, "col_ptr");
+}
+
+int hpy_tensor_validate_index_buffers(HpyState *st, HpyTensor *t, const char *context) {
+  HurrayLayoutClass cls = hurray_layout_class(t->f.layout.tag);
+  if (cls != HURRAY_LAYOUT_CLASS_SPARSE && cls != HURRAY_LAYOUT_CLASS_INDIRECT) return 0;
+  if (((HpyDevice *)t->device)->tag != HURRAY_DEVICE_CPU) return 0; /* not readable here */
+  for (uint32_t i = 0; i < t->f.buffer_count; i++)
+    if (t->f.buffers[i].sync_mode != HURRAY_SYNC_PRODUCER_SYNCED) return 0;
+  if (t->nbuf != t->f.buffer_count) return 0;
+  const void *small[8];
+  const void **ptrs = small;
+  if (t->nbuf > 8) {
+    ptrs = PyMem_Calloc(t->nbuf, sizeof *ptrs);
+    if (ptrs == NULL) {
+      PyErr_NoMemory();
+      return -1;
+    }
+  }
+  for (uint32_t i = 0; i < t->nbuf; i++) ptrs[i] = t->bufs[i].data;
+  uint64_t nnz = 0;
+  (void)nnz_of(t, &nnz);
+  HurrayError err;
+  hurray_error_clear(&err);
+  HurrayStatus rc;
+  if (nnz >= HPY_NOGIL_INDEX_ENTRIES) {
+    Py_BEGIN_ALLOW_THREADS rc =
+        hurray_layout_validate_index_buffers(&t->f, (const void *const *)ptrs, NULL, &err);
+    Py_END_ALLOW_THREADS
+  } else {
+    rc = hurray_layout_validate_index_buffers(&t->f, (const void *const *)ptrs, NULL, &err);
+  }
+  if (ptrs != small) PyMem_Free(ptrs);
+  if (rc == HURRAY_OK) return 0;
+  hpy_raise_status(st, rc, &err, context);
+  return -1;
+}
+
+PyObject *hpy_tensor_to_scipy(PyObject *self, PyObject *unused) {
+  (void)unused;
+  HpyState *st = hpy_state_of(self);
+  if (st->sparse_module == NULL) {
+    st->sparse_module = PyImport_ImportModule("hurray._sparse");
+    if (st->sparse_module == NULL) return NULL;
+  }
+  return PyObject_CallMethod(st->sparse_module, "to_scipy", "(O)", self);
+}
