@@ -7,37 +7,37 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
+#include "vjson.h"
 #include "testutil.h"
 
-static TjValue *load_manifest(const char *dir) {
+static VjValue *load_manifest(const char *dir) {
   char path[4096];
   snprintf(path, sizeof path, "%s/manifest.json", dir);
   size_t len = 0;
   uint8_t *text = tu_read_file(path, &len);
   assert_non_null(text);
-  size_t at = 0;
-  TjValue *m = tj_parse((const char *)text, len, &at);
-  if (m == NULL) fail_msg("manifest.json: syntax error at byte %zu", at);
+  char why[160];
+  VjValue *m = vj_parse((const char *)text, len, why, sizeof why);
+  if (m == NULL) fail_msg("manifest.json: %s", why);
   free(text);
   return m;
 }
 
-static uint64_t need_u64(const TjValue *obj, const char *key) {
+static uint64_t need_u64(const VjValue *obj, const char *key) {
   uint64_t v = 0;
-  if (!tj_u64(tj_get(obj, key), &v)) fail_msg("manifest: %s is missing or not an integer", key);
+  if (!vj_u64(vj_get(obj, key), &v)) fail_msg("manifest: %s is missing or not an integer", key);
   return v;
 }
 
-static bool need_bool(const TjValue *obj, const char *key) {
+static bool need_bool(const VjValue *obj, const char *key) {
   bool v = false;
-  if (!tj_bool(tj_get(obj, key), &v)) fail_msg("manifest: %s is missing or not a boolean", key);
+  if (!vj_bool(vj_get(obj, key), &v)) fail_msg("manifest: %s is missing or not a boolean", key);
   return v;
 }
 
-static void check_one(const char *dir, const TjValue *entry) {
-  const char *file = tj_str(tj_get(entry, "file"));
-  const TjValue *ex = tj_get(entry, "expect");
+static void check_one(const char *dir, const VjValue *entry) {
+  const char *file = vj_str(vj_get(entry, "file"));
+  const VjValue *ex = vj_get(entry, "expect");
   assert_non_null(file);
   assert_non_null(ex);
   char path[4096];
@@ -64,7 +64,7 @@ static void check_one(const char *dir, const TjValue *entry) {
   uint8_t tag = 0;
   assert_int_equal(hurray_descriptor_element_type_tag(d, &tag), HURRAY_OK);
   assert_int_equal(tag, need_u64(ex, "element_type_tag"));
-  const char *type_name = tj_str(tj_get(ex, "element_type"));
+  const char *type_name = vj_str(vj_get(ex, "element_type"));
   assert_non_null(type_name);
   if (strcmp(type_name, "extension") == 0) {
     assert_true(tag >= 0xF0 && tag <= 0xFE);
@@ -73,17 +73,17 @@ static void check_one(const char *dir, const TjValue *entry) {
     assert_string_equal(hurray_dtype_name(tag), type_name);
   }
 
-  const TjValue *shape = tj_get(ex, "shape");
+  const VjValue *shape = vj_get(ex, "shape");
   uint32_t rank = 0;
   assert_int_equal(hurray_descriptor_rank(d, &rank), HURRAY_OK);
-  assert_int_equal(rank, tj_len(shape));
+  assert_int_equal(rank, vj_len(shape));
   uint64_t dims[64];
   uintptr_t cap = 64;
   assert_int_equal(hurray_descriptor_shape(d, dims, &cap), HURRAY_OK);
   assert_int_equal(cap, rank);
   for (uint32_t k = 0; k < rank; k++) {
     uint64_t want = 0;
-    assert_true(tj_u64(tj_at(shape, k), &want));
+    assert_true(vj_u64(vj_at(shape, k), &want));
     assert_int_equal(dims[k], want);
   }
 
@@ -94,15 +94,15 @@ static void check_one(const char *dir, const TjValue *entry) {
   assert_int_equal(hurray_descriptor_layout_tag(d, &ltag), HURRAY_OK);
   assert_int_equal(ltag, need_u64(ex, "layout_tag"));
 
-  const TjValue *sizes = tj_get(ex, "buffer_byte_sizes");
+  const VjValue *sizes = vj_get(ex, "buffer_byte_sizes");
   uint32_t nbuf = 0;
   assert_int_equal(hurray_descriptor_buffer_count(d, &nbuf), HURRAY_OK);
-  assert_int_equal(nbuf, tj_len(sizes));
+  assert_int_equal(nbuf, vj_len(sizes));
   for (uint32_t i = 0; i < nbuf; i++) {
     const HurrayBufferHandle *h = NULL;
     uint64_t want = 0;
     assert_int_equal(hurray_descriptor_buffer(d, i, &h), HURRAY_OK);
-    assert_true(tj_u64(tj_at(sizes, i), &want));
+    assert_true(vj_u64(vj_at(sizes, i), &want));
     assert_int_equal(h->byte_size, want);
   }
 
@@ -144,41 +144,40 @@ static void test_golden_descriptors(void **state) {
     printf("golden corpus absent: skipped (set HURRAY_GOLDEN_DIR or provide ../shared/golden)\n");
     skip();
   }
-  TjValue *m = load_manifest(dir);
-  const TjValue *list = tj_get(m, "descriptors");
-  assert_true(tj_len(list) > 0);
-  for (size_t i = 0; i < tj_len(list); i++) check_one(dir, tj_at(list, i));
-  tj_free(m);
+  VjValue *m = load_manifest(dir);
+  const VjValue *list = vj_get(m, "descriptors");
+  assert_true(vj_len(list) > 0);
+  for (size_t i = 0; i < vj_len(list); i++) check_one(dir, vj_at(list, i));
+  vj_free(m);
 }
 
 static void test_json_reader(void **state) {
   (void)state;
   const char *doc = "{\"a\": [1, -2, 18446744073709551615, 1.5e3], \"s\": \"x\\u00e9\\n\", "
                     "\"t\": true, \"n\": null, \"o\": {}}";
-  TjValue *v = tj_parse(doc, strlen(doc), NULL);
+  VjValue *v = vj_parse(doc, strlen(doc), NULL, 0);
   assert_non_null(v);
   uint64_t u = 0;
   int64_t i = 0;
-  assert_true(tj_u64(tj_at(tj_get(v, "a"), 0), &u));
+  assert_true(vj_u64(vj_at(vj_get(v, "a"), 0), &u));
   assert_int_equal(u, 1);
-  assert_false(tj_u64(tj_at(tj_get(v, "a"), 1), &u));
-  assert_true(tj_i64(tj_at(tj_get(v, "a"), 1), &i));
+  assert_false(vj_u64(vj_at(vj_get(v, "a"), 1), &u));
+  assert_true(vj_i64(vj_at(vj_get(v, "a"), 1), &i));
   assert_int_equal(i, -2);
-  assert_true(tj_u64(tj_at(tj_get(v, "a"), 2), &u));
+  assert_true(vj_u64(vj_at(vj_get(v, "a"), 2), &u));
   assert_true(u == UINT64_MAX);
-  assert_false(tj_u64(tj_at(tj_get(v, "a"), 3), &u));
-  assert_string_equal(tj_str(tj_get(v, "s")), "x\xc3\xa9\n");
+  assert_false(vj_u64(vj_at(vj_get(v, "a"), 3), &u));
+  assert_string_equal(vj_str(vj_get(v, "s")), "x\xc3\xa9\n");
   bool b = false;
-  assert_true(tj_bool(tj_get(v, "t"), &b));
+  assert_true(vj_bool(vj_get(v, "t"), &b));
   assert_true(b);
-  assert_int_equal(tj_get(v, "n")->kind, TJ_NULL);
-  assert_int_equal(tj_len(tj_get(v, "o")), 0);
-  assert_null(tj_get(v, "missing"));
-  tj_free(v);
-  size_t at = 0;
-  assert_null(tj_parse("{\"a\": [1,]}", 11, &at));
-  assert_null(tj_parse("[1] x", 5, &at));
-  assert_int_equal(at, 4);
+  assert_int_equal(vj_get(v, "n")->kind, VJ_NULL);
+  assert_int_equal(vj_len(vj_get(v, "o")), 0);
+  assert_null(vj_get(v, "missing"));
+  vj_free(v);
+  char why[160];
+  assert_null(vj_parse("{\"a\": [1,]}", 11, why, sizeof why));
+  assert_null(vj_parse("[1] x", 5, why, sizeof why));
 }
 
 int main(void) {

@@ -419,6 +419,12 @@ const VjValue *vj_at(const VjValue *arr, size_t i) {
 
 bool vj_is_null(const VjValue *v) { return !v || v->kind == VJ_NULL; }
 
+bool vj_bool(const VjValue *v, bool *out) {
+  if (!v || v->kind != VJ_BOOL) return false;
+  *out = v->b;
+  return true;
+}
+
 bool vj_u64(const VjValue *v, uint64_t *out) {
   if (!v || v->kind != VJ_INT || v->neg) return false;
   *out = v->mag;

@@ -1,6 +1,7 @@
 /*
- * vjson - a small JSON reader for the conformance-vector runner
- * (tests/c/test_vectors.c). Test support only, never part of libhurray.
+ * vjson - the small JSON reader of the C tests (the golden manifest in
+ * test_golden.c, the project's vector manifest in test_vectors.c). Test
+ * support only, never part of libhurray.
  *
  * Parses a whole document into a tree. Integers keep all 64 bits (the
  * manifest carries u64 values such as the dynamic-dimension sentinel and
@@ -62,6 +63,9 @@ bool vj_is_null(const VjValue *v);
 /* Integer accessors: false unless v is an integer that fits. */
 bool vj_u64(const VjValue *v, uint64_t *out);
 bool vj_i64(const VjValue *v, int64_t *out);
+
+/* Boolean accessor: false unless v is a JSON true/false. */
+bool vj_bool(const VjValue *v, bool *out);
 
 /* The string of a VJ_STRING (borrowed), else NULL. */
 const char *vj_str(const VjValue *v);
