@@ -46,6 +46,8 @@ from ._hurray import (
     InternalError as InternalError,
     InvalidDescriptorError as InvalidDescriptorError,
     StreamError as StreamError,
+    StreamReader as StreamReader,
+    StreamWriter as StreamWriter,
     Tensor as Tensor,
     UnsupportedError as UnsupportedError,
     __version__ as __version__,

@@ -93,6 +93,7 @@ static PyObject *tensor_from_file(HpyState *st, HurrayFileTensor *ft, const char
     bufs[i].size = size;
     bufs[i].owner = Py_NewRef(keeper);
     bufs[i].readonly = mapped;
+    bufs[i].host = true;
   }
   const HurrayDescriptor *d = hurray_file_tensor_descriptor(ft);
   HurrayDescriptorFields f;
@@ -329,18 +330,12 @@ typedef struct SaveJob {
   HurrayFileCompositeNode *root; /* composite, or NULL */
 } SaveJob;
 
-/* Only host memory can be written: a device buffer's address is not ours to read. */
+/* Only memory this process can read can be written: a device tensor's buffer
+ * is written when it is a declaration over host bytes, refused otherwise. */
 static int check_host(HpyState *st, const HpyTensor *t, const char *name, size_t len) {
-  for (uint32_t i = 0; i < t->f.buffer_count; i++) {
-    if (t->f.buffers[i].device_tag != HURRAY_DEVICE_CPU) {
-      hpy_raise(st->UnsupportedError,
-                "save: tensor '%.*s' is on %R; only host (CPU) memory can be written to a file "
-                "(copy it to the host first)",
-                (int)(len > 120 ? 120 : len), name, t->device);
-      return -1;
-    }
-  }
-  return 0;
+  char what[160];
+  PyOS_snprintf(what, sizeof what, "save: tensor '%.*s'", (int)(len > 120 ? 120 : len), name);
+  return hpy_tensor_check_host(st, t, what);
 }
 
 static const void *const *buffer_ptrs(HpyArena *a, const HpyTensor *t, bool *ok) {

@@ -368,6 +368,11 @@ typedef struct {
   void *owned;     /* memory this buffer owns (hurray_free), or NULL */
   bool readonly;
   uint8_t sync_mode; /* HURRAY_SYNC_* declared for this buffer (0: producer_synced) */
+  /* `data` is host memory this process can read, whatever device the tensor
+   * declares (a device "declaration" over host bytes, a buffer read from a
+   * file or stream). Held exports and owned memory are host memory anyway;
+   * see hpy_tensor_buffer_is_host. */
+  bool host;
 } HpyBuffer;
 
 typedef struct {
@@ -469,6 +474,20 @@ bool hpy_strided_extent(uint8_t *first, uint64_t esize, uint32_t rank, const uin
 /* Name of the tensor's layout for error messages (single helper). */
 const char *hpy_layout_name(uint8_t tag);
 
+/* True when buffer i's bytes can be read by this process: a CPU tensor, or a
+ * buffer known to be host memory (HpyBuffer.host, a held export, owned memory).
+ * A device tensor imported from elsewhere (DLPack, a foreign capsule) holds
+ * device addresses that must never be read. */
+static inline bool hpy_tensor_buffer_is_host(const HpyTensor *t, uint32_t i) {
+  const HpyBuffer *b = &t->bufs[i];
+  return t->f.buffers[i].device_tag == HURRAY_DEVICE_CPU || b->host || b->view.obj != NULL ||
+         b->owned != NULL;
+}
+
+/* Checks that every buffer's bytes can be read to be written out (save, a
+ * stream): else hurray.UnsupportedError naming `what` and the device. */
+int hpy_tensor_check_host(HpyState *st, const HpyTensor *t, const char *what);
+
 /* Checks that the tensor's bytes may be handed out (every buffer is
  * producer_synced); else hurray.UnsupportedError naming the mode. */
 int hpy_tensor_check_readable(HpyState *st, HpyTensor *t, const char *what);
@@ -568,6 +587,9 @@ PyObject *hpy_kv_to_dict(HpyState *st, const HurrayFile *f);
 
 /* .hrry files (file_io.c): save, load, load_kv, open and hurray.File */
 int hpy_file_init(PyObject *m, HpyState *st);
+
+/* streams (stream.c): hurray.StreamReader, hurray.StreamWriter */
+int hpy_stream_init(PyObject *m, HpyState *st);
 
 /* native protocol (native.c) */
 PyObject *hpy_tensor_hurray(PyObject *self, PyObject *const *args, Py_ssize_t nargs,

@@ -134,6 +134,7 @@ static int module_exec(PyObject *m) {
   if (hpy_sections_init(m, st) < 0) return -1;
   if (hpy_composite_init(m, st) < 0) return -1;
   if (hpy_file_init(m, st) < 0) return -1;
+  if (hpy_stream_init(m, st) < 0) return -1;
   if (intern(&st->s_dlpack, "__dlpack__") < 0 || intern(&st->s_max_version, "max_version") < 0 ||
       intern(&st->s_copy, "copy") < 0 || intern(&st->s_dl_device, "dl_device") < 0)
     return -1;

@@ -381,7 +381,9 @@ PyObject *hpy_from_hurray(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
     bufs[i].data = data;
     bufs[i].size = size;
     bufs[i].owner = Py_NewRef(keeper);
-    bufs[i].readonly = !(src != NULL && src->bufs[i].data == data && !src->bufs[i].readonly);
+    bool ours = src != NULL && src->bufs[i].data == data;
+    bufs[i].readonly = !(ours && !src->bufs[i].readonly);
+    bufs[i].host = ours && hpy_tensor_buffer_is_host(src, i);
   }
   result = hpy_tensor_from_descriptor(st, desc, bufs, nbuf, options, ctxname);
   nbuf = 0; /* moved */

@@ -236,9 +236,10 @@ class Producer:
                                           self.on_owner, ctypes.byref(ctx)))
         return ctx
 
-    def capsule(self, descriptor, payloads, abi=None, list_pointer=None, context=True):
+    def capsule(self, descriptor, payloads, abi=None, list_pointer=None, context=True,
+                device=0):
         """A capsule without a destructor (the test plays the consumer or cleans up)."""
-        lst = self.list(payloads) if list_pointer is None else c_void_p(list_pointer)
+        lst = self.list(payloads, device) if list_pointer is None else c_void_p(list_pointer)
         cap = pyapi.PyCapsule_New(lst, NAME, None)
         ctx = self.context(descriptor, abi) if context else None
         if ctx is not None:
