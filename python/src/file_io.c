@@ -67,7 +67,8 @@ static void keeper_destructor(PyObject *cap) {
 
 /* A hurray.Tensor over the buffers of ft (borrowed: the tensor takes its own
  * reference, so it outlives the file and the caller's reference). */
-static PyObject *tensor_from_file(HpyState *st, HurrayFileTensor *ft, const char *context) {
+static PyObject *tensor_from_file(HpyState *st, HurrayFileTensor *ft, uint32_t options,
+                                  const char *context) {
   PyObject *keeper = PyCapsule_New(hurray_file_tensor_retain(ft), KEEPER_NAME, keeper_destructor);
   if (keeper == NULL) {
     HurrayFileTensor *extra = ft;
@@ -98,18 +99,20 @@ static PyObject *tensor_from_file(HpyState *st, HurrayFileTensor *ft, const char
   const HurrayDescriptor *d = hurray_file_tensor_descriptor(ft);
   HurrayDescriptorFields f;
   (void)hurray_descriptor_fields(d, &f);
-  PyObject *r = hpy_tensor_from_descriptor(st, d, bufs, n, hpy_options_for_descriptor(&f), context);
+  PyObject *r = hpy_tensor_from_descriptor(st, d, bufs, n, options | hpy_options_for_descriptor(&f),
+                                           context);
   if (bufs != small) PyMem_Free(bufs);
   Py_DECREF(keeper);
   return r;
 }
 
-static PyObject *node_to_py(HpyState *st, const HurrayFileNode *node, const char *context) {
-  if (!node->is_composite) return tensor_from_file(st, node->tensor, context);
+static PyObject *node_to_py(HpyState *st, const HurrayFileNode *node, uint32_t options,
+                            const char *context) {
+  if (!node->is_composite) return tensor_from_file(st, node->tensor, options, context);
   PyObject *members = PyTuple_New((Py_ssize_t)node->member_count);
   if (members == NULL) return NULL;
   for (uint32_t k = 0; k < node->member_count; k++) {
-    PyObject *m = node_to_py(st, &node->members[k], context);
+    PyObject *m = node_to_py(st, &node->members[k], options, context);
     if (m == NULL) {
       Py_DECREF(members);
       return NULL;
@@ -159,19 +162,22 @@ static void fetch_clear(Fetch *x) {
   hurray_file_node_destroy(&x->node);
 }
 
-static PyObject *fetch_to_py(HpyState *st, const Fetch *x, const char *context) {
-  return x->node != NULL ? node_to_py(st, x->node, context)
-                         : tensor_from_file(st, x->t, context);
+static PyObject *fetch_to_py(HpyState *st, const Fetch *x, uint32_t options,
+                             const char *context) {
+  return x->node != NULL ? node_to_py(st, x->node, options, context)
+                         : tensor_from_file(st, x->t, options, context);
 }
 
 /* ---- opening ------------------------------------------------------------------------- */
 
-static HurrayFile *open_file(HpyState *st, PyObject *pathobj, bool mmap, const char *op) {
+static HurrayFile *open_file(HpyState *st, PyObject *pathobj, bool mmap, uint32_t options,
+                             const char *op) {
   PyObject *b = hpy_fs_path(pathobj);
   if (b == NULL) return NULL;
   HurrayFileOpenOptions o;
   memset(&o, 0, sizeof o);
   o.access = mmap ? HURRAY_FILE_ACCESS_MMAP : HURRAY_FILE_ACCESS_READ;
+  o.decode_options = options;
   HurrayFile *f = NULL;
   HurrayError err;
   hurray_error_clear(&err);
@@ -189,23 +195,32 @@ static HurrayFile *open_file(HpyState *st, PyObject *pathobj, bool mmap, const c
   return f;
 }
 
-static int parse_mmap(PyObject *o, int *out) {
-  *out = 1;
+static int parse_flag(PyObject *o, int dflt, int *out) {
+  *out = dflt;
   if (o == NULL) return 0;
   *out = PyObject_IsTrue(o);
   return *out < 0 ? -1 : 0;
+}
+
+/* permissive= as decode options (relay mode: unknown tags kept). */
+static int parse_permissive(PyObject *o, uint32_t *out) {
+  int v;
+  if (parse_flag(o, 0, &v) < 0) return -1;
+  *out = v ? HURRAY_DECODE_PERMISSIVE : HURRAY_DECODE_STRICT;
+  return 0;
 }
 
 /* ---- load ------------------------------------------------------------------------------ */
 
 static PyObject *m_load(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
                         PyObject *kwnames) {
-  static const char *const names[] = {"path", "names", "mmap", NULL};
-  PyObject *a[3];
+  static const char *const names[] = {"path", "names", "mmap", "permissive", NULL};
+  PyObject *a[4];
   if (hpy_parse_args("load", args, nargs, kwnames, names, 1, 1, a) < 0) return NULL;
   HpyState *st = hpy_state_of_module(m);
   int mmap;
-  if (parse_mmap(a[2], &mmap) < 0) return NULL;
+  uint32_t options;
+  if (parse_flag(a[2], 1, &mmap) < 0 || parse_permissive(a[3], &options) < 0) return NULL;
   PyObject *wanted = NULL; /* a tuple of str when names= is given */
   if (a[1] != NULL && a[1] != Py_None) {
     if (PyUnicode_Check(a[1]) || PyBytes_Check(a[1]))
@@ -222,7 +237,7 @@ static PyObject *m_load(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
       }
     }
   }
-  HurrayFile *f = open_file(st, a[0], mmap != 0, "load");
+  HurrayFile *f = open_file(st, a[0], mmap != 0, options, "load");
   if (f == NULL) {
     Py_XDECREF(wanted);
     return NULL;
@@ -290,7 +305,7 @@ static PyObject *m_load(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
       (void)hurray_file_entry(f, items[i].index, &e);
       key = PyUnicode_DecodeUTF8(e.name, (Py_ssize_t)e.name_len, "strict");
     }
-    PyObject *obj = key != NULL ? fetch_to_py(st, &items[i], ctx) : NULL;
+    PyObject *obj = key != NULL ? fetch_to_py(st, &items[i], options, ctx) : NULL;
     if (obj == NULL || PyDict_SetItem(result, key, obj) < 0) Py_CLEAR(result);
     Py_XDECREF(key);
     Py_XDECREF(obj);
@@ -312,7 +327,7 @@ static PyObject *m_load_kv(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
   if (hpy_parse_args("load_kv", args, nargs, kwnames, names, 1, 1, a) < 0) return NULL;
   HpyState *st = hpy_state_of_module(m);
   /* plain reads: only the header, trailer, index and KV section are read */
-  HurrayFile *f = open_file(st, a[0], false, "load_kv");
+  HurrayFile *f = open_file(st, a[0], false, HURRAY_DECODE_STRICT, "load_kv");
   if (f == NULL) return NULL;
   PyObject *d = hpy_kv_to_dict(st, f);
   hurray_file_close(&f);
@@ -510,6 +525,7 @@ typedef struct {
   PyObject *names; /* tuple of every name in file order, built on first use */
   PyObject *kv;    /* dict, built on first use */
   uint32_t busy;   /* calls running without the GIL */
+  uint32_t options; /* HURRAY_DECODE_* */
   bool closed;
   bool mapped;
 } HpyFile;
@@ -573,7 +589,8 @@ static PyObject *file_get(HpyFile *self, PyObject *name, const char *op) {
   self->busy--;
   char ctx[200];
   tensor_context(ctx, sizeof ctx, op, f, x.index);
-  PyObject *r = rc == HURRAY_OK ? fetch_to_py(st, &x, ctx) : hpy_raise_status(st, rc, &err, ctx);
+  PyObject *r = rc == HURRAY_OK ? fetch_to_py(st, &x, self->options, ctx)
+                                : hpy_raise_status(st, rc, &err, ctx);
   fetch_clear(&x);
   file_settle(self);
   return r;
@@ -681,15 +698,16 @@ static void file_dealloc(PyObject *self) {
 
 static PyObject *m_open(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
                         PyObject *kwnames) {
-  static const char *const names[] = {"path", "mmap", NULL};
-  PyObject *a[2];
+  static const char *const names[] = {"path", "mmap", "permissive", NULL};
+  PyObject *a[3];
   if (hpy_parse_args("open", args, nargs, kwnames, names, 1, 1, a) < 0) return NULL;
   HpyState *st = hpy_state_of_module(m);
   int mmap;
-  if (parse_mmap(a[1], &mmap) < 0) return NULL;
+  uint32_t options;
+  if (parse_flag(a[1], 1, &mmap) < 0 || parse_permissive(a[2], &options) < 0) return NULL;
   PyObject *shown = PyOS_FSPath(a[0]);
   if (shown == NULL) return NULL;
-  HurrayFile *f = open_file(st, a[0], mmap != 0, "open");
+  HurrayFile *f = open_file(st, a[0], mmap != 0, options, "open");
   if (f == NULL) {
     Py_DECREF(shown);
     return NULL;
@@ -705,6 +723,7 @@ static PyObject *m_open(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
   fo->names = NULL;
   fo->kv = NULL;
   fo->busy = 0;
+  fo->options = options;
   fo->closed = false;
   fo->mapped = mmap != 0;
   return (PyObject *)fo;
@@ -767,16 +786,17 @@ static PyMethodDef file_module_methods[] = {
      "atomically: the bytes go to a temporary file renamed over `path` once complete. A "
      "composite's members are stored under '{name}.{index}'."},
     {"load", FASTKW(m_load),
-     "load(path, *, names=None, mmap=True)\n--\n\nReads a .hrry file into a dict of name to "
+     "load(path, *, names=None, mmap=True, permissive=False)\n--\n\nReads a .hrry file into a dict of name to "
      "hurray.Tensor (a composite under its head's name, as a hurray.Composite). names= reads "
      "only those (a composite member too, when named). mmap=True maps the file: tensors are "
      "read-only zero-copy views that keep the mapping alive; mmap=False reads each tensor "
-     "into memory of its own."},
+     "into memory of its own. permissive=True reads descriptors in relay mode (unknown and "
+     "private tags kept)."},
     {"load_kv", FASTKW(m_load_kv),
      "load_kv(path)\n--\n\nThe file's KV section as a dict: the exact inverse of save's kv= "
      "(an empty dict when the file has none)."},
     {"open", FASTKW(m_open),
-     "open(path, *, mmap=True)\n--\n\nOpens a .hrry file lazily (hurray.File): keys(), "
+     "open(path, *, mmap=True, permissive=False)\n--\n\nOpens a .hrry file lazily (hurray.File): keys(), "
      "f[name], get_tensor(name), kv, len, iteration and `in`, reading only what is asked. "
      "Use it as a context manager."},
     {NULL, NULL, 0, NULL},

@@ -419,6 +419,24 @@ def test_device_declarations_relay_but_device_memory_is_refused(path):
         hurray.StreamWriter().write(foreign)
 
 
+def test_private_layouts_relay_with_permissive(path):
+    t = hurray.Tensor([samples.buf(8), samples.buf(3)], "uint8", (8,),
+                      layout=hurray.PrivateExtensionLayout(0xF3, 9, b"opaque"))
+    hurray.save(path, {"p": t, "w": SAMPLES["f32_row"]})
+    with pytest.raises(hurray.InvalidDescriptorError, match="0xF3"):
+        hurray.load(path)  # strict by default (D3)
+    for mmap in (True, False):
+        got = hurray.load(path, permissive=True, mmap=mmap)
+        assert got["p"].layout == t.layout
+        assert samples.buffer_bytes(got["p"]) == samples.buffer_bytes(t)
+        with hurray.open(path, permissive=True, mmap=mmap) as f:
+            assert f["p"].layout == t.layout
+    unknown = hurray.Tensor(None, "float32", (4,), layout=hurray.UnknownLayout(0x0C, bytes(8)))
+    hurray.save(path, {"u": unknown})
+    with pytest.raises(hurray.UnsupportedError, match="cannot be located"):
+        hurray.load(path, permissive=True)  # its buffer table is inside bytes nobody can parse
+
+
 # ---- atomic writes --------------------------------------------------------------------------
 
 def test_save_replaces_atomically(path):

@@ -296,7 +296,9 @@ def test_an_item_is_yielded_as_soon_as_it_has_arrived():
     finally:
         a.close()
         b.close()
-    assert order == ["wrote 1", "read 1", "wrote 2", "read 2"]
+    # the first tensor was read before the second was written (the writer waited)
+    assert order[:2] == ["wrote 1", "read 1"]
+    assert sorted(order[2:]) == ["read 2", "wrote 2"]
 
 
 def test_partial_reads():
