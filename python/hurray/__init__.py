@@ -1,9 +1,12 @@
 """hurray: the Hurray zero-copy tensor interchange format.
 
 A codec and a zero-copy bridge, not a compute library: build and inspect
-Hurray tensors and descriptors, and hand their buffers to NumPy, PyTorch and
-JAX (DLPack, the NumPy array interface) without copying. The core is the C
-extension ``hurray._hurray``; this package re-exports it.
+Hurray tensors and descriptors, hand their buffers to NumPy, PyTorch and JAX
+(DLPack, the NumPy array interface) and to other Hurray-aware code (the native
+protocol, ``__hurray__``) without copying, and move them through ``.hrry``
+files (``save``, ``load``, ``open``) and streams (``StreamWriter``,
+``StreamReader``). The core is the C extension ``hurray._hurray``; this
+package re-exports it.
 """
 
 from . import _hurray
