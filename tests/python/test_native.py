@@ -398,3 +398,13 @@ def test_capsules_alive_at_interpreter_exit(tmp_path):
         assert p.returncode == 0, p.stderr
         assert p.stdout.strip() == "ready"
         assert "Fatal" not in p.stderr and "Traceback" not in p.stderr
+
+
+@pytest.mark.parametrize("payload", [bytes([0xF3, 0x01, 0x00, 0x00, 0xAA, 0xBB]),
+                                     bytes([0x30, 0x01, 0x00, 0x00])])
+def test_opaque_quantization_relays(payload):
+    t = hurray.Tensor(samples.buf(8), "int8", (8,),
+                      quantization=hurray.OpaqueQuantization(payload))
+    out = hurray.from_hurray(t)
+    samples.assert_same_tensor(t, out)
+    assert out.quantization.encode() == payload

@@ -485,3 +485,24 @@ def test_reader_close_and_context_manager():
         next(r2)
     assert r2.closed and list(r2) == []
     gc.collect()
+
+
+@pytest.mark.parametrize("payload, strict_ok", [
+    (bytes([0xF3, 0x01, 0x00, 0x00, 0xAA, 0xBB]), True),  # a private scheme
+    (bytes([0x30, 0x01, 0x00, 0x00]), False),  # an unassigned one: relay mode only
+])
+def test_opaque_quantization_relays(payload, strict_ok, tmp_path):
+    t = hurray.Tensor(samples.buf(8), "int8", (8,),
+                      quantization=hurray.OpaqueQuantization(payload))
+    data = stream_of(t)
+    path = tmp_path / "q.hrry"
+    hurray.save(path, {"q": t})
+    readers = [lambda p: next(iter(hurray.StreamReader(data, permissive=p))),
+               lambda p: hurray.load(path, permissive=p)["q"]]
+    for read in readers:
+        samples.assert_same_tensor(t, read(True))
+        if strict_ok:
+            samples.assert_same_tensor(t, read(False))
+        else:
+            with pytest.raises(hurray.InvalidDescriptorError, match="scheme"):
+                read(False)
