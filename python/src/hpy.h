@@ -169,6 +169,9 @@ int hpy_dtype_init(PyObject *m, HpyState *st);
 /* The singleton for a tag (new reference); InvalidDescriptorError for tags
  * that name no type (reserved, unassigned, invalid). */
 PyObject *hpy_dtype_from_tag(HpyState *st, uint8_t tag);
+/* The same, but a reserved or unassigned tag (kept by a relay-mode decode)
+ * gets a singleton named "unknown" instead of an error. */
+PyObject *hpy_dtype_relayed(HpyState *st, uint8_t tag);
 /* Accepts a Dtype or a type name; stores the tag. TypeError /
  * InvalidDescriptorError otherwise. */
 int hpy_dtype_converter(HpyState *st, PyObject *obj, uint8_t *out_tag);

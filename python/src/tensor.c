@@ -357,7 +357,7 @@ PyObject *hpy_tensor_build_ex(HpyState *st, uint8_t type_tag, uint32_t rank,
     f.version_minor = sec->version_minor;
     options = sec->options;
   }
-  dtype = hpy_dtype_from_tag(st, type_tag);
+  dtype = hpy_dtype_relayed(st, type_tag);
   if (dtype == NULL) goto fail;
   HurrayDescriptor *desc = NULL;
   HurrayError err;
