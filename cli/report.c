@@ -137,7 +137,6 @@ int report_end(Report *r) {
   }
   fflush(r->out);
   if (r->failed) {
-    fflush(stdout); /* the report first, then the verdict */
     fprintf(stderr, "hurray-inspect: %s: %s\n", hurray_status_name(r->status), r->message);
     return INSPECT_EXIT_INVALID;
   }
