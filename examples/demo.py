@@ -230,8 +230,14 @@ def main():
     if args.inspect and os.path.exists(args.inspect):
         print(f"\n2. {args.inspect} --brief {path}")
         p = subprocess.run([args.inspect, "--brief", path], capture_output=True, text=True)
-        for line in p.stdout.splitlines():
+        lines = [ln for ln in p.stdout.splitlines() if ln.strip()]
+        # the container (header, trailer, index, KV); then one line per tensor's summary
+        cut = next((i for i, ln in enumerate(lines) if ln.startswith("tensor ")), len(lines))
+        for line in lines[:cut]:
             print("   " + line)
+        for line in lines[cut:]:
+            if line.lstrip().startswith("=>") or line.startswith("end of"):
+                print("   " + line)
         check(p.returncode == 0, "hurray-inspect reads the file")
     else:
         print("\n2. hurray-inspect not given or not built: skipped")
