@@ -4,8 +4,11 @@
  * Every Python class lives in its own C file (dtype.c, device.c, tensor.c,
  * buffer_handle.c, descriptor.c, layout.c + layout_types.c for the layout
  * hierarchy, quant.c for the quantization classes, sections.c for Statistics
- * and Shard, composite.c); module.c creates the module (multi-phase init) and
- * owns the module state below. Types are heap types created with
+ * and Shard, composite.c, file_io.c for hurray.File with save/load/load_kv,
+ * stream.c for StreamReader and StreamWriter); native.c is the native
+ * protocol (__hurray__, from_hurray), kv.c the KV metadata conversions.
+ * module.c creates the module (multi-phase init) and owns the module state
+ * below. Types are heap types created with
  * PyType_FromModuleAndSpec and are not subclassable (hurray.Layout is the one
  * base class, for its 14 subclasses; it is not instantiable, so no instance of
  * a foreign subclass exists), so PyType_GetModule on an instance's exact type
