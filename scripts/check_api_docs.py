@@ -12,8 +12,12 @@ helpers (hurray_kv_string, ...), then fails when:
   3. an inline helper is not shown as `name(` in the C API reference;
   4. a public header is not named in docs/c-api.md;
   5. the status table of docs/c-api.md differs from include/hurray/status.h
-     (scripts/gen_status_table.py);
-  6. with --lib LIB: the names differ from the symbols LIB exports (nm -D).
+     (scripts/gen_status_table.py), or HURRAY_STATUS_MIN_ is not the lowest code;
+  6. an excerpt marked <!-- quote: examples/c/x.c --> in the reference is not
+     a contiguous run of lines of that file;
+  7. a relative link of the reference (file, or #anchor of a markdown page)
+     leads nowhere;
+  8. with --lib LIB: the names differ from the symbols LIB exports (nm -D).
 
   scripts/check_api_docs.py [--lib build/libhurray.so] [--list]
 """
@@ -85,6 +89,74 @@ def documented_declarations():
     return decls
 
 
+def quote_problems():
+    """Excerpts quoted from example programs must still be in them, verbatim."""
+    problems = []
+    pat = re.compile(r"<!--\s*quote:\s*(\S+)\s*-->\s*\n```c\s*\n(.*?)^```", re.S | re.M)
+    for page in REFERENCE:
+        if not page.exists():
+            continue
+        text = page.read_text(encoding="utf-8")
+        for m in pat.finditer(text):
+            src = ROOT / m.group(1)
+            rel = page.relative_to(ROOT)
+            if not src.exists():
+                problems.append(f"{rel}: quotes {m.group(1)}, which does not exist")
+                continue
+            want = [l.rstrip() for l in m.group(2).rstrip("\n").splitlines()]
+            have = [l.rstrip() for l in src.read_text(encoding="utf-8").splitlines()]
+            if not any(have[i:i + len(want)] == want for i in range(len(have) - len(want) + 1)):
+                problems.append(f"{rel}: the excerpt of {m.group(1)} starting "
+                                f"{want[0].strip()!r} no longer matches the file")
+        if text.count("<!-- quote:") != len(pat.findall(text)):
+            problems.append(f"{page.relative_to(ROOT)}: a quote marker is not followed by a "
+                            "```c block")
+    return problems
+
+
+def slug(heading):
+    """GitHub's anchor of a markdown heading."""
+    s = heading.strip().lower()
+    s = re.sub(r"[^\w\- ]", "", s)
+    return s.replace(" ", "-")
+
+
+def anchors(page):
+    seen, out = {}, set()
+    in_code = False
+    for line in page.read_text(encoding="utf-8").splitlines():
+        if line.startswith("```"):
+            in_code = not in_code
+        if in_code:
+            continue
+        m = re.match(r"#{1,6}\s+(.*)", line)
+        if m:
+            base = slug(m.group(1))
+            n = seen.get(base, 0)
+            seen[base] = n + 1
+            out.add(base if n == 0 else f"{base}-{n}")
+    return out
+
+
+def link_problems():
+    problems = []
+    for page in REFERENCE:
+        if not page.exists():
+            continue
+        text = re.sub(r"^```.*?^```", "", page.read_text(encoding="utf-8"), flags=re.S | re.M)
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if re.match(r"[a-z]+:", target):
+                continue  # http:, https:, mailto:
+            path, _, anchor = target.partition("#")
+            dest = (page.parent / path).resolve() if path else page
+            rel = page.relative_to(ROOT)
+            if not dest.exists():
+                problems.append(f"{rel}: link to {target}: no such file")
+            elif anchor and dest.suffix == ".md" and anchor not in anchors(dest):
+                problems.append(f"{rel}: link to {target}: no such heading")
+    return problems
+
+
 def exported(lib):
     out = subprocess.run(["nm", "-D", "--defined-only", str(lib)], check=True,
                          capture_output=True, text=True).stdout
@@ -141,6 +213,13 @@ def main():
             gen_status_table.STATUS_H.read_text(encoding="utf-8"))))
     if status_rc != 0:
         problems.append("docs/c-api.md: status table out of date (scripts/gen_status_table.py --write)")
+    status_text = gen_status_table.STATUS_H.read_text(encoding="utf-8")
+    lowest = min(r[1] for r in gen_status_table.table_rows(status_text))
+    m = re.search(r"HURRAY_STATUS_MIN_\s*=\s*(-?\d+)", status_text)
+    if m is None or int(m.group(1)) != lowest:
+        problems.append(f"status.h: HURRAY_STATUS_MIN_ must equal the lowest code ({lowest})")
+    problems += quote_problems()
+    problems += link_problems()
 
     if args.lib:
         exp = exported(args.lib)
