@@ -7,9 +7,10 @@
  * added by this implementation and never change meaning.
  *
  * Functions that can explain a failure take an optional `HurrayError *err`
- * (NULL allowed). On failure it receives the status, the byte offset where the
- * problem was found (HURRAY_NO_OFFSET when there is none), the field path
- * ("buffers[1].alignment") and a one-line message naming both.
+ * (NULL allowed; borrowed, caller storage). On failure it receives the status,
+ * the byte offset where the problem was found (HURRAY_NO_OFFSET when there is
+ * none), the field path ("buffers[1].alignment") and a one-line message naming
+ * both. On success it is left untouched.
  */
 #ifndef HURRAY_STATUS_H
 #define HURRAY_STATUS_H
@@ -91,7 +92,8 @@ typedef struct HurrayError {
   char message[320];   /* "<field> at byte <offset>: <reason>" */
 } HurrayError;
 
-/* Sets *err to "no error" (status OK, empty strings). NULL-safe. */
+/* Sets *err (borrowed) to "no error": status OK, offset HURRAY_NO_OFFSET,
+ * empty strings. NULL-safe. */
 HURRAY_API void hurray_error_clear(HurrayError *err);
 
 /* The enumerator name without the HURRAY_ prefix ("ERR_INVALID_MAGIC"), or
