@@ -37,8 +37,8 @@ HURRAY_API void hurray_set_allocator(const HurrayAllocator *allocator);
 
 /* Allocates through the current allocator. Returns owned memory (free with
  * hurray_free), or NULL on failure or when `alignment` is not a power of two.
- * `alignment` is passed to the allocator as given: use at least
- * sizeof(void *), as the allocator contract above expects. */
+ * An alignment below sizeof(void *) is raised to it, as the allocator
+ * contract above promises. */
 HURRAY_API void *hurray_alloc(size_t size, size_t alignment);
 /* Frees memory from hurray_alloc (moved), and the buffers moved out of stream
  * items by hurray_stream_item_take_buffer. NULL is a no-op. */

@@ -61,7 +61,7 @@ typedef int32_t HurrayStatus;
   X(ERR_INVALID_FILE,      -21, "malformed .hrry file", FileError)                            \
   X(ERR_CRC_MISMATCH,      -22, "index CRC-32C mismatch", FileError)                          \
   X(ERR_INVALID_KV,        -23, "malformed key-value metadata", FileError)                    \
-  X(ERR_NOT_FOUND,         -24, "no such tensor", KeyError)                                   \
+  X(ERR_NOT_FOUND,         -24, "no such tensor or key", KeyError)                                   \
   X(ERR_DUPLICATE_NAME,    -25, "duplicate name", FileError)                                  \
   X(ERR_STREAM,            -26, "malformed or truncated stream", StreamError)                 \
   X(ERR_STREAM_LIMIT,      -27, "stream limit exceeded", StreamError)                         \

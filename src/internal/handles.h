@@ -1,6 +1,6 @@
 /*
- * Identity checks shared by the C ABI handles (buffer, buffer list, tensor
- * context). Never installed.
+ * Identity checks shared by the handles of the library (buffer, buffer list,
+ * tensor context, descriptor). Never installed.
  *
  * Every handle struct starts with a uint64_t `magic` naming its kind. Two
  * checks guard each entry point:
@@ -36,6 +36,7 @@
 #define HURRAY__MAGIC_BUFFER UINT64_C(0x4852525942554631)  /* "HRRYBUF1" */
 #define HURRAY__MAGIC_LIST UINT64_C(0x485252594C535431)    /* "HRRYLST1" */
 #define HURRAY__MAGIC_CONTEXT UINT64_C(0x4852525943545831) /* "HRRYCTX1" */
+#define HURRAY__MAGIC_DESCRIPTOR UINT64_C(0x4852525944455331) /* "HRRYDES1" */
 #define HURRAY__MAGIC_DEAD UINT64_C(0x44454144DEADDEAD)
 
 /*

@@ -1,6 +1,6 @@
 /* Handle identity checks: magic field + graveyard of destroyed addresses
  * (src/ffi/handles.h explains the design). */
-#include "ffi/handles.h"
+#include "internal/handles.h"
 
 #include "hurray/buffer.h"
 
