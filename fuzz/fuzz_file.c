@@ -95,14 +95,39 @@ static void exercise(const HurrayFile *f) {
     CHECK(hurray_file_position(f, pos, &idx) == HURRAY_OK && idx < n && !seen[idx]);
     seen[idx] = 1; /* file order is a permutation of the index */
   }
-  free(seen);
+  /* Lookups succeed exactly for the names no other entry has (the first
+   * ones scan, the later ones use the structure built on the way); the
+   * answers do not change once verify_names has built it, and it reports a
+   * duplicate exactly when a lookup did. */
+  uint8_t *dup = calloc(n ? n : 1, 1);
+  CHECK(dup != NULL);
+  bool any_dup = false;
+  for (uint64_t i = 0; i < n; i++) {
+    HurrayFileEntry e;
+    CHECK(hurray_file_entry(f, i, &e) == HURRAY_OK);
+    uint64_t found;
+    HurrayStatus fs = hurray_file_find(f, e.name, e.name_len, &found);
+    CHECK((fs == HURRAY_OK && found == i) || fs == HURRAY_ERR_DUPLICATE_NAME);
+    dup[i] = fs == HURRAY_ERR_DUPLICATE_NAME;
+    any_dup |= dup[i];
+  }
+  HurrayError verr;
+  HurrayStatus vs = hurray_file_verify_names(f, &verr);
+  CHECK(vs == HURRAY_OK || vs == HURRAY_ERR_DUPLICATE_NAME || vs == HURRAY_ERR_INVALID_FILE);
+  CHECK(any_dup == (vs == HURRAY_ERR_DUPLICATE_NAME) || (vs == HURRAY_ERR_INVALID_FILE && any_dup));
+  for (uint64_t i = 0; i < n; i++) {
+    HurrayFileEntry e;
+    CHECK(hurray_file_entry(f, i, &e) == HURRAY_OK);
+    uint64_t found;
+    HurrayStatus fs = hurray_file_find(f, e.name, e.name_len, &found);
+    CHECK(fs == (dup[i] ? HURRAY_ERR_DUPLICATE_NAME : HURRAY_OK));
+  }
+  free(dup);
   for (uint64_t i = 0; i < n; i++) {
     HurrayFileEntry e;
     CHECK(hurray_file_entry(f, i, &e) == HURRAY_OK);
     CHECK(e.descriptor_offset + e.descriptor_length <= info.file_size);
     CHECK(e.data_offset + e.data_length <= info.file_size);
-    uint64_t found;
-    CHECK(hurray_file_find(f, e.name, e.name_len, &found) == HURRAY_OK && found == i);
     HurrayFileTensor *t = NULL;
     HurrayError err;
     HurrayStatus st = hurray_file_tensor(f, i, &t, &err);

@@ -69,7 +69,9 @@ static HurrayStatus read_node(const HurrayFile *f, uint32_t pos, uint32_t depth,
     return HURRAY_OK;
   }
   node->is_composite = true;
-  const HurrayFileIndexEntry *e = &f->entries[idx];
+  HurrayFileIndexEntry entry;
+  hurray__file_entry_at(f, idx, &entry);
+  const HurrayFileIndexEntry *e = &entry;
   char field[48];
   hurray__path(field, sizeof field, "index[%u]", idx);
   if (depth >= f->opts.max_composite_depth)
@@ -133,7 +135,9 @@ HurrayStatus hurray_file_composite(const HurrayFile *f, uint64_t head_index,
   bool is_head = hurray__file_composite_members(d, &m);
   hurray_descriptor_destroy(d);
   if (!is_head) {
-    const HurrayFileIndexEntry *e = &f->entries[head_index];
+    HurrayFileIndexEntry entry;
+    hurray__file_entry_at(f, (uint32_t)head_index, &entry);
+    const HurrayFileIndexEntry *e = &entry;
     return hurray__fail(err, HURRAY_ERR_INVALID_ARGUMENT, e->desc_off, "head_index",
                         "tensor \"%.*s\" is not a composite head",
                         (int)(e->name_len > 48 ? 48 : e->name_len), (const char *)e->name);

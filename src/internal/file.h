@@ -4,6 +4,7 @@
 #ifndef HURRAY_INTERNAL_FILE_H
 #define HURRAY_INTERNAL_FILE_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 
 #include "hurray/file.h"
@@ -25,6 +26,35 @@ HURRAY_INTERNAL uint32_t hurray__crc32c_sw(uint32_t crc, const void *data, size_
 HURRAY_INTERNAL bool hurray__crc32c_hw_available(void);
 /* Hardware implementation; only call when hurray__crc32c_hw_available(). */
 HURRAY_INTERNAL uint32_t hurray__crc32c_hw(uint32_t crc, const void *data, size_t len);
+/*
+ * The raw CRC register (no pre/post inversion) `reg` advanced over `nbytes`
+ * zero bytes: reg * x^(8 nbytes) mod P. Since the register is linear, the
+ * register after A|B is hurray__crc32c_shift(reg after A, |B|) xor (the
+ * register after B started from 0); this merges independent streams.
+ */
+HURRAY_INTERNAL uint32_t hurray__crc32c_shift(uint32_t reg, uint64_t nbytes);
+
+/*
+ * One 8-byte step of the raw register with the CPU's CRC-32C instruction, for
+ * loops that interleave checksumming with other work (the index walk).
+ * HURRAY__CRC_STEP is defined when such an instruction can be named here;
+ * on x86-64 it may only run when hurray__crc32c_hw_available() (it is
+ * written in assembly, so no function needs a target attribute).
+ */
+#if (defined(__x86_64__) || defined(_M_X64)) && (defined(__GNUC__) || defined(__clang__))
+#define HURRAY__CRC_STEP 1
+static inline uint64_t hurray__crc32c_step(uint64_t reg, uint64_t word) {
+  __asm__("crc32q %1, %0" : "+r"(reg) : "rm"(word));
+  return reg;
+}
+#elif defined(__aarch64__) && defined(__ARM_FEATURE_CRC32) && \
+    (defined(__GNUC__) || defined(__clang__))
+#include <arm_acle.h>
+#define HURRAY__CRC_STEP 1
+static inline uint64_t hurray__crc32c_step(uint64_t reg, uint64_t word) {
+  return __crc32cd((uint32_t)reg, word);
+}
+#endif
 
 /* ---- names (src/file/names.c) ------------------------------------------------ */
 
@@ -244,8 +274,9 @@ HURRAY_INTERNAL HurrayStatus hurray__pwrite_full(int fd, const void *buf, uint64
 HURRAY_INTERNAL HurrayStatus hurray__io_fail(HurrayError *err, int errnum, uint64_t offset,
                                              const char *what);
 
-/* ---- reader internals shared by reader.c, tensor.c and composite.c ---------- */
+/* ---- reader internals shared by reader.c, index.c, lookup.c, tensor.c and composite.c */
 
+/* One index entry, decoded from the index bytes (hurray__file_entry_at). */
 typedef struct HurrayFileIndexEntry {
   const uint8_t *name;
   uint32_t name_len;
@@ -255,6 +286,8 @@ typedef struct HurrayFileIndexEntry {
   uint64_t data_len;
 } HurrayFileIndexEntry;
 
+typedef struct HurrayIndexLookup HurrayIndexLookup; /* src/file/lookup.c */
+
 struct HurrayFile {
   HurrayFileSource *source; /* mapping or caller memory; NULL in read mode */
   int fd;                   /* read mode; -1 otherwise */
@@ -262,14 +295,71 @@ struct HurrayFile {
   HurrayFileInfo info;
   uint8_t *owned_index;     /* read mode: the index bytes */
   uint8_t *owned_kv;        /* read mode: the KV bytes */
-  HurrayFileIndexEntry *entries;
+  const uint8_t *index;     /* the index bytes (mapping, caller memory or owned_index) */
+  uint32_t *offsets;        /* entry i starts at index + offsets[i] (its name_length) */
   uint32_t count;
-  HurrayNameLookup names;
   uint32_t *order;          /* position -> index; NULL when identity */
   uint32_t *rank;           /* index -> position; NULL when identity */
-  uint32_t *hashes;         /* name hashes, only while opening */
   HurrayKvTable kv;
+  /* Name lookups (lookup.c): the first ones scan the index; then a lookup
+   * structure is built once, under the mutex, and published. */
+  _Atomic(HurrayIndexLookup *) lookup;
+  atomic_uint finds;
+  bool mutex_ready;
+  pthread_mutex_t mutex;
 };
+
+/* Entry i (< f->count), decoded. Open proved every entry in bounds. */
+static inline void hurray__file_entry_at(const HurrayFile *f, uint32_t i,
+                                         HurrayFileIndexEntry *e) {
+  const uint8_t *p = f->index + f->offsets[i];
+  e->name_len = hurray__ld16(p);
+  e->name = p + 2;
+  p += 2u + e->name_len;
+  e->desc_off = hurray__ld64(p);
+  e->desc_len = hurray__ld32(p + 8);
+  e->data_off = hurray__ld64(p + 12);
+  e->data_len = hurray__ld64(p + 20);
+}
+
+/* Name of entry i (borrowed from the index bytes). */
+static inline const uint8_t *hurray__file_entry_name(const HurrayFile *f, uint32_t i,
+                                                     size_t *len) {
+  const uint8_t *p = f->index + f->offsets[i];
+  *len = hurray__ld16(p);
+  return p + 2;
+}
+
+/*
+ * Parses and validates the index (`ix`, f->info.index_length bytes at file
+ * offset f->info.index_offset): CRC-32C when flagged (checked while the
+ * entries are walked when the CPU has a CRC instruction), the entry count,
+ * every entry (bounds, flags, placement, UTF-8 names) and the disjointness
+ * of the tensors. Fills f->index, f->offsets, f->count, f->order/rank.
+ * Names are not compared with each other here (see lookup.c).
+ */
+HURRAY_INTERNAL HurrayStatus hurray__file_parse_index(HurrayFile *f, const uint8_t *ix,
+                                                      HurrayError *err);
+
+/* Test hook: when true, the index CRC is computed on its own before the
+ * walk, as on CPUs without a CRC instruction. */
+HURRAY_INTERNAL void hurray__file_index_test_no_fused_crc(bool on);
+
+/* Name lookups (src/file/lookup.c). */
+HURRAY_INTERNAL HurrayStatus hurray__file_lookup_init(HurrayFile *f);
+HURRAY_INTERNAL void hurray__file_lookup_free(HurrayFile *f);
+/* HURRAY_OK and *out, HURRAY_ERR_NOT_FOUND, or HURRAY_ERR_DUPLICATE_NAME when
+ * more than one entry has this name. */
+HURRAY_INTERNAL HurrayStatus hurray__file_lookup_find(const HurrayFile *f, const uint8_t *name,
+                                                      size_t len, uint32_t *out);
+/* Compares every name (builds the lookup structure if needed) and reports the
+ * first duplicate, or the first name out of order under SORTED_INDEX. */
+HURRAY_INTERNAL HurrayStatus hurray__file_lookup_verify(const HurrayFile *f, HurrayError *err);
+/* Test hooks: which structure serves the lookups (-1 = none yet: lookups
+ * scan; then HURRAY__LOOKUP_HASH, _SORTED or _PERM), and the number of
+ * lookups answered by scanning before one is built. */
+HURRAY_INTERNAL int hurray__file_lookup_kind(const HurrayFile *f);
+#define HURRAY__FILE_SCAN_FINDS 8u
 
 HURRAY_INTERNAL const uint8_t *hurray__file_name_at(const void *ctx, uint32_t i, size_t *len);
 

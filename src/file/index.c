@@ -1,0 +1,441 @@
+/*
+ * The index of a .hrry file, parsed and validated in one pass.
+ *
+ * Entries have variable length (the name comes first), so finding entry i+1
+ * needs entry i's name_length: the walk is a chain of dependent loads, about
+ * one L1 hit per entry. Everything else an entry needs (bounds, flags,
+ * placement, ordering, an ASCII test of its name) is independent work that
+ * the CPU overlaps with that chain, and so is the CRC-32C of the index: on
+ * CPUs with a CRC instruction, three checksum streams over the three thirds
+ * of the index advance a few words per entry inside the same loop, and are
+ * merged at the end (hurray__crc32c_shift). The checksum then costs almost
+ * nothing on top of the walk, and the index is read from memory once.
+ *
+ * The fast loop only decides "fine" or "look closer": any entry it does not
+ * accept (a non-ASCII name, entries out of file order, any rule broken) is
+ * handled by walk_one(), which applies every rule one by one, names the
+ * first one broken, or accepts the entry and lets the fast loop resume. A
+ * CRC mismatch wins over any other error in the index: it is reported
+ * instead when the checksum does not match.
+ *
+ * Names are not compared with each other here: uniqueness (and the order
+ * promised by SORTED_INDEX) is proven by the lookups (lookup.c).
+ */
+#include "internal/file.h"
+
+#define BAD(off, field, ...) hurray__fail(err, HURRAY_ERR_INVALID_FILE, (off), (field), __VA_ARGS__)
+
+#if defined(__GNUC__) || defined(__clang__)
+#define FORCE_INLINE inline __attribute__((always_inline))
+#else
+#define FORCE_INLINE inline
+#endif
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+/* Words of each CRC stream per entry: 3 streams x 3 words = 72 bytes, a bit
+ * more than a typical entry, so the checksum finishes before the walk. */
+#define CRC_WORDS 3u
+
+/* Where the walk stands, and what it checks against. */
+typedef struct Walk {
+  const uint8_t *ix;
+  uint64_t len;        /* index_length */
+  uint64_t first;      /* first_descriptor_offset */
+  uint64_t region_end; /* end of the tensor region */
+  uint64_t amask;      /* data alignment - 1 */
+  uint32_t *off;
+  uint32_t n;
+  uint32_t i;          /* next entry */
+  uint64_t pos;        /* its offset in the index */
+  uint64_t prev_end;   /* end of the previous tensor */
+  uint64_t gate;       /* all ones while the entries come in file order, then 0 */
+} Walk;
+
+/* Three raw CRC registers over [0, third), [third, 2 third), [2 third, 3 third);
+ * `done` bytes of each so far. The tail [3 third, len) is done at the end. */
+typedef struct Crc3 {
+  uint64_t c0, c1, c2;
+  uint64_t done;
+  uint64_t third;
+} Crc3;
+
+/* Non-zero when a byte of the name [p, p + n) (n >= 1) has its high bit set.
+ * Reads up to 16 bytes from p: an entry's 32 fixed bytes follow its name, so
+ * this stays inside the entry. */
+static FORCE_INLINE uint32_t name_high_bits(const uint8_t *p, uint32_t n) {
+#if defined(__SSE2__)
+  if (n <= 16) {
+    uint32_t m = (uint32_t)_mm_movemask_epi8(_mm_loadu_si128((const __m128i *)(const void *)p));
+    return m & ((1u << n) - 1u);
+  }
+  __m128i acc = _mm_loadu_si128((const __m128i *)(const void *)(p + n - 16));
+  for (uint32_t k = 0; k + 16 < n; k += 16)
+    acc = _mm_or_si128(acc, _mm_loadu_si128((const __m128i *)(const void *)(p + k)));
+  return (uint32_t)_mm_movemask_epi8(acc);
+#else
+  uint64_t acc;
+  if (n < 8) {
+    acc = hurray__ld64(p) & ((UINT64_C(1) << (8 * n)) - 1u);
+  } else {
+    acc = hurray__ld64(p + n - 8);
+    for (uint32_t k = 0; k + 8 < n; k += 8) acc |= hurray__ld64(p + k);
+  }
+  return (acc & UINT64_C(0x8080808080808080)) != 0;
+#endif
+}
+
+/*
+ * Accepts entries from w->i on while each passes every rule (with an ASCII
+ * name and in file order so far); returns at the first one it cannot accept
+ * (or at n). With `crc`, advances the three checksum streams as it goes.
+ */
+static FORCE_INLINE void walk_fast(Walk *w, Crc3 *crc, bool with_crc) {
+  const uint8_t *const ix = w->ix;
+  const uint64_t len = w->len, first = w->first, region_end = w->region_end;
+  const uint64_t amask = w->amask;
+  uint32_t *const off = w->off;
+  const uint32_t n = w->n;
+  uint64_t pos = w->pos, prev_end = w->prev_end;
+  const uint64_t gate = w->gate;
+  uint32_t i = w->i;
+#if defined(HURRAY__CRC_STEP)
+  uint64_t c0 = 0, c1 = 0, c2 = 0, done = 0, third = 0;
+  if (with_crc) {
+    c0 = crc->c0;
+    c1 = crc->c1;
+    c2 = crc->c2;
+    done = crc->done;
+    third = crc->third;
+  }
+  const uint8_t *const s0 = ix, *const s1 = ix + third, *const s2 = ix + 2 * third;
+#else
+  (void)crc;
+  (void)with_crc;
+#endif
+  for (; i < n; i++) {
+#if defined(HURRAY__CRC_STEP)
+    if (with_crc && done + 8u * CRC_WORDS <= third) {
+      for (unsigned k = 0; k < CRC_WORDS; k++, done += 8) {
+        c0 = hurray__crc32c_step(c0, hurray__ld64(s0 + done));
+        c1 = hurray__crc32c_step(c1, hurray__ld64(s1 + done));
+        c2 = hurray__crc32c_step(c2, hurray__ld64(s2 + done));
+      }
+    }
+#endif
+    const uint64_t rem = len - pos;
+    if (HURRAY_UNLIKELY(rem < HURRAY__FILE_INDEX_ENTRY_MIN)) break;
+    const uint32_t nl = hurray__ld16(ix + pos);
+    if (HURRAY_UNLIKELY(nl == 0 || nl > rem - HURRAY__FILE_INDEX_ENTRY_FIXED)) break;
+    const uint8_t *name = ix + pos + 2, *p = name + nl;
+    const uint64_t doff = hurray__ld64(p), dlen = hurray__ld32(p + 8);
+    const uint64_t aoff = hurray__ld64(p + 12), alen = hurray__ld64(p + 20);
+    const uint64_t flags = hurray__ld32(p + 28);
+    /* With all three below 2^62 neither sum can overflow; a larger value
+     * (no real file has one) goes to walk_one, which checks precisely. */
+    const uint64_t dend = doff + dlen, aend = aoff + alen;
+    uint64_t bad = flags | (doff & 7u) | ((doff | aoff | alen) >> 62) |
+                   (aoff & amask & (0u - (uint64_t)(alen != 0)));
+    bad |= (uint64_t)(doff < first) | (uint64_t)(dlen < HURRAY__FILE_MIN_DESCRIPTOR) |
+           (uint64_t)(dend > aoff) | (uint64_t)(aend > region_end) |
+           (uint64_t)(doff < (prev_end & gate));
+    bad |= name_high_bits(name, nl);
+    if (HURRAY_UNLIKELY(bad != 0)) break;
+    off[i] = (uint32_t)pos;
+    prev_end = aend;
+    pos += HURRAY__FILE_INDEX_ENTRY_FIXED + nl;
+  }
+  w->i = i;
+  w->pos = pos;
+  w->prev_end = prev_end;
+#if defined(HURRAY__CRC_STEP)
+  if (with_crc) {
+    crc->c0 = c0;
+    crc->c1 = c1;
+    crc->c2 = c2;
+    crc->done = done;
+  }
+#endif
+}
+
+static void walk_fast_plain(Walk *w) { walk_fast(w, NULL, false); }
+#if defined(HURRAY__CRC_STEP)
+static void walk_fast_crc(Walk *w, Crc3 *crc) { walk_fast(w, crc, true); }
+#endif
+
+/* The raw register `reg` advanced over [p, p + n). */
+static uint32_t raw_update(uint32_t reg, const uint8_t *p, uint64_t n) {
+  return ~hurray_crc32c(~reg, p, (size_t)n);
+}
+
+/* Finishes the three streams and the tail; returns the CRC-32C of the index. */
+static uint32_t crc3_finish(const Crc3 *c, const uint8_t *ix, uint64_t len) {
+  const uint64_t t = c->third, d = c->done;
+  uint32_t r0 = raw_update((uint32_t)c->c0, ix + d, t - d);
+  uint32_t r1 = raw_update((uint32_t)c->c1, ix + t + d, t - d);
+  uint32_t r2 = raw_update((uint32_t)c->c2, ix + 2 * t + d, t - d);
+  uint32_t r = hurray__crc32c_shift(hurray__crc32c_shift(r0, t) ^ r1, t) ^ r2;
+  return ~raw_update(r, ix + 3 * t, len - 3 * t);
+}
+
+/* Names the first rule index entry i breaks (fo: file offset of its
+ * descriptor_offset field). */
+static HurrayStatus entry_error(const HurrayFile *f, const HurrayFileIndexEntry *e, uint32_t i,
+                                uint64_t fo, uint32_t eflags, uint64_t region_end,
+                                HurrayError *err) {
+  const uint64_t first = f->info.first_descriptor_offset, A = f->info.data_alignment;
+  char field[48];
+  if (eflags != 0)
+    return BAD(fo + 28, hurray__path(field, sizeof field, "index[%u].flags", i),
+               "must be 0, got 0x%08X", eflags);
+  if (e->desc_off < first || (e->desc_off & 7u) != 0)
+    return BAD(fo, hurray__path(field, sizeof field, "index[%u].descriptor_offset", i),
+               "%llu must be 8-aligned and at or after first_descriptor_offset %llu",
+               (unsigned long long)e->desc_off, (unsigned long long)first);
+  if (e->desc_len < HURRAY__FILE_MIN_DESCRIPTOR)
+    return BAD(fo + 8, hurray__path(field, sizeof field, "index[%u].descriptor_length", i),
+               "%u is shorter than a descriptor header (20)", e->desc_len);
+  uint64_t desc_end, data_end;
+  if (hurray__add_overflow_u64(e->desc_off, e->desc_len, &desc_end) || desc_end > region_end)
+    return BAD(fo, hurray__path(field, sizeof field, "index[%u].descriptor_offset", i),
+               "descriptor [%llu, +%u) leaves the tensor region (ends at %llu)",
+               (unsigned long long)e->desc_off, e->desc_len, (unsigned long long)region_end);
+  if (e->data_off < desc_end || hurray__add_overflow_u64(e->data_off, e->data_len, &data_end) ||
+      data_end > region_end)
+    return BAD(fo + 12, hurray__path(field, sizeof field, "index[%u].data_offset", i),
+               "data [%llu, +%llu) must follow its descriptor (ends at %llu) inside the "
+               "tensor region (ends at %llu)",
+               (unsigned long long)e->data_off, (unsigned long long)e->data_len,
+               (unsigned long long)desc_end, (unsigned long long)region_end);
+  return BAD(fo + 12, hurray__path(field, sizeof field, "index[%u].data_offset", i),
+             "%llu is not a multiple of the data alignment %llu",
+             (unsigned long long)e->data_off, (unsigned long long)A);
+}
+
+/*
+ * Entry w->i, every rule checked in turn (the fast loop stopped on it).
+ * Accepts it (and advances) or returns the error naming the first rule
+ * broken.
+ */
+static HurrayStatus walk_one(const HurrayFile *f, Walk *w, HurrayError *err) {
+  const uint64_t base = f->info.index_offset, len = w->len, pos = w->pos;
+  const uint32_t i = w->i;
+  const uint64_t A = f->info.data_alignment, region_end = w->region_end;
+  const uint64_t at = base + pos;
+  char field[48];
+  if (len - pos < 2) goto truncated;
+  const uint32_t nl = hurray__ld16(w->ix + pos);
+  if (nl == 0)
+    return BAD(at, hurray__path(field, sizeof field, "index[%u].name_length", i),
+               "must be at least 1");
+  if (len - pos < HURRAY__FILE_INDEX_ENTRY_FIXED + nl) goto truncated;
+  const uint8_t *p = w->ix + pos + 2;
+  if (!hurray__ascii(p, nl) && !hurray__utf8_valid(p, nl))
+    return BAD(at + 2, hurray__path(field, sizeof field, "index[%u].name", i),
+               "is not valid UTF-8");
+  HurrayFileIndexEntry e;
+  e.name = p;
+  e.name_len = nl;
+  p += nl;
+  e.desc_off = hurray__ld64(p);
+  e.desc_len = hurray__ld32(p + 8);
+  e.data_off = hurray__ld64(p + 12);
+  e.data_len = hurray__ld64(p + 20);
+  const uint32_t eflags = hurray__ld32(p + 28);
+  bool ok = eflags == 0 && e.desc_off >= w->first && (e.desc_off & 7u) == 0 &&
+            e.desc_len >= HURRAY__FILE_MIN_DESCRIPTOR && e.desc_off <= region_end &&
+            e.desc_len <= region_end - e.desc_off && e.data_off >= e.desc_off + e.desc_len &&
+            e.data_off <= region_end && e.data_len <= region_end - e.data_off &&
+            (e.data_len == 0 || (e.data_off & (A - 1)) == 0);
+  if (!ok) return entry_error(f, &e, i, at + 2 + nl, eflags, region_end, err);
+  /* In file order so far, the ranges are checked as they come; the first
+   * entry out of order (or overlapping) switches to the sorted check. */
+  if (w->gate != 0 && e.desc_off < w->prev_end) w->gate = 0;
+  w->off[i] = (uint32_t)pos;
+  w->prev_end = e.data_off + e.data_len;
+  w->pos = pos + HURRAY__FILE_INDEX_ENTRY_FIXED + nl;
+  w->i = i + 1;
+  return HURRAY_OK;
+truncated:
+  return BAD(at, "index", "entry runs past the end of the index (%llu bytes)",
+             (unsigned long long)len);
+}
+
+/* Stable LSD radix sort of entry numbers by key (descriptor offset). */
+static HurrayStatus sort_by_key(const uint64_t *key, uint32_t n, uint32_t *order) {
+  uint32_t *tmp = hurray__malloc((size_t)n * sizeof *tmp);
+  uint32_t *counts = hurray__malloc(65536u * sizeof *counts);
+  if (tmp == NULL || counts == NULL) {
+    hurray__free(tmp);
+    hurray__free(counts);
+    return HURRAY_ERR_OUT_OF_MEMORY;
+  }
+  for (uint32_t i = 0; i < n; i++) order[i] = i;
+  uint32_t *src = order, *dst = tmp;
+  for (unsigned shift = 0; shift < 64; shift += 16) {
+    memset(counts, 0, 65536u * sizeof *counts);
+    for (uint32_t i = 0; i < n; i++) counts[(key[src[i]] >> shift) & 0xFFFFu]++;
+    if (counts[(key[src[0]] >> shift) & 0xFFFFu] == n) continue; /* one bucket */
+    uint32_t sum = 0;
+    for (uint32_t d = 0; d < 65536u; d++) {
+      uint32_t c = counts[d];
+      counts[d] = sum;
+      sum += c;
+    }
+    for (uint32_t i = 0; i < n; i++) dst[counts[(key[src[i]] >> shift) & 0xFFFFu]++] = src[i];
+    uint32_t *t = src;
+    src = dst;
+    dst = t;
+  }
+  if (src != order) memcpy(order, src, (size_t)n * sizeof *order);
+  hurray__free(tmp);
+  hurray__free(counts);
+  return HURRAY_OK;
+}
+
+/* Entries not in file order: sort them by descriptor offset (order/rank) and
+ * check that no two tensors overlap. */
+static HurrayStatus check_unordered(HurrayFile *f, HurrayError *err) {
+  const uint32_t n = f->count;
+  char field[48];
+  f->order = hurray__malloc((size_t)n * sizeof *f->order);
+  f->rank = hurray__malloc((size_t)n * sizeof *f->rank);
+  uint64_t *key = hurray__malloc((size_t)n * sizeof *key);
+  if (f->order == NULL || f->rank == NULL || key == NULL) goto oom;
+  for (uint32_t i = 0; i < n; i++) {
+    HurrayFileIndexEntry e;
+    hurray__file_entry_at(f, i, &e);
+    key[i] = e.desc_off;
+  }
+  if (sort_by_key(key, n, f->order) != HURRAY_OK) goto oom;
+  hurray__free(key);
+  key = NULL;
+  for (uint32_t p = 0; p < n; p++) f->rank[f->order[p]] = p;
+  uint64_t prev_end = 0;
+  for (uint32_t p = 0; p < n; p++) {
+    uint32_t i = f->order[p];
+    HurrayFileIndexEntry e;
+    hurray__file_entry_at(f, i, &e);
+    if (p > 0 && e.desc_off < prev_end) {
+      uint32_t j = f->order[p - 1];
+      HurrayFileIndexEntry o;
+      hurray__file_entry_at(f, j, &o);
+      return BAD(e.desc_off, hurray__path(field, sizeof field, "index[%u].descriptor_offset", i),
+                 "tensor \"%.*s\" at %llu overlaps tensor \"%.*s\" (index[%u]) ending at %llu",
+                 (int)(e.name_len > 48 ? 48 : e.name_len), (const char *)e.name,
+                 (unsigned long long)e.desc_off, (int)(o.name_len > 48 ? 48 : o.name_len),
+                 (const char *)o.name, j, (unsigned long long)prev_end);
+    }
+    prev_end = e.data_off + e.data_len;
+  }
+  return HURRAY_OK;
+oom:
+  hurray__free(key);
+  return hurray__fail(err, HURRAY_ERR_OUT_OF_MEMORY, f->info.index_offset, "index",
+                      "out of memory");
+}
+
+/* The CRC check, which wins over an error found in the index (`st`). */
+static HurrayStatus crc_first(const HurrayFile *f, const uint8_t *ix, HurrayStatus st,
+                              HurrayError *err) {
+  const HurrayFileInfo *in = &f->info;
+  if (st == HURRAY_ERR_OUT_OF_MEMORY || !(in->flags & HURRAY_FILE_FLAG_HAS_INDEX_CRC32C))
+    return st;
+  uint32_t crc = hurray_crc32c(0, ix, (size_t)in->index_length);
+  if (crc == in->index_crc32c) return st;
+  return hurray__fail(err, HURRAY_ERR_CRC_MISMATCH, in->index_offset, "index",
+                      "CRC-32C is 0x%08X, the trailer says 0x%08X", crc, in->index_crc32c);
+}
+
+static atomic_bool g_no_fused_crc;
+
+void hurray__file_index_test_no_fused_crc(bool on) { atomic_store(&g_no_fused_crc, on); }
+
+HurrayStatus hurray__file_parse_index(HurrayFile *f, const uint8_t *ix, HurrayError *err) {
+  const HurrayFileInfo *in = &f->info;
+  const uint64_t base = in->index_offset, len = in->index_length;
+  const bool check_crc = (in->flags & HURRAY_FILE_FLAG_HAS_INDEX_CRC32C) != 0;
+  HurrayStatus st;
+  f->index = ix;
+
+  /* The checksum goes inside the walk when the CPU can do it there;
+   * otherwise it is checked first, on its own. */
+  bool fused = false;
+#if defined(HURRAY__CRC_STEP)
+  fused = check_crc && hurray__crc32c_hw_available() &&
+          !atomic_load_explicit(&g_no_fused_crc, memory_order_relaxed);
+#endif
+  if (check_crc && !fused) {
+    uint32_t crc = hurray_crc32c(0, ix, (size_t)len);
+    if (crc != in->index_crc32c)
+      return hurray__fail(err, HURRAY_ERR_CRC_MISMATCH, base, "index",
+                          "CRC-32C is 0x%08X, the trailer says 0x%08X", crc, in->index_crc32c);
+  }
+
+  uint64_t count = hurray__ld64(ix);
+  if (count > (len - 8) / HURRAY__FILE_INDEX_ENTRY_MIN) {
+    st = BAD(base, "index.index_entry_count", "%llu entries cannot fit in %llu bytes",
+             (unsigned long long)count, (unsigned long long)len);
+    return fused ? crc_first(f, ix, st, err) : st;
+  }
+  if (in->tensor_count_hint != UINT64_MAX && in->tensor_count_hint != count) {
+    st = BAD(28, "header.tensor_count_hint", "is %llu but the index has %llu entries",
+             (unsigned long long)in->tensor_count_hint, (unsigned long long)count);
+    return fused ? crc_first(f, ix, st, err) : st;
+  }
+  /* len < 2^32 (checked with the trailer), so count < 2^32 / 35. */
+  const uint32_t n = (uint32_t)count;
+  if (n > 0) {
+    f->offsets = hurray__malloc((size_t)n * sizeof *f->offsets);
+    if (f->offsets == NULL)
+      return hurray__fail(err, HURRAY_ERR_OUT_OF_MEMORY, base, "index", "out of memory");
+  }
+  f->count = n;
+
+  Walk w;
+  w.ix = ix;
+  w.len = len;
+  w.first = in->first_descriptor_offset;
+  w.region_end = in->kv_offset != 0 ? in->kv_offset : in->index_offset;
+  w.amask = (uint64_t)in->data_alignment - 1u;
+  w.off = f->offsets;
+  w.n = n;
+  w.i = 0;
+  w.pos = 8;
+  w.prev_end = 0;
+  w.gate = UINT64_MAX;
+  Crc3 crc;
+  memset(&crc, 0, sizeof crc);
+  crc.c0 = 0xFFFFFFFFu; /* the standard initial value, as a raw register */
+  crc.third = (len / 3) & ~(uint64_t)7;
+
+  st = HURRAY_OK;
+  for (;;) {
+#if defined(HURRAY__CRC_STEP)
+    if (fused) walk_fast_crc(&w, &crc);
+    else walk_fast_plain(&w);
+#else
+    walk_fast_plain(&w);
+#endif
+    if (w.i == n) break;
+    st = walk_one(f, &w, err);
+    if (st != HURRAY_OK) break;
+  }
+  if (st == HURRAY_OK && w.pos != len)
+    st = BAD(base + w.pos, "index", "%llu trailing bytes after %u entries",
+             (unsigned long long)(len - w.pos), n);
+  if (st != HURRAY_OK) return fused ? crc_first(f, ix, st, err) : st;
+  if (fused) {
+    uint32_t got = crc3_finish(&crc, ix, len);
+    if (got != in->index_crc32c)
+      return hurray__fail(err, HURRAY_ERR_CRC_MISMATCH, base, "index",
+                          "CRC-32C is 0x%08X, the trailer says 0x%08X", got, in->index_crc32c);
+  }
+  /* File order and disjointness: each tensor (descriptor, then data) must
+   * start at or after the end of the previous one. Checked during the walk
+   * while the index is in file order; otherwise sort by offset and check. */
+  if (w.gate == 0) return check_unordered(f, err);
+  return HURRAY_OK;
+}
