@@ -167,14 +167,7 @@ static HurrayStatus build_hash(const HurrayFile *f, HurrayIndexLookup *lk) {
   enum { AHEAD = 16 };
   uint32_t ring[AHEAD];
   for (uint32_t i = 0; i < n + (uint32_t)AHEAD; i++) {
-    if (i < n) {
-      size_t len;
-      const uint8_t *name = hurray__file_entry_name(f, i, &len);
-      uint32_t h = hurray__name_hash_s(seed, name, len);
-      ring[i % AHEAD] = h;
-      PREFETCH_W(&lk->slots[h & lk->mask]);
-    }
-    if (i >= (uint32_t)AHEAD) {
+    if (i >= (uint32_t)AHEAD) { /* entry i - AHEAD, whose ring cell entry i reuses */
       uint32_t j = i - (uint32_t)AHEAD;
       probes += insert(f, lk, ring[j % AHEAD], j);
       if (HURRAY_UNLIKELY(probes > budget)) {
@@ -185,6 +178,13 @@ static HurrayStatus build_hash(const HurrayFile *f, HurrayIndexLookup *lk) {
         lk->bad_b = pre_b;
         return build_perm(f, lk);
       }
+    }
+    if (i < n) {
+      size_t len;
+      const uint8_t *name = hurray__file_entry_name(f, i, &len);
+      uint32_t h = hurray__name_hash_s(seed, name, len);
+      ring[i % AHEAD] = h;
+      PREFETCH_W(&lk->slots[h & lk->mask]);
     }
   }
   return HURRAY_OK;
