@@ -31,13 +31,13 @@
 #define FORCE_INLINE inline
 #endif
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
-/* Words of each CRC stream per entry: 3 streams x 3 words = 72 bytes, a bit
- * more than a typical entry, so the checksum finishes before the walk. */
-#define CRC_WORDS 3u
+/* The fast loop checksums a burst of CRC_BURST bytes of each third, then
+ * walks up to BURST_ENTRIES entries: 3 x 96 bytes per 4 entries, a bit more
+ * than typical entries, so the checksum finishes before the walk (what is
+ * left either way is done at the end). The CRC registers stay in memory
+ * between bursts, which keeps the walk's own registers free. */
+#define CRC_BURST 96u
+#define BURST_ENTRIES 4u
 
 /* Where the walk stands, and what it checks against. */
 typedef struct Walk {
@@ -46,123 +46,114 @@ typedef struct Walk {
   uint64_t first;      /* first_descriptor_offset */
   uint64_t region_end; /* end of the tensor region */
   uint64_t amask;      /* data alignment - 1 */
-  uint32_t *off;
+  HurrayFileRef *refs;
   uint32_t n;
   uint32_t i;          /* next entry */
   uint64_t pos;        /* its offset in the index */
-  uint64_t prev_end;   /* end of the previous tensor */
-  uint64_t gate;       /* all ones while the entries come in file order, then 0 */
+  bool ordered;        /* every entry so far starts at or after the end of the one before */
+  uint64_t prev_end;   /* while ordered: end of the previous tensor (first_descriptor_offset
+                          before the first); so far, the largest end */
 } Walk;
 
 /* Three raw CRC registers over [0, third), [third, 2 third), [2 third, 3 third);
  * `done` bytes of each so far. The tail [3 third, len) is done at the end. */
 typedef struct Crc3 {
+  const uint8_t *base;
   uint64_t c0, c1, c2;
   uint64_t done;
   uint64_t third;
 } Crc3;
 
-/* Non-zero when a byte of the name [p, p + n) (n >= 1) has its high bit set.
- * Reads up to 16 bytes from p: an entry's 32 fixed bytes follow its name, so
- * this stays inside the entry. */
-static FORCE_INLINE uint32_t name_high_bits(const uint8_t *p, uint32_t n) {
-#if defined(__SSE2__)
-  if (n <= 16) {
-    uint32_t m = (uint32_t)_mm_movemask_epi8(_mm_loadu_si128((const __m128i *)(const void *)p));
-    return m & ((1u << n) - 1u);
+#if defined(HURRAY__CRC_STEP)
+static FORCE_INLINE void crc_burst(Crc3 *c) {
+  const uint64_t t = c->third;
+  if (c->done + CRC_BURST > t) return;
+  uint64_t c0 = c->c0, c1 = c->c1, c2 = c->c2;
+  const uint8_t *s = c->base + c->done;
+  for (unsigned k = 0; k < CRC_BURST; k += 8) {
+    c0 = hurray__crc32c_step(c0, hurray__ld64(s + k));
+    c1 = hurray__crc32c_step(c1, hurray__ld64(s + t + k));
+    c2 = hurray__crc32c_step(c2, hurray__ld64(s + 2 * t + k));
   }
-  __m128i acc = _mm_loadu_si128((const __m128i *)(const void *)(p + n - 16));
-  for (uint32_t k = 0; k + 16 < n; k += 16)
-    acc = _mm_or_si128(acc, _mm_loadu_si128((const __m128i *)(const void *)(p + k)));
-  return (uint32_t)_mm_movemask_epi8(acc);
-#else
-  uint64_t acc;
-  if (n < 8) {
-    acc = hurray__ld64(p) & ((UINT64_C(1) << (8 * n)) - 1u);
-  } else {
-    acc = hurray__ld64(p + n - 8);
-    for (uint32_t k = 0; k + 8 < n; k += 8) acc |= hurray__ld64(p + k);
-  }
-  return (acc & UINT64_C(0x8080808080808080)) != 0;
-#endif
+  c->c0 = c0;
+  c->c1 = c1;
+  c->c2 = c2;
+  c->done += CRC_BURST;
 }
+#endif
 
 /*
- * Accepts entries from w->i on while each passes every rule (with an ASCII
- * name and in file order so far); returns at the first one it cannot accept
- * (or at n). With `crc`, advances the three checksum streams as it goes.
+ * Accepts entries from w->i on while each passes every rule with an ASCII
+ * name (and, while `ordered`, starts at or after the end of the one before);
+ * returns at the first one it cannot accept, or at n. Records each entry's
+ * offset and name hash. With `with_crc`, advances the checksum as it goes.
+ *
+ * While ordered, two rules are implied rather than tested per entry: "at or
+ * after first_descriptor_offset" (prev_end starts there) and "inside the
+ * tensor region" (every end is at most the last one, which the caller
+ * checks against the region when the loop returns).
  */
-static FORCE_INLINE void walk_fast(Walk *w, Crc3 *crc, bool with_crc) {
-  const uint8_t *const ix = w->ix;
-  const uint64_t len = w->len, first = w->first, region_end = w->region_end;
-  const uint64_t amask = w->amask;
-  uint32_t *const off = w->off;
+static FORCE_INLINE void walk_fast(Walk *w, Crc3 *crc, const bool with_crc, const bool ordered) {
+  const uint8_t *const ix = w->ix, *const end = ix + w->len;
+  const uint8_t *q = ix + w->pos;
+  HurrayFileRef *const refs = w->refs;
   const uint32_t n = w->n;
-  uint64_t pos = w->pos, prev_end = w->prev_end;
-  const uint64_t gate = w->gate;
+  const uint64_t amask = w->amask;
+  const uint64_t first = w->first, region_end = w->region_end;
+  uint64_t prev_end = w->prev_end;
   uint32_t i = w->i;
-#if defined(HURRAY__CRC_STEP)
-  uint64_t c0 = 0, c1 = 0, c2 = 0, done = 0, third = 0;
-  if (with_crc) {
-    c0 = crc->c0;
-    c1 = crc->c1;
-    c2 = crc->c2;
-    done = crc->done;
-    third = crc->third;
-  }
-  const uint8_t *const s0 = ix, *const s1 = ix + third, *const s2 = ix + 2 * third;
-#else
+#if !defined(HURRAY__CRC_STEP)
   (void)crc;
   (void)with_crc;
 #endif
-  for (; i < n; i++) {
+  for (;;) {
 #if defined(HURRAY__CRC_STEP)
-    if (with_crc && done + 8u * CRC_WORDS <= third) {
-      for (unsigned k = 0; k < CRC_WORDS; k++, done += 8) {
-        c0 = hurray__crc32c_step(c0, hurray__ld64(s0 + done));
-        c1 = hurray__crc32c_step(c1, hurray__ld64(s1 + done));
-        c2 = hurray__crc32c_step(c2, hurray__ld64(s2 + done));
-      }
+    if (with_crc) crc_burst(crc);
+#endif
+    for (unsigned k = 0; k < BURST_ENTRIES; k++, i++) {
+      if (i == n) goto out;
+      const uint64_t rem = (uint64_t)(end - q);
+      if (HURRAY_UNLIKELY(rem < HURRAY__FILE_INDEX_ENTRY_MIN)) goto out;
+      const uint32_t nl = hurray__ld16(q);
+      if (HURRAY_UNLIKELY(nl == 0 || nl > rem - HURRAY__FILE_INDEX_ENTRY_FIXED)) goto out;
+      uint64_t high;
+      const uint32_t h = hurray__file_name_hash_words(q + 2, nl, &high);
+      const uint8_t *p = q + 2 + nl;
+      const uint64_t doff = hurray__ld64(p), dlen = hurray__ld32(p + 8);
+      const uint64_t aoff = hurray__ld64(p + 12), alen = hurray__ld64(p + 20);
+      const uint64_t flags = hurray__ld32(p + 28);
+      /* With all three below 2^62 neither sum can overflow; a larger value
+       * (no real file has one) goes to walk_one, which checks precisely. */
+      const uint64_t dend = doff + dlen, aend = aoff + alen;
+      uint64_t bad = flags | (doff & 7u) | ((doff | aoff | alen) >> 62) |
+                     (aoff & amask & (0u - (uint64_t)(alen != 0))) |
+                     (high & UINT64_C(0x8080808080808080));
+      bad |= (uint64_t)(dlen < HURRAY__FILE_MIN_DESCRIPTOR) | (uint64_t)(dend > aoff);
+      if (ordered) bad |= (uint64_t)(doff < prev_end);
+      else bad |= (uint64_t)(doff < first) | (uint64_t)(aend > region_end);
+      if (HURRAY_UNLIKELY(bad != 0)) goto out;
+      refs[i].offset = (uint32_t)(q - ix);
+      refs[i].hash = h;
+      if (ordered) prev_end = aend;
+      q = p + 32;
     }
-#endif
-    const uint64_t rem = len - pos;
-    if (HURRAY_UNLIKELY(rem < HURRAY__FILE_INDEX_ENTRY_MIN)) break;
-    const uint32_t nl = hurray__ld16(ix + pos);
-    if (HURRAY_UNLIKELY(nl == 0 || nl > rem - HURRAY__FILE_INDEX_ENTRY_FIXED)) break;
-    const uint8_t *name = ix + pos + 2, *p = name + nl;
-    const uint64_t doff = hurray__ld64(p), dlen = hurray__ld32(p + 8);
-    const uint64_t aoff = hurray__ld64(p + 12), alen = hurray__ld64(p + 20);
-    const uint64_t flags = hurray__ld32(p + 28);
-    /* With all three below 2^62 neither sum can overflow; a larger value
-     * (no real file has one) goes to walk_one, which checks precisely. */
-    const uint64_t dend = doff + dlen, aend = aoff + alen;
-    uint64_t bad = flags | (doff & 7u) | ((doff | aoff | alen) >> 62) |
-                   (aoff & amask & (0u - (uint64_t)(alen != 0)));
-    bad |= (uint64_t)(doff < first) | (uint64_t)(dlen < HURRAY__FILE_MIN_DESCRIPTOR) |
-           (uint64_t)(dend > aoff) | (uint64_t)(aend > region_end) |
-           (uint64_t)(doff < (prev_end & gate));
-    bad |= name_high_bits(name, nl);
-    if (HURRAY_UNLIKELY(bad != 0)) break;
-    off[i] = (uint32_t)pos;
-    prev_end = aend;
-    pos += HURRAY__FILE_INDEX_ENTRY_FIXED + nl;
   }
+out:
   w->i = i;
-  w->pos = pos;
+  w->pos = (uint64_t)(q - ix);
   w->prev_end = prev_end;
-#if defined(HURRAY__CRC_STEP)
-  if (with_crc) {
-    crc->c0 = c0;
-    crc->c1 = c1;
-    crc->c2 = c2;
-    crc->done = done;
-  }
-#endif
 }
 
-static void walk_fast_plain(Walk *w) { walk_fast(w, NULL, false); }
+/* The variants, each with its loop specialised. */
+static void walk_fast_plain(Walk *w) {
+  if (w->ordered) walk_fast(w, NULL, false, true);
+  else walk_fast(w, NULL, false, false);
+}
 #if defined(HURRAY__CRC_STEP)
-static void walk_fast_crc(Walk *w, Crc3 *crc) { walk_fast(w, crc, true); }
+static void walk_fast_crc(Walk *w, Crc3 *crc) {
+  if (w->ordered) walk_fast(w, crc, true, true);
+  else walk_fast(w, crc, true, false);
+}
 #endif
 
 /* The raw register `reg` advanced over [p, p + n). */
@@ -252,15 +243,56 @@ static HurrayStatus walk_one(const HurrayFile *f, Walk *w, HurrayError *err) {
   if (!ok) return entry_error(f, &e, i, at + 2 + nl, eflags, region_end, err);
   /* In file order so far, the ranges are checked as they come; the first
    * entry out of order (or overlapping) switches to the sorted check. */
-  if (w->gate != 0 && e.desc_off < w->prev_end) w->gate = 0;
-  w->off[i] = (uint32_t)pos;
-  w->prev_end = e.data_off + e.data_len;
+  if (w->ordered && e.desc_off < w->prev_end) w->ordered = false;
+  if (w->ordered) w->prev_end = e.data_off + e.data_len;
+  uint64_t high;
+  w->refs[i].offset = (uint32_t)pos;
+  w->refs[i].hash = hurray__file_name_hash_words(e.name, nl, &high);
   w->pos = pos + HURRAY__FILE_INDEX_ENTRY_FIXED + nl;
   w->i = i + 1;
   return HURRAY_OK;
 truncated:
   return BAD(at, "index", "entry runs past the end of the index (%llu bytes)",
              (unsigned long long)len);
+}
+
+/* Starts (or restarts) the walk at entry 0. */
+static void walk_reset(Walk *w) {
+  w->i = 0;
+  w->pos = 8;
+  w->ordered = true;
+  w->prev_end = w->first;
+}
+
+/*
+ * The whole walk: the fast loop, with walk_one for what it does not accept.
+ * Entries the fast loop accepted while ordered were not compared with the
+ * region end one by one: their largest end is, before anything is trusted.
+ * If it fails, the walk restarts with walk_one alone, which names the first
+ * rule broken.
+ */
+static HurrayStatus walk_all(const HurrayFile *f, Walk *w, Crc3 *crc, bool fused,
+                             HurrayError *err) {
+#if !defined(HURRAY__CRC_STEP)
+  (void)crc;
+  (void)fused;
+#endif
+  walk_reset(w);
+  for (;;) {
+    const bool was_ordered = w->ordered;
+#if defined(HURRAY__CRC_STEP)
+    if (fused) walk_fast_crc(w, crc);
+    else walk_fast_plain(w);
+#else
+    walk_fast_plain(w);
+#endif
+    if (was_ordered && w->prev_end > w->region_end) break; /* some end is past the region */
+    if (w->i == w->n) return HURRAY_OK;
+    HURRAY_TRY(walk_one(f, w, err));
+  }
+  walk_reset(w);
+  while (w->i < w->n) HURRAY_TRY(walk_one(f, w, err));
+  return HURRAY_OK; /* not reached: walk_one finds the entry past the region */
 }
 
 /* Stable LSD radix sort of entry numbers by key (descriptor offset). */
@@ -388,41 +420,28 @@ HurrayStatus hurray__file_parse_index(HurrayFile *f, const uint8_t *ix, HurrayEr
   /* len < 2^32 (checked with the trailer), so count < 2^32 / 35. */
   const uint32_t n = (uint32_t)count;
   if (n > 0) {
-    f->offsets = hurray__malloc((size_t)n * sizeof *f->offsets);
-    if (f->offsets == NULL)
+    f->refs = hurray__malloc((size_t)n * sizeof *f->refs);
+    if (f->refs == NULL)
       return hurray__fail(err, HURRAY_ERR_OUT_OF_MEMORY, base, "index", "out of memory");
   }
   f->count = n;
 
   Walk w;
+  memset(&w, 0, sizeof w);
   w.ix = ix;
   w.len = len;
   w.first = in->first_descriptor_offset;
   w.region_end = in->kv_offset != 0 ? in->kv_offset : in->index_offset;
   w.amask = (uint64_t)in->data_alignment - 1u;
-  w.off = f->offsets;
+  w.refs = f->refs;
   w.n = n;
-  w.i = 0;
-  w.pos = 8;
-  w.prev_end = 0;
-  w.gate = UINT64_MAX;
   Crc3 crc;
   memset(&crc, 0, sizeof crc);
+  crc.base = ix;
   crc.c0 = 0xFFFFFFFFu; /* the standard initial value, as a raw register */
   crc.third = (len / 3) & ~(uint64_t)7;
 
-  st = HURRAY_OK;
-  for (;;) {
-#if defined(HURRAY__CRC_STEP)
-    if (fused) walk_fast_crc(&w, &crc);
-    else walk_fast_plain(&w);
-#else
-    walk_fast_plain(&w);
-#endif
-    if (w.i == n) break;
-    st = walk_one(f, &w, err);
-    if (st != HURRAY_OK) break;
-  }
+  st = walk_all(f, &w, &crc, fused, err);
   if (st == HURRAY_OK && w.pos != len)
     st = BAD(base + w.pos, "index", "%llu trailing bytes after %u entries",
              (unsigned long long)(len - w.pos), n);
@@ -436,6 +455,6 @@ HurrayStatus hurray__file_parse_index(HurrayFile *f, const uint8_t *ix, HurrayEr
   /* File order and disjointness: each tensor (descriptor, then data) must
    * start at or after the end of the previous one. Checked during the walk
    * while the index is in file order; otherwise sort by offset and check. */
-  if (w.gate == 0) return check_unordered(f, err);
+  if (!w.ordered) return check_unordered(f, err);
   return HURRAY_OK;
 }

@@ -48,29 +48,29 @@ const uint8_t *hurray__file_name_at(const void *ctx, uint32_t i, size_t *len) {
 
 /* ---- scanning ----------------------------------------------------------------- */
 
-/* Whether stored name `a` equals `b` (both len >= 1 bytes). `a` sits in an
- * index entry, so 8 bytes may be read from any of its bytes (its 32 fixed
- * bytes follow); `b` is the caller's and is only read inside [b, b + len). */
-static inline bool same_name(const uint8_t *a, const uint8_t *b, size_t len) {
-  if (len < 8) return memcmp(a, b, len) == 0;
-  uint64_t diff = hurray__ld64(a + len - 8) ^ hurray__ld64(b + len - 8);
-  for (size_t k = 0; k + 8 < len; k += 8) diff |= hurray__ld64(a + k) ^ hurray__ld64(b + k);
-  return diff == 0;
-}
-
+/* Compares the query with every entry whose name hash (recorded by the walk,
+ * so the index itself is only read for candidates) matches. */
 static HurrayStatus scan(const HurrayFile *f, const uint8_t *name, size_t len, uint32_t *out) {
-  const uint8_t *ix = f->index;
-  const uint32_t *off = f->offsets;
+  const uint32_t qh = hurray__file_name_hash(name, (uint32_t)len);
+  const HurrayFileRef *refs = f->refs;
   uint32_t found = UINT32_MAX;
   for (uint32_t i = 0; i < f->count; i++) {
-    const uint8_t *p = ix + off[i];
-    if (hurray__ld16(p) != len || !same_name(p + 2, name, len)) continue;
+    if (refs[i].hash != qh) continue;
+    const uint8_t *p = f->index + refs[i].offset;
+    if (hurray__ld16(p) != len || memcmp(p + 2, name, len) != 0) continue;
     if (found != UINT32_MAX) return HURRAY_ERR_DUPLICATE_NAME;
     found = i;
   }
   if (found == UINT32_MAX) return HURRAY_ERR_NOT_FOUND;
   *out = found;
   return HURRAY_OK;
+}
+
+/* The table hash: the walk's name hash, reseeded per process (0 under the
+ * test hook of hurray__name_hash_test_constant: every name alike). */
+static inline uint32_t table_hash(uint64_t seed, uint32_t name_hash) {
+  if (HURRAY_UNLIKELY(seed == 0)) return 7;
+  return (uint32_t)(hurray__mix64(seed ^ name_hash) >> 32);
 }
 
 /* ---- building ----------------------------------------------------------------- */
@@ -128,7 +128,7 @@ static uint32_t insert(const HurrayFile *f, HurrayIndexLookup *lk, uint32_t h, u
     if (s == 0) break;
     if (((s >> lk->bits) & lk->tag_mask) == tag) {
       uint32_t other = (s & mask) - 1u;
-      if (cmp_entries(f, other, i) == 0) {
+      if (f->refs[other].hash == f->refs[i].hash && cmp_entries(f, other, i) == 0) {
         lk->slots[pos] = s | SLOT_DUP;
         record(lk, HURRAY_ERR_DUPLICATE_NAME, other, i);
         return steps;
@@ -180,9 +180,7 @@ static HurrayStatus build_hash(const HurrayFile *f, HurrayIndexLookup *lk) {
       }
     }
     if (i < n) {
-      size_t len;
-      const uint8_t *name = hurray__file_entry_name(f, i, &len);
-      uint32_t h = hurray__name_hash_s(seed, name, len);
+      uint32_t h = table_hash(seed, f->refs[i].hash);
       ring[i % AHEAD] = h;
       PREFETCH_W(&lk->slots[h & lk->mask]);
     }
@@ -257,13 +255,15 @@ static HurrayStatus find_sorted(const HurrayFile *f, const uint32_t *perm, const
 
 static HurrayStatus find_hash(const HurrayFile *f, const HurrayIndexLookup *lk,
                               const uint8_t *name, size_t len, uint32_t *out) {
-  const uint32_t h = hurray__name_hash(name, len);
+  const uint32_t qh = hurray__file_name_hash(name, (uint32_t)len);
+  const uint32_t h = table_hash(hurray__name_seed(), qh);
   const uint32_t mask = lk->mask, tag = (h >> lk->bits) & lk->tag_mask;
   for (uint32_t pos = h & mask;; pos = (pos + 1) & mask) {
     uint32_t s = lk->slots[pos];
     if (s == 0) return HURRAY_ERR_NOT_FOUND;
     if (((s >> lk->bits) & lk->tag_mask) != tag) continue;
     uint32_t i = (s & mask) - 1u;
+    if (f->refs[i].hash != qh) continue;
     size_t il;
     const uint8_t *iname = hurray__file_entry_name(f, i, &il);
     if (il != len || memcmp(iname, name, len) != 0) continue;
@@ -300,7 +300,7 @@ HurrayStatus hurray__file_lookup_verify(const HurrayFile *f, HurrayError *err) {
   if (lk->verdict == HURRAY_OK) return HURRAY_OK;
   HurrayFileIndexEntry e;
   hurray__file_entry_at(f, lk->bad_b, &e);
-  const uint64_t at = f->info.index_offset + f->offsets[lk->bad_b];
+  const uint64_t at = f->info.index_offset + f->refs[lk->bad_b].offset;
   const int shown = (int)(e.name_len > 64 ? 64 : e.name_len);
   char field[48];
   hurray__path(field, sizeof field, "index[%u].name", lk->bad_b);

@@ -288,6 +288,59 @@ typedef struct HurrayFileIndexEntry {
 
 typedef struct HurrayIndexLookup HurrayIndexLookup; /* src/file/lookup.c */
 
+/* Where entry i starts in the index (its name_length field), and a 32-bit
+ * hash of its name (hurray__file_name_hash), recorded by the walk. */
+typedef struct HurrayFileRef {
+  uint32_t offset;
+  uint32_t hash;
+} HurrayFileRef;
+
+/*
+ * The name hash of the index walk, cheap enough to compute for every entry
+ * at open (it runs beside the CRC-32C, which keeps the multiplier port busy,
+ * so it mostly rotates and xors, and names up to 32 bytes take no branch):
+ * the name's last 8 bytes (zero-padded under 8 bytes), then its 8-byte words
+ * from the start, each as x = rotl(x, 23) ^ word (up to 32 bytes: always
+ * three words, zero past the name), then one multiply. Not seeded and not
+ * collision resistant: the lookups reseed it, compare names on every match,
+ * and fall back to sorting when collisions are forced.
+ * `p` must have 32 readable bytes (true inside an index entry, whose 32
+ * fixed bytes follow the name); *high gets the OR of the name's bytes in
+ * words (for an ASCII test).
+ */
+static inline uint64_t hurray__rotl23(uint64_t x) { return (x << 23) | (x >> 41); }
+static inline uint32_t hurray__file_name_hash_words(const uint8_t *p, uint32_t n,
+                                                    uint64_t *high) {
+  const bool whole = n >= 8;
+  uint64_t x = hurray__ld64(whole ? p + n - 8 : p);
+  x &= whole ? UINT64_MAX : (UINT64_C(1) << (8 * (n & 7u))) - 1u;
+  uint64_t acc = x;
+  if (n <= 32) {
+    uint64_t w0 = hurray__ld64(p) & (0u - (uint64_t)(n > 8));
+    uint64_t w1 = hurray__ld64(p + 8) & (0u - (uint64_t)(n > 16));
+    uint64_t w2 = hurray__ld64(p + 16) & (0u - (uint64_t)(n > 24));
+    acc |= w0 | w1 | w2;
+    x = hurray__rotl23(hurray__rotl23(hurray__rotl23(x) ^ w0) ^ w1) ^ w2;
+  } else {
+    for (uint32_t k = 0; k + 8 < n; k += 8) {
+      uint64_t w = hurray__ld64(p + k);
+      acc |= w;
+      x = hurray__rotl23(x) ^ w;
+    }
+  }
+  *high = acc;
+  return (uint32_t)(((x ^ n) * UINT64_C(0x9E3779B97F4A7C15)) >> 32);
+}
+
+/* The same for a name in the caller's memory (read only inside [p, p + n)). */
+static inline uint32_t hurray__file_name_hash(const uint8_t *p, uint32_t n) {
+  uint64_t high;
+  if (n > 32) return hurray__file_name_hash_words(p, n, &high);
+  uint8_t pad[32] = {0};
+  memcpy(pad, p, n);
+  return hurray__file_name_hash_words(pad, n, &high);
+}
+
 struct HurrayFile {
   HurrayFileSource *source; /* mapping or caller memory; NULL in read mode */
   int fd;                   /* read mode; -1 otherwise */
@@ -296,7 +349,7 @@ struct HurrayFile {
   uint8_t *owned_index;     /* read mode: the index bytes */
   uint8_t *owned_kv;        /* read mode: the KV bytes */
   const uint8_t *index;     /* the index bytes (mapping, caller memory or owned_index) */
-  uint32_t *offsets;        /* entry i starts at index + offsets[i] (its name_length) */
+  HurrayFileRef *refs;      /* one per entry */
   uint32_t count;
   uint32_t *order;          /* position -> index; NULL when identity */
   uint32_t *rank;           /* index -> position; NULL when identity */
@@ -312,7 +365,7 @@ struct HurrayFile {
 /* Entry i (< f->count), decoded. Open proved every entry in bounds. */
 static inline void hurray__file_entry_at(const HurrayFile *f, uint32_t i,
                                          HurrayFileIndexEntry *e) {
-  const uint8_t *p = f->index + f->offsets[i];
+  const uint8_t *p = f->index + f->refs[i].offset;
   e->name_len = hurray__ld16(p);
   e->name = p + 2;
   p += 2u + e->name_len;
@@ -325,7 +378,7 @@ static inline void hurray__file_entry_at(const HurrayFile *f, uint32_t i,
 /* Name of entry i (borrowed from the index bytes). */
 static inline const uint8_t *hurray__file_entry_name(const HurrayFile *f, uint32_t i,
                                                      size_t *len) {
-  const uint8_t *p = f->index + f->offsets[i];
+  const uint8_t *p = f->index + f->refs[i].offset;
   *len = hurray__ld16(p);
   return p + 2;
 }
@@ -335,7 +388,7 @@ static inline const uint8_t *hurray__file_entry_name(const HurrayFile *f, uint32
  * offset f->info.index_offset): CRC-32C when flagged (checked while the
  * entries are walked when the CPU has a CRC instruction), the entry count,
  * every entry (bounds, flags, placement, UTF-8 names) and the disjointness
- * of the tensors. Fills f->index, f->offsets, f->count, f->order/rank.
+ * of the tensors. Fills f->index, f->refs, f->count, f->order/rank.
  * Names are not compared with each other here (see lookup.c).
  */
 HURRAY_INTERNAL HurrayStatus hurray__file_parse_index(HurrayFile *f, const uint8_t *ix,
