@@ -4,12 +4,11 @@
  * Entries have variable length (the name comes first), so finding entry i+1
  * needs entry i's name_length: the walk is a chain of dependent loads, about
  * one L1 hit per entry. Everything else an entry needs (bounds, flags,
- * placement, ordering, an ASCII test of its name) is independent work that
- * the CPU overlaps with that chain, and so is the CRC-32C of the index: on
- * CPUs with a CRC instruction, three checksum streams over the three thirds
- * of the index advance a few words per entry inside the same loop, and are
- * merged at the end (hurray__crc32c_shift). The checksum then costs almost
- * nothing on top of the walk, and the index is read from memory once.
+ * placement, ordering, an ASCII test and a hash of its name) is independent
+ * work that the CPU overlaps with that chain, and so is the CRC-32C of the
+ * index: when the CPU has a way to compute it in bursts (crc_bursts.c), a
+ * burst runs every few entries inside the same loop. The checksum then costs
+ * little on top of the walk, and the index is read from memory once.
  *
  * The fast loop only decides "fine" or "look closer": any entry it does not
  * accept (a non-ASCII name, entries out of file order, any rule broken) is
@@ -31,12 +30,9 @@
 #define FORCE_INLINE inline
 #endif
 
-/* The fast loop checksums a burst of CRC_BURST bytes of each third, then
- * walks up to BURST_ENTRIES entries: 3 x 96 bytes per 4 entries, a bit more
- * than typical entries, so the checksum finishes before the walk (what is
- * left either way is done at the end). The CRC registers stay in memory
- * between bursts, which keeps the walk's own registers free. */
-#define CRC_BURST 96u
+/* Entries walked per CRC burst (a burst is about 256 bytes: a bit more
+ * than four typical entries, so the checksum keeps up; what is left either
+ * way is done at the end). */
 #define BURST_ENTRIES 4u
 
 /* Where the walk stands, and what it checks against. */
@@ -55,33 +51,6 @@ typedef struct Walk {
                           before the first); so far, the largest end */
 } Walk;
 
-/* Three raw CRC registers over [0, third), [third, 2 third), [2 third, 3 third);
- * `done` bytes of each so far. The tail [3 third, len) is done at the end. */
-typedef struct Crc3 {
-  const uint8_t *base;
-  uint64_t c0, c1, c2;
-  uint64_t done;
-  uint64_t third;
-} Crc3;
-
-#if defined(HURRAY__CRC_STEP)
-static FORCE_INLINE void crc_burst(Crc3 *c) {
-  const uint64_t t = c->third;
-  if (c->done + CRC_BURST > t) return;
-  uint64_t c0 = c->c0, c1 = c->c1, c2 = c->c2;
-  const uint8_t *s = c->base + c->done;
-  for (unsigned k = 0; k < CRC_BURST; k += 8) {
-    c0 = hurray__crc32c_step(c0, hurray__ld64(s + k));
-    c1 = hurray__crc32c_step(c1, hurray__ld64(s + t + k));
-    c2 = hurray__crc32c_step(c2, hurray__ld64(s + 2 * t + k));
-  }
-  c->c0 = c0;
-  c->c1 = c1;
-  c->c2 = c2;
-  c->done += CRC_BURST;
-}
-#endif
-
 /*
  * Accepts entries from w->i on while each passes every rule with an ASCII
  * name (and, while `ordered`, starts at or after the end of the one before);
@@ -93,54 +62,54 @@ static FORCE_INLINE void crc_burst(Crc3 *c) {
  * tensor region" (every end is at most the last one, which the caller
  * checks against the region when the loop returns).
  */
-static FORCE_INLINE void walk_fast(Walk *w, Crc3 *crc, const bool with_crc, const bool ordered) {
-  const uint8_t *const ix = w->ix, *const end = ix + w->len;
-  const uint8_t *q = ix + w->pos;
+static FORCE_INLINE void walk_fast(Walk *w, HurrayCrcBursts *crc, const bool with_crc,
+                                   const bool ordered) {
+  const uint8_t *const ix = w->ix;
+  const uint64_t len = w->len;
+  uint64_t pos = w->pos;
   HurrayFileRef *const refs = w->refs;
   const uint32_t n = w->n;
   const uint64_t amask = w->amask;
   const uint64_t first = w->first, region_end = w->region_end;
   uint64_t prev_end = w->prev_end;
   uint32_t i = w->i;
-#if !defined(HURRAY__CRC_STEP)
-  (void)crc;
-  (void)with_crc;
-#endif
-  for (;;) {
-#if defined(HURRAY__CRC_STEP)
-    if (with_crc) crc_burst(crc);
-#endif
-    for (unsigned k = 0; k < BURST_ENTRIES; k++, i++) {
-      if (i == n) goto out;
-      const uint64_t rem = (uint64_t)(end - q);
+  while (i < n) {
+    if (with_crc) crc->burst(crc);
+    const uint32_t stop = n - i > BURST_ENTRIES ? i + BURST_ENTRIES : n;
+    for (; i < stop; i++) {
+      const uint64_t rem = len - pos;
       if (HURRAY_UNLIKELY(rem < HURRAY__FILE_INDEX_ENTRY_MIN)) goto out;
+      const uint8_t *q = ix + pos;
       const uint32_t nl = hurray__ld16(q);
-      if (HURRAY_UNLIKELY(nl == 0 || nl > rem - HURRAY__FILE_INDEX_ENTRY_FIXED)) goto out;
+      /* 1 <= nl <= rem - 34, in one unsigned comparison */
+      if (HURRAY_UNLIKELY((uint64_t)nl - 1u >= rem - HURRAY__FILE_INDEX_ENTRY_FIXED)) goto out;
       uint64_t high;
       const uint32_t h = hurray__file_name_hash_words(q + 2, nl, &high);
       const uint8_t *p = q + 2 + nl;
       const uint64_t doff = hurray__ld64(p), dlen = hurray__ld32(p + 8);
       const uint64_t aoff = hurray__ld64(p + 12), alen = hurray__ld64(p + 20);
       const uint64_t flags = hurray__ld32(p + 28);
-      /* With all three below 2^62 neither sum can overflow; a larger value
-       * (no real file has one) goes to walk_one, which checks precisely. */
       const uint64_t dend = doff + dlen, aend = aoff + alen;
-      uint64_t bad = flags | (doff & 7u) | ((doff | aoff | alen) >> 62) |
-                     (aoff & amask & (0u - (uint64_t)(alen != 0))) |
-                     (high & UINT64_C(0x8080808080808080));
-      bad |= (uint64_t)(dlen < HURRAY__FILE_MIN_DESCRIPTOR) | (uint64_t)(dend > aoff);
-      if (ordered) bad |= (uint64_t)(doff < prev_end);
-      else bad |= (uint64_t)(doff < first) | (uint64_t)(aend > region_end);
+      /* Every offset and length below 2^62 (a larger one, which no real
+       * file has, goes to walk_one): then no sum overflows, and each
+       * difference below is negative, its two top bits set, exactly when
+       * the rule it stands for is broken. */
+      uint64_t hi = doff | aoff | alen | (aoff - dend) | (dlen - HURRAY__FILE_MIN_DESCRIPTOR);
+      if (ordered) hi |= doff - prev_end; /* also "at or after first": prev_end starts there */
+      else hi |= (doff - first) | (region_end - aend);
+      const uint64_t bad = (hi >> 62) | flags | (doff & 7u) |
+                           (aoff & amask & (0u - (uint64_t)(alen != 0))) |
+                           (high & UINT64_C(0x8080808080808080));
       if (HURRAY_UNLIKELY(bad != 0)) goto out;
-      refs[i].offset = (uint32_t)(q - ix);
+      refs[i].offset = (uint32_t)pos;
       refs[i].hash = h;
       if (ordered) prev_end = aend;
-      q = p + 32;
+      pos += HURRAY__FILE_INDEX_ENTRY_FIXED + nl;
     }
   }
 out:
   w->i = i;
-  w->pos = (uint64_t)(q - ix);
+  w->pos = pos;
   w->prev_end = prev_end;
 }
 
@@ -149,26 +118,9 @@ static void walk_fast_plain(Walk *w) {
   if (w->ordered) walk_fast(w, NULL, false, true);
   else walk_fast(w, NULL, false, false);
 }
-#if defined(HURRAY__CRC_STEP)
-static void walk_fast_crc(Walk *w, Crc3 *crc) {
+static void walk_fast_crc(Walk *w, HurrayCrcBursts *crc) {
   if (w->ordered) walk_fast(w, crc, true, true);
   else walk_fast(w, crc, true, false);
-}
-#endif
-
-/* The raw register `reg` advanced over [p, p + n). */
-static uint32_t raw_update(uint32_t reg, const uint8_t *p, uint64_t n) {
-  return ~hurray_crc32c(~reg, p, (size_t)n);
-}
-
-/* Finishes the three streams and the tail; returns the CRC-32C of the index. */
-static uint32_t crc3_finish(const Crc3 *c, const uint8_t *ix, uint64_t len) {
-  const uint64_t t = c->third, d = c->done;
-  uint32_t r0 = raw_update((uint32_t)c->c0, ix + d, t - d);
-  uint32_t r1 = raw_update((uint32_t)c->c1, ix + t + d, t - d);
-  uint32_t r2 = raw_update((uint32_t)c->c2, ix + 2 * t + d, t - d);
-  uint32_t r = hurray__crc32c_shift(hurray__crc32c_shift(r0, t) ^ r1, t) ^ r2;
-  return ~raw_update(r, ix + 3 * t, len - 3 * t);
 }
 
 /* Names the first rule index entry i breaks (fo: file offset of its
@@ -271,21 +223,13 @@ static void walk_reset(Walk *w) {
  * If it fails, the walk restarts with walk_one alone, which names the first
  * rule broken.
  */
-static HurrayStatus walk_all(const HurrayFile *f, Walk *w, Crc3 *crc, bool fused,
+static HurrayStatus walk_all(const HurrayFile *f, Walk *w, HurrayCrcBursts *crc, bool fused,
                              HurrayError *err) {
-#if !defined(HURRAY__CRC_STEP)
-  (void)crc;
-  (void)fused;
-#endif
   walk_reset(w);
   for (;;) {
     const bool was_ordered = w->ordered;
-#if defined(HURRAY__CRC_STEP)
     if (fused) walk_fast_crc(w, crc);
     else walk_fast_plain(w);
-#else
-    walk_fast_plain(w);
-#endif
     if (was_ordered && w->prev_end > w->region_end) break; /* some end is past the region */
     if (w->i == w->n) return HURRAY_OK;
     HURRAY_TRY(walk_one(f, w, err));
@@ -394,11 +338,10 @@ HurrayStatus hurray__file_parse_index(HurrayFile *f, const uint8_t *ix, HurrayEr
 
   /* The checksum goes inside the walk when the CPU can do it there;
    * otherwise it is checked first, on its own. */
-  bool fused = false;
-#if defined(HURRAY__CRC_STEP)
-  fused = check_crc && hurray__crc32c_hw_available() &&
-          !atomic_load_explicit(&g_no_fused_crc, memory_order_relaxed);
-#endif
+  const int engine = check_crc && !atomic_load_explicit(&g_no_fused_crc, memory_order_relaxed)
+                         ? hurray__crc32c_bursts_best()
+                         : HURRAY__CRC_BURSTS_NONE;
+  const bool fused = engine != HURRAY__CRC_BURSTS_NONE;
   if (check_crc && !fused) {
     uint32_t crc = hurray_crc32c(0, ix, (size_t)len);
     if (crc != in->index_crc32c)
@@ -435,11 +378,8 @@ HurrayStatus hurray__file_parse_index(HurrayFile *f, const uint8_t *ix, HurrayEr
   w.amask = (uint64_t)in->data_alignment - 1u;
   w.refs = f->refs;
   w.n = n;
-  Crc3 crc;
-  memset(&crc, 0, sizeof crc);
-  crc.base = ix;
-  crc.c0 = 0xFFFFFFFFu; /* the standard initial value, as a raw register */
-  crc.third = (len / 3) & ~(uint64_t)7;
+  HurrayCrcBursts crc;
+  hurray__crc32c_bursts_init(&crc, engine, ix, len);
 
   st = walk_all(f, &w, &crc, fused, err);
   if (st == HURRAY_OK && w.pos != len)
@@ -447,7 +387,7 @@ HurrayStatus hurray__file_parse_index(HurrayFile *f, const uint8_t *ix, HurrayEr
              (unsigned long long)(len - w.pos), n);
   if (st != HURRAY_OK) return fused ? crc_first(f, ix, st, err) : st;
   if (fused) {
-    uint32_t got = crc3_finish(&crc, ix, len);
+    uint32_t got = hurray__crc32c_bursts_finish(&crc);
     if (got != in->index_crc32c)
       return hurray__fail(err, HURRAY_ERR_CRC_MISMATCH, base, "index",
                           "CRC-32C is 0x%08X, the trailer says 0x%08X", got, in->index_crc32c);

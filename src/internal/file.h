@@ -35,26 +35,36 @@ HURRAY_INTERNAL uint32_t hurray__crc32c_hw(uint32_t crc, const void *data, size_
 HURRAY_INTERNAL uint32_t hurray__crc32c_shift(uint32_t reg, uint64_t nbytes);
 
 /*
- * One 8-byte step of the raw register with the CPU's CRC-32C instruction, for
- * loops that interleave checksumming with other work (the index walk).
- * HURRAY__CRC_STEP is defined when such an instruction can be named here;
- * on x86-64 it may only run when hurray__crc32c_hw_available() (it is
- * written in assembly, so no function needs a target attribute).
+ * CRC-32C in bursts (src/file/crc_bursts.c), for a loop that interleaves
+ * them with its own work over the same bytes: each call of burst() advances
+ * the checksum by about 256 bytes (nothing once it is done); finish() does
+ * what is left and returns hurray_crc32c(0, data, len).
  */
-#if (defined(__x86_64__) || defined(_M_X64)) && (defined(__GNUC__) || defined(__clang__))
-#define HURRAY__CRC_STEP 1
-static inline uint64_t hurray__crc32c_step(uint64_t reg, uint64_t word) {
-  __asm__("crc32q %1, %0" : "+r"(reg) : "rm"(word));
-  return reg;
-}
-#elif defined(__aarch64__) && defined(__ARM_FEATURE_CRC32) && \
-    (defined(__GNUC__) || defined(__clang__))
-#include <arm_acle.h>
-#define HURRAY__CRC_STEP 1
-static inline uint64_t hurray__crc32c_step(uint64_t reg, uint64_t word) {
-  return __crc32cd((uint32_t)reg, word);
-}
-#endif
+enum {
+  HURRAY__CRC_BURSTS_NONE = 0,     /* no such engine here: checksum on its own */
+  HURRAY__CRC_BURSTS_STREAMS3 = 1, /* the crc32 instruction on three streams */
+  HURRAY__CRC_BURSTS_CLMUL512 = 2  /* AVX-512 VPCLMULQDQ folding */
+};
+typedef struct HurrayCrcBursts {
+  _Alignas(64) uint8_t acc[64]; /* CLMUL512: the folded accumulator */
+  void (*burst)(struct HurrayCrcBursts *c);
+  const uint8_t *data;
+  uint64_t len;
+  uint64_t done;       /* CLMUL512: bytes folded; STREAMS3: bytes of each third */
+  uint64_t third;      /* STREAMS3: length of each stream, a multiple of 8 */
+  uint64_t c0, c1, c2; /* STREAMS3: the raw registers */
+  int kind;
+} HurrayCrcBursts;
+
+/* Whether this CPU has the engine `kind`. */
+HURRAY_INTERNAL bool hurray__crc32c_bursts_available(int kind);
+/* The fastest engine this CPU has (HURRAY__CRC_BURSTS_NONE when none). */
+HURRAY_INTERNAL int hurray__crc32c_bursts_best(void);
+/* Starts over data[0, len) (borrowed until finish) with an available `kind`
+ * (NONE: burst() does nothing and finish() computes everything). */
+HURRAY_INTERNAL void hurray__crc32c_bursts_init(HurrayCrcBursts *c, int kind, const void *data,
+                                                uint64_t len);
+HURRAY_INTERNAL uint32_t hurray__crc32c_bursts_finish(HurrayCrcBursts *c);
 
 /* ---- names (src/file/names.c) ------------------------------------------------ */
 
@@ -297,36 +307,30 @@ typedef struct HurrayFileRef {
 
 /*
  * The name hash of the index walk, cheap enough to compute for every entry
- * at open (it runs beside the CRC-32C, which keeps the multiplier port busy,
- * so it mostly rotates and xors, and names up to 32 bytes take no branch):
- * the name's last 8 bytes (zero-padded under 8 bytes), then its 8-byte words
- * from the start, each as x = rotl(x, 23) ^ word (up to 32 bytes: always
- * three words, zero past the name), then one multiply. Not seeded and not
- * collision resistant: the lookups reseed it, compare names on every match,
- * and fall back to sorting when collisions are forced.
- * `p` must have 32 readable bytes (true inside an index entry, whose 32
- * fixed bytes follow the name); *high gets the OR of the name's bytes in
- * words (for an ASCII test).
+ * at open (it mostly rotates and xors): the name's last 8 bytes (zero-padded
+ * under 8 bytes), then its 8-byte words from the start, each folded in as
+ * x = rotl(x, 23) ^ word, then one multiply. Not seeded and not collision
+ * resistant: the lookups reseed it, compare names on every match, and fall
+ * back to sorting when collisions are forced.
+ * `p` must have 8 readable bytes from each of its bytes when n < 8 (true
+ * inside an index entry, whose 32 fixed bytes follow the name); *high gets
+ * the OR of the words (for an ASCII test).
  */
 static inline uint64_t hurray__rotl23(uint64_t x) { return (x << 23) | (x >> 41); }
 static inline uint32_t hurray__file_name_hash_words(const uint8_t *p, uint32_t n,
                                                     uint64_t *high) {
-  const bool whole = n >= 8;
-  uint64_t x = hurray__ld64(whole ? p + n - 8 : p);
-  x &= whole ? UINT64_MAX : (UINT64_C(1) << (8 * (n & 7u))) - 1u;
-  uint64_t acc = x;
-  if (n <= 32) {
-    uint64_t w0 = hurray__ld64(p) & (0u - (uint64_t)(n > 8));
-    uint64_t w1 = hurray__ld64(p + 8) & (0u - (uint64_t)(n > 16));
-    uint64_t w2 = hurray__ld64(p + 16) & (0u - (uint64_t)(n > 24));
-    acc |= w0 | w1 | w2;
-    x = hurray__rotl23(hurray__rotl23(hurray__rotl23(x) ^ w0) ^ w1) ^ w2;
-  } else {
+  uint64_t x, acc;
+  if (n >= 8) {
+    x = hurray__ld64(p + n - 8);
+    acc = x;
     for (uint32_t k = 0; k + 8 < n; k += 8) {
       uint64_t w = hurray__ld64(p + k);
       acc |= w;
       x = hurray__rotl23(x) ^ w;
     }
+  } else {
+    x = hurray__ld64(p) & ((UINT64_C(1) << (8 * n)) - 1u);
+    acc = x;
   }
   *high = acc;
   return (uint32_t)(((x ^ n) * UINT64_C(0x9E3779B97F4A7C15)) >> 32);
@@ -335,8 +339,8 @@ static inline uint32_t hurray__file_name_hash_words(const uint8_t *p, uint32_t n
 /* The same for a name in the caller's memory (read only inside [p, p + n)). */
 static inline uint32_t hurray__file_name_hash(const uint8_t *p, uint32_t n) {
   uint64_t high;
-  if (n > 32) return hurray__file_name_hash_words(p, n, &high);
-  uint8_t pad[32] = {0};
+  if (n >= 8) return hurray__file_name_hash_words(p, n, &high);
+  uint8_t pad[8] = {0};
   memcpy(pad, p, n);
   return hurray__file_name_hash_words(pad, n, &high);
 }
