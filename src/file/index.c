@@ -20,6 +20,8 @@
  * Names are not compared with each other here: uniqueness (and the order
  * promised by SORTED_INDEX) is proven by the lookups (lookup.c).
  */
+#include <sys/mman.h>
+
 #include "internal/file.h"
 
 #define BAD(off, field, ...) hurray__fail(err, HURRAY_ERR_INVALID_FILE, (off), (field), __VA_ARGS__)
@@ -42,7 +44,8 @@ typedef struct Walk {
   uint64_t first;      /* first_descriptor_offset */
   uint64_t region_end; /* end of the tensor region */
   uint64_t amask;      /* data alignment - 1 */
-  HurrayFileRef *refs;
+  uint32_t *offsets;
+  uint32_t *hashes;
   uint32_t n;
   uint32_t i;          /* next entry */
   uint64_t pos;        /* its offset in the index */
@@ -67,7 +70,7 @@ static FORCE_INLINE void walk_fast(Walk *w, HurrayCrcBursts *crc, const bool wit
   const uint8_t *const ix = w->ix;
   const uint64_t len = w->len;
   uint64_t pos = w->pos;
-  HurrayFileRef *const refs = w->refs;
+  uint32_t *const offsets = w->offsets, *const hashes = w->hashes;
   const uint32_t n = w->n;
   const uint64_t amask = w->amask;
   const uint64_t first = w->first, region_end = w->region_end;
@@ -101,8 +104,8 @@ static FORCE_INLINE void walk_fast(Walk *w, HurrayCrcBursts *crc, const bool wit
                            (aoff & amask & (0u - (uint64_t)(alen != 0))) |
                            (high & UINT64_C(0x8080808080808080));
       if (HURRAY_UNLIKELY(bad != 0)) goto out;
-      refs[i].offset = (uint32_t)pos;
-      refs[i].hash = h;
+      offsets[i] = (uint32_t)pos;
+      hashes[i] = h;
       if (ordered) prev_end = aend;
       pos += HURRAY__FILE_INDEX_ENTRY_FIXED + nl;
     }
@@ -198,8 +201,8 @@ static HurrayStatus walk_one(const HurrayFile *f, Walk *w, HurrayError *err) {
   if (w->ordered && e.desc_off < w->prev_end) w->ordered = false;
   if (w->ordered) w->prev_end = e.data_off + e.data_len;
   uint64_t high;
-  w->refs[i].offset = (uint32_t)pos;
-  w->refs[i].hash = hurray__file_name_hash_words(e.name, nl, &high);
+  w->offsets[i] = (uint32_t)pos;
+  w->hashes[i] = hurray__file_name_hash_words(e.name, nl, &high);
   w->pos = pos + HURRAY__FILE_INDEX_ENTRY_FIXED + nl;
   w->i = i + 1;
   return HURRAY_OK;
@@ -325,6 +328,21 @@ static HurrayStatus crc_first(const HurrayFile *f, const uint8_t *ix, HurrayStat
                       "CRC-32C is 0x%08X, the trailer says 0x%08X", crc, in->index_crc32c);
 }
 
+/* Large arrays about to be written in full: fresh memory would take a page
+ * fault per page (about a microsecond each in a VM); one madvise maps them
+ * all at once. Only a hint: any failure is ignored. */
+static void prefault(void *p, size_t n) {
+#if defined(__linux__) && defined(MADV_POPULATE_WRITE)
+  if (n < ((size_t)64 << 10)) return;
+  uintptr_t lo = ((uintptr_t)p + 4095u) & ~(uintptr_t)4095u;
+  uintptr_t hi = ((uintptr_t)p + n) & ~(uintptr_t)4095u;
+  if (hi > lo) (void)madvise((void *)lo, (size_t)(hi - lo), MADV_POPULATE_WRITE);
+#else
+  (void)p;
+  (void)n;
+#endif
+}
+
 static atomic_bool g_no_fused_crc;
 
 void hurray__file_index_test_no_fused_crc(bool on) { atomic_store(&g_no_fused_crc, on); }
@@ -363,9 +381,12 @@ HurrayStatus hurray__file_parse_index(HurrayFile *f, const uint8_t *ix, HurrayEr
   /* len < 2^32 (checked with the trailer), so count < 2^32 / 35. */
   const uint32_t n = (uint32_t)count;
   if (n > 0) {
-    f->refs = hurray__malloc((size_t)n * sizeof *f->refs);
-    if (f->refs == NULL)
+    /* One block: offsets, then hashes (freed through f->offsets). */
+    f->offsets = hurray__malloc((size_t)n * 2u * sizeof *f->offsets);
+    if (f->offsets == NULL)
       return hurray__fail(err, HURRAY_ERR_OUT_OF_MEMORY, base, "index", "out of memory");
+    f->hashes = f->offsets + n;
+    prefault(f->offsets, (size_t)n * 2u * sizeof *f->offsets);
   }
   f->count = n;
 
@@ -376,7 +397,8 @@ HurrayStatus hurray__file_parse_index(HurrayFile *f, const uint8_t *ix, HurrayEr
   w.first = in->first_descriptor_offset;
   w.region_end = in->kv_offset != 0 ? in->kv_offset : in->index_offset;
   w.amask = (uint64_t)in->data_alignment - 1u;
-  w.refs = f->refs;
+  w.offsets = f->offsets;
+  w.hashes = f->hashes;
   w.n = n;
   HurrayCrcBursts crc;
   hurray__crc32c_bursts_init(&crc, engine, ix, len);

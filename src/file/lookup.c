@@ -52,11 +52,11 @@ const uint8_t *hurray__file_name_at(const void *ctx, uint32_t i, size_t *len) {
  * so the index itself is only read for candidates) matches. */
 static HurrayStatus scan(const HurrayFile *f, const uint8_t *name, size_t len, uint32_t *out) {
   const uint32_t qh = hurray__file_name_hash(name, (uint32_t)len);
-  const HurrayFileRef *refs = f->refs;
+  const uint32_t *hashes = f->hashes;
   uint32_t found = UINT32_MAX;
   for (uint32_t i = 0; i < f->count; i++) {
-    if (refs[i].hash != qh) continue;
-    const uint8_t *p = f->index + refs[i].offset;
+    if (hashes[i] != qh) continue;
+    const uint8_t *p = f->index + f->offsets[i];
     if (hurray__ld16(p) != len || memcmp(p + 2, name, len) != 0) continue;
     if (found != UINT32_MAX) return HURRAY_ERR_DUPLICATE_NAME;
     found = i;
@@ -128,7 +128,7 @@ static uint32_t insert(const HurrayFile *f, HurrayIndexLookup *lk, uint32_t h, u
     if (s == 0) break;
     if (((s >> lk->bits) & lk->tag_mask) == tag) {
       uint32_t other = (s & mask) - 1u;
-      if (f->refs[other].hash == f->refs[i].hash && cmp_entries(f, other, i) == 0) {
+      if (f->hashes[other] == f->hashes[i] && cmp_entries(f, other, i) == 0) {
         lk->slots[pos] = s | SLOT_DUP;
         record(lk, HURRAY_ERR_DUPLICATE_NAME, other, i);
         return steps;
@@ -180,7 +180,7 @@ static HurrayStatus build_hash(const HurrayFile *f, HurrayIndexLookup *lk) {
       }
     }
     if (i < n) {
-      uint32_t h = table_hash(seed, f->refs[i].hash);
+      uint32_t h = table_hash(seed, f->hashes[i]);
       ring[i % AHEAD] = h;
       PREFETCH_W(&lk->slots[h & lk->mask]);
     }
@@ -263,7 +263,7 @@ static HurrayStatus find_hash(const HurrayFile *f, const HurrayIndexLookup *lk,
     if (s == 0) return HURRAY_ERR_NOT_FOUND;
     if (((s >> lk->bits) & lk->tag_mask) != tag) continue;
     uint32_t i = (s & mask) - 1u;
-    if (f->refs[i].hash != qh) continue;
+    if (f->hashes[i] != qh) continue;
     size_t il;
     const uint8_t *iname = hurray__file_entry_name(f, i, &il);
     if (il != len || memcmp(iname, name, len) != 0) continue;
@@ -300,7 +300,7 @@ HurrayStatus hurray__file_lookup_verify(const HurrayFile *f, HurrayError *err) {
   if (lk->verdict == HURRAY_OK) return HURRAY_OK;
   HurrayFileIndexEntry e;
   hurray__file_entry_at(f, lk->bad_b, &e);
-  const uint64_t at = f->info.index_offset + f->refs[lk->bad_b].offset;
+  const uint64_t at = f->info.index_offset + f->offsets[lk->bad_b];
   const int shown = (int)(e.name_len > 64 ? 64 : e.name_len);
   char field[48];
   hurray__path(field, sizeof field, "index[%u].name", lk->bad_b);

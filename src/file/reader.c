@@ -382,7 +382,7 @@ void hurray_file_close(HurrayFile **pf) {
   *pf = NULL;
   hurray__kv_table_free(&f->kv);
   hurray__file_lookup_free(f);
-  hurray__free(f->refs);
+  hurray__free(f->offsets); /* and f->hashes, in the same block */
   hurray__free(f->order);
   hurray__free(f->rank);
   hurray__free(f->owned_index);

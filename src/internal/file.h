@@ -298,13 +298,6 @@ typedef struct HurrayFileIndexEntry {
 
 typedef struct HurrayIndexLookup HurrayIndexLookup; /* src/file/lookup.c */
 
-/* Where entry i starts in the index (its name_length field), and a 32-bit
- * hash of its name (hurray__file_name_hash), recorded by the walk. */
-typedef struct HurrayFileRef {
-  uint32_t offset;
-  uint32_t hash;
-} HurrayFileRef;
-
 /*
  * The name hash of the index walk, cheap enough to compute for every entry
  * at open (it mostly rotates and xors): the name's last 8 bytes (zero-padded
@@ -353,7 +346,8 @@ struct HurrayFile {
   uint8_t *owned_index;     /* read mode: the index bytes */
   uint8_t *owned_kv;        /* read mode: the KV bytes */
   const uint8_t *index;     /* the index bytes (mapping, caller memory or owned_index) */
-  HurrayFileRef *refs;      /* one per entry */
+  uint32_t *offsets;        /* entry i starts at index + offsets[i] (its name_length) */
+  uint32_t *hashes;         /* hurray__file_name_hash of entry i's name (same block) */
   uint32_t count;
   uint32_t *order;          /* position -> index; NULL when identity */
   uint32_t *rank;           /* index -> position; NULL when identity */
@@ -369,7 +363,7 @@ struct HurrayFile {
 /* Entry i (< f->count), decoded. Open proved every entry in bounds. */
 static inline void hurray__file_entry_at(const HurrayFile *f, uint32_t i,
                                          HurrayFileIndexEntry *e) {
-  const uint8_t *p = f->index + f->refs[i].offset;
+  const uint8_t *p = f->index + f->offsets[i];
   e->name_len = hurray__ld16(p);
   e->name = p + 2;
   p += 2u + e->name_len;
@@ -382,7 +376,7 @@ static inline void hurray__file_entry_at(const HurrayFile *f, uint32_t i,
 /* Name of entry i (borrowed from the index bytes). */
 static inline const uint8_t *hurray__file_entry_name(const HurrayFile *f, uint32_t i,
                                                      size_t *len) {
-  const uint8_t *p = f->index + f->refs[i].offset;
+  const uint8_t *p = f->index + f->offsets[i];
   *len = hurray__ld16(p);
   return p + 2;
 }
@@ -392,7 +386,8 @@ static inline const uint8_t *hurray__file_entry_name(const HurrayFile *f, uint32
  * offset f->info.index_offset): CRC-32C when flagged (checked while the
  * entries are walked when the CPU has a CRC instruction), the entry count,
  * every entry (bounds, flags, placement, UTF-8 names) and the disjointness
- * of the tensors. Fills f->index, f->refs, f->count, f->order/rank.
+ * of the tensors. Fills f->index, f->offsets, f->hashes, f->count,
+ * f->order/rank.
  * Names are not compared with each other here (see lookup.c).
  */
 HURRAY_INTERNAL HurrayStatus hurray__file_parse_index(HurrayFile *f, const uint8_t *ix,
