@@ -20,7 +20,8 @@
  *    CRC extension): three streams over the thirds of the data, merged at
  *    the end with hurray__crc32c_shift.
  *
- * The constants are checked against their definition in tests/c/test_file_crc.c.
+ * The constants are checked by test_bursts_every_engine (tests/c/test_file_crc.c):
+ * each fold distance shows in the result for some length.
  */
 #include "internal/file.h"
 

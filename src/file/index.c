@@ -226,8 +226,14 @@ static void walk_reset(Walk *w) {
  * If it fails, the walk restarts with walk_one alone, which names the first
  * rule broken.
  */
+static atomic_bool g_no_fused_crc, g_slow_walk;
+
+void hurray__file_index_test_no_fused_crc(bool on) { atomic_store(&g_no_fused_crc, on); }
+void hurray__file_index_test_slow_walk(bool on) { atomic_store(&g_slow_walk, on); }
+
 static HurrayStatus walk_all(const HurrayFile *f, Walk *w, HurrayCrcBursts *crc, bool fused,
                              HurrayError *err) {
+  if (atomic_load_explicit(&g_slow_walk, memory_order_relaxed)) goto slow;
   walk_reset(w);
   for (;;) {
     const bool was_ordered = w->ordered;
@@ -237,9 +243,10 @@ static HurrayStatus walk_all(const HurrayFile *f, Walk *w, HurrayCrcBursts *crc,
     if (w->i == w->n) return HURRAY_OK;
     HURRAY_TRY(walk_one(f, w, err));
   }
+slow:
   walk_reset(w);
   while (w->i < w->n) HURRAY_TRY(walk_one(f, w, err));
-  return HURRAY_OK; /* not reached: walk_one finds the entry past the region */
+  return HURRAY_OK; /* after a fast walk, not reached: walk_one finds the entry past the region */
 }
 
 /* Stable LSD radix sort of entry numbers by key (descriptor offset). */
@@ -343,9 +350,6 @@ static void prefault(void *p, size_t n) {
 #endif
 }
 
-static atomic_bool g_no_fused_crc;
-
-void hurray__file_index_test_no_fused_crc(bool on) { atomic_store(&g_no_fused_crc, on); }
 
 HurrayStatus hurray__file_parse_index(HurrayFile *f, const uint8_t *ix, HurrayError *err) {
   const HurrayFileInfo *in = &f->info;

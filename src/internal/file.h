@@ -396,6 +396,9 @@ HURRAY_INTERNAL HurrayStatus hurray__file_parse_index(HurrayFile *f, const uint8
 /* Test hook: when true, the index CRC is computed on its own before the
  * walk, as on CPUs without a CRC instruction. */
 HURRAY_INTERNAL void hurray__file_index_test_no_fused_crc(bool on);
+/* Test hook: when true, every entry goes through the rule-by-rule check (no
+ * fast loop), so the two can be compared. */
+HURRAY_INTERNAL void hurray__file_index_test_slow_walk(bool on);
 
 /* Name lookups (src/file/lookup.c). */
 HURRAY_INTERNAL HurrayStatus hurray__file_lookup_init(HurrayFile *f);
