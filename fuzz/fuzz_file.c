@@ -95,6 +95,7 @@ static void exercise(const HurrayFile *f) {
     CHECK(hurray_file_position(f, pos, &idx) == HURRAY_OK && idx < n && !seen[idx]);
     seen[idx] = 1; /* file order is a permutation of the index */
   }
+  free(seen);
   /* Lookups succeed exactly for the names no other entry has (the first
    * ones scan, the later ones use the structure built on the way); the
    * answers do not change once verify_names has built it, and it reports a
