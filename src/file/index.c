@@ -101,8 +101,7 @@ static FORCE_INLINE void walk_fast(Walk *w, HurrayCrcBursts *crc, const bool wit
       if (ordered) hi |= doff - prev_end; /* also "at or after first": prev_end starts there */
       else hi |= (doff - first) | (region_end - aend);
       const uint64_t bad = (hi >> 62) | flags | (doff & 7u) |
-                           (aoff & amask & (0u - (uint64_t)(alen != 0))) |
-                           (high & UINT64_C(0x8080808080808080));
+                           (aoff & amask & (0u - (uint64_t)(alen != 0))) | high;
       if (HURRAY_UNLIKELY(bad != 0)) goto out;
       offsets[i] = (uint32_t)pos;
       hashes[i] = h;

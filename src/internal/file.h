@@ -6,6 +6,9 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "hurray/file.h"
 #include "internal/common.h"
@@ -300,15 +303,44 @@ typedef struct HurrayIndexLookup HurrayIndexLookup; /* src/file/lookup.c */
 
 /*
  * The name hash of the index walk, cheap enough to compute for every entry
- * at open (it mostly rotates and xors): the name's last 8 bytes (zero-padded
- * under 8 bytes), then its 8-byte words from the start, each folded in as
- * x = rotl(x, 23) ^ word, then one multiply. Not seeded and not collision
- * resistant: the lookups reseed it, compare names on every match, and fall
- * back to sorting when collisions are forced.
- * `p` must have 8 readable bytes from each of its bytes when n < 8 (true
- * inside an index entry, whose 32 fixed bytes follow the name); *high gets
- * the OR of the words (for an ASCII test).
+ * at open. With SSE2: the name's last 16 bytes (under 16 bytes: the name,
+ * zero-padded), then its 16-byte blocks from the start, each folded in as
+ * x = rotate32(x) ^ block; then the two halves of x multiplied by odd
+ * constants. Elsewhere the same with 8-byte words, x = rotl(x, 23) ^ word.
+ * Not seeded and not collision resistant: the lookups reseed it, compare
+ * names on every match, and fall back to sorting when collisions are forced.
+ * The value is only ever compared within one process.
+ * `p` must have 16 readable bytes (true inside an index entry, whose 32
+ * fixed bytes follow the name); *high gets non-zero when a byte of the name
+ * has its high bit set (for an ASCII test).
  */
+#if defined(__SSE2__)
+static inline uint32_t hurray__file_name_hash_words(const uint8_t *p, uint32_t n,
+                                                    uint64_t *high) {
+  /* 16 bytes of 0xFF, then 16 of 0: loading at 16 - n keeps n bytes. */
+  static const uint8_t keep[32] = {255, 255, 255, 255, 255, 255, 255, 255,
+                                   255, 255, 255, 255, 255, 255, 255, 255};
+  __m128i x, acc;
+  if (n <= 16) {
+    x = _mm_and_si128(_mm_loadu_si128((const __m128i *)(const void *)p),
+                      _mm_loadu_si128((const __m128i *)(const void *)(keep + 16 - n)));
+    acc = x;
+  } else {
+    x = _mm_loadu_si128((const __m128i *)(const void *)(p + n - 16));
+    acc = x;
+    for (uint32_t k = 0; k + 16 < n; k += 16) {
+      __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(p + k));
+      acc = _mm_or_si128(acc, b);
+      x = _mm_xor_si128(_mm_shuffle_epi32(x, 0x39), b);
+    }
+  }
+  *high = (uint64_t)_mm_movemask_epi8(acc);
+  uint64_t lo = (uint64_t)_mm_cvtsi128_si64(x);
+  uint64_t hi = (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(x, x));
+  uint64_t h = (lo ^ n) * UINT64_C(0x9E3779B97F4A7C15) + hi * UINT64_C(0xC2B2AE3D27D4EB4F);
+  return (uint32_t)(h >> 32);
+}
+#else
 static inline uint64_t hurray__rotl23(uint64_t x) { return (x << 23) | (x >> 41); }
 static inline uint32_t hurray__file_name_hash_words(const uint8_t *p, uint32_t n,
                                                     uint64_t *high) {
@@ -325,15 +357,16 @@ static inline uint32_t hurray__file_name_hash_words(const uint8_t *p, uint32_t n
     x = hurray__ld64(p) & ((UINT64_C(1) << (8 * n)) - 1u);
     acc = x;
   }
-  *high = acc;
+  *high = acc & UINT64_C(0x8080808080808080);
   return (uint32_t)(((x ^ n) * UINT64_C(0x9E3779B97F4A7C15)) >> 32);
 }
+#endif
 
 /* The same for a name in the caller's memory (read only inside [p, p + n)). */
 static inline uint32_t hurray__file_name_hash(const uint8_t *p, uint32_t n) {
   uint64_t high;
-  if (n >= 8) return hurray__file_name_hash_words(p, n, &high);
-  uint8_t pad[8] = {0};
+  if (n >= 16) return hurray__file_name_hash_words(p, n, &high);
+  uint8_t pad[16] = {0};
   memcpy(pad, p, n);
   return hurray__file_name_hash_words(pad, n, &high);
 }
