@@ -52,9 +52,28 @@ const uint8_t *hurray__file_name_at(const void *ctx, uint32_t i, size_t *len) {
  * so the index itself is only read for candidates) matches. */
 static HurrayStatus scan(const HurrayFile *f, const uint8_t *name, size_t len, uint32_t *out) {
   const uint32_t qh = hurray__file_name_hash(name, (uint32_t)len);
-  const uint32_t *hashes = f->hashes;
-  uint32_t found = UINT32_MAX;
-  for (uint32_t i = 0; i < f->count; i++) {
+  const uint32_t *hashes = f->hashes, n = f->count;
+  uint32_t found = UINT32_MAX, i = 0;
+#if defined(__SSE2__)
+  /* Four hashes a step; a candidate (rare) leaves the vector loop for one
+   * step of the scalar one. */
+  const __m128i q = _mm_set1_epi32((int)qh);
+  for (;;) {
+    while (i + 4 <= n &&
+           _mm_movemask_epi8(_mm_cmpeq_epi32(
+               _mm_loadu_si128((const __m128i *)(const void *)(hashes + i)), q)) == 0)
+      i += 4;
+    if (i + 4 > n) break;
+    for (uint32_t end = i + 4; i < end; i++) {
+      if (hashes[i] != qh) continue;
+      const uint8_t *p = f->index + f->offsets[i];
+      if (hurray__ld16(p) != len || memcmp(p + 2, name, len) != 0) continue;
+      if (found != UINT32_MAX) return HURRAY_ERR_DUPLICATE_NAME;
+      found = i;
+    }
+  }
+#endif
+  for (; i < n; i++) {
     if (hashes[i] != qh) continue;
     const uint8_t *p = f->index + f->offsets[i];
     if (hurray__ld16(p) != len || memcmp(p + 2, name, len) != 0) continue;
