@@ -317,12 +317,14 @@ typedef struct HurrayFileOpenOptions {
 /*
  * Opens `path` (borrowed): reads and validates the header, the trailer, the
  * index (CRC-32C, names valid UTF-8, every descriptor and data range inside
- * the tensor region and disjoint from the others) and the KV section. No
- * descriptor is read, and names are not compared with each other: a lookup
- * that succeeds proves its name unique (hurray_file_find), and
- * hurray_file_verify_names checks every name. `options` borrowed, NULL for
- * defaults. On success *out is owned: free with hurray_file_close. On
- * failure NULL.
+ * the tensor region, and disjoint from the others when the index lists the
+ * tensors in file order) and the KV section. No descriptor is read; names
+ * are not compared with each other (a lookup that succeeds proves its name
+ * unique: hurray_file_find), and tensors the index lists out of file order
+ * are checked for overlaps when file order is first needed
+ * (hurray_file_position); hurray_file_verify checks both. `options`
+ * borrowed, NULL for defaults. On success *out is owned: free with
+ * hurray_file_close. On failure NULL.
  * Errors: HURRAY_ERR_IO, HURRAY_ERR_INVALID_FILE, HURRAY_ERR_VERSION_MISMATCH,
  * HURRAY_ERR_CRC_MISMATCH, HURRAY_ERR_INVALID_KV, HURRAY_ERR_DUPLICATE_NAME
  * (KV keys), HURRAY_ERR_UNSUPPORTED (a file larger than the address space,
@@ -392,7 +394,10 @@ HURRAY_API HurrayStatus hurray_file_entry(const HurrayFile *f, uint64_t index,
                                           HurrayFileEntry *out);
 
 /* The index of the `position`-th tensor in file (write) order, which differs
- * from index order when the index is sorted. HURRAY_ERR_INDEX_OUT_OF_BOUNDS. */
+ * from index order when the index is sorted. When it differs, the first call
+ * sorts the entries by offset (once; thread-safe) and checks that no two
+ * tensors overlap: HURRAY_ERR_INVALID_FILE if two do (hurray_file_verify
+ * names them), HURRAY_ERR_OUT_OF_MEMORY. Also HURRAY_ERR_INDEX_OUT_OF_BOUNDS. */
 HURRAY_API HurrayStatus hurray_file_position(const HurrayFile *f, uint64_t position,
                                              uint64_t *out_index);
 
@@ -410,17 +415,18 @@ HURRAY_API HurrayStatus hurray_file_find(const HurrayFile *f, const char *name, 
                                          uint64_t *out_index);
 
 /*
- * Compares every name of the index (the rule open leaves to the lookups):
- * HURRAY_OK when they are unique and, under SORTED_INDEX, strictly
- * ascending. Otherwise the first violation, named in *err (NULL allowed)
- * with its field and byte offset: HURRAY_ERR_DUPLICATE_NAME, or
- * HURRAY_ERR_INVALID_FILE for a SORTED_INDEX index out of order (lookups
- * still answer correctly: they use a hash table then). Builds the lookup
- * structure of hurray_file_find if it is not built yet (linear time,
- * O(n log n) if the names were chosen to collide). Also
- * HURRAY_ERR_NULL_POINTER, HURRAY_ERR_OUT_OF_MEMORY.
+ * Checks what open leaves to later calls, so that the whole file is proven
+ * valid: that no two tensors overlap when the index does not list them in
+ * file order (HURRAY_ERR_INVALID_FILE), then that every name is unique
+ * (HURRAY_ERR_DUPLICATE_NAME) and, under SORTED_INDEX, that the names ascend
+ * strictly (HURRAY_ERR_INVALID_FILE; lookups still answer correctly: they
+ * use a hash table then). The first violation is named in *err (NULL
+ * allowed) with its field and byte offset. Builds what hurray_file_find and
+ * hurray_file_position build on first need (linear time, O(n log n) if the
+ * names were chosen to collide). Also HURRAY_ERR_NULL_POINTER,
+ * HURRAY_ERR_OUT_OF_MEMORY.
  */
-HURRAY_API HurrayStatus hurray_file_verify_names(const HurrayFile *f, HurrayError *err);
+HURRAY_API HurrayStatus hurray_file_verify(const HurrayFile *f, HurrayError *err);
 
 /*
  * Decodes the descriptor of tensor `index` only (no data is read). Checks the
@@ -494,7 +500,7 @@ typedef struct HurrayFileNode {
  * limit. Each level is checked by the composite validator. *out owned: free
  * with hurray_file_node_destroy. Errors: HURRAY_ERR_INVALID_ARGUMENT (not a
  * composite head), HURRAY_ERR_INVALID_COMPOSITE (torn, too deep, rules),
- * plus those of hurray_file_tensor.
+ * plus those of hurray_file_tensor and hurray_file_position (file order).
  */
 HURRAY_API HurrayStatus hurray_file_composite(const HurrayFile *f, uint64_t head_index,
                                               HurrayFileNode **out, HurrayError *err);

@@ -57,9 +57,10 @@ void hurray_file_node_destroy(HurrayFileNode **node) {
 
 /* Reads the tensor at file position `pos` into `node`, with its members when
  * it is a head; *next receives the position after its subtree. */
-static HurrayStatus read_node(const HurrayFile *f, uint32_t pos, uint32_t depth,
-                              HurrayFileNode *node, uint32_t *next, HurrayError *err) {
-  uint32_t idx = hurray__file_order(f, pos);
+static HurrayStatus read_node(const HurrayFile *f, const HurrayFileOrder *o, uint32_t pos,
+                              uint32_t depth, HurrayFileNode *node, uint32_t *next,
+                              HurrayError *err) {
+  uint32_t idx = hurray__file_order_at(o, pos);
   HURRAY_TRY(hurray_file_tensor(f, idx, &node->tensor, err));
   const HurrayDescriptor *head = hurray_file_tensor_descriptor(node->tensor);
   uint32_t m = 0;
@@ -104,7 +105,7 @@ static HurrayStatus read_node(const HurrayFile *f, uint32_t pos, uint32_t depth,
                           k, m);
     }
     node->member_count = k + 1;
-    HurrayStatus st = read_node(f, cur, depth + 1, &node->members[k], &cur, err);
+    HurrayStatus st = read_node(f, o, cur, depth + 1, &node->members[k], &cur, err);
     if (st != HURRAY_OK) {
       hurray__free(md);
       return st;
@@ -129,6 +130,8 @@ HurrayStatus hurray_file_composite(const HurrayFile *f, uint64_t head_index,
     return hurray__fail(err, HURRAY_ERR_INDEX_OUT_OF_BOUNDS, HURRAY_NO_OFFSET, "head_index",
                         "%llu is not below the tensor count %u",
                         (unsigned long long)head_index, f->count);
+  const HurrayFileOrder *o;
+  HURRAY_TRY(hurray__file_order_get(f, &o, err));
   HurrayDescriptor *d = NULL;
   HURRAY_TRY(hurray_file_descriptor(f, head_index, &d, err));
   uint32_t m;
@@ -148,7 +151,7 @@ HurrayStatus hurray_file_composite(const HurrayFile *f, uint64_t head_index,
                         "out of memory");
   uint32_t next;
   HurrayStatus st =
-      read_node(f, hurray__file_rank(f, (uint32_t)head_index), 0, root, &next, err);
+      read_node(f, o, hurray__file_rank_of(o, (uint32_t)head_index), 0, root, &next, err);
   if (st != HURRAY_OK) {
     hurray_file_node_destroy(&root);
     return st;

@@ -18,7 +18,8 @@
  * instead when the checksum does not match.
  *
  * Names are not compared with each other here: uniqueness (and the order
- * promised by SORTED_INDEX) is proven by the lookups (lookup.c).
+ * promised by SORTED_INDEX) is proven by the lookups (lookup.c). Tensors
+ * listed out of file order are not sorted here either (order.c).
  */
 #include <sys/mman.h>
 
@@ -195,9 +196,24 @@ static HurrayStatus walk_one(const HurrayFile *f, Walk *w, HurrayError *err) {
             e.data_off <= region_end && e.data_len <= region_end - e.data_off &&
             (e.data_len == 0 || (e.data_off & (A - 1)) == 0);
   if (!ok) return entry_error(f, &e, i, at + 2 + nl, eflags, region_end, err);
-  /* In file order so far, the ranges are checked as they come; the first
-   * entry out of order (or overlapping) switches to the sorted check. */
-  if (w->ordered && e.desc_off < w->prev_end) w->ordered = false;
+  /* In file order so far, the ranges are checked as they come. An entry
+   * starting inside the previous tensor overlaps it; one starting before
+   * the previous tensor is out of order: the sorted check (order.c) takes
+   * over, when file order is first needed. */
+  if (w->ordered && e.desc_off < w->prev_end) {
+    HurrayFileIndexEntry prev;
+    const uint8_t *q = w->ix + w->offsets[i - 1]; /* i > 0: prev_end starts at first */
+    prev.name_len = hurray__ld16(q);
+    prev.name = q + 2;
+    prev.desc_off = hurray__ld64(q + 2 + prev.name_len);
+    if (e.desc_off >= prev.desc_off)
+      return BAD(e.desc_off, hurray__path(field, sizeof field, "index[%u].descriptor_offset", i),
+                 "tensor \"%.*s\" at %llu overlaps tensor \"%.*s\" (index[%u]) ending at %llu",
+                 (int)(e.name_len > 48 ? 48 : e.name_len), (const char *)e.name,
+                 (unsigned long long)e.desc_off, (int)(prev.name_len > 48 ? 48 : prev.name_len),
+                 (const char *)prev.name, i - 1, (unsigned long long)w->prev_end);
+    w->ordered = false;
+  }
   if (w->ordered) w->prev_end = e.data_off + e.data_len;
   uint64_t high;
   w->offsets[i] = (uint32_t)pos;
@@ -246,80 +262,6 @@ slow:
   walk_reset(w);
   while (w->i < w->n) HURRAY_TRY(walk_one(f, w, err));
   return HURRAY_OK; /* after a fast walk, not reached: walk_one finds the entry past the region */
-}
-
-/* Stable LSD radix sort of entry numbers by key (descriptor offset). */
-static HurrayStatus sort_by_key(const uint64_t *key, uint32_t n, uint32_t *order) {
-  uint32_t *tmp = hurray__malloc((size_t)n * sizeof *tmp);
-  uint32_t *counts = hurray__malloc(65536u * sizeof *counts);
-  if (tmp == NULL || counts == NULL) {
-    hurray__free(tmp);
-    hurray__free(counts);
-    return HURRAY_ERR_OUT_OF_MEMORY;
-  }
-  for (uint32_t i = 0; i < n; i++) order[i] = i;
-  uint32_t *src = order, *dst = tmp;
-  for (unsigned shift = 0; shift < 64; shift += 16) {
-    memset(counts, 0, 65536u * sizeof *counts);
-    for (uint32_t i = 0; i < n; i++) counts[(key[src[i]] >> shift) & 0xFFFFu]++;
-    if (counts[(key[src[0]] >> shift) & 0xFFFFu] == n) continue; /* one bucket */
-    uint32_t sum = 0;
-    for (uint32_t d = 0; d < 65536u; d++) {
-      uint32_t c = counts[d];
-      counts[d] = sum;
-      sum += c;
-    }
-    for (uint32_t i = 0; i < n; i++) dst[counts[(key[src[i]] >> shift) & 0xFFFFu]++] = src[i];
-    uint32_t *t = src;
-    src = dst;
-    dst = t;
-  }
-  if (src != order) memcpy(order, src, (size_t)n * sizeof *order);
-  hurray__free(tmp);
-  hurray__free(counts);
-  return HURRAY_OK;
-}
-
-/* Entries not in file order: sort them by descriptor offset (order/rank) and
- * check that no two tensors overlap. */
-static HurrayStatus check_unordered(HurrayFile *f, HurrayError *err) {
-  const uint32_t n = f->count;
-  char field[48];
-  f->order = hurray__malloc((size_t)n * sizeof *f->order);
-  f->rank = hurray__malloc((size_t)n * sizeof *f->rank);
-  uint64_t *key = hurray__malloc((size_t)n * sizeof *key);
-  if (f->order == NULL || f->rank == NULL || key == NULL) goto oom;
-  for (uint32_t i = 0; i < n; i++) {
-    HurrayFileIndexEntry e;
-    hurray__file_entry_at(f, i, &e);
-    key[i] = e.desc_off;
-  }
-  if (sort_by_key(key, n, f->order) != HURRAY_OK) goto oom;
-  hurray__free(key);
-  key = NULL;
-  for (uint32_t p = 0; p < n; p++) f->rank[f->order[p]] = p;
-  uint64_t prev_end = 0;
-  for (uint32_t p = 0; p < n; p++) {
-    uint32_t i = f->order[p];
-    HurrayFileIndexEntry e;
-    hurray__file_entry_at(f, i, &e);
-    if (p > 0 && e.desc_off < prev_end) {
-      uint32_t j = f->order[p - 1];
-      HurrayFileIndexEntry o;
-      hurray__file_entry_at(f, j, &o);
-      return BAD(e.desc_off, hurray__path(field, sizeof field, "index[%u].descriptor_offset", i),
-                 "tensor \"%.*s\" at %llu overlaps tensor \"%.*s\" (index[%u]) ending at %llu",
-                 (int)(e.name_len > 48 ? 48 : e.name_len), (const char *)e.name,
-                 (unsigned long long)e.desc_off, (int)(o.name_len > 48 ? 48 : o.name_len),
-                 (const char *)o.name, j, (unsigned long long)prev_end);
-    }
-    prev_end = e.data_off + e.data_len;
-  }
-  return HURRAY_OK;
-oom:
-  hurray__free(key);
-  return hurray__fail(err, HURRAY_ERR_OUT_OF_MEMORY, f->info.index_offset, "index",
-                      "out of memory");
 }
 
 /* The CRC check, which wins over an error found in the index (`st`). */
@@ -419,7 +361,8 @@ HurrayStatus hurray__file_parse_index(HurrayFile *f, const uint8_t *ix, HurrayEr
   }
   /* File order and disjointness: each tensor (descriptor, then data) must
    * start at or after the end of the previous one. Checked during the walk
-   * while the index is in file order; otherwise sort by offset and check. */
-  if (!w.ordered) return check_unordered(f, err);
+   * while the index is in file order; otherwise when file order is first
+   * needed (order.c). */
+  f->in_file_order = w.ordered;
   return HURRAY_OK;
 }

@@ -18,7 +18,7 @@
  *    permutation instead (O(n log n) whatever the names).
  *
  * Either way a lookup that succeeds has proven its name unique in the file;
- * hurray_file_verify_names builds the structure and reports the first
+ * hurray_file_verify builds the structure and reports the first
  * duplicate (or, under SORTED_INDEX, the first name out of order) in full.
  */
 #include "internal/file.h"
@@ -340,6 +340,7 @@ int hurray__file_lookup_kind(const HurrayFile *f) {
 HurrayStatus hurray__file_lookup_init(HurrayFile *f) {
   atomic_init(&f->lookup, NULL);
   atomic_init(&f->finds, 0);
+  atomic_init(&f->file_order, NULL);
   if (pthread_mutex_init(&f->mutex, NULL) != 0) return HURRAY_ERR_OUT_OF_MEMORY;
   f->mutex_ready = true;
   return HURRAY_OK;

@@ -19,8 +19,9 @@
  *  - KV: every tag and length, unique keys, no trailing bytes;
  *  - tensor_count_hint: unknown (all ones) or equal to the entry count.
  * Names are compared with each other by the lookups (lookup.c): a lookup
- * that succeeds has proven its name unique; hurray_file_verify_names checks
- * them all (and the order promised by SORTED_INDEX).
+ * that succeeds has proven its name unique. Tensors listed out of file order
+ * are sorted, and checked for overlaps, when file order is first needed
+ * (order.c). hurray_file_verify does both at once.
  * Every length is compared with the file size and the caps of the options
  * before any allocation is sized from it.
  */
@@ -383,8 +384,7 @@ void hurray_file_close(HurrayFile **pf) {
   hurray__kv_table_free(&f->kv);
   hurray__file_lookup_free(f);
   hurray__free(f->offsets); /* and f->hashes, in the same block */
-  hurray__free(f->order);
-  hurray__free(f->rank);
+  hurray__file_order_free(f);
   hurray__free(f->owned_index);
   hurray__free(f->owned_kv);
   if (f->fd >= 0) close(f->fd);
@@ -419,7 +419,9 @@ HurrayStatus hurray_file_entry(const HurrayFile *f, uint64_t index, HurrayFileEn
 HurrayStatus hurray_file_position(const HurrayFile *f, uint64_t position, uint64_t *out_index) {
   if (f == NULL || out_index == NULL) return HURRAY_ERR_NULL_POINTER;
   if (position >= f->count) return HURRAY_ERR_INDEX_OUT_OF_BOUNDS;
-  *out_index = hurray__file_order(f, (uint32_t)position);
+  const HurrayFileOrder *o;
+  HURRAY_TRY(hurray__file_order_get(f, &o, NULL));
+  *out_index = hurray__file_order_at(o, (uint32_t)position);
   return HURRAY_OK;
 }
 
@@ -433,9 +435,11 @@ HurrayStatus hurray_file_find(const HurrayFile *f, const char *name, size_t name
   return HURRAY_OK;
 }
 
-HurrayStatus hurray_file_verify_names(const HurrayFile *f, HurrayError *err) {
+HurrayStatus hurray_file_verify(const HurrayFile *f, HurrayError *err) {
   if (f == NULL)
     return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, "file", "is NULL");
+  const HurrayFileOrder *o;
+  HURRAY_TRY(hurray__file_order_get(f, &o, err));
   return hurray__file_lookup_verify(f, err);
 }
 

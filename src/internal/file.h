@@ -300,6 +300,7 @@ typedef struct HurrayFileIndexEntry {
 } HurrayFileIndexEntry;
 
 typedef struct HurrayIndexLookup HurrayIndexLookup; /* src/file/lookup.c */
+typedef struct HurrayFileOrder HurrayFileOrder;     /* src/file/order.c */
 
 /*
  * The name hash of the index walk, cheap enough to compute for every entry
@@ -382,13 +383,15 @@ struct HurrayFile {
   uint32_t *offsets;        /* entry i starts at index + offsets[i] (its name_length) */
   uint32_t *hashes;         /* hurray__file_name_hash of entry i's name (same block) */
   uint32_t count;
-  uint32_t *order;          /* position -> index; NULL when identity */
-  uint32_t *rank;           /* index -> position; NULL when identity */
+  bool in_file_order;       /* the index lists the tensors by descriptor offset */
   HurrayKvTable kv;
   /* Name lookups (lookup.c): the first ones scan the index; then a lookup
    * structure is built once, under the mutex, and published. */
   _Atomic(HurrayIndexLookup *) lookup;
   atomic_uint finds;
+  /* File order when the index is not in it (order.c): built on first need,
+   * under the same mutex. */
+  _Atomic(HurrayFileOrder *) file_order;
   bool mutex_ready;
   pthread_mutex_t mutex;
 };
@@ -419,8 +422,8 @@ static inline const uint8_t *hurray__file_entry_name(const HurrayFile *f, uint32
  * offset f->info.index_offset): CRC-32C when flagged (checked while the
  * entries are walked when the CPU has a CRC instruction), the entry count,
  * every entry (bounds, flags, placement, UTF-8 names) and the disjointness
- * of the tensors. Fills f->index, f->offsets, f->hashes, f->count,
- * f->order/rank.
+ * of the tensors when they are listed in file order. Fills f->index,
+ * f->offsets, f->hashes, f->count, f->in_file_order.
  * Names are not compared with each other here (see lookup.c).
  */
 HURRAY_INTERNAL HurrayStatus hurray__file_parse_index(HurrayFile *f, const uint8_t *ix,
@@ -451,13 +454,19 @@ HURRAY_INTERNAL int hurray__file_lookup_kind(const HurrayFile *f);
 
 HURRAY_INTERNAL const uint8_t *hurray__file_name_at(const void *ctx, uint32_t i, size_t *len);
 
-/* Position of index i in file order, and the reverse. */
-static inline uint32_t hurray__file_rank(const HurrayFile *f, uint32_t i) {
-  return f->rank != NULL ? f->rank[i] : i;
-}
-static inline uint32_t hurray__file_order(const HurrayFile *f, uint32_t pos) {
-  return f->order != NULL ? f->order[pos] : pos;
-}
+/*
+ * File order (src/file/order.c). *out is NULL when the index is in file
+ * order (the identity), else the tensors sorted by descriptor offset, built
+ * on first call; HURRAY_ERR_INVALID_FILE when two tensors overlap (then for
+ * good), HURRAY_ERR_OUT_OF_MEMORY.
+ */
+HURRAY_INTERNAL HurrayStatus hurray__file_order_get(const HurrayFile *f,
+                                                    const HurrayFileOrder **out,
+                                                    HurrayError *err);
+/* The entry at a position in file order, and the position of an entry. */
+HURRAY_INTERNAL uint32_t hurray__file_order_at(const HurrayFileOrder *o, uint32_t position);
+HURRAY_INTERNAL uint32_t hurray__file_rank_of(const HurrayFileOrder *o, uint32_t entry);
+HURRAY_INTERNAL void hurray__file_order_free(HurrayFile *f);
 
 /* Number of descriptors decoded by this process (test hook: proves that
  * open decodes none and a fetch decodes one). */

@@ -134,7 +134,7 @@ static void test_sorted_index_lookups(void **state) {
     assert_int_equal(idx, i); /* sorted index: name order */
   }
   assert_int_equal(hurray__file_lookup_kind(f), HURRAY__LOOKUP_SORTED); /* no table */
-  assert_int_equal(hurray_file_verify_names(f, NULL), HURRAY_OK);
+  assert_int_equal(hurray_file_verify(f, NULL), HURRAY_OK);
   assert_int_equal(hurray__file_descriptor_decodes(), before);
   fetch_one(f, "t000042", HURRAY_OK);
   assert_int_equal(hurray__file_descriptor_decodes(), before + 1);
@@ -185,7 +185,7 @@ static void test_lookups_every_way(void **state) {
     assert_int_equal(hurray__file_lookup_kind(f),
                      sorted ? HURRAY__LOOKUP_SORTED : HURRAY__LOOKUP_HASH);
     find_all(f, NULL);
-    assert_int_equal(hurray_file_verify_names(f, &e), HURRAY_OK);
+    assert_int_equal(hurray_file_verify(f, &e), HURRAY_OK);
     hurray_file_close(&f);
 
     /* Entry 4321 renamed after entry 17: both names now fail to look up
@@ -208,7 +208,7 @@ static void test_lookups_every_way(void **state) {
     /* A sorted index is now out of order, so a hash table serves instead. */
     assert_int_equal(hurray__file_lookup_kind(f), HURRAY__LOOKUP_HASH);
     hurray_error_clear(&e);
-    HurrayStatus st = hurray_file_verify_names(f, &e);
+    HurrayStatus st = hurray_file_verify(f, &e);
     if (sorted) {
       /* Either the renamed entry sorts before its predecessor, or after
        * its successor: the first pair out of order is reported. */
