@@ -21,8 +21,6 @@
  * promised by SORTED_INDEX) is proven by the lookups (lookup.c). Tensors
  * listed out of file order are not sorted here either (order.c).
  */
-#include <sys/mman.h>
-
 #include "internal/file.h"
 
 #define BAD(off, field, ...) hurray__fail(err, HURRAY_ERR_INVALID_FILE, (off), (field), __VA_ARGS__)
@@ -276,20 +274,6 @@ static HurrayStatus crc_first(const HurrayFile *f, const uint8_t *ix, HurrayStat
                       "CRC-32C is 0x%08X, the trailer says 0x%08X", crc, in->index_crc32c);
 }
 
-/* Large arrays about to be written in full: fresh memory would take a page
- * fault per page (about a microsecond each in a VM); one madvise maps them
- * all at once. Only a hint: any failure is ignored. */
-static void prefault(void *p, size_t n) {
-#if defined(__linux__) && defined(MADV_POPULATE_WRITE)
-  if (n < ((size_t)64 << 10)) return;
-  uintptr_t lo = ((uintptr_t)p + 4095u) & ~(uintptr_t)4095u;
-  uintptr_t hi = ((uintptr_t)p + n) & ~(uintptr_t)4095u;
-  if (hi > lo) (void)madvise((void *)lo, (size_t)(hi - lo), MADV_POPULATE_WRITE);
-#else
-  (void)p;
-  (void)n;
-#endif
-}
 
 
 HurrayStatus hurray__file_parse_index(HurrayFile *f, const uint8_t *ix, HurrayError *err) {
@@ -331,7 +315,7 @@ HurrayStatus hurray__file_parse_index(HurrayFile *f, const uint8_t *ix, HurrayEr
     if (f->offsets == NULL)
       return hurray__fail(err, HURRAY_ERR_OUT_OF_MEMORY, base, "index", "out of memory");
     f->hashes = f->offsets + n;
-    prefault(f->offsets, (size_t)n * 2u * sizeof *f->offsets);
+    hurray__prefault(f->offsets, (size_t)n * 2u * sizeof *f->offsets);
   }
   f->count = n;
 

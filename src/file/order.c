@@ -11,19 +11,11 @@
  * cost a sort of all the entries, which open does not need. Built once,
  * under the file's mutex, and published atomically, like the name lookups.
  *
- * The sort: one record (start, end, entry) per tensor, read from the index in
- * index order, then an LSD radix sort of the records on `start`, 11 bits a
- * pass (passes where every record has the same digit skipped), then one
- * sweep that checks each start against the end before it and fills the
- * order and rank arrays.
+ * The sort: the start and end of every tensor, read from the index in index
+ * order, then a bucket sort of the entries by start (build()), then one
+ * sweep that checks each start against the end before it, and the ranks.
  */
 #include "internal/file.h"
-
-typedef struct Rec {
-  uint64_t start; /* descriptor offset */
-  uint64_t end;   /* end of the data */
-  uint32_t entry;
-} Rec;
 
 struct HurrayFileOrder {
   uint32_t *order;      /* position -> entry */
@@ -33,27 +25,32 @@ struct HurrayFileOrder {
   uint64_t other_end;
 };
 
-#define DIGIT_BITS 11u
-#define DIGITS (1u << DIGIT_BITS)
-
-static void radix_sort(Rec *a, Rec *tmp, uint32_t n, uint64_t max_start) {
-  static const unsigned passes = (64 + DIGIT_BITS - 1) / DIGIT_BITS;
-  for (unsigned pass = 0; pass < passes; pass++) {
-    const unsigned shift = pass * DIGIT_BITS;
-    if ((max_start >> shift) == 0) break; /* every later digit is 0 */
-    uint32_t counts[DIGITS];
-    memset(counts, 0, sizeof counts);
-    for (uint32_t i = 0; i < n; i++) counts[(a[i].start >> shift) & (DIGITS - 1)]++;
-    if (counts[(a[0].start >> shift) & (DIGITS - 1)] == n) continue; /* one digit */
-    uint32_t sum = 0;
-    for (uint32_t d = 0; d < DIGITS; d++) {
-      uint32_t c = counts[d];
-      counts[d] = sum;
-      sum += c;
+/* Sorts ent[0..k) by start[ent[i]], ties in entry order. Insertion sort for
+ * the few entries a bucket usually holds; a bottom-up merge sort (tmp: k
+ * more) beyond. */
+static void sort_bucket(uint32_t *ent, uint32_t k, const uint64_t *start, uint32_t *tmp) {
+  if (k <= 16) {
+    for (uint32_t i = 1; i < k; i++) {
+      uint32_t e = ent[i], j = i;
+      for (; j > 0 && start[ent[j - 1]] > start[e]; j--) ent[j] = ent[j - 1];
+      ent[j] = e;
     }
-    for (uint32_t i = 0; i < n; i++) tmp[counts[(a[i].start >> shift) & (DIGITS - 1)]++] = a[i];
-    memcpy(a, tmp, (size_t)n * sizeof *a);
+    return;
   }
+  uint32_t *src = ent, *dst = tmp;
+  for (uint64_t w = 1; w < k; w *= 2) {
+    for (uint64_t lo = 0; lo < k; lo += 2 * w) {
+      uint64_t mid = lo + w < k ? lo + w : k, hi = lo + 2 * w < k ? lo + 2 * w : k;
+      uint64_t i = lo, j = mid, o = lo;
+      while (i < mid && j < hi) dst[o++] = start[src[j]] < start[src[i]] ? src[j++] : src[i++];
+      while (i < mid) dst[o++] = src[i++];
+      while (j < hi) dst[o++] = src[j++];
+    }
+    uint32_t *t = src;
+    src = dst;
+    dst = t;
+  }
+  if (src != ent) memcpy(ent, src, (size_t)k * sizeof *ent);
 }
 
 static void order_destroy(HurrayFileOrder *o) {
@@ -63,44 +60,72 @@ static void order_destroy(HurrayFileOrder *o) {
   hurray__free(o);
 }
 
+/*
+ * A bucket sort: the tensors' starts spread over the tensor region, so
+ * about n buckets by start (the high bits of start - min) hold one or two
+ * entries each; one counting pass, one scatter, then each bucket sorted on
+ * its own. A crowded bucket (starts chosen to collide) falls to a merge
+ * sort, so the worst case is O(n log n).
+ */
 static HurrayStatus build(const HurrayFile *f, HurrayFileOrder **out) {
   const uint32_t n = f->count;
+  const size_t m = n ? n : 1;
   HurrayFileOrder *o = hurray__calloc(1, sizeof *o);
-  Rec *recs = hurray__malloc((size_t)(n ? n : 1) * sizeof *recs);
-  Rec *tmp = hurray__malloc((size_t)(n ? n : 1) * sizeof *tmp);
-  if (o != NULL) {
-    o->order = hurray__malloc((size_t)(n ? n : 1) * sizeof *o->order);
-    o->rank = hurray__malloc((size_t)(n ? n : 1) * sizeof *o->rank);
+  uint64_t *start = hurray__malloc(m * 2 * sizeof *start); /* then the ends */
+  uint32_t *counts = NULL;
+  uint32_t nb = 1;
+  unsigned nb_bits = 0;
+  while (nb < n) {
+    nb *= 2;
+    nb_bits++;
   }
-  if (o == NULL || recs == NULL || tmp == NULL || o->order == NULL || o->rank == NULL) {
+  counts = hurray__calloc((size_t)nb + 1, sizeof *counts);
+  if (o != NULL) {
+    o->order = hurray__malloc(m * sizeof *o->order);
+    o->rank = hurray__malloc(m * sizeof *o->rank); /* also the merge sort's scratch */
+  }
+  if (o == NULL || start == NULL || counts == NULL || o->order == NULL || o->rank == NULL) {
     order_destroy(o);
-    hurray__free(recs);
-    hurray__free(tmp);
+    hurray__free(start);
+    hurray__free(counts);
     return HURRAY_ERR_OUT_OF_MEMORY;
   }
-  uint64_t max_start = 0;
+  uint64_t *end = start + m;
+  hurray__prefault(start, m * 2 * sizeof *start);
+  hurray__prefault(o->order, m * sizeof *o->order);
+  hurray__prefault(o->rank, m * sizeof *o->rank);
+  uint64_t lo = UINT64_MAX, hi = 0;
   for (uint32_t i = 0; i < n; i++) {
     HurrayFileIndexEntry e;
     hurray__file_entry_at(f, i, &e);
-    recs[i].start = e.desc_off;
-    recs[i].end = e.data_off + e.data_len; /* open proved both inside the file */
-    recs[i].entry = i;
-    if (e.desc_off > max_start) max_start = e.desc_off;
+    start[i] = e.desc_off;
+    end[i] = e.data_off + e.data_len; /* open proved both inside the file */
+    if (e.desc_off < lo) lo = e.desc_off;
+    if (e.desc_off > hi) hi = e.desc_off;
   }
-  radix_sort(recs, tmp, n, max_start);
+  /* bucket(s) = (s - lo) >> shift, below nb */
+  unsigned shift = 0;
+  if (n > 0)
+    while (((hi - lo) >> shift) >= nb) shift++;
+  for (uint32_t i = 0; i < n; i++) counts[((start[i] - lo) >> shift) + 1]++;
+  for (uint32_t b = 0; b < nb; b++) counts[b + 1] += counts[b]; /* counts[b]: bucket b's first */
+  for (uint32_t i = 0; i < n; i++) o->order[counts[(start[i] - lo) >> shift]++] = i;
+  /* now counts[b] is where bucket b ends */
+  for (uint32_t b = 0, first = 0; b < nb; first = counts[b], b++)
+    if (counts[b] - first > 1) sort_bucket(o->order + first, counts[b] - first, start, o->rank);
   o->verdict = HURRAY_OK;
   for (uint32_t p = 0; p < n; p++) {
-    if (p > 0 && recs[p].start < recs[p - 1].end && o->verdict == HURRAY_OK) {
+    uint32_t i = o->order[p];
+    if (p > 0 && o->verdict == HURRAY_OK && start[i] < end[o->order[p - 1]]) {
       o->verdict = HURRAY_ERR_INVALID_FILE;
-      o->bad = recs[p].entry;
-      o->other = recs[p - 1].entry;
-      o->other_end = recs[p - 1].end;
+      o->bad = i;
+      o->other = o->order[p - 1];
+      o->other_end = end[o->other];
     }
-    o->order[p] = recs[p].entry;
-    o->rank[recs[p].entry] = p;
   }
-  hurray__free(recs);
-  hurray__free(tmp);
+  for (uint32_t p = 0; p < n; p++) o->rank[o->order[p]] = p;
+  hurray__free(start);
+  hurray__free(counts);
   *out = o;
   return HURRAY_OK;
 }

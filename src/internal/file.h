@@ -283,6 +283,9 @@ HURRAY_INTERNAL HurrayStatus hurray__pread_full(int fd, void *buf, uint64_t len,
 HURRAY_INTERNAL HurrayStatus hurray__pwrite_full(int fd, const void *buf, uint64_t len,
                                                  uint64_t off, const char *what,
                                                  HurrayError *err);
+/* Maps the pages of [p, p + n) (memory about to be written in full) in one
+ * call instead of one page fault each; a hint, for blocks of 64 KiB or more. */
+HURRAY_INTERNAL void hurray__prefault(void *p, size_t n);
 /* Records errno in err as HURRAY_ERR_IO: "<what>: <strerror>". */
 HURRAY_INTERNAL HurrayStatus hurray__io_fail(HurrayError *err, int errnum, uint64_t offset,
                                              const char *what);

@@ -46,7 +46,7 @@ static void put_name(Rng *r, uint32_t k, char *out, size_t *len) {
   *len = n;
 }
 
-static Synth synth(uint32_t n, uint64_t seed, bool unordered) {
+static Synth synth_ex(uint32_t n, uint64_t seed, bool unordered, bool crowded) {
   Rng r = {seed};
   uint64_t *desc = malloc((n ? n : 1) * sizeof *desc), *data = malloc((n ? n : 1) * sizeof *data);
   uint32_t *dlen = malloc((n ? n : 1) * sizeof *dlen);
@@ -56,7 +56,10 @@ static Synth synth(uint32_t n, uint64_t seed, bool unordered) {
     desc[k] = cur;
     dlen[k] = 20 + 8 * (rnd(&r) % 20);
     uint64_t end = cur + dlen[k];
-    if (rnd(&r) % 3 == 0) { /* empty: data right after the descriptor, unaligned */
+    if (crowded && k + 1 == n) { /* the last one far away: the others crowd few buckets */
+      data[k] = (end + (32u << 20)) / A * A;
+      alen[k] = 1;
+    } else if (crowded || rnd(&r) % 3 == 0) { /* empty: data right after the descriptor */
       data[k] = end;
       alen[k] = 0;
     } else {
@@ -114,6 +117,10 @@ static Synth synth(uint32_t n, uint64_t seed, bool unordered) {
   free(alen);
   free(order);
   return s;
+}
+
+static Synth synth(uint32_t n, uint64_t seed, bool unordered) {
+  return synth_ex(n, seed, unordered, false);
 }
 
 /* ---- the three ways of walking ------------------------------------------------ */
@@ -229,6 +236,35 @@ static void test_walks_agree_on_valid_indexes(void **state) {
       free(s.p);
     }
   }
+}
+
+/* File order when the starts crowd a few buckets of the sort (order.c): the
+ * merge sort of a crowded bucket. */
+static void test_file_order_crowded(void **state) {
+  (void)state;
+  Synth s = synth_ex(5000, 8080, true, true);
+  assert_int_equal(open_all_ways(s.p, s.len), HURRAY_OK);
+  find_every_name(s.p, s.len); /* checks file order too */
+  /* One made to overlap the next one in the file (its descriptor 64 bytes
+   * longer, its empty data after that): found, whichever way. */
+  uint32_t k = 1234;
+  while (hurray__ld64(tf_index_entry(s.p, s.len, k) + 20) != 0) k++; /* not the far one */
+  uint8_t *e = tf_index_entry(s.p, s.len, k);
+  hurray__st32(e + 8, hurray__ld32(e + 8) + 64);
+  hurray__st64(e + 12, hurray__ld64(e + 12) + 64);
+  tf_fix_crc(s.p, s.len);
+  assert_int_equal(open_all_ways(s.p, s.len), HURRAY_OK);
+  HurrayFile *f = NULL;
+  HurrayError err;
+  assert_int_equal(hurray_file_open_memory(s.p, s.len, NULL, NULL, NULL, &f, &err), HURRAY_OK);
+  uint64_t idx;
+  assert_int_equal(hurray_file_position(f, 0, &idx), HURRAY_ERR_INVALID_FILE);
+  assert_int_equal(hurray_file_verify(f, &err), HURRAY_ERR_INVALID_FILE);
+  char want[32];
+  snprintf(want, sizeof want, "index[%u]", k);
+  assert_non_null(strstr(err.message, want));
+  hurray_file_close(&f);
+  free(s.p);
 }
 
 static void test_walks_agree_on_corrupt_indexes(void **state) {
@@ -401,6 +437,7 @@ static void test_lookup_allocation_failures(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_walks_agree_on_valid_indexes),
+      cmocka_unit_test(test_file_order_crowded),
       cmocka_unit_test(test_walks_agree_on_corrupt_indexes),
       cmocka_unit_test(test_first_error_wins),
       cmocka_unit_test(test_crc_wins),
