@@ -7,6 +7,8 @@
  * of every length (1..80 bytes, some non-ASCII), tensors in file order or
  * not, empty tensors, and thousands of random corruptions.
  */
+#include <pthread.h>
+
 #include "test_file_util.h"
 
 #define A 4096u
@@ -434,6 +436,54 @@ static void test_lookup_allocation_failures(void **state) {
   free(s.p);
 }
 
+/* Threads racing to build the lookup structure and file order of one file
+ * (run under ThreadSanitizer too): every answer right. */
+typedef struct Racer {
+  const HurrayFile *f;
+  int failures;
+} Racer;
+
+static void *racer(void *arg) {
+  Racer *r = arg;
+  uint64_t n = hurray_file_tensor_count(r->f), prev = 0;
+  for (uint64_t k = 0; k < n; k++) {
+    uint64_t i = (k * 7919) % n, idx, at;
+    HurrayFileEntry en, pe;
+    if (hurray_file_entry(r->f, i, &en) != HURRAY_OK ||
+        hurray_file_find(r->f, en.name, en.name_len, &idx) != HURRAY_OK || idx != i ||
+        hurray_file_position(r->f, k, &at) != HURRAY_OK ||
+        hurray_file_entry(r->f, at, &pe) != HURRAY_OK || (k > 0 && pe.descriptor_offset <= prev))
+      r->failures++;
+    prev = pe.descriptor_offset;
+  }
+  return NULL;
+}
+
+static void test_concurrent_first_needs(void **state) {
+  (void)state;
+  Synth s = synth(2000, 99, true);
+  for (int round = 0; round < 5; round++) {
+    HurrayFile *f = NULL;
+    HurrayError e;
+    assert_int_equal(hurray_file_open_memory(s.p, s.len, NULL, NULL, NULL, &f, &e), HURRAY_OK);
+    enum { T = 4 };
+    pthread_t th[T];
+    Racer r[T];
+    for (int k = 0; k < T; k++) {
+      r[k].f = f;
+      r[k].failures = 0;
+      assert_int_equal(pthread_create(&th[k], NULL, racer, &r[k]), 0);
+    }
+    for (int k = 0; k < T; k++) {
+      pthread_join(th[k], NULL);
+      assert_int_equal(r[k].failures, 0);
+    }
+    assert_int_equal(hurray_file_verify(f, &e), HURRAY_OK);
+    hurray_file_close(&f);
+  }
+  free(s.p);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_walks_agree_on_valid_indexes),
@@ -443,6 +493,7 @@ int main(void) {
       cmocka_unit_test(test_crc_wins),
       cmocka_unit_test(test_duplicates_of_every_length),
       cmocka_unit_test(test_lookup_allocation_failures),
+      cmocka_unit_test(test_concurrent_first_needs),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
