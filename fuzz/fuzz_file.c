@@ -88,21 +88,57 @@ static void exercise(const HurrayFile *f) {
   HurrayFileInfo info;
   CHECK(hurray_file_info(f, &info) == HURRAY_OK);
   uint64_t n = hurray_file_tensor_count(f);
+  /* File order is a permutation of the index, or (tensors listed out of
+   * file order that overlap) an error every time. */
   uint8_t *seen = calloc(n ? n : 1, 1);
   CHECK(seen != NULL);
+  uint64_t idx0;
+  const bool overlap = n > 0 && hurray_file_position(f, 0, &idx0) == HURRAY_ERR_INVALID_FILE;
   for (uint64_t pos = 0; pos < n; pos++) {
     uint64_t idx;
-    CHECK(hurray_file_position(f, pos, &idx) == HURRAY_OK && idx < n && !seen[idx]);
-    seen[idx] = 1; /* file order is a permutation of the index */
+    HurrayStatus ps = hurray_file_position(f, pos, &idx);
+    if (overlap) {
+      CHECK(ps == HURRAY_ERR_INVALID_FILE);
+      continue;
+    }
+    CHECK(ps == HURRAY_OK && idx < n && !seen[idx]);
+    seen[idx] = 1;
   }
   free(seen);
+  /* Lookups succeed exactly for the names no other entry has (the first
+   * ones scan, the later ones use the structure built on the way); the
+   * answers do not change once hurray_file_verify has built it, and it
+   * reports the overlap, or a duplicate exactly when a lookup found one. */
+  uint8_t *dup = calloc(n ? n : 1, 1);
+  CHECK(dup != NULL);
+  bool any_dup = false;
+  for (uint64_t i = 0; i < n; i++) {
+    HurrayFileEntry e;
+    CHECK(hurray_file_entry(f, i, &e) == HURRAY_OK);
+    uint64_t found;
+    HurrayStatus fs = hurray_file_find(f, e.name, e.name_len, &found);
+    CHECK((fs == HURRAY_OK && found == i) || fs == HURRAY_ERR_DUPLICATE_NAME);
+    dup[i] = fs == HURRAY_ERR_DUPLICATE_NAME;
+    any_dup |= dup[i];
+  }
+  HurrayError verr;
+  HurrayStatus vs = hurray_file_verify(f, &verr);
+  if (overlap) CHECK(vs == HURRAY_ERR_INVALID_FILE);
+  CHECK((vs == HURRAY_OK && !any_dup) || (vs == HURRAY_ERR_DUPLICATE_NAME && any_dup) ||
+        vs == HURRAY_ERR_INVALID_FILE);
+  for (uint64_t i = 0; i < n; i++) {
+    HurrayFileEntry e;
+    CHECK(hurray_file_entry(f, i, &e) == HURRAY_OK);
+    uint64_t found;
+    HurrayStatus fs = hurray_file_find(f, e.name, e.name_len, &found);
+    CHECK(fs == (dup[i] ? HURRAY_ERR_DUPLICATE_NAME : HURRAY_OK));
+  }
+  free(dup);
   for (uint64_t i = 0; i < n; i++) {
     HurrayFileEntry e;
     CHECK(hurray_file_entry(f, i, &e) == HURRAY_OK);
     CHECK(e.descriptor_offset + e.descriptor_length <= info.file_size);
     CHECK(e.data_offset + e.data_length <= info.file_size);
-    uint64_t found;
-    CHECK(hurray_file_find(f, e.name, e.name_len, &found) == HURRAY_OK && found == i);
     HurrayFileTensor *t = NULL;
     HurrayError err;
     HurrayStatus st = hurray_file_tensor(f, i, &t, &err);

@@ -318,13 +318,19 @@ typedef struct HurrayFileOpenOptions {
 
 /*
  * Opens `path` (borrowed): reads and validates the header, the trailer, the
- * index (CRC-32C, names unique and valid UTF-8, every descriptor and data
- * range inside the tensor region and disjoint from the others) and the KV
- * section. No descriptor is read. `options` borrowed, NULL for defaults.
- * On success *out is owned: free with hurray_file_close. On failure NULL.
+ * index (CRC-32C, names valid UTF-8, every descriptor and data range inside
+ * the tensor region, and disjoint from the others when the index lists the
+ * tensors in file order) and the KV section. No descriptor is read; names
+ * are not compared with each other (a lookup that succeeds proves its name
+ * unique: hurray_file_find), and tensors the index lists out of file order
+ * are checked for overlaps when file order is first needed
+ * (hurray_file_position); hurray_file_verify checks both. `options`
+ * borrowed, NULL for defaults. On success *out is owned: free with
+ * hurray_file_close. On failure NULL.
  * Errors: HURRAY_ERR_IO, HURRAY_ERR_INVALID_FILE, HURRAY_ERR_VERSION_MISMATCH,
- * HURRAY_ERR_CRC_MISMATCH, HURRAY_ERR_INVALID_KV, HURRAY_ERR_DUPLICATE_NAME,
- * HURRAY_ERR_UNSUPPORTED (a file larger than the address space),
+ * HURRAY_ERR_CRC_MISMATCH, HURRAY_ERR_INVALID_KV, HURRAY_ERR_DUPLICATE_NAME
+ * (KV keys), HURRAY_ERR_UNSUPPORTED (a file larger than the address space,
+ * an index of 4 GiB or more, a section above its limit),
  * HURRAY_ERR_OUT_OF_MEMORY.
  */
 HURRAY_API HurrayStatus hurray_file_open(const char *path, const HurrayFileOpenOptions *options,
@@ -390,14 +396,39 @@ HURRAY_API HurrayStatus hurray_file_entry(const HurrayFile *f, uint64_t index,
                                           HurrayFileEntry *out);
 
 /* The index of the `position`-th tensor in file (write) order, which differs
- * from index order when the index is sorted. HURRAY_ERR_INDEX_OUT_OF_BOUNDS. */
+ * from index order when the index is sorted. When it differs, the first call
+ * sorts the entries by offset (once; thread-safe) and checks that no two
+ * tensors overlap: HURRAY_ERR_INVALID_FILE if two do (hurray_file_verify
+ * names them), HURRAY_ERR_OUT_OF_MEMORY. Also HURRAY_ERR_INDEX_OUT_OF_BOUNDS. */
 HURRAY_API HurrayStatus hurray_file_position(const HurrayFile *f, uint64_t position,
                                              uint64_t *out_index);
 
-/* Looks a tensor up by name (name_len bytes, borrowed): O(1) hash lookup, or
- * binary search over a sorted index. HURRAY_ERR_NOT_FOUND. */
+/*
+ * Looks a tensor up by name (name_len bytes, borrowed) and sets *out_index.
+ * Succeeds only when exactly one entry has this name. The first 8 lookups
+ * on a file scan its index (about 1 ns per entry); the next one builds, once,
+ * a structure over all the names (a hash table, or binary search over a
+ * SORTED_INDEX index whose order it has checked), so later lookups take
+ * constant (or logarithmic) time. Thread-safe like the other queries.
+ * Errors: HURRAY_ERR_NOT_FOUND, HURRAY_ERR_DUPLICATE_NAME (the file is
+ * invalid: several entries have this name), HURRAY_ERR_NULL_POINTER.
+ */
 HURRAY_API HurrayStatus hurray_file_find(const HurrayFile *f, const char *name, size_t name_len,
                                          uint64_t *out_index);
+
+/*
+ * Checks what open leaves to later calls, so that the whole file is proven
+ * valid: that no two tensors overlap when the index does not list them in
+ * file order (HURRAY_ERR_INVALID_FILE), then that every name is unique
+ * (HURRAY_ERR_DUPLICATE_NAME) and, under SORTED_INDEX, that the names ascend
+ * strictly (HURRAY_ERR_INVALID_FILE; lookups still answer correctly: they
+ * use a hash table then). The first violation is named in *err (NULL
+ * allowed) with its field and byte offset. Builds what hurray_file_find and
+ * hurray_file_position build on first need (linear time, O(n log n) if the
+ * names were chosen to collide). Also HURRAY_ERR_NULL_POINTER,
+ * HURRAY_ERR_OUT_OF_MEMORY.
+ */
+HURRAY_API HurrayStatus hurray_file_verify(const HurrayFile *f, HurrayError *err);
 
 /*
  * Decodes the descriptor of tensor `index` only (no data is read). Checks the
@@ -472,7 +503,7 @@ typedef struct HurrayFileNode {
  * limit. Each level is checked by the composite validator. *out owned: free
  * with hurray_file_node_destroy. Errors: HURRAY_ERR_INVALID_ARGUMENT (not a
  * composite head), HURRAY_ERR_INVALID_COMPOSITE (torn, too deep, rules),
- * plus those of hurray_file_tensor.
+ * plus those of hurray_file_tensor and hurray_file_position (file order).
  */
 HURRAY_API HurrayStatus hurray_file_composite(const HurrayFile *f, uint64_t head_index,
                                               HurrayFileNode **out, HurrayError *err);

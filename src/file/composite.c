@@ -57,9 +57,10 @@ void hurray_file_node_destroy(HurrayFileNode **node) {
 
 /* Reads the tensor at file position `pos` into `node`, with its members when
  * it is a head; *next receives the position after its subtree. */
-static HurrayStatus read_node(const HurrayFile *f, uint32_t pos, uint32_t depth,
-                              HurrayFileNode *node, uint32_t *next, HurrayError *err) {
-  uint32_t idx = hurray__file_order(f, pos);
+static HurrayStatus read_node(const HurrayFile *f, const HurrayFileOrder *o, uint32_t pos,
+                              uint32_t depth, HurrayFileNode *node, uint32_t *next,
+                              HurrayError *err) {
+  uint32_t idx = hurray__file_order_at(o, pos);
   HURRAY_TRY(hurray_file_tensor(f, idx, &node->tensor, err));
   const HurrayDescriptor *head = hurray_file_tensor_descriptor(node->tensor);
   uint32_t m = 0;
@@ -69,7 +70,9 @@ static HurrayStatus read_node(const HurrayFile *f, uint32_t pos, uint32_t depth,
     return HURRAY_OK;
   }
   node->is_composite = true;
-  const HurrayFileIndexEntry *e = &f->entries[idx];
+  HurrayFileIndexEntry entry;
+  hurray__file_entry_at(f, idx, &entry);
+  const HurrayFileIndexEntry *e = &entry;
   char field[48];
   hurray__path(field, sizeof field, "index[%u]", idx);
   if (depth >= f->opts.max_composite_depth)
@@ -102,7 +105,7 @@ static HurrayStatus read_node(const HurrayFile *f, uint32_t pos, uint32_t depth,
                           k, m);
     }
     node->member_count = k + 1;
-    HurrayStatus st = read_node(f, cur, depth + 1, &node->members[k], &cur, err);
+    HurrayStatus st = read_node(f, o, cur, depth + 1, &node->members[k], &cur, err);
     if (st != HURRAY_OK) {
       hurray__free(md);
       return st;
@@ -127,13 +130,17 @@ HurrayStatus hurray_file_composite(const HurrayFile *f, uint64_t head_index,
     return hurray__fail(err, HURRAY_ERR_INDEX_OUT_OF_BOUNDS, HURRAY_NO_OFFSET, "head_index",
                         "%llu is not below the tensor count %u",
                         (unsigned long long)head_index, f->count);
+  const HurrayFileOrder *o;
+  HURRAY_TRY(hurray__file_order_get(f, &o, err));
   HurrayDescriptor *d = NULL;
   HURRAY_TRY(hurray_file_descriptor(f, head_index, &d, err));
   uint32_t m;
   bool is_head = hurray__file_composite_members(d, &m);
   hurray_descriptor_destroy(d);
   if (!is_head) {
-    const HurrayFileIndexEntry *e = &f->entries[head_index];
+    HurrayFileIndexEntry entry;
+    hurray__file_entry_at(f, (uint32_t)head_index, &entry);
+    const HurrayFileIndexEntry *e = &entry;
     return hurray__fail(err, HURRAY_ERR_INVALID_ARGUMENT, e->desc_off, "head_index",
                         "tensor \"%.*s\" is not a composite head",
                         (int)(e->name_len > 48 ? 48 : e->name_len), (const char *)e->name);
@@ -144,7 +151,7 @@ HurrayStatus hurray_file_composite(const HurrayFile *f, uint64_t head_index,
                         "out of memory");
   uint32_t next;
   HurrayStatus st =
-      read_node(f, hurray__file_rank(f, (uint32_t)head_index), 0, root, &next, err);
+      read_node(f, o, hurray__file_rank_of(o, (uint32_t)head_index), 0, root, &next, err);
   if (st != HURRAY_OK) {
     hurray_file_node_destroy(&root);
     return st;

@@ -60,6 +60,30 @@ static uint32_t sw_update(uint32_t crc, const uint8_t *p, size_t n, const uint32
   return crc;
 }
 
+/* a * b mod P, polynomials in the reflected order of the register (bit 31
+ * holds x^0, bit 0 holds x^31). */
+static uint32_t gf2_mulmod(uint32_t a, uint32_t b) {
+  uint32_t prod = 0;
+  for (uint32_t bit = 0x80000000u; bit != 0 && a != 0; bit >>= 1) {
+    if (a & bit) {
+      prod ^= b;
+      a ^= bit;
+    }
+    b = (b & 1u) ? (b >> 1) ^ CRC32C_POLY : b >> 1; /* b *= x */
+  }
+  return prod;
+}
+
+uint32_t hurray__crc32c_shift(uint32_t reg, uint64_t nbytes) {
+  /* x^(8 nbytes) by square and multiply, starting from x^8. */
+  uint32_t power = 0x80000000u >> 8, xn = 0x80000000u;
+  for (; nbytes != 0; nbytes >>= 1) {
+    if (nbytes & 1u) xn = gf2_mulmod(xn, power);
+    if (nbytes > 1) power = gf2_mulmod(power, power);
+  }
+  return gf2_mulmod(reg, xn);
+}
+
 uint32_t hurray__crc32c_sw(uint32_t crc, const void *data, size_t len) {
   if (len == 0) return crc;
   return ~sw_update(~crc, (const uint8_t *)data, len, tables());

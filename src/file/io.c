@@ -63,6 +63,21 @@ HurrayStatus hurray__pwrite_full(int fd, const void *buf, uint64_t len, uint64_t
   return HURRAY_OK;
 }
 
+/* Large arrays about to be written in full: fresh memory would take a page
+ * fault per page (about a microsecond each on a VM); one madvise maps them
+ * all at once. Only a hint: any failure is ignored. */
+void hurray__prefault(void *p, size_t n) {
+#if defined(__linux__) && defined(MADV_POPULATE_WRITE)
+  if (n < ((size_t)64 << 10)) return;
+  uintptr_t lo = ((uintptr_t)p + 4095u) & ~(uintptr_t)4095u;
+  uintptr_t hi = ((uintptr_t)p + n) & ~(uintptr_t)4095u;
+  if (hi > lo) (void)madvise((void *)lo, (size_t)(hi - lo), MADV_POPULATE_WRITE);
+#else
+  (void)p;
+  (void)n;
+#endif
+}
+
 /* ---- the shared source ----------------------------------------------------- */
 
 HurrayFileSource *hurray__source_retain(HurrayFileSource *s) {

@@ -11,13 +11,17 @@
  *    ending at or before the trailer; a CRC field of 0 when the CRC flag is
  *    clear; HAS_KV_METADATA consistent with the KV fields (a KV section with
  *    the flag clear is accepted: the reference writer never sets it);
- *  - index: CRC-32C when flagged, exact length, entry count bounded by the
- *    bytes, names 1..65535 bytes of valid UTF-8 and unique (strictly sorted
- *    when SORTED_INDEX), flags 0, every descriptor 8-aligned and at least 20
- *    bytes, every data region after its descriptor, A-aligned when not
- *    empty, and all of them inside the tensor region and disjoint;
+ *  - index (index.c): CRC-32C when flagged, exact length, entry count
+ *    bounded by the bytes, names 1..65535 bytes of valid UTF-8, flags 0,
+ *    every descriptor 8-aligned and at least 20 bytes, every data region
+ *    after its descriptor, A-aligned when not empty, and all of them inside
+ *    the tensor region and disjoint;
  *  - KV: every tag and length, unique keys, no trailing bytes;
  *  - tensor_count_hint: unknown (all ones) or equal to the entry count.
+ * Names are compared with each other by the lookups (lookup.c): a lookup
+ * that succeeds has proven its name unique. Tensors listed out of file order
+ * are sorted, and checked for overlaps, when file order is first needed
+ * (order.c). hurray_file_verify does both at once.
  * Every length is compared with the file size and the caps of the options
  * before any allocation is sized from it.
  */
@@ -33,12 +37,6 @@
 #define DEFAULT_MAX_INDEX ((uint64_t)1 << 30)
 #define DEFAULT_MAX_KV ((uint64_t)64 << 20)
 #define DEFAULT_MAX_DESCRIPTOR ((uint64_t)16 << 20)
-
-const uint8_t *hurray__file_name_at(const void *ctx, uint32_t i, size_t *len) {
-  const HurrayFile *f = ctx;
-  *len = f->entries[i].name_len;
-  return f->entries[i].name;
-}
 
 static void apply_defaults(HurrayFileOpenOptions *o, const HurrayFileOpenOptions *in) {
   memset(o, 0, sizeof *o);
@@ -135,6 +133,10 @@ static HurrayStatus parse_trailer(HurrayFile *f, const uint8_t *t, HurrayError *
                         "%llu bytes exceeds the limit max_index_bytes = %llu",
                         (unsigned long long)in->index_length,
                         (unsigned long long)f->opts.max_index_bytes);
+  if (in->index_length > UINT32_MAX) /* entries are located by 32-bit offsets */
+    return hurray__fail(err, HURRAY_ERR_UNSUPPORTED, toff + 8, "trailer.index_length",
+                        "%llu bytes: this reader supports indexes of at most 4 GiB - 1",
+                        (unsigned long long)in->index_length);
   if (!(in->flags & HURRAY_FILE_FLAG_HAS_INDEX_CRC32C) && in->index_crc32c != 0)
     return BAD(toff + 28, "trailer.index_crc32c",
                "is 0x%08X but HAS_INDEX_CRC32C is clear (must be 0)", in->index_crc32c);
@@ -168,209 +170,6 @@ static HurrayStatus parse_trailer(HurrayFile *f, const uint8_t *t, HurrayError *
   return HURRAY_OK;
 }
 
-/* ---- index ------------------------------------------------------------------------ */
-
-/* Stable LSD radix sort of entry numbers by descriptor offset. */
-static HurrayStatus sort_by_offset(const HurrayFileIndexEntry *e, uint32_t n, uint32_t *order) {
-  uint32_t *tmp = hurray__malloc((size_t)n * sizeof *tmp);
-  uint32_t *counts = hurray__malloc(65536u * sizeof *counts);
-  if (tmp == NULL || counts == NULL) {
-    hurray__free(tmp);
-    hurray__free(counts);
-    return HURRAY_ERR_OUT_OF_MEMORY;
-  }
-  for (uint32_t i = 0; i < n; i++) order[i] = i;
-  uint32_t *src = order, *dst = tmp;
-  for (unsigned shift = 0; shift < 64; shift += 16) {
-    memset(counts, 0, 65536u * sizeof *counts);
-    for (uint32_t i = 0; i < n; i++) counts[(e[src[i]].desc_off >> shift) & 0xFFFFu]++;
-    if (counts[(e[src[0]].desc_off >> shift) & 0xFFFFu] == n) continue; /* one bucket */
-    uint32_t sum = 0;
-    for (uint32_t d = 0; d < 65536u; d++) {
-      uint32_t c = counts[d];
-      counts[d] = sum;
-      sum += c;
-    }
-    for (uint32_t i = 0; i < n; i++) dst[counts[(e[src[i]].desc_off >> shift) & 0xFFFFu]++] = src[i];
-    uint32_t *t = src;
-    src = dst;
-    dst = t;
-  }
-  if (src != order) memcpy(order, src, (size_t)n * sizeof *order);
-  hurray__free(tmp);
-  hurray__free(counts);
-  return HURRAY_OK;
-}
-
-/* Names the first rule index entry i breaks (fo: file offset of its
- * descriptor_offset field). */
-static HurrayStatus entry_error(const HurrayFile *f, const HurrayFileIndexEntry *e, uint32_t i,
-                                uint64_t fo, uint32_t eflags, uint64_t region_end,
-                                HurrayError *err) {
-  const uint64_t first = f->info.first_descriptor_offset, A = f->info.data_alignment;
-  char field[48];
-  if (eflags != 0)
-    return BAD(fo + 28, hurray__path(field, sizeof field, "index[%u].flags", i),
-               "must be 0, got 0x%08X", eflags);
-  if (e->desc_off < first || (e->desc_off & 7u) != 0)
-    return BAD(fo, hurray__path(field, sizeof field, "index[%u].descriptor_offset", i),
-               "%llu must be 8-aligned and at or after first_descriptor_offset %llu",
-               (unsigned long long)e->desc_off, (unsigned long long)first);
-  if (e->desc_len < HURRAY__FILE_MIN_DESCRIPTOR)
-    return BAD(fo + 8, hurray__path(field, sizeof field, "index[%u].descriptor_length", i),
-               "%u is shorter than a descriptor header (20)", e->desc_len);
-  uint64_t desc_end, data_end;
-  if (hurray__add_overflow_u64(e->desc_off, e->desc_len, &desc_end) || desc_end > region_end)
-    return BAD(fo, hurray__path(field, sizeof field, "index[%u].descriptor_offset", i),
-               "descriptor [%llu, +%u) leaves the tensor region (ends at %llu)",
-               (unsigned long long)e->desc_off, e->desc_len, (unsigned long long)region_end);
-  if (e->data_off < desc_end || hurray__add_overflow_u64(e->data_off, e->data_len, &data_end) ||
-      data_end > region_end)
-    return BAD(fo + 12, hurray__path(field, sizeof field, "index[%u].data_offset", i),
-               "data [%llu, +%llu) must follow its descriptor (ends at %llu) inside the "
-               "tensor region (ends at %llu)",
-               (unsigned long long)e->data_off, (unsigned long long)e->data_len,
-               (unsigned long long)desc_end, (unsigned long long)region_end);
-  return BAD(fo + 12, hurray__path(field, sizeof field, "index[%u].data_offset", i),
-             "%llu is not a multiple of the data alignment %llu",
-             (unsigned long long)e->data_off, (unsigned long long)A);
-}
-
-static HurrayStatus parse_index(HurrayFile *f, const uint8_t *ix, HurrayError *err) {
-  const HurrayFileInfo *in = &f->info;
-  const uint64_t base = in->index_offset, len = in->index_length;
-  const uint64_t A = in->data_alignment;
-  const uint64_t region_end = in->kv_offset != 0 ? in->kv_offset : in->index_offset;
-  const uint64_t first = in->first_descriptor_offset;
-  char field[48];
-
-  if (in->flags & HURRAY_FILE_FLAG_HAS_INDEX_CRC32C) {
-    uint32_t crc = hurray_crc32c(0, ix, (size_t)len);
-    if (crc != in->index_crc32c)
-      return hurray__fail(err, HURRAY_ERR_CRC_MISMATCH, base, "index",
-                          "CRC-32C is 0x%08X, the trailer says 0x%08X", crc, in->index_crc32c);
-  }
-  uint64_t count = hurray__ld64(ix);
-  if (count > (len - 8) / HURRAY__FILE_INDEX_ENTRY_MIN)
-    return BAD(base, "index.index_entry_count", "%llu entries cannot fit in %llu bytes",
-               (unsigned long long)count, (unsigned long long)len);
-  if (count > UINT32_MAX / 4)
-    return hurray__fail(err, HURRAY_ERR_UNSUPPORTED, base, "index.index_entry_count",
-                        "%llu entries is more than this reader supports",
-                        (unsigned long long)count);
-  if (in->tensor_count_hint != UINT64_MAX && in->tensor_count_hint != count)
-    return BAD(28, "header.tensor_count_hint", "is %llu but the index has %llu entries",
-               (unsigned long long)in->tensor_count_hint, (unsigned long long)count);
-  const uint32_t n = (uint32_t)count;
-  const bool sorted = (in->flags & HURRAY_FILE_FLAG_SORTED_INDEX) != 0;
-  const uint64_t seed = hurray__name_seed();
-  if (n > 0) {
-    f->entries = hurray__malloc((size_t)n * sizeof *f->entries);
-    if (f->entries == NULL) goto oom;
-    if (!sorted) { /* hashes computed while the names are in cache; freed below or at close */
-      f->hashes = hurray__malloc((size_t)n * sizeof *f->hashes);
-      if (f->hashes == NULL) goto oom;
-    }
-  }
-  f->count = n;
-
-  uint64_t pos = 8;
-  bool ascending = true;
-  uint64_t prev_end = 0;
-  for (uint32_t i = 0; i < n; i++) {
-    HurrayFileIndexEntry *e = &f->entries[i];
-    uint64_t at = base + pos;
-    if (len - pos < 2) goto truncated;
-    uint32_t nl = hurray__ld16(ix + pos);
-    if (nl == 0) return BAD(at, hurray__path(field, sizeof field, "index[%u].name_length", i),
-                            "must be at least 1");
-    if (len - pos < 2u + nl + HURRAY__FILE_INDEX_ENTRY_FIXED - 2u) goto truncated;
-    const uint8_t *p = ix + pos + 2;
-    if (!hurray__ascii(p, nl) && !hurray__utf8_valid(p, nl))
-      return BAD(at + 2, hurray__path(field, sizeof field, "index[%u].name", i),
-                 "is not valid UTF-8");
-    e->name = p;
-    e->name_len = nl;
-    if (f->hashes != NULL) f->hashes[i] = hurray__name_hash_s(seed, p, nl);
-    p += nl;
-    e->desc_off = hurray__ld64(p);
-    e->desc_len = hurray__ld32(p + 8);
-    e->data_off = hurray__ld64(p + 12);
-    e->data_len = hurray__ld64(p + 20);
-    uint32_t eflags = hurray__ld32(p + 28);
-    /* One combined test on the fast path; the slow path says what failed. */
-    bool ok = eflags == 0 && e->desc_off >= first && (e->desc_off & 7u) == 0 &&
-              e->desc_len >= HURRAY__FILE_MIN_DESCRIPTOR && e->desc_off <= region_end &&
-              e->desc_len <= region_end - e->desc_off &&
-              e->data_off >= e->desc_off + e->desc_len && e->data_off <= region_end &&
-              e->data_len <= region_end - e->data_off &&
-              (e->data_len == 0 || (e->data_off & (A - 1)) == 0);
-    if (HURRAY_UNLIKELY(!ok)) return entry_error(f, e, i, at + 2 + nl, eflags, region_end, err);
-    /* In file order so far: then the ranges are checked as they come. */
-    if (ascending) {
-      if (e->desc_off >= prev_end) prev_end = e->data_off + e->data_len;
-      else ascending = false; /* out of order or overlapping: sorted check below */
-    }
-    pos += 2u + nl + HURRAY__FILE_INDEX_ENTRY_FIXED - 2u;
-  }
-  if (pos != len)
-    return BAD(base + pos, "index", "%llu trailing bytes after %u entries",
-               (unsigned long long)(len - pos), n);
-
-  /* File order and disjointness: each tensor (descriptor, then data) must
-   * start at or after the end of the previous one. Checked above when the
-   * index is in file order; otherwise sort by offset and check here. */
-  if (!ascending) {
-    f->order = hurray__malloc((size_t)n * sizeof *f->order);
-    f->rank = hurray__malloc((size_t)n * sizeof *f->rank);
-    if (f->order == NULL || f->rank == NULL) goto oom;
-    if (sort_by_offset(f->entries, n, f->order) != HURRAY_OK) goto oom;
-    for (uint32_t p = 0; p < n; p++) f->rank[f->order[p]] = p;
-  }
-  prev_end = 0;
-  for (uint32_t p = 0; !ascending && p < n; p++) {
-    uint32_t i = hurray__file_order(f, p);
-    const HurrayFileIndexEntry *e = &f->entries[i];
-    if (p > 0 && e->desc_off < prev_end) {
-      uint32_t j = hurray__file_order(f, p - 1);
-      return BAD(e->desc_off, hurray__path(field, sizeof field, "index[%u].descriptor_offset", i),
-                 "tensor \"%.*s\" at %llu overlaps tensor \"%.*s\" (index[%u]) ending at %llu",
-                 (int)(e->name_len > 48 ? 48 : e->name_len), (const char *)e->name,
-                 (unsigned long long)e->desc_off,
-                 (int)(f->entries[j].name_len > 48 ? 48 : f->entries[j].name_len),
-                 (const char *)f->entries[j].name, j, (unsigned long long)prev_end);
-    }
-    prev_end = e->data_off + e->data_len;
-  }
-
-  uint32_t a = 0, b = 0;
-  HurrayStatus st =
-      hurray__lookup_build(&f->names, n, sorted, hurray__file_name_at, f, f->hashes, &a, &b);
-  hurray__free(f->hashes);
-  f->hashes = NULL;
-  if (st == HURRAY_ERR_DUPLICATE_NAME) {
-    const HurrayFileIndexEntry *e = &f->entries[b];
-    return hurray__fail(err, st, base + (uint64_t)(e->name - ix) - 2,
-                        hurray__path(field, sizeof field, "index[%u].name", b),
-                        "\"%.*s\" is also the name of index[%u]",
-                        (int)(e->name_len > 64 ? 64 : e->name_len), (const char *)e->name, a);
-  }
-  if (st == HURRAY_ERR_INVALID_ARGUMENT) {
-    const HurrayFileIndexEntry *e = &f->entries[b];
-    return BAD(base + (uint64_t)(e->name - ix) - 2,
-               hurray__path(field, sizeof field, "index[%u].name", b),
-               "SORTED_INDEX is set but \"%.*s\" sorts before index[%u]",
-               (int)(e->name_len > 64 ? 64 : e->name_len), (const char *)e->name, a);
-  }
-  if (st != HURRAY_OK) goto oom;
-  return HURRAY_OK;
-truncated:
-  return BAD(base + pos, "index", "entry runs past the end of the index (%llu bytes)",
-             (unsigned long long)len);
-oom:
-  return hurray__fail(err, HURRAY_ERR_OUT_OF_MEMORY, base, "index", "out of memory");
-}
-
 /* ---- open ------------------------------------------------------------------------- */
 
 static HurrayFile *file_new(const HurrayFileOpenOptions *options) {
@@ -378,6 +177,10 @@ static HurrayFile *file_new(const HurrayFileOpenOptions *options) {
   if (f == NULL) return NULL;
   f->fd = -1;
   apply_defaults(&f->opts, options);
+  if (hurray__file_lookup_init(f) != HURRAY_OK) {
+    hurray__free(f);
+    return NULL;
+  }
   return f;
 }
 
@@ -391,7 +194,7 @@ static HurrayStatus parse_all(HurrayFile *f, const uint8_t *header, const uint8_
 
 static HurrayStatus parse_sections(HurrayFile *f, const uint8_t *index, const uint8_t *kv,
                                    HurrayError *err) {
-  HURRAY_TRY(parse_index(f, index, err));
+  HURRAY_TRY(hurray__file_parse_index(f, index, err));
   if (kv != NULL)
     HURRAY_TRY(hurray__kv_parse(kv, f->info.kv_length, f->info.kv_offset, &f->kv, err));
   return HURRAY_OK;
@@ -579,11 +382,9 @@ void hurray_file_close(HurrayFile **pf) {
   HurrayFile *f = *pf;
   *pf = NULL;
   hurray__kv_table_free(&f->kv);
-  hurray__lookup_free(&f->names);
-  hurray__free(f->entries);
-  hurray__free(f->order);
-  hurray__free(f->rank);
-  hurray__free(f->hashes);
+  hurray__file_lookup_free(f);
+  hurray__free(f->offsets); /* and f->hashes, in the same block */
+  hurray__file_order_free(f);
   hurray__free(f->owned_index);
   hurray__free(f->owned_kv);
   if (f->fd >= 0) close(f->fd);
@@ -604,20 +405,23 @@ uint64_t hurray_file_tensor_count(const HurrayFile *f) { return f != NULL ? f->c
 HurrayStatus hurray_file_entry(const HurrayFile *f, uint64_t index, HurrayFileEntry *out) {
   if (f == NULL || out == NULL) return HURRAY_ERR_NULL_POINTER;
   if (index >= f->count) return HURRAY_ERR_INDEX_OUT_OF_BOUNDS;
-  const HurrayFileIndexEntry *e = &f->entries[index];
-  out->name = (const char *)e->name;
-  out->name_len = e->name_len;
-  out->descriptor_offset = e->desc_off;
-  out->descriptor_length = e->desc_len;
-  out->data_offset = e->data_off;
-  out->data_length = e->data_len;
+  HurrayFileIndexEntry e;
+  hurray__file_entry_at(f, (uint32_t)index, &e);
+  out->name = (const char *)e.name;
+  out->name_len = e.name_len;
+  out->descriptor_offset = e.desc_off;
+  out->descriptor_length = e.desc_len;
+  out->data_offset = e.data_off;
+  out->data_length = e.data_len;
   return HURRAY_OK;
 }
 
 HurrayStatus hurray_file_position(const HurrayFile *f, uint64_t position, uint64_t *out_index) {
   if (f == NULL || out_index == NULL) return HURRAY_ERR_NULL_POINTER;
   if (position >= f->count) return HURRAY_ERR_INDEX_OUT_OF_BOUNDS;
-  *out_index = hurray__file_order(f, (uint32_t)position);
+  const HurrayFileOrder *o;
+  HURRAY_TRY(hurray__file_order_get(f, &o, NULL));
+  *out_index = hurray__file_order_at(o, (uint32_t)position);
   return HURRAY_OK;
 }
 
@@ -625,13 +429,18 @@ HurrayStatus hurray_file_find(const HurrayFile *f, const char *name, size_t name
                               uint64_t *out_index) {
   if (f == NULL || out_index == NULL || (name == NULL && name_len > 0))
     return HURRAY_ERR_NULL_POINTER;
-  uint32_t i;
-  if (name_len == 0 || name_len > HURRAY_FILE_MAX_NAME_LEN ||
-      !hurray__lookup_find(&f->names, f->count, (const uint8_t *)name, name_len,
-                           hurray__file_name_at, f, &i))
-    return HURRAY_ERR_NOT_FOUND;
+  uint32_t i = 0;
+  HURRAY_TRY(hurray__file_lookup_find(f, (const uint8_t *)name, name_len, &i));
   *out_index = i;
   return HURRAY_OK;
+}
+
+HurrayStatus hurray_file_verify(const HurrayFile *f, HurrayError *err) {
+  if (f == NULL)
+    return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, "file", "is NULL");
+  const HurrayFileOrder *o;
+  HURRAY_TRY(hurray__file_order_get(f, &o, err));
+  return hurray__file_lookup_verify(f, err);
 }
 
 uint32_t hurray_file_kv_count(const HurrayFile *f) { return f != NULL ? f->kv.count : 0; }

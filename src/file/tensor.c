@@ -39,7 +39,9 @@ uint64_t hurray__file_descriptor_decodes(void) { return (uint64_t)atomic_load(&g
 static HurrayStatus in_file(const HurrayFile *f, uint32_t i, HurrayStatus st,
                             HurrayError *err) {
   if (err == NULL || st == HURRAY_OK) return st;
-  const HurrayFileIndexEntry *e = &f->entries[i];
+  HurrayFileIndexEntry entry;
+  hurray__file_entry_at(f, i, &entry);
+  const HurrayFileIndexEntry *e = &entry;
   char prefix[128];
   int n = snprintf(prefix, sizeof prefix, "tensor \"%.*s\" (index[%u], descriptor at byte %llu): ",
                    (int)(e->name_len > 48 ? 48 : e->name_len), (const char *)e->name, i,
@@ -57,7 +59,9 @@ static HurrayStatus in_file(const HurrayFile *f, uint32_t i, HurrayStatus st,
 
 static HurrayStatus decode(const HurrayFile *f, uint32_t i, HurrayDescriptor **out,
                            HurrayError *err) {
-  const HurrayFileIndexEntry *e = &f->entries[i];
+  HurrayFileIndexEntry entry;
+  hurray__file_entry_at(f, i, &entry);
+  const HurrayFileIndexEntry *e = &entry;
   char field[48];
   hurray__path(field, sizeof field, "index[%u].descriptor_length", i);
   if (e->desc_len > f->opts.max_descriptor_bytes)
@@ -125,7 +129,9 @@ HurrayStatus hurray_file_tensor(const HurrayFile *f, uint64_t index, HurrayFileT
   HurrayDescriptor *d = NULL;
   HURRAY_TRY(hurray_file_descriptor(f, index, &d, err));
   const uint32_t i = (uint32_t)index;
-  const HurrayFileIndexEntry *e = &f->entries[i];
+  HurrayFileIndexEntry entry;
+  hurray__file_entry_at(f, i, &entry);
+  const HurrayFileIndexEntry *e = &entry;
   const uint64_t A = f->info.data_alignment;
   char field[48];
   HurrayStatus st = HURRAY_OK;

@@ -4,7 +4,11 @@
 #ifndef HURRAY_INTERNAL_FILE_H
 #define HURRAY_INTERNAL_FILE_H
 
+#include <pthread.h>
 #include <stdatomic.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "hurray/file.h"
 #include "internal/common.h"
@@ -25,6 +29,45 @@ HURRAY_INTERNAL uint32_t hurray__crc32c_sw(uint32_t crc, const void *data, size_
 HURRAY_INTERNAL bool hurray__crc32c_hw_available(void);
 /* Hardware implementation; only call when hurray__crc32c_hw_available(). */
 HURRAY_INTERNAL uint32_t hurray__crc32c_hw(uint32_t crc, const void *data, size_t len);
+/*
+ * The raw CRC register (no pre/post inversion) `reg` advanced over `nbytes`
+ * zero bytes: reg * x^(8 nbytes) mod P. Since the register is linear, the
+ * register after A|B is hurray__crc32c_shift(reg after A, |B|) xor (the
+ * register after B started from 0); this merges independent streams.
+ */
+HURRAY_INTERNAL uint32_t hurray__crc32c_shift(uint32_t reg, uint64_t nbytes);
+
+/*
+ * CRC-32C in bursts (src/file/crc_bursts.c), for a loop that interleaves
+ * them with its own work over the same bytes: each call of burst() advances
+ * the checksum by about 256 bytes (nothing once it is done); finish() does
+ * what is left and returns hurray_crc32c(0, data, len).
+ */
+enum {
+  HURRAY__CRC_BURSTS_NONE = 0,     /* no such engine here: checksum on its own */
+  HURRAY__CRC_BURSTS_STREAMS3 = 1, /* the crc32 instruction on three streams */
+  HURRAY__CRC_BURSTS_CLMUL512 = 2  /* AVX-512 VPCLMULQDQ folding */
+};
+typedef struct HurrayCrcBursts {
+  _Alignas(64) uint8_t acc[64]; /* CLMUL512: the folded accumulator */
+  void (*burst)(struct HurrayCrcBursts *c);
+  const uint8_t *data;
+  uint64_t len;
+  uint64_t done;       /* CLMUL512: bytes folded; STREAMS3: bytes of each third */
+  uint64_t third;      /* STREAMS3: length of each stream, a multiple of 8 */
+  uint64_t c0, c1, c2; /* STREAMS3: the raw registers */
+  int kind;
+} HurrayCrcBursts;
+
+/* Whether this CPU has the engine `kind`. */
+HURRAY_INTERNAL bool hurray__crc32c_bursts_available(int kind);
+/* The fastest engine this CPU has (HURRAY__CRC_BURSTS_NONE when none). */
+HURRAY_INTERNAL int hurray__crc32c_bursts_best(void);
+/* Starts over data[0, len) (borrowed until finish) with an available `kind`
+ * (NONE: burst() does nothing and finish() computes everything). */
+HURRAY_INTERNAL void hurray__crc32c_bursts_init(HurrayCrcBursts *c, int kind, const void *data,
+                                                uint64_t len);
+HURRAY_INTERNAL uint32_t hurray__crc32c_bursts_finish(HurrayCrcBursts *c);
 
 /* ---- names (src/file/names.c) ------------------------------------------------ */
 
@@ -240,12 +283,16 @@ HURRAY_INTERNAL HurrayStatus hurray__pread_full(int fd, void *buf, uint64_t len,
 HURRAY_INTERNAL HurrayStatus hurray__pwrite_full(int fd, const void *buf, uint64_t len,
                                                  uint64_t off, const char *what,
                                                  HurrayError *err);
+/* Maps the pages of [p, p + n) (memory about to be written in full) in one
+ * call instead of one page fault each; a hint, for blocks of 64 KiB or more. */
+HURRAY_INTERNAL void hurray__prefault(void *p, size_t n);
 /* Records errno in err as HURRAY_ERR_IO: "<what>: <strerror>". */
 HURRAY_INTERNAL HurrayStatus hurray__io_fail(HurrayError *err, int errnum, uint64_t offset,
                                              const char *what);
 
-/* ---- reader internals shared by reader.c, tensor.c and composite.c ---------- */
+/* ---- reader internals shared by reader.c, index.c, lookup.c, tensor.c and composite.c */
 
+/* One index entry, decoded from the index bytes (hurray__file_entry_at). */
 typedef struct HurrayFileIndexEntry {
   const uint8_t *name;
   uint32_t name_len;
@@ -255,6 +302,79 @@ typedef struct HurrayFileIndexEntry {
   uint64_t data_len;
 } HurrayFileIndexEntry;
 
+typedef struct HurrayIndexLookup HurrayIndexLookup; /* src/file/lookup.c */
+typedef struct HurrayFileOrder HurrayFileOrder;     /* src/file/order.c */
+
+/*
+ * The name hash of the index walk, cheap enough to compute for every entry
+ * at open. With SSE2: the name's last 16 bytes (under 16 bytes: the name,
+ * zero-padded), then its 16-byte blocks from the start, each folded in as
+ * x = rotate32(x) ^ block; then the two halves of x multiplied by odd
+ * constants. Elsewhere the same with 8-byte words, x = rotl(x, 23) ^ word.
+ * Not seeded and not collision resistant: the lookups reseed it, compare
+ * names on every match, and fall back to sorting when collisions are forced.
+ * The value is only ever compared within one process.
+ * `p` must have 16 readable bytes (true inside an index entry, whose 32
+ * fixed bytes follow the name); *high gets non-zero when a byte of the name
+ * has its high bit set (for an ASCII test).
+ */
+#if defined(__SSE2__)
+static inline uint32_t hurray__file_name_hash_words(const uint8_t *p, uint32_t n,
+                                                    uint64_t *high) {
+  /* 16 bytes of 0xFF, then 16 of 0: loading at 16 - n keeps n bytes. */
+  static const uint8_t keep[32] = {255, 255, 255, 255, 255, 255, 255, 255,
+                                   255, 255, 255, 255, 255, 255, 255, 255};
+  __m128i x, acc;
+  if (n <= 16) {
+    x = _mm_and_si128(_mm_loadu_si128((const __m128i *)(const void *)p),
+                      _mm_loadu_si128((const __m128i *)(const void *)(keep + 16 - n)));
+    acc = x;
+  } else {
+    x = _mm_loadu_si128((const __m128i *)(const void *)(p + n - 16));
+    acc = x;
+    for (uint32_t k = 0; k + 16 < n; k += 16) {
+      __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(p + k));
+      acc = _mm_or_si128(acc, b);
+      x = _mm_xor_si128(_mm_shuffle_epi32(x, 0x39), b);
+    }
+  }
+  *high = (uint64_t)_mm_movemask_epi8(acc);
+  uint64_t lo = (uint64_t)_mm_cvtsi128_si64(x);
+  uint64_t hi = (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(x, x));
+  uint64_t h = (lo ^ n) * UINT64_C(0x9E3779B97F4A7C15) + hi * UINT64_C(0xC2B2AE3D27D4EB4F);
+  return (uint32_t)(h >> 32);
+}
+#else
+static inline uint64_t hurray__rotl23(uint64_t x) { return (x << 23) | (x >> 41); }
+static inline uint32_t hurray__file_name_hash_words(const uint8_t *p, uint32_t n,
+                                                    uint64_t *high) {
+  uint64_t x, acc;
+  if (n >= 8) {
+    x = hurray__ld64(p + n - 8);
+    acc = x;
+    for (uint32_t k = 0; k + 8 < n; k += 8) {
+      uint64_t w = hurray__ld64(p + k);
+      acc |= w;
+      x = hurray__rotl23(x) ^ w;
+    }
+  } else {
+    x = hurray__ld64(p) & ((UINT64_C(1) << (8 * n)) - 1u);
+    acc = x;
+  }
+  *high = acc & UINT64_C(0x8080808080808080);
+  return (uint32_t)(((x ^ n) * UINT64_C(0x9E3779B97F4A7C15)) >> 32);
+}
+#endif
+
+/* The same for a name in the caller's memory (read only inside [p, p + n)). */
+static inline uint32_t hurray__file_name_hash(const uint8_t *p, uint32_t n) {
+  uint64_t high;
+  if (n >= 16) return hurray__file_name_hash_words(p, n, &high);
+  uint8_t pad[16] = {0};
+  memcpy(pad, p, n);
+  return hurray__file_name_hash_words(pad, n, &high);
+}
+
 struct HurrayFile {
   HurrayFileSource *source; /* mapping or caller memory; NULL in read mode */
   int fd;                   /* read mode; -1 otherwise */
@@ -262,24 +382,94 @@ struct HurrayFile {
   HurrayFileInfo info;
   uint8_t *owned_index;     /* read mode: the index bytes */
   uint8_t *owned_kv;        /* read mode: the KV bytes */
-  HurrayFileIndexEntry *entries;
+  const uint8_t *index;     /* the index bytes (mapping, caller memory or owned_index) */
+  uint32_t *offsets;        /* entry i starts at index + offsets[i] (its name_length) */
+  uint32_t *hashes;         /* hurray__file_name_hash of entry i's name (same block) */
   uint32_t count;
-  HurrayNameLookup names;
-  uint32_t *order;          /* position -> index; NULL when identity */
-  uint32_t *rank;           /* index -> position; NULL when identity */
-  uint32_t *hashes;         /* name hashes, only while opening */
+  bool in_file_order;       /* the index lists the tensors by descriptor offset */
   HurrayKvTable kv;
+  /* Name lookups (lookup.c): the first ones scan the index; then a lookup
+   * structure is built once, under the mutex, and published. */
+  _Atomic(HurrayIndexLookup *) lookup;
+  atomic_uint finds;
+  /* File order when the index is not in it (order.c): built on first need,
+   * under the same mutex. */
+  _Atomic(HurrayFileOrder *) file_order;
+  bool mutex_ready;
+  pthread_mutex_t mutex;
 };
+
+/* Entry i (< f->count), decoded. Open proved every entry in bounds. */
+static inline void hurray__file_entry_at(const HurrayFile *f, uint32_t i,
+                                         HurrayFileIndexEntry *e) {
+  const uint8_t *p = f->index + f->offsets[i];
+  e->name_len = hurray__ld16(p);
+  e->name = p + 2;
+  p += 2u + e->name_len;
+  e->desc_off = hurray__ld64(p);
+  e->desc_len = hurray__ld32(p + 8);
+  e->data_off = hurray__ld64(p + 12);
+  e->data_len = hurray__ld64(p + 20);
+}
+
+/* Name of entry i (borrowed from the index bytes). */
+static inline const uint8_t *hurray__file_entry_name(const HurrayFile *f, uint32_t i,
+                                                     size_t *len) {
+  const uint8_t *p = f->index + f->offsets[i];
+  *len = hurray__ld16(p);
+  return p + 2;
+}
+
+/*
+ * Parses and validates the index (`ix`, f->info.index_length bytes at file
+ * offset f->info.index_offset): CRC-32C when flagged (checked while the
+ * entries are walked when the CPU has a CRC instruction), the entry count,
+ * every entry (bounds, flags, placement, UTF-8 names) and the disjointness
+ * of the tensors when they are listed in file order. Fills f->index,
+ * f->offsets, f->hashes, f->count, f->in_file_order.
+ * Names are not compared with each other here (see lookup.c).
+ */
+HURRAY_INTERNAL HurrayStatus hurray__file_parse_index(HurrayFile *f, const uint8_t *ix,
+                                                      HurrayError *err);
+
+/* Test hook: when true, the index CRC is computed on its own before the
+ * walk, as on CPUs without a CRC instruction. */
+HURRAY_INTERNAL void hurray__file_index_test_no_fused_crc(bool on);
+/* Test hook: when true, every entry goes through the rule-by-rule check (no
+ * fast loop), so the two can be compared. */
+HURRAY_INTERNAL void hurray__file_index_test_slow_walk(bool on);
+
+/* Name lookups (src/file/lookup.c). */
+HURRAY_INTERNAL HurrayStatus hurray__file_lookup_init(HurrayFile *f);
+HURRAY_INTERNAL void hurray__file_lookup_free(HurrayFile *f);
+/* HURRAY_OK and *out, HURRAY_ERR_NOT_FOUND, or HURRAY_ERR_DUPLICATE_NAME when
+ * more than one entry has this name. */
+HURRAY_INTERNAL HurrayStatus hurray__file_lookup_find(const HurrayFile *f, const uint8_t *name,
+                                                      size_t len, uint32_t *out);
+/* Compares every name (builds the lookup structure if needed) and reports the
+ * first duplicate, or the first name out of order under SORTED_INDEX. */
+HURRAY_INTERNAL HurrayStatus hurray__file_lookup_verify(const HurrayFile *f, HurrayError *err);
+/* Test hooks: which structure serves the lookups (-1 = none yet: lookups
+ * scan; then HURRAY__LOOKUP_HASH, _SORTED or _PERM), and the number of
+ * lookups answered by scanning before one is built. */
+HURRAY_INTERNAL int hurray__file_lookup_kind(const HurrayFile *f);
+#define HURRAY__FILE_SCAN_FINDS 8u
 
 HURRAY_INTERNAL const uint8_t *hurray__file_name_at(const void *ctx, uint32_t i, size_t *len);
 
-/* Position of index i in file order, and the reverse. */
-static inline uint32_t hurray__file_rank(const HurrayFile *f, uint32_t i) {
-  return f->rank != NULL ? f->rank[i] : i;
-}
-static inline uint32_t hurray__file_order(const HurrayFile *f, uint32_t pos) {
-  return f->order != NULL ? f->order[pos] : pos;
-}
+/*
+ * File order (src/file/order.c). *out is NULL when the index is in file
+ * order (the identity), else the tensors sorted by descriptor offset, built
+ * on first call; HURRAY_ERR_INVALID_FILE when two tensors overlap (then for
+ * good), HURRAY_ERR_OUT_OF_MEMORY.
+ */
+HURRAY_INTERNAL HurrayStatus hurray__file_order_get(const HurrayFile *f,
+                                                    const HurrayFileOrder **out,
+                                                    HurrayError *err);
+/* The entry at a position in file order, and the position of an entry. */
+HURRAY_INTERNAL uint32_t hurray__file_order_at(const HurrayFileOrder *o, uint32_t position);
+HURRAY_INTERNAL uint32_t hurray__file_rank_of(const HurrayFileOrder *o, uint32_t entry);
+HURRAY_INTERNAL void hurray__file_order_free(HurrayFile *f);
 
 /* Number of descriptors decoded by this process (test hook: proves that
  * open decodes none and a fetch decodes one). */

@@ -86,11 +86,87 @@ static void test_chaining(void **state) {
   free(buf);
 }
 
+/* The raw register (no inversions), bit by bit. */
+static uint32_t raw_ref(uint32_t c, const uint8_t *p, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    c ^= p[i];
+    for (int k = 0; k < 8; k++) c = (c & 1u) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+  }
+  return c;
+}
+
+static void test_shift(void **state) {
+  (void)state;
+  /* shift(reg, n) is the register after n zero bytes... */
+  static const size_t lens[] = {0, 1, 2, 7, 8, 63, 64, 65, 1000, 4096, 12345, 70000};
+  uint8_t *zeros = calloc(70000, 1);
+  srand(99);
+  for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+    for (int r = 0; r < 4; r++) {
+      uint32_t reg = r == 0 ? 0xFFFFFFFFu : r == 1 ? 1u : (uint32_t)rand() * 2654435761u;
+      assert_int_equal(hurray__crc32c_shift(reg, lens[li]), raw_ref(reg, zeros, lens[li]));
+    }
+  }
+  free(zeros);
+  /* ...so two registers merge: raw(A|B) = shift(raw(A), |B|) ^ raw0(B). */
+  uint8_t buf[3000];
+  for (size_t i = 0; i < sizeof buf; i++) buf[i] = (uint8_t)rand();
+  for (size_t cut = 0; cut <= sizeof buf; cut += 137) {
+    uint32_t a = raw_ref(0xFFFFFFFFu, buf, cut), b = raw_ref(0, buf + cut, sizeof buf - cut);
+    assert_int_equal(hurray__crc32c_shift(a, sizeof buf - cut) ^ b,
+                     raw_ref(0xFFFFFFFFu, buf, sizeof buf));
+  }
+  /* Large counts (square and multiply over all 64 bits of n). */
+  assert_int_equal(hurray__crc32c_shift(0, UINT64_MAX), 0u);
+  uint32_t x = hurray__crc32c_shift(0x12345678u, (uint64_t)1 << 40);
+  assert_int_equal(hurray__crc32c_shift(hurray__crc32c_shift(0x12345678u, (uint64_t)1 << 39),
+                                        (uint64_t)1 << 39),
+                   x);
+}
+
+/* Every engine this CPU has (and NONE), every length up to 700 and random
+ * ones up to 200 KB, at every alignment, with bursts called any number of
+ * times: the same CRC as the table code. This also checks the folding
+ * constants of CLMUL512 (each distance shows for some length). */
+static void test_bursts_every_engine(void **state) {
+  (void)state;
+  const size_t max = 200000;
+  uint8_t *buf = malloc(max + 64);
+  srand(4321);
+  for (size_t i = 0; i < max + 64; i++) buf[i] = (uint8_t)rand();
+  static const int kinds[] = {HURRAY__CRC_BURSTS_NONE, HURRAY__CRC_BURSTS_STREAMS3,
+                              HURRAY__CRC_BURSTS_CLMUL512};
+  static const char *const names[] = {"none", "streams3", "clmul512"};
+  print_message("CRC-32C bursts: best engine here is %s\n", names[hurray__crc32c_bursts_best()]);
+  for (size_t k = 0; k < 3; k++) {
+    if (kinds[k] != HURRAY__CRC_BURSTS_NONE && !hurray__crc32c_bursts_available(kinds[k])) {
+      print_message("  %s: not on this CPU, skipped\n", names[k]);
+      continue;
+    }
+    for (int r = 0; r < 1400 + 60; r++) {
+      size_t n = r < 1400 ? (size_t)r / 2 : (size_t)rand() % max;
+      size_t off = (size_t)rand() % 64;
+      uint32_t want = hurray__crc32c_sw(0, buf + off, n);
+      HurrayCrcBursts c;
+      hurray__crc32c_bursts_init(&c, kinds[k], buf + off, n);
+      int calls = rand() % (int)(n / 64 + 3);
+      for (int i = 0; i < calls; i++) c.burst(&c);
+      uint32_t got = hurray__crc32c_bursts_finish(&c);
+      if (got != want)
+        fail_msg("%s: length %zu at +%zu after %d bursts: 0x%08X, want 0x%08X", names[k], n, off,
+                 calls, got, want);
+    }
+  }
+  free(buf);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_check_values),
       cmocka_unit_test(test_paths_agree),
       cmocka_unit_test(test_chaining),
+      cmocka_unit_test(test_shift),
+      cmocka_unit_test(test_bursts_every_engine),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -125,7 +125,7 @@ static void test_sorted_index_lookups(void **state) {
   HurrayError e;
   uint64_t before = hurray__file_descriptor_decodes();
   assert_int_equal(hurray_file_open(path, NULL, &f, &e), HURRAY_OK);
-  assert_int_equal(f->names.kind, HURRAY__LOOKUP_SORTED); /* binary search, no table */
+  assert_int_equal(hurray__file_lookup_kind(f), -1); /* open compares no names */
   for (int i = 0; i < M; i += 97) {
     char name[16];
     snprintf(name, sizeof name, "t%06d", i);
@@ -133,6 +133,8 @@ static void test_sorted_index_lookups(void **state) {
     assert_int_equal(hurray_file_find(f, name, 7, &idx), HURRAY_OK);
     assert_int_equal(idx, i); /* sorted index: name order */
   }
+  assert_int_equal(hurray__file_lookup_kind(f), HURRAY__LOOKUP_SORTED); /* no table */
+  assert_int_equal(hurray_file_verify(f, NULL), HURRAY_OK);
   assert_int_equal(hurray__file_descriptor_decodes(), before);
   fetch_one(f, "t000042", HURRAY_OK);
   assert_int_equal(hurray__file_descriptor_decodes(), before + 1);
@@ -143,10 +145,91 @@ static void test_sorted_index_lookups(void **state) {
   hurray_file_close(&f);
 }
 
+/* Looks every name up: found at its entry unless it is `dup_name`, which
+ * two entries share. Then a few absent names. */
+static void find_all(const HurrayFile *f, const char *dup_name) {
+  uint64_t n = hurray_file_tensor_count(f);
+  for (uint64_t i = 0; i < n; i++) {
+    HurrayFileEntry en;
+    assert_int_equal(hurray_file_entry(f, i, &en), HURRAY_OK);
+    uint64_t idx = UINT64_MAX;
+    HurrayStatus st = hurray_file_find(f, en.name, en.name_len, &idx);
+    if (dup_name != NULL && en.name_len == strlen(dup_name) &&
+        memcmp(en.name, dup_name, en.name_len) == 0) {
+      assert_int_equal(st, HURRAY_ERR_DUPLICATE_NAME);
+    } else {
+      if (st != HURRAY_OK || idx != i)
+        fail_msg("index[%llu] \"%.*s\": %s, %llu", (unsigned long long)i, (int)en.name_len,
+                 en.name, hurray_status_name(st), (unsigned long long)idx);
+    }
+  }
+  static const char *absent[] = {"t", "t00000", "t0000000", "u000001", "t999999", "t00001\xC3"};
+  for (size_t k = 0; k < sizeof absent / sizeof absent[0]; k++) {
+    uint64_t idx;
+    assert_int_equal(hurray_file_find(f, absent[k], strlen(absent[k]), &idx),
+                     HURRAY_ERR_NOT_FOUND);
+  }
+}
+
+static void test_lookups_every_way(void **state) {
+  (void)state;
+  enum { M = 5000 };
+  for (int sorted = 0; sorted < 2; sorted++) {
+    const char *path = tf_path("lookups.hrry");
+    write_many(path, M, sorted != 0);
+    HurrayFile *f = NULL;
+    HurrayError e;
+    assert_int_equal(hurray_file_open(path, NULL, &f, &e), HURRAY_OK);
+    assert_int_equal(hurray__file_lookup_kind(f), -1);
+    find_all(f, NULL); /* the first ones scan, then the structure serves */
+    assert_int_equal(hurray__file_lookup_kind(f),
+                     sorted ? HURRAY__LOOKUP_SORTED : HURRAY__LOOKUP_HASH);
+    find_all(f, NULL);
+    assert_int_equal(hurray_file_verify(f, &e), HURRAY_OK);
+    hurray_file_close(&f);
+
+    /* Entry 4321 renamed after entry 17: both names now fail to look up
+     * (while scanning and with the structure), every other one works. */
+    size_t len;
+    uint8_t *p = tf_load(path, &len);
+    HurrayFileEntry a, b;
+    assert_int_equal(hurray_file_open(path, NULL, &f, &e), HURRAY_OK);
+    assert_int_equal(hurray_file_entry(f, 17, &a), HURRAY_OK);
+    assert_int_equal(hurray_file_entry(f, 4321, &b), HURRAY_OK);
+    char dup[8];
+    memcpy(dup, a.name, 7);
+    dup[7] = '\0';
+    hurray_file_close(&f);
+    memcpy(tf_index_entry(p, len, 4321) - 7, dup, 7);
+    tf_fix_crc(p, len);
+    assert_int_equal(tf_open_image(p, len, &f, &e), HURRAY_OK);
+    find_all(f, dup);
+    find_all(f, dup);
+    /* A sorted index is now out of order, so a hash table serves instead. */
+    assert_int_equal(hurray__file_lookup_kind(f), HURRAY__LOOKUP_HASH);
+    hurray_error_clear(&e);
+    HurrayStatus st = hurray_file_verify(f, &e);
+    if (sorted) {
+      /* Either the renamed entry sorts before its predecessor, or after
+       * its successor: the first pair out of order is reported. */
+      assert_true(st == HURRAY_ERR_INVALID_FILE || st == HURRAY_ERR_DUPLICATE_NAME);
+      assert_true(strcmp(e.field, "index[4321].name") == 0 ||
+                  strcmp(e.field, "index[4322].name") == 0);
+    } else {
+      assert_int_equal(st, HURRAY_ERR_DUPLICATE_NAME);
+      assert_string_equal(e.field, "index[4321].name");
+      assert_non_null(strstr(e.message, "index[17]"));
+    }
+    hurray_file_close(&f);
+    free(p);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_open_and_fetch_one_of_100000, setup, teardown),
       cmocka_unit_test_setup_teardown(test_sorted_index_lookups, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_lookups_every_way, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
