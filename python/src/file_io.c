@@ -210,6 +210,22 @@ static int parse_permissive(PyObject *o, uint32_t *out) {
   return 0;
 }
 
+/* Looks `name` up: 0 with *idx set, or -1 with KeyError (no such tensor) or
+ * the status's exception (FileError for a name two entries share). */
+static int find_name(HpyState *st, const HurrayFile *f, PyObject *name, const char *s,
+                     Py_ssize_t len, const char *op, uint64_t *idx) {
+  HurrayStatus rc = hurray_file_find(f, s, (size_t)len, idx);
+  if (rc == HURRAY_OK) return 0;
+  if (rc == HURRAY_ERR_NOT_FOUND) {
+    PyErr_SetObject(PyExc_KeyError, name);
+  } else {
+    char ctx[200];
+    PyOS_snprintf(ctx, sizeof ctx, "%s: tensor '%.120s'", op, s);
+    hpy_raise_status(st, rc, NULL, ctx);
+  }
+  return -1;
+}
+
 /* ---- load ------------------------------------------------------------------------------ */
 
 static PyObject *m_load(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
@@ -256,18 +272,23 @@ static PyObject *m_load(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
       Py_ssize_t len = 0;
       const char *s = PyUnicode_AsUTF8AndSize(name, &len);
       if (s == NULL) goto done;
-      if (hurray_file_find(f, s, (size_t)len, &items[i].index) != HURRAY_OK) {
-        PyErr_SetObject(PyExc_KeyError, name);
-        goto done;
-      }
+      if (find_name(st, f, name, s, len, "load", &items[i].index) < 0) goto done;
     }
   }
   HurrayError err;
   hurray_error_clear(&err);
   HurrayStatus rc = HURRAY_OK;
+  HurrayStatus vrc = HURRAY_OK;
   uint64_t got = 0, failed_index = 0;
   Py_BEGIN_ALLOW_THREADS
-  if (wanted != NULL) {
+  /* Loading everything relies on every name being unique and no two tensors
+   * overlapping: prove the whole index first (open checks only what a lazy
+   * reader of one tensor relies on). */
+  if (wanted == NULL) vrc = hurray_file_verify(f, &err);
+  rc = vrc;
+  if (vrc != HURRAY_OK) {
+    /* reported below, against no particular tensor */
+  } else if (wanted != NULL) {
     for (; got < n; got++) {
       rc = fetch(f, &items[got], &err);
       if (rc != HURRAY_OK) break;
@@ -282,14 +303,17 @@ static PyObject *m_load(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
       got++;
     }
   }
-  if (rc != HURRAY_OK) {
+  if (rc != HURRAY_OK && vrc == HURRAY_OK) {
     failed_index = items[got].index;
     fetch_clear(&items[got]);
   }
   Py_END_ALLOW_THREADS
   if (rc != HURRAY_OK) {
     char ctx[200];
-    tensor_context(ctx, sizeof ctx, "load", f, failed_index);
+    if (vrc == HURRAY_OK)
+      tensor_context(ctx, sizeof ctx, "load", f, failed_index);
+    else
+      PyOS_snprintf(ctx, sizeof ctx, "load");
     hpy_raise_status(st, rc, &err, ctx);
     goto done;
   }
@@ -548,11 +572,12 @@ static PyObject *file_names(HpyFile *self) {
       uint64_t idx = 0;
       HurrayFileEntry e;
       PyObject *s = NULL;
-      if (hurray_file_position(self->f, p, &idx) == HURRAY_OK &&
-          hurray_file_entry(self->f, idx, &e) == HURRAY_OK)
+      HurrayStatus rc = hurray_file_position(self->f, p, &idx);
+      if (rc == HURRAY_OK) rc = hurray_file_entry(self->f, idx, &e);
+      if (rc == HURRAY_OK)
         s = PyUnicode_DecodeUTF8(e.name, (Py_ssize_t)e.name_len, "strict");
       else
-        PyErr_SetString(PyExc_RuntimeError, "hurray.File: index entry unreadable");
+        hpy_raise_status(hpy_state_of((PyObject *)self), rc, NULL, "hurray.File.keys");
       if (s == NULL) {
         Py_CLEAR(t);
         break;
@@ -574,10 +599,7 @@ static PyObject *file_get(HpyFile *self, PyObject *name, const char *op) {
   const char *s = PyUnicode_AsUTF8AndSize(name, &len);
   if (s == NULL) return NULL;
   Fetch x = {0, NULL, NULL};
-  if (hurray_file_find(self->f, s, (size_t)len, &x.index) != HURRAY_OK) {
-    PyErr_SetObject(PyExc_KeyError, name);
-    return NULL;
-  }
+  if (find_name(st, self->f, name, s, len, op, &x.index) < 0) return NULL;
   HurrayError err;
   hurray_error_clear(&err);
   HurrayStatus rc;
@@ -616,7 +638,11 @@ static int file_contains(PyObject *self, PyObject *name) {
   const char *s = PyUnicode_AsUTF8AndSize(name, &len);
   if (s == NULL) return -1;
   uint64_t idx;
-  return hurray_file_find(F(self)->f, s, (size_t)len, &idx) == HURRAY_OK;
+  HurrayStatus rc = hurray_file_find(F(self)->f, s, (size_t)len, &idx);
+  if (rc == HURRAY_OK || rc == HURRAY_ERR_DUPLICATE_NAME) return 1; /* present (twice) */
+  if (rc == HURRAY_ERR_NOT_FOUND) return 0;
+  hpy_raise_status(hpy_state_of(self), rc, NULL, "hurray.File");
+  return -1;
 }
 
 static PyObject *file_iter(PyObject *self) {

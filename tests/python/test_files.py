@@ -479,3 +479,51 @@ def test_a_killed_save_leaves_the_previous_file_intact(tmp_path):
     # stray temporary files may remain (the process could not clean up); never the target
     for name in os.listdir(tmp_path):
         assert name == "m.hrry" or name.startswith(".m.hrry.tmp-")
+
+
+def _crc32c(data):
+    """CRC-32C (Castagnoli), bitwise: small inputs only."""
+    crc = 0xFFFFFFFF
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return crc ^ 0xFFFFFFFF
+
+
+def _rename_entry(raw, old, new):
+    """Renames an index entry in place and refreshes the index CRC-32C."""
+    import struct
+    trailer = len(raw) - 40
+    index_offset, index_length = struct.unpack_from("<QQ", raw, trailer)
+    index = bytes(raw[index_offset:index_offset + index_length])
+    at = index.index(struct.pack("<H", len(old)) + old)
+    raw[index_offset + at + 2:index_offset + at + 2 + len(new)] = new
+    crc = _crc32c(raw[index_offset:index_offset + index_length])
+    struct.pack_into("<I", raw, trailer + 28, crc)
+
+
+def test_duplicate_names_refused_where_relied_on(path):
+    a = hurray.from_numpy(np.arange(4, dtype=np.float32))
+    b = hurray.from_numpy(np.arange(3, dtype=np.int8))
+    c = hurray.from_numpy(np.ones(2, dtype=np.float64))
+    hurray.save(path, {"aa": a, "ab": b, "zz": c})
+    raw = bytearray(path.read_bytes())
+    _rename_entry(raw, b"ab", b"aa")  # two entries now say "aa", the CRC agrees
+    path.write_bytes(bytes(raw))
+    # Loading everything relies on unique names: refused, never a silent overwrite.
+    with pytest.raises(hurray.FileError) as e:
+        hurray.load(path)
+    assert e.value.status == "ERR_DUPLICATE_NAME"
+    # The lazy reader opens; the ambiguous name is refused, the others load.
+    with hurray.open(path) as f:
+        assert "aa" in f
+        with pytest.raises(hurray.FileError) as e:
+            f["aa"]
+        assert e.value.status == "ERR_DUPLICATE_NAME"
+        np.testing.assert_array_equal(np.asarray(f["zz"]), np.ones(2))
+        with pytest.raises(KeyError):
+            f["ab"]
+    with pytest.raises(hurray.FileError):
+        hurray.load(path, names=["aa"])
+    np.testing.assert_array_equal(np.asarray(hurray.load(path, names=["zz"])["zz"]), np.ones(2))
