@@ -275,16 +275,54 @@ PyObject *hpy_tensor_array_struct(PyObject *self, void *closure) {
   return cap;
 }
 
+/* Eight elements at a time (SWAR): byte j of a little-endian 64-bit word is
+ * element j, and packed bit j (LSB first) is element j. The loads and stores
+ * are byte-wise, so any alignment and host byte order work; compilers fuse them
+ * into one 64-bit access. */
+static uint64_t ld64le(const uint8_t *p) {
+  uint64_t x = 0;
+  for (int i = 7; i >= 0; i--) x = (x << 8) | p[i];
+  return x;
+}
+
+static void st64le(uint8_t *p, uint64_t x) {
+  for (int i = 0; i < 8; i++) {
+    p[i] = (uint8_t)x;
+    x >>= 8;
+  }
+}
+
 void hpy_bool_unpack(const uint8_t *src, uint8_t *dst, uint64_t count) {
-  for (uint64_t i = 0; i < count; i++)
+  uint64_t whole = count / 8u;
+  for (uint64_t k = 0; k < whole; k++) {
+    /* byte j keeps bit j of the packed byte, then becomes 0 or 1 (no carry:
+     * each byte is at most 0x80 + 0x7F) */
+    uint64_t y = ((uint64_t)src[k] * 0x0101010101010101u) & 0x8040201008040201u;
+    st64le(dst + 8u * k, ((y + 0x7F7F7F7F7F7F7F7Fu) >> 7) & 0x0101010101010101u);
+  }
+  for (uint64_t i = 8u * whole; i < count; i++)
     dst[i] = (uint8_t)(((unsigned)src[i >> 3] >> (unsigned)(i & 7u)) & 1u);
 }
 
 void hpy_bool_pack(const uint8_t *src, uint8_t *dst, uint64_t count) {
-  uint64_t nbytes = (count + 7u) / 8u;
-  memset(dst, 0, (size_t)nbytes);
-  for (uint64_t i = 0; i < count; i++)
-    if (src[i]) dst[i >> 3] = (uint8_t)(dst[i >> 3] | (1u << (i & 7u)));
+  uint64_t whole = count / 8u;
+  for (uint64_t k = 0; k < whole; k++) {
+    uint64_t x = ld64le(src + 8u * k);
+    /* any nonzero byte is true: fold each byte's bits into its bit 0 (shifts
+     * only move higher bytes' bits into this byte's upper bits, never bit 0) */
+    x |= x >> 4;
+    x |= x >> 2;
+    x |= x >> 1;
+    x &= 0x0101010101010101u;
+    /* byte j's bit lands on bit 56 + j; nothing else reaches bits 56..63 */
+    dst[k] = (uint8_t)((x * 0x0102040810204080u) >> 56);
+  }
+  if (8u * whole < count) {
+    uint8_t last = 0;
+    for (uint64_t i = 8u * whole; i < count; i++)
+      if (src[i]) last = (uint8_t)(last | (1u << (i & 7u)));
+    dst[whole] = last;
+  }
 }
 
 /* A new bool ndarray holding the unpacked elements of a row/col-major tensor. */
