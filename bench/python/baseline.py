@@ -38,7 +38,7 @@ def store(result: str, baseline: str) -> int:
         or platform.processor() or platform.machine(),
         "python": platform.python_version(),
         "threshold": THRESHOLD,
-        "ratios": dict(sorted(ratios(report).items())),
+        "ratios": {k: round(v, 4) for k, v in sorted(ratios(report).items())},
     }
     with open(baseline, "w") as f:
         json.dump(data, f, indent=1, sort_keys=False)
