@@ -22,10 +22,12 @@ Workloads, each timed `--repeat` times (best and median kept):
 2. small: 10,000 tensors of 1 KiB: save, load + touch, and open + get one tensor.
 3. lazy: open the 1 GiB float32 model file and read one tensor (the middle
    block's up projection, 4 MiB), touching it.
-4. handoff: in-process hand-off latency of a 1 KiB and a 64 MiB tensor
+4. interop (issue 5): numpy.asarray(hurray.from_numpy(a)) against numpy.from_dlpack(a),
+   torch.from_dlpack(t) against torch.from_dlpack(a), from 1 KiB to 256 MiB.
+5. handoff: in-process hand-off latency of a 1 KiB and a 64 MiB tensor
    (hurray native capsule and DLPack, torch.from_dlpack, numpy.from_dlpack,
    safetensors serialize + parse in memory, pickle).
-5. stream: 256 MiB (64 tensors of 4 MiB) through a pipe, writer thread to reader:
+6. stream: 256 MiB (64 tensors of 4 MiB) through a pipe, writer thread to reader:
    hurray.StreamWriter -> hurray.StreamReader, safetensors bytes, raw write/read.
 
 Files go to a temporary folder (`--dir`, default the system's): the page cache,
@@ -566,6 +568,33 @@ def w_handoff(repeat, results):
         results.append(tab)
 
 
+def w_interop(repeat, results):
+    """Issue 5: the zero-copy round trips across tensor sizes (none may grow)."""
+    for nbytes, label in ((KiB, "1 KiB"), (64 * KiB, "64 KiB"), (4 * MiB, "4 MiB"),
+                          (256 * MiB, "256 MiB")):
+        a = aligned_empty(nbytes, np.float32)
+        a[...] = 1
+        t = hurray.from_numpy(a, copy=False)
+        print(f"interop {label}:")
+        tab = Table(f"Interop, NumPy round trip, {label} float32",
+                    note="zero-copy: the times must not grow with the size")
+        tab.add("hurray: numpy.asarray(hurray.from_numpy(a))",
+                lambda: np.asarray(hurray.from_numpy(a)), repeat=repeat * 3, micro=True)
+        tab.add("hurray: numpy.from_dlpack(hurray.from_numpy(a))",
+                lambda: np.from_dlpack(hurray.from_numpy(a)), repeat=repeat * 3, micro=True)
+        tab.add("numpy.from_dlpack(a)", lambda: np.from_dlpack(a), repeat=repeat * 3,
+                micro=True)
+        results.append(tab)
+        tab = Table(f"Interop, torch.from_dlpack, {label} float32",
+                    note="t is a hurray tensor over the NumPy array a")
+        tab.add("hurray: torch.from_dlpack(t)", lambda: torch.from_dlpack(t),
+                repeat=repeat * 3, micro=True, available=torch is not None)
+        tab.add("torch.from_dlpack(a)", lambda: torch.from_dlpack(a), repeat=repeat * 3,
+                micro=True, available=torch is not None)
+        results.append(tab)
+        del a, t
+
+
 def pipe_run(writer, reader):
     """Runs writer(wfd) in a thread and reader(rfd) here; returns reader's result."""
     r, w = os.pipe()
@@ -703,6 +732,13 @@ def targets(results, small_count):
          f"Open a {small_count}-tensor file", "hurray.open", "safetensors safe_open(framework=\"np\")",
          0.2),
     ]
+    for label in ("1 KiB", "64 KiB", "4 MiB", "256 MiB"):
+        checks.append((f"issue 5: `numpy.asarray(hurray.from_numpy(a))` within 2x of "
+                       f"`numpy.from_dlpack(a)`, {label}", f"Interop, NumPy round trip, {label} ",
+                       "hurray: numpy.asarray", "numpy.from_dlpack(a)", 2.0))
+        checks.append((f"issue 5: `torch.from_dlpack(t)` within 1.5x of `torch.from_dlpack(a)`, "
+                       f"{label}", f"Interop, torch.from_dlpack, {label} ", "hurray: torch",
+                       "torch.from_dlpack(a)", 1.5))
     out = []
     for text, title, mine, peer, limit in checks:
         a, b = find(results, title, mine), find(results, title, peer)
@@ -764,7 +800,7 @@ def report(results, info, checks, load_before, load_after, args, elapsed):
              "measured in that run. Times are per operation: the median of the repeats "
              "and the best one; \"time relative to hurray\" divides a row's median by "
              "hurray's in the same table (above 1: slower than hurray).", "",
-             "## Targets (issue 7)", "",
+             "## Targets (issues 5 and 7)", "",
              "| target | hurray / peer (median) | limit | verdict |", "|---|---:|---:|---|"]
     for text, ratio, limit, verdict in checks:
         r = f"{ratio:.2f}" if ratio is not None else "–"
@@ -798,7 +834,7 @@ def main(argv=None):
     ap.add_argument("--dir", default=None, help="folder for the files (default: a temp dir)")
     ap.add_argument("--out", default=None,
                     help="report path (default docs/benchmarks.md; '-' prints only)")
-    ap.add_argument("--only", default="model,lazy,small,handoff,stream",
+    ap.add_argument("--only", default="model,lazy,small,interop,handoff,stream",
                     help="comma-separated workloads")
     args = ap.parse_args(argv)
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -820,6 +856,8 @@ def main(argv=None):
         gc.collect()
         if "small" in only:
             w_small(d, small_count, args.repeat, results)
+        if "interop" in only:
+            w_interop(args.repeat, results)
         if "handoff" in only:
             w_handoff(args.repeat, results)
         if "stream" in only:
@@ -829,7 +867,7 @@ def main(argv=None):
     elapsed = time.perf_counter() - t0
     load_after = os.getloadavg()
     checks = targets(results, small_count)
-    print("\nTargets (issue 7):")
+    print("\nTargets (issues 5 and 7):")
     for text, ratio, limit, verdict in checks:
         r = f"{ratio:.2f}" if ratio is not None else "–"
         print(f"  {verdict:<8} hurray/peer {r:>6} (limit {limit:g}): {text}")
