@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import io
 import os
 import pickle
 import platform
