@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import json
 import os
 import pickle
 import platform
@@ -158,6 +159,17 @@ class Table:
         print(f"  {case:<44} median {fmt_time(row.median):>9}  best {fmt_time(row.best):>9}"
               + (f"  {gib:6.2f} GiB/s" if gib else ""), flush=True)
         return row
+
+    def to_json(self):
+        return {"title": self.title, "reference": self.reference, "note": self.note,
+                "rows": [{"case": r.case, "times": r.times, "nbytes": r.nbytes, "note": r.note}
+                         for r in self.rows]}
+
+    @classmethod
+    def from_json(cls, d):
+        tab = cls(d["title"], d["reference"], d["note"])
+        tab.rows = [Row(r["case"], r["times"], r["nbytes"], r["note"]) for r in d["rows"]]
+        return tab
 
     def ref_row(self):
         for r in self.rows:
@@ -426,9 +438,9 @@ def save_load_table(title, model_np, model_hr, model_th, npy_arrays, nbytes, d, 
 # ---- workloads ---------------------------------------------------------------------
 
 
-def w_model(d, budget, repeat, results, lazy):
-    """The three model files; the lazy-access workload runs on the float32 one."""
-    for kind in ("float32", "bfloat16", "int4"):
+def w_model(d, budget, repeat, results, lazy, kinds=("float32", "bfloat16", "int4")):
+    """The model files; the lazy-access workload runs on the float32 one."""
+    for kind in kinds:
         if kind == "bfloat16" and ml_dtypes is None:
             print("model bfloat16: needs ml_dtypes (skipped)")
             continue
@@ -826,6 +838,38 @@ def report(results, info, checks, load_before, load_after, args, elapsed):
     return "\n".join(lines).rstrip() + "\n"
 
 
+UNITS = ["model:float32", "model:bfloat16", "model:int4", "small", "interop", "handoff",
+         "stream"]
+
+
+def worker(args):
+    """Runs one workload (UNITS) and writes its tables to args.result as JSON."""
+    budget = 64 * MiB if args.quick else GiB
+    small_count = 1000 if args.quick else 10000
+    results: list[Table] = []
+    unit = args.worker
+    d = tempfile.mkdtemp(prefix="w-", dir=args.dir)
+    try:
+        if unit.startswith("model:"):
+            w_model(d, budget, args.repeat, results, lazy=not args.no_lazy,
+                    kinds=(unit.split(":", 1)[1],))
+        elif unit == "small":
+            w_small(d, small_count, args.repeat, results)
+        elif unit == "interop":
+            w_interop(args.repeat, results)
+        elif unit == "handoff":
+            w_handoff(args.repeat, results)
+        elif unit == "stream":
+            w_stream(args.repeat, results, total=(16 if args.quick else 256) * MiB)
+        else:
+            raise SystemExit(f"unknown workload {unit}")
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+    with open(args.result, "w") as f:
+        json.dump([t.to_json() for t in results], f)
+    return 0
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="small sizes; writes no report")
@@ -835,7 +879,12 @@ def main(argv=None):
                     help="report path (default docs/benchmarks.md; '-' prints only)")
     ap.add_argument("--only", default="model,lazy,small,interop,handoff,stream",
                     help="comma-separated workloads")
+    ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--result", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--no-lazy", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.worker:
+        return worker(args)
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     out = args.out or ("-" if args.quick else os.path.join(root, "docs", "benchmarks.md"))
     budget = 64 * MiB if args.quick else GiB
@@ -848,19 +897,27 @@ def main(argv=None):
     load_before = os.getloadavg()
     t0 = time.perf_counter()
     results: list[Table] = []
+    units = [u for u in UNITS if u.split(":")[0] in only]
     d = tempfile.mkdtemp(prefix="hurray-compare-", dir=args.dir)
     try:
-        if "model" in only:
-            w_model(d, budget, args.repeat, results, lazy="lazy" in only)
-        gc.collect()
-        if "small" in only:
-            w_small(d, small_count, args.repeat, results)
-        if "interop" in only:
-            w_interop(args.repeat, results)
-        if "handoff" in only:
-            w_handoff(args.repeat, results)
-        if "stream" in only:
-            w_stream(args.repeat, results, total=(16 if args.quick else 256) * MiB)
+        for unit in units:
+            # one process per workload: fresh memory, and a crash is a result
+            res = os.path.join(d, "result.json")
+            cmd = [sys.executable, "-X", "faulthandler", os.path.abspath(__file__),
+                   "--worker", unit, "--repeat", str(args.repeat), "--dir", d,
+                   "--result", res] + (["--quick"] if args.quick else []) \
+                + (["--no-lazy"] if "lazy" not in only else [])
+            rc = subprocess.run(cmd).returncode
+            if rc != 0:
+                why = f"signal {-rc}" if rc < 0 else f"exit status {rc}"
+                print(f"{unit}: the worker failed ({why})")
+                tab = Table(f"Workload {unit}", note=f"the worker process failed ({why}); "
+                            "its output above says where")
+                results.append(tab)
+                continue
+            with open(res) as f:
+                results += [Table.from_json(t) for t in json.load(f)]
+            os.unlink(res)
     finally:
         shutil.rmtree(d, ignore_errors=True)
     elapsed = time.perf_counter() - t0
