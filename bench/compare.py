@@ -364,6 +364,21 @@ def raw_write(path, buf):
         f.write(buf)
 
 
+def fsync_path(path):
+    """fsync a file and its folder: what hurray.save does before returning (it writes
+    a temporary file, fsyncs it, renames it into place and fsyncs the folder)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    dfd = os.open(os.path.dirname(path) or ".", os.O_RDONLY)
+    try:
+        os.fsync(dfd)
+    finally:
+        os.close(dfd)
+
+
 def raw_read(path, into):
     with open(path, "rb", buffering=0) as f:
         n = f.readinto(into)
@@ -394,6 +409,10 @@ def save_load_table(title, model_np, model_hr, model_th, npy_arrays, nbytes, d, 
     tab_s.add("safetensors.numpy.save_file", lambda: st_numpy.save_file(model_np, p["st"]),
               repeat=repeat, nbytes=nbytes, setup=lambda: clear(p["st"]),
               available=st_numpy is not None)
+    tab_s.add("safetensors.numpy.save_file + fsync (hurray.save's durability)",
+              lambda: (st_numpy.save_file(model_np, p["st"]), fsync_path(p["st"])),
+              repeat=repeat, nbytes=nbytes, setup=lambda: clear(p["st"]),
+              available=st_numpy is not None)
     tab_s.add("safetensors.torch.save_file", lambda: st_torch.save_file(model_th, p["stt"]),
               repeat=repeat, nbytes=nbytes, setup=lambda: clear(p["stt"]),
               available=st_torch is not None)
@@ -404,6 +423,8 @@ def save_load_table(title, model_np, model_hr, model_th, npy_arrays, nbytes, d, 
     flat = aligned_empty(nbytes)
     flat[...] = 1
     tab_s.add("raw: one write of the same bytes", lambda: raw_write(p["raw"], flat),
+              repeat=repeat, nbytes=nbytes, setup=lambda: clear(p["raw"]))
+    tab_s.add("raw: one write + fsync", lambda: (raw_write(p["raw"], flat), fsync_path(p["raw"])),
               repeat=repeat, nbytes=nbytes, setup=lambda: clear(p["raw"]))
 
     def hurray_load(mmap):
@@ -743,6 +764,10 @@ def targets(results, small_count):
          f"Open a {small_count}-tensor file", "hurray.open", "safetensors safe_open(framework=\"np\")",
          0.2),
     ]
+    checks.insert(1, ("(same durability) `hurray.save` vs `safetensors.numpy.save_file` "
+                      "followed by fsync of the file and its folder",
+                      "Model file, float32: save", "hurray.save",
+                      "safetensors.numpy.save_file + fsync", 1.0))
     for label in ("1 KiB", "64 KiB", "4 MiB", "256 MiB"):
         checks.append((f"issue 5: `numpy.asarray(hurray.from_numpy(a))` within 2x of "
                        f"`numpy.from_dlpack(a)`, {label}", f"Interop, NumPy round trip, {label} ",
@@ -754,10 +779,10 @@ def targets(results, small_count):
     for text, title, mine, peer, limit in checks:
         a, b = find(results, title, mine), find(results, title, peer)
         if a is None or b is None:
-            out.append((text, None, limit, NA if a is None else "peer missing"))
+            out.append((text, None, None, limit, NA if a is None else "peer missing"))
             continue
         ratio = a.median / b.median
-        out.append((text, ratio, limit, "met" if ratio <= limit else "MISSED"))
+        out.append((text, ratio, a.best / b.best, limit, "met" if ratio <= limit else "MISSED"))
     # every model kind too (reported, the issue states float32)
     for kind in ("bfloat16", "int4"):
         for what, mine, peer in (("save", "hurray.save", "safetensors.numpy.save_file"),
@@ -766,8 +791,8 @@ def targets(results, small_count):
             b = find(results, f"Model file, {kind}: {what}", peer)
             if a is not None and b is not None:
                 ratio = a.median / b.median
-                out.append((f"(also) `{mine}` vs `{peer}`, {kind}", ratio, 1.0,
-                            "met" if ratio <= 1.0 else "MISSED"))
+                out.append((f"(also) `{mine}` vs `{peer}`, {kind}", ratio, a.best / b.best,
+                            1.0, "met" if ratio <= 1.0 else "MISSED"))
     return out
 
 
@@ -812,10 +837,14 @@ def report(results, info, checks, load_before, load_after, args, elapsed):
              "and the best one; \"time relative to hurray\" divides a row's median by "
              "hurray's in the same table (above 1: slower than hurray).", "",
              "## Targets (issues 5 and 7)", "",
-             "| target | hurray / peer (median) | limit | verdict |", "|---|---:|---:|---|"]
-    for text, ratio, limit, verdict in checks:
+             "The verdict reads the ratio of medians; the ratio of best times is beside it.",
+             "",
+             "| target | hurray / peer (median) | (best) | limit | verdict |",
+             "|---|---:|---:|---:|---|"]
+    for text, ratio, best, limit, verdict in checks:
         r = f"{ratio:.2f}" if ratio is not None else "–"
-        lines.append(f"| {text} | {r} | ≤ {limit:g} | {verdict} |")
+        b = f"{best:.2f}" if best is not None else "–"
+        lines.append(f"| {text} | {r} | {b} | ≤ {limit:g} | {verdict} |")
     lines += ["", "## Machine", "", "| | |", "|---|---|"]
     for k in ("cpu", "cores", "memory", "kernel", "python", "numpy", "torch", "safetensors",
               "ml_dtypes", "hurray", "commit"):
@@ -924,9 +953,10 @@ def main(argv=None):
     load_after = os.getloadavg()
     checks = targets(results, small_count)
     print("\nTargets (issues 5 and 7):")
-    for text, ratio, limit, verdict in checks:
+    for text, ratio, best, limit, verdict in checks:
         r = f"{ratio:.2f}" if ratio is not None else "–"
-        print(f"  {verdict:<8} hurray/peer {r:>6} (limit {limit:g}): {text}")
+        b = f"{best:.2f}" if best is not None else "–"
+        print(f"  {verdict:<8} hurray/peer {r:>6} (best {b:>5}, limit {limit:g}): {text}")
     text = report(results, machine(), checks, load_before, load_after, args, elapsed)
     if out != "-":
         with open(out, "w") as f:
