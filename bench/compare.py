@@ -779,7 +779,9 @@ def targets(results, small_count):
     for text, title, mine, peer, limit in checks:
         a, b = find(results, title, mine), find(results, title, peer)
         if a is None or b is None:
-            out.append((text, None, None, limit, NA if a is None else "peer missing"))
+            ran = any(title in tab.title for tab in results)
+            why = "not run" if not ran else NA if a is None else "peer unavailable"
+            out.append((text, None, None, limit, why))
             continue
         ratio = a.median / b.median
         out.append((text, ratio, a.best / b.best, limit, "met" if ratio <= limit else "MISSED"))
