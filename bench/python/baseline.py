@@ -4,9 +4,11 @@
     python bench/python/baseline.py check RESULT.json bench/baseline.json
 
 RESULT.json is a pytest-benchmark report (--benchmark-json) of the suite, whose
-"ratios" list conftest.py adds: each hurray benchmark's median time divided by its
-peer's, measured in the same run. The baseline stores those ratios, not times, so
-it holds across machines and load: a benchmark regresses when its ratio grows.
+"ratios" list conftest.py adds: each hurray benchmark's time divided by its peer's,
+measured in the same run. The baseline stores the ratio of the best (minimum)
+times, the figure least disturbed by other load on a shared machine, and no
+absolute time, so it holds across machines: a benchmark regresses when its ratio
+grows.
 
 `check` prints a warning for every benchmark whose ratio is more than 10% above
 the baseline's (and on GitHub Actions an ::warning:: annotation), and always
@@ -25,14 +27,14 @@ THRESHOLD = 1.10
 
 
 def ratios(report: dict) -> dict[str, float]:
-    return {r["name"]: r["ratio_median"] for r in report.get("ratios", [])}
+    return {r["name"]: r["ratio_min"] for r in report.get("ratios", [])}
 
 
 def store(result: str, baseline: str) -> int:
     with open(result) as f:
         report = json.load(f)
     data = {
-        "about": "hurray/peer median-time ratios of the Python benchmark suite "
+        "about": "hurray/peer best-time ratios of the Python benchmark suite "
                  "(scripts/bench.sh); regenerate with scripts/bench.sh --update-baseline",
         "machine": report.get("machine_info", {}).get("cpu", {}).get("brand_raw")
         or platform.processor() or platform.machine(),
