@@ -21,10 +21,17 @@ if [ -f python/src/CMakeLists.txt ] && [ -f examples/demo.py ]; then
 fi
 
 if [ -x "$INSPECT" ]; then
-  for f in tests/vectors/valid/*.bin; do
+  # A few of the project's own vectors in full, then a one-line verdict for each.
+  for f in tests/vectors/valid/row_major_f32_3x4.bin tests/vectors/valid/csr_f32_3x3.bin \
+           tests/vectors/valid/quant_per_block_int4_f16.bin; do
     [ -e "$f" ] || continue
     printf '\n### %s\n' "$f"
-    "$INSPECT" "$f"
+    "$INSPECT" --preview=8 "$f" || true
+  done
+  printf '\n### every vector of tests/vectors (brief)\n'
+  for f in tests/vectors/valid/*.bin; do
+    printf '%-60s ' "$f"
+    "$INSPECT" --brief "$f" | head -n 1
   done
   if [ -d ../shared/golden ]; then
     for f in ../shared/golden/descriptors/*.bin ../shared/golden/files/*.hrry; do

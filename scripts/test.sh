@@ -26,6 +26,7 @@ cmake --build build -j "$JOBS"
 
 banner "exported symbols"
 scripts/check_symbols.sh build/libhurray.so
+python3 scripts/check_api_docs.py --lib build/libhurray.so  # every public function documented (docs/c-api*)
 
 banner "sanitizer suite (build-asan/, ASan + UBSan)"
 scripts/sanitize.sh

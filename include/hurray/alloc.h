@@ -26,16 +26,22 @@ typedef struct HurrayAllocator {
 } HurrayAllocator;
 
 /*
- * Installs an allocator (copied); NULL restores the default (aligned_alloc /
- * free). Not thread-safe: call it before using the library from several
- * threads. Memory must be freed by the allocator that made it, so switch
- * only while the library holds no allocation.
+ * Installs an allocator: `allocator` is borrowed and copied (its ctx must stay
+ * valid while installed). NULL, or a struct whose alloc or free is NULL,
+ * restores the default (posix_memalign / free; _aligned_malloc /
+ * _aligned_free on Windows). Not thread-safe: call it before using the
+ * library from several threads. Memory must be freed by the allocator that
+ * made it, so switch only while the library holds no allocation.
  */
 HURRAY_API void hurray_set_allocator(const HurrayAllocator *allocator);
 
-/* Allocates through the current allocator; NULL on failure. */
+/* Allocates through the current allocator. Returns owned memory (free with
+ * hurray_free), or NULL on failure or when `alignment` is not a power of two.
+ * An alignment below sizeof(void *) is raised to it, as the allocator
+ * contract above promises. */
 HURRAY_API void *hurray_alloc(size_t size, size_t alignment);
-/* Frees memory from hurray_alloc. NULL is a no-op. */
+/* Frees memory from hurray_alloc (moved), and the buffers moved out of stream
+ * items by hurray_stream_item_take_buffer. NULL is a no-op. */
 HURRAY_API void hurray_free(void *ptr);
 
 #ifdef __cplusplus

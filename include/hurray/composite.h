@@ -74,7 +74,7 @@ HURRAY_API HurrayStatus hurray_composite_validator_push(HurrayCompositeValidator
                                                         const HurrayDescriptorFields *member,
                                                         HurrayError *err);
 
-/* Number of members still expected (0 once complete). */
+/* Number of members still expected (0 once complete, and for NULL); v borrowed. */
 HURRAY_API uint32_t hurray_composite_validator_remaining(const HurrayCompositeValidator *v);
 
 /*
@@ -85,7 +85,8 @@ HURRAY_API uint32_t hurray_composite_validator_remaining(const HurrayCompositeVa
 HURRAY_API HurrayStatus hurray_composite_validator_finish(HurrayCompositeValidator *v,
                                                           HurrayError *err);
 
-/* Frees a validator and sets *v to NULL. NULL and *v == NULL are no-ops. */
+/* Frees a validator (*v is moved) and sets the caller's *v to NULL. NULL and
+ * *v == NULL are no-ops. */
 HURRAY_API void hurray_composite_validator_destroy(HurrayCompositeValidator **v);
 
 /*
@@ -96,6 +97,7 @@ HURRAY_API void hurray_composite_validator_destroy(HurrayCompositeValidator **v)
  * the tree spans (1 when descs[0] is not a composite head: nothing to check).
  * A tree cut short by the end of descs is torn: HURRAY_ERR_INVALID_COMPOSITE.
  * Nesting deeper than HURRAY_MAX_COMPOSITE_DEPTH: HURRAY_ERR_INVALID_COMPOSITE.
+ * HURRAY_ERR_NULL_POINTER when descs or descs[0] is NULL or count is 0.
  */
 HURRAY_API HurrayStatus hurray_composite_validate_preorder(
     const HurrayDescriptorFields *const *descs, size_t count, uint32_t options,

@@ -175,52 +175,61 @@ HURRAY_API HurrayStatus hurray_descriptor_decode_ex(const uint8_t *bytes, uintpt
 /*
  * Reads descriptor_length from the first 10 bytes after checking the magic
  * and the major version; the way a stream reader learns how much to read.
- * HURRAY_ERR_INVALID_LAYOUT if len < 10 or the length is < 20.
+ * `bytes` borrowed; *out_length written on success only.
+ * HURRAY_ERR_INVALID_LAYOUT if len < 10 or the length is < 20;
+ * HURRAY_ERR_INVALID_MAGIC, HURRAY_ERR_VERSION_MISMATCH, HURRAY_ERR_NULL_POINTER.
  */
 HURRAY_API HurrayStatus hurray_descriptor_peek_length(const uint8_t *bytes, uintptr_t len,
                                                       uint32_t *out_length, HurrayError *err);
 
 /* Validates `f` (strict unless HURRAY_DECODE_PERMISSIVE) and copies it into a
- * new descriptor. *out owned (hurray_descriptor_destroy), NULL on failure. */
+ * new descriptor. `f` and every array it points to are borrowed for the call.
+ * *out owned (hurray_descriptor_destroy), NULL on failure. */
 HURRAY_API HurrayStatus hurray_descriptor_from_fields(const HurrayDescriptorFields *f,
                                                       uint32_t options,
                                                       HurrayDescriptor **out,
                                                       HurrayError *err);
 
-/* Checks `f` without building anything. */
+/* Checks `f` (borrowed) as hurray_descriptor_from_fields does, without
+ * building anything. */
 HURRAY_API HurrayStatus hurray_descriptor_validate(const HurrayDescriptorFields *f,
                                                    uint32_t options, HurrayError *err);
 
-/* Deep copy. *out owned. */
+/* Deep copy of `d` (borrowed). *out owned (hurray_descriptor_destroy), NULL on
+ * failure (HURRAY_ERR_OUT_OF_MEMORY, HURRAY_ERR_NULL_POINTER). */
 HURRAY_API HurrayStatus hurray_descriptor_clone(const HurrayDescriptor *d,
                                                 HurrayDescriptor **out);
 
-/* Frees a descriptor. NULL is a no-op that returns HURRAY_OK. A handle that
+/* Frees a descriptor (`d` is moved). NULL is a no-op that returns HURRAY_OK. A handle that
  * was already destroyed is detected on a best-effort basis (while its memory
  * has not been reused): HURRAY_ERR_INTERNAL; every getter does the same. */
 HURRAY_API HurrayStatus hurray_descriptor_destroy(HurrayDescriptor *d);
 
 /* ---- encode ---------------------------------------------------------------- */
 
-/* Exact encoded length in bytes. */
+/* Exact encoded length in bytes. `d` borrowed; *out_len caller storage. */
 HURRAY_API HurrayStatus hurray_descriptor_encoded_len(const HurrayDescriptor *d,
                                                       uint64_t *out_len);
 
 /*
- * Writes the descriptor into out[0..capacity). *out_len receives the length
- * (also when the capacity is short: then HURRAY_ERR_BUFFER_TOO_SMALL is
- * returned and nothing is written). `out` may be NULL when capacity is 0.
+ * Writes the descriptor (borrowed) into out[0..capacity) (caller memory).
+ * *out_len receives the length (also when the capacity is short: then
+ * HURRAY_ERR_BUFFER_TOO_SMALL is returned and nothing is written). `out` may
+ * be NULL when capacity is 0.
  */
 HURRAY_API HurrayStatus hurray_descriptor_encode(const HurrayDescriptor *d, uint8_t *out,
                                                  uint64_t capacity, uint64_t *out_len);
 
 /* ---- read ------------------------------------------------------------------ */
 
-/* Fills *out with borrowed views of every field, valid while d lives. */
+/* Fills *out (caller storage) with borrowed views of every field: its
+ * pointers point into d, valid while d lives, never to be freed. */
 HURRAY_API HurrayStatus hurray_descriptor_fields(const HurrayDescriptor *d,
                                                  HurrayDescriptorFields *out);
 
-/* Getters of the reference C ABI. */
+/* Getters of the reference C ABI. In every getter `d` is borrowed and the out
+ * pointers are caller storage, written on success only; NULL arguments give
+ * HURRAY_ERR_NULL_POINTER, a destroyed handle HURRAY_ERR_INTERNAL. */
 HURRAY_API HurrayStatus hurray_descriptor_element_type_tag(const HurrayDescriptor *d,
                                                            uint8_t *out);
 HURRAY_API HurrayStatus hurray_descriptor_layout_tag(const HurrayDescriptor *d, uint8_t *out);
@@ -247,10 +256,11 @@ HURRAY_API HurrayStatus hurray_descriptor_buffer(const HurrayDescriptor *d, uint
  * if a dimension is dynamic or the product overflows. */
 HURRAY_API HurrayStatus hurray_descriptor_element_count(const HurrayDescriptor *d,
                                                         uint64_t *out);
-/* Sum of the buffers' byte sizes. */
+/* Sum of the buffers' byte sizes. HURRAY_ERR_INVALID_ARGUMENT if it overflows. */
 HURRAY_API HurrayStatus hurray_descriptor_data_bytes(const HurrayDescriptor *d, uint64_t *out);
 
-/* Value equality of two descriptors (same encoding). */
+/* Value equality of two descriptors (same encoding); both borrowed. False when
+ * either is NULL or destroyed. */
 HURRAY_API bool hurray_descriptor_equal(const HurrayDescriptor *a, const HurrayDescriptor *b);
 
 /* ---- field-by-field walk (used by hurray-inspect) --------------------------- */
@@ -272,14 +282,16 @@ typedef struct HurrayFieldEvent {
   int64_t i;
   double f;
   const uint8_t *bytes;  /* the field's raw bytes (borrowed from the input) */
-  const char *meaning;   /* decoded meaning ("float32", "row_major") or NULL */
+  const char *meaning;   /* decoded meaning ("float32", "row_major") or NULL
+                            (borrowed, valid during the call) */
 } HurrayFieldEvent;
 
 typedef void (*HurrayFieldVisitor)(const HurrayFieldEvent *event, void *ctx);
 
 /* Decodes like hurray_descriptor_decode_ex, calling `visitor` for every field
- * in wire order before validation. Returns the decode status (err explains a
- * failure; events up to the failing field have been delivered). */
+ * in wire order before validation. `bytes` borrowed; `ctx` borrowed and passed
+ * back untouched. Returns the decode status (err explains a failure; events
+ * up to the failing field have been delivered). */
 HURRAY_API HurrayStatus hurray_descriptor_walk(const uint8_t *bytes, uintptr_t len,
                                                uint32_t options, HurrayFieldVisitor visitor,
                                                void *ctx, HurrayError *err);

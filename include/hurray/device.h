@@ -78,21 +78,24 @@ HURRAY_API HurrayTagKind hurray_memory_class_kind(uint8_t memory_class);
 HURRAY_API HurrayTagKind hurray_sync_mode_kind(uint8_t sync_mode);
 
 /* Names ("cuda", "host_pinned", "event"); NULL for bytes that are not named.
- * Static strings. */
+ * Static strings (borrowed, never free). */
 HURRAY_API const char *hurray_device_name(uint8_t device_tag);
 HURRAY_API const char *hurray_memory_class_name(uint8_t memory_class);
 HURRAY_API const char *hurray_sync_mode_name(uint8_t sync_mode);
 
-/* Reverse lookups; HURRAY_ERR_INVALID_TYPE (devices, classes) or
- * HURRAY_ERR_INVALID_SYNC_MODE when the name is unknown. */
+/* Reverse lookups (`name` borrowed; the out byte is caller storage, written on
+ * success only); HURRAY_ERR_INVALID_TYPE (devices, classes) or
+ * HURRAY_ERR_INVALID_SYNC_MODE when the name is unknown, HURRAY_ERR_NULL_POINTER
+ * when name or the out pointer is NULL. */
 HURRAY_API HurrayStatus hurray_device_from_name(const char *name, uint8_t *out_tag);
 HURRAY_API HurrayStatus hurray_memory_class_from_name(const char *name, uint8_t *out);
 HURRAY_API HurrayStatus hurray_sync_mode_from_name(const char *name, uint8_t *out);
 
 /*
  * The (device, memory class) validity table of buffer-protocol.md. True when a
- * buffer may declare this pair: CPU has no peer memory; WebGPU only standard;
- * a private memory class needs a private device; a private device accepts
+ * buffer may declare this pair: peer memory only on CUDA, ROCm, Vulkan and
+ * Level Zero (not on CPU, Metal, Hexagon, OpenCL); WebGPU only standard; a
+ * private memory class needs a private device; a private device accepts
  * standard and private classes. False whenever either byte is reserved or
  * invalid.
  */

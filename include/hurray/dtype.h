@@ -91,10 +91,11 @@ HURRAY_API const HurrayDtypeInfo *hurray_dtype_info(uint8_t tag);
 /* Classifies a type tag byte. */
 HURRAY_API HurrayTagKind hurray_dtype_tag_kind(uint8_t tag);
 
-/* Name of a named tag, else NULL. Static string. */
+/* Name of a named tag, else NULL. Static string (borrowed, never free). */
 HURRAY_API const char *hurray_dtype_name(uint8_t tag);
 
-/* Looks a name up ("float32", "int4", ...). HURRAY_ERR_INVALID_TYPE if unknown,
+/* Looks a name up ("float32", "int4", ...; `name` borrowed). *out_tag (caller
+ * storage) is written on success only. HURRAY_ERR_INVALID_TYPE if unknown,
  * HURRAY_ERR_NULL_POINTER if name or out_tag is NULL. */
 HURRAY_API HurrayStatus hurray_dtype_from_name(const char *name, uint8_t *out_tag);
 
@@ -121,7 +122,10 @@ HURRAY_API HurrayStatus hurray_buffer_size_bytes(uint8_t type_tag, uint64_t coun
  * Same for a private type described by an extension type section with the
  * given bit width and packing factor: ceil(count / packing_factor) when
  * bit_width < 8, else count * (bit_width / 8). HURRAY_ERR_INVALID_TYPE when
- * the pair is not one the spec allows.
+ * the pair is not one the spec allows (1, 2 or 4 bits with packing_factor
+ * 8 / bit_width; a multiple of 8 bits with packing_factor 1),
+ * HURRAY_ERR_INVALID_ARGUMENT if the result overflows uint64_t,
+ * HURRAY_ERR_NULL_POINTER if out is NULL.
  */
 HURRAY_API HurrayStatus hurray_extension_buffer_size_bytes(uint32_t bit_width,
                                                            uint8_t packing_factor,

@@ -282,8 +282,10 @@ HURRAY_API uint64_t hurray_file_writer_tensor_count(const HurrayFileWriter *w);
 /*
  * Writes the KV section, the index (CRC-32C), the trailer and the header;
  * fsyncs the file, renames it onto the target path and fsyncs the directory.
- * After any outcome the writer only accepts destroy. On failure the target
- * path is untouched and the temporary file is removed.
+ * After any outcome the writer only accepts destroy. When a step up to the
+ * rename fails, the target path is untouched and the temporary file is
+ * removed; when only the final directory fsync fails, HURRAY_ERR_IO is
+ * returned with the file already in place (the message says so).
  */
 HURRAY_API HurrayStatus hurray_file_writer_finish(HurrayFileWriter *w, HurrayError *err);
 
@@ -311,7 +313,7 @@ typedef struct HurrayFileOpenOptions {
   uint64_t max_index_bytes;      /* 0 = 1 GiB */
   uint64_t max_kv_bytes;         /* 0 = 64 MiB */
   uint64_t max_descriptor_bytes; /* 0 = 16 MiB */
-  uint32_t max_composite_depth;  /* 0 = 8; at most 8 */
+  uint32_t max_composite_depth;  /* 0 = 8; at most 8 (larger values count as 8) */
 } HurrayFileOpenOptions;
 
 /*
@@ -421,7 +423,8 @@ HURRAY_API HurrayStatus hurray_file_descriptor(const HurrayFile *f, uint64_t ind
 HURRAY_API HurrayStatus hurray_file_tensor(const HurrayFile *f, uint64_t index,
                                            HurrayFileTensor **out, HurrayError *err);
 
-/* Adds a reference; returns t. */
+/* Adds a reference (atomic), owned by the caller: drop it with
+ * hurray_file_tensor_release. Returns t (NULL for NULL). */
 HURRAY_API HurrayFileTensor *hurray_file_tensor_retain(HurrayFileTensor *t);
 
 /* Drops a reference (freeing the tensor, and the mapping when it was the last

@@ -21,6 +21,7 @@
 #include "hurray/values.h"
 #include "hurray/composite.h"
 #include "hurray/file.h"
+#include "hurray/stream.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -114,7 +114,7 @@ typedef struct HurrayLayout {
  * reserved {0x0C-0x3F, 0x41-0xEF}; private {0xF0-0xFE}. */
 HURRAY_API HurrayTagKind hurray_layout_tag_kind(uint8_t layout_tag);
 
-/* Name of a named layout tag ("csr"), else NULL. Static string. */
+/* Name of a named layout tag ("csr"), else NULL. Static string (borrowed, never free). */
 HURRAY_API const char *hurray_layout_name(uint8_t layout_tag);
 
 /* Class of a layout tag (UNKNOWN unless named). */
@@ -188,7 +188,8 @@ HURRAY_API HurrayStatus hurray_layout_min_buffer_size(const struct HurrayDescrip
 
 /*
  * Morton code of `index` per morton.md, literally: bit b of index[d] goes to
- * bit b*rank + d, for b < bits[d]. index and bits have `rank` entries.
+ * bit b*rank + d, for b < bits[d]. index and bits have `rank` entries
+ * (borrowed).
  * HURRAY_ERR_INVALID_ARGUMENT when a set bit would land at position >= 64.
  */
 HURRAY_API HurrayStatus hurray_morton_encode(uint32_t rank, const uint32_t *bits,
@@ -196,7 +197,8 @@ HURRAY_API HurrayStatus hurray_morton_encode(uint32_t rank, const uint32_t *bits
 
 /*
  * Skilling's CoordsToHilbert / HilbertToCoords (hilbert.md, normative).
- * `coords` has `rank` entries, each < 2^order; h < 2^(rank*order).
+ * `coords` has `rank` entries, each < 2^order (borrowed input of _encode,
+ * caller storage filled by _decode); h < 2^(rank*order).
  * HURRAY_ERR_INVALID_ARGUMENT unless 1 <= rank <= 64, order >= 1 and
  * rank*order <= 64, or when a coordinate (or h) is out of range.
  */

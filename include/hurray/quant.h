@@ -85,10 +85,11 @@ typedef struct HurrayQuantization {
  * unassigned {0x06-0x5F}; reserved {0x60-0xEF}; private {0xF0-0xFE}. */
 HURRAY_API HurrayTagKind hurray_quant_scheme_kind(uint8_t scheme);
 
-/* Name of a named scheme ("nf4"), else NULL. Static string. */
+/* Name of a named scheme ("nf4"), else NULL. Static string (borrowed, never free). */
 HURRAY_API const char *hurray_quant_scheme_name(uint8_t scheme);
 
-/* The 16 normative NF4 code values (q = 0..15). */
+/* The 16 normative NF4 code values (q = 0..15): a static array, borrowed,
+ * never written or freed. */
 HURRAY_API const float *hurray_nf4_table(void);
 
 /* ---- a quantization section on its own --------------------------------------

@@ -7,9 +7,10 @@
  * added by this implementation and never change meaning.
  *
  * Functions that can explain a failure take an optional `HurrayError *err`
- * (NULL allowed). On failure it receives the status, the byte offset where the
- * problem was found (HURRAY_NO_OFFSET when there is none), the field path
- * ("buffers[1].alignment") and a one-line message naming both.
+ * (NULL allowed; borrowed, caller storage). On failure it receives the status,
+ * the byte offset where the problem was found (HURRAY_NO_OFFSET when there is
+ * none), the field path ("buffers[1].alignment") and a one-line message naming
+ * both. On success it is left untouched.
  */
 #ifndef HURRAY_STATUS_H
 #define HURRAY_STATUS_H
@@ -60,7 +61,7 @@ typedef int32_t HurrayStatus;
   X(ERR_INVALID_FILE,      -21, "malformed .hrry file", FileError)                            \
   X(ERR_CRC_MISMATCH,      -22, "index CRC-32C mismatch", FileError)                          \
   X(ERR_INVALID_KV,        -23, "malformed key-value metadata", FileError)                    \
-  X(ERR_NOT_FOUND,         -24, "no such tensor", KeyError)                                   \
+  X(ERR_NOT_FOUND,         -24, "no such tensor or key", KeyError)                                   \
   X(ERR_DUPLICATE_NAME,    -25, "duplicate name", FileError)                                  \
   X(ERR_STREAM,            -26, "malformed or truncated stream", StreamError)                 \
   X(ERR_STREAM_LIMIT,      -27, "stream limit exceeded", StreamError)                         \
@@ -91,7 +92,8 @@ typedef struct HurrayError {
   char message[320];   /* "<field> at byte <offset>: <reason>" */
 } HurrayError;
 
-/* Sets *err to "no error" (status OK, empty strings). NULL-safe. */
+/* Sets *err (borrowed) to "no error": status OK, offset HURRAY_NO_OFFSET,
+ * empty strings. NULL-safe. */
 HURRAY_API void hurray_error_clear(HurrayError *err);
 
 /* The enumerator name without the HURRAY_ prefix ("ERR_INVALID_MAGIC"), or

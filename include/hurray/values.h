@@ -90,7 +90,7 @@ HURRAY_API HurrayStatus hurray_value_code_to_double(uint8_t type_tag, uint64_t c
 HURRAY_API HurrayStatus hurray_value_get(uint8_t type_tag, const void *data, uint64_t size,
                                          uint64_t index, double *out_real, double *out_imag);
 
-/* IEEE binary128 (16 bytes, little-endian; borrowed) to the nearest double,
+/* IEEE binary128 (16 bytes, little-endian; borrowed, not NULL) to the nearest double,
  * ties to even; overflow gives an infinity, underflow a (signed) zero or a
  * subnormal. NaN stays NaN with its sign. */
 HURRAY_API double hurray_float128_to_double(const uint8_t *bytes16);

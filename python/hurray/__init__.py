@@ -1,9 +1,12 @@
 """hurray: the Hurray zero-copy tensor interchange format.
 
 A codec and a zero-copy bridge, not a compute library: build and inspect
-Hurray tensors and descriptors, and hand their buffers to NumPy, PyTorch and
-JAX (DLPack, the NumPy array interface) without copying. The core is the C
-extension ``hurray._hurray``; this package re-exports it.
+Hurray tensors and descriptors, hand their buffers to NumPy, PyTorch and JAX
+(DLPack, the NumPy array interface) and to other Hurray-aware code (the native
+protocol, ``__hurray__``) without copying, and move them through ``.hrry``
+files (``save``, ``load``, ``open``) and streams (``StreamWriter``,
+``StreamReader``). The core is the C extension ``hurray._hurray``; this
+package re-exports it.
 """
 
 from . import _hurray
@@ -42,22 +45,30 @@ from ._hurray import (
     CopyRequiredError,
     Descriptor,
     Device,
+    File,
     Dtype,
     FileError,
     InternalError,
     InvalidDescriptorError,
     StreamError,
+    StreamReader,
+    StreamWriter,
     Tensor,
     UnsupportedError,
     __version__,
     buffer_size_bytes,
     empty,
     from_dlpack,
+    from_hurray,
     from_numpy,
     from_torch,
     full,
     layout_tag_kind,
+    load,
+    load_kv,
     ones,
+    open,  # noqa: A004 - hurray.open, like gzip.open
+    save,
     zeros,
 )
 from . import device, dtype
@@ -105,11 +116,13 @@ __all__ = [
     "Dtype",
     "dtype",
     "empty",
+    "File",
     "FileError",
     "float16",
     "float32",
     "float64",
     "from_dlpack",
+    "from_hurray",
     "from_numpy",
     "from_scipy",
     "from_torch",
@@ -123,12 +136,15 @@ __all__ = [
     "InvalidDescriptorError",
     "Layout",
     "layout_tag_kind",
+    "load",
+    "load_kv",
     "MAX_RANK",
     "MIN_BUFFER_ALIGNMENT",
     "MortonLayout",
     "MXFP",
     "NF4",
     "ones",
+    "open",
     "OpaqueQuantization",
     "PAGE_ALIGNMENT",
     "PerBlockAffine",
@@ -136,10 +152,13 @@ __all__ = [
     "PerTensorAffine",
     "PrivateExtensionLayout",
     "RowMajorLayout",
+    "save",
     "Shard",
     "sparse_coo",
     "Statistics",
     "StreamError",
+    "StreamReader",
+    "StreamWriter",
     "StridedLayout",
     "Tensor",
     "TiledLayout",

@@ -66,3 +66,36 @@ int hpy_parse_copy(PyObject *obj, int *out) {
   }
   return 0;
 }
+
+void *hpy_arena_alloc(HpyArena *a, size_t bytes) {
+  if (a->n == a->cap) {
+    size_t cap = a->cap == 0 ? 8 : a->cap * 2;
+    void **b = PyMem_Realloc(a->blocks, cap * sizeof *b);
+    if (b == NULL) {
+      PyErr_NoMemory();
+      return NULL;
+    }
+    a->blocks = b;
+    a->cap = cap;
+  }
+  void *p = PyMem_Calloc(bytes > 0 ? bytes : 1u, 1);
+  if (p == NULL) {
+    PyErr_NoMemory();
+    return NULL;
+  }
+  a->blocks[a->n++] = p;
+  return p;
+}
+
+void hpy_arena_free(HpyArena *a) {
+  for (size_t i = 0; i < a->n; i++) PyMem_Free(a->blocks[i]);
+  PyMem_Free(a->blocks);
+  a->blocks = NULL;
+  a->n = a->cap = 0;
+}
+
+PyObject *hpy_fs_path(PyObject *obj) {
+  PyObject *b = NULL;
+  if (!PyUnicode_FSConverter(obj, &b)) return NULL;
+  return b;
+}

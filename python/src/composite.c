@@ -151,7 +151,7 @@ PyObject *hpy_composite_from_head(HpyState *st, HurrayDescriptor *head, PyObject
       return NULL;
     }
   }
-  c->dtype = hpy_dtype_from_tag(st, c->hf.type_tag);
+  c->dtype = hpy_dtype_relayed(st, c->hf.type_tag);
   if (c->dtype == NULL || validate_tree(st, c, context) < 0) {
     Py_DECREF(c);
     return NULL;

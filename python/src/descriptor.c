@@ -116,7 +116,7 @@ PyObject *hpy_descriptor_wrap(HpyState *st, HurrayDescriptor *desc, PyObject *de
 
 static PyObject *ds_dtype(PyObject *s, void *c) {
   (void)c;
-  return hpy_dtype_from_tag(hpy_state_of(s), DS(s)->f.type_tag);
+  return hpy_dtype_relayed(hpy_state_of(s), DS(s)->f.type_tag);
 }
 static PyObject *ds_shape(PyObject *s, void *c) {
   (void)c;

@@ -29,14 +29,6 @@ static const char NAME_USED_VERSIONED[] = "used_dltensor_versioned";
 static const char NAME_OWNER_LEGACY[] = "hurray._dlpack_import";
 static const char NAME_OWNER_VERSIONED[] = "hurray._dlpack_import_versioned";
 
-static bool interpreter_gone(void) {
-  if (!Py_IsInitialized()) return true;
-#if PY_VERSION_HEX >= 0x030D0000
-  return Py_IsFinalizing() && !PyGILState_Check();
-#else
-  return _Py_IsFinalizing() && !PyGILState_Check();
-#endif
-}
 
 /* ---- producer --------------------------------------------------------------- */
 
@@ -52,7 +44,7 @@ typedef struct {
 } Export;
 
 static void export_free(Export *e) {
-  if (e->owner != NULL && !interpreter_gone()) {
+  if (e->owner != NULL && !hpy_interpreter_gone()) {
     PyGILState_STATE g = PyGILState_Ensure();
     Py_DECREF(e->owner);
     PyGILState_Release(g);

@@ -5,6 +5,11 @@
  * 0xF0-0xFE gets its singleton on first use, so Dtype.from_tag(0xF3) is
  * Dtype.from_tag(0xF3). Every private type is named "extension"; the repr
  * carries the tag, which is the only thing telling two of them apart.
+ *
+ * A descriptor decoded in relay mode may carry a reserved or unassigned tag:
+ * its dtype is a singleton named "unknown" (hpy_dtype_relayed), which reads
+ * and relays but cannot author a tensor, and Dtype.from_tag still refuses
+ * that tag.
  */
 #include "hpy.h"
 
@@ -26,7 +31,7 @@ static PyObject *dtype_create(HpyState *st, uint8_t tag) {
 
 PyObject *hpy_dtype_from_tag(HpyState *st, uint8_t tag) {
   PyObject *d = st->dtypes[tag];
-  if (d != NULL) return Py_NewRef(d);
+  if (d != NULL && (DTYPE_SELF(d)->info != NULL || is_private_tag(tag))) return Py_NewRef(d);
   if (!is_private_tag(tag)) {
     const char *kind;
     switch (hurray_dtype_tag_kind(tag)) {
@@ -49,9 +54,30 @@ PyObject *hpy_dtype_from_tag(HpyState *st, uint8_t tag) {
   return d;
 }
 
+PyObject *hpy_dtype_relayed(HpyState *st, uint8_t tag) {
+  HurrayTagKind k = hurray_dtype_tag_kind(tag);
+  if (hurray_dtype_info(tag) != NULL || is_private_tag(tag) ||
+      (k != HURRAY_TAG_RESERVED && k != HURRAY_TAG_UNASSIGNED))
+    return hpy_dtype_from_tag(st, tag);
+  PyObject *d = st->dtypes[tag];
+  if (d != NULL) return Py_NewRef(d);
+  d = dtype_create(st, tag);
+  if (d == NULL) return NULL;
+  st->dtypes[tag] = Py_NewRef(d);
+  return d;
+}
+
 int hpy_dtype_converter(HpyState *st, PyObject *obj, uint8_t *out_tag) {
   if (hpy_dtype_check(st, obj)) {
-    *out_tag = DTYPE_SELF(obj)->tag;
+    uint8_t tag = DTYPE_SELF(obj)->tag;
+    if (DTYPE_SELF(obj)->info == NULL && !is_private_tag(tag)) {
+      hpy_raise(st->InvalidDescriptorError,
+                "element type tag 0x%02x names no type this build knows; a relayed "
+                "descriptor's type cannot author a tensor",
+                (unsigned)tag);
+      return -1;
+    }
+    *out_tag = tag;
     return 0;
   }
   if (PyUnicode_Check(obj)) {
@@ -75,7 +101,8 @@ int hpy_dtype_converter(HpyState *st, PyObject *obj, uint8_t *out_tag) {
 static PyObject *dt_name(PyObject *self, void *c) {
   (void)c;
   const HurrayDtypeInfo *i = DTYPE_SELF(self)->info;
-  return PyUnicode_FromString(i != NULL ? i->name : "extension");
+  if (i != NULL) return PyUnicode_FromString(i->name);
+  return PyUnicode_FromString(is_private_tag(DTYPE_SELF(self)->tag) ? "extension" : "unknown");
 }
 static PyObject *dt_tag(PyObject *self, void *c) {
   (void)c;
@@ -106,7 +133,7 @@ static PyObject *dt_is_array_api(PyObject *self, void *c) {
 }
 static PyObject *dt_is_extension(PyObject *self, void *c) {
   (void)c;
-  return PyBool_FromLong(DTYPE_SELF(self)->info == NULL);
+  return PyBool_FromLong(is_private_tag(DTYPE_SELF(self)->tag));
 }
 #define DT_PRED(fn, lib)                              \
   static PyObject *fn(PyObject *self, void *c) {      \
@@ -189,14 +216,18 @@ static PyMethodDef dtype_methods[] = {
 static PyObject *dtype_repr(PyObject *self) {
   HpyDtype *d = DTYPE_SELF(self);
   if (d->info == NULL) {
-    return PyUnicode_FromFormat("hurray.Dtype('extension', tag=0x%02x)", (unsigned)d->tag);
+    return PyUnicode_FromFormat("hurray.Dtype('%s', tag=0x%02x)",
+                                is_private_tag(d->tag) ? "extension" : "unknown",
+                                (unsigned)d->tag);
   }
   return PyUnicode_FromFormat("hurray.Dtype('%s')", d->info->name);
 }
 
 static PyObject *dtype_str(PyObject *self) {
   HpyDtype *d = DTYPE_SELF(self);
-  if (d->info == NULL) return PyUnicode_FromFormat("extension(0x%02x)", (unsigned)d->tag);
+  if (d->info == NULL)
+    return PyUnicode_FromFormat("%s(0x%02x)", is_private_tag(d->tag) ? "extension" : "unknown",
+                                (unsigned)d->tag);
   return PyUnicode_FromString(d->info->name);
 }
 

@@ -48,7 +48,12 @@ PyObject *hpy_raise(PyObject *exc, const char *fmt, ...) {
 
 PyObject *hpy_raise_status(HpyState *st, HurrayStatus status, const HurrayError *err,
                            const char *context) {
-  PyObject *exc = hpy_exception_for(st, status);
+  return hpy_raise_status_as(st, hpy_exception_for(st, status), status, err, context);
+}
+
+PyObject *hpy_raise_status_as(HpyState *st, PyObject *exc, HurrayStatus status,
+                              const HurrayError *err, const char *context) {
+  (void)st;
   bool detail = err != NULL && err->status == status && err->message[0] != '\0';
   const char *text = detail ? err->message : hurray_status_message(status);
   PyObject *msg = context != NULL && context[0] != '\0'

@@ -4,8 +4,11 @@
  * Every Python class lives in its own C file (dtype.c, device.c, tensor.c,
  * buffer_handle.c, descriptor.c, layout.c + layout_types.c for the layout
  * hierarchy, quant.c for the quantization classes, sections.c for Statistics
- * and Shard, composite.c); module.c creates the module (multi-phase init) and
- * owns the module state below. Types are heap types created with
+ * and Shard, composite.c, file_io.c for hurray.File with save/load/load_kv,
+ * stream.c for StreamReader and StreamWriter); native.c is the native
+ * protocol (__hurray__, from_hurray), kv.c the KV metadata conversions.
+ * module.c creates the module (multi-phase init) and owns the module state
+ * below. Types are heap types created with
  * PyType_FromModuleAndSpec and are not subclassable (hurray.Layout is the one
  * base class, for its 14 subclasses; it is not instantiable, so no instance of
  * a foreign subclass exists), so PyType_GetModule on an instance's exact type
@@ -40,6 +43,9 @@ typedef struct HpyState {
   PyTypeObject *StatisticsType;
   PyTypeObject *ShardType;
   PyTypeObject *CompositeType;
+  PyTypeObject *FileType;                  /* hurray.File (file_io.c) */
+  PyTypeObject *StreamReaderType;          /* hurray.StreamReader (stream.c) */
+  PyTypeObject *StreamWriterType;          /* hurray.StreamWriter (stream.c) */
   /* exceptions (D9) */
   PyObject *InvalidDescriptorError;
   PyObject *BufferError;
@@ -97,6 +103,12 @@ PyObject *hpy_exception_for(HpyState *st, HurrayStatus status);
 PyObject *hpy_raise_status(HpyState *st, HurrayStatus status, const HurrayError *err,
                            const char *context);
 
+/* hpy_raise_status with the class chosen by the caller (`exc`, borrowed):
+ * for an operation whose own error class wins over the table's (a stream's
+ * transport failure is a StreamError, not a FileError). */
+PyObject *hpy_raise_status_as(HpyState *st, PyObject *exc, HurrayStatus status,
+                              const HurrayError *err, const char *context);
+
 /* Two uppercase hex digits of a byte, for messages and reprs
  * (PyUnicode_FromFormat has no %X): "0x%s" with hpy_hex(tag, buf). */
 typedef struct { char s[3]; } HpyHex;
@@ -119,7 +131,21 @@ PyObject *hpy_raise_rule(HpyState *st, HurrayStatus status, const char *field,
 /* Raise `exc` with a formatted message; returns NULL. */
 PyObject *hpy_raise(PyObject *exc, const char *fmt, ...);
 
-/* ---- argument parsing (args.c) --------------------------------------------- */
+/* ---- argument parsing and small utilities (args.c) ------------------------- */
+
+/* Blocks of PyMem memory freed together (the C structures built for one call). */
+typedef struct HpyArena {
+  void **blocks;
+  size_t n, cap;
+} HpyArena;
+/* `bytes` zeroed bytes owned by the arena; MemoryError (NULL) on failure. */
+void *hpy_arena_alloc(HpyArena *a, size_t bytes);
+/* Frees every block (the arena can be reused). */
+void hpy_arena_free(HpyArena *a);
+
+/* A path argument (str, bytes or os.PathLike) as file-system bytes (new
+ * reference to a bytes object); TypeError for anything else. */
+PyObject *hpy_fs_path(PyObject *obj);
 
 /*
  * A small parser for METH_FASTCALL | METH_KEYWORDS. `names` lists every
@@ -146,6 +172,9 @@ int hpy_dtype_init(PyObject *m, HpyState *st);
 /* The singleton for a tag (new reference); InvalidDescriptorError for tags
  * that name no type (reserved, unassigned, invalid). */
 PyObject *hpy_dtype_from_tag(HpyState *st, uint8_t tag);
+/* The same, but a reserved or unassigned tag (kept by a relay-mode decode)
+ * gets a singleton named "unknown" instead of an error. */
+PyObject *hpy_dtype_relayed(HpyState *st, uint8_t tag);
 /* Accepts a Dtype or a type name; stores the tag. TypeError /
  * InvalidDescriptorError otherwise. */
 int hpy_dtype_converter(HpyState *st, PyObject *obj, uint8_t *out_tag);
@@ -345,6 +374,11 @@ typedef struct {
   void *owned;     /* memory this buffer owns (hurray_free), or NULL */
   bool readonly;
   uint8_t sync_mode; /* HURRAY_SYNC_* declared for this buffer (0: producer_synced) */
+  /* `data` is host memory this process can read, whatever device the tensor
+   * declares (a device "declaration" over host bytes, a buffer read from a
+   * file or stream). Held exports and owned memory are host memory anyway;
+   * see hpy_tensor_buffer_is_host. */
+  bool host;
 } HpyBuffer;
 
 typedef struct {
@@ -446,6 +480,20 @@ bool hpy_strided_extent(uint8_t *first, uint64_t esize, uint32_t rank, const uin
 /* Name of the tensor's layout for error messages (single helper). */
 const char *hpy_layout_name(uint8_t tag);
 
+/* True when buffer i's bytes can be read by this process: a CPU tensor, or a
+ * buffer known to be host memory (HpyBuffer.host, a held export, owned memory).
+ * A device tensor imported from elsewhere (DLPack, a foreign capsule) holds
+ * device addresses that must never be read. */
+static inline bool hpy_tensor_buffer_is_host(const HpyTensor *t, uint32_t i) {
+  const HpyBuffer *b = &t->bufs[i];
+  return t->f.buffers[i].device_tag == HURRAY_DEVICE_CPU || b->host || b->view.obj != NULL ||
+         b->owned != NULL;
+}
+
+/* Checks that every buffer's bytes can be read to be written out (save, a
+ * stream): else hurray.UnsupportedError naming `what` and the device. */
+int hpy_tensor_check_host(HpyState *st, const HpyTensor *t, const char *what);
+
 /* Checks that the tensor's bytes may be handed out (every buffer is
  * producer_synced); else hurray.UnsupportedError naming the mode. */
 int hpy_tensor_check_readable(HpyState *st, HpyTensor *t, const char *what);
@@ -520,6 +568,60 @@ PyObject *hpy_aligned_mem_handler(PyObject *m, PyObject *unused);
 /* Installs a NEP 49 handler capsule (None: NumPy's default) for the current
  * context; returns the previous one. hurray.UnsupportedError before 1.22. */
 PyObject *hpy_numpy_set_handler(PyObject *m, PyObject *handler);
+
+/* ---- KV metadata (kv.c) ------------------------------------------------------- */
+
+/* A Python dict converted for hurray_file_writer_add_kv: entry i is
+ * keys[i] (key_lens[i] bytes, not NUL-terminated) -> values[i]. Every pointer
+ * is borrowed from objects `items` keeps alive, or from the arena. */
+typedef struct HpyKvList {
+  size_t count;
+  const char **keys;
+  size_t *key_lens;
+  HurrayKvValue *values;
+  HpyArena arena;
+  PyObject *items; /* list of the objects the pointers borrow from */
+} HpyKvList;
+/* Converts `kv` (a mapping of str to KV values, or None/NULL for none) into
+ * *l; TypeError / OverflowError / ValueError naming the key. Call
+ * hpy_kv_list_free after either outcome. */
+int hpy_kv_from_mapping(HpyState *st, PyObject *kv, HpyKvList *l);
+void hpy_kv_list_free(HpyKvList *l);
+/* One KV value as a Python object (`key` names it in errors). */
+PyObject *hpy_kv_value_to_py(HpyState *st, PyObject *key, const HurrayKvValue *v);
+/* The KV section of an open file as a new dict, in file order. */
+PyObject *hpy_kv_to_dict(HpyState *st, const HurrayFile *f);
+
+/* .hrry files (file_io.c): save, load, load_kv, open and hurray.File */
+int hpy_file_init(PyObject *m, HpyState *st);
+
+/* streams (stream.c): hurray.StreamReader, hurray.StreamWriter */
+int hpy_stream_init(PyObject *m, HpyState *st);
+
+/* native protocol (native.c) */
+PyObject *hpy_tensor_hurray(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                            PyObject *kwnames);
+PyObject *hpy_from_hurray(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
+                          PyObject *kwnames);
+/* True when the interpreter can no longer take a reference drop from this
+ * thread (not initialized, or finalizing while this thread lacks the GIL). */
+bool hpy_interpreter_gone(void);
+/* Drops a strong reference (`obj`, a PyObject *) from any thread, taking the
+ * GIL itself; leaks it deliberately when hpy_interpreter_gone(). Shaped as a
+ * C callback (HurrayOwnerReleaseFn). NULL-safe. */
+void hpy_release_object(void *obj);
+/* Decode options a tensor with these fields was built with: permissive for a
+ * private or unknown layout or an opaque quantization scheme, else strict. */
+uint32_t hpy_options_for_descriptor(const HurrayDescriptorFields *f);
+/*
+ * Decodes a descriptor a reader received (`bytes` borrowed): strictly unless
+ * `permissive`; a descriptor that fails strictly but carries what this
+ * package itself builds with relay semantics (hpy_options_for_descriptor) is
+ * accepted permissively. *out owned on success; *options receives the mode
+ * used. Raises the status-table exception (prefixed with `context`).
+ */
+int hpy_decode_descriptor(HpyState *st, const uint8_t *bytes, uint64_t len, bool permissive,
+                          HurrayDescriptor **out, uint32_t *options, const char *context);
 
 /* Bit-packed bool <-> one byte per element (LSB-first). */
 void hpy_bool_unpack(const uint8_t *src, uint8_t *dst, uint64_t count);

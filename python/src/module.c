@@ -99,6 +99,12 @@ static PyMethodDef module_methods[] = {
     {"from_torch", FASTKW(hpy_from_torch),
      "from_torch(tensor, /, *, copy=None)\n--\n\nWrap a torch.Tensor as a hurray.Tensor "
      "through DLPack, without copying."},
+    {"from_hurray", FASTKW(hpy_from_hurray),
+     "from_hurray(obj, /, *, permissive=False)\n--\n\nA hurray.Tensor from any object "
+     "implementing the native protocol (__hurray__), or from a 'hurray_tensor' capsule itself. "
+     "The C ABI version is checked first (UnsupportedError on a mismatch); the capsule is "
+     "renamed 'used_hurray_tensor' and the tensor keeps the transferred buffers alive. "
+     "Buffers are writable only when obj is a writable hurray.Tensor."},
     {"_aligned_mem_handler", hpy_aligned_mem_handler, METH_NOARGS,
      "_aligned_mem_handler()\n--\n\nThe NEP 49 'mem_handler' capsule of the 64-byte aligned "
      "NumPy allocator (used by hurray.aligned_allocator)."},
@@ -127,6 +133,8 @@ static int module_exec(PyObject *m) {
   if (hpy_quant_init(m, st) < 0) return -1;
   if (hpy_sections_init(m, st) < 0) return -1;
   if (hpy_composite_init(m, st) < 0) return -1;
+  if (hpy_file_init(m, st) < 0) return -1;
+  if (hpy_stream_init(m, st) < 0) return -1;
   if (intern(&st->s_dlpack, "__dlpack__") < 0 || intern(&st->s_max_version, "max_version") < 0 ||
       intern(&st->s_copy, "copy") < 0 || intern(&st->s_dl_device, "dl_device") < 0)
     return -1;
@@ -135,7 +143,10 @@ static int module_exec(PyObject *m) {
       PyModule_AddIntConstant(m, "MAX_RANK", HURRAY_MAX_RANK) < 0 ||
       PyModule_AddIntConstant(m, "C_ABI_VERSION", HURRAY_C_ABI_VERSION) < 0 ||
       PyModule_AddStringConstant(m, "__version__", HURRAY_VERSION_STRING) < 0 ||
-      PyModule_AddStringConstant(m, "library_version", hurray_version_string()) < 0)
+      PyModule_AddStringConstant(m, "library_version", hurray_version_string()) < 0 ||
+      /* debug builds of the C library track destroyed handles per copy of
+       * the library (tests sharing handles with another copy check this) */
+      PyModule_AddIntConstant(m, "_HANDLE_CHECKS", hurray_handle_checks_enabled() ? 1 : 0) < 0)
     return -1;
   return 0;
 }
@@ -154,6 +165,9 @@ static int module_traverse(PyObject *m, visitproc visit, void *arg) {
   Py_VISIT(st->StatisticsType);
   Py_VISIT(st->ShardType);
   Py_VISIT(st->CompositeType);
+  Py_VISIT(st->FileType);
+  Py_VISIT(st->StreamReaderType);
+  Py_VISIT(st->StreamWriterType);
   Py_VISIT(st->InvalidDescriptorError);
   Py_VISIT(st->BufferError);
   Py_VISIT(st->UnsupportedError);
@@ -186,6 +200,9 @@ static int module_clear(PyObject *m) {
   Py_CLEAR(st->StatisticsType);
   Py_CLEAR(st->ShardType);
   Py_CLEAR(st->CompositeType);
+  Py_CLEAR(st->FileType);
+  Py_CLEAR(st->StreamReaderType);
+  Py_CLEAR(st->StreamWriterType);
   Py_CLEAR(st->InvalidDescriptorError);
   Py_CLEAR(st->BufferError);
   Py_CLEAR(st->UnsupportedError);

@@ -357,7 +357,7 @@ PyObject *hpy_tensor_build_ex(HpyState *st, uint8_t type_tag, uint32_t rank,
     f.version_minor = sec->version_minor;
     options = sec->options;
   }
-  dtype = hpy_dtype_from_tag(st, type_tag);
+  dtype = hpy_dtype_relayed(st, type_tag);
   if (dtype == NULL) goto fail;
   HurrayDescriptor *desc = NULL;
   HurrayError err;
@@ -858,11 +858,25 @@ static PyObject *tg_T(PyObject *s, void *c) {
     bufs[i].readonly = t->bufs[i].readonly;
     bufs[i].sync_mode = t->f.buffers[i].sync_mode;
     bufs[i].owner = Py_NewRef(s);
+    bufs[i].host = hpy_tensor_buffer_is_host(t, i);
   }
   PyObject *r = hpy_tensor_build(st, t->f.type_tag, 2, shape, &lay, t->f.byte_offset, t->device,
                                  bufs, t->nbuf, "Tensor.T");
   PyMem_Free(bufs);
   return r;
+}
+
+int hpy_tensor_check_host(HpyState *st, const HpyTensor *t, const char *what) {
+  for (uint32_t i = 0; i < t->nbuf; i++) {
+    if (t->f.buffers[i].byte_size > 0 && !hpy_tensor_buffer_is_host(t, i)) {
+      hpy_raise(st->UnsupportedError,
+                "%s: buffer %u is device memory (%R) that this process cannot read; copy the "
+                "tensor to the host first",
+                what, (unsigned)i, t->device);
+      return -1;
+    }
+  }
+  return 0;
 }
 
 int hpy_tensor_check_readable(HpyState *st, HpyTensor *t, const char *what) {
@@ -897,6 +911,7 @@ static PyObject *tm_buffer(PyObject *s, PyObject *arg) {
   b.size = t->f.buffers[i].byte_size;
   b.readonly = t->bufs[i].readonly;
   b.owner = Py_NewRef(s);
+  b.host = hpy_tensor_buffer_is_host(t, (uint32_t)i);
   uint64_t shape[1] = {b.size};
   return hpy_tensor_build(st, HURRAY_DTYPE_UINT8, 1, shape, NULL, 0, t->device, &b, 1,
                           "Tensor.buffer");
@@ -963,6 +978,11 @@ static PyMethodDef tensor_methods[] = {
      "__dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None)\n--\n\n"
      "Export as a DLPack capsule ('dltensor_versioned' when max_version >= (1, 0), else the "
      "legacy 'dltensor')."},
+    {"__hurray__", (PyCFunction)(void (*)(void))hpy_tensor_hurray, METH_FASTCALL | METH_KEYWORDS,
+     "__hurray__(self, stream=None)\n--\n\nExport every buffer through the native protocol: a "
+     "'hurray_tensor' PyCapsule whose pointer is a HurrayBufferList (buffer-table order) and "
+     "whose context is a HurrayTensorContext (encoded descriptor, C ABI version). The tensor "
+     "stays alive until the consumer destroys what it took, or the capsule dies unconsumed."},
     {"__dlpack_device__", hpy_tensor_dlpack_device, METH_NOARGS,
      "__dlpack_device__(self)\n--\n\n(DLDeviceType, device_id) of the tensor."},
     {"to_torch", hpy_tensor_to_torch, METH_NOARGS,

@@ -52,6 +52,7 @@ PyObject *hpy_tensor_component(PyObject *self, uint32_t index, uint8_t type_tag,
   b.size = t->f.buffers[index].byte_size;
   b.readonly = t->bufs[index].readonly;
   b.owner = Py_NewRef(self);
+  b.host = hpy_tensor_buffer_is_host(t, index);
   return hpy_tensor_build(st, type_tag, rank, shape, NULL, 0, t->device, &b, 1, what);
 }
 

@@ -43,6 +43,7 @@ void hurray_set_allocator(const HurrayAllocator *allocator) {
 
 void *hurray_alloc(size_t size, size_t alignment) {
   if (alignment == 0 || (alignment & (alignment - 1)) != 0) return NULL;
+  if (alignment < sizeof(void *)) alignment = sizeof(void *); /* the hook's promise */
   return g_alloc.alloc(g_alloc.ctx, size, alignment);
 }
 

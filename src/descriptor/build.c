@@ -164,7 +164,8 @@ HurrayStatus hurray__descriptor_materialize(const HurrayDescriptorFields *f,
                         "cannot allocate %llu bytes",
                         (unsigned long long)(sizeof(HurrayDescriptor) + need));
   memset(d, 0, sizeof *d);
-  d->magic = HURRAY__DESC_LIVE;
+  d->magic = HURRAY__MAGIC_DESCRIPTOR;
+  hurray__handle_born(d);
   d->encoded_len = encoded_len;
   HurrayArena a = {(uint8_t *)d->arena, 0, need};
   HurrayDescriptorFields *g = &d->f;
@@ -232,7 +233,7 @@ HurrayStatus hurray_descriptor_clone(const HurrayDescriptor *d, HurrayDescriptor
 HurrayStatus hurray_descriptor_destroy(HurrayDescriptor *d) {
   if (d == NULL) return HURRAY_OK;
   if (!hurray__desc_live(d)) return HURRAY_ERR_INTERNAL;
-  d->magic = HURRAY__DESC_DEAD;
+  hurray__handle_bury(d, &d->magic);
   hurray__free(d);
   return HURRAY_OK;
 }

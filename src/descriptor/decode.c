@@ -836,8 +836,8 @@ HurrayStatus hurray__descriptor_parse(const uint8_t *bytes, uintptr_t len, uint3
                         (unsigned long long)(sizeof(HurrayDescriptor) + cap));
   /* Field by field rather than one memset: the sections stay unset until
    * present, and this is the hot path of every decode. */
-  d->magic = HURRAY__DESC_LIVE;
-  d->unused_ = 0;
+  d->magic = HURRAY__MAGIC_DESCRIPTOR;
+  hurray__handle_born(d);
   d->encoded_len = 0;
   p.arena.base = (uint8_t *)d->arena;
   p.arena.used = 0;
@@ -873,14 +873,14 @@ HurrayStatus hurray__descriptor_parse(const uint8_t *bytes, uintptr_t len, uint3
     d->encoded_len = o.end;
   }
   if (st != HURRAY_OK) {
-    d->magic = HURRAY__DESC_DEAD;
+    d->magic = HURRAY__MAGIC_DEAD; /* never handed out */
     hurray__free(d);
     return st;
   }
   if (out != NULL) {
     *out = d;
   } else {
-    d->magic = HURRAY__DESC_DEAD;
+    d->magic = HURRAY__MAGIC_DEAD; /* never handed out */
     hurray__free(d);
   }
   return HURRAY_OK;

@@ -11,11 +11,8 @@
 #define HURRAY_DESCRIPTOR_IMPL_H
 
 #include "internal/validate.h"
+#include "internal/handles.h"
 
-/* Marks a live handle; destroy overwrites it so use-after-destroy is caught
- * (HURRAY_ERR_INTERNAL) as long as the memory has not been reused. */
-#define HURRAY__DESC_LIVE 0x59445248u /* "HRDY" */
-#define HURRAY__DESC_DEAD 0x44414544u /* "DEAD" */
 
 /* Sizes of the fixed-size optional sections on the wire. */
 #define HURRAY__STATISTICS_LEN 72u
@@ -23,8 +20,8 @@
 #define HURRAY__COMPOSITE_MEMBER_LEN 16u
 
 struct HurrayDescriptor {
-  uint32_t magic;        /* HURRAY__DESC_LIVE while the handle is valid */
-  uint32_t unused_;
+  uint64_t magic;        /* HURRAY__MAGIC_DESCRIPTOR while the handle is valid
+                          * (first field: internal/handles.h checks it) */
   uint64_t encoded_len;  /* exact wire length (== descriptor_length) */
   HurrayDescriptorFields f;
   HurrayQuantization quant;
@@ -60,7 +57,9 @@ static inline bool hurray__arena_add(size_t *total, uint64_t n) {
 }
 
 static inline bool hurray__desc_live(const HurrayDescriptor *d) {
-  return d != NULL && d->magic == HURRAY__DESC_LIVE;
+  /* Debug builds also consult the graveyard of destroyed handles, which
+   * never reads freed memory (internal/handles.h). */
+  return d != NULL && hurray__handle_check(d, HURRAY__MAGIC_DESCRIPTOR) == HURRAY_OK;
 }
 
 /* True for a layout tag whose payload this library cannot parse, kept as

@@ -7,7 +7,7 @@
 
 #include <stdatomic.h>
 
-#include "ffi/handles.h"
+#include "internal/handles.h"
 #include "hurray/buffer.h"
 
 /*

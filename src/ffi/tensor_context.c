@@ -1,6 +1,6 @@
 /* HurrayTensorContext (include/hurray/context.h; upstream docs/impl/c-ffi.md
  * § Tensor Context). */
-#include "ffi/handles.h"
+#include "internal/handles.h"
 #include "hurray/context.h"
 
 struct HurrayTensorContext {

@@ -232,7 +232,7 @@ static bool contiguous_count(uint32_t r, const uint64_t *n, int64_t *max) {
 static bool tiled_range(const HurrayTiledLevel *lv, uint32_t L, uint32_t depth, uint32_t r,
                         const uint64_t *dims, int64_t *mn, int64_t *mx) {
   const HurrayTiledLevel *t = &lv[L];
-  uint64_t grid[64];
+  uint64_t grid[64] = {0}; /* zeroed: gcc -O2 + sanitizers cannot see r <= 64 */
   for (uint32_t k = 0; k < r; k++)
     grid[k] = dims[k] / t->tile_shape[k] + (dims[k] % t->tile_shape[k] != 0);
   int64_t tmin = 0, tmax, imin = 0, imax, T;

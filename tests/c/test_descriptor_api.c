@@ -611,6 +611,32 @@ static void test_walk_failure_delivers_prefix(void **state) {
   assert_int_equal(log.leaves, 1);
 }
 
+/* Debug builds recognise a destroyed descriptor without reading its freed
+ * memory (the handle graveyard): this test runs clean under ASan. */
+static void test_destroyed_descriptor_detected(void **state) {
+  (void)state;
+  if (!hurray_handle_checks_enabled()) {
+    printf("handle checks are off in this build (NDEBUG): nothing to test\n");
+    return;
+  }
+  static const uint8_t k[61] = {
+      0x48, 0x52, 0x52, 0x59, 0x01, 0x00, 0x3D, 0, 0, 0, 0, 0, 0, 0, 0x03, 0x01, 0x02, 0, 0, 0,
+      0x03, 0, 0, 0, 0, 0, 0, 0, 0x04, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+      0x01, 0x30, 0, 0, 0, 0, 0, 0, 0, 0x40, 0, 0, 0, 0, 0, 0, 0};
+  HurrayDescriptor *d = NULL;
+  assert_int_equal(hurray_descriptor_decode(k, sizeof k, &d), HURRAY_OK);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
+  uint32_t rank = 0;
+  assert_int_equal(hurray_descriptor_rank(d, &rank), HURRAY_ERR_INTERNAL);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_ERR_INTERNAL);
+  /* A new descriptor at the same address is live again. */
+  HurrayDescriptor *e = NULL;
+  assert_int_equal(hurray_descriptor_decode(k, sizeof k, &e), HURRAY_OK);
+  assert_int_equal(hurray_descriptor_rank(e, &rank), HURRAY_OK);
+  assert_int_equal(rank, 2);
+  assert_int_equal(hurray_descriptor_destroy(e), HURRAY_OK);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_getters_null),
@@ -625,6 +651,7 @@ int main(void) {
       cmocka_unit_test(test_walk_events),
       cmocka_unit_test(test_walk_layout_paths),
       cmocka_unit_test(test_walk_failure_delivers_prefix),
+      cmocka_unit_test(test_destroyed_descriptor_detected),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

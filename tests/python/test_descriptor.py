@@ -126,3 +126,21 @@ def test_golden_sections_are_the_authoring_classes():
         if d.statistics is not None:
             seen.add("Statistics")
     assert {"RowMajorLayout", "CsrLayout", "CompositeLayout", "PerBlockAffine"} <= seen
+
+
+def test_relayed_unknown_element_type():
+    wire = bytearray(hurray.zeros((3,), dtype="float32").descriptor.encode())
+    assert wire[14] == 0x03  # type_tag
+    wire[14] = 0x07  # unassigned
+    with pytest.raises(hurray.InvalidDescriptorError, match="0x07"):
+        hurray.Descriptor.decode(bytes(wire))
+    d = hurray.Descriptor.decode(bytes(wire), permissive=True)
+    dt = d.dtype
+    assert (dt.name, dt.tag, dt.bit_width, dt.itemsize, dt.is_extension) == ("unknown", 7, None,
+                                                                              None, False)
+    assert repr(dt) == "hurray.Dtype('unknown', tag=0x07)" and d.dtype is dt
+    assert d.encode() == bytes(wire)  # relayed verbatim
+    with pytest.raises(hurray.InvalidDescriptorError):
+        hurray.Dtype.from_tag(0x07)  # still names no type
+    with pytest.raises(hurray.InvalidDescriptorError, match="relayed"):
+        hurray.Tensor(bytes(12), dt, (3,))

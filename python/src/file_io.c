@@ -1,0 +1,810 @@
+/*
+ * file_io.c - .hrry files from Python (DECISIONS D5): hurray.save,
+ * hurray.load, hurray.load_kv and the lazy reader hurray.open (hurray.File).
+ *
+ * Everything goes through the C reader and writer (include/hurray/file.h);
+ * the GIL is released around every call into them. The C structures a call
+ * needs (names, descriptors, buffer pointers, composite trees, KV values) are
+ * built first with the GIL held, from objects the call keeps alive, so the
+ * C side runs without touching Python.
+ *
+ * Saving writes to a temporary file in the target's directory and renames it
+ * into place (the C writer does this): a crash never leaves a half-written
+ * file under the target name. A composite is written as its head followed by
+ * its members, each under its own index entry named "{head}.{index}"
+ * (recursively: "{head}.{index}.{index}" for a nested composite's members).
+ *
+ * Loading maps the file by default: each tensor's buffers are read-only
+ * views of the mapping, and a small capsule holding the C library's
+ * HurrayFileTensor keeps the mapping alive for as long as a tensor (or an
+ * array made from it) uses it. mmap=False reads each tensor into memory of
+ * its own instead (writable), for file systems where mapping is slow.
+ */
+#include "hpy.h"
+
+#include <string.h>
+
+#define F(o) ((HpyFile *)(o))
+
+static const char KEEPER_NAME[] = "hurray._file_tensor";
+
+/* ---- errors ---------------------------------------------------------------------------- */
+
+/* A failure of an operation on the file itself (opening, creating, finishing):
+ * always hurray.FileError, whatever the status says (a path that names a
+ * directory is an argument error to the C library, a file error to Python). */
+static PyObject *raise_file(HpyState *st, HurrayStatus rc, const HurrayError *err,
+                            const char *context) {
+  PyObject *exc = hpy_exception_for(st, rc);
+  if (rc == HURRAY_ERR_INVALID_ARGUMENT || rc == HURRAY_ERR_INVALID_STATE ||
+      exc == st->InternalError)
+    exc = st->FileError;
+  return hpy_raise_status_as(st, exc, rc, err != NULL && err->status == rc ? err : NULL,
+                             context);
+}
+
+/* "op: tensor 'name'" for tensor `index` of f. */
+static void tensor_context(char *buf, size_t n, const char *op, const HurrayFile *f,
+                           uint64_t index) {
+  HurrayFileEntry e;
+  if (f != NULL && hurray_file_entry(f, index, &e) == HURRAY_OK)
+    PyOS_snprintf(buf, n, "%s: tensor '%.*s'", op, (int)(e.name_len > 120 ? 120 : e.name_len),
+                  e.name);
+  else
+    PyOS_snprintf(buf, n, "%s", op);
+}
+
+/* ---- tensors out of a file ------------------------------------------------------------- */
+
+static void keeper_destructor(PyObject *cap) {
+  HurrayFileTensor *t = PyCapsule_GetPointer(cap, KEEPER_NAME);
+  if (t == NULL) {
+    PyErr_Clear();
+    return;
+  }
+  hurray_file_tensor_release(&t); /* the last user unmaps the file */
+}
+
+/* A hurray.Tensor over the buffers of ft (borrowed: the tensor takes its own
+ * reference, so it outlives the file and the caller's reference). */
+static PyObject *tensor_from_file(HpyState *st, HurrayFileTensor *ft, uint32_t options,
+                                  const char *context) {
+  PyObject *keeper = PyCapsule_New(hurray_file_tensor_retain(ft), KEEPER_NAME, keeper_destructor);
+  if (keeper == NULL) {
+    HurrayFileTensor *extra = ft;
+    hurray_file_tensor_release(&extra);
+    return NULL;
+  }
+  uint32_t n = hurray_file_tensor_buffer_count(ft);
+  bool mapped = hurray_file_tensor_is_mapped(ft);
+  HpyBuffer small[4];
+  HpyBuffer *bufs = n <= 4 ? small : PyMem_Calloc(n, sizeof(HpyBuffer));
+  if (bufs == NULL) {
+    Py_DECREF(keeper);
+    return PyErr_NoMemory();
+  }
+  memset(bufs, 0, (n <= 4 ? 4 : n) * sizeof(HpyBuffer));
+  for (uint32_t i = 0; i < n; i++) {
+    const void *data = NULL;
+    uint64_t size = 0;
+    (void)hurray_file_tensor_buffer(ft, i, &data, &size);
+    /* A mapped buffer is handed out read-only (readonly below), so the
+     * const is honoured; a read buffer belongs to this tensor alone. */
+    bufs[i].data = (uint8_t *)(uintptr_t)data;
+    bufs[i].size = size;
+    bufs[i].owner = Py_NewRef(keeper);
+    bufs[i].readonly = mapped;
+    bufs[i].host = true;
+  }
+  const HurrayDescriptor *d = hurray_file_tensor_descriptor(ft);
+  HurrayDescriptorFields f;
+  (void)hurray_descriptor_fields(d, &f);
+  PyObject *r = hpy_tensor_from_descriptor(st, d, bufs, n, options | hpy_options_for_descriptor(&f),
+                                           context);
+  if (bufs != small) PyMem_Free(bufs);
+  Py_DECREF(keeper);
+  return r;
+}
+
+static PyObject *node_to_py(HpyState *st, const HurrayFileNode *node, uint32_t options,
+                            const char *context) {
+  if (!node->is_composite) return tensor_from_file(st, node->tensor, options, context);
+  PyObject *members = PyTuple_New((Py_ssize_t)node->member_count);
+  if (members == NULL) return NULL;
+  for (uint32_t k = 0; k < node->member_count; k++) {
+    PyObject *m = node_to_py(st, &node->members[k], options, context);
+    if (m == NULL) {
+      Py_DECREF(members);
+      return NULL;
+    }
+    PyTuple_SET_ITEM(members, (Py_ssize_t)k, m);
+  }
+  HurrayDescriptor *head = NULL;
+  HurrayStatus rc = hurray_descriptor_clone(hurray_file_tensor_descriptor(node->tensor), &head);
+  if (rc != HURRAY_OK) {
+    Py_DECREF(members);
+    return hpy_raise_status(st, rc, NULL, context);
+  }
+  PyObject *r = hpy_composite_from_head(st, head, members, context);
+  Py_DECREF(members);
+  return r;
+}
+
+/* One top-level item being read: a tensor, or a whole composite. */
+typedef struct Fetch {
+  uint64_t index;
+  HurrayFileTensor *t;
+  HurrayFileNode *node;
+} Fetch;
+
+static bool is_head(const HurrayFileTensor *t) {
+  uint8_t tag = 0;
+  return hurray_descriptor_layout_tag(hurray_file_tensor_descriptor(t), &tag) == HURRAY_OK &&
+         tag == HURRAY_LAYOUT_COMPOSITE;
+}
+
+/* Reads x->index: no Python API, so it runs without the GIL. */
+static HurrayStatus fetch(const HurrayFile *f, Fetch *x, HurrayError *err) {
+  HurrayStatus rc = hurray_file_tensor(f, x->index, &x->t, err);
+  if (rc != HURRAY_OK || !is_head(x->t)) return rc;
+  hurray_file_tensor_release(&x->t);
+  return hurray_file_composite(f, x->index, &x->node, err);
+}
+
+static uint64_t node_size(const HurrayFileNode *n) {
+  uint64_t c = 1;
+  for (uint32_t k = 0; k < n->member_count; k++) c += node_size(&n->members[k]);
+  return c;
+}
+
+static void fetch_clear(Fetch *x) {
+  hurray_file_tensor_release(&x->t);
+  hurray_file_node_destroy(&x->node);
+}
+
+static PyObject *fetch_to_py(HpyState *st, const Fetch *x, uint32_t options,
+                             const char *context) {
+  return x->node != NULL ? node_to_py(st, x->node, options, context)
+                         : tensor_from_file(st, x->t, options, context);
+}
+
+/* ---- opening ------------------------------------------------------------------------- */
+
+static HurrayFile *open_file(HpyState *st, PyObject *pathobj, bool mmap, uint32_t options,
+                             const char *op) {
+  PyObject *b = hpy_fs_path(pathobj);
+  if (b == NULL) return NULL;
+  HurrayFileOpenOptions o;
+  memset(&o, 0, sizeof o);
+  o.access = mmap ? HURRAY_FILE_ACCESS_MMAP : HURRAY_FILE_ACCESS_READ;
+  o.decode_options = options;
+  HurrayFile *f = NULL;
+  HurrayError err;
+  hurray_error_clear(&err);
+  HurrayStatus rc;
+  const char *p = PyBytes_AS_STRING(b);
+  Py_BEGIN_ALLOW_THREADS
+  rc = hurray_file_open(p, &o, &f, &err);
+  Py_END_ALLOW_THREADS
+  if (rc != HURRAY_OK) {
+    char ctx[200];
+    PyOS_snprintf(ctx, sizeof ctx, "%s: '%.150s'", op, p);
+    raise_file(st, rc, &err, ctx);
+  }
+  Py_DECREF(b);
+  return f;
+}
+
+static int parse_flag(PyObject *o, int dflt, int *out) {
+  *out = dflt;
+  if (o == NULL) return 0;
+  *out = PyObject_IsTrue(o);
+  return *out < 0 ? -1 : 0;
+}
+
+/* permissive= as decode options (relay mode: unknown tags kept). */
+static int parse_permissive(PyObject *o, uint32_t *out) {
+  int v;
+  if (parse_flag(o, 0, &v) < 0) return -1;
+  *out = v ? HURRAY_DECODE_PERMISSIVE : HURRAY_DECODE_STRICT;
+  return 0;
+}
+
+/* ---- load ------------------------------------------------------------------------------ */
+
+static PyObject *m_load(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
+                        PyObject *kwnames) {
+  static const char *const names[] = {"path", "names", "mmap", "permissive", NULL};
+  PyObject *a[4];
+  if (hpy_parse_args("load", args, nargs, kwnames, names, 1, 1, a) < 0) return NULL;
+  HpyState *st = hpy_state_of_module(m);
+  int mmap;
+  uint32_t options;
+  if (parse_flag(a[2], 1, &mmap) < 0 || parse_permissive(a[3], &options) < 0) return NULL;
+  PyObject *wanted = NULL; /* a tuple of str when names= is given */
+  if (a[1] != NULL && a[1] != Py_None) {
+    if (PyUnicode_Check(a[1]) || PyBytes_Check(a[1]))
+      return PyErr_Format(PyExc_TypeError, "load: names must be a sequence of str, not a %.100s",
+                          Py_TYPE(a[1])->tp_name);
+    wanted = PySequence_Tuple(a[1]);
+    if (wanted == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(wanted); i++) {
+      if (!PyUnicode_Check(PyTuple_GET_ITEM(wanted, i))) {
+        PyErr_Format(PyExc_TypeError, "load: names[%zd] must be a str, not %.100s", i,
+                     Py_TYPE(PyTuple_GET_ITEM(wanted, i))->tp_name);
+        Py_DECREF(wanted);
+        return NULL;
+      }
+    }
+  }
+  HurrayFile *f = open_file(st, a[0], mmap != 0, options, "load");
+  if (f == NULL) {
+    Py_XDECREF(wanted);
+    return NULL;
+  }
+  PyObject *result = NULL;
+  uint64_t count = hurray_file_tensor_count(f);
+  uint64_t n = wanted != NULL ? (uint64_t)PyTuple_GET_SIZE(wanted) : count;
+  Fetch *items = PyMem_Calloc(n > 0 ? (size_t)n : 1u, sizeof(Fetch));
+  if (items == NULL) {
+    PyErr_NoMemory();
+    goto done;
+  }
+  if (wanted != NULL) {
+    for (uint64_t i = 0; i < n; i++) {
+      PyObject *name = PyTuple_GET_ITEM(wanted, (Py_ssize_t)i);
+      Py_ssize_t len = 0;
+      const char *s = PyUnicode_AsUTF8AndSize(name, &len);
+      if (s == NULL) goto done;
+      if (hurray_file_find(f, s, (size_t)len, &items[i].index) != HURRAY_OK) {
+        PyErr_SetObject(PyExc_KeyError, name);
+        goto done;
+      }
+    }
+  }
+  HurrayError err;
+  hurray_error_clear(&err);
+  HurrayStatus rc = HURRAY_OK;
+  uint64_t got = 0, failed_index = 0;
+  Py_BEGIN_ALLOW_THREADS
+  if (wanted != NULL) {
+    for (; got < n; got++) {
+      rc = fetch(f, &items[got], &err);
+      if (rc != HURRAY_OK) break;
+    }
+  } else {
+    /* every top-level item in file order; a composite's members belong to it */
+    for (uint64_t p = 0; p < count;) {
+      rc = hurray_file_position(f, p, &items[got].index);
+      if (rc == HURRAY_OK) rc = fetch(f, &items[got], &err);
+      if (rc != HURRAY_OK) break;
+      p += items[got].node != NULL ? node_size(items[got].node) : 1u;
+      got++;
+    }
+  }
+  if (rc != HURRAY_OK) {
+    failed_index = items[got].index;
+    fetch_clear(&items[got]);
+  }
+  Py_END_ALLOW_THREADS
+  if (rc != HURRAY_OK) {
+    char ctx[200];
+    tensor_context(ctx, sizeof ctx, "load", f, failed_index);
+    hpy_raise_status(st, rc, &err, ctx);
+    goto done;
+  }
+  result = PyDict_New();
+  for (uint64_t i = 0; result != NULL && i < got; i++) {
+    char ctx[200];
+    tensor_context(ctx, sizeof ctx, "load", f, items[i].index);
+    PyObject *key;
+    if (wanted != NULL) {
+      key = Py_NewRef(PyTuple_GET_ITEM(wanted, (Py_ssize_t)i));
+    } else {
+      HurrayFileEntry e;
+      (void)hurray_file_entry(f, items[i].index, &e);
+      key = PyUnicode_DecodeUTF8(e.name, (Py_ssize_t)e.name_len, "strict");
+    }
+    PyObject *obj = key != NULL ? fetch_to_py(st, &items[i], options, ctx) : NULL;
+    if (obj == NULL || PyDict_SetItem(result, key, obj) < 0) Py_CLEAR(result);
+    Py_XDECREF(key);
+    Py_XDECREF(obj);
+  }
+done:
+  if (items != NULL) {
+    for (uint64_t i = 0; i < n; i++) fetch_clear(&items[i]);
+    PyMem_Free(items);
+  }
+  hurray_file_close(&f);
+  Py_XDECREF(wanted);
+  return result;
+}
+
+static PyObject *m_load_kv(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
+                           PyObject *kwnames) {
+  static const char *const names[] = {"path", NULL};
+  PyObject *a[1];
+  if (hpy_parse_args("load_kv", args, nargs, kwnames, names, 1, 1, a) < 0) return NULL;
+  HpyState *st = hpy_state_of_module(m);
+  /* plain reads: only the header, trailer, index and KV section are read */
+  HurrayFile *f = open_file(st, a[0], false, HURRAY_DECODE_STRICT, "load_kv");
+  if (f == NULL) return NULL;
+  PyObject *d = hpy_kv_to_dict(st, f);
+  hurray_file_close(&f);
+  return d;
+}
+
+/* ---- save ------------------------------------------------------------------------------ */
+
+/* One top-level entry to write. */
+typedef struct SaveJob {
+  const char *name;
+  size_t name_len;
+  const HurrayDescriptor *desc;  /* tensor */
+  const void *const *bufs;       /* tensor: one pointer per buffer */
+  HurrayFileCompositeNode *root; /* composite, or NULL */
+} SaveJob;
+
+/* Only memory this process can read can be written: a device tensor's buffer
+ * is written when it is a declaration over host bytes, refused otherwise. */
+static int check_host(HpyState *st, const HpyTensor *t, const char *name, size_t len) {
+  char what[160];
+  PyOS_snprintf(what, sizeof what, "save: tensor '%.*s'", (int)(len > 120 ? 120 : len), name);
+  return hpy_tensor_check_host(st, t, what);
+}
+
+static const void *const *buffer_ptrs(HpyArena *a, const HpyTensor *t, bool *ok) {
+  *ok = true;
+  if (t->nbuf == 0) return NULL;
+  const void **p = hpy_arena_alloc(a, t->nbuf * sizeof *p);
+  if (p == NULL) {
+    *ok = false;
+    return NULL;
+  }
+  for (uint32_t i = 0; i < t->nbuf; i++) p[i] = t->bufs[i].data;
+  return p;
+}
+
+/* Fills `node` for obj (a Tensor presenting `desc`, or a Composite), naming
+ * the members of a composite "{name}.{i}". */
+static int fill_node(HpyState *st, HpyArena *a, PyObject *obj, const HurrayDescriptor *desc,
+                     const char *name, size_t len, HurrayFileCompositeNode *node) {
+  node->name = name;
+  node->name_len = len;
+  if (hpy_tensor_check(st, obj)) {
+    const HpyTensor *t = (const HpyTensor *)obj;
+    bool ok;
+    if (check_host(st, t, name, len) < 0) return -1;
+    node->descriptor = desc;
+    node->buffers = buffer_ptrs(a, t, &ok);
+    return ok ? 0 : -1;
+  }
+  const HpyComposite *c = (const HpyComposite *)obj;
+  node->descriptor = c->head;
+  node->member_count = c->count;
+  HurrayFileCompositeNode *kids = hpy_arena_alloc(a, (size_t)c->count * sizeof *kids);
+  if (kids == NULL) return -1;
+  node->members = kids;
+  for (uint32_t i = 0; i < c->count; i++) {
+    char *cn = hpy_arena_alloc(a, len + 16);
+    if (cn == NULL) return -1;
+    memcpy(cn, name, len);
+    int k = PyOS_snprintf(cn + len, 16, ".%u", (unsigned)i);
+    if (fill_node(st, a, PyTuple_GET_ITEM(c->members, (Py_ssize_t)i),
+                  hpy_composite_member_descriptor(st, c, i), cn, len + (size_t)k, &kids[i]) < 0)
+      return -1;
+  }
+  return 0;
+}
+
+static PyObject *m_save(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
+                        PyObject *kwnames) {
+  static const char *const names[] = {"path", "tensors", "kv", NULL};
+  PyObject *a[3];
+  if (hpy_parse_args("save", args, nargs, kwnames, names, 2, 2, a) < 0) return NULL;
+  HpyState *st = hpy_state_of_module(m);
+  PyObject *path = NULL, *items = NULL, *result = NULL;
+  HpyArena arena = {NULL, 0, 0};
+  HpyKvList kv;
+  memset(&kv, 0, sizeof kv);
+  if (!PyDict_Check(a[1]) && !PyObject_HasAttrString(a[1], "items"))
+    return PyErr_Format(PyExc_TypeError,
+                        "save: tensors must be a dict of name to hurray.Tensor or "
+                        "hurray.Composite, not %.100s",
+                        Py_TYPE(a[1])->tp_name);
+  path = hpy_fs_path(a[0]);
+  if (path == NULL) goto done;
+  /* the pairs keep every name and tensor alive while the GIL is released */
+  items = PyMapping_Items(a[1]);
+  if (items == NULL) goto done;
+  Py_ssize_t n = PyList_GET_SIZE(items);
+  SaveJob *jobs = hpy_arena_alloc(&arena, (size_t)n * sizeof *jobs);
+  if (jobs == NULL) goto done;
+  for (Py_ssize_t i = 0; i < n; i++) {
+    PyObject *pair = PyList_GET_ITEM(items, i);
+    if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
+      PyErr_SetString(PyExc_TypeError, "save: tensors.items() must yield (name, tensor) pairs");
+      goto done;
+    }
+    PyObject *key = PyTuple_GET_ITEM(pair, 0), *val = PyTuple_GET_ITEM(pair, 1);
+    if (!PyUnicode_Check(key)) {
+      PyErr_Format(PyExc_TypeError, "save: tensor names must be str, not %.100s",
+                   Py_TYPE(key)->tp_name);
+      goto done;
+    }
+    Py_ssize_t len = 0;
+    const char *s = PyUnicode_AsUTF8AndSize(key, &len);
+    if (s == NULL) goto done;
+    SaveJob *j = &jobs[i];
+    j->name = s;
+    j->name_len = (size_t)len;
+    if (hpy_tensor_check(st, val)) {
+      const HpyTensor *t = (const HpyTensor *)val;
+      bool ok;
+      if (check_host(st, t, s, (size_t)len) < 0) goto done;
+      j->desc = t->desc;
+      j->bufs = buffer_ptrs(&arena, t, &ok);
+      if (!ok) goto done;
+    } else if (hpy_composite_check(st, val)) {
+      j->root = hpy_arena_alloc(&arena, sizeof *j->root);
+      if (j->root == NULL ||
+          fill_node(st, &arena, val, ((HpyComposite *)val)->head, s, (size_t)len, j->root) < 0)
+        goto done;
+    } else {
+      PyErr_Format(PyExc_TypeError,
+                   "save: tensors[%R] must be a hurray.Tensor or hurray.Composite, not %.100s",
+                   key, Py_TYPE(val)->tp_name);
+      goto done;
+    }
+  }
+  if (hpy_kv_from_mapping(st, a[2], &kv) < 0) goto done;
+
+  /* Write, without the GIL. */
+  const char *p = PyBytes_AS_STRING(path);
+  HurrayFileWriter *w = NULL;
+  HurrayError err;
+  hurray_error_clear(&err);
+  HurrayStatus rc;
+  int stage = 0; /* 0 open, 1 tensor, 2 kv, 3 finish */
+  size_t at = 0;
+  Py_BEGIN_ALLOW_THREADS
+  rc = hurray_file_writer_open(p, NULL, &w, &err);
+  if (rc == HURRAY_OK) {
+    stage = 1;
+    for (at = 0; rc == HURRAY_OK && at < (size_t)n; at++) {
+      const SaveJob *j = &jobs[at];
+      rc = j->root != NULL ? hurray_file_writer_add_composite(w, j->root, &err)
+                           : hurray_file_writer_add_tensor(w, j->name, j->name_len, j->desc,
+                                                           j->bufs, NULL, &err);
+    }
+  }
+  if (rc == HURRAY_OK) {
+    stage = 2;
+    for (at = 0; rc == HURRAY_OK && at < kv.count; at++)
+      rc = hurray_file_writer_add_kv(w, kv.keys[at], kv.key_lens[at], &kv.values[at], &err);
+  }
+  if (rc == HURRAY_OK) {
+    stage = 3;
+    rc = hurray_file_writer_finish(w, &err);
+  }
+  hurray_file_writer_destroy(&w); /* removes the temporary file unless finished */
+  Py_END_ALLOW_THREADS
+  if (rc != HURRAY_OK) {
+    char ctx[220];
+    if (stage == 1) {
+      const SaveJob *j = &jobs[at - 1];
+      PyOS_snprintf(ctx, sizeof ctx, "save: tensor '%.*s'",
+                    (int)(j->name_len > 120 ? 120 : j->name_len), j->name);
+      hpy_raise_status(st, rc, &err, ctx);
+    } else if (stage == 2) {
+      PyOS_snprintf(ctx, sizeof ctx, "save: kv['%.*s']",
+                    (int)(kv.key_lens[at - 1] > 120 ? 120 : kv.key_lens[at - 1]),
+                    kv.keys[at - 1]);
+      hpy_raise_status(st, rc, &err, ctx);
+    } else {
+      PyOS_snprintf(ctx, sizeof ctx, "save: '%.150s'", p);
+      raise_file(st, rc, &err, ctx);
+    }
+    goto done;
+  }
+  result = Py_NewRef(Py_None);
+done:
+  hpy_kv_list_free(&kv);
+  hpy_arena_free(&arena);
+  Py_XDECREF(items);
+  Py_XDECREF(path);
+  return result;
+}
+
+/* ---- hurray.File: the lazy reader --------------------------------------------------- */
+
+typedef struct {
+  PyObject_HEAD
+  HurrayFile *f;   /* NULL once closed and no call uses it */
+  PyObject *path;  /* as os.fspath gave it (str or bytes), for repr */
+  PyObject *names; /* tuple of every name in file order, built on first use */
+  PyObject *kv;    /* dict, built on first use */
+  uint32_t busy;   /* calls running without the GIL */
+  uint32_t options; /* HURRAY_DECODE_* */
+  bool closed;
+  bool mapped;
+} HpyFile;
+
+static void file_settle(HpyFile *self) {
+  if (self->closed && self->busy == 0) hurray_file_close(&self->f);
+}
+
+static int file_check_open(HpyFile *self) {
+  if (!self->closed) return 0;
+  PyErr_SetString(PyExc_ValueError, "I/O operation on a closed hurray.File");
+  return -1;
+}
+
+static PyObject *file_names(HpyFile *self) {
+  if (self->names == NULL) {
+    uint64_t n = hurray_file_tensor_count(self->f);
+    PyObject *t = PyTuple_New((Py_ssize_t)n);
+    for (uint64_t p = 0; t != NULL && p < n; p++) {
+      uint64_t idx = 0;
+      HurrayFileEntry e;
+      PyObject *s = NULL;
+      if (hurray_file_position(self->f, p, &idx) == HURRAY_OK &&
+          hurray_file_entry(self->f, idx, &e) == HURRAY_OK)
+        s = PyUnicode_DecodeUTF8(e.name, (Py_ssize_t)e.name_len, "strict");
+      else
+        PyErr_SetString(PyExc_RuntimeError, "hurray.File: index entry unreadable");
+      if (s == NULL) {
+        Py_CLEAR(t);
+        break;
+      }
+      PyTuple_SET_ITEM(t, (Py_ssize_t)p, s);
+    }
+    self->names = t;
+  }
+  return self->names;
+}
+
+static PyObject *file_get(HpyFile *self, PyObject *name, const char *op) {
+  HpyState *st = hpy_state_of((PyObject *)self);
+  if (file_check_open(self) < 0) return NULL;
+  if (!PyUnicode_Check(name))
+    return PyErr_Format(PyExc_TypeError, "%s: tensor names are str, not %.100s", op,
+                        Py_TYPE(name)->tp_name);
+  Py_ssize_t len = 0;
+  const char *s = PyUnicode_AsUTF8AndSize(name, &len);
+  if (s == NULL) return NULL;
+  Fetch x = {0, NULL, NULL};
+  if (hurray_file_find(self->f, s, (size_t)len, &x.index) != HURRAY_OK) {
+    PyErr_SetObject(PyExc_KeyError, name);
+    return NULL;
+  }
+  HurrayError err;
+  hurray_error_clear(&err);
+  HurrayStatus rc;
+  const HurrayFile *f = self->f;
+  self->busy++; /* a close() from another thread waits for us */
+  Py_BEGIN_ALLOW_THREADS
+  rc = fetch(f, &x, &err);
+  Py_END_ALLOW_THREADS
+  self->busy--;
+  char ctx[200];
+  tensor_context(ctx, sizeof ctx, op, f, x.index);
+  PyObject *r = rc == HURRAY_OK ? fetch_to_py(st, &x, self->options, ctx)
+                                : hpy_raise_status(st, rc, &err, ctx);
+  fetch_clear(&x);
+  file_settle(self);
+  return r;
+}
+
+static PyObject *file_subscript(PyObject *self, PyObject *name) {
+  return file_get(F(self), name, "hurray.File");
+}
+
+static PyObject *file_get_tensor(PyObject *self, PyObject *name) {
+  return file_get(F(self), name, "get_tensor");
+}
+
+static Py_ssize_t file_length(PyObject *self) {
+  if (file_check_open(F(self)) < 0) return -1;
+  return (Py_ssize_t)hurray_file_tensor_count(F(self)->f);
+}
+
+static int file_contains(PyObject *self, PyObject *name) {
+  if (file_check_open(F(self)) < 0) return -1;
+  if (!PyUnicode_Check(name)) return 0;
+  Py_ssize_t len = 0;
+  const char *s = PyUnicode_AsUTF8AndSize(name, &len);
+  if (s == NULL) return -1;
+  uint64_t idx;
+  return hurray_file_find(F(self)->f, s, (size_t)len, &idx) == HURRAY_OK;
+}
+
+static PyObject *file_iter(PyObject *self) {
+  if (file_check_open(F(self)) < 0) return NULL;
+  PyObject *names = file_names(F(self));
+  return names != NULL ? PyObject_GetIter(names) : NULL;
+}
+
+static PyObject *file_keys(PyObject *self, PyObject *unused) {
+  (void)unused;
+  if (file_check_open(F(self)) < 0) return NULL;
+  PyObject *names = file_names(F(self));
+  return names != NULL ? PySequence_List(names) : NULL;
+}
+
+static PyObject *file_kv(PyObject *self, void *closure) {
+  (void)closure;
+  HpyFile *fo = F(self);
+  if (file_check_open(fo) < 0) return NULL;
+  if (fo->kv == NULL) {
+    fo->kv = hpy_kv_to_dict(hpy_state_of(self), fo->f);
+    if (fo->kv == NULL) return NULL;
+  }
+  return PyDict_Copy(fo->kv);
+}
+
+static PyObject *file_metadata(PyObject *self, PyObject *unused) {
+  (void)unused;
+  return file_kv(self, NULL);
+}
+
+static PyObject *file_close(PyObject *self, PyObject *unused) {
+  (void)unused;
+  F(self)->closed = true;
+  file_settle(F(self));
+  Py_RETURN_NONE;
+}
+
+static PyObject *file_enter(PyObject *self, PyObject *unused) {
+  (void)unused;
+  if (file_check_open(F(self)) < 0) return NULL;
+  return Py_NewRef(self);
+}
+
+static PyObject *file_exit(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+  (void)args;
+  (void)nargs;
+  return file_close(self, NULL);
+}
+
+static PyObject *file_closed(PyObject *self, void *closure) {
+  (void)closure;
+  return PyBool_FromLong(F(self)->closed);
+}
+
+static PyObject *file_mapped(PyObject *self, void *closure) {
+  (void)closure;
+  return PyBool_FromLong(F(self)->mapped);
+}
+
+static PyObject *file_repr(PyObject *self) {
+  HpyFile *fo = F(self);
+  if (fo->closed) return PyUnicode_FromFormat("<hurray.File %R (closed)>", fo->path);
+  return PyUnicode_FromFormat("<hurray.File %R, %llu tensors%s>", fo->path,
+                              (unsigned long long)hurray_file_tensor_count(fo->f),
+                              fo->mapped ? ", mapped" : "");
+}
+
+static void file_dealloc(PyObject *self) {
+  PyTypeObject *tp = Py_TYPE(self);
+  HpyFile *fo = F(self);
+  hurray_file_close(&fo->f); /* tensors handed out keep the mapping */
+  Py_CLEAR(fo->path);
+  Py_CLEAR(fo->names);
+  Py_CLEAR(fo->kv);
+  tp->tp_free(self);
+  Py_DECREF(tp);
+}
+
+static PyObject *m_open(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
+                        PyObject *kwnames) {
+  static const char *const names[] = {"path", "mmap", "permissive", NULL};
+  PyObject *a[3];
+  if (hpy_parse_args("open", args, nargs, kwnames, names, 1, 1, a) < 0) return NULL;
+  HpyState *st = hpy_state_of_module(m);
+  int mmap;
+  uint32_t options;
+  if (parse_flag(a[1], 1, &mmap) < 0 || parse_permissive(a[2], &options) < 0) return NULL;
+  PyObject *shown = PyOS_FSPath(a[0]);
+  if (shown == NULL) return NULL;
+  HurrayFile *f = open_file(st, a[0], mmap != 0, options, "open");
+  if (f == NULL) {
+    Py_DECREF(shown);
+    return NULL;
+  }
+  HpyFile *fo = PyObject_New(HpyFile, st->FileType);
+  if (fo == NULL) {
+    hurray_file_close(&f);
+    Py_DECREF(shown);
+    return NULL;
+  }
+  fo->f = f;
+  fo->path = shown;
+  fo->names = NULL;
+  fo->kv = NULL;
+  fo->busy = 0;
+  fo->options = options;
+  fo->closed = false;
+  fo->mapped = mmap != 0;
+  return (PyObject *)fo;
+}
+
+static PyMethodDef file_methods[] = {
+    {"keys", file_keys, METH_NOARGS,
+     "keys(self)\n--\n\nEvery tensor name in file order (composite members included, under "
+     "'{head}.{index}'), read from the index alone."},
+    {"get_tensor", file_get_tensor, METH_O,
+     "get_tensor(self, name, /)\n--\n\nThe tensor (or composite) `name`, as f[name]."},
+    {"metadata", file_metadata, METH_NOARGS,
+     "metadata(self)\n--\n\nThe file's KV section as a dict (the same as f.kv)."},
+    {"close", file_close, METH_NOARGS,
+     "close(self)\n--\n\nCloses the file. Tensors already read stay valid (they keep the "
+     "mapping alive). Idempotent."},
+    {"__enter__", file_enter, METH_NOARGS, NULL},
+    {"__exit__", (PyCFunction)(void (*)(void))file_exit, METH_FASTCALL, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef file_getset[] = {
+    {"kv", file_kv, NULL, "The file's KV section as a new dict (as hurray.load_kv).", NULL},
+    {"closed", file_closed, NULL, "True once close() was called.", NULL},
+    {"mapped", file_mapped, NULL,
+     "True when tensors are read-only views of a mapping (open(..., mmap=True)).", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyType_Slot file_slots[] = {
+    {Py_tp_doc,
+     "A .hrry file opened by hurray.open: a read-only mapping of tensor names to tensors.\n\n"
+     "Opening reads the header, the index and the KV section; f[name] reads that one "
+     "tensor (a zero-copy view of the mapping by default). KeyError for a missing name."},
+    {Py_tp_repr, file_repr},
+    {Py_tp_iter, file_iter},
+    {Py_mp_subscript, file_subscript},
+    {Py_mp_length, file_length},
+    {Py_sq_contains, file_contains},
+    {Py_tp_methods, file_methods},
+    {Py_tp_getset, file_getset},
+    {Py_tp_dealloc, file_dealloc},
+    {Py_tp_hash, PyObject_HashNotImplemented},
+    {0, NULL},
+};
+
+static PyType_Spec file_spec = {
+    .name = "hurray.File",
+    .basicsize = sizeof(HpyFile),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    .slots = file_slots,
+};
+
+#define FASTKW(f) (PyCFunction)(void (*)(void))(f), METH_FASTCALL | METH_KEYWORDS
+
+static PyMethodDef file_module_methods[] = {
+    {"save", FASTKW(m_save),
+     "save(path, tensors, *, kv=None)\n--\n\nWrites `tensors` (a dict of name to "
+     "hurray.Tensor or hurray.Composite) and the KV metadata `kv` to a .hrry file, "
+     "atomically: the bytes go to a temporary file renamed over `path` once complete. A "
+     "composite's members are stored under '{name}.{index}'."},
+    {"load", FASTKW(m_load),
+     "load(path, *, names=None, mmap=True, permissive=False)\n--\n\nReads a .hrry file into a dict of name to "
+     "hurray.Tensor (a composite under its head's name, as a hurray.Composite). names= reads "
+     "only those (a composite member too, when named). mmap=True maps the file: tensors are "
+     "read-only zero-copy views that keep the mapping alive; mmap=False reads each tensor "
+     "into memory of its own. permissive=True reads descriptors in relay mode (unknown and "
+     "private tags kept)."},
+    {"load_kv", FASTKW(m_load_kv),
+     "load_kv(path)\n--\n\nThe file's KV section as a dict: the exact inverse of save's kv= "
+     "(an empty dict when the file has none)."},
+    {"open", FASTKW(m_open),
+     "open(path, *, mmap=True, permissive=False)\n--\n\nOpens a .hrry file lazily (hurray.File): keys(), "
+     "f[name], get_tensor(name), kv, len, iteration and `in`, reading only what is asked. "
+     "Use it as a context manager."},
+    {NULL, NULL, 0, NULL},
+};
+
+int hpy_file_init(PyObject *m, HpyState *st) {
+  st->FileType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &file_spec, NULL);
+  if (st->FileType == NULL) return -1;
+  if (PyModule_AddFunctions(m, file_module_methods) < 0) return -1;
+  return PyModule_AddType(m, st->FileType);
+}

@@ -1,0 +1,326 @@
+/*
+ * kv.c - file-level key-value metadata between Python and the C writer and
+ * reader (requirements "File metadata").
+ *
+ * Python -> file (save(..., kv=)):   bool (tested before int) -> bool,
+ *   int -> int64 (a value outside int64 raises OverflowError: a value written
+ *   from Python never carries the uint64 tag), float -> float64, str ->
+ *   string, bytes / bytearray -> bytes, a list or tuple whose elements are all
+ *   of one of those kinds -> an array of it (an empty one is written as an
+ *   empty int64 array, which reads back as []). Anything else: TypeError.
+ * file -> Python (load_kv, File.kv): the inverse; uint64 (written by another
+ *   producer) reads back as int, arrays as lists. A tag this build does not
+ *   know raises UnsupportedError rather than leaving a hole in the dict.
+ */
+#include "hpy.h"
+
+#include <string.h>
+
+/* ---- Python -> C ---------------------------------------------------------------- */
+
+/* The KV kind of a scalar: a HURRAY_KV_* tag, or 0 (not a KV scalar). */
+static uint8_t scalar_kind(PyObject *v) {
+  if (PyBool_Check(v)) return HURRAY_KV_BOOL; /* before int: bool is an int */
+  if (PyLong_Check(v)) return HURRAY_KV_INT64;
+  if (PyFloat_Check(v)) return HURRAY_KV_FLOAT64;
+  if (PyUnicode_Check(v)) return HURRAY_KV_STRING;
+  if (PyBytes_Check(v) || PyByteArray_Check(v)) return HURRAY_KV_BYTES;
+  return 0;
+}
+
+static const char *kind_name(uint8_t k) {
+  switch (k) {
+    case HURRAY_KV_BOOL: return "bool";
+    case HURRAY_KV_INT64: return "int";
+    case HURRAY_KV_FLOAT64: return "float";
+    case HURRAY_KV_STRING: return "str";
+    case HURRAY_KV_BYTES: return "bytes";
+    default: return "?";
+  }
+}
+
+static void *keep(HpyKvList *l, size_t bytes) { return hpy_arena_alloc(&l->arena, bytes); }
+
+static int int64_of(PyObject *v, PyObject *key, int64_t *out) {
+  int overflow = 0;
+  long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+  if (x == -1 && PyErr_Occurred()) return -1;
+  if (overflow != 0) {
+    PyErr_Format(PyExc_OverflowError,
+                 "kv[%R]: %R does not fit in int64, the type a Python int is written as "
+                 "(store it as a str or bytes)",
+                 key, v);
+    return -1;
+  }
+  *out = (int64_t)x;
+  return 0;
+}
+
+/* A string or bytes payload (borrowed from `v`, which the list keeps alive). */
+static int str_of(PyObject *v, PyObject *key, HurrayKvString *out) {
+  Py_ssize_t n = 0;
+  const char *s = PyUnicode_AsUTF8AndSize(v, &n);
+  if (s == NULL) return -1;
+  if ((uint64_t)n > UINT32_MAX) {
+    PyErr_Format(PyExc_ValueError, "kv[%R]: a string of %zd bytes exceeds 4 GiB", key, n);
+    return -1;
+  }
+  out->data = s;
+  out->len = (uint32_t)n;
+  return 0;
+}
+
+static int bytes_of(HpyKvList *l, PyObject *v, PyObject *key, HurrayKvBytes *out) {
+  if (!PyBytes_Check(v)) {
+    /* a bytearray may be resized while the GIL is released: write a copy */
+    PyObject *copy = PyBytes_FromObject(v);
+    if (copy == NULL) return -1;
+    int rc = PyList_Append(l->items, copy);
+    Py_DECREF(copy); /* kept alive by l->items */
+    if (rc < 0) return -1;
+    v = copy;
+  }
+  const char *p = PyBytes_AS_STRING(v);
+  Py_ssize_t n = PyBytes_GET_SIZE(v);
+  if ((uint64_t)n > UINT32_MAX) {
+    PyErr_Format(PyExc_ValueError, "kv[%R]: a value of %zd bytes exceeds 4 GiB", key, n);
+    return -1;
+  }
+  out->data = (const uint8_t *)p;
+  out->len = (uint32_t)n;
+  return 0;
+}
+
+static int value_of(HpyKvList *l, PyObject *key, PyObject *v, HurrayKvValue *out) {
+  memset(out, 0, sizeof *out);
+  uint8_t k = scalar_kind(v);
+  switch (k) {
+    case HURRAY_KV_BOOL:
+      *out = hurray_kv_bool(v == Py_True);
+      return 0;
+    case HURRAY_KV_INT64: {
+      int64_t x;
+      if (int64_of(v, key, &x) < 0) return -1;
+      *out = hurray_kv_int64(x);
+      return 0;
+    }
+    case HURRAY_KV_FLOAT64: {
+      double d = PyFloat_AsDouble(v);
+      if (d == -1.0 && PyErr_Occurred()) return -1;
+      *out = hurray_kv_float64(d);
+      return 0;
+    }
+    case HURRAY_KV_STRING:
+      out->tag = HURRAY_KV_STRING;
+      return str_of(v, key, &out->v.str);
+    case HURRAY_KV_BYTES:
+      out->tag = HURRAY_KV_BYTES;
+      return bytes_of(l, v, key, &out->v.bytes);
+    default:
+      break;
+  }
+  if (!PyList_Check(v) && !PyTuple_Check(v)) {
+    PyErr_Format(PyExc_TypeError,
+                 "kv[%R]: a %.100s cannot be stored; KV values are bool, int, float, str, "
+                 "bytes, or a list of one of those",
+                 key, Py_TYPE(v)->tp_name);
+    return -1;
+  }
+  /* An array: every element of the first element's kind. The sequence is
+   * held by the list (items), and a list may not change under us: copy the
+   * element references into a tuple first. */
+  PyObject *seq = PySequence_Tuple(v);
+  if (seq == NULL) return -1;
+  if (PyList_Append(l->items, seq) < 0) {
+    Py_DECREF(seq);
+    return -1;
+  }
+  Py_DECREF(seq); /* kept alive by l->items */
+  Py_ssize_t n = PyTuple_GET_SIZE(seq);
+  if ((uint64_t)n > UINT32_MAX) {
+    PyErr_Format(PyExc_ValueError, "kv[%R]: an array of %zd elements is too long", key, n);
+    return -1;
+  }
+  uint8_t ek = n == 0 ? HURRAY_KV_INT64 : scalar_kind(PyTuple_GET_ITEM(seq, 0));
+  for (Py_ssize_t i = 0; i < n; i++) {
+    PyObject *e = PyTuple_GET_ITEM(seq, i);
+    uint8_t k2 = scalar_kind(e);
+    if (k2 == 0 || k2 != ek) {
+      if (k2 == 0 && (PyList_Check(e) || PyTuple_Check(e)))
+        PyErr_Format(PyExc_TypeError, "kv[%R]: arrays of arrays cannot be stored", key);
+      else if (k2 == 0 || ek == 0)
+        PyErr_Format(PyExc_TypeError,
+                     "kv[%R]: element %zd is a %.100s; array elements are bool, int, float, "
+                     "str or bytes",
+                     key, k2 == 0 ? i : (Py_ssize_t)0,
+                     Py_TYPE(k2 == 0 ? e : PyTuple_GET_ITEM(seq, 0))->tp_name);
+      else
+        PyErr_Format(PyExc_TypeError,
+                     "kv[%R]: an array holds one type; element 0 is a %s, element %zd a %s",
+                     key, kind_name(ek), i, kind_name(k2));
+      return -1;
+    }
+  }
+  size_t esize;
+  switch (ek) {
+    case HURRAY_KV_BOOL: esize = sizeof(bool); break;
+    case HURRAY_KV_INT64: esize = sizeof(int64_t); break;
+    case HURRAY_KV_FLOAT64: esize = sizeof(double); break;
+    case HURRAY_KV_STRING: esize = sizeof(HurrayKvString); break;
+    default: esize = sizeof(HurrayKvBytes); break;
+  }
+  void *arr = keep(l, (size_t)n * esize);
+  if (arr == NULL) return -1;
+  for (Py_ssize_t i = 0; i < n; i++) {
+    PyObject *e = PyTuple_GET_ITEM(seq, i);
+    switch (ek) {
+      case HURRAY_KV_BOOL: ((bool *)arr)[i] = e == Py_True; break;
+      case HURRAY_KV_INT64:
+        if (int64_of(e, key, &((int64_t *)arr)[i]) < 0) return -1;
+        break;
+      case HURRAY_KV_FLOAT64: {
+        double d = PyFloat_AsDouble(e);
+        if (d == -1.0 && PyErr_Occurred()) return -1;
+        ((double *)arr)[i] = d;
+        break;
+      }
+      case HURRAY_KV_STRING:
+        if (str_of(e, key, &((HurrayKvString *)arr)[i]) < 0) return -1;
+        break;
+      default:
+        if (bytes_of(l, e, key, &((HurrayKvBytes *)arr)[i]) < 0) return -1;
+        break;
+    }
+  }
+  *out = hurray_kv_array(ek, arr, (uint32_t)n);
+  return 0;
+}
+
+int hpy_kv_from_mapping(HpyState *st, PyObject *kv, HpyKvList *l) {
+  (void)st;
+  memset(l, 0, sizeof *l);
+  l->items = PyList_New(0);
+  if (l->items == NULL) return -1;
+  if (kv == NULL || kv == Py_None) return 0;
+  if (!PyDict_Check(kv) && !PyObject_HasAttrString(kv, "items")) {
+    PyErr_Format(PyExc_TypeError, "kv must be a dict of str to values, not %.100s",
+                 Py_TYPE(kv)->tp_name);
+    return -1;
+  }
+  PyObject *pairs = PyMapping_Items(kv);
+  if (pairs == NULL) return -1;
+  int rc = PyList_Append(l->items, pairs);
+  Py_DECREF(pairs); /* kept alive by l->items */
+  if (rc < 0) return -1;
+  Py_ssize_t n = PyList_GET_SIZE(pairs);
+  l->keys = keep(l, (size_t)n * sizeof *l->keys);
+  l->key_lens = keep(l, (size_t)n * sizeof *l->key_lens);
+  l->values = keep(l, (size_t)n * sizeof *l->values);
+  if (l->keys == NULL || l->key_lens == NULL || l->values == NULL) return -1;
+  for (Py_ssize_t i = 0; i < n; i++) {
+    PyObject *pair = PyList_GET_ITEM(pairs, i);
+    if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
+      PyErr_SetString(PyExc_TypeError, "kv.items() must yield (key, value) pairs");
+      return -1;
+    }
+    PyObject *key = PyTuple_GET_ITEM(pair, 0), *value = PyTuple_GET_ITEM(pair, 1);
+    if (!PyUnicode_Check(key)) {
+      PyErr_Format(PyExc_TypeError, "kv keys must be str, not %.100s", Py_TYPE(key)->tp_name);
+      return -1;
+    }
+    Py_ssize_t klen = 0;
+    const char *k = PyUnicode_AsUTF8AndSize(key, &klen);
+    if (k == NULL) return -1;
+    l->keys[i] = k;
+    l->key_lens[i] = (size_t)klen;
+    if (value_of(l, key, value, &l->values[i]) < 0) return -1;
+    l->count = (size_t)i + 1;
+  }
+  return 0;
+}
+
+void hpy_kv_list_free(HpyKvList *l) {
+  hpy_arena_free(&l->arena);
+  Py_CLEAR(l->items);
+  memset(l, 0, sizeof *l);
+}
+
+/* ---- C -> Python ------------------------------------------------------------------ */
+
+static PyObject *str_to_py(const HurrayKvString *s) {
+  return PyUnicode_DecodeUTF8(s->data != NULL ? s->data : "", (Py_ssize_t)s->len, "strict");
+}
+static PyObject *bytes_to_py(const HurrayKvBytes *b) {
+  return PyBytes_FromStringAndSize(b->data != NULL ? (const char *)b->data : "",
+                                   (Py_ssize_t)b->len);
+}
+
+static PyObject *unknown(HpyState *st, PyObject *key, uint8_t tag, bool element) {
+  return hpy_raise(st->UnsupportedError,
+                   "kv[%R]: %s tag 0x%s is not a KV type this build knows; refusing rather "
+                   "than dropping the entry",
+                   key, element ? "array element" : "value", hpy_hex(tag).s);
+}
+
+PyObject *hpy_kv_value_to_py(HpyState *st, PyObject *key, const HurrayKvValue *v) {
+  switch (v->tag) {
+    case HURRAY_KV_STRING: return str_to_py(&v->v.str);
+    case HURRAY_KV_INT64: return PyLong_FromLongLong(v->v.i64);
+    case HURRAY_KV_UINT64: return PyLong_FromUnsignedLongLong(v->v.u64);
+    case HURRAY_KV_FLOAT64: return PyFloat_FromDouble(v->v.f64);
+    case HURRAY_KV_BOOL: return PyBool_FromLong(v->v.b);
+    case HURRAY_KV_BYTES: return bytes_to_py(&v->v.bytes);
+    case HURRAY_KV_ARRAY: break;
+    default: return unknown(st, key, v->tag, false);
+  }
+  switch (v->elem_tag) {
+    case HURRAY_KV_STRING: case HURRAY_KV_INT64: case HURRAY_KV_UINT64:
+    case HURRAY_KV_FLOAT64: case HURRAY_KV_BOOL: case HURRAY_KV_BYTES: break;
+    default: return unknown(st, key, v->elem_tag, true);
+  }
+  PyObject *list = PyList_New((Py_ssize_t)v->count);
+  for (uint32_t i = 0; list != NULL && i < v->count; i++) {
+    PyObject *e;
+    switch (v->elem_tag) {
+      case HURRAY_KV_STRING: e = str_to_py(&v->v.str_array[i]); break;
+      case HURRAY_KV_INT64: e = PyLong_FromLongLong(v->v.i64_array[i]); break;
+      case HURRAY_KV_UINT64: e = PyLong_FromUnsignedLongLong(v->v.u64_array[i]); break;
+      case HURRAY_KV_FLOAT64: e = PyFloat_FromDouble(v->v.f64_array[i]); break;
+      case HURRAY_KV_BOOL: e = PyBool_FromLong(v->v.bool_array[i]); break;
+      default: e = bytes_to_py(&v->v.bytes_array[i]); break;
+    }
+    if (e == NULL) {
+      Py_CLEAR(list);
+      break;
+    }
+    PyList_SET_ITEM(list, (Py_ssize_t)i, e);
+  }
+  return list;
+}
+
+PyObject *hpy_kv_to_dict(HpyState *st, const HurrayFile *f) {
+  PyObject *d = PyDict_New();
+  if (d == NULL) return NULL;
+  uint32_t n = hurray_file_kv_count(f);
+  for (uint32_t i = 0; i < n; i++) {
+    const char *k = NULL;
+    size_t klen = 0;
+    const HurrayKvValue *v = NULL;
+    HurrayStatus rc = hurray_file_kv_get(f, i, &k, &klen, &v);
+    if (rc != HURRAY_OK) {
+      Py_DECREF(d);
+      return hpy_raise_status(st, rc, NULL, "kv");
+    }
+    PyObject *key = PyUnicode_DecodeUTF8(k, (Py_ssize_t)klen, "strict");
+    PyObject *val = key != NULL ? hpy_kv_value_to_py(st, key, v) : NULL;
+    if (val == NULL || PyDict_SetItem(d, key, val) < 0) {
+      Py_XDECREF(key);
+      Py_XDECREF(val);
+      Py_DECREF(d);
+      return NULL;
+    }
+    Py_DECREF(key);
+    Py_DECREF(val);
+  }
+  return d;
+}

@@ -1,0 +1,408 @@
+/*
+ * native.c - the native interchange protocol (ADR-023, ADR-030, ADR-034):
+ * Tensor.__hurray__ and hurray.from_hurray.
+ *
+ * A capsule named "hurray_tensor" carries:
+ *   - as its pointer, a HurrayBufferList holding one HurrayBuffer per entry of
+ *     the descriptor's buffer table, in table order. Each buffer wraps the
+ *     tensor's memory and holds its own strong reference to the tensor,
+ *     dropped by the buffer's release callback, so a C consumer that retains
+ *     a buffer past the list keeps the memory alive;
+ *   - as its context, a HurrayTensorContext (C library) with the encoded
+ *     descriptor and HURRAY_C_ABI_VERSION; its opaque owner is one more strong
+ *     reference to the tensor, dropped by owner_release.
+ * Both callbacks may run on any thread and at interpreter shutdown: they take
+ * the GIL themselves, and leak the reference when the interpreter is going
+ * away (see hpy_release_object).
+ *
+ * A consumer reads the ABI version first, renames the capsule to
+ * "used_hurray_tensor", and then owns the list and the context: it destroys
+ * each exactly once. An unconsumed capsule destroys both in its destructor.
+ * from_hurray keeps the list alive inside the tensor it builds (the list is
+ * destroyed when that tensor dies), so it works with capsules from any
+ * producer, in any language.
+ */
+#include "hpy.h"
+
+#include <string.h>
+
+static const char CAPSULE_NAME[] = "hurray_tensor";
+static const char CAPSULE_USED[] = "used_hurray_tensor";
+static const char KEEPER_NAME[] = "hurray._buffer_list";
+
+/* ---- references dropped from C callbacks --------------------------------------- */
+
+bool hpy_interpreter_gone(void) {
+  if (!Py_IsInitialized()) return true;
+#if PY_VERSION_HEX >= 0x030D0000
+  return Py_IsFinalizing() && !PyGILState_Check();
+#else
+  return _Py_IsFinalizing() && !PyGILState_Check();
+#endif
+}
+
+void hpy_release_object(void *obj) {
+  if (obj == NULL) return;
+  /* A finalizing interpreter cannot hand the GIL to another thread (the
+   * thread would hang or be terminated): leak the reference, whose memory
+   * goes with the process. */
+  if (hpy_interpreter_gone()) return;
+  PyGILState_STATE g = PyGILState_Ensure();
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb); /* a caller may be unwinding an error */
+  Py_DECREF((PyObject *)obj);
+  PyErr_Restore(type, value, tb);
+  PyGILState_Release(g);
+}
+
+static void release_buffer(void *data, void *context) {
+  (void)data;
+  hpy_release_object(context);
+}
+
+/* ---- producer ---------------------------------------------------------------------- */
+
+static void capsule_destructor(PyObject *cap) {
+  /* Only an unconsumed capsule still owns its list and context. */
+  if (!PyCapsule_IsValid(cap, CAPSULE_NAME)) {
+    PyErr_Clear();
+    return;
+  }
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  HurrayBufferList *list = PyCapsule_GetPointer(cap, CAPSULE_NAME);
+  HurrayTensorContext *ctx = PyCapsule_GetContext(cap);
+  (void)hurray_buffer_list_destroy(&list);
+  (void)hurray_tensor_context_destroy(&ctx);
+  PyErr_Clear();
+  PyErr_Restore(type, value, tb);
+}
+
+/* The encoded descriptor of a tensor, in *out (PyMem, free with PyMem_Free). */
+static int encode_descriptor(HpyState *st, const HurrayDescriptor *d, uint8_t **out,
+                             uint64_t *len, const char *context) {
+  HurrayStatus rc = hurray_descriptor_encoded_len(d, len);
+  if (rc != HURRAY_OK) {
+    hpy_raise_status(st, rc, NULL, context);
+    return -1;
+  }
+  *out = PyMem_Malloc((size_t)*len);
+  if (*out == NULL) {
+    PyErr_NoMemory();
+    return -1;
+  }
+  rc = hurray_descriptor_encode(d, *out, *len, len);
+  if (rc != HURRAY_OK) {
+    PyMem_Free(*out);
+    *out = NULL;
+    hpy_raise_status(st, rc, NULL, context);
+    return -1;
+  }
+  return 0;
+}
+
+PyObject *hpy_tensor_hurray(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                            PyObject *kwnames) {
+  static const char *const names[] = {"stream", NULL};
+  static const char ctxname[] = "__hurray__";
+  PyObject *a[1];
+  if (hpy_parse_args(ctxname, args, nargs, kwnames, names, 1, 0, a) < 0) return NULL;
+  /* The stream argument means what it means for __dlpack__; a buffer in
+   * event or consumer_stream mode is a declaration and travels unchanged
+   * whatever it is (relaying a declaration reads no byte). */
+  if (a[0] != NULL && a[0] != Py_None && (PyBool_Check(a[0]) || !PyLong_Check(a[0])))
+    return PyErr_Format(PyExc_TypeError, "__hurray__: stream must be None or an int, not %.100s",
+                        Py_TYPE(a[0])->tp_name);
+  HpyState *st = hpy_state_of(self);
+  HpyTensor *t = (HpyTensor *)self;
+  uint8_t *bytes = NULL;
+  uint64_t len = 0;
+  HurrayBufferList *list = NULL;
+  HurrayTensorContext *ctx = NULL;
+  HurrayStatus rc;
+  HurrayError err;
+  hurray_error_clear(&err);
+  if (t->nbuf != t->f.buffer_count) {
+    /* a producer never emits a list whose length differs from the table */
+    return hpy_raise_rule(st, HURRAY_ERR_INVALID_BUFFER_TABLE, "buffer_count", ctxname,
+                          "the tensor holds %u buffers, its descriptor declares %u",
+                          (unsigned)t->nbuf, (unsigned)t->f.buffer_count);
+  }
+  if (encode_descriptor(st, t->desc, &bytes, &len, ctxname) < 0) return NULL;
+  rc = hurray_buffer_list_new(t->nbuf, &list);
+  if (rc != HURRAY_OK) goto status_fail;
+  for (uint32_t i = 0; i < t->nbuf; i++) {
+    const HurrayBufferHandle *h = &t->f.buffers[i];
+    HurrayBuffer *b = NULL;
+    Py_INCREF(self); /* moved to the buffer on success: its release drops it */
+    rc = hurray_buffer_from_ptr_ex(h->byte_size > 0 ? t->bufs[i].data : NULL, h->byte_size,
+                                   h->alignment, h->device_tag, h->sync_mode, h->memory_class,
+                                   release_buffer, self, &b, &err);
+    if (rc != HURRAY_OK) {
+      Py_DECREF(self);
+      goto status_fail;
+    }
+    rc = hurray_buffer_list_push(list, b);
+    if (rc != HURRAY_OK) {
+      (void)hurray_buffer_destroy(b); /* runs release_buffer: drops the reference */
+      goto status_fail;
+    }
+  }
+  Py_INCREF(self); /* moved to the context on success: owner_release drops it */
+  rc = hurray_tensor_context_new(HURRAY_C_ABI_VERSION, bytes, len, self, hpy_release_object,
+                                 &ctx);
+  if (rc != HURRAY_OK) {
+    Py_DECREF(self);
+    goto status_fail;
+  }
+  PyMem_Free(bytes);
+  bytes = NULL;
+  PyObject *cap = PyCapsule_New(list, CAPSULE_NAME, capsule_destructor);
+  if (cap == NULL) goto fail;
+  list = NULL; /* the capsule's now */
+  if (PyCapsule_SetContext(cap, ctx) < 0) {
+    (void)hurray_tensor_context_destroy(&ctx);
+    Py_DECREF(cap); /* destroys the list */
+    return NULL;
+  }
+  return cap;
+
+status_fail:
+  hpy_raise_status(st, rc, err.status == rc ? &err : NULL, ctxname);
+fail:
+  PyMem_Free(bytes);
+  (void)hurray_buffer_list_destroy(&list);
+  (void)hurray_tensor_context_destroy(&ctx);
+  return NULL;
+}
+
+/* ---- consumer ---------------------------------------------------------------------- */
+
+/* The object owning a consumed list inside the tensors built from it. */
+static void keeper_destructor(PyObject *cap) {
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  HurrayBufferList *list = PyCapsule_GetPointer(cap, KEEPER_NAME);
+  (void)hurray_buffer_list_destroy(&list);
+  PyErr_Clear();
+  PyErr_Restore(type, value, tb);
+}
+
+uint32_t hpy_options_for_descriptor(const HurrayDescriptorFields *f) {
+  uint32_t o = hpy_layout_options(f->layout.tag);
+  if (f->quantization != NULL) {
+    HurrayTagKind k = hurray_quant_scheme_kind(f->quantization->scheme);
+    if (k == HURRAY_TAG_RESERVED || k == HURRAY_TAG_UNASSIGNED) o |= HURRAY_DECODE_PERMISSIVE;
+  }
+  return o;
+}
+
+int hpy_decode_descriptor(HpyState *st, const uint8_t *bytes, uint64_t len, bool permissive,
+                          HurrayDescriptor **out, uint32_t *options, const char *context) {
+  *out = NULL;
+  HurrayError err;
+  hurray_error_clear(&err);
+  uint32_t opt = permissive ? HURRAY_DECODE_PERMISSIVE : HURRAY_DECODE_STRICT;
+  HurrayStatus rc = hurray_descriptor_decode_ex(bytes, (uintptr_t)len, opt, out, &err);
+  if (rc != HURRAY_OK && !permissive) {
+    /* What this package builds with relay semantics (a private or unknown
+     * layout, an opaque quantization scheme) comes back the same way. */
+    HurrayDescriptor *d = NULL;
+    if (hurray_descriptor_decode_ex(bytes, (uintptr_t)len, HURRAY_DECODE_PERMISSIVE, &d, NULL) ==
+        HURRAY_OK) {
+      HurrayDescriptorFields f;
+      if (hurray_descriptor_fields(d, &f) == HURRAY_OK &&
+          hpy_options_for_descriptor(&f) == HURRAY_DECODE_PERMISSIVE) {
+        *out = d;
+        *options = HURRAY_DECODE_PERMISSIVE;
+        return 0;
+      }
+      hurray_descriptor_destroy(d);
+    }
+  }
+  if (rc != HURRAY_OK) {
+    hpy_raise_status(st, rc, &err, context);
+    return -1;
+  }
+  *options = opt;
+  return 0;
+}
+
+/* The capsule to consume: `obj` itself, or what obj.__hurray__() returns. */
+static PyObject *get_capsule(PyObject *obj) {
+  if (PyCapsule_CheckExact(obj)) return Py_NewRef(obj);
+  PyObject *meth = PyObject_GetAttrString(obj, "__hurray__");
+  if (meth == NULL) {
+    if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return NULL;
+    PyErr_Clear();
+    return PyErr_Format(PyExc_TypeError,
+                        "from_hurray: %.100s does not implement the native protocol "
+                        "(__hurray__); check with hasattr(obj, '__hurray__')",
+                        Py_TYPE(obj)->tp_name);
+  }
+  PyObject *cap = PyObject_CallNoArgs(meth);
+  Py_DECREF(meth);
+  return cap;
+}
+
+PyObject *hpy_from_hurray(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
+                          PyObject *kwnames) {
+  static const char *const names[] = {"obj", "permissive", NULL};
+  static const char ctxname[] = "from_hurray";
+  PyObject *a[2];
+  if (hpy_parse_args(ctxname, args, nargs, kwnames, names, 1, 1, a) < 0) return NULL;
+  int permissive = 0;
+  if (a[1] != NULL && (permissive = PyObject_IsTrue(a[1])) < 0) return NULL;
+  HpyState *st = hpy_state_of_module(m);
+  PyObject *cap = get_capsule(a[0]);
+  if (cap == NULL) return NULL;
+  PyObject *result = NULL, *keeper = NULL;
+  HurrayBufferList *list = NULL;
+  HurrayTensorContext *ctx = NULL;
+  HurrayDescriptor *desc = NULL;
+  HpyBuffer *bufs = NULL;
+  uint32_t nbuf = 0, options = HURRAY_DECODE_STRICT;
+
+  if (!PyCapsule_CheckExact(cap)) {
+    hpy_raise(st->BufferError, "%s: __hurray__ returned %.100s, not a PyCapsule", ctxname,
+              Py_TYPE(cap)->tp_name);
+    goto done;
+  }
+  const char *name = PyCapsule_GetName(cap);
+  if (name == NULL && PyErr_Occurred()) PyErr_Clear();
+  if (name == NULL || strcmp(name, CAPSULE_NAME) != 0) {
+    if (name != NULL && strcmp(name, CAPSULE_USED) == 0)
+      hpy_raise(st->BufferError,
+                "%s: the capsule was already consumed ('%s'); call __hurray__() again for a "
+                "fresh one",
+                ctxname, CAPSULE_USED);
+    else
+      hpy_raise(st->BufferError, "%s: expected a '%s' capsule, got %s%s%s", ctxname,
+                CAPSULE_NAME, name != NULL ? "'" : "", name != NULL ? name : "an unnamed one",
+                name != NULL ? "'" : "");
+    goto done;
+  }
+  ctx = PyCapsule_GetContext(cap);
+  if (ctx == NULL) {
+    PyErr_Clear();
+    hpy_raise(st->BufferError, "%s: the capsule has no HurrayTensorContext", ctxname);
+    goto done;
+  }
+  /* The ABI version comes first: before any other accessor, before the
+   * buffer list is touched (its shape may differ in another version). */
+  uint32_t abi = 0;
+  if (hurray_tensor_context_abi_version(ctx, &abi) != HURRAY_OK) {
+    ctx = NULL;
+    hpy_raise(st->BufferError, "%s: the capsule's context is not a live HurrayTensorContext",
+              ctxname);
+    goto done;
+  }
+  if (abi != HURRAY_C_ABI_VERSION) {
+    ctx = NULL;
+    hpy_raise(st->UnsupportedError,
+              "%s: the capsule was produced with C ABI version %u; this build reads version %d "
+              "(producer and consumer must agree)",
+              ctxname, (unsigned)abi, HURRAY_C_ABI_VERSION);
+    goto done;
+  }
+  list = PyCapsule_GetPointer(cap, CAPSULE_NAME);
+  if (list == NULL) {
+    ctx = NULL;
+    goto done;
+  }
+  /* Consume: from here the list and the context are ours to destroy. */
+  if (PyCapsule_SetName(cap, CAPSULE_USED) < 0) {
+    list = NULL;
+    ctx = NULL;
+    goto done;
+  }
+  const uint8_t *dbytes = NULL;
+  uint64_t dlen = 0;
+  if (hurray_tensor_context_descriptor(ctx, &dbytes, &dlen) != HURRAY_OK || dbytes == NULL) {
+    hpy_raise(st->BufferError, "%s: the capsule's context carries no descriptor", ctxname);
+    goto done;
+  }
+  if (hpy_decode_descriptor(st, dbytes, dlen, permissive != 0, &desc, &options, ctxname) < 0)
+    goto done;
+  /* Releases the producer's owner reference: the buffers hold their own. */
+  (void)hurray_tensor_context_destroy(&ctx);
+  HurrayDescriptorFields f;
+  (void)hurray_descriptor_fields(desc, &f);
+  uint64_t n = 0;
+  if (hurray_buffer_list_len(list, &n) != HURRAY_OK) {
+    hpy_raise(st->BufferError, "%s: the capsule's pointer is not a live HurrayBufferList",
+              ctxname);
+    goto done;
+  }
+  if (n != f.buffer_count) {
+    hpy_raise_rule(st, HURRAY_ERR_INVALID_BUFFER_TABLE, "buffer_count", ctxname,
+                   "the capsule carries %llu buffers, its descriptor declares %u",
+                   (unsigned long long)n, (unsigned)f.buffer_count);
+    goto done;
+  }
+  nbuf = (uint32_t)n;
+  keeper = PyCapsule_New(list, KEEPER_NAME, keeper_destructor);
+  if (keeper == NULL) goto done;
+  list = NULL; /* the keeper's now: destroyed once, with the last tensor using it */
+  HurrayBufferList *kl = PyCapsule_GetPointer(keeper, KEEPER_NAME);
+  bufs = PyMem_Calloc(nbuf > 0 ? nbuf : 1u, sizeof(HpyBuffer));
+  if (bufs == NULL) {
+    PyErr_NoMemory();
+    goto done;
+  }
+  /* Writable only when provably so: the object we called is one of our
+   * tensors and the list hands out its memory. */
+  HpyTensor *src = hpy_tensor_check(st, a[0]) ? (HpyTensor *)a[0] : NULL;
+  if (src != NULL && src->nbuf != nbuf) src = NULL;
+  for (uint32_t i = 0; i < nbuf; i++) {
+    HurrayBuffer *b = NULL;
+    void *data = NULL;
+    uint64_t size = 0;
+    uint8_t dev = 0, sync = 0, mc = 0;
+    if (hurray_buffer_list_get(kl, i, &b) != HURRAY_OK ||
+        hurray_buffer_data_ptr(b, &data) != HURRAY_OK ||
+        hurray_buffer_byte_size(b, &size) != HURRAY_OK ||
+        hurray_buffer_device_tag(b, &dev) != HURRAY_OK ||
+        hurray_buffer_sync_mode(b, &sync) != HURRAY_OK ||
+        hurray_buffer_memory_class(b, &mc) != HURRAY_OK) {
+      hpy_raise(st->BufferError, "%s: buffer %u of the capsule cannot be read", ctxname,
+                (unsigned)i);
+      goto release;
+    }
+    const HurrayBufferHandle *h = &f.buffers[i];
+    if (dev != h->device_tag || mc != h->memory_class || sync != h->sync_mode) {
+      hpy_raise(st->BufferError,
+                "%s: buffer %u of the capsule declares device 0x%s / memory class 0x%s / sync "
+                "mode 0x%s, its descriptor 0x%s / 0x%s / 0x%s",
+                ctxname, (unsigned)i, hpy_hex(dev).s, hpy_hex(mc).s, hpy_hex(sync).s,
+                hpy_hex(h->device_tag).s, hpy_hex(h->memory_class).s, hpy_hex(h->sync_mode).s);
+      goto release;
+    }
+    bufs[i].data = data;
+    bufs[i].size = size;
+    bufs[i].owner = Py_NewRef(keeper);
+    bool ours = src != NULL && src->bufs[i].data == data;
+    bufs[i].readonly = !(ours && !src->bufs[i].readonly);
+    bufs[i].host = ours && hpy_tensor_buffer_is_host(src, i);
+  }
+  result = hpy_tensor_from_descriptor(st, desc, bufs, nbuf, options, ctxname);
+  nbuf = 0; /* moved */
+release:;
+  PyObject *et, *ev, *etb;
+  PyErr_Fetch(&et, &ev, &etb);
+  for (uint32_t i = 0; i < nbuf; i++) hpy_buffer_release(&bufs[i]);
+  PyErr_Restore(et, ev, etb);
+done:;
+  /* Destroying runs the producer's callbacks, which may be Python code:
+   * keep a pending exception out of their way. */
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  PyMem_Free(bufs);
+  Py_XDECREF(keeper);
+  (void)hurray_buffer_list_destroy(&list);
+  (void)hurray_tensor_context_destroy(&ctx);
+  hurray_descriptor_destroy(desc);
+  Py_DECREF(cap);
+  PyErr_Restore(type, value, tb);
+  return result;
+}

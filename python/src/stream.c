@@ -1,0 +1,754 @@
+/*
+ * stream.c - the streaming format from Python (ADR-035; DECISIONS D2, D4, D7,
+ * D8): hurray.StreamWriter and hurray.StreamReader over include/hurray/stream.h.
+ *
+ * Transports: a path (str, bytes or os.PathLike), an int file descriptor, or
+ * an object with fileno() (a socket, a pipe, an open file); a descriptor is
+ * duplicated, so finishing or closing the stream never closes the caller's.
+ * The reader also reads bytes-like objects (zero-copy where a buffer's place
+ * in them meets its declared alignment); the writer with no destination
+ * builds the stream in memory (getvalue()). An object with no descriptor
+ * (io.BytesIO) is refused with a TypeError that says what to pass instead.
+ *
+ * Both classes block; the GIL is released around every call that can wait on
+ * the transport (opening a path, reading an item, writing a frame, finishing),
+ * so other threads run meanwhile. One object must not be used by two threads
+ * at once: a call made while another is in flight raises RuntimeError, and a
+ * close() from another thread takes effect when the running call returns.
+ *
+ * A composite is one item: the writer takes a hurray.Composite and writes its
+ * head then its members (pre-order); the reader yields a hurray.Composite
+ * (DECISIONS D8), never a bare head followed by its members.
+ */
+#include "hpy.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <string.h>
+#include <unistd.h>
+
+#define R(o) ((HpyStreamReader *)(o))
+#define W(o) ((HpyStreamWriter *)(o))
+
+/* ---- errors -------------------------------------------------------------------------- */
+
+/* Statuses of a stream operation: a transport failure is a StreamError here
+ * (the table's FileError is for files), the rest follow the table. */
+static PyObject *raise_stream(HpyState *st, HurrayStatus rc, const HurrayError *err,
+                              const char *context) {
+  PyObject *exc = hpy_exception_for(st, rc);
+  if (rc == HURRAY_ERR_IO || rc == HURRAY_ERR_INVALID_STATE) exc = st->StreamError;
+  return hpy_raise_status_as(st, exc, rc, err != NULL && err->status == rc ? err : NULL,
+                             context);
+}
+
+/* ---- transports ------------------------------------------------------------------------ */
+
+/* An int argument that must fit a C int (a file descriptor). */
+static int as_int(PyObject *o, int *out) {
+  long v = PyLong_AsLong(o);
+  if (v == -1 && PyErr_Occurred()) return -1;
+  if (v < INT_MIN || v > INT_MAX) {
+    PyErr_Format(PyExc_OverflowError, "file descriptor %R out of range", o);
+    return -1;
+  }
+  *out = (int)v;
+  return 0;
+}
+
+/* A duplicate of `fd` that the stream owns (close-on-exec). */
+static int dup_fd(HpyState *st, int fd, const char *context) {
+  int d;
+  Py_BEGIN_ALLOW_THREADS
+  d = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  Py_END_ALLOW_THREADS
+  if (d < 0) {
+    int e = errno;
+    PyErr_Format(st->StreamError, "%s: cannot duplicate file descriptor %d: %s", context, fd,
+                 strerror(e));
+    return -1;
+  }
+  return d;
+}
+
+/* Opens a path (GIL released: opening a FIFO waits for its other end). */
+static int open_path(HpyState *st, PyObject *pathobj, bool write) {
+  PyObject *b = hpy_fs_path(pathobj);
+  if (b == NULL) return -1;
+  const char *p = PyBytes_AS_STRING(b);
+  int fd, e = 0;
+  Py_BEGIN_ALLOW_THREADS
+  fd = write ? open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666)
+             : open(p, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) e = errno;
+  Py_END_ALLOW_THREADS
+  if (fd < 0) {
+    errno = e;
+    PyErr_SetFromErrnoWithFilenameObject(st->FileError, pathobj);
+  }
+  Py_DECREF(b);
+  return fd;
+}
+
+static bool is_path(PyObject *o) {
+  return PyUnicode_Check(o) || PyBytes_Check(o) || PyObject_HasAttrString(o, "__fspath__");
+}
+
+/*
+ * The descriptor behind an object with fileno(), duplicated; -2 (no error set)
+ * when the object has none. A writer flushes the object first (bytes a buffered
+ * file holds would otherwise land after ours); a reader of a seekable buffered
+ * file starts where the object's position says, not where its read-ahead left
+ * the descriptor.
+ */
+static int fd_of_object(HpyState *st, PyObject *o, bool write, const char *context) {
+  PyObject *fno = PyObject_CallMethod(o, "fileno", NULL);
+  if (fno == NULL) {
+    if (PyErr_ExceptionMatches(PyExc_AttributeError) || PyErr_ExceptionMatches(PyExc_OSError) ||
+        PyErr_ExceptionMatches(PyExc_ValueError)) {
+      PyErr_Clear();
+      return -2;
+    }
+    return -1;
+  }
+  if (!PyLong_Check(fno)) {
+    Py_DECREF(fno);
+    return -2;
+  }
+  int fd;
+  int bad = as_int(fno, &fd);
+  Py_DECREF(fno);
+  if (bad < 0) return -1;
+  if (fd < 0) {
+    PyErr_Format(PyExc_ValueError, "%s: fileno() returned %d", context, fd);
+    return -1;
+  }
+  long long pos = -1;
+  if (write) {
+    if (PyObject_HasAttrString(o, "flush")) {
+      PyObject *r = PyObject_CallMethod(o, "flush", NULL);
+      if (r == NULL) return -1;
+      Py_DECREF(r);
+    }
+  } else if (PyObject_HasAttrString(o, "seekable") && PyObject_HasAttrString(o, "tell")) {
+    PyObject *sk = PyObject_CallMethod(o, "seekable", NULL);
+    int seekable = sk != NULL ? PyObject_IsTrue(sk) : -1;
+    Py_XDECREF(sk);
+    if (seekable < 0) {
+      PyErr_Clear();
+      seekable = 0;
+    }
+    if (seekable) {
+      PyObject *t = PyObject_CallMethod(o, "tell", NULL);
+      if (t == NULL) return -1;
+      pos = PyLong_AsLongLong(t);
+      Py_DECREF(t);
+      if (pos == -1 && PyErr_Occurred()) return -1;
+    }
+  }
+  int d = dup_fd(st, fd, context);
+  if (d >= 0 && pos >= 0 && lseek(d, (off_t)pos, SEEK_SET) < 0) {
+    int e = errno;
+    close(d);
+    PyErr_Format(st->StreamError, "%s: cannot seek file descriptor %d to %lld: %s", context, fd,
+                 pos, strerror(e));
+    return -1;
+  }
+  return d;
+}
+
+/* ---- StreamReader ----------------------------------------------------------------------- */
+
+typedef struct {
+  PyObject_HEAD
+  HurrayStreamReader *r; /* NULL once closed (and no call is running) */
+  PyObject *source;      /* memoryview over a bytes-like source (views point into it), or NULL */
+  uint32_t options;      /* HURRAY_DECODE_* for the tensors built */
+  uint32_t busy;         /* calls running without the GIL */
+  bool closed;
+} HpyStreamReader;
+
+static void reader_settle(HpyStreamReader *self) {
+  if (self->closed && self->busy == 0) {
+    hurray_stream_reader_destroy(&self->r); /* closes the owned fd */
+    Py_CLEAR(self->source);
+  }
+}
+
+/* An unsigned keyword limit; None = unlimited (`none_value`). */
+static int parse_limit(PyObject *o, const char *name, uint64_t none_value, uint64_t *out) {
+  if (o == NULL) return 0;
+  if (o == Py_None) {
+    *out = none_value;
+    return 0;
+  }
+  if (PyBool_Check(o) || !PyLong_Check(o)) {
+    PyErr_Format(PyExc_TypeError, "StreamReader: %s must be an int or None, not %.100s", name,
+                 Py_TYPE(o)->tp_name);
+    return -1;
+  }
+  unsigned long long v = PyLong_AsUnsignedLongLong(o);
+  if (v == (unsigned long long)-1 && PyErr_Occurred()) {
+    PyErr_Clear();
+    PyErr_Format(PyExc_ValueError, "StreamReader: %s must be in [0, 2**64), got %R", name, o);
+    return -1;
+  }
+  *out = (uint64_t)v;
+  return 0;
+}
+
+static PyObject *reader_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+  HpyState *st = hpy_state_of_type(type);
+  static const char ctx[] = "StreamReader";
+  static char *kwlist[] = {"source",      "max_descriptor_bytes", "max_buffer_bytes",
+                           "max_composite_depth", "cross_machine", "permissive", NULL};
+  PyObject *src, *mdb = NULL, *mbb = NULL, *mcd = NULL;
+  int cross = 0, permissive = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOOpp:StreamReader", kwlist, &src, &mdb,
+                                   &mbb, &mcd, &cross, &permissive))
+    return NULL;
+  HurrayStreamReaderOptions o;
+  hurray_stream_reader_options_init(&o);
+  uint64_t depth = o.max_composite_depth;
+  if (parse_limit(mdb, "max_descriptor_bytes", HURRAY_STREAM_UNLIMITED,
+                  &o.max_descriptor_bytes) < 0 ||
+      parse_limit(mbb, "max_buffer_bytes", HURRAY_STREAM_UNLIMITED, &o.max_buffer_bytes) < 0 ||
+      parse_limit(mcd, "max_composite_depth", HURRAY_STREAM_MAX_COMPOSITE_DEPTH, &depth) < 0)
+    return NULL;
+  if (depth > HURRAY_STREAM_MAX_COMPOSITE_DEPTH)
+    return PyErr_Format(PyExc_ValueError,
+                        "StreamReader: max_composite_depth is at most %u (the format's nesting "
+                        "limit), got %llu",
+                        (unsigned)HURRAY_STREAM_MAX_COMPOSITE_DEPTH, (unsigned long long)depth);
+  o.max_composite_depth = (uint32_t)depth;
+  o.flags = (cross ? HURRAY_STREAM_CROSS_MACHINE : 0u) |
+            (permissive ? HURRAY_STREAM_PERMISSIVE : 0u);
+
+  HurrayStreamReader *r = NULL;
+  PyObject *view = NULL;
+  HurrayStatus rc;
+  int fd = -2;
+  if (PyLong_Check(src) && !PyBool_Check(src)) {
+    int raw;
+    if (as_int(src, &raw) < 0) return NULL;
+    if (raw < 0) return PyErr_Format(PyExc_ValueError, "%s: file descriptor %d", ctx, raw);
+    fd = dup_fd(st, raw, ctx);
+  } else if (PyUnicode_Check(src) || PyObject_HasAttrString(src, "__fspath__")) {
+    fd = open_path(st, src, false); /* bytes are data here, not a path */
+  } else if (PyObject_CheckBuffer(src)) {
+    view = PyMemoryView_FromObject(src);
+    if (view == NULL) return NULL;
+    Py_buffer *b = PyMemoryView_GET_BUFFER(view);
+    if (!PyBuffer_IsContiguous(b, 'C')) {
+      Py_DECREF(view);
+      return PyErr_Format(PyExc_TypeError, "%s: the source bytes must be C-contiguous", ctx);
+    }
+    o.flags |= HURRAY_STREAM_ZERO_COPY;
+    rc = hurray_stream_reader_from_memory((const uint8_t *)b->buf, (size_t)b->len, &o, &r);
+    if (rc != HURRAY_OK) {
+      Py_DECREF(view);
+      return raise_stream(st, rc, NULL, ctx);
+    }
+  } else {
+    fd = fd_of_object(st, src, false, ctx);
+    if (fd == -2)
+      return PyErr_Format(PyExc_TypeError,
+                          "%s: expected a path, a file descriptor, an object with fileno() or "
+                          "bytes, not %.100s; an in-memory file such as io.BytesIO has no "
+                          "descriptor: pass its contents instead (StreamReader(f.getvalue()))",
+                          ctx, Py_TYPE(src)->tp_name);
+  }
+  if (r == NULL) {
+    if (fd < 0) return NULL;
+    o.flags |= HURRAY_STREAM_OWN_FD; /* our duplicate: closed with the reader */
+    rc = hurray_stream_reader_from_fd(fd, &o, &r);
+    if (rc != HURRAY_OK) {
+      close(fd);
+      return raise_stream(st, rc, NULL, ctx);
+    }
+  }
+  HpyStreamReader *self = (HpyStreamReader *)type->tp_alloc(type, 0);
+  if (self == NULL) {
+    hurray_stream_reader_destroy(&r);
+    Py_XDECREF(view);
+    return NULL;
+  }
+  self->r = r;
+  self->source = view;
+  self->options = permissive ? HURRAY_DECODE_PERMISSIVE : HURRAY_DECODE_STRICT;
+  self->busy = 0;
+  self->closed = false;
+  return (PyObject *)self;
+}
+
+/* Builds the Python object of an item (a Tensor, or a Composite of items). */
+static PyObject *item_to_py(HpyState *st, HpyStreamReader *self, HurrayStreamItem *item,
+                            const char *context) {
+  const HurrayDescriptor *d = hurray_stream_item_descriptor(item);
+  if (hurray_stream_item_kind(item) == HURRAY_STREAM_ITEM_COMPOSITE) {
+    uint32_t n = hurray_stream_item_member_count(item);
+    PyObject *members = PyTuple_New((Py_ssize_t)n);
+    if (members == NULL) return NULL;
+    for (uint32_t k = 0; k < n; k++) {
+      /* members are borrowed from the composite; taking their buffers is
+       * still ours to do (the composite owns them until taken) */
+      PyObject *m = item_to_py(st, self, (HurrayStreamItem *)hurray_stream_item_member(item, k),
+                               context);
+      if (m == NULL) {
+        Py_DECREF(members);
+        return NULL;
+      }
+      PyTuple_SET_ITEM(members, (Py_ssize_t)k, m);
+    }
+    HurrayDescriptor *head = NULL;
+    HurrayStatus rc = hurray_descriptor_clone(d, &head);
+    if (rc != HURRAY_OK) {
+      Py_DECREF(members);
+      return hpy_raise_status(st, rc, NULL, context);
+    }
+    PyObject *c = hpy_composite_from_head(st, head, members, context);
+    Py_DECREF(members);
+    return c;
+  }
+  uint32_t n = hurray_stream_item_buffer_count(item);
+  HpyBuffer small[4];
+  HpyBuffer *bufs = n <= 4 ? small : PyMem_Calloc(n, sizeof(HpyBuffer));
+  if (bufs == NULL) return PyErr_NoMemory();
+  memset(bufs, 0, (n <= 4 ? 4 : n) * sizeof(HpyBuffer));
+  uint32_t got = 0;
+  for (; got < n; got++) {
+    HpyBuffer *b = &bufs[got];
+    b->host = true;
+    if (hurray_stream_item_buffer_is_view(item, got)) {
+      const uint8_t *data = NULL;
+      uint64_t size = 0;
+      (void)hurray_stream_item_buffer(item, got, &data, &size);
+      b->data = (uint8_t *)(uintptr_t)data;
+      b->size = size;
+      b->owner = Py_NewRef(self->source); /* the memoryview keeps the export */
+      b->readonly = PyMemoryView_GET_BUFFER(self->source)->readonly != 0;
+    } else {
+      uint8_t *data = NULL;
+      uint64_t size = 0;
+      HurrayStatus rc = hurray_stream_item_take_buffer(item, got, &data, &size);
+      if (rc != HURRAY_OK) {
+        hpy_raise_status(st, rc, NULL, context);
+        break;
+      }
+      b->data = data;
+      b->size = size;
+      b->owned = data; /* hurray_free with the tensor */
+    }
+  }
+  PyObject *r = NULL;
+  if (got == n) {
+    HurrayDescriptorFields f;
+    (void)hurray_descriptor_fields(d, &f);
+    r = hpy_tensor_from_descriptor(st, d, bufs, n, self->options | hpy_options_for_descriptor(&f),
+                                   context);
+  } else {
+    for (uint32_t i = 0; i < got; i++) hpy_buffer_release(&bufs[i]);
+  }
+  if (bufs != small) PyMem_Free(bufs);
+  return r;
+}
+
+static PyObject *reader_next(PyObject *s) {
+  HpyStreamReader *self = R(s);
+  HpyState *st = hpy_state_of(s);
+  if (self->closed) return NULL; /* a closed reader is exhausted */
+  if (self->busy)
+    return PyErr_Format(PyExc_RuntimeError,
+                        "StreamReader: another thread is reading this stream");
+  HurrayStreamItem *item = NULL;
+  HurrayError err;
+  hurray_error_clear(&err);
+  HurrayStatus rc;
+  HurrayStreamReader *r = self->r;
+  self->busy++;
+  Py_BEGIN_ALLOW_THREADS
+  rc = hurray_stream_reader_next_item(r, &item, &err);
+  Py_END_ALLOW_THREADS
+  self->busy--;
+  PyObject *result = NULL;
+  if (rc != HURRAY_OK) {
+    raise_stream(st, rc, &err, "StreamReader");
+  } else if (item != NULL) {
+    char ctx[64];
+    PyOS_snprintf(ctx, sizeof ctx, "StreamReader: item at byte %llu",
+                  (unsigned long long)hurray_stream_item_offset(item));
+    result = item_to_py(st, self, item, ctx);
+    hurray_stream_item_destroy(&item);
+  }
+  reader_settle(self);
+  return result; /* NULL without an exception: StopIteration */
+}
+
+static PyObject *reader_iter(PyObject *s) { return Py_NewRef(s); }
+
+static PyObject *reader_close(PyObject *s, PyObject *unused) {
+  (void)unused;
+  R(s)->closed = true;
+  reader_settle(R(s));
+  Py_RETURN_NONE;
+}
+
+static PyObject *reader_enter(PyObject *s, PyObject *unused) {
+  (void)unused;
+  return Py_NewRef(s);
+}
+
+static PyObject *reader_exit(PyObject *s, PyObject *const *args, Py_ssize_t nargs) {
+  (void)args;
+  (void)nargs;
+  reader_close(s, NULL);
+  Py_RETURN_FALSE;
+}
+
+static PyObject *reader_closed(PyObject *s, void *c) {
+  (void)c;
+  return PyBool_FromLong(R(s)->closed);
+}
+
+static PyObject *reader_offset(PyObject *s, void *c) {
+  (void)c;
+  return PyLong_FromUnsignedLongLong(R(s)->r != NULL ? hurray_stream_reader_offset(R(s)->r) : 0);
+}
+
+static void reader_dealloc(PyObject *s) {
+  PyTypeObject *tp = Py_TYPE(s);
+  hurray_stream_reader_destroy(&R(s)->r);
+  Py_CLEAR(R(s)->source);
+  tp->tp_free(s);
+  Py_DECREF(tp);
+}
+
+static PyMethodDef reader_methods[] = {
+    {"close", reader_close, METH_NOARGS,
+     "close(self)\n--\n\nReleases the transport now; the reader then behaves as exhausted. "
+     "Tensors already read stay valid. Idempotent."},
+    {"__enter__", reader_enter, METH_NOARGS, NULL},
+    {"__exit__", (PyCFunction)(void (*)(void))reader_exit, METH_FASTCALL, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef reader_getset[] = {
+    {"closed", reader_closed, NULL, "True once close() was called.", NULL},
+    {"offset", reader_offset, NULL, "Bytes consumed from the stream so far.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyType_Slot reader_slots[] = {
+    {Py_tp_doc,
+     "StreamReader(source, *, max_descriptor_bytes=16777216, max_buffer_bytes=None, "
+     "max_composite_depth=8, cross_machine=False, permissive=False)\n--\n\n"
+     "Reads a Hurray stream: iterating yields each hurray.Tensor (or hurray.Composite) as "
+     "soon as its bytes have arrived, and stops at a clean end of stream.\n\n"
+     "source: a path, a file descriptor (duplicated), an object with fileno() (a socket, a "
+     "pipe), or bytes-like data. The limits bound what one frame may claim (None: "
+     "unlimited); exceeding one raises hurray.StreamError before anything is allocated for "
+     "it. cross_machine=True refuses buffers that are not producer_synced. A stream cut "
+     "inside a frame raises hurray.StreamError."},
+    {Py_tp_new, reader_new},
+    {Py_tp_iter, reader_iter},
+    {Py_tp_iternext, reader_next},
+    {Py_tp_methods, reader_methods},
+    {Py_tp_getset, reader_getset},
+    {Py_tp_dealloc, reader_dealloc},
+    {0, NULL},
+};
+
+static PyType_Spec reader_spec = {
+    .name = "hurray.StreamReader",
+    .basicsize = sizeof(HpyStreamReader),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = reader_slots,
+};
+
+/* ---- StreamWriter ------------------------------------------------------------------------- */
+
+typedef struct {
+  PyObject_HEAD
+  HurrayStreamWriter *w; /* NULL once closed (and no call is running) */
+  uint32_t busy;
+  bool memory;   /* no destination: getvalue() */
+  bool finished;
+  bool closed;
+} HpyStreamWriter;
+
+static void writer_settle(HpyStreamWriter *self) {
+  if (self->closed && self->busy == 0 && !self->memory) hurray_stream_writer_destroy(&self->w);
+}
+
+static PyObject *writer_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+  HpyState *st = hpy_state_of_type(type);
+  static const char ctx[] = "StreamWriter";
+  static char *kwlist[] = {"destination", "cross_machine", NULL};
+  PyObject *dst = Py_None;
+  int cross = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O$p:StreamWriter", kwlist, &dst, &cross))
+    return NULL;
+  uint32_t flags = cross ? HURRAY_STREAM_CROSS_MACHINE : 0u;
+  HurrayStreamWriter *w = NULL;
+  HurrayStatus rc;
+  bool memory = dst == Py_None;
+  if (memory) {
+    rc = hurray_stream_writer_to_memory(flags, &w);
+    if (rc != HURRAY_OK) return raise_stream(st, rc, NULL, ctx);
+  } else {
+    int fd;
+    if (PyLong_Check(dst) && !PyBool_Check(dst)) {
+      int raw;
+      if (as_int(dst, &raw) < 0) return NULL;
+      if (raw < 0) return PyErr_Format(PyExc_ValueError, "%s: file descriptor %d", ctx, raw);
+      fd = dup_fd(st, raw, ctx);
+    } else if (is_path(dst)) {
+      fd = open_path(st, dst, true);
+    } else {
+      fd = fd_of_object(st, dst, true, ctx);
+      if (fd == -2)
+        return PyErr_Format(PyExc_TypeError,
+                            "%s: expected a path, a file descriptor or an object with fileno(), "
+                            "not %.100s; an in-memory file such as io.BytesIO has no "
+                            "descriptor: use StreamWriter() with no destination and take its "
+                            "getvalue()",
+                            ctx, Py_TYPE(dst)->tp_name);
+    }
+    if (fd < 0) return NULL;
+    rc = hurray_stream_writer_to_fd(fd, flags | HURRAY_STREAM_OWN_FD, &w);
+    if (rc != HURRAY_OK) {
+      close(fd);
+      return raise_stream(st, rc, NULL, ctx);
+    }
+  }
+  HpyStreamWriter *self = (HpyStreamWriter *)type->tp_alloc(type, 0);
+  if (self == NULL) {
+    hurray_stream_writer_destroy(&w);
+    return NULL;
+  }
+  self->w = w;
+  self->busy = 0;
+  self->memory = memory;
+  self->finished = false;
+  self->closed = false;
+  return (PyObject *)self;
+}
+
+/* The node of a tensor or composite (pointers borrowed from obj, which the
+ * caller keeps alive, or from the arena). */
+static int fill_node(HpyState *st, HpyArena *a, PyObject *obj, const HurrayDescriptor *desc,
+                     HurrayStreamNode *node) {
+  if (hpy_tensor_check(st, obj)) {
+    const HpyTensor *t = (const HpyTensor *)obj;
+    if (hpy_tensor_check_host(st, t, "StreamWriter.write") < 0) return -1;
+    node->descriptor = desc;
+    node->buffer_count = t->nbuf;
+    if (t->nbuf > 0) {
+      const void **p = hpy_arena_alloc(a, t->nbuf * sizeof *p);
+      uint64_t *sz = hpy_arena_alloc(a, t->nbuf * sizeof *sz);
+      if (p == NULL || sz == NULL) return -1;
+      for (uint32_t i = 0; i < t->nbuf; i++) {
+        p[i] = t->bufs[i].data;
+        sz[i] = t->f.buffers[i].byte_size;
+      }
+      node->buffers = p;
+      node->buffer_sizes = sz;
+    }
+    return 0;
+  }
+  const HpyComposite *c = (const HpyComposite *)obj;
+  node->descriptor = c->head;
+  node->member_count = c->count;
+  HurrayStreamNode *kids = hpy_arena_alloc(a, (size_t)c->count * sizeof *kids);
+  if (kids == NULL) return -1;
+  node->members = kids;
+  for (uint32_t i = 0; i < c->count; i++)
+    if (fill_node(st, a, PyTuple_GET_ITEM(c->members, (Py_ssize_t)i),
+                  hpy_composite_member_descriptor(st, c, i), &kids[i]) < 0)
+      return -1;
+  return 0;
+}
+
+static int writer_usable(HpyStreamWriter *self) {
+  if (self->busy) {
+    PyErr_SetString(PyExc_RuntimeError, "StreamWriter: another thread is writing this stream");
+    return -1;
+  }
+  return 0;
+}
+
+static PyObject *writer_write(PyObject *s, PyObject *obj) {
+  HpyStreamWriter *self = W(s);
+  HpyState *st = hpy_state_of(s);
+  if (writer_usable(self) < 0) return NULL;
+  if (self->finished || self->closed)
+    return hpy_raise(st->StreamError,
+                     "StreamWriter.write: the stream is finished; create a new StreamWriter to "
+                     "write more");
+  if (!hpy_tensor_check(st, obj) && !hpy_composite_check(st, obj))
+    return PyErr_Format(PyExc_TypeError,
+                        "StreamWriter.write: expected a hurray.Tensor or hurray.Composite, not "
+                        "%.100s",
+                        Py_TYPE(obj)->tp_name);
+  HpyArena arena = {NULL, 0, 0};
+  HurrayStreamNode node;
+  memset(&node, 0, sizeof node);
+  const HurrayDescriptor *d = hpy_tensor_check(st, obj) ? ((HpyTensor *)obj)->desc : NULL;
+  if (fill_node(st, &arena, obj, d, &node) < 0) {
+    hpy_arena_free(&arena);
+    return NULL;
+  }
+  HurrayError err;
+  hurray_error_clear(&err);
+  HurrayStatus rc;
+  HurrayStreamWriter *w = self->w;
+  self->busy++;
+  Py_BEGIN_ALLOW_THREADS
+  rc = node.member_count > 0 || d == NULL
+           ? hurray_stream_writer_write_node(w, &node, &err)
+           : hurray_stream_writer_write(w, node.descriptor, node.buffers, node.buffer_sizes,
+                                        node.buffer_count, &err);
+  Py_END_ALLOW_THREADS
+  self->busy--;
+  hpy_arena_free(&arena);
+  writer_settle(self);
+  if (rc != HURRAY_OK) return raise_stream(st, rc, &err, "StreamWriter.write");
+  Py_RETURN_NONE;
+}
+
+static PyObject *writer_finish(PyObject *s, PyObject *unused) {
+  (void)unused;
+  HpyStreamWriter *self = W(s);
+  HpyState *st = hpy_state_of(s);
+  if (self->finished) Py_RETURN_NONE;
+  if (writer_usable(self) < 0) return NULL;
+  self->finished = true;
+  HurrayError err;
+  hurray_error_clear(&err);
+  HurrayStatus rc;
+  HurrayStreamWriter *w = self->w;
+  self->busy++;
+  Py_BEGIN_ALLOW_THREADS
+  rc = hurray_stream_writer_finish(w, &err); /* closes the owned fd */
+  Py_END_ALLOW_THREADS
+  self->busy--;
+  writer_settle(self);
+  if (rc != HURRAY_OK) return raise_stream(st, rc, &err, "StreamWriter.finish");
+  Py_RETURN_NONE;
+}
+
+static PyObject *writer_close(PyObject *s, PyObject *unused) {
+  (void)unused;
+  HpyStreamWriter *self = W(s);
+  if (self->busy) {
+    /* the running call finishes the job */
+    self->closed = true;
+    Py_RETURN_NONE;
+  }
+  PyObject *r = writer_finish(s, NULL);
+  self->closed = true;
+  writer_settle(self);
+  return r;
+}
+
+static PyObject *writer_getvalue(PyObject *s, PyObject *unused) {
+  (void)unused;
+  HpyStreamWriter *self = W(s);
+  HpyState *st = hpy_state_of(s);
+  if (!self->memory)
+    return hpy_raise(st->StreamError,
+                     "StreamWriter.getvalue: this writer has a destination; its bytes went "
+                     "there and are not kept in memory");
+  if (writer_usable(self) < 0) return NULL;
+  const uint8_t *data = NULL;
+  size_t len = 0;
+  HurrayStatus rc = hurray_stream_writer_memory(self->w, &data, &len);
+  if (rc != HURRAY_OK) return raise_stream(st, rc, NULL, "StreamWriter.getvalue");
+  return PyBytes_FromStringAndSize(data != NULL ? (const char *)data : "", (Py_ssize_t)len);
+}
+
+static PyObject *writer_enter(PyObject *s, PyObject *unused) {
+  (void)unused;
+  return Py_NewRef(s);
+}
+
+static PyObject *writer_exit(PyObject *s, PyObject *const *args, Py_ssize_t nargs) {
+  (void)args;
+  (void)nargs;
+  PyObject *r = writer_finish(s, NULL);
+  if (r == NULL) return NULL;
+  Py_DECREF(r);
+  Py_RETURN_FALSE;
+}
+
+static PyObject *writer_finished(PyObject *s, void *c) {
+  (void)c;
+  return PyBool_FromLong(W(s)->finished);
+}
+
+static PyObject *writer_offset(PyObject *s, void *c) {
+  (void)c;
+  return PyLong_FromUnsignedLongLong(W(s)->w != NULL ? hurray_stream_writer_offset(W(s)->w) : 0);
+}
+
+static void writer_dealloc(PyObject *s) {
+  PyTypeObject *tp = Py_TYPE(s);
+  hurray_stream_writer_destroy(&W(s)->w); /* closes an fd that finish did not */
+  tp->tp_free(s);
+  Py_DECREF(tp);
+}
+
+static PyMethodDef writer_methods[] = {
+    {"write", writer_write, METH_O,
+     "write(self, tensor, /)\n--\n\nWrites a hurray.Tensor (its descriptor, then every buffer "
+     "in buffer-table order) or a hurray.Composite (its head, then its members, pre-order). "
+     "The bytes have reached the transport when the call returns. hurray.StreamError after "
+     "finish()."},
+    {"finish", writer_finish, METH_NOARGS,
+     "finish(self)\n--\n\nEnds the stream (a stream has no end marker: this closes the "
+     "writer's own descriptor). Idempotent."},
+    {"close", writer_close, METH_NOARGS, "close(self)\n--\n\nfinish(), then release the writer."},
+    {"getvalue", writer_getvalue, METH_NOARGS,
+     "getvalue(self)\n--\n\nThe stream built so far, for a writer with no destination "
+     "(repeatable, also after finish). hurray.StreamError for a writer with a destination."},
+    {"__enter__", writer_enter, METH_NOARGS, NULL},
+    {"__exit__", (PyCFunction)(void (*)(void))writer_exit, METH_FASTCALL, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef writer_getset[] = {
+    {"finished", writer_finished, NULL, "True once finish() (or close) was called.", NULL},
+    {"offset", writer_offset, NULL, "Bytes written so far.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyType_Slot writer_slots[] = {
+    {Py_tp_doc,
+     "StreamWriter(destination=None, *, cross_machine=False)\n--\n\n"
+     "Writes a Hurray stream, one tensor at a time, nothing buffered.\n\n"
+     "destination: a path, a file descriptor (duplicated), an object with fileno() (a "
+     "socket, a pipe), or None to build the stream in memory (getvalue()). A context "
+     "manager: the stream is finished on exit. cross_machine=True refuses buffers that are "
+     "not producer_synced."},
+    {Py_tp_new, writer_new},
+    {Py_tp_methods, writer_methods},
+    {Py_tp_getset, writer_getset},
+    {Py_tp_dealloc, writer_dealloc},
+    {0, NULL},
+};
+
+static PyType_Spec writer_spec = {
+    .name = "hurray.StreamWriter",
+    .basicsize = sizeof(HpyStreamWriter),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = writer_slots,
+};
+
+int hpy_stream_init(PyObject *m, HpyState *st) {
+  st->StreamReaderType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &reader_spec, NULL);
+  if (st->StreamReaderType == NULL || PyModule_AddType(m, st->StreamReaderType) < 0) return -1;
+  st->StreamWriterType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &writer_spec, NULL);
+  if (st->StreamWriterType == NULL) return -1;
+  return PyModule_AddType(m, st->StreamWriterType);
+}

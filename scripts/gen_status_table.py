@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""Prints the status table of docs/c-api.md from include/hurray/status.h.
+
+The one status table of libhurray is the HURRAY_STATUS_TABLE X-macro; this
+script reads its rows (name, value, message, Python exception) and prints them
+as a markdown table. docs/c-api.md holds the printed table between the lines
+<!-- status-table:begin --> and <!-- status-table:end -->.
+
+  scripts/gen_status_table.py            print the table
+  scripts/gen_status_table.py --check    fail (exit 1) if docs/c-api.md differs
+  scripts/gen_status_table.py --write    rewrite the table in docs/c-api.md
+"""
+import argparse
+import ast
+import pathlib
+import re
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+STATUS_H = ROOT / "include" / "hurray" / "status.h"
+DOC = ROOT / "docs" / "c-api.md"
+BEGIN = "<!-- status-table:begin -->"
+END = "<!-- status-table:end -->"
+
+# Built-in Python exceptions the extension raises as themselves
+# (python/src/errors.c, HPY_EXC_*); every other name is a class of the
+# hurray package. Note that hurray.BufferError is not the built-in BufferError.
+PY_BUILTINS = {"IndexError", "KeyError", "ValueError", "MemoryError"}
+
+ROW = re.compile(
+    r"X\(\s*([A-Z0-9_]+)\s*,\s*(-?\d+)\s*,\s*(\"(?:[^\"\\]|\\.)*\")\s*,\s*([A-Za-z_][A-Za-z0-9_]*)\s*\)"
+)
+
+
+def table_rows(header_text):
+    """Returns [(name, value, message, pyexc)] in table order."""
+    start = header_text.find("#define HURRAY_STATUS_TABLE(X)")
+    if start < 0:
+        raise SystemExit(f"{STATUS_H}: HURRAY_STATUS_TABLE not found")
+    # The macro ends at the first line that does not continue with a backslash.
+    body = []
+    for line in header_text[start:].splitlines():
+        body.append(line.rstrip("\\").strip())
+        if not line.rstrip().endswith("\\"):
+            break
+    joined = " ".join(body)
+    rows = []
+    for name, value, msg, pyexc in ROW.findall(joined):
+        rows.append((name, int(value), ast.literal_eval(msg), pyexc))
+    if not rows or rows[0][:2] != ("OK", 0):
+        raise SystemExit(f"{STATUS_H}: could not parse HURRAY_STATUS_TABLE")
+    values = [r[1] for r in rows]
+    if len(set(values)) != len(values):
+        raise SystemExit(f"{STATUS_H}: duplicate status values")
+    return rows
+
+
+def exception_cell(pyexc):
+    if pyexc == "None":
+        return "(none: success)"
+    if pyexc in PY_BUILTINS:
+        return f"`{pyexc}`"
+    return f"`hurray.{pyexc}`"
+
+
+def render(rows):
+    out = [
+        "| Status | Value | Message (`hurray_status_message`) | Python exception |",
+        "|---|---:|---|---|",
+    ]
+    for name, value, msg, pyexc in rows:
+        text = msg.replace("|", "\\|")
+        out.append(f"| `HURRAY_{name}` | {value} | {text} | {exception_cell(pyexc)} |")
+    return "\n".join(out) + "\n"
+
+
+def doc_block(doc_text):
+    """Returns (before, table, after) of docs/c-api.md around the markers."""
+    b = doc_text.find(BEGIN)
+    e = doc_text.find(END)
+    if b < 0 or e < 0 or e < b:
+        raise SystemExit(f"{DOC}: markers {BEGIN} / {END} not found")
+    head = doc_text[: b + len(BEGIN)] + "\n"
+    return head, doc_text[b + len(BEGIN) : e].strip("\n") + "\n", doc_text[e:]
+
+
+def check(expected):
+    """0 when docs/c-api.md holds `expected`, else prints a diff hint and returns 1."""
+    _, current, _ = doc_block(DOC.read_text(encoding="utf-8"))
+    if current == expected:
+        return 0
+    import difflib
+
+    sys.stderr.write(
+        "docs/c-api.md: the status table is out of date with include/hurray/status.h;\n"
+        "run scripts/gen_status_table.py --write\n"
+    )
+    sys.stderr.writelines(
+        difflib.unified_diff(
+            current.splitlines(True), expected.splitlines(True), "docs/c-api.md", "status.h"
+        )
+    )
+    return 1
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    g = ap.add_mutually_exclusive_group()
+    g.add_argument("--check", action="store_true", help="fail if docs/c-api.md is out of date")
+    g.add_argument("--write", action="store_true", help="rewrite the table in docs/c-api.md")
+    args = ap.parse_args()
+    table = render(table_rows(STATUS_H.read_text(encoding="utf-8")))
+    if args.check:
+        rc = check(table)
+        if rc == 0:
+            print("docs/c-api.md: status table up to date")
+        return rc
+    if args.write:
+        head, _, tail = doc_block(DOC.read_text(encoding="utf-8"))
+        DOC.write_text(head + table + tail, encoding="utf-8")
+        return 0
+    sys.stdout.write(table)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
