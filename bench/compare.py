@@ -145,8 +145,9 @@ class Table:
         row = Row(case, nbytes=nbytes, note=note)
         self.rows.append(row)
         if not available:
-            row.note = NA
-            print(f"  {case:<44} {NA}", flush=True)
+            # hurray's own rows lack part of the package; a peer's, its package
+            row.note = NA if case.startswith("hurray") else "its package is not installed"
+            print(f"  {case:<44} {row.note}", flush=True)
             return row
         try:
             number = autonumber(fn) if micro else 1
