@@ -53,6 +53,11 @@ fi
 
 case "$mode" in
   compare)
+    # the peers (torch comes from scripts/setup.sh); each missing one is reported
+    for pkg in safetensors ml_dtypes; do
+      "$PY" -c "import $pkg" >/dev/null 2>&1 || "$PY" -m pip install -q "$pkg" ||
+        echo "bench: $pkg unavailable; its rows will say so" >&2
+    done
     exec "$PY" bench/compare.py "$@"
     ;;
   baseline)
