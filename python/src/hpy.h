@@ -541,6 +541,7 @@ PyObject *hpy_tensor_component(PyObject *self, uint32_t index, uint8_t type_tag,
 PyObject *hpy_tensor_array(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                            PyObject *kwnames);
 PyObject *hpy_tensor_array_interface(PyObject *self, void *closure);
+PyObject *hpy_tensor_array_struct(PyObject *self, void *closure);
 PyObject *hpy_from_numpy(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                          PyObject *kwnames);
 /* The numpy module (borrowed from the state cache), importing it lazily. */

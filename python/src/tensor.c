@@ -948,6 +948,8 @@ static PyGetSetDef tensor_getset[] = {
      "Transposed view of a rank-2 tensor (no copy); ValueError for any other rank.", NULL},
     {"__array_interface__", hpy_tensor_array_interface, NULL,
      "NumPy array interface (v3) of a dense, host, Tier 1 tensor.", NULL},
+    {"__array_struct__", hpy_tensor_array_struct, NULL,
+     "NumPy array interface as a C struct (capsule); the same tensors as the dict.", NULL},
     {"nnz", hpy_tensor_nnz, NULL,
      "Stored element count of a COO, CSR, CSC or CSF tensor (AttributeError otherwise).", NULL},
     {"values", hpy_tensor_values, NULL,

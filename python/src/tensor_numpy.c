@@ -176,16 +176,153 @@ PyObject *hpy_tensor_array_interface(PyObject *self, void *closure) {
   return interface_dict(t, typestr_of(t->f.type_tag), info->bit_width / 8u);
 }
 
+/* ---- __array_struct__ ------------------------------------------------------
+ *
+ * NumPy looks up __array_struct__ before __array_interface__: a capsule holding
+ * a PyArrayInterface (a stable part of NumPy's ABI since 1.x, declared here so
+ * nothing is compiled against NumPy's headers). It spares NumPy the parsing of
+ * the interface dict, which was most of numpy.asarray(t)'s time. The capsule
+ * holds a strong reference to the tensor and owns the struct; NumPy makes the
+ * tensor itself the array's base. The capsule is unnamed: NumPy reads it with
+ * PyCapsule_GetPointer(capsule, NULL). The same tensors have it as have the
+ * interface (everything else raises AttributeError, so NumPy falls back). */
+
+typedef struct {
+  int two; /* 2: contents are valid */
+  int nd;
+  char typekind;
+  int itemsize;
+  int flags;
+  Py_intptr_t *shape;
+  Py_intptr_t *strides;
+  void *data;
+  PyObject *descr;
+} HpyArrayInterface;
+
+enum {
+  HPY_NPY_ALIGNED = 0x0100,
+  HPY_NPY_NOTSWAPPED = 0x0200,
+  HPY_NPY_WRITEABLE = 0x0400,
+};
+
+typedef struct {
+  HpyArrayInterface inter;
+  PyObject *owner;       /* the tensor (strong) */
+  Py_intptr_t dims[];    /* shape then strides, 2 * nd entries */
+} HpyArrayStruct;
+
+static void array_struct_dtor(PyObject *cap) {
+  HpyArrayStruct *s = PyCapsule_GetPointer(cap, NULL);
+  if (s == NULL) {
+    PyErr_Clear();
+    return;
+  }
+  Py_XDECREF(s->owner);
+  PyMem_Free(s);
+}
+
+PyObject *hpy_tensor_array_struct(PyObject *self, void *closure) {
+  (void)closure;
+  HpyState *st = hpy_state_of(self);
+  HpyTensor *t = T(self);
+  ArrKind kind;
+  if (numpy_checks(st, t, "__array_struct__", &kind) < 0) return NULL;
+  if (kind != ARR_DIRECT || needs_gather(t->f.layout.tag)) {
+    return PyErr_Format(PyExc_AttributeError,
+                        "__array_struct__: this tensor has no NumPy view; numpy.asarray "
+                        "uses __array__ instead");
+  }
+  uint8_t tag = t->f.type_tag;
+  const char *ts = typestr_of(tag); /* "<f4", "|u1", "<c8", ... */
+  uint32_t rank = t->f.rank;
+  int64_t itemsize = (int64_t)(hurray_dtype_info(tag)->bit_width / 8u);
+  HpyArrayStruct *s = PyMem_Malloc(sizeof *s + 2u * (size_t)rank * sizeof(Py_intptr_t));
+  if (s == NULL) return PyErr_NoMemory();
+  Py_intptr_t *shp = s->dims, *str = s->dims + rank;
+  int64_t acc = itemsize;
+  for (uint32_t k = rank; k-- > 0;) { /* row-major strides, last axis first */
+    shp[k] = (Py_intptr_t)t->f.shape[k];
+    str[k] = (Py_intptr_t)acc;
+    acc *= (int64_t)t->f.shape[k];
+  }
+  if (t->f.layout.tag == HURRAY_LAYOUT_COL_MAJOR) {
+    acc = itemsize;
+    for (uint32_t k = 0; k < rank; k++) {
+      str[k] = (Py_intptr_t)acc;
+      acc *= (int64_t)t->f.shape[k];
+    }
+  } else if (t->f.layout.tag == HURRAY_LAYOUT_STRIDED) {
+    for (uint32_t k = 0; k < rank; k++)
+      str[k] = (Py_intptr_t)(t->f.layout.u.strided.strides[k] * itemsize);
+  }
+  bool ro = t->nbuf > 0 && t->bufs[0].readonly;
+  uint8_t *base = t->nbuf > 0 ? t->bufs[0].data : NULL;
+  s->inter.two = 2;
+  s->inter.nd = (int)rank;
+  s->inter.typekind = ts[1];
+  s->inter.itemsize = (int)itemsize;
+  s->inter.flags = HPY_NPY_ALIGNED | HPY_NPY_NOTSWAPPED | (ro ? 0 : HPY_NPY_WRITEABLE);
+  s->inter.shape = rank > 0 ? shp : NULL;
+  s->inter.strides = rank > 0 ? str : NULL;
+  s->inter.data = base != NULL ? base + t->f.byte_offset : NULL;
+  s->inter.descr = NULL;
+  s->owner = Py_NewRef(self);
+  PyObject *cap = PyCapsule_New(s, NULL, array_struct_dtor);
+  if (cap == NULL) {
+    Py_DECREF(s->owner);
+    PyMem_Free(s);
+  }
+  return cap;
+}
+
+/* Eight elements at a time (SWAR): byte j of a little-endian 64-bit word is
+ * element j, and packed bit j (LSB first) is element j. The loads and stores
+ * are byte-wise, so any alignment and host byte order work; compilers fuse them
+ * into one 64-bit access. */
+static uint64_t ld64le(const uint8_t *p) {
+  uint64_t x = 0;
+  for (int i = 7; i >= 0; i--) x = (x << 8) | p[i];
+  return x;
+}
+
+static void st64le(uint8_t *p, uint64_t x) {
+  for (int i = 0; i < 8; i++) {
+    p[i] = (uint8_t)x;
+    x >>= 8;
+  }
+}
+
 void hpy_bool_unpack(const uint8_t *src, uint8_t *dst, uint64_t count) {
-  for (uint64_t i = 0; i < count; i++)
+  uint64_t whole = count / 8u;
+  for (uint64_t k = 0; k < whole; k++) {
+    /* byte j keeps bit j of the packed byte, then becomes 0 or 1 (no carry:
+     * each byte is at most 0x80 + 0x7F) */
+    uint64_t y = ((uint64_t)src[k] * 0x0101010101010101u) & 0x8040201008040201u;
+    st64le(dst + 8u * k, ((y + 0x7F7F7F7F7F7F7F7Fu) >> 7) & 0x0101010101010101u);
+  }
+  for (uint64_t i = 8u * whole; i < count; i++)
     dst[i] = (uint8_t)(((unsigned)src[i >> 3] >> (unsigned)(i & 7u)) & 1u);
 }
 
 void hpy_bool_pack(const uint8_t *src, uint8_t *dst, uint64_t count) {
-  uint64_t nbytes = (count + 7u) / 8u;
-  memset(dst, 0, (size_t)nbytes);
-  for (uint64_t i = 0; i < count; i++)
-    if (src[i]) dst[i >> 3] = (uint8_t)(dst[i >> 3] | (1u << (i & 7u)));
+  uint64_t whole = count / 8u;
+  for (uint64_t k = 0; k < whole; k++) {
+    uint64_t x = ld64le(src + 8u * k);
+    /* any nonzero byte is true: fold each byte's bits into its bit 0 (shifts
+     * only move higher bytes' bits into this byte's upper bits, never bit 0) */
+    x |= x >> 4;
+    x |= x >> 2;
+    x |= x >> 1;
+    x &= 0x0101010101010101u;
+    /* byte j's bit lands on bit 56 + j; nothing else reaches bits 56..63 */
+    dst[k] = (uint8_t)((x * 0x0102040810204080u) >> 56);
+  }
+  if (8u * whole < count) {
+    uint8_t last = 0;
+    for (uint64_t i = 8u * whole; i < count; i++)
+      if (src[i]) last = (uint8_t)(last | (1u << (i & 7u)));
+    dst[whole] = last;
+  }
 }
 
 /* A new bool ndarray holding the unpacked elements of a row/col-major tensor. */
