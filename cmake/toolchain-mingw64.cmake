@@ -33,7 +33,7 @@ set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
 
 # Executables are run through Wine by ctest (add_test with a target name as COMMAND).
 if(NOT CMAKE_CROSSCOMPILING_EMULATOR)
-  find_program(_hurray_wine NAMES wine64 wine)
+  find_program(_hurray_wine NAMES wine64 wine HINTS /usr/lib/wine /usr/lib64/wine)
   if(_hurray_wine)
     set(CMAKE_CROSSCOMPILING_EMULATOR ${_hurray_wine})
   endif()

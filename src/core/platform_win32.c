@@ -97,22 +97,36 @@ uint64_t hurray__os_pid(void) { return (uint64_t)GetCurrentProcessId(); }
 
 /* ---- paths --------------------------------------------------------------------------- */
 
-/* UTF-8 to a freshly allocated UTF-16 string (hurray__free): 0 or a system
- * error code (ERROR_NO_UNICODE_TRANSLATION for bad UTF-8,
- * ERROR_NOT_ENOUGH_MEMORY). */
-static int widen(const char *path, wchar_t **out) {
-  *out = NULL;
+/* A path in UTF-16: in `small` when it fits (so that removing a temporary
+ * file still works when allocations fail), else allocated. */
+typedef struct WidePath {
+  wchar_t *w;
+  wchar_t small[520];
+} WidePath;
+
+/* UTF-8 to UTF-16: 0 or a system error code (ERROR_NO_UNICODE_TRANSLATION
+ * for bad UTF-8, ERROR_NOT_ENOUGH_MEMORY). Release with widen_done. */
+static int widen(const char *path, WidePath *wp) {
+  wp->w = NULL;
   int n = MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, path, -1, NULL, 0);
   if (n <= 0) return last_error();
-  wchar_t *w = hurray__malloc((size_t)n * sizeof *w);
-  if (w == NULL) return ERROR_NOT_ENOUGH_MEMORY;
+  wchar_t *w = wp->small;
+  if ((size_t)n > sizeof wp->small / sizeof wp->small[0]) {
+    w = hurray__malloc((size_t)n * sizeof *w);
+    if (w == NULL) return ERROR_NOT_ENOUGH_MEMORY;
+  }
   if (MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, path, -1, w, n) != n) {
     int e = last_error();
-    hurray__free(w);
+    if (w != wp->small) hurray__free(w);
     return e != 0 ? e : ERROR_NO_UNICODE_TRANSLATION;
   }
-  *out = w;
+  wp->w = w;
   return 0;
+}
+
+static void widen_done(WidePath *wp) {
+  if (wp->w != NULL && wp->w != wp->small) hurray__free(wp->w);
+  wp->w = NULL;
 }
 
 /* ---- files --------------------------------------------------------------------------- */
@@ -120,12 +134,12 @@ static int widen(const char *path, wchar_t **out) {
 static int open_with(const char *path, DWORD access, DWORD share, DWORD how, DWORD flags,
                      HurrayOsFile *out) {
   *out = HURRAY__OS_FILE_NONE;
-  wchar_t *w;
-  int e = widen(path, &w);
+  WidePath wp;
+  int e = widen(path, &wp);
   if (e != 0) return e;
-  HANDLE h = CreateFileW(w, access, share, NULL, how, flags, NULL);
+  HANDLE h = CreateFileW(wp.w, access, share, NULL, how, flags, NULL);
   e = h == INVALID_HANDLE_VALUE ? last_error() : 0;
-  hurray__free(w);
+  widen_done(&wp);
   *out = h;
   return e;
 }
@@ -189,34 +203,35 @@ int hurray__os_sync(HurrayOsFile f) { return FlushFileBuffers(f) ? 0 : last_erro
 int hurray__os_close(HurrayOsFile f) { return CloseHandle(f) ? 0 : last_error(); }
 
 bool hurray__os_is_dir(const char *path) {
-  wchar_t *w;
-  if (widen(path, &w) != 0) return false;
-  DWORD a = GetFileAttributesW(w);
-  hurray__free(w);
+  WidePath wp;
+  if (widen(path, &wp) != 0) return false;
+  DWORD a = GetFileAttributesW(wp.w);
+  widen_done(&wp);
   return a != INVALID_FILE_ATTRIBUTES && (a & FILE_ATTRIBUTE_DIRECTORY) != 0;
 }
 
 int hurray__os_replace(const char *from, const char *to) {
-  wchar_t *wf, *wt;
+  WidePath wf, wt;
   int e = widen(from, &wf);
   if (e != 0) return e;
   e = widen(to, &wt);
   if (e != 0) {
-    hurray__free(wf);
+    widen_done(&wf);
     return e;
   }
-  e = MoveFileExW(wf, wt, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH) ? 0 : last_error();
-  hurray__free(wf);
-  hurray__free(wt);
+  e = MoveFileExW(wf.w, wt.w, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH) ? 0
+                                                                                 : last_error();
+  widen_done(&wf);
+  widen_done(&wt);
   return e;
 }
 
 int hurray__os_remove(const char *path) {
-  wchar_t *w;
-  int e = widen(path, &w);
+  WidePath wp;
+  int e = widen(path, &wp);
   if (e != 0) return e;
-  e = DeleteFileW(w) ? 0 : last_error();
-  hurray__free(w);
+  e = DeleteFileW(wp.w) ? 0 : last_error();
+  widen_done(&wp);
   return e;
 }
 
