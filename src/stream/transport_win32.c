@@ -41,6 +41,11 @@
  */
 #if defined(_MSC_VER) || defined(_UCRT)
 #include <stdlib.h>
+#if !defined(_MSC_VER)
+/* MinGW-w64 linked against the UCRT: older headers lack the declaration. */
+_CRTIMP _invalid_parameter_handler __cdecl
+_set_thread_local_invalid_parameter_handler(_invalid_parameter_handler handler);
+#endif
 static void __cdecl ignore_parameter(const wchar_t *expr, const wchar_t *fn, const wchar_t *file,
                                      unsigned int line, uintptr_t reserved) {
   (void)expr;
