@@ -226,7 +226,7 @@ static PyObject *create(PyObject *m, const char *fname, FillKind kind, PyObject 
     }
     Py_END_ALLOW_THREADS
   }
-  return hpy_tensor_build(st, tag, rank, shape, NULL, 0, device, &b, 1, fname);
+  return hpy_tensor_new_dense(st, tag, rank, shape, HURRAY_LAYOUT_ROW_MAJOR, device, &b, fname);
 }
 
 static const char *const shape_names[] = {"shape", "dtype", "device", NULL};

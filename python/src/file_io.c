@@ -466,7 +466,8 @@ static PyObject *m_save(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
       const HpyTensor *t = (const HpyTensor *)val;
       bool ok;
       if (check_host(st, t, s, (size_t)len) < 0) goto done;
-      j->desc = t->desc;
+      j->desc = hpy_tensor_desc(st, val);
+      if (j->desc == NULL) goto done;
       j->bufs = buffer_ptrs(&arena, t, &ok);
       if (!ok) goto done;
     } else if (hpy_composite_check(st, val)) {

@@ -182,10 +182,18 @@ PyObject *hpy_tensor_array_interface(PyObject *self, void *closure) {
  * a PyArrayInterface (a stable part of NumPy's ABI since 1.x, declared here so
  * nothing is compiled against NumPy's headers). It spares NumPy the parsing of
  * the interface dict, which was most of numpy.asarray(t)'s time. The capsule
- * holds a strong reference to the tensor and owns the struct; NumPy makes the
- * tensor itself the array's base. The capsule is unnamed: NumPy reads it with
- * PyCapsule_GetPointer(capsule, NULL). The same tensors have it as have the
- * interface (everything else raises AttributeError, so NumPy falls back). */
+ * holds a strong reference to the tensor and owns the struct; the array's base
+ * is the tensor (NumPy 1) or the tuple (tensor, capsule) (NumPy 2). The capsule
+ * is unnamed: NumPy reads it with PyCapsule_GetPointer(capsule, NULL). The
+ * same tensors have it as have the
+ * interface (everything else raises AttributeError, so NumPy falls back).
+ *
+ * The struct carries the element type as a numpy.dtype object in `descr`
+ * (flag NPY_ARR_HAS_DESCR): NumPy takes a dtype object as it is, where the
+ * typekind/itemsize pair would make it format and parse a type string on
+ * every call. The dtype objects are made once per element type and kept in
+ * the module state; without NumPy's dtype (it failed to import) the struct
+ * falls back to typekind/itemsize. */
 
 typedef struct {
   int two; /* 2: contents are valid */
@@ -203,6 +211,7 @@ enum {
   HPY_NPY_ALIGNED = 0x0100,
   HPY_NPY_NOTSWAPPED = 0x0200,
   HPY_NPY_WRITEABLE = 0x0400,
+  HPY_NPY_ARR_HAS_DESCR = 0x0800,
 };
 
 typedef struct {
@@ -218,7 +227,23 @@ static void array_struct_dtor(PyObject *cap) {
     return;
   }
   Py_XDECREF(s->owner);
+  Py_XDECREF(s->inter.descr);
   PyMem_Free(s);
+}
+
+/* numpy.dtype for a tag with a typestr (borrowed from the state), made on
+ * first use; NULL without an exception when NumPy cannot make it. */
+static PyObject *np_dtype_of(HpyState *st, uint8_t tag, const char *typestr) {
+  PyObject *dt = st->np_dtypes[tag];
+  if (dt != NULL) return dt;
+  PyObject *np = hpy_numpy(st);
+  dt = np != NULL ? PyObject_CallMethod(np, "dtype", "(s)", typestr) : NULL;
+  if (dt == NULL) {
+    PyErr_Clear();
+    return NULL;
+  }
+  st->np_dtypes[tag] = dt;
+  return dt;
 }
 
 PyObject *hpy_tensor_array_struct(PyObject *self, void *closure) {
@@ -266,10 +291,16 @@ PyObject *hpy_tensor_array_struct(PyObject *self, void *closure) {
   s->inter.strides = rank > 0 ? str : NULL;
   s->inter.data = base != NULL ? base + t->f.byte_offset : NULL;
   s->inter.descr = NULL;
+  PyObject *descr = np_dtype_of(st, tag, ts);
+  if (descr != NULL) {
+    s->inter.flags |= HPY_NPY_ARR_HAS_DESCR;
+    s->inter.descr = Py_NewRef(descr);
+  }
   s->owner = Py_NewRef(self);
   PyObject *cap = PyCapsule_New(s, NULL, array_struct_dtor);
   if (cap == NULL) {
     Py_DECREF(s->owner);
+    Py_XDECREF(s->inter.descr);
     PyMem_Free(s);
   }
   return cap;
@@ -610,6 +641,124 @@ static PyObject *bf16_as_uint16(PyObject *obj) {
   return v;
 }
 
+/* ---- from_numpy, the ndarray path ---------------------------------------------
+ *
+ * An exact numpy.ndarray describes itself through __array_struct__ (a
+ * PyArrayInterface in a capsule: typekind, itemsize, flags, shape, strides,
+ * data), which NumPy fills from the array's fields, where the buffer protocol
+ * would format and compare a struct-module format string on every call. The
+ * tensor then holds a strong reference to the array instead of a buffer
+ * export: either keeps the array, and so its memory, alive. Only the plain
+ * case is taken here: a native-order, C- or Fortran-contiguous array of a
+ * type mapped one to one (bool, which Hurray packs, bfloat16, structured and
+ * every other kind take the general path below, which also raises every
+ * error). */
+
+enum { HPY_NPY_C_CONTIGUOUS = 0x0001, HPY_NPY_F_CONTIGUOUS = 0x0002 };
+
+/* Hurray type of a NumPy typekind/itemsize pair (bool excluded), or 0. */
+static uint8_t tag_of_kind(char kind, int itemsize) {
+  switch (kind) {
+    case 'f':
+      return itemsize == 2   ? HURRAY_DTYPE_FLOAT16
+             : itemsize == 4 ? HURRAY_DTYPE_FLOAT32
+             : itemsize == 8 ? HURRAY_DTYPE_FLOAT64
+                             : 0;
+    case 'i':
+      return itemsize == 1   ? HURRAY_DTYPE_INT8
+             : itemsize == 2 ? HURRAY_DTYPE_INT16
+             : itemsize == 4 ? HURRAY_DTYPE_INT32
+             : itemsize == 8 ? HURRAY_DTYPE_INT64
+                             : 0;
+    case 'u':
+      return itemsize == 1   ? HURRAY_DTYPE_UINT8
+             : itemsize == 2 ? HURRAY_DTYPE_UINT16
+             : itemsize == 4 ? HURRAY_DTYPE_UINT32
+             : itemsize == 8 ? HURRAY_DTYPE_UINT64
+                             : 0;
+    case 'c':
+      return itemsize == 8 ? HURRAY_DTYPE_COMPLEX64 : itemsize == 16 ? HURRAY_DTYPE_COMPLEX128 : 0;
+    default:
+      return 0;
+  }
+}
+
+/* True when obj is exactly a numpy.ndarray (NumPy is loaded if one exists). */
+static bool is_exact_ndarray(HpyState *st, PyObject *obj) {
+  PyTypeObject *tp = Py_TYPE(obj);
+  if (st->ndarray_type == NULL) {
+    if (strcmp(tp->tp_name, "numpy.ndarray") != 0) return false;
+    PyObject *np = hpy_numpy(st);
+    PyObject *nd = np != NULL ? PyObject_GetAttrString(np, "ndarray") : NULL;
+    if (nd == NULL || !PyType_Check(nd)) {
+      Py_XDECREF(nd);
+      PyErr_Clear();
+      return false;
+    }
+    st->ndarray_type = nd;
+  }
+  return (PyObject *)tp == st->ndarray_type;
+}
+
+/* The plain ndarray case: *out gets the tensor (or NULL with an exception);
+ * returns false, with nothing raised, when the array is not the plain case. */
+static bool from_ndarray(HpyState *st, PyObject *obj, int copy, const char *ctx,
+                         PyObject **out) {
+  if (!is_exact_ndarray(st, obj)) return false;
+  PyObject *cap = PyObject_GetAttr(obj, st->s_array_struct);
+  if (cap == NULL) {
+    PyErr_Clear();
+    return false;
+  }
+  const HpyArrayInterface *ai =
+      PyCapsule_CheckExact(cap) ? PyCapsule_GetPointer(cap, NULL) : NULL;
+  if (ai == NULL) PyErr_Clear();
+  uint8_t tag = 0;
+  int fl = 0;
+  if (ai != NULL && ai->two == 2 && ai->nd >= 0 && ai->nd <= (int)HURRAY_MAX_RANK) {
+    fl = ai->flags;
+    if ((fl & HPY_NPY_NOTSWAPPED) != 0 && (fl & HPY_NPY_ARR_HAS_DESCR) == 0)
+      tag = tag_of_kind(ai->typekind, ai->itemsize);
+  }
+  uint32_t rank = tag != 0 ? (uint32_t)ai->nd : 0;
+  bool c_contig = (fl & HPY_NPY_C_CONTIGUOUS) != 0;
+  bool f_contig = !c_contig && rank >= 2 && (fl & HPY_NPY_F_CONTIGUOUS) != 0;
+  uint64_t shape[HURRAY_MAX_RANK], count = 0, nbytes = 0;
+  bool plain = tag != 0 && (c_contig || f_contig) && (rank == 0 || ai->shape != NULL);
+  for (uint32_t i = 0; plain && i < rank; i++) {
+    plain = ai->shape[i] >= 0;
+    shape[i] = (uint64_t)ai->shape[i];
+  }
+  plain = plain && hpy_element_count(rank, shape, &count) &&
+          hurray_buffer_size_bytes(tag, count, &nbytes) == HURRAY_OK &&
+          nbytes <= (uint64_t)PY_SSIZE_T_MAX;
+  if (!plain) {
+    Py_DECREF(cap);
+    return false;
+  }
+  /* every field the buffer functions read; no held export (view.obj NULL),
+   * and no memset of the whole struct (a rep stos is a measurable share) */
+  HpyBuffer b;
+  b.data = (uint8_t *)ai->data;
+  b.size = nbytes;
+  b.owner = Py_NewRef(obj);
+  b.view.obj = NULL;
+  b.owned = NULL;
+  b.readonly = (fl & HPY_NPY_WRITEABLE) == 0;
+  b.sync_mode = HURRAY_SYNC_PRODUCER_SYNCED;
+  b.host = false;
+  Py_DECREF(cap);
+  if (hpy_buffer_apply_copy_policy(st, &b, 0, copy, true, ctx) < 0) {
+    hpy_buffer_release(&b);
+    *out = NULL;
+    return true;
+  }
+  *out = hpy_tensor_new_dense(st, tag, rank, shape,
+                              f_contig ? HURRAY_LAYOUT_COL_MAJOR : HURRAY_LAYOUT_ROW_MAJOR,
+                              st->cpu, &b, ctx);
+  return true;
+}
+
 PyObject *hpy_from_numpy(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                          PyObject *kwnames) {
   HpyState *st = hpy_state_of_module(module);
@@ -619,6 +768,8 @@ PyObject *hpy_from_numpy(PyObject *module, PyObject *const *args, Py_ssize_t nar
   int copy;
   if (hpy_parse_copy(a[1], &copy) < 0) return NULL;
   const char *ctx = "from_numpy";
+  PyObject *fast;
+  if (from_ndarray(st, a[0], copy, ctx, &fast)) return fast;
   HpyBuffer b;
   memset(&b, 0, sizeof b);
   bool bf16 = false;
@@ -658,7 +809,6 @@ PyObject *hpy_from_numpy(PyObject *module, PyObject *const *args, Py_ssize_t nar
   Py_buffer *v = &b.view;
   bool swapped = false;
   uint8_t tag = bf16 ? HURRAY_DTYPE_BFLOAT16 : tag_of_format(v->format, v->itemsize, &swapped);
-  PyObject *result = NULL;
   if (tag == 0) {
     hpy_raise(st->UnsupportedError, "%s: element format '%s' (itemsize %zd) has no Hurray type",
               ctx, v->format != NULL ? v->format : "B", v->itemsize);
@@ -756,9 +906,10 @@ PyObject *hpy_from_numpy(PyObject *module, PyObject *const *args, Py_ssize_t nar
     b.size = (uint64_t)v->len;
     if (hpy_buffer_apply_copy_policy(st, &b, 0, copy, true, ctx) < 0) goto fail;
   }
-  result = hpy_tensor_build(st, tag, rank, shape, &lay, strided ? boff : 0, st->cpu, &b, 1,
-                            ctx);
-  return result;
+  if (strided)
+    return hpy_tensor_build(st, tag, rank, shape, &lay, boff, st->cpu, &b, 1, ctx);
+  /* dense: the descriptor is built when first needed */
+  return hpy_tensor_new_dense(st, tag, rank, shape, lay.tag, st->cpu, &b, ctx);
 fail:
   hpy_buffer_release(&b);
   return NULL;
