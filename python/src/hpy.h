@@ -65,6 +65,7 @@ typedef struct HpyState {
    * (NULL until then, and for tags NumPy has no type for) */
   PyObject *np_dtypes[256];
   PyObject *ndarray_type;     /* numpy.ndarray, once from_numpy met one */
+  int nd_header;              /* ndarray.c: 1 header layout proven, -1 not, 0 unknown */
   PyObject *display_repr;     /* hurray._display.tensor_repr */
   PyObject *display_str;      /* hurray._display.tensor_str */
   PyObject *simple_namespace; /* types.SimpleNamespace */
@@ -567,6 +568,39 @@ PyObject *hpy_tensor_to_scipy(PyObject *self, PyObject *unused);
 /* A 1-D or 2-D view Tensor of `dtype` over buffer `index` (keeps self alive). */
 PyObject *hpy_tensor_component(PyObject *self, uint32_t index, uint8_t type_tag, uint32_t rank,
                                const uint64_t *shape, const char *what);
+
+/* NumPy's PyArrayInterface (__array_struct__), a stable part of NumPy's ABI
+ * since 1.x, declared here so that nothing is compiled against NumPy. */
+typedef struct {
+  int two; /* 2: contents are valid */
+  int nd;
+  char typekind;
+  int itemsize;
+  int flags;
+  Py_intptr_t *shape;
+  Py_intptr_t *strides;
+  void *data;
+  PyObject *descr;
+} HpyArrayInterface;
+
+/* NumPy array flags (the same bits in PyArrayInterface.flags). */
+enum {
+  HPY_NPY_C_CONTIGUOUS = 0x0001,
+  HPY_NPY_F_CONTIGUOUS = 0x0002,
+  HPY_NPY_ALIGNED = 0x0100,
+  HPY_NPY_NOTSWAPPED = 0x0200,
+  HPY_NPY_WRITEABLE = 0x0400,
+  HPY_NPY_ARR_HAS_DESCR = 0x0800,
+};
+
+/* from_numpy for an exact numpy.ndarray in the plain case (ndarray.c):
+ * returns true with *out the tensor (or NULL with an exception set), false
+ * with nothing raised when the array is not the plain case (the caller then
+ * takes the general buffer-protocol path). */
+bool hpy_from_ndarray(HpyState *st, PyObject *obj, int copy, const char *context,
+                      PyObject **out);
+/* _ndarray_path(mode): chooses and reports the way (tests). */
+PyObject *hpy_ndarray_path(PyObject *m, PyObject *mode);
 
 /* numpy interop (tensor_numpy.c) */
 PyObject *hpy_tensor_array(PyObject *self, PyObject *const *args, Py_ssize_t nargs,

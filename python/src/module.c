@@ -108,6 +108,11 @@ static PyMethodDef module_methods[] = {
     {"_aligned_mem_handler", hpy_aligned_mem_handler, METH_NOARGS,
      "_aligned_mem_handler()\n--\n\nThe NEP 49 'mem_handler' capsule of the 64-byte aligned "
      "NumPy allocator (used by hurray.aligned_allocator)."},
+    {"_ndarray_path", hpy_ndarray_path, METH_O,
+     "_ndarray_path(mode, /)\n--\n\nHow from_numpy reads an exact numpy.ndarray (tests): "
+     "'header' proves and reads the object header, 'struct' uses __array_struct__, 'auto' "
+     "proves the header again on next use, None only reports. Returns the way in use "
+     "('header', 'struct' or 'unproven')."},
     {"_numpy_set_handler", hpy_numpy_set_handler, METH_O,
      "_numpy_set_handler(handler, /)\n--\n\nInstall a NEP 49 'mem_handler' capsule for the "
      "current context through NumPy's C-API table; returns the previous handler."},

@@ -195,24 +195,6 @@ PyObject *hpy_tensor_array_interface(PyObject *self, void *closure) {
  * the module state; without NumPy's dtype (it failed to import) the struct
  * falls back to typekind/itemsize. */
 
-typedef struct {
-  int two; /* 2: contents are valid */
-  int nd;
-  char typekind;
-  int itemsize;
-  int flags;
-  Py_intptr_t *shape;
-  Py_intptr_t *strides;
-  void *data;
-  PyObject *descr;
-} HpyArrayInterface;
-
-enum {
-  HPY_NPY_ALIGNED = 0x0100,
-  HPY_NPY_NOTSWAPPED = 0x0200,
-  HPY_NPY_WRITEABLE = 0x0400,
-  HPY_NPY_ARR_HAS_DESCR = 0x0800,
-};
 
 typedef struct {
   HpyArrayInterface inter;
@@ -641,124 +623,6 @@ static PyObject *bf16_as_uint16(PyObject *obj) {
   return v;
 }
 
-/* ---- from_numpy, the ndarray path ---------------------------------------------
- *
- * An exact numpy.ndarray describes itself through __array_struct__ (a
- * PyArrayInterface in a capsule: typekind, itemsize, flags, shape, strides,
- * data), which NumPy fills from the array's fields, where the buffer protocol
- * would format and compare a struct-module format string on every call. The
- * tensor then holds a strong reference to the array instead of a buffer
- * export: either keeps the array, and so its memory, alive. Only the plain
- * case is taken here: a native-order, C- or Fortran-contiguous array of a
- * type mapped one to one (bool, which Hurray packs, bfloat16, structured and
- * every other kind take the general path below, which also raises every
- * error). */
-
-enum { HPY_NPY_C_CONTIGUOUS = 0x0001, HPY_NPY_F_CONTIGUOUS = 0x0002 };
-
-/* Hurray type of a NumPy typekind/itemsize pair (bool excluded), or 0. */
-static uint8_t tag_of_kind(char kind, int itemsize) {
-  switch (kind) {
-    case 'f':
-      return itemsize == 2   ? HURRAY_DTYPE_FLOAT16
-             : itemsize == 4 ? HURRAY_DTYPE_FLOAT32
-             : itemsize == 8 ? HURRAY_DTYPE_FLOAT64
-                             : 0;
-    case 'i':
-      return itemsize == 1   ? HURRAY_DTYPE_INT8
-             : itemsize == 2 ? HURRAY_DTYPE_INT16
-             : itemsize == 4 ? HURRAY_DTYPE_INT32
-             : itemsize == 8 ? HURRAY_DTYPE_INT64
-                             : 0;
-    case 'u':
-      return itemsize == 1   ? HURRAY_DTYPE_UINT8
-             : itemsize == 2 ? HURRAY_DTYPE_UINT16
-             : itemsize == 4 ? HURRAY_DTYPE_UINT32
-             : itemsize == 8 ? HURRAY_DTYPE_UINT64
-                             : 0;
-    case 'c':
-      return itemsize == 8 ? HURRAY_DTYPE_COMPLEX64 : itemsize == 16 ? HURRAY_DTYPE_COMPLEX128 : 0;
-    default:
-      return 0;
-  }
-}
-
-/* True when obj is exactly a numpy.ndarray (NumPy is loaded if one exists). */
-static bool is_exact_ndarray(HpyState *st, PyObject *obj) {
-  PyTypeObject *tp = Py_TYPE(obj);
-  if (st->ndarray_type == NULL) {
-    if (strcmp(tp->tp_name, "numpy.ndarray") != 0) return false;
-    PyObject *np = hpy_numpy(st);
-    PyObject *nd = np != NULL ? PyObject_GetAttrString(np, "ndarray") : NULL;
-    if (nd == NULL || !PyType_Check(nd)) {
-      Py_XDECREF(nd);
-      PyErr_Clear();
-      return false;
-    }
-    st->ndarray_type = nd;
-  }
-  return (PyObject *)tp == st->ndarray_type;
-}
-
-/* The plain ndarray case: *out gets the tensor (or NULL with an exception);
- * returns false, with nothing raised, when the array is not the plain case. */
-static bool from_ndarray(HpyState *st, PyObject *obj, int copy, const char *ctx,
-                         PyObject **out) {
-  if (!is_exact_ndarray(st, obj)) return false;
-  PyObject *cap = PyObject_GetAttr(obj, st->s_array_struct);
-  if (cap == NULL) {
-    PyErr_Clear();
-    return false;
-  }
-  const HpyArrayInterface *ai =
-      PyCapsule_CheckExact(cap) ? PyCapsule_GetPointer(cap, NULL) : NULL;
-  if (ai == NULL) PyErr_Clear();
-  uint8_t tag = 0;
-  int fl = 0;
-  if (ai != NULL && ai->two == 2 && ai->nd >= 0 && ai->nd <= (int)HURRAY_MAX_RANK) {
-    fl = ai->flags;
-    if ((fl & HPY_NPY_NOTSWAPPED) != 0 && (fl & HPY_NPY_ARR_HAS_DESCR) == 0)
-      tag = tag_of_kind(ai->typekind, ai->itemsize);
-  }
-  uint32_t rank = tag != 0 ? (uint32_t)ai->nd : 0;
-  bool c_contig = (fl & HPY_NPY_C_CONTIGUOUS) != 0;
-  bool f_contig = !c_contig && rank >= 2 && (fl & HPY_NPY_F_CONTIGUOUS) != 0;
-  uint64_t shape[HURRAY_MAX_RANK], count = 0, nbytes = 0;
-  bool plain = tag != 0 && (c_contig || f_contig) && (rank == 0 || ai->shape != NULL);
-  for (uint32_t i = 0; plain && i < rank; i++) {
-    plain = ai->shape[i] >= 0;
-    shape[i] = (uint64_t)ai->shape[i];
-  }
-  plain = plain && hpy_element_count(rank, shape, &count) &&
-          hurray_buffer_size_bytes(tag, count, &nbytes) == HURRAY_OK &&
-          nbytes <= (uint64_t)PY_SSIZE_T_MAX;
-  if (!plain) {
-    Py_DECREF(cap);
-    return false;
-  }
-  /* every field the buffer functions read; no held export (view.obj NULL),
-   * and no memset of the whole struct (a rep stos is a measurable share) */
-  HpyBuffer b;
-  b.data = (uint8_t *)ai->data;
-  b.size = nbytes;
-  b.owner = Py_NewRef(obj);
-  b.view.obj = NULL;
-  b.owned = NULL;
-  b.readonly = (fl & HPY_NPY_WRITEABLE) == 0;
-  b.sync_mode = HURRAY_SYNC_PRODUCER_SYNCED;
-  b.host = false;
-  Py_DECREF(cap);
-  if (hpy_buffer_apply_copy_policy(st, &b, 0, copy, true, ctx) < 0) {
-    hpy_buffer_release(&b);
-    *out = NULL;
-    return true;
-  }
-  *out = hpy_tensor_new_dense(st, tag, rank, shape,
-                              f_contig ? HURRAY_LAYOUT_COL_MAJOR : HURRAY_LAYOUT_ROW_MAJOR,
-                              st->cpu, &b, ctx);
-  return true;
-}
-
 PyObject *hpy_from_numpy(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                          PyObject *kwnames) {
   HpyState *st = hpy_state_of_module(module);
@@ -769,7 +633,7 @@ PyObject *hpy_from_numpy(PyObject *module, PyObject *const *args, Py_ssize_t nar
   if (hpy_parse_copy(a[1], &copy) < 0) return NULL;
   const char *ctx = "from_numpy";
   PyObject *fast;
-  if (from_ndarray(st, a[0], copy, ctx, &fast)) return fast;
+  if (hpy_from_ndarray(st, a[0], copy, ctx, &fast)) return fast;
   HpyBuffer b;
   memset(&b, 0, sizeof b);
   bool bf16 = false;
