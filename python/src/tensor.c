@@ -38,18 +38,21 @@ void *hpy_alloc_buffer(uint64_t size, bool zero) {
     PyErr_NoMemory();
     return NULL;
   }
-  void *p = hurray_alloc((size_t)(size == 0 ? 1 : size), HURRAY_MIN_BUFFER_ALIGNMENT);
+  size_t n = (size_t)(size == 0 ? 1 : size);
+  void *p;
+  if (!zero) {
+    p = hurray_alloc(n, HURRAY_MIN_BUFFER_ALIGNMENT);
+  } else if (size >= HPY_NOGIL_COPY_BYTES) {
+    /* zeroed by the allocator: a large block comes zeroed from the kernel
+     * (nothing to write), a smaller one is memset, either way without the GIL */
+    Py_BEGIN_ALLOW_THREADS p = hurray_alloc_zeroed(n, HURRAY_MIN_BUFFER_ALIGNMENT);
+    Py_END_ALLOW_THREADS
+  } else {
+    p = hurray_alloc_zeroed(n, HURRAY_MIN_BUFFER_ALIGNMENT);
+  }
   if (p == NULL) {
     PyErr_NoMemory();
     return NULL;
-  }
-  if (zero) {
-    if (size >= HPY_NOGIL_COPY_BYTES) {
-      Py_BEGIN_ALLOW_THREADS memset(p, 0, (size_t)size);
-      Py_END_ALLOW_THREADS
-    } else {
-      memset(p, 0, (size_t)size);
-    }
   }
   return p;
 }
