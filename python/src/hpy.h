@@ -565,6 +565,10 @@ PyObject *hpy_tensor_row_indices(PyObject *self, void *closure);
 PyObject *hpy_tensor_col_ptr(PyObject *self, void *closure);
 /* to_scipy(): through hurray._sparse (SciPy is imported lazily). */
 PyObject *hpy_tensor_to_scipy(PyObject *self, PyObject *unused);
+/* _coo_lexsorted(indices, nnz, rank): whether the [nnz, rank] uint64 coordinates
+ * (a C-contiguous buffer) strictly increase lexicographically: one scan in C,
+ * stopping at the first row out of order (hurray._sparse). */
+PyObject *hpy_coo_lexsorted(PyObject *m, PyObject *const *args, Py_ssize_t nargs);
 /* A 1-D or 2-D view Tensor of `dtype` over buffer `index` (keeps self alive). */
 PyObject *hpy_tensor_component(PyObject *self, uint32_t index, uint8_t type_tag, uint32_t rank,
                                const uint64_t *shape, const char *what);

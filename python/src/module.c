@@ -108,6 +108,10 @@ static PyMethodDef module_methods[] = {
     {"_aligned_mem_handler", hpy_aligned_mem_handler, METH_NOARGS,
      "_aligned_mem_handler()\n--\n\nThe NEP 49 'mem_handler' capsule of the 64-byte aligned "
      "NumPy allocator (used by hurray.aligned_allocator)."},
+    {"_coo_lexsorted", (PyCFunction)(void (*)(void))hpy_coo_lexsorted, METH_FASTCALL,
+     "_coo_lexsorted(indices, nnz, rank, /)\n--\n\nWhether the [nnz, rank] uint64 coordinates "
+     "in `indices` (a C-contiguous buffer) strictly increase in lexicographic order (no "
+     "duplicate): one scan, stopping at the first row out of order."},
     {"_ndarray_path", hpy_ndarray_path, METH_O,
      "_ndarray_path(mode, /)\n--\n\nHow from_numpy reads an exact numpy.ndarray (tests): "
      "'header' proves and reads the object header, 'struct' uses __array_struct__, 'auto' "
