@@ -168,6 +168,28 @@ PyObject *hpy_tensor_to_scipy(PyObject *self, PyObject *unused) {
 static bool coo_rows_increase(const uint8_t *p, uint64_t nnz, uint32_t rank) {
   if (nnz < 2) return true;
   if (rank == 0) return false; /* every row is the same (empty) coordinate */
+  if ((uintptr_t)p % sizeof(uint64_t) == 0) {
+    /* read as words (a NumPy uint64 array is aligned); ranks 1 and 2 unrolled */
+    const uint64_t *w = (const uint64_t *)(const void *)p;
+    if (rank == 1) {
+      for (uint64_t i = 1; i < nnz; i++)
+        if (w[i - 1] >= w[i]) return false;
+      return true;
+    }
+    if (rank == 2) {
+      for (uint64_t i = 1; i < nnz; i++) {
+        uint64_t a0 = w[2 * i - 2], a1 = w[2 * i - 1], b0 = w[2 * i], b1 = w[2 * i + 1];
+        if (!(a0 < b0 || (a0 == b0 && a1 < b1))) return false;
+      }
+      return true;
+    }
+    for (uint64_t i = 1; i < nnz; i++, w += rank) {
+      uint32_t d = 0;
+      while (d < rank && w[d] == w[rank + d]) d++;
+      if (d == rank || w[d] > w[rank + d]) return false;
+    }
+    return true;
+  }
   size_t row = (size_t)rank * 8u;
   for (uint64_t i = 1; i < nnz; i++, p += row) {
     const uint8_t *q = p + row;

@@ -259,8 +259,8 @@ def test_coo_lexsorted_agrees_with_the_rule():
              np.array([[0, 1], [0, 1]], np.uint64), np.array([[0, 1], [0, 2]], np.uint64),
              np.array([[1, 0], [0, 5]], np.uint64), np.array([[2**64 - 1], [0]], np.uint64),
              np.array([[0], [2**64 - 1]], np.uint64)]
-    for _ in range(200):
-        rank = int(rng.integers(1, 4))
+    for _ in range(300):
+        rank = int(rng.integers(1, 5))
         nnz = int(rng.integers(0, 12))
         m = rng.integers(0, 3, size=(nnz, rank)).astype(np.uint64)
         if rng.random() < 0.5:  # sorted, with or without duplicates
@@ -272,6 +272,8 @@ def test_coo_lexsorted_agrees_with_the_rule():
         rows = m.tolist()
         want = len(rows) < 2 or (m.shape[1] > 0 and lexsorted_reference(rows))
         assert H._coo_lexsorted(m, m.shape[0], m.shape[1]) is want, m
+        odd = memoryview(bytearray(b"\0" + m.tobytes()))[1:]  # not 8-byte aligned
+        assert H._coo_lexsorted(odd, m.shape[0], m.shape[1]) is want, m
         distinct = len({tuple(r) for r in rows}) == len(rows)
         if m.shape[1] > 0 and m.shape[0] > 0 and m.max() < 3 and distinct:
             t = hurray.sparse_coo(np.ones(len(rows), np.float32), m, [3] * m.shape[1])
