@@ -866,14 +866,19 @@ NOTES = """\
 Where the time goes, as profiled (perf, strace) when this runner was written; the
 figures above are the evidence, these are the reasons.
 
-- **Save.** `hurray.save` is atomic and durable: it writes a temporary file, fsyncs
-  it, renames it over the target and fsyncs the folder (docs/file-format.md).
-  `safetensors`, `numpy.save` and `torch.save` return while the bytes are still in
-  the page cache, so their time excludes the disk. With the same durability
-  (`+ fsync` rows) safetensors takes as long as hurray, and both sit on the raw
-  floor (`raw: one write + fsync`): the wait is the disk's. The literal target
-  ("at least as fast as `save_file`") needs a non-durable mode, which the C
-  writer has (`skip_fsync`) and the Python `save` does not expose.
+- **Save.** `hurray.save` is atomic in both modes: it writes a temporary file and
+  renames it over the target. By default it is also durable: it fsyncs the file
+  before the rename and the folder after it, so a saved file survives a power
+  loss (docs/python.md). `safetensors`, `numpy.save` and `torch.save` return while
+  the bytes are still in the page cache, so their time excludes the disk. The
+  targets therefore compare equal durability: the default `hurray.save` with
+  `safetensors.numpy.save_file` followed by an fsync of the file and its folder
+  (`+ fsync` row), and `hurray.save(durable=False)` (no flush, the atomic rename
+  kept) with plain `save_file`. Durable saves sit on the raw floor
+  (`raw: one write + fsync`): the wait is the disk's. Non-durable ones write
+  straight from the tensors' memory with one `pwrite` per descriptor and per
+  buffer (padding is left as holes); their time is the page cache's, as
+  safetensors' is.
 - **Load.** `hurray.load` maps the file: every tensor is a read-only view of the
   mapping, and touching the bytes costs page-cache faults only (the
   `raw: mmap and touch` floor). `safetensors.numpy.load_file` copies every byte
@@ -882,15 +887,15 @@ figures above are the evidence, these are the reasons.
   looks the name up; `safe_open` parses the JSON header of all 10,000 entries on
   every open.
 - **Issue 5, NumPy round trip.** `numpy.asarray(hurray.from_numpy(a))` is two
-  conversions against NumPy's one capsule round trip. `from_numpy` (about 0.3-0.4
-  µs) builds and validates a complete descriptor (`hurray_descriptor_from_fields`:
-  layout and size checks, then the wire encoding: about 40% of it), takes NumPy's
-  buffer export (about 10%) and allocates the tensor. `numpy.asarray(t)` reads
-  `Tensor.__array_struct__` (0.5 µs; 1.6 µs through the `__array_interface__` dict
-  before the struct was added), where NumPy formats and parses a type string for
-  every call. What would close the rest: a NumPy dtype object cached per element
-  type and handed over in the struct's `descr` (no type string), and a descriptor
-  encoded on first use rather than in `from_numpy`.
+  conversions against NumPy's one capsule round trip, and its time does not grow
+  with the size. `from_numpy` of an exact ndarray reads the array's header (its
+  layout proven once against `__array_interface__`) instead of asking for a
+  buffer export, whose format string NumPy builds and compares on every call,
+  and the tensor builds its descriptor only when something needs it (save, a
+  stream, `.descriptor`): what is left is allocating the tensor (about 0.1 µs).
+  `numpy.asarray(t)` reads `Tensor.__array_struct__`, which hands NumPy a cached
+  `numpy.dtype` in `descr`, so NumPy parses no type string; the rest is NumPy's
+  own array creation (about 0.3 µs), the same work `numpy.from_dlpack` does.
 - **Issue 5, PyTorch.** `torch.from_dlpack` of a hurray tensor and of a NumPy
   array cost the same within noise: the capsule is filled from fields the tensor
   already holds.

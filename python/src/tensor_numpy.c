@@ -12,7 +12,10 @@
  * Into hurray: from_numpy reads any buffer-protocol exporter (format, shape,
  * strides) and borrows its memory, holding the export (and so the array) for
  * the tensor's lifetime. A Fortran-ordered array becomes a column-major tensor
- * without a copy; other non-contiguous arrays are copied to row-major.
+ * without a copy; arrays with whole-element strides become strided tensors;
+ * other non-contiguous arrays are copied to row-major. The plain case of an
+ * exact numpy.ndarray takes a cheaper way first (ndarray.c). Dense results
+ * describe themselves lazily (hpy_tensor_new_dense).
  */
 #include "hpy.h"
 
