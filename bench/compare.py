@@ -874,11 +874,16 @@ figures above are the evidence, these are the reasons.
   targets therefore compare equal durability: the default `hurray.save` with
   `safetensors.numpy.save_file` followed by an fsync of the file and its folder
   (`+ fsync` row), and `hurray.save(durable=False)` (no flush, the atomic rename
-  kept) with plain `save_file`. Durable saves sit on the raw floor
-  (`raw: one write + fsync`): the wait is the disk's. Non-durable ones write
-  straight from the tensors' memory with one `pwrite` per descriptor and per
-  buffer (padding is left as holes); their time is the page cache's, as
-  safetensors' is.
+  kept) with plain `save_file`. Non-durable saves write straight from the
+  tensors' memory with one `pwrite` per descriptor and per buffer (padding is
+  left as holes): their time is the page cache's, as safetensors' is, and both
+  sit on `raw: one write`. Durable saves wait for the disk, near
+  `raw: one write + fsync`; on this shared machine the disk's other work moves
+  those rows by up to a third from run to run, so a ratio near 1 falls on
+  either side of it. Small tensors cost hurray more disk: the format starts
+  every buffer on a 4096-byte boundary (docs/file-format.md), so 10,000
+  tensors of 1 KiB fill about 80 MB of blocks where safetensors packs 10 MB,
+  and a flush writes them all.
 - **Load.** `hurray.load` maps the file: every tensor is a read-only view of the
   mapping, and touching the bytes costs page-cache faults only (the
   `raw: mmap and touch` floor). `safetensors.numpy.load_file` copies every byte
