@@ -292,3 +292,35 @@ def test_coo_lexsorted_large_and_bad_arguments():
         H._coo_lexsorted(np.zeros(4, np.uint64), 2, -1)
     with pytest.raises(TypeError):
         H._coo_lexsorted(3, 1, 1)
+
+
+@pytest.mark.parametrize("name", ["float16", "float32", "float64", "int8", "uint16", "int32",
+                                  "uint64", "complex64", "complex128", "bool"])
+def test_full_pattern_every_length(name):
+    """full/ones store a 16-byte pattern and finish with a tail: every length up to
+    a few patterns, against NumPy's."""
+    value = {"bool": True, "complex64": 1.5 - 2j, "complex128": -0.25 + 3j}.get(name, 3)
+    for n in range(0, 41):
+        t = hurray.full((n,), value, dtype=hurray.Dtype.from_name(name))
+        assert np.array_equal(np.asarray(t), np.full((n,), value, dtype=name)), n
+        o = hurray.ones((n,), dtype=hurray.Dtype.from_name(name))
+        assert np.array_equal(np.asarray(o), np.ones((n,), dtype=name)), n
+
+
+def test_large_buffers_are_zeroed_and_filled():
+    """Blocks of 4 MiB and more come from the kernel (zero pages) and are filled
+    without the GIL; what reads back is what was asked for."""
+    n = (16 << 20) // 4 + 3  # 64 MiB and a bit: a partial last page
+    for _ in range(2):  # the second reuses the address space the first released
+        z = hurray.zeros((n,), dtype=hurray.float32)
+        a = np.asarray(z)
+        assert not a.any()
+        a[::4096] = 1  # dirty it before it is released
+        del a, z
+    o = np.asarray(hurray.ones((n,), dtype=hurray.int32))
+    assert o.min() == 1 and o.max() == 1
+    f = np.asarray(hurray.full((n // 2,), 1 + 2j, dtype=hurray.Dtype.from_name("complex128")))
+    assert (f == 1 + 2j).all()
+    e = hurray.empty((n,), dtype=hurray.uint8)
+    np.asarray(e)[...] = 7  # writable whole
+    assert int(np.asarray(e)[-1]) == 7
