@@ -1,0 +1,170 @@
+/* The allocator hook: hurray_alloc_zeroed, and the default allocator's mapped
+ * large blocks (src/core/alloc.c). */
+#include <string.h>
+
+#include "testutil.h"
+#include "internal/common.h"
+
+/* Whether this build maps large blocks (the condition of src/core/alloc.c). */
+#if defined(__SANITIZE_ADDRESS__)
+#define MAPS 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define MAPS 0
+#endif
+#endif
+#if !defined(MAPS)
+#if !defined(_WIN32) && (defined(__unix__) || defined(__APPLE__))
+#define MAPS 1
+#else
+#define MAPS 0
+#endif
+#endif
+
+#define MIB ((size_t)1 << 20)
+
+static bool all_zero(const uint8_t *p, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (p[i] != 0) return false;
+  return true;
+}
+
+static void test_zeroed_small_blocks(void **state) {
+  (void)state;
+  hurray_set_allocator(NULL);
+  static const size_t sizes[] = {0, 1, 63, 100, 4095, 4096, 100000, HURRAY__MAP_THRESHOLD - 1};
+  static const size_t aligns[] = {1, 8, 64, 4096};
+  for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+    for (size_t a = 0; a < sizeof aligns / sizeof aligns[0]; a++) {
+      /* dirty memory of the same size first, so a recycled block would show */
+      uint8_t *d = hurray_alloc(sizes[s], aligns[a]);
+      assert_non_null(d);
+      memset(d, 0xA5, sizes[s]);
+      hurray_free(d);
+      size_t before = hurray__alloc_mapped_blocks();
+      uint8_t *p = hurray_alloc_zeroed(sizes[s], aligns[a]);
+      assert_non_null(p);
+      assert_int_equal((uintptr_t)p % aligns[a], 0);
+      assert_true(all_zero(p, sizes[s]));
+      assert_int_equal(hurray__alloc_mapped_blocks(), before); /* below the threshold */
+      memset(p, 0x5A, sizes[s]);
+      hurray_free(p);
+    }
+  }
+  assert_null(hurray_alloc_zeroed(8, 0));
+  assert_null(hurray_alloc_zeroed(8, 48));
+}
+
+static void test_zeroed_large_blocks(void **state) {
+  (void)state;
+  hurray_set_allocator(NULL);
+  static const size_t sizes[] = {HURRAY__MAP_THRESHOLD, HURRAY__MAP_THRESHOLD + 1,
+                                 9 * MIB + 123};
+  for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+    for (int round = 0; round < 2; round++) { /* the second reuses freed address space */
+      size_t before = hurray__alloc_mapped_blocks();
+      uint8_t *p = hurray_alloc_zeroed(sizes[s], 64);
+      assert_non_null(p);
+      assert_int_equal(hurray__alloc_mapped_blocks(), before + (MAPS ? 1 : 0));
+      if (MAPS) assert_int_equal((uintptr_t)p % (2 * MIB), 0);
+      assert_int_equal((uintptr_t)p % 64, 0);
+      assert_true(all_zero(p, sizes[s]));
+      memset(p, 0xC3, sizes[s]); /* every byte writable */
+      assert_int_equal(p[sizes[s] - 1], 0xC3);
+      hurray_free(p);
+      assert_int_equal(hurray__alloc_mapped_blocks(), before);
+    }
+  }
+  /* an alignment above 2 MiB is not a mapped block's: posix_memalign, zeroed */
+  size_t before = hurray__alloc_mapped_blocks();
+  uint8_t *p = hurray_alloc_zeroed(HURRAY__MAP_THRESHOLD, 4 * MIB);
+  assert_non_null(p);
+  assert_int_equal((uintptr_t)p % (4 * MIB), 0);
+  assert_int_equal(hurray__alloc_mapped_blocks(), before);
+  assert_true(all_zero(p, HURRAY__MAP_THRESHOLD));
+  hurray_free(p);
+}
+
+static void test_large_plain_blocks_are_mapped(void **state) {
+  (void)state;
+  hurray_set_allocator(NULL);
+  size_t before = hurray__alloc_mapped_blocks();
+  uint8_t *p = hurray_alloc(8 * MIB, 4096);
+  assert_non_null(p);
+  assert_int_equal((uintptr_t)p % 4096, 0);
+  assert_int_equal(hurray__alloc_mapped_blocks(), before + (MAPS ? 1 : 0));
+  memset(p, 1, 8 * MIB);
+  hurray_free(p);
+  assert_int_equal(hurray__alloc_mapped_blocks(), before);
+  /* internal zeroed tables take the same path */
+  uint8_t *q = hurray__calloc(HURRAY__MAP_THRESHOLD / 8, 8);
+  assert_non_null(q);
+  assert_true(all_zero(q, HURRAY__MAP_THRESHOLD));
+  hurray__free(q);
+  assert_null(hurray__calloc(SIZE_MAX / 4, 8)); /* n * size overflows */
+}
+
+/* More live large blocks than the table of mapped blocks holds (256): the
+ * rest come from posix_memalign, still zeroed, and every one frees. Nothing
+ * is touched but two bytes a block, so this maps address space, not memory. */
+static void test_more_large_blocks_than_the_table(void **state) {
+  (void)state;
+  hurray_set_allocator(NULL);
+  enum { N = 300 };
+  static uint8_t *blocks[N];
+  size_t before = hurray__alloc_mapped_blocks();
+  for (int i = 0; i < N; i++) {
+    blocks[i] = hurray_alloc_zeroed(HURRAY__MAP_THRESHOLD, 64);
+    assert_non_null(blocks[i]);
+    assert_int_equal(blocks[i][0], 0);
+    assert_int_equal(blocks[i][HURRAY__MAP_THRESHOLD - 1], 0);
+    blocks[i][0] = (uint8_t)i;
+  }
+  size_t mapped = hurray__alloc_mapped_blocks() - before;
+  assert_true(mapped <= 256);
+  if (MAPS) assert_true(mapped > 0);
+  for (int i = 0; i < N; i++) {
+    assert_int_equal(blocks[i][0], (uint8_t)i);
+    hurray_free(blocks[i]);
+  }
+  assert_int_equal(hurray__alloc_mapped_blocks(), before);
+}
+
+static void test_zeroed_through_an_installed_allocator(void **state) {
+  (void)state;
+  tu_alloc_install();
+  size_t mapped = hurray__alloc_mapped_blocks();
+  static const size_t sizes[] = {0, 100, 5 * MIB};
+  for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+    long count = tu_alloc_count();
+    uint8_t *p = hurray_alloc_zeroed(sizes[s], 64);
+    assert_non_null(p);
+    assert_int_equal(tu_alloc_count(), count + 1); /* exactly one call of the hook */
+    assert_int_equal(tu_alloc_live(), 1);
+    assert_int_equal((uintptr_t)p % 64, 0);
+    assert_true(all_zero(p, sizes[s]));
+    assert_int_equal(hurray__alloc_mapped_blocks(), mapped); /* never bypassed */
+    hurray_free(p);
+    assert_int_equal(tu_alloc_live(), 0);
+  }
+  long count = tu_alloc_count();
+  assert_null(hurray_alloc_zeroed(8, 3)); /* refused before the hook */
+  assert_int_equal(tu_alloc_count(), count);
+  tu_fail_alloc_after(0);
+  assert_null(hurray_alloc_zeroed(5 * MIB, 64));
+  assert_null(hurray__calloc(4, 4));
+  assert_int_equal(tu_alloc_live(), 0);
+  tu_alloc_reset();
+  hurray_set_allocator(NULL);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_zeroed_small_blocks),
+      cmocka_unit_test(test_zeroed_large_blocks),
+      cmocka_unit_test(test_large_plain_blocks_are_mapped),
+      cmocka_unit_test(test_more_large_blocks_than_the_table),
+      cmocka_unit_test(test_zeroed_through_an_installed_allocator),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
