@@ -29,7 +29,8 @@ typedef struct HurrayAllocator {
  * Installs an allocator: `allocator` is borrowed and copied (its ctx must stay
  * valid while installed). NULL, or a struct whose alloc or free is NULL,
  * restores the default (posix_memalign / free, and mmap / munmap with huge-page
- * advice for blocks of 4 MiB or more on POSIX systems; _aligned_malloc /
+ * advice for blocks of 4 MiB or more on POSIX systems, up to 4 freed ones
+ * (64 MiB in all) kept for reuse by hurray_alloc; _aligned_malloc /
  * _aligned_free on Windows). Not thread-safe: call it before using the
  * library from several threads. Memory must be freed by the allocator that
  * made it, so switch only while the library holds no allocation.

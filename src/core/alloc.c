@@ -17,6 +17,14 @@
  * is zeroed by memset when asked to be). An installed allocator is never
  * bypassed: hurray_alloc_zeroed is then one call of its alloc and a memset.
  *
+ * Freed mapped blocks are not all unmapped at once: up to REUSE_SLOTS of them
+ * (REUSE_MAX_BYTES in all) are kept and handed out again by hurray_alloc to a
+ * request they fit closely (a stream reading tensor after tensor of the same
+ * size, a load that frees and allocates in turn). Their pages are already
+ * mapped and faulted in, so the next block costs no mmap, no page faults, no
+ * page zeroing and no munmap. hurray_alloc_zeroed never takes one (they hold
+ * old bytes); it always maps fresh, zero pages.
+ *
  * Builds with AddressSanitizer keep every block on the posix_memalign path,
  * so that ASan's redzones guard large buffers too.
  */
@@ -131,20 +139,124 @@ size_t hurray__alloc_mapped_blocks(void) {
   return atomic_load_explicit(&g_map_live, memory_order_relaxed);
 }
 
+/* ---- freed mapped blocks kept for reuse ---------------------------------------- */
+
+#define REUSE_SLOTS 4u
+#define REUSE_MAX_BYTES ((size_t)64 << 20)
+
+static atomic_flag g_reuse_lock = ATOMIC_FLAG_INIT;
+static uintptr_t g_reuse_addr[REUSE_SLOTS]; /* 0: empty; under g_reuse_lock */
+static size_t g_reuse_len[REUSE_SLOTS];
+static size_t g_reuse_bytes;
+static unsigned g_reuse_next; /* the slot to give up when all are taken */
+
+static void reuse_lock(void) {
+  while (atomic_flag_test_and_set_explicit(&g_reuse_lock, memory_order_acquire)) {
+  }
+}
+static void reuse_unlock(void) { atomic_flag_clear_explicit(&g_reuse_lock, memory_order_release); }
+
+/* Keeps a freed mapped block (already out of the table) for reuse, or unmaps
+ * it; when every slot is taken the oldest kept block is unmapped instead. */
+static void reuse_put(uintptr_t p, size_t len) {
+  uintptr_t evict = 0;
+  size_t evict_len = 0;
+  if (len <= REUSE_MAX_BYTES) {
+    reuse_lock();
+    unsigned slot = REUSE_SLOTS;
+    for (unsigned i = 0; i < REUSE_SLOTS; i++)
+      if (g_reuse_addr[i] == 0) {
+        slot = i;
+        break;
+      }
+    if (slot == REUSE_SLOTS) { /* all taken: the oldest goes */
+      slot = g_reuse_next;
+      g_reuse_next = (g_reuse_next + 1) % REUSE_SLOTS;
+      evict = g_reuse_addr[slot];
+      evict_len = g_reuse_len[slot];
+      g_reuse_bytes -= evict_len;
+      g_reuse_addr[slot] = 0;
+    }
+    if (g_reuse_bytes + len <= REUSE_MAX_BYTES) {
+      g_reuse_addr[slot] = p;
+      g_reuse_len[slot] = len;
+      g_reuse_bytes += len;
+      p = 0; /* kept */
+    }
+    reuse_unlock();
+  }
+  if (evict != 0) munmap((void *)evict, evict_len);
+  if (p != 0) munmap((void *)p, len);
+}
+
+/* A kept block for `size` bytes: at least size, at most a quarter more (so
+ * that a small request does not pin a large block). NULL when none fits. */
+static void *reuse_take(size_t size) {
+  uintptr_t p = 0;
+  size_t len = 0;
+  reuse_lock();
+  for (unsigned i = 0; i < REUSE_SLOTS; i++) {
+    size_t l = g_reuse_len[i];
+    if (g_reuse_addr[i] != 0 && l >= size && l - size <= l / 4 && (p == 0 || l < len)) {
+      p = g_reuse_addr[i];
+      len = l;
+    }
+  }
+  if (p != 0)
+    for (unsigned i = 0; i < REUSE_SLOTS; i++)
+      if (g_reuse_addr[i] == p) {
+        g_reuse_addr[i] = 0;
+        g_reuse_bytes -= len;
+      }
+  reuse_unlock();
+  if (p == 0) return NULL;
+  if (!map_insert(p, len)) { /* the table is full: give the block back to the kernel */
+    munmap((void *)p, len);
+    return NULL;
+  }
+  return (void *)p;
+}
+
+void hurray__alloc_release_kept(void) {
+  for (unsigned i = 0; i < REUSE_SLOTS; i++) {
+    reuse_lock();
+    uintptr_t p = g_reuse_addr[i];
+    size_t len = g_reuse_len[i];
+    g_reuse_addr[i] = 0;
+    if (p != 0) g_reuse_bytes -= len;
+    reuse_unlock();
+    if (p != 0) munmap((void *)p, len);
+  }
+}
+
+size_t hurray__alloc_kept_blocks(void) {
+  size_t n = 0;
+  reuse_lock();
+  for (unsigned i = 0; i < REUSE_SLOTS; i++) n += g_reuse_addr[i] != 0;
+  reuse_unlock();
+  return n;
+}
+
 #else
 
 size_t hurray__alloc_mapped_blocks(void) { return 0; }
+size_t hurray__alloc_kept_blocks(void) { return 0; }
+void hurray__alloc_release_kept(void) {}
 
 #endif /* HURRAY__MAP */
 
 /* ---- the default allocator ---------------------------------------------------- */
 
-/* A block for the default allocator; *zeroed tells whether it reads as zero. */
-static void *default_block(size_t size, size_t alignment, bool *zeroed) {
+/* A block for the default allocator. want_zero: the caller needs zeroed
+ * memory (a kept block is then not taken); *zeroed tells whether the block
+ * reads as zero. */
+static void *default_block(size_t size, size_t alignment, bool want_zero, bool *zeroed) {
   *zeroed = false;
 #if defined(HURRAY__MAP)
   if (size >= HURRAY__MAP_THRESHOLD && alignment <= MAP_ALIGN) {
-    void *p = map_block(size);
+    void *p = want_zero ? NULL : reuse_take(size);
+    if (p != NULL) return p;
+    p = map_block(size);
     if (p != NULL) {
       *zeroed = true; /* fresh anonymous pages */
       return p;
@@ -157,7 +269,7 @@ static void *default_block(size_t size, size_t alignment, bool *zeroed) {
 static void *default_alloc(void *ctx, size_t size, size_t alignment) {
   (void)ctx;
   bool zeroed;
-  return default_block(size, alignment, &zeroed);
+  return default_block(size, alignment, false, &zeroed);
 }
 
 static void default_free(void *ctx, void *ptr) {
@@ -167,7 +279,7 @@ static void default_free(void *ctx, void *ptr) {
   if (((uintptr_t)ptr & (MAP_ALIGN - 1)) == 0) {
     size_t len = map_remove((uintptr_t)ptr);
     if (len != 0) {
-      munmap(ptr, len);
+      reuse_put((uintptr_t)ptr, len);
       return;
     }
   }
@@ -201,7 +313,7 @@ void *hurray_alloc_zeroed(size_t size, size_t alignment) {
   if (alignment == 0 || (alignment & (alignment - 1)) != 0) return NULL;
   if (alignment < sizeof(void *)) alignment = sizeof(void *);
   bool zeroed = false;
-  void *p = g_alloc.alloc == default_alloc ? default_block(size, alignment, &zeroed)
+  void *p = g_alloc.alloc == default_alloc ? default_block(size, alignment, true, &zeroed)
                                            : g_alloc.alloc(g_alloc.ctx, size, alignment);
   if (p != NULL && !zeroed && size > 0) memset(p, 0, size);
   return p;

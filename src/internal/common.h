@@ -118,6 +118,10 @@ HURRAY_INTERNAL void hurray__free(void *p);
 #define HURRAY__MAP_THRESHOLD ((size_t)4 << 20)
 /* Mapped blocks of the default allocator not yet freed (tests). */
 HURRAY_INTERNAL size_t hurray__alloc_mapped_blocks(void);
+/* Freed mapped blocks the default allocator keeps for reuse (tests). */
+HURRAY_INTERNAL size_t hurray__alloc_kept_blocks(void);
+/* Unmaps every kept block (tests). */
+HURRAY_INTERNAL void hurray__alloc_release_kept(void);
 
 /* ---- errors ---------------------------------------------------------------- */
 

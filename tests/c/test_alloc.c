@@ -130,6 +130,85 @@ static void test_more_large_blocks_than_the_table(void **state) {
   assert_int_equal(hurray__alloc_mapped_blocks(), before);
 }
 
+/* Freed mapped blocks are kept (at most 4, 64 MiB in all) and handed out
+ * again to plain allocations they fit; never to zeroed ones. */
+static void test_freed_large_blocks_are_reused(void **state) {
+  (void)state;
+  hurray_set_allocator(NULL);
+  hurray__alloc_release_kept(); /* a known start */
+  assert_int_equal(hurray__alloc_kept_blocks(), 0);
+  size_t kept0 = hurray__alloc_kept_blocks();
+  size_t mapped0 = hurray__alloc_mapped_blocks();
+
+  uint8_t *a = hurray_alloc(8 * MIB, 64);
+  assert_non_null(a);
+  memset(a, 0xA5, 8 * MIB);
+  hurray_free(a);
+  assert_int_equal(hurray__alloc_kept_blocks(), kept0 + (MAPS ? 1 : 0));
+  assert_int_equal(hurray__alloc_mapped_blocks(), mapped0);
+
+  /* a zeroed request never takes it: fresh zero pages */
+  uint8_t *z = hurray_alloc_zeroed(8 * MIB, 64);
+  assert_non_null(z);
+  assert_true(all_zero(z, 8 * MIB));
+  assert_int_equal(hurray__alloc_kept_blocks(), kept0 + (MAPS ? 1 : 0));
+  memset(z, 0x3C, 8 * MIB);
+
+  /* a plain request it fits closely takes it (7 MiB: at most a quarter more) */
+  uint8_t *b = hurray_alloc(7 * MIB, 64);
+  assert_non_null(b);
+  if (MAPS) {
+    assert_ptr_equal(b, a);
+    assert_int_equal(hurray__alloc_kept_blocks(), kept0);
+  }
+  assert_int_equal(hurray__alloc_mapped_blocks(), mapped0 + (MAPS ? 2 : 0));
+  memset(b, 0x11, 7 * MIB); /* writable */
+  hurray_free(b);
+  hurray_free(z); /* both kept now */
+  assert_int_equal(hurray__alloc_kept_blocks(), kept0 + (MAPS ? 2 : 0));
+
+  /* a request they would fit loosely does not pin them (4 MiB < 3/4 of 8) */
+  uint8_t *c = hurray_alloc(4 * MIB, 64);
+  assert_non_null(c);
+  assert_ptr_not_equal(c, a);
+  assert_ptr_not_equal(c, z);
+  assert_int_equal(hurray__alloc_kept_blocks(), kept0 + (MAPS ? 2 : 0));
+  hurray_free(c);
+
+  /* never more than 4 kept; a block over 64 MiB is always unmapped */
+  uint8_t *many[6];
+  for (int i = 0; i < 6; i++) {
+    many[i] = hurray_alloc(5 * MIB, 64);
+    assert_non_null(many[i]);
+    many[i][0] = (uint8_t)i;
+  }
+  for (int i = 0; i < 6; i++) hurray_free(many[i]);
+  assert_true(hurray__alloc_kept_blocks() <= 4);
+  if (MAPS) assert_int_equal(hurray__alloc_kept_blocks(), 4);
+  uint8_t *huge = hurray_alloc(65 * MIB, 64);
+  assert_non_null(huge);
+  huge[65 * MIB - 1] = 1;
+  size_t kept = hurray__alloc_kept_blocks();
+  hurray_free(huge);
+  assert_true(hurray__alloc_kept_blocks() <= kept);
+  assert_int_equal(hurray__alloc_mapped_blocks(), mapped0);
+
+  /* what is kept is handed out again whole and writable */
+  for (int i = 0; i < 6; i++) {
+    many[i] = hurray_alloc(5 * MIB, 64);
+    assert_non_null(many[i]);
+    memset(many[i], i, 5 * MIB);
+  }
+  assert_int_equal(hurray__alloc_kept_blocks(), 0); /* the four kept were 5 MiB ones */
+  for (int i = 0; i < 6; i++) {
+    assert_int_equal(many[i][5 * MIB - 1], (uint8_t)i);
+    hurray_free(many[i]);
+  }
+  hurray__alloc_release_kept();
+  assert_int_equal(hurray__alloc_kept_blocks(), 0);
+  assert_int_equal(hurray__alloc_mapped_blocks(), mapped0);
+}
+
 static void test_zeroed_through_an_installed_allocator(void **state) {
   (void)state;
   tu_alloc_install();
@@ -164,6 +243,7 @@ int main(void) {
       cmocka_unit_test(test_zeroed_large_blocks),
       cmocka_unit_test(test_large_plain_blocks_are_mapped),
       cmocka_unit_test(test_more_large_blocks_than_the_table),
+      cmocka_unit_test(test_freed_large_blocks_are_reused),
       cmocka_unit_test(test_zeroed_through_an_installed_allocator),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
