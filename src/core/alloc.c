@@ -49,6 +49,7 @@
 #if !defined(_WIN32) && !defined(HURRAY__ASAN) && \
     (defined(__unix__) || defined(__APPLE__))
 #define HURRAY__MAP 1
+#include <pthread.h>
 #include <sys/mman.h>
 #include <unistd.h>
 #endif
@@ -150,11 +151,23 @@ static size_t g_reuse_len[REUSE_SLOTS];
 static size_t g_reuse_bytes;
 static unsigned g_reuse_next; /* the slot to give up when all are taken */
 
-static void reuse_lock(void) {
+static void reuse_spin(void) {
   while (atomic_flag_test_and_set_explicit(&g_reuse_lock, memory_order_acquire)) {
   }
 }
 static void reuse_unlock(void) { atomic_flag_clear_explicit(&g_reuse_lock, memory_order_release); }
+
+/* fork() while another thread holds the lock would leave it held forever in
+ * the child: the lock is taken around fork, as malloc's own are. */
+static pthread_once_t g_reuse_once = PTHREAD_ONCE_INIT;
+static void reuse_atfork_setup(void) {
+  (void)pthread_atfork(reuse_spin, reuse_unlock, reuse_unlock);
+}
+
+static void reuse_lock(void) {
+  (void)pthread_once(&g_reuse_once, reuse_atfork_setup);
+  reuse_spin();
+}
 
 /* Keeps a freed mapped block (already out of the table) for reuse, or unmaps
  * it; when every slot is taken the oldest kept block is unmapped instead. */

@@ -1,6 +1,10 @@
 /* The allocator hook: hurray_alloc_zeroed, and the default allocator's mapped
  * large blocks (src/core/alloc.c). */
 #include <string.h>
+#if !defined(_WIN32)
+#include <sys/wait.h>
+#include <unistd.h>
+#endif
 
 #include "testutil.h"
 #include "internal/common.h"
@@ -209,6 +213,46 @@ static void test_freed_large_blocks_are_reused(void **state) {
   assert_int_equal(hurray__alloc_mapped_blocks(), mapped0);
 }
 
+#if !defined(_WIN32)
+/* A child process takes over the parent's kept blocks (copies of its pages):
+ * it can reuse and free them while the parent keeps its own. */
+static void test_kept_blocks_across_fork(void **state) {
+  (void)state;
+  hurray_set_allocator(NULL);
+  hurray__alloc_release_kept();
+  uint8_t *a = hurray_alloc(6 * MIB, 64);
+  assert_non_null(a);
+  memset(a, 0x77, 6 * MIB);
+  hurray_free(a);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    uint8_t *b = hurray_alloc(6 * MIB, 64);
+    int ok = b != NULL && (!MAPS || b == a);
+    if (b != NULL) {
+      memset(b, 0x12, 6 * MIB);
+      hurray_free(b);
+    }
+    uint8_t *z = hurray_alloc_zeroed(6 * MIB, 64);
+    ok = ok && z != NULL && all_zero(z, 6 * MIB);
+    hurray_free(z);
+    _exit(ok ? 0 : 1);
+  }
+  int status = 0;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_true(WIFEXITED(status));
+  assert_int_equal(WEXITSTATUS(status), 0);
+  uint8_t *c = hurray_alloc(6 * MIB, 64); /* the parent's copy is untouched by the child */
+  assert_non_null(c);
+  if (MAPS) {
+    assert_ptr_equal(c, a);
+    assert_int_equal(c[0], 0x77);
+  }
+  hurray_free(c);
+  hurray__alloc_release_kept();
+}
+#endif
+
 static void test_zeroed_through_an_installed_allocator(void **state) {
   (void)state;
   tu_alloc_install();
@@ -244,6 +288,9 @@ int main(void) {
       cmocka_unit_test(test_large_plain_blocks_are_mapped),
       cmocka_unit_test(test_more_large_blocks_than_the_table),
       cmocka_unit_test(test_freed_large_blocks_are_reused),
+#if !defined(_WIN32)
+      cmocka_unit_test(test_kept_blocks_across_fork),
+#endif
       cmocka_unit_test(test_zeroed_through_an_installed_allocator),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
