@@ -139,10 +139,22 @@ def timed(fn, repeat, setup=None, number=1):
 
 
 def autonumber(fn, budget=0.05):
-    """Calls per timing so that one timing lasts about `budget` seconds."""
-    t0 = time.perf_counter()
-    fn()
-    one = max(time.perf_counter() - t0, 1e-7)
+    """Calls per timing so that one timing lasts about `budget` seconds. The first
+    calls (one-time initialization in the consumer, cold caches) are not timed, and
+    the cost of one call is taken from a batch of at least 5 ms, as timeit's
+    autorange does: a single cold call would set a small count and a noisy row."""
+    for _ in range(3):
+        fn()
+    n = 1
+    while True:
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        elapsed = time.perf_counter() - t0
+        if elapsed >= 0.005 or n >= 100000:
+            break
+        n *= 10
+    one = max(elapsed / n, 1e-8)
     return max(1, min(100000, int(budget / one)))
 
 
