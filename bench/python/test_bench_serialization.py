@@ -6,7 +6,13 @@ A 64 MiB float32 tensor and a set of 16 tensors of 4 MiB, in a temporary folder
 (the page cache: these are CPU and memory costs, not the disk's).
 
 - save: ``hurray.save(path, {...})`` against ``numpy.save`` / ``numpy.savez`` of the
-  same arrays;
+  same arrays, twice: with ``durable=False`` (neither side flushes to the disk: the
+  like-for-like comparison) and with the default ``durable=True`` (hurray fsyncs the
+  file and its folder, NumPy does not: the difference is the disk's wait). Every
+  round saves over the previous round's file: hurray renames its temporary file over
+  it, which ext4 answers by starting the new file's writeback before the rename
+  (auto_da_alloc, its guard for renames without fsync), while numpy.save truncates
+  the file in place; bench/compare.py removes the file before each save instead;
 - load, touching every byte (a reduction over the data): ``hurray.load`` (mapped,
   the default, and ``mmap=False``) against ``numpy.load`` (and ``numpy.load`` of the
   ``.npz`` for the set);
@@ -48,12 +54,17 @@ def folder(tmp_path):
         p.unlink()
 
 
-def test_save_one_hurray(benchmark, hurray, data, folder):
+DURABLE = [pytest.param(False, id="not-durable"), pytest.param(True, id="durable")]
+
+
+@pytest.mark.parametrize("durable", DURABLE)
+def test_save_one_hurray(benchmark, hurray, data, folder, durable):
     needs(hurray, "save")
     benchmark.group = "save 1 x 64MiB"
     t = hurray.from_numpy(data[0])
     path, save = str(folder / "a.hrry"), hurray.save
-    measure(benchmark, lambda: save(path, {"t": t}), role="hurray", bytes_=BIG)
+    measure(benchmark, lambda: save(path, {"t": t}, durable=durable), role="hurray",
+            bytes_=BIG)
 
 
 def test_save_one_peer(benchmark, np, data, folder):
@@ -62,12 +73,14 @@ def test_save_one_peer(benchmark, np, data, folder):
     measure(benchmark, lambda: np.save(path, a), role="peer", bytes_=BIG)
 
 
-def test_save_set_hurray(benchmark, hurray, data, folder):
+@pytest.mark.parametrize("durable", DURABLE)
+def test_save_set_hurray(benchmark, hurray, data, folder, durable):
     needs(hurray, "save")
     benchmark.group = "save 16 x 4MiB"
     ts = {k: hurray.from_numpy(v) for k, v in data[1].items()}
     path, save = str(folder / "s.hrry"), hurray.save
-    measure(benchmark, lambda: save(path, ts), role="hurray", bytes_=SET * 4 * MiB)
+    measure(benchmark, lambda: save(path, ts, durable=durable), role="hurray",
+            bytes_=SET * 4 * MiB)
 
 
 def test_save_set_peer(benchmark, np, data, folder):

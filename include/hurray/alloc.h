@@ -28,7 +28,9 @@ typedef struct HurrayAllocator {
 /*
  * Installs an allocator: `allocator` is borrowed and copied (its ctx must stay
  * valid while installed). NULL, or a struct whose alloc or free is NULL,
- * restores the default (posix_memalign / free; _aligned_malloc /
+ * restores the default (posix_memalign / free, and mmap / munmap with huge-page
+ * advice for blocks of 4 MiB or more on POSIX systems, up to 4 freed ones
+ * (64 MiB in all) kept for reuse by hurray_alloc; _aligned_malloc /
  * _aligned_free on Windows). Not thread-safe: call it before using the
  * library from several threads. Memory must be freed by the allocator that
  * made it, so switch only while the library holds no allocation.
@@ -40,8 +42,16 @@ HURRAY_API void hurray_set_allocator(const HurrayAllocator *allocator);
  * An alignment below sizeof(void *) is raised to it, as the allocator
  * contract above promises. */
 HURRAY_API void *hurray_alloc(size_t size, size_t alignment);
-/* Frees memory from hurray_alloc (moved), and the buffers moved out of stream
- * items by hurray_stream_item_take_buffer. NULL is a no-op. */
+/* hurray_alloc, zeroed: `size` bytes that read as zero. Owned (free with
+ * hurray_free); NULL on failure or a bad alignment. With an installed
+ * allocator: one call of its alloc, then memset. With the default allocator
+ * a block of 4 MiB or more is mapped from the kernel (POSIX), whose pages
+ * read as zero until written, so nothing is spent zeroing it, as with
+ * calloc. */
+HURRAY_API void *hurray_alloc_zeroed(size_t size, size_t alignment);
+/* Frees memory from hurray_alloc or hurray_alloc_zeroed (moved), and the
+ * buffers moved out of stream items by hurray_stream_item_take_buffer. NULL is
+ * a no-op. */
 HURRAY_API void hurray_free(void *ptr);
 
 #ifdef __cplusplus

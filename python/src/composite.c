@@ -145,8 +145,10 @@ PyObject *hpy_composite_from_head(HpyState *st, HurrayDescriptor *head, PyObject
   bool overlay = c->hf.layout.u.composite.rule == HURRAY_COMPOSITE_OVERLAY;
   for (uint32_t i = 0; i < c->count; i++) {
     PyObject *m = PyTuple_GET_ITEM(members, (Py_ssize_t)i);
-    if (hpy_tensor_check(st, m) &&
-        present(st, hpy_tensor_descriptor(m), overlay, i, &c->presented[i], context) < 0) {
+    if (!hpy_tensor_check(st, m)) continue;
+    /* built here, so hpy_tensor_descriptor(m) holds for every member later */
+    const HurrayDescriptor *md = hpy_tensor_desc(st, m);
+    if (md == NULL || present(st, md, overlay, i, &c->presented[i], context) < 0) {
       Py_DECREF(c);
       return NULL;
     }

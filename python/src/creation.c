@@ -11,6 +11,10 @@
 #include <math.h>
 #include <string.h>
 
+/* Fills at least this large run with the GIL released (a release costs more
+ * than filling a small buffer). */
+#define HPY_NOGIL_FILL_BYTES ((uint64_t)1 << 20)
+
 /* IEEE binary16 from a double, rounding to nearest even. */
 static uint16_t f64_to_f16(double d) {
   uint64_t x;
@@ -122,6 +126,33 @@ static int encode_value(HpyState *st, uint8_t tag, PyObject *v, uint8_t *out) {
   return 0;
 }
 
+/* Fills nbytes (a multiple of isz) at dst with copies of the isz-byte element
+ * at elem; isz divides 16. One byte repeated is a memset; any other pattern
+ * is stored 16 bytes at a time from registers: the buffer is only written,
+ * never read back (a doubling memcpy reads as much as it writes). */
+static void fill_pattern(uint8_t *dst, uint64_t nbytes, const uint8_t *elem, unsigned isz) {
+  uint8_t pat[16];
+  bool uniform = true;
+  for (unsigned i = 0; i < 16; i++) {
+    pat[i] = elem[i % isz];
+    uniform = uniform && pat[i] == pat[0];
+  }
+  if (uniform) {
+    memset(dst, pat[0], (size_t)nbytes);
+    return;
+  }
+  uint64_t w0, w1;
+  memcpy(&w0, pat, 8);
+  memcpy(&w1, pat + 8, 8);
+  uint64_t n16 = nbytes / 16u;
+  uint8_t *p = dst;
+  for (uint64_t i = 0; i < n16; i++, p += 16) {
+    memcpy(p, &w0, 8);
+    memcpy(p + 8, &w1, 8);
+  }
+  memcpy(p, pat, (size_t)(nbytes - 16u * n16));
+}
+
 /* How the buffer is filled. */
 typedef enum { FILL_NONE, FILL_ZERO, FILL_ONE, FILL_VALUE } FillKind;
 
@@ -212,21 +243,18 @@ static PyObject *create(PyObject *m, const char *fname, FillKind kind, PyObject 
   b.size = nbytes;
   if ((kind == FILL_ONE || kind == FILL_VALUE) && nbytes > 0) {
     uint64_t fill = tag == HURRAY_DTYPE_BOOL ? nbytes : count * isz;
-    Py_BEGIN_ALLOW_THREADS
-    memcpy(b.data, elem, isz);
-    uint64_t done = isz;
-    while (done < fill) {
-      uint64_t n = done <= fill - done ? done : fill - done;
-      memcpy(b.data + done, b.data, (size_t)n);
-      done += n;
+    if (fill >= HPY_NOGIL_FILL_BYTES) {
+      Py_BEGIN_ALLOW_THREADS fill_pattern(b.data, fill, elem, isz);
+      Py_END_ALLOW_THREADS
+    } else {
+      fill_pattern(b.data, fill, elem, isz);
     }
     if (tag == HURRAY_DTYPE_BOOL && (count % 8u) != 0) {
       /* padding bits of the last byte are zero */
       b.data[nbytes - 1] = (uint8_t)(b.data[nbytes - 1] & ((1u << (count % 8u)) - 1u));
     }
-    Py_END_ALLOW_THREADS
   }
-  return hpy_tensor_build(st, tag, rank, shape, NULL, 0, device, &b, 1, fname);
+  return hpy_tensor_new_dense(st, tag, rank, shape, HURRAY_LAYOUT_ROW_MAJOR, device, &b, fname);
 }
 
 static const char *const shape_names[] = {"shape", "dtype", "device", NULL};

@@ -372,6 +372,10 @@ typedef struct SaveJob {
 /* Only memory this process can read can be written: a device tensor's buffer
  * is written when it is a declaration over host bytes, refused otherwise. */
 static int check_host(HpyState *st, const HpyTensor *t, const char *name, size_t len) {
+  bool host = true; /* the message is formatted only for a refusal */
+  for (uint32_t i = 0; host && i < t->nbuf; i++)
+    host = t->f.buffers[i].byte_size == 0 || hpy_tensor_buffer_is_host(t, i);
+  if (host) return 0;
   char what[160];
   PyOS_snprintf(what, sizeof what, "save: tensor '%.*s'", (int)(len > 120 ? 120 : len), name);
   return hpy_tensor_check_host(st, t, what);
@@ -423,10 +427,19 @@ static int fill_node(HpyState *st, HpyArena *a, PyObject *obj, const HurrayDescr
 
 static PyObject *m_save(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
                         PyObject *kwnames) {
-  static const char *const names[] = {"path", "tensors", "kv", NULL};
-  PyObject *a[3];
+  static const char *const names[] = {"path", "tensors", "kv", "durable", NULL};
+  PyObject *a[4];
   if (hpy_parse_args("save", args, nargs, kwnames, names, 2, 2, a) < 0) return NULL;
   HpyState *st = hpy_state_of_module(m);
+  /* durable=True (the default): fsync the file before the rename and the
+   * folder after it. False skips both syncs, never the temporary file and the
+   * rename. A bool exactly: this flag trades safety away. */
+  if (a[3] != NULL && !PyBool_Check(a[3]))
+    return PyErr_Format(PyExc_TypeError, "save: durable must be True or False, not %.100s",
+                        Py_TYPE(a[3])->tp_name);
+  HurrayFileWriterOptions wopt;
+  memset(&wopt, 0, sizeof wopt);
+  wopt.skip_fsync = a[3] == Py_False;
   PyObject *path = NULL, *items = NULL, *result = NULL;
   HpyArena arena = {NULL, 0, 0};
   HpyKvList kv;
@@ -466,7 +479,8 @@ static PyObject *m_save(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
       const HpyTensor *t = (const HpyTensor *)val;
       bool ok;
       if (check_host(st, t, s, (size_t)len) < 0) goto done;
-      j->desc = t->desc;
+      j->desc = hpy_tensor_desc(st, val);
+      if (j->desc == NULL) goto done;
       j->bufs = buffer_ptrs(&arena, t, &ok);
       if (!ok) goto done;
     } else if (hpy_composite_check(st, val)) {
@@ -492,7 +506,7 @@ static PyObject *m_save(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
   int stage = 0; /* 0 open, 1 tensor, 2 kv, 3 finish */
   size_t at = 0;
   Py_BEGIN_ALLOW_THREADS
-  rc = hurray_file_writer_open(p, NULL, &w, &err);
+  rc = hurray_file_writer_open(p, &wopt, &w, &err);
   if (rc == HURRAY_OK) {
     stage = 1;
     for (at = 0; rc == HURRAY_OK && at < (size_t)n; at++) {
@@ -807,10 +821,14 @@ static PyType_Spec file_spec = {
 
 static PyMethodDef file_module_methods[] = {
     {"save", FASTKW(m_save),
-     "save(path, tensors, *, kv=None)\n--\n\nWrites `tensors` (a dict of name to "
-     "hurray.Tensor or hurray.Composite) and the KV metadata `kv` to a .hrry file, "
+     "save(path, tensors, *, kv=None, durable=True)\n--\n\nWrites `tensors` (a dict of "
+     "name to hurray.Tensor or hurray.Composite) and the KV metadata `kv` to a .hrry file, "
      "atomically: the bytes go to a temporary file renamed over `path` once complete. A "
-     "composite's members are stored under '{name}.{index}'."},
+     "composite's members are stored under '{name}.{index}'. durable=True (the default) "
+     "flushes the file to the disk before the rename and the folder after it, so the saved "
+     "file survives a power loss or an OS crash once save returns; durable=False skips both "
+     "flushes (faster) and keeps the atomic rename: a killed process still never leaves a "
+     "half-written file, but an OS crash or power loss soon after save returns may."},
     {"load", FASTKW(m_load),
      "load(path, *, names=None, mmap=True, permissive=False)\n--\n\nReads a .hrry file into a dict of name to "
      "hurray.Tensor (a composite under its head's name, as a hurray.Composite). names= reads "

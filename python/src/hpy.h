@@ -61,6 +61,11 @@ typedef struct HpyState {
   PyObject *cpu;
   /* lazily imported helpers (NULL until first use) */
   PyObject *numpy;            /* the numpy module */
+  /* numpy.dtype objects by wire tag, made on first use by __array_struct__
+   * (NULL until then, and for tags NumPy has no type for) */
+  PyObject *np_dtypes[256];
+  PyObject *ndarray_type;     /* numpy.ndarray, once from_numpy met one */
+  int nd_header;              /* ndarray.c: 1 header layout proven, -1 not, 0 unknown */
   PyObject *display_repr;     /* hurray._display.tensor_repr */
   PyObject *display_str;      /* hurray._display.tensor_str */
   PyObject *simple_namespace; /* types.SimpleNamespace */
@@ -71,6 +76,7 @@ typedef struct HpyState {
   PyObject *s_max_version;
   PyObject *s_copy;
   PyObject *s_dl_device;
+  PyObject *s_array_struct;   /* "__array_struct__" */
 } HpyState;
 
 /* State of the module that defined the exact type of `self`. */
@@ -383,8 +389,13 @@ typedef struct {
 
 typedef struct {
   PyObject_HEAD
-  HurrayDescriptor *desc;       /* owned; immutable */
-  HurrayDescriptorFields f;     /* borrowed views into desc */
+  /* owned; immutable. NULL for a tensor built by hpy_tensor_new_dense until
+   * something needs the descriptor itself (hpy_tensor_desc builds it then). */
+  HurrayDescriptor *desc;
+  /* The fields: borrowed views into desc, or, for a lazily described tensor,
+   * into the tail of the `bufs` block (its one handle and its shape), filled
+   * exactly as hurray_descriptor_fields would fill them. */
+  HurrayDescriptorFields f;
   PyObject *dtype;              /* Dtype singleton */
   PyObject *device;             /* Device */
   PyObject *handles;            /* cached tuple of BufferHandle, or NULL */
@@ -509,7 +520,28 @@ int hpy_tensor_check_readable(HpyState *st, HpyTensor *t, const char *what);
 PyObject *hpy_tensor_from_descriptor(HpyState *st, const HurrayDescriptor *d, HpyBuffer *bufs,
                                      uint32_t nbuf, uint32_t options, const char *context);
 
-/* The descriptor of a tensor (borrowed), for composite.c. */
+/*
+ * A dense row-major or column-major host tensor over one buffer (moved, as for
+ * hpy_tensor_build), whose descriptor is built only when first needed
+ * (hpy_tensor_desc): what from_numpy and the creation functions make. The
+ * descriptor is valid by construction when the preconditions hold, and they
+ * are checked here: a named element type, rank <= HURRAY_MAX_RANK, no dynamic
+ * dimension, row-major at rank 0, a standard CPU device, a buffer aligned to
+ * the 64-byte floor (or empty) holding at least the elements' bytes, with an
+ * element count and byte size below 2**63. Anything else goes through
+ * hpy_tensor_build, which validates (and raises) as it always does; the
+ * fields are then identical either way (tests/python/test_perf_paths.py).
+ */
+PyObject *hpy_tensor_new_dense(HpyState *st, uint8_t type_tag, uint32_t rank,
+                               const uint64_t *shape, uint8_t layout_tag, PyObject *device,
+                               HpyBuffer *b, const char *context);
+
+/* The descriptor of a tensor (borrowed from it), built from its fields on
+ * first use; NULL with an exception set when that fails (memory). */
+const HurrayDescriptor *hpy_tensor_desc(HpyState *st, PyObject *t);
+
+/* The descriptor of a tensor already described (borrowed): a composite's
+ * member tensors are (hpy_composite_from_head calls hpy_tensor_desc). */
 static inline const HurrayDescriptor *hpy_tensor_descriptor(PyObject *t) {
   return ((HpyTensor *)t)->desc;
 }
@@ -533,9 +565,46 @@ PyObject *hpy_tensor_row_indices(PyObject *self, void *closure);
 PyObject *hpy_tensor_col_ptr(PyObject *self, void *closure);
 /* to_scipy(): through hurray._sparse (SciPy is imported lazily). */
 PyObject *hpy_tensor_to_scipy(PyObject *self, PyObject *unused);
+/* _coo_lexsorted(indices, nnz, rank): whether the [nnz, rank] uint64 coordinates
+ * (a C-contiguous buffer) strictly increase lexicographically: one scan in C,
+ * stopping at the first row out of order (hurray._sparse). */
+PyObject *hpy_coo_lexsorted(PyObject *m, PyObject *const *args, Py_ssize_t nargs);
 /* A 1-D or 2-D view Tensor of `dtype` over buffer `index` (keeps self alive). */
 PyObject *hpy_tensor_component(PyObject *self, uint32_t index, uint8_t type_tag, uint32_t rank,
                                const uint64_t *shape, const char *what);
+
+/* NumPy's PyArrayInterface (__array_struct__), a stable part of NumPy's ABI
+ * since 1.x, declared here so that nothing is compiled against NumPy. */
+typedef struct {
+  int two; /* 2: contents are valid */
+  int nd;
+  char typekind;
+  int itemsize;
+  int flags;
+  Py_intptr_t *shape;
+  Py_intptr_t *strides;
+  void *data;
+  PyObject *descr;
+} HpyArrayInterface;
+
+/* NumPy array flags (the same bits in PyArrayInterface.flags). */
+enum {
+  HPY_NPY_C_CONTIGUOUS = 0x0001,
+  HPY_NPY_F_CONTIGUOUS = 0x0002,
+  HPY_NPY_ALIGNED = 0x0100,
+  HPY_NPY_NOTSWAPPED = 0x0200,
+  HPY_NPY_WRITEABLE = 0x0400,
+  HPY_NPY_ARR_HAS_DESCR = 0x0800,
+};
+
+/* from_numpy for an exact numpy.ndarray in the plain case (ndarray.c):
+ * returns true with *out the tensor (or NULL with an exception set), false
+ * with nothing raised when the array is not the plain case (the caller then
+ * takes the general buffer-protocol path). */
+bool hpy_from_ndarray(HpyState *st, PyObject *obj, int copy, const char *context,
+                      PyObject **out);
+/* _ndarray_path(mode): chooses and reports the way (tests). */
+PyObject *hpy_ndarray_path(PyObject *m, PyObject *mode);
 
 /* numpy interop (tensor_numpy.c) */
 PyObject *hpy_tensor_array(PyObject *self, PyObject *const *args, Py_ssize_t nargs,

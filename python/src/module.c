@@ -108,6 +108,15 @@ static PyMethodDef module_methods[] = {
     {"_aligned_mem_handler", hpy_aligned_mem_handler, METH_NOARGS,
      "_aligned_mem_handler()\n--\n\nThe NEP 49 'mem_handler' capsule of the 64-byte aligned "
      "NumPy allocator (used by hurray.aligned_allocator)."},
+    {"_coo_lexsorted", (PyCFunction)(void (*)(void))hpy_coo_lexsorted, METH_FASTCALL,
+     "_coo_lexsorted(indices, nnz, rank, /)\n--\n\nWhether the [nnz, rank] uint64 coordinates "
+     "in `indices` (a C-contiguous buffer) strictly increase in lexicographic order (no "
+     "duplicate): one scan, stopping at the first row out of order."},
+    {"_ndarray_path", hpy_ndarray_path, METH_O,
+     "_ndarray_path(mode, /)\n--\n\nHow from_numpy reads an exact numpy.ndarray (tests): "
+     "'header' proves and reads the object header, 'struct' uses __array_struct__, 'auto' "
+     "proves the header again on next use, None only reports. Returns the way in use "
+     "('header', 'struct' or 'unproven')."},
     {"_numpy_set_handler", hpy_numpy_set_handler, METH_O,
      "_numpy_set_handler(handler, /)\n--\n\nInstall a NEP 49 'mem_handler' capsule for the "
      "current context through NumPy's C-API table; returns the previous handler."},
@@ -136,7 +145,8 @@ static int module_exec(PyObject *m) {
   if (hpy_file_init(m, st) < 0) return -1;
   if (hpy_stream_init(m, st) < 0) return -1;
   if (intern(&st->s_dlpack, "__dlpack__") < 0 || intern(&st->s_max_version, "max_version") < 0 ||
-      intern(&st->s_copy, "copy") < 0 || intern(&st->s_dl_device, "dl_device") < 0)
+      intern(&st->s_copy, "copy") < 0 || intern(&st->s_dl_device, "dl_device") < 0 ||
+      intern(&st->s_array_struct, "__array_struct__") < 0)
     return -1;
   if (PyModule_AddIntConstant(m, "MIN_BUFFER_ALIGNMENT", HURRAY_MIN_BUFFER_ALIGNMENT) < 0 ||
       PyModule_AddIntConstant(m, "PAGE_ALIGNMENT", HURRAY_PAGE_ALIGNMENT) < 0 ||
@@ -178,6 +188,8 @@ static int module_traverse(PyObject *m, visitproc visit, void *arg) {
   for (int i = 0; i < 256; i++) Py_VISIT(st->dtypes[i]);
   Py_VISIT(st->cpu);
   Py_VISIT(st->numpy);
+  for (int i = 0; i < 256; i++) Py_VISIT(st->np_dtypes[i]);
+  Py_VISIT(st->ndarray_type);
   Py_VISIT(st->display_repr);
   Py_VISIT(st->display_str);
   Py_VISIT(st->simple_namespace);
@@ -213,6 +225,8 @@ static int module_clear(PyObject *m) {
   for (int i = 0; i < 256; i++) Py_CLEAR(st->dtypes[i]);
   Py_CLEAR(st->cpu);
   Py_CLEAR(st->numpy);
+  for (int i = 0; i < 256; i++) Py_CLEAR(st->np_dtypes[i]);
+  Py_CLEAR(st->ndarray_type);
   Py_CLEAR(st->display_repr);
   Py_CLEAR(st->display_str);
   Py_CLEAR(st->simple_namespace);
@@ -222,6 +236,7 @@ static int module_clear(PyObject *m) {
   Py_CLEAR(st->s_max_version);
   Py_CLEAR(st->s_copy);
   Py_CLEAR(st->s_dl_device);
+  Py_CLEAR(st->s_array_struct);
   return 0;
 }
 

@@ -128,7 +128,8 @@ PyObject *hpy_tensor_hurray(PyObject *self, PyObject *const *args, Py_ssize_t na
                           "the tensor holds %u buffers, its descriptor declares %u",
                           (unsigned)t->nbuf, (unsigned)t->f.buffer_count);
   }
-  if (encode_descriptor(st, t->desc, &bytes, &len, ctxname) < 0) return NULL;
+  const HurrayDescriptor *desc = hpy_tensor_desc(st, self);
+  if (desc == NULL || encode_descriptor(st, desc, &bytes, &len, ctxname) < 0) return NULL;
   rc = hurray_buffer_list_new(t->nbuf, &list);
   if (rc != HURRAY_OK) goto status_fail;
   for (uint32_t i = 0; i < t->nbuf; i++) {

@@ -718,7 +718,8 @@ static PyObject *writer_write(PyObject *s, PyObject *obj) {
   HpyArena arena = {NULL, 0, 0};
   HurrayStreamNode node;
   memset(&node, 0, sizeof node);
-  const HurrayDescriptor *d = hpy_tensor_check(st, obj) ? ((HpyTensor *)obj)->desc : NULL;
+  const HurrayDescriptor *d = NULL;
+  if (hpy_tensor_check(st, obj) && (d = hpy_tensor_desc(st, obj)) == NULL) return NULL;
   if (fill_node(st, &arena, obj, d, &node) < 0) {
     hpy_arena_free(&arena);
     return NULL;

@@ -38,18 +38,21 @@ void *hpy_alloc_buffer(uint64_t size, bool zero) {
     PyErr_NoMemory();
     return NULL;
   }
-  void *p = hurray_alloc((size_t)(size == 0 ? 1 : size), HURRAY_MIN_BUFFER_ALIGNMENT);
+  size_t n = (size_t)(size == 0 ? 1 : size);
+  void *p;
+  if (!zero) {
+    p = hurray_alloc(n, HURRAY_MIN_BUFFER_ALIGNMENT);
+  } else if (size >= HPY_NOGIL_COPY_BYTES) {
+    /* zeroed by the allocator: a large block comes zeroed from the kernel
+     * (nothing to write), a smaller one is memset, either way without the GIL */
+    Py_BEGIN_ALLOW_THREADS p = hurray_alloc_zeroed(n, HURRAY_MIN_BUFFER_ALIGNMENT);
+    Py_END_ALLOW_THREADS
+  } else {
+    p = hurray_alloc_zeroed(n, HURRAY_MIN_BUFFER_ALIGNMENT);
+  }
   if (p == NULL) {
     PyErr_NoMemory();
     return NULL;
-  }
-  if (zero) {
-    if (size >= HPY_NOGIL_COPY_BYTES) {
-      Py_BEGIN_ALLOW_THREADS memset(p, 0, (size_t)size);
-      Py_END_ALLOW_THREADS
-    } else {
-      memset(p, 0, (size_t)size);
-    }
   }
   return p;
 }
@@ -415,6 +418,171 @@ fail:
   return NULL;
 }
 
+/* ---- lazily described dense tensors ------------------------------------------ */
+
+/* The one block behind a lazily described tensor's `bufs`: its buffer, then
+ * the handle and the shape its fields point into (freed with bufs). */
+typedef struct LazyBlock {
+  HpyBuffer buf;
+  HurrayBufferHandle handle;
+  uint64_t shape[]; /* rank entries */
+} LazyBlock;
+
+PyObject *hpy_tensor_new_dense(HpyState *st, uint8_t type_tag, uint32_t rank,
+                               const uint64_t *shape, uint8_t layout_tag, PyObject *device,
+                               HpyBuffer *b, const char *context) {
+  const HpyDevice *dev = (const HpyDevice *)device;
+  uint64_t count = 0, need = 0;
+  uint32_t alignment = b->owned != NULL && b->size > 0 ? HURRAY_MIN_BUFFER_ALIGNMENT
+                                                      : hpy_measure_alignment(b->data, b->size);
+  /* Each condition is a rule hurray_descriptor_from_fields would check for
+   * these fields (the rest hold for any tensor built here: version 1, no
+   * flags, no section, byte_offset 0, one producer-synced buffer). */
+  bool valid = rank <= HURRAY_MAX_RANK && hurray_dtype_tag_kind(type_tag) == HURRAY_TAG_NAMED &&
+               hurray_dtype_info(type_tag) != NULL &&
+               (layout_tag == HURRAY_LAYOUT_ROW_MAJOR ||
+                (layout_tag == HURRAY_LAYOUT_COL_MAJOR && rank > 0)) &&
+               dev->tag == HURRAY_DEVICE_CPU && dev->memory_class == HURRAY_MEMORY_STANDARD &&
+               b->sync_mode == HURRAY_SYNC_PRODUCER_SYNCED &&
+               (b->size == 0 || alignment >= HURRAY_MIN_BUFFER_ALIGNMENT) &&
+               hpy_element_count(rank, shape, &count) && count <= (uint64_t)INT64_MAX &&
+               hurray_buffer_size_bytes(type_tag, count, &need) == HURRAY_OK &&
+               need <= (uint64_t)INT64_MAX && b->size >= need;
+  if (!valid) {
+    HurrayLayout lay;
+    memset(&lay, 0, sizeof lay);
+    lay.tag = layout_tag;
+    return hpy_tensor_build(st, type_tag, rank, shape, &lay, 0, device, b, 1, context);
+  }
+  LazyBlock *blk = PyMem_Malloc(sizeof *blk + (size_t)rank * sizeof(uint64_t));
+  PyObject *dtype = blk != NULL ? hpy_dtype_from_tag(st, type_tag) : PyErr_NoMemory();
+  HpyTensor *t = dtype != NULL ? PyObject_GC_New(HpyTensor, st->TensorType) : NULL;
+  if (t == NULL) {
+    Py_XDECREF(dtype);
+    PyMem_Free(blk);
+    hpy_buffer_release(b);
+    return NULL;
+  }
+  /* Moved (a held Py_buffer may move). Without a held export only the fields
+   * hpy_buffer_release and the readers look at are copied: a whole-struct copy
+   * (and memset) costs a measurable share of from_numpy. */
+  if (b->view.obj != NULL) {
+    blk->buf = *b;
+  } else {
+    blk->buf.data = b->data;
+    blk->buf.size = b->size;
+    blk->buf.owner = b->owner;
+    blk->buf.view.obj = NULL;
+    blk->buf.owned = b->owned;
+    blk->buf.readonly = b->readonly;
+    blk->buf.sync_mode = b->sync_mode;
+    blk->buf.host = b->host;
+  }
+  b->view.obj = NULL;
+  b->owner = NULL;
+  b->owned = NULL;
+  b->data = NULL;
+  blk->handle.byte_size = blk->buf.size;
+  blk->handle.alignment = alignment;
+  blk->handle.device_tag = HURRAY_DEVICE_CPU;
+  blk->handle.sync_mode = HURRAY_SYNC_PRODUCER_SYNCED;
+  blk->handle.memory_class = HURRAY_MEMORY_STANDARD;
+  blk->handle.reserved = 0;
+  for (uint32_t i = 0; i < rank; i++) blk->shape[i] = shape[i]; /* no rep movs for rank 1 */
+  /* exactly what hurray_descriptor_fields reports after from_fields (every
+   * field written: no memset of the whole struct) */
+  HurrayDescriptorFields *f = &t->f;
+  f->version_major = HURRAY_DESCRIPTOR_VERSION_MAJOR;
+  f->version_minor = 0;
+  f->flags = 0;
+  f->type_tag = type_tag;
+  f->rank = rank;
+  f->shape = rank > 0 ? blk->shape : NULL;
+  f->byte_offset = 0;
+  memset(&f->layout, 0, sizeof f->layout);
+  f->layout.tag = layout_tag;
+  f->buffer_count = 1;
+  f->buffers = &blk->handle;
+  f->quantization = NULL;
+  f->shard = NULL;
+  f->statistics = NULL;
+  f->extension_type = NULL;
+  f->composite_member = NULL;
+  f->trailing = NULL;
+  f->trailing_len = 0;
+  t->desc = NULL;
+  t->dtype = dtype;
+  t->device = Py_NewRef(device);
+  t->handles = NULL;
+  t->weakreflist = NULL;
+  t->nbuf = 1;
+  t->bufs = &blk->buf;
+  PyObject_GC_Track((PyObject *)t);
+  return (PyObject *)t;
+}
+
+const HurrayDescriptor *hpy_tensor_desc(HpyState *st, PyObject *o) {
+  HpyTensor *t = T(o);
+  if (t->desc != NULL) return t->desc;
+  HurrayDescriptor *d = NULL;
+  HurrayError err;
+  hurray_error_clear(&err);
+  HurrayStatus rc = hurray_descriptor_from_fields(&t->f, HURRAY_DECODE_STRICT, &d, &err);
+  if (rc != HURRAY_OK) {
+    hpy_raise_status(st, rc, &err, "Tensor");
+    return NULL;
+  }
+  t->desc = d; /* t->f keeps pointing at the block: the same values */
+  return d;
+}
+
+/* True when two field sets describe the same plain tensor: every scalar, the
+ * shape, the layout tag (a row- or column-major layout has no payload), each
+ * buffer handle, and no section or trailing bytes on either side. */
+static bool same_plain_fields(const HurrayDescriptorFields *a, const HurrayDescriptorFields *b) {
+  if (a->version_major != b->version_major || a->version_minor != b->version_minor ||
+      a->flags != b->flags || a->type_tag != b->type_tag || a->rank != b->rank ||
+      a->byte_offset != b->byte_offset || a->layout.tag != b->layout.tag ||
+      a->buffer_count != b->buffer_count || (a->shape == NULL) != (b->shape == NULL))
+    return false;
+  if (a->layout.tag != HURRAY_LAYOUT_ROW_MAJOR && a->layout.tag != HURRAY_LAYOUT_COL_MAJOR)
+    return false;
+  for (uint32_t i = 0; i < a->rank; i++)
+    if (a->shape[i] != b->shape[i]) return false;
+  for (uint32_t i = 0; i < a->buffer_count; i++) {
+    const HurrayBufferHandle *x = &a->buffers[i], *y = &b->buffers[i];
+    if (x->byte_size != y->byte_size || x->alignment != y->alignment ||
+        x->device_tag != y->device_tag || x->sync_mode != y->sync_mode ||
+        x->memory_class != y->memory_class || x->reserved != y->reserved)
+      return false;
+  }
+  const void *sa[] = {a->quantization, a->shard, a->statistics, a->extension_type,
+                      a->composite_member, a->trailing};
+  const void *sb[] = {b->quantization, b->shard, b->statistics, b->extension_type,
+                      b->composite_member, b->trailing};
+  for (size_t i = 0; i < sizeof sa / sizeof sa[0]; i++)
+    if (sa[i] != NULL || sb[i] != NULL) return false;
+  return a->trailing_len == 0 && b->trailing_len == 0;
+}
+
+/* _lazy_fields(tensor, /) -> (lazy, same): whether the tensor had no
+ * descriptor yet, and, after building it, whether the fields the tensor
+ * carried equal those hurray_descriptor_fields reports (tests). */
+static PyObject *m_lazy_fields(PyObject *m, PyObject *arg) {
+  HpyState *st = hpy_state_of_module(m);
+  if (!hpy_tensor_check(st, arg))
+    return PyErr_Format(PyExc_TypeError, "expected a hurray.Tensor, not %.100s",
+                        Py_TYPE(arg)->tp_name);
+  bool lazy = T(arg)->desc == NULL;
+  const HurrayDescriptor *d = hpy_tensor_desc(st, arg);
+  if (d == NULL) return NULL;
+  HurrayDescriptorFields g;
+  if (hurray_descriptor_fields(d, &g) != HURRAY_OK)
+    return hpy_raise_status(st, HURRAY_ERR_INTERNAL, NULL, "_lazy_fields");
+  return Py_BuildValue("(OO)", lazy ? Py_True : Py_False,
+                       same_plain_fields(&T(arg)->f, &g) ? Py_True : Py_False);
+}
+
 /* The layout= argument: row-major when None; InvalidDescriptorError from the
  * shape tier, which runs before any buffer is touched. */
 static int layout_arg(HpyState *st, PyObject *layout, uint32_t rank, const uint64_t *shape,
@@ -727,6 +895,9 @@ static PyObject *m_tensor_from_descriptor(PyObject *m, PyObject *const *args, Py
 }
 
 static PyMethodDef tensor_module_methods[] = {
+    {"_lazy_fields", m_lazy_fields, METH_O,
+     "_lazy_fields(tensor, /)\n--\n\n(lazy, same): whether the tensor's descriptor was still "
+     "unbuilt, and whether the fields it carried equal the built descriptor's (tests)."},
     {"_tensor_from_descriptor", (PyCFunction)(void (*)(void))m_tensor_from_descriptor,
      METH_FASTCALL | METH_KEYWORDS,
      "_tensor_from_descriptor(descriptor, buffers, /, *, permissive=False, copy=None)\n--\n\n"
@@ -777,8 +948,10 @@ static PyObject *tg_buffer_handles(PyObject *s, void *c) {
 static PyObject *tg_descriptor(PyObject *s, void *c) {
   (void)c;
   HpyState *st = hpy_state_of(s);
+  const HurrayDescriptor *own = hpy_tensor_desc(st, s);
+  if (own == NULL) return NULL;
   HurrayDescriptor *d = NULL;
-  HurrayStatus rc = hurray_descriptor_clone(T(s)->desc, &d);
+  HurrayStatus rc = hurray_descriptor_clone(own, &d);
   if (rc != HURRAY_OK) return hpy_raise_status(st, rc, NULL, "Tensor.descriptor");
   return hpy_descriptor_wrap(st, d, T(s)->device);
 }

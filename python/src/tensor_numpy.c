@@ -12,7 +12,10 @@
  * Into hurray: from_numpy reads any buffer-protocol exporter (format, shape,
  * strides) and borrows its memory, holding the export (and so the array) for
  * the tensor's lifetime. A Fortran-ordered array becomes a column-major tensor
- * without a copy; other non-contiguous arrays are copied to row-major.
+ * without a copy; arrays with whole-element strides become strided tensors;
+ * other non-contiguous arrays are copied to row-major. The plain case of an
+ * exact numpy.ndarray takes a cheaper way first (ndarray.c). Dense results
+ * describe themselves lazily (hpy_tensor_new_dense).
  */
 #include "hpy.h"
 
@@ -182,28 +185,19 @@ PyObject *hpy_tensor_array_interface(PyObject *self, void *closure) {
  * a PyArrayInterface (a stable part of NumPy's ABI since 1.x, declared here so
  * nothing is compiled against NumPy's headers). It spares NumPy the parsing of
  * the interface dict, which was most of numpy.asarray(t)'s time. The capsule
- * holds a strong reference to the tensor and owns the struct; NumPy makes the
- * tensor itself the array's base. The capsule is unnamed: NumPy reads it with
- * PyCapsule_GetPointer(capsule, NULL). The same tensors have it as have the
- * interface (everything else raises AttributeError, so NumPy falls back). */
+ * holds a strong reference to the tensor and owns the struct; the array's base
+ * is the tensor (NumPy 1) or the tuple (tensor, capsule) (NumPy 2). The capsule
+ * is unnamed: NumPy reads it with PyCapsule_GetPointer(capsule, NULL). The
+ * same tensors have it as have the
+ * interface (everything else raises AttributeError, so NumPy falls back).
+ *
+ * The struct carries the element type as a numpy.dtype object in `descr`
+ * (flag NPY_ARR_HAS_DESCR): NumPy takes a dtype object as it is, where the
+ * typekind/itemsize pair would make it format and parse a type string on
+ * every call. The dtype objects are made once per element type and kept in
+ * the module state; without NumPy's dtype (it failed to import) the struct
+ * falls back to typekind/itemsize. */
 
-typedef struct {
-  int two; /* 2: contents are valid */
-  int nd;
-  char typekind;
-  int itemsize;
-  int flags;
-  Py_intptr_t *shape;
-  Py_intptr_t *strides;
-  void *data;
-  PyObject *descr;
-} HpyArrayInterface;
-
-enum {
-  HPY_NPY_ALIGNED = 0x0100,
-  HPY_NPY_NOTSWAPPED = 0x0200,
-  HPY_NPY_WRITEABLE = 0x0400,
-};
 
 typedef struct {
   HpyArrayInterface inter;
@@ -218,7 +212,23 @@ static void array_struct_dtor(PyObject *cap) {
     return;
   }
   Py_XDECREF(s->owner);
+  Py_XDECREF(s->inter.descr);
   PyMem_Free(s);
+}
+
+/* numpy.dtype for a tag with a typestr (borrowed from the state), made on
+ * first use; NULL without an exception when NumPy cannot make it. */
+static PyObject *np_dtype_of(HpyState *st, uint8_t tag, const char *typestr) {
+  PyObject *dt = st->np_dtypes[tag];
+  if (dt != NULL) return dt;
+  PyObject *np = hpy_numpy(st);
+  dt = np != NULL ? PyObject_CallMethod(np, "dtype", "(s)", typestr) : NULL;
+  if (dt == NULL) {
+    PyErr_Clear();
+    return NULL;
+  }
+  st->np_dtypes[tag] = dt;
+  return dt;
 }
 
 PyObject *hpy_tensor_array_struct(PyObject *self, void *closure) {
@@ -266,10 +276,16 @@ PyObject *hpy_tensor_array_struct(PyObject *self, void *closure) {
   s->inter.strides = rank > 0 ? str : NULL;
   s->inter.data = base != NULL ? base + t->f.byte_offset : NULL;
   s->inter.descr = NULL;
+  PyObject *descr = np_dtype_of(st, tag, ts);
+  if (descr != NULL) {
+    s->inter.flags |= HPY_NPY_ARR_HAS_DESCR;
+    s->inter.descr = Py_NewRef(descr);
+  }
   s->owner = Py_NewRef(self);
   PyObject *cap = PyCapsule_New(s, NULL, array_struct_dtor);
   if (cap == NULL) {
     Py_DECREF(s->owner);
+    Py_XDECREF(s->inter.descr);
     PyMem_Free(s);
   }
   return cap;
@@ -619,6 +635,8 @@ PyObject *hpy_from_numpy(PyObject *module, PyObject *const *args, Py_ssize_t nar
   int copy;
   if (hpy_parse_copy(a[1], &copy) < 0) return NULL;
   const char *ctx = "from_numpy";
+  PyObject *fast;
+  if (hpy_from_ndarray(st, a[0], copy, ctx, &fast)) return fast;
   HpyBuffer b;
   memset(&b, 0, sizeof b);
   bool bf16 = false;
@@ -658,7 +676,6 @@ PyObject *hpy_from_numpy(PyObject *module, PyObject *const *args, Py_ssize_t nar
   Py_buffer *v = &b.view;
   bool swapped = false;
   uint8_t tag = bf16 ? HURRAY_DTYPE_BFLOAT16 : tag_of_format(v->format, v->itemsize, &swapped);
-  PyObject *result = NULL;
   if (tag == 0) {
     hpy_raise(st->UnsupportedError, "%s: element format '%s' (itemsize %zd) has no Hurray type",
               ctx, v->format != NULL ? v->format : "B", v->itemsize);
@@ -756,9 +773,10 @@ PyObject *hpy_from_numpy(PyObject *module, PyObject *const *args, Py_ssize_t nar
     b.size = (uint64_t)v->len;
     if (hpy_buffer_apply_copy_policy(st, &b, 0, copy, true, ctx) < 0) goto fail;
   }
-  result = hpy_tensor_build(st, tag, rank, shape, &lay, strided ? boff : 0, st->cpu, &b, 1,
-                            ctx);
-  return result;
+  if (strided)
+    return hpy_tensor_build(st, tag, rank, shape, &lay, boff, st->cpu, &b, 1, ctx);
+  /* dense: the descriptor is built when first needed */
+  return hpy_tensor_new_dense(st, tag, rank, shape, lay.tag, st->cpu, &b, ctx);
 fail:
   hpy_buffer_release(&b);
   return NULL;

@@ -82,6 +82,17 @@ int hurray__os_pwrite(HurrayOsFile f, const void *buf, size_t n, uint64_t off, s
   }
 }
 
+void hurray__os_write_behind(HurrayOsFile f, uint64_t off, uint64_t len) {
+#if defined(__linux__) && defined(SYNC_FILE_RANGE_WRITE)
+  if (len == 0 || off > (uint64_t)INT64_MAX || len > (uint64_t)INT64_MAX - off) return;
+  (void)sync_file_range(f, (off_t)off, (off_t)len, SYNC_FILE_RANGE_WRITE);
+#else
+  (void)f;
+  (void)off;
+  (void)len;
+#endif
+}
+
 int hurray__os_sync(HurrayOsFile f) { return fsync(f) != 0 ? errno : 0; }
 
 int hurray__os_close(HurrayOsFile f) { return close(f) != 0 ? errno : 0; }

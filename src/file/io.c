@@ -54,6 +54,10 @@ HurrayStatus hurray__pwrite_full(HurrayOsFile fd, const void *buf, uint64_t len,
   return HURRAY_OK;
 }
 
+void hurray__write_behind(HurrayOsFile fd, uint64_t off, uint64_t len) {
+  hurray__os_write_behind(fd, off, len);
+}
+
 void hurray__prefault(void *p, size_t n) { hurray__os_prefault_write(p, n); }
 
 /* ---- the shared source ----------------------------------------------------- */

@@ -49,7 +49,8 @@ struct HurrayFileWriter {
   bool sorted;
   bool skip_fsync;
   WState state;
-  uint64_t cur; /* next descriptor offset */
+  uint64_t cur;     /* next descriptor offset */
+  uint64_t wb_from; /* durable saves: where the bytes not yet sent to the disk start */
   WEntry *entries;
   uint64_t count;
   uint64_t cap;
@@ -218,6 +219,7 @@ HurrayStatus hurray_file_writer_open(const char *path, const HurrayFileWriterOpt
   w->sorted = o.sorted_index;
   w->skip_fsync = o.skip_fsync;
   w->cur = HURRAY_FILE_HEADER_LEN;
+  w->wb_from = HURRAY_FILE_HEADER_LEN;
   w->path = dup_str(path, plen);
   w->dir_path = dup_str(dir, dlen);
   HurrayStatus status = HURRAY_OK;
@@ -274,6 +276,30 @@ static HurrayStatus check_tensor(const HurrayFileWriter *w, const HurrayDescript
   return HURRAY_OK;
 }
 
+/* Durable saves send what they wrote to the disk every WB_WINDOW bytes
+ * (hurray__write_behind), so that the disk works while the rest is copied
+ * and the fsync at the end waits for one window, not the whole file. */
+#define WB_WINDOW ((uint64_t)8 << 20)
+
+/* Writes len bytes at off (ascending offsets, as the writer lays them out). */
+static HurrayStatus write_data(HurrayFileWriter *w, const void *buf, uint64_t len, uint64_t off,
+                               const char *what, HurrayError *err) {
+  if (w->skip_fsync) return hurray__pwrite_full(w->fd, buf, len, off, what, err);
+  const uint8_t *p = buf;
+  while (len > 0) {
+    uint64_t n = len < WB_WINDOW ? len : WB_WINDOW;
+    HURRAY_TRY(hurray__pwrite_full(w->fd, p, n, off, what, err));
+    p += n;
+    off += n;
+    len -= n;
+    if (off > w->wb_from && off - w->wb_from >= WB_WINDOW) {
+      hurray__write_behind(w->fd, w->wb_from, off - w->wb_from);
+      w->wb_from = off;
+    }
+  }
+  return HURRAY_OK;
+}
+
 /* Writes one checked tensor and records its index entry (room reserved). */
 static HurrayStatus write_tensor(HurrayFileWriter *w, const char *name, size_t name_len,
                                  const HurrayDescriptor *d, const void *const *buffers,
@@ -315,14 +341,13 @@ static HurrayStatus write_tensor(HurrayFileWriter *w, const char *name, size_t n
   uint64_t next;
   if (hurray__align_up_u64(pos, 8, &next) || next > (uint64_t)INT64_MAX) goto too_big;
 
-  HurrayStatus st = hurray__pwrite_full(w->fd, w->scratch.data, dlen, desc_off,
-                                        "writing a descriptor", err);
+  HurrayStatus st = write_data(w, w->scratch.data, dlen, desc_off, "writing a descriptor", err);
   uint64_t bpos = data_off;
   for (uint32_t k = 0; st == HURRAY_OK && k < nb; k++) {
     const HurrayBufferHandle *h = NULL;
     (void)hurray_descriptor_buffer(d, k, &h);
     if (h->byte_size > 0)
-      st = hurray__pwrite_full(w->fd, buffers[k], h->byte_size, bpos, "writing a buffer", err);
+      st = write_data(w, buffers[k], h->byte_size, bpos, "writing a buffer", err);
     (void)hurray__align_up_u64(bpos + h->byte_size, A, &bpos);
   }
   if (st != HURRAY_OK) {

@@ -120,6 +120,15 @@ static inline bool hurray__align_up_u64(uint64_t v, uint64_t a, uint64_t *out) {
 HURRAY_INTERNAL void *hurray__malloc(size_t size);   /* max_align_t alignment */
 HURRAY_INTERNAL void *hurray__calloc(size_t n, size_t size);
 HURRAY_INTERNAL void hurray__free(void *p);
+/* Blocks of at least this many bytes come from mmap under the default
+ * allocator (POSIX, without ASan; src/core/alloc.c). */
+#define HURRAY__MAP_THRESHOLD ((size_t)4 << 20)
+/* Mapped blocks of the default allocator not yet freed (tests). */
+HURRAY_INTERNAL size_t hurray__alloc_mapped_blocks(void);
+/* Freed mapped blocks the default allocator keeps for reuse (tests). */
+HURRAY_INTERNAL size_t hurray__alloc_kept_blocks(void);
+/* Unmaps every kept block (tests). */
+HURRAY_INTERNAL void hurray__alloc_release_kept(void);
 
 /* ---- errors ---------------------------------------------------------------- */
 

@@ -283,6 +283,9 @@ HURRAY_INTERNAL HurrayStatus hurray__pread_full(HurrayOsFile fd, void *buf, uint
 HURRAY_INTERNAL HurrayStatus hurray__pwrite_full(HurrayOsFile fd, const void *buf, uint64_t len,
                                                  uint64_t off, const char *what,
                                                  HurrayError *err);
+/* Starts writing [off, off + len) of fd to the disk without waiting (a hint
+ * for durable saves; a no-op where the system has no such call). */
+HURRAY_INTERNAL void hurray__write_behind(HurrayOsFile fd, uint64_t off, uint64_t len);
 /* Maps the pages of [p, p + n) (memory about to be written in full) in one
  * call instead of one page fault each; a hint, for blocks of 64 KiB or more. */
 HURRAY_INTERNAL void hurray__prefault(void *p, size_t n);

@@ -130,6 +130,11 @@ HURRAY_INTERNAL int hurray__os_pread(HurrayOsFile f, void *buf, size_t n, uint64
 /* One positioned write of at most n bytes; *put receives the count. */
 HURRAY_INTERNAL int hurray__os_pwrite(HurrayOsFile f, const void *buf, size_t n, uint64_t off,
                                       size_t *put);
+/* Starts writing [off, off + len) of `f` to the storage without waiting for
+ * it (Linux sync_file_range SYNC_FILE_RANGE_WRITE); a hint, failures are
+ * ignored. Elsewhere (other POSIX systems, Windows) it does nothing: the sync
+ * that follows does all the work. */
+HURRAY_INTERNAL void hurray__os_write_behind(HurrayOsFile f, uint64_t off, uint64_t len);
 /* Flushes the file's data and metadata to the storage (fsync, FlushFileBuffers). */
 HURRAY_INTERNAL int hurray__os_sync(HurrayOsFile f);
 HURRAY_INTERNAL int hurray__os_close(HurrayOsFile f);

@@ -415,6 +415,63 @@ static void test_open_rejects(void **state) {
 /* ---- crash safety -------------------------------------------------------------------- */
 
 /* Writes a small file with one tensor "old" holding `v`. */
+/* A durable save (fsync on) sends its bytes to the disk in 8 MiB windows as it
+ * writes (write-behind): a tensor larger than several windows, and many small
+ * ones whose windows end inside them, must still land byte for byte. */
+static void test_durable_write_behind_windows(void **state) {
+  (void)state;
+  const char *path = tf_path("durable.hrry");
+  HurrayFileWriter *w = NULL;
+  HurrayFileWriterOptions o = {0, false, false}; /* durable */
+  HurrayError e;
+  assert_int_equal(hurray_file_writer_open(path, &o, &w, &e), HURRAY_OK);
+  const uint64_t big_n = ((uint64_t)20 << 20) + 5;
+  uint8_t *big = malloc((size_t)big_n);
+  assert_non_null(big);
+  for (uint64_t i = 0; i < big_n; i++) big[i] = (uint8_t)(i * 131u + (i >> 20));
+  HurrayDescriptor *bd = tf_desc_u8(big_n);
+  add(w, "big", bd, big);
+  enum { SMALL = 300, SMALL_N = 33 * 1024 + 7 };
+  uint8_t *small = malloc(SMALL_N);
+  assert_non_null(small);
+  HurrayDescriptor *sd = tf_desc_u8(SMALL_N);
+  for (int k = 0; k < SMALL; k++) {
+    char name[16];
+    snprintf(name, sizeof name, "s%03d", k);
+    memset(small, k & 0xff, SMALL_N);
+    small[0] = (uint8_t)(k >> 8);
+    add(w, name, sd, small);
+  }
+  finish(&w);
+  HurrayFile *f = NULL;
+  assert_int_equal(hurray_file_open(path, NULL, &f, &e), HURRAY_OK);
+  assert_int_equal(hurray_file_tensor_count(f), SMALL + 1);
+  for (uint64_t i = 0; i <= SMALL; i++) {
+    HurrayFileTensor *t = NULL;
+    assert_int_equal(hurray_file_tensor(f, i, &t, &e), HURRAY_OK);
+    const void *data;
+    uint64_t size;
+    assert_int_equal(hurray_file_tensor_buffer(t, 0, &data, &size), HURRAY_OK);
+    if (i == 0) {
+      assert_int_equal(size, big_n);
+      assert_memory_equal(data, big, (size_t)big_n);
+    } else {
+      int k = (int)i - 1;
+      memset(small, k & 0xff, SMALL_N);
+      small[0] = (uint8_t)(k >> 8);
+      assert_int_equal(size, SMALL_N);
+      assert_memory_equal(data, small, SMALL_N);
+    }
+    hurray_file_tensor_release(&t);
+  }
+  hurray_file_close(&f);
+  assert_int_equal(tf_dir_entries(), 1); /* no temporary file left */
+  hurray_descriptor_destroy(bd);
+  hurray_descriptor_destroy(sd);
+  free(big);
+  free(small);
+}
+
 static void write_old(const char *path, uint8_t v) {
   HurrayFileWriter *w = NULL;
   HurrayError e;
@@ -690,6 +747,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test_setup_teardown(test_sorted_index, setup, teardown),
       cmocka_unit_test_setup_teardown(test_add_tensor_rejects, setup, teardown),
       cmocka_unit_test_setup_teardown(test_open_rejects, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_durable_write_behind_windows, setup, teardown),
       cmocka_unit_test_setup_teardown(test_target_untouched_until_finish, setup, teardown),
       cmocka_unit_test_setup_teardown(test_torn_write_sigkill, setup, teardown),
       cmocka_unit_test_setup_teardown(test_io_error_fails_the_writer, setup, teardown),

@@ -446,9 +446,40 @@ def test_save_replaces_atomically(path):
     assert os.listdir(path.parent) == ["model.hrry"]
 
 
-def test_a_killed_save_leaves_the_previous_file_intact(tmp_path):
+def test_save_durable_flag(tmp_path):
+    """durable= changes only whether the file and its folder are flushed to the
+    disk: both modes write the same bytes through a temporary file renamed into
+    place, and leave nothing else behind."""
+    t = {"w": hurray.from_numpy(np.arange(3000, dtype=np.float32).reshape(30, 100)),
+         "z": hurray.zeros((5,), dtype=hurray.int16)}
+    paths = {}
+    for durable in (True, False):
+        p = tmp_path / f"d{int(durable)}.hrry"
+        hurray.save(p, {"old": hurray.zeros((2,))})  # replaced atomically
+        hurray.save(p, t, kv={"k": [1, 2]}, durable=durable)
+        got = hurray.load(p)
+        assert list(got) == ["w", "z"] and hurray.load_kv(p) == {"k": [1, 2]}
+        assert np.array_equal(np.asarray(got["w"]), np.asarray(t["w"]))
+        paths[durable] = p
+    assert paths[True].read_bytes() == paths[False].read_bytes()
+    assert sorted(os.listdir(tmp_path)) == ["d0.hrry", "d1.hrry"]  # no temporary file left
+    hurray.save(tmp_path / "default.hrry", t, kv={"k": [1, 2]})  # durable=True by default
+    assert (tmp_path / "default.hrry").read_bytes() == paths[True].read_bytes()
+    for bad in (None, 1, 0, "no", np.bool_(False)):
+        with pytest.raises(TypeError, match="durable must be True or False"):
+            hurray.save(tmp_path / "bad.hrry", t, durable=bad)
+    assert not (tmp_path / "bad.hrry").exists()
+    with pytest.raises(hurray.FileError):  # a failed non-durable save removes its temporary
+        hurray.save(tmp_path / "missing" / "x.hrry", t, durable=False)
+    assert sorted(os.listdir(tmp_path)) == ["d0.hrry", "d1.hrry", "default.hrry"]
+
+
+@pytest.mark.parametrize("durable", [True, False], ids=["durable", "not-durable"])
+def test_a_killed_save_leaves_the_previous_file_intact(tmp_path, durable):
     """SIGKILL a process while it saves over an existing file, many times at
-    different moments: the file always loads, as the old or the new version."""
+    different moments: the file always loads, as the old or the new version,
+    whether or not the save flushes to the disk (durable=False gives up only
+    what an OS crash or a power loss would take)."""
     path = tmp_path / "m.hrry"
     old = np.full(1 << 20, 7, np.float32)
     hurray.save(path, {"w": hurray.from_numpy(old)}, kv={"version": 1})
@@ -458,7 +489,7 @@ def test_a_killed_save_leaves_the_previous_file_intact(tmp_path):
         t = {{"w": hurray.from_numpy(new), "x": hurray.from_numpy(new[:1000])}}
         print("go", flush=True)
         while True:
-            hurray.save({str(path)!r}, t, kv={{"version": 2}})
+            hurray.save({str(path)!r}, t, kv={{"version": 2}}, durable={durable!r})
     """)
     seen = set()
     for i in range(8):

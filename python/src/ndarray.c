@@ -1,0 +1,361 @@
+/*
+ * ndarray.c - from_numpy's path for an exact numpy.ndarray (hpy_from_ndarray).
+ *
+ * from_numpy's general path asks the buffer protocol, where NumPy formats a
+ * struct-module format string and compares it with a cached one on every
+ * call: most of from_numpy's time for a small array. An exact ndarray can
+ * describe itself more cheaply, in one of two ways, fastest first:
+ *
+ *   1. Its object header. Every compiled NumPy extension reads an array
+ *      through NumPy's macros, which read the fields of PyArrayObject_fields
+ *      (data, nd, dimensions, strides, base, descr, flags) and of the dtype's
+ *      head (typeobj, kind, type, byteorder, type_num): NumPy's headers name
+ *      this head "1.x and 2.x compatible", and the array fields have not
+ *      moved since NumPy 1.7. This module is compiled without NumPy's headers,
+ *      so the layout is declared below and proven at run time before its
+ *      first use: for probe arrays of known type, order and writability, the
+ *      header must agree with what NumPy reports through
+ *      __array_interface__ (data address, shape, strides, type, flags), and
+ *      NumPy's major version must be 1 or 2. If anything disagrees (a NumPy
+ *      that changed its objects), the header is never read.
+ *   2. __array_struct__ (a PyArrayInterface in a capsule), NumPy's stable
+ *      export of the same fields.
+ *
+ * Either way the tensor holds a strong reference to the array instead of a
+ * buffer export; both keep the array, and so its memory, alive. Only the
+ * plain case is taken: a native-order, C- or Fortran-contiguous array of a
+ * type that maps one to one onto a Hurray type. bool (which Hurray packs),
+ * bfloat16, structured types, every other kind, non-contiguous arrays and
+ * ndarray subclasses take the general path, which also raises every error.
+ * The tensor's descriptor is built lazily (hpy_tensor_new_dense).
+ */
+#include "hpy.h"
+
+#include <string.h>
+
+/* ---- element types ------------------------------------------------------------ */
+
+/* Hurray type of a NumPy typekind/itemsize pair (bool excluded), or 0. */
+static uint8_t tag_of_kind(char kind, int itemsize) {
+  switch (kind) {
+    case 'f':
+      return itemsize == 2   ? HURRAY_DTYPE_FLOAT16
+             : itemsize == 4 ? HURRAY_DTYPE_FLOAT32
+             : itemsize == 8 ? HURRAY_DTYPE_FLOAT64
+                             : 0;
+    case 'i':
+      return itemsize == 1   ? HURRAY_DTYPE_INT8
+             : itemsize == 2 ? HURRAY_DTYPE_INT16
+             : itemsize == 4 ? HURRAY_DTYPE_INT32
+             : itemsize == 8 ? HURRAY_DTYPE_INT64
+                             : 0;
+    case 'u':
+      return itemsize == 1   ? HURRAY_DTYPE_UINT8
+             : itemsize == 2 ? HURRAY_DTYPE_UINT16
+             : itemsize == 4 ? HURRAY_DTYPE_UINT32
+             : itemsize == 8 ? HURRAY_DTYPE_UINT64
+                             : 0;
+    case 'c':
+      return itemsize == 8 ? HURRAY_DTYPE_COMPLEX64 : itemsize == 16 ? HURRAY_DTYPE_COMPLEX128 : 0;
+    default:
+      return 0;
+  }
+}
+
+/* NumPy's type numbers (enum NPY_TYPES, unchanged since NumPy 1.0). */
+enum {
+  HPY_NPY_BYTE = 1,
+  HPY_NPY_UBYTE = 2,
+  HPY_NPY_SHORT = 3,
+  HPY_NPY_USHORT = 4,
+  HPY_NPY_INT = 5,
+  HPY_NPY_UINT = 6,
+  HPY_NPY_LONG = 7,
+  HPY_NPY_ULONG = 8,
+  HPY_NPY_LONGLONG = 9,
+  HPY_NPY_ULONGLONG = 10,
+  HPY_NPY_FLOAT = 11,
+  HPY_NPY_DOUBLE = 12,
+  HPY_NPY_CFLOAT = 14,
+  HPY_NPY_CDOUBLE = 15,
+  HPY_NPY_HALF = 23,
+};
+
+/* Hurray type of a signed (or unsigned) C integer of `size` bytes, or 0. */
+static uint8_t int_tag(size_t size, bool is_signed) {
+  switch (size) {
+    case 1: return is_signed ? HURRAY_DTYPE_INT8 : HURRAY_DTYPE_UINT8;
+    case 2: return is_signed ? HURRAY_DTYPE_INT16 : HURRAY_DTYPE_UINT16;
+    case 4: return is_signed ? HURRAY_DTYPE_INT32 : HURRAY_DTYPE_UINT32;
+    case 8: return is_signed ? HURRAY_DTYPE_INT64 : HURRAY_DTYPE_UINT64;
+    default: return 0;
+  }
+}
+
+/* Hurray type of a NumPy type number (bool and every unmapped type: 0). The
+ * C integer types have this platform's sizes, as in the NumPy built for it. */
+static uint8_t tag_of_type_num(int n) {
+  switch (n) {
+    case HPY_NPY_BYTE: return HURRAY_DTYPE_INT8;
+    case HPY_NPY_UBYTE: return HURRAY_DTYPE_UINT8;
+    case HPY_NPY_SHORT: return int_tag(sizeof(short), true);
+    case HPY_NPY_USHORT: return int_tag(sizeof(unsigned short), false);
+    case HPY_NPY_INT: return int_tag(sizeof(int), true);
+    case HPY_NPY_UINT: return int_tag(sizeof(unsigned int), false);
+    case HPY_NPY_LONG: return int_tag(sizeof(long), true);
+    case HPY_NPY_ULONG: return int_tag(sizeof(unsigned long), false);
+    case HPY_NPY_LONGLONG: return int_tag(sizeof(long long), true);
+    case HPY_NPY_ULONGLONG: return int_tag(sizeof(unsigned long long), false);
+    case HPY_NPY_FLOAT: return HURRAY_DTYPE_FLOAT32;
+    case HPY_NPY_DOUBLE: return HURRAY_DTYPE_FLOAT64;
+    case HPY_NPY_CFLOAT: return HURRAY_DTYPE_COMPLEX64;
+    case HPY_NPY_CDOUBLE: return HURRAY_DTYPE_COMPLEX128;
+    case HPY_NPY_HALF: return HURRAY_DTYPE_FLOAT16;
+    default: return 0;
+  }
+}
+
+/* ---- the plain case ----------------------------------------------------------- */
+
+/* What from_numpy needs of a plain array. */
+typedef struct Plain {
+  uint8_t tag;
+  uint8_t layout; /* HURRAY_LAYOUT_ROW_MAJOR or HURRAY_LAYOUT_COL_MAJOR */
+  bool readonly;
+  uint32_t rank;
+  void *data;
+  uint64_t nbytes;
+  uint64_t shape[HURRAY_MAX_RANK];
+} Plain;
+
+/* Fills the rest of *p from its type, rank, dimensions and flags; false when
+ * that is not the plain case. */
+static bool plain_finish(Plain *p, const Py_ssize_t *dims, int nd, unsigned flags) {
+  if (p->tag == 0 || nd < 0 || nd > (int)HURRAY_MAX_RANK || (nd > 0 && dims == NULL))
+    return false;
+  p->rank = (uint32_t)nd;
+  bool c_contig = (flags & HPY_NPY_C_CONTIGUOUS) != 0;
+  bool f_contig = !c_contig && p->rank >= 2 && (flags & HPY_NPY_F_CONTIGUOUS) != 0;
+  if (!c_contig && !f_contig) return false;
+  p->layout = f_contig ? HURRAY_LAYOUT_COL_MAJOR : HURRAY_LAYOUT_ROW_MAJOR;
+  p->readonly = (flags & HPY_NPY_WRITEABLE) == 0;
+  for (uint32_t i = 0; i < p->rank; i++) {
+    if (dims[i] < 0) return false;
+    p->shape[i] = (uint64_t)dims[i];
+  }
+  uint64_t count;
+  return hpy_element_count(p->rank, p->shape, &count) &&
+         hurray_buffer_size_bytes(p->tag, count, &p->nbytes) == HURRAY_OK &&
+         p->nbytes <= (uint64_t)PY_SSIZE_T_MAX;
+}
+
+/* ---- way 1: the object header --------------------------------------------------- */
+
+/* The head of PyArrayObject_fields. */
+typedef struct {
+  PyObject_HEAD
+  char *data;
+  int nd;
+  Py_ssize_t *dimensions;
+  Py_ssize_t *strides;
+  PyObject *base;
+  PyObject *descr;
+  int flags;
+} HpyNdHead;
+
+/* The head of PyArray_Descr shared by NumPy 1.x and 2.x. */
+typedef struct {
+  PyObject_HEAD
+  PyTypeObject *typeobj;
+  char kind;
+  char type;
+  char byteorder;
+  char former_flags;
+  int type_num;
+} HpyNdDescrHead;
+
+/* NumPy's internal "warn on write" flag: such an array is exported read-only. */
+#define HPY_NPY_WARN_ON_WRITE 0x80000000u
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define HPY_NATIVE_ORDER '>'
+#else
+#define HPY_NATIVE_ORDER '<'
+#endif
+
+static bool header_plain(PyObject *obj, Plain *p) {
+  const HpyNdHead *h = (const HpyNdHead *)obj;
+  const HpyNdDescrHead *d = (const HpyNdDescrHead *)h->descr;
+  if (d == NULL) return false;
+  char bo = d->byteorder;
+  if (bo != '=' && bo != '|' && bo != HPY_NATIVE_ORDER) return false;
+  unsigned flags = (unsigned)h->flags;
+  if (flags & HPY_NPY_WARN_ON_WRITE) flags &= ~(unsigned)HPY_NPY_WRITEABLE;
+  p->tag = tag_of_type_num(d->type_num);
+  p->data = h->data;
+  return plain_finish(p, h->dimensions, h->nd, flags);
+}
+
+/* One probe: `arr` (a fresh array of the type numbered `type_num`, kind
+ * `kind`) must read through the header as __array_interface__ reports it,
+ * with `want` flag bits set and `unwanted` clear. */
+static bool probe_one(PyObject *np_dtype, PyObject *arr, int type_num, char kind, unsigned want,
+                      unsigned unwanted) {
+  if (arr == NULL) return false;
+  const HpyNdHead *h = (const HpyNdHead *)arr;
+  bool ok = h->descr != NULL && PyObject_TypeCheck(h->descr, (PyTypeObject *)np_dtype) &&
+            ((const HpyNdDescrHead *)h->descr)->type_num == type_num &&
+            ((const HpyNdDescrHead *)h->descr)->kind == kind &&
+            ((unsigned)h->flags & want) == want && ((unsigned)h->flags & unwanted) == 0 &&
+            h->nd >= 1 && h->nd <= 8;
+  PyObject *ai = ok ? PyObject_GetAttrString(arr, "__array_interface__") : NULL;
+  PyObject *data = ai != NULL ? PyDict_GetItemString(ai, "data") : NULL;
+  PyObject *shape = ai != NULL ? PyDict_GetItemString(ai, "shape") : NULL;
+  PyObject *strides = ai != NULL ? PyDict_GetItemString(ai, "strides") : NULL;
+  ok = ok && data != NULL && PyTuple_Check(data) && PyTuple_GET_SIZE(data) == 2 &&
+       shape != NULL && PyTuple_Check(shape) && PyTuple_GET_SIZE(shape) == h->nd &&
+       strides != NULL;
+  if (ok) {
+    ok = PyLong_AsVoidPtr(PyTuple_GET_ITEM(data, 0)) == (void *)h->data &&
+         PyObject_IsTrue(PyTuple_GET_ITEM(data, 1)) == ((h->flags & HPY_NPY_WRITEABLE) == 0);
+    for (Py_ssize_t i = 0; ok && i < h->nd; i++) {
+      ok = PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, i)) == h->dimensions[i];
+      if (ok && strides != Py_None)
+        ok = PyTuple_Check(strides) && PyTuple_GET_SIZE(strides) == h->nd &&
+             PyLong_AsSsize_t(PyTuple_GET_ITEM(strides, i)) == h->strides[i];
+    }
+  }
+  Py_XDECREF(ai);
+  PyErr_Clear();
+  return ok;
+}
+
+/* Proves the header layout once (st->nd_header: 1 proven, -1 not). */
+static bool header_proven(HpyState *st) {
+  if (st->nd_header != 0) return st->nd_header > 0;
+  st->nd_header = -1;
+  PyObject *np = hpy_numpy(st);
+  if (np == NULL) {
+    PyErr_Clear();
+    return false;
+  }
+  PyObject *ver = PyObject_GetAttrString(np, "__version__");
+  const char *v = ver != NULL && PyUnicode_Check(ver) ? PyUnicode_AsUTF8(ver) : NULL;
+  bool ok = v != NULL && (strncmp(v, "1.", 2) == 0 || strncmp(v, "2.", 2) == 0);
+  Py_XDECREF(ver);
+  PyObject *dtype = ok ? PyObject_GetAttrString(np, "dtype") : NULL;
+  ok = dtype != NULL && PyType_Check(dtype);
+  /* C order, writable float32; Fortran order (a transposed view) of int16;
+   * a read-only uint8 array over bytes */
+  PyObject *a = ok ? PyObject_CallMethod(np, "empty", "((ii)s)", 3, 5, "float32") : NULL;
+  ok = probe_one(dtype, a, HPY_NPY_FLOAT, 'f', HPY_NPY_C_CONTIGUOUS | HPY_NPY_WRITEABLE,
+                 HPY_NPY_F_CONTIGUOUS);
+  PyObject *b0 = ok ? PyObject_CallMethod(np, "empty", "((ii)s)", 6, 4, "int16") : NULL;
+  PyObject *b = b0 != NULL ? PyObject_GetAttrString(b0, "T") : NULL;
+  ok = ok && probe_one(dtype, b, HPY_NPY_SHORT, 'i', HPY_NPY_F_CONTIGUOUS | HPY_NPY_WRITEABLE,
+                       HPY_NPY_C_CONTIGUOUS);
+  PyObject *bytes = ok ? PyBytes_FromString("0123456789") : NULL;
+  PyObject *c = bytes != NULL ? PyObject_CallMethod(np, "frombuffer", "(Os)", bytes, "uint8")
+                              : NULL;
+  ok = ok && probe_one(dtype, c, HPY_NPY_UBYTE, 'u', HPY_NPY_C_CONTIGUOUS, HPY_NPY_WRITEABLE);
+  Py_XDECREF(a);
+  Py_XDECREF(b0);
+  Py_XDECREF(b);
+  Py_XDECREF(bytes);
+  Py_XDECREF(c);
+  Py_XDECREF(dtype);
+  PyErr_Clear();
+  if (ok) st->nd_header = 1;
+  return ok;
+}
+
+/* ---- way 2: __array_struct__ -------------------------------------------------------- */
+
+/* *cap receives the capsule to release once the data pointer is taken. */
+static bool struct_plain(HpyState *st, PyObject *obj, Plain *p, PyObject **cap) {
+  *cap = PyObject_GetAttr(obj, st->s_array_struct);
+  if (*cap == NULL) {
+    PyErr_Clear();
+    return false;
+  }
+  const HpyArrayInterface *ai =
+      PyCapsule_CheckExact(*cap) ? PyCapsule_GetPointer(*cap, NULL) : NULL;
+  if (ai == NULL) {
+    PyErr_Clear();
+    return false;
+  }
+  unsigned flags = (unsigned)ai->flags;
+  if (ai->two != 2 || (flags & HPY_NPY_NOTSWAPPED) == 0 || (flags & HPY_NPY_ARR_HAS_DESCR) != 0)
+    return false;
+  p->tag = tag_of_kind(ai->typekind, ai->itemsize);
+  p->data = ai->data;
+  return plain_finish(p, ai->shape, ai->nd, flags);
+}
+
+/* ---- entry -------------------------------------------------------------------------- */
+
+/* True when obj is exactly a numpy.ndarray (NumPy is loaded if one exists). */
+static bool is_exact_ndarray(HpyState *st, PyObject *obj) {
+  PyTypeObject *tp = Py_TYPE(obj);
+  if (st->ndarray_type == NULL) {
+    if (strcmp(tp->tp_name, "numpy.ndarray") != 0) return false;
+    PyObject *np = hpy_numpy(st);
+    PyObject *nd = np != NULL ? PyObject_GetAttrString(np, "ndarray") : NULL;
+    if (nd == NULL || !PyType_Check(nd)) {
+      Py_XDECREF(nd);
+      PyErr_Clear();
+      return false;
+    }
+    st->ndarray_type = nd;
+  }
+  return (PyObject *)tp == st->ndarray_type;
+}
+
+bool hpy_from_ndarray(HpyState *st, PyObject *obj, int copy, const char *context,
+                      PyObject **out) {
+  if (!is_exact_ndarray(st, obj)) return false;
+  Plain p;
+  PyObject *cap = NULL;
+  bool plain = header_proven(st) ? header_plain(obj, &p) : struct_plain(st, obj, &p, &cap);
+  Py_XDECREF(cap); /* the data pointer stays valid: the array is alive */
+  if (!plain) return false;
+  /* every field the buffer functions read; no held export (view.obj NULL),
+   * and no memset of the whole struct (a rep stos is a measurable share) */
+  HpyBuffer b;
+  b.data = (uint8_t *)p.data;
+  b.size = p.nbytes;
+  b.owner = Py_NewRef(obj);
+  b.view.obj = NULL;
+  b.owned = NULL;
+  b.readonly = p.readonly;
+  b.sync_mode = HURRAY_SYNC_PRODUCER_SYNCED;
+  b.host = false;
+  if (hpy_buffer_apply_copy_policy(st, &b, 0, copy, true, context) < 0) {
+    hpy_buffer_release(&b);
+    *out = NULL;
+    return true;
+  }
+  *out = hpy_tensor_new_dense(st, p.tag, p.rank, p.shape, p.layout, st->cpu, &b, context);
+  return true;
+}
+
+PyObject *hpy_ndarray_path(PyObject *m, PyObject *mode) {
+  HpyState *st = hpy_state_of_module(m);
+  if (mode != Py_None) {
+    if (!PyUnicode_Check(mode))
+      return PyErr_Format(PyExc_TypeError, "mode must be a str or None");
+    if (PyUnicode_CompareWithASCIIString(mode, "struct") == 0) {
+      st->nd_header = -1;
+    } else if (PyUnicode_CompareWithASCIIString(mode, "auto") == 0) {
+      st->nd_header = 0;
+    } else if (PyUnicode_CompareWithASCIIString(mode, "header") == 0) {
+      st->nd_header = 0;
+      if (!header_proven(st))
+        return PyErr_Format(PyExc_RuntimeError, "the ndarray header layout is not proven");
+    } else {
+      return PyErr_Format(PyExc_ValueError, "mode must be 'header', 'struct' or 'auto'");
+    }
+  }
+  return PyUnicode_FromString(st->nd_header > 0 ? "header" : st->nd_header < 0 ? "struct"
+                                                                               : "unproven");
+}
