@@ -265,6 +265,7 @@ void hurray__alloc_release_kept(void) {}
  * reads as zero. */
 static void *default_block(size_t size, size_t alignment, bool want_zero, bool *zeroed) {
   *zeroed = false;
+  (void)want_zero; /* unused where blocks are never mapped (Windows, ASan) */
 #if defined(HURRAY__MAP)
   if (size >= HURRAY__MAP_THRESHOLD && alignment <= MAP_ALIGN) {
     void *p = want_zero ? NULL : reuse_take(size);

@@ -174,8 +174,10 @@ static void test_freed_large_blocks_are_reused(void **state) {
   /* a request they would fit loosely does not pin them (4 MiB < 3/4 of 8) */
   uint8_t *c = hurray_alloc(4 * MIB, 64);
   assert_non_null(c);
-  assert_ptr_not_equal(c, a);
-  assert_ptr_not_equal(c, z);
+  if (MAPS) { /* without mapped blocks the heap may well hand a or z out again */
+    assert_ptr_not_equal(c, a);
+    assert_ptr_not_equal(c, z);
+  }
   assert_int_equal(hurray__alloc_kept_blocks(), kept0 + (MAPS ? 2 : 0));
   hurray_free(c);
 
