@@ -6,6 +6,9 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#if defined(_WIN32)
+#include <malloc.h>
+#endif
 
 #include <hurray/file.h>
 
@@ -435,7 +438,12 @@ int inspect_container(Report *r, const uint8_t *bytes, size_t len) {
   /* The file reader hands out buffers in place: give it memory aligned like
    * a mapping, so every buffer meets its declared alignment. */
   uint8_t *copy = NULL;
+#if defined(_WIN32)
+  copy = _aligned_malloc(len == 0 ? 1 : len, CONTAINER_ALIGNMENT);
+  if (copy == NULL) {
+#else
   if (posix_memalign((void **)&copy, CONTAINER_ALIGNMENT, len == 0 ? 1 : len) != 0) {
+#endif
     report_error(r, "error", HURRAY_ERR_OUT_OF_MEMORY, HURRAY_NO_OFFSET, NULL, NULL,
                  "cannot copy the input", 0);
     return report_end(r);
@@ -463,6 +471,10 @@ int inspect_container(Report *r, const uint8_t *bytes, size_t len) {
     hurray_file_close(&f);
   }
   int rc = report_end(r);
+#if defined(_WIN32)
+  _aligned_free(copy);
+#else
   free(copy);
+#endif
   return rc;
 }

@@ -6,6 +6,11 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(_WIN32)
+#include <fcntl.h>
+#include <io.h>
+#include <stdio.h>
+#endif
 
 #include "inspect.h"
 
@@ -45,6 +50,11 @@ static int usage_error(const char *what, const char *arg) {
 static uint8_t *read_all(const char *path, size_t *len) {
   FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
   if (f == NULL) return NULL;
+#if defined(_WIN32)
+  /* The C runtime opens stdin in text mode: CR LF pairs and a 0x1A byte
+   * would change the input. */
+  if (f == stdin && _setmode(_fileno(stdin), _O_BINARY) == -1) return NULL;
+#endif
   size_t cap = 1 << 16, n = 0;
   uint8_t *buf = malloc(cap);
   while (buf != NULL) {

@@ -3,6 +3,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__MINGW32__)
+/* MinGW's classification macros pass a double through their float branch
+ * too (-Wfloat-conversion); GCC's type-generic builtins do not. */
+#undef isnan
+#undef isinf
+#undef isfinite
+#define isnan(x) __builtin_isnan(x)
+#define isinf(x) __builtin_isinf(x)
+#define isfinite(x) __builtin_isfinite(x)
+#endif
+
 #include "inspect.h"
 
 /* ---- JSON primitives ------------------------------------------------------------ */

@@ -17,6 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#if defined(_WIN32)
+#include <malloc.h>
+#endif
 
 #include "hurray/hurray.h"
 
@@ -221,7 +224,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   /* Page-aligned (buffers need their alignment) and exactly `size` bytes long
    * (a sanitizer then flags any read past the image). */
   void *mem = NULL;
+#if defined(_WIN32)
+  mem = _aligned_malloc(size ? size : 1, 4096);
+  if (mem == NULL) return 0;
+#else
   if (posix_memalign(&mem, 4096, size ? size : 1) != 0) return 0;
+#endif
   uint8_t *copy = mem;
   if (size) memcpy(copy, data, size);
   open_memory(copy, size);
@@ -242,6 +250,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     open_fd(copy, size);
 #endif
   }
+#if defined(_WIN32)
+  _aligned_free(copy);
+#else
   free(copy);
+#endif
   return 0;
 }

@@ -11,7 +11,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(_WIN32)
+#include <direct.h>
+#include <io.h>
+#define rmdir _rmdir
+#define unlink _unlink
+#else
 #include <unistd.h>
+#endif
 
 #include "hurray/hurray.h"
 
@@ -136,11 +143,20 @@ static int read_file(const char *path) {
 int main(void) {
   const char *tmp = getenv("TMPDIR");
   char dir[512], path[600];
+#if defined(_WIN32)
+  if (tmp == NULL || *tmp == '\0') tmp = getenv("TEMP");
+  snprintf(dir, sizeof dir, "%s/hurray-example-XXXXXX", tmp != NULL && *tmp ? tmp : ".");
+  if (_mktemp(dir) == NULL || _mkdir(dir) != 0) { /* no mkdtemp on Windows */
+    perror("mkdir");
+    return 1;
+  }
+#else
   snprintf(dir, sizeof dir, "%s/hurray-example-XXXXXX", tmp != NULL && *tmp ? tmp : "/tmp");
   if (mkdtemp(dir) == NULL) {
     perror("mkdtemp");
     return 1;
   }
+#endif
   snprintf(path, sizeof path, "%s/model.hrry", dir);
   int rc = write_file(path);
   if (rc == 0) rc = read_file(path);

@@ -26,7 +26,53 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <string.h>
+
+#if defined(_WIN32)
+/* Windows: descriptors are the C runtime's (what the library's stream
+ * transports take); a socket object's fileno() is a SOCKET instead, which
+ * fd_of_object wraps in a descriptor of its own (socket_fd). The C runtime
+ * calls run with a thread-local invalid-parameter handler that returns, so
+ * that a bad descriptor is an EBADF error, not the end of the process. */
+#include <winsock2.h>
+#include <windows.h>
+#include <io.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#if defined(_MSC_VER) || defined(_UCRT)
+#if !defined(_MSC_VER)
+/* MinGW-w64 linked against the UCRT: older headers lack the declaration. */
+_CRTIMP _invalid_parameter_handler __cdecl
+_set_thread_local_invalid_parameter_handler(_invalid_parameter_handler handler);
+#endif
+static void __cdecl hpy_ignore_iph(const wchar_t *e, const wchar_t *f, const wchar_t *file,
+                                   unsigned int line, uintptr_t reserved) {
+  (void)e;
+  (void)f;
+  (void)file;
+  (void)line;
+  (void)reserved;
+}
+#define CRT_BEGIN \
+  { _invalid_parameter_handler saved_iph_ = _set_thread_local_invalid_parameter_handler(hpy_ignore_iph);
+#define CRT_END \
+  _set_thread_local_invalid_parameter_handler(saved_iph_); }
+#else
+#define CRT_BEGIN {
+#define CRT_END }
+#endif
+static int fd_close(int fd) {
+  int rc;
+  CRT_BEGIN
+  rc = _close(fd);
+  CRT_END
+  return rc;
+}
+#else
 #include <unistd.h>
+#define CRT_BEGIN {
+#define CRT_END }
+static int fd_close(int fd) { return close(fd); }
+#endif
 
 #define R(o) ((HpyStreamReader *)(o))
 #define W(o) ((HpyStreamWriter *)(o))
@@ -61,7 +107,20 @@ static int as_int(PyObject *o, int *out) {
 static int dup_fd(HpyState *st, int fd, const char *context) {
   int d;
   Py_BEGIN_ALLOW_THREADS
+#if defined(_WIN32)
+  CRT_BEGIN
+  d = _dup(fd);
+  /* _dup makes an inheritable handle: keep it out of child processes, as
+   * O_CLOEXEC does on POSIX (CPython's os.dup does the same). */
+  if (d >= 0 && !SetHandleInformation((HANDLE)_get_osfhandle(d), HANDLE_FLAG_INHERIT, 0)) {
+    (void)_close(d);
+    d = -1;
+    errno = EIO;
+  }
+  CRT_END
+#else
   d = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+#endif
   Py_END_ALLOW_THREADS
   if (d < 0) {
     int e = errno;
@@ -74,6 +133,22 @@ static int dup_fd(HpyState *st, int fd, const char *context) {
 
 /* Opens a path (GIL released: opening a FIFO waits for its other end). */
 static int open_path(HpyState *st, PyObject *pathobj, bool write) {
+#if defined(_WIN32)
+  /* The wide-character API: the path as Unicode, whatever the ANSI code page. */
+  PyObject *u = NULL;
+  if (!PyUnicode_FSDecoder(pathobj, &u)) return -1;
+  wchar_t *p = PyUnicode_AsWideCharString(u, NULL);
+  Py_DECREF(u);
+  if (p == NULL) return -1;
+  int fd, e = 0;
+  Py_BEGIN_ALLOW_THREADS
+  fd = write ? _wopen(p, _O_WRONLY | _O_CREAT | _O_TRUNC | _O_BINARY | _O_NOINHERIT,
+                      _S_IREAD | _S_IWRITE)
+             : _wopen(p, _O_RDONLY | _O_BINARY | _O_NOINHERIT);
+  if (fd < 0) e = errno;
+  Py_END_ALLOW_THREADS
+  PyMem_Free(p);
+#else
   PyObject *b = hpy_fs_path(pathobj);
   if (b == NULL) return -1;
   const char *p = PyBytes_AS_STRING(b);
@@ -83,11 +158,12 @@ static int open_path(HpyState *st, PyObject *pathobj, bool write) {
              : open(p, O_RDONLY | O_CLOEXEC);
   if (fd < 0) e = errno;
   Py_END_ALLOW_THREADS
+  Py_DECREF(b);
+#endif
   if (fd < 0) {
     errno = e;
     PyErr_SetFromErrnoWithFilenameObject(st->FileError, pathobj);
   }
-  Py_DECREF(b);
   return fd;
 }
 
@@ -102,7 +178,45 @@ static bool is_path(PyObject *o) {
  * file starts where the object's position says, not where its read-ahead left
  * the descriptor.
  */
+#if defined(_WIN32)
+/* A socket object (its fileno() is a SOCKET, not a descriptor): a duplicate
+ * socket (o.dup().detach()) wrapped in a C runtime descriptor that the stream
+ * owns; -2 when o is not a socket. */
+static int socket_fd(HpyState *st, PyObject *o, const char *context) {
+  PyObject *mod = PyImport_ImportModule("socket");
+  if (mod == NULL) return -1;
+  PyObject *cls = PyObject_GetAttrString(mod, "socket");
+  Py_DECREF(mod);
+  if (cls == NULL) return -1;
+  int is = PyObject_IsInstance(o, cls);
+  Py_DECREF(cls);
+  if (is <= 0) return is < 0 ? -1 : -2;
+  PyObject *dup = PyObject_CallMethod(o, "dup", NULL);
+  if (dup == NULL) return -1;
+  PyObject *h = PyObject_CallMethod(dup, "detach", NULL);
+  Py_DECREF(dup);
+  if (h == NULL) return -1;
+  unsigned long long s = PyLong_AsUnsignedLongLong(h);
+  Py_DECREF(h);
+  if (s == (unsigned long long)-1 && PyErr_Occurred()) return -1;
+  int fd;
+  CRT_BEGIN
+  fd = _open_osfhandle((intptr_t)s, _O_BINARY);
+  CRT_END
+  if (fd < 0) {
+    closesocket((SOCKET)s);
+    PyErr_Format(st->StreamError, "%s: cannot make a descriptor for the socket", context);
+    return -1;
+  }
+  return fd;
+}
+#endif
+
 static int fd_of_object(HpyState *st, PyObject *o, bool write, const char *context) {
+#if defined(_WIN32)
+  int sfd = socket_fd(st, o, context);
+  if (sfd != -2) return sfd;
+#endif
   PyObject *fno = PyObject_CallMethod(o, "fileno", NULL);
   if (fno == NULL) {
     if (PyErr_ExceptionMatches(PyExc_AttributeError) || PyErr_ExceptionMatches(PyExc_OSError) ||
@@ -148,9 +262,19 @@ static int fd_of_object(HpyState *st, PyObject *o, bool write, const char *conte
     }
   }
   int d = dup_fd(st, fd, context);
-  if (d >= 0 && pos >= 0 && lseek(d, (off_t)pos, SEEK_SET) < 0) {
+  int sought = 0;
+  if (d >= 0 && pos >= 0) {
+#if defined(_WIN32)
+    CRT_BEGIN
+    sought = _lseeki64(d, pos, SEEK_SET) < 0 ? -1 : 0;
+    CRT_END
+#else
+    sought = lseek(d, (off_t)pos, SEEK_SET) < 0 ? -1 : 0;
+#endif
+  }
+  if (sought < 0) {
     int e = errno;
-    close(d);
+    fd_close(d);
     PyErr_Format(st->StreamError, "%s: cannot seek file descriptor %d to %lld: %s", context, fd,
                  pos, strerror(e));
     return -1;
@@ -264,7 +388,7 @@ static PyObject *reader_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     o.flags |= HURRAY_STREAM_OWN_FD; /* our duplicate: closed with the reader */
     rc = hurray_stream_reader_from_fd(fd, &o, &r);
     if (rc != HURRAY_OK) {
-      close(fd);
+      fd_close(fd);
       return raise_stream(st, rc, NULL, ctx);
     }
   }
@@ -518,7 +642,7 @@ static PyObject *writer_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     if (fd < 0) return NULL;
     rc = hurray_stream_writer_to_fd(fd, flags | HURRAY_STREAM_OWN_FD, &w);
     if (rc != HURRAY_OK) {
-      close(fd);
+      fd_close(fd);
       return raise_stream(st, rc, NULL, ctx);
     }
   }

@@ -145,7 +145,9 @@ HurrayStatus hurray_value_code_to_double(uint8_t tag, uint64_t code, double *out
       return HURRAY_OK;
     case HURRAY_DTYPE_BFLOAT16:
       *out = (double)hurray__f32_from_bits((uint32_t)code << 16);
-      if (isnan(*out)) *out = make_nan((code & 0x8000u) != 0, code & 0x7Fu, 7);
+      /* NaN, from the bits (MinGW's isnan of a double warns under -Wconversion) */
+      if ((code & 0x7F80u) == 0x7F80u && (code & 0x7Fu) != 0)
+        *out = make_nan((code & 0x8000u) != 0, code & 0x7Fu, 7);
       return HURRAY_OK;
     case HURRAY_DTYPE_FLOAT32: {
       float f = hurray__f32_from_bits((uint32_t)code);

@@ -12,14 +12,12 @@
  * Both work on the raw register (no pre/post inversion); hurray_crc32c adds
  * the inversions.
  */
-#include <pthread.h>
-
 #include "internal/file.h"
 
 #define CRC32C_POLY 0x82F63B78u
 
 static uint32_t g_table[8][256];
-static pthread_once_t g_table_once = PTHREAD_ONCE_INIT;
+static HurrayOnce g_table_once = HURRAY__ONCE_INIT;
 
 static void build_tables(void) {
   for (uint32_t b = 0; b < 256; b++) {
@@ -37,7 +35,7 @@ static void build_tables(void) {
 }
 
 static const uint32_t (*tables(void))[256] {
-  pthread_once(&g_table_once, build_tables);
+  hurray__once(&g_table_once, build_tables);
   return (const uint32_t(*)[256])g_table;
 }
 
@@ -107,7 +105,7 @@ uint32_t hurray__crc32c_sw(uint32_t crc, const void *data, size_t len) {
 
 /* shift_table[j][b] = register after CRC_BLOCK zero bytes starting from b << 8j. */
 static uint32_t g_shift[4][256];
-static pthread_once_t g_shift_once = PTHREAD_ONCE_INIT;
+static HurrayOnce g_shift_once = HURRAY__ONCE_INIT;
 
 static void build_shift(void) {
   const uint32_t(*t)[256] = tables();
@@ -136,7 +134,7 @@ __attribute__((target("sse4.2"))) static uint32_t hw_update(uint32_t crc, const 
     n--;
   }
   if (n >= 3u * CRC_BLOCK) {
-    pthread_once(&g_shift_once, build_shift);
+    hurray__once(&g_shift_once, build_shift);
     do {
       uint64_t c0 = crc, c1 = 0, c2 = 0;
       for (size_t i = 0; i < CRC_BLOCK; i += 8) {

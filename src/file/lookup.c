@@ -236,11 +236,11 @@ static HurrayIndexLookup *ensure(const HurrayFile *cf) {
   HurrayFile *f = (HurrayFile *)(uintptr_t)cf; /* the lookup state is mutable */
   HurrayIndexLookup *lk = atomic_load_explicit(&f->lookup, memory_order_acquire);
   if (lk != NULL) return lk;
-  pthread_mutex_lock(&f->mutex);
+  hurray__mutex_lock(&f->mutex);
   lk = atomic_load_explicit(&f->lookup, memory_order_acquire);
   if (lk == NULL && build(f, &lk) == HURRAY_OK)
     atomic_store_explicit(&f->lookup, lk, memory_order_release);
-  pthread_mutex_unlock(&f->mutex);
+  hurray__mutex_unlock(&f->mutex);
   return lk;
 }
 
@@ -341,7 +341,7 @@ HurrayStatus hurray__file_lookup_init(HurrayFile *f) {
   atomic_init(&f->lookup, NULL);
   atomic_init(&f->finds, 0);
   atomic_init(&f->file_order, NULL);
-  if (pthread_mutex_init(&f->mutex, NULL) != 0) return HURRAY_ERR_OUT_OF_MEMORY;
+  if (hurray__mutex_init(&f->mutex) != 0) return HURRAY_ERR_OUT_OF_MEMORY;
   f->mutex_ready = true;
   return HURRAY_OK;
 }
@@ -349,6 +349,6 @@ HurrayStatus hurray__file_lookup_init(HurrayFile *f) {
 void hurray__file_lookup_free(HurrayFile *f) {
   lookup_destroy(atomic_load_explicit(&f->lookup, memory_order_relaxed));
   atomic_store_explicit(&f->lookup, NULL, memory_order_relaxed);
-  if (f->mutex_ready) pthread_mutex_destroy(&f->mutex);
+  if (f->mutex_ready) hurray__mutex_destroy(&f->mutex);
   f->mutex_ready = false;
 }

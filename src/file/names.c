@@ -1,8 +1,4 @@
 /* Tensor names and KV keys: UTF-8 validation, hashing, a hash index. */
-#include <pthread.h>
-#include <time.h>
-#include <unistd.h>
-
 #include "internal/file.h"
 
 /* ---- UTF-8 ------------------------------------------------------------------ */
@@ -51,15 +47,14 @@ bool hurray__utf8_valid(const uint8_t *p, size_t len) {
 /* ---- hashing --------------------------------------------------------------- */
 
 static uint64_t g_seed;
-static pthread_once_t g_seed_once = PTHREAD_ONCE_INIT;
+static HurrayOnce g_seed_once = HURRAY__ONCE_INIT;
 static atomic_bool g_hash_constant;
 
 static void init_seed(void) {
-  struct timespec ts;
+  uint64_t sec, nsec;
   uint64_t s = (uint64_t)(uintptr_t)&g_seed; /* address-space randomisation */
-  if (clock_gettime(CLOCK_MONOTONIC, &ts) == 0)
-    s ^= (uint64_t)ts.tv_nsec * 0x9E3779B97F4A7C15ull ^ (uint64_t)ts.tv_sec;
-  s ^= (uint64_t)getpid() << 32;
+  if (hurray__os_clock(true, &sec, &nsec)) s ^= nsec * 0x9E3779B97F4A7C15ull ^ sec;
+  s ^= hurray__os_pid() << 32;
   g_seed = hurray__mix64(s) | 1u;
 }
 
@@ -67,7 +62,7 @@ void hurray__name_hash_test_constant(bool on) { atomic_store(&g_hash_constant, o
 
 uint64_t hurray__name_seed(void) {
   if (HURRAY_UNLIKELY(atomic_load_explicit(&g_hash_constant, memory_order_relaxed))) return 0;
-  pthread_once(&g_seed_once, init_seed);
+  hurray__once(&g_seed_once, init_seed);
   return g_seed;
 }
 

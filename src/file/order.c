@@ -137,14 +137,14 @@ HurrayStatus hurray__file_order_get(const HurrayFile *cf, const HurrayFileOrder 
   HurrayFile *f = (HurrayFile *)(uintptr_t)cf; /* the lazy state is mutable */
   HurrayFileOrder *o = atomic_load_explicit(&f->file_order, memory_order_acquire);
   if (o == NULL) {
-    pthread_mutex_lock(&f->mutex);
+    hurray__mutex_lock(&f->mutex);
     o = atomic_load_explicit(&f->file_order, memory_order_acquire);
     HurrayStatus st = HURRAY_OK;
     if (o == NULL) {
       st = build(f, &o);
       if (st == HURRAY_OK) atomic_store_explicit(&f->file_order, o, memory_order_release);
     }
-    pthread_mutex_unlock(&f->mutex);
+    hurray__mutex_unlock(&f->mutex);
     if (st != HURRAY_OK)
       return hurray__fail(err, st, f->info.index_offset, "index",
                           "out of memory sorting the tensors by offset");

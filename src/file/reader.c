@@ -25,12 +25,7 @@
  * Every length is compared with the file size and the caps of the options
  * before any allocation is sized from it.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "internal/file.h"
 
@@ -175,7 +170,7 @@ static HurrayStatus parse_trailer(HurrayFile *f, const uint8_t *t, HurrayError *
 static HurrayFile *file_new(const HurrayFileOpenOptions *options) {
   HurrayFile *f = hurray__calloc(1, sizeof *f);
   if (f == NULL) return NULL;
-  f->fd = -1;
+  f->fd = HURRAY__OS_FILE_NONE;
   apply_defaults(&f->opts, options);
   if (hurray__file_lookup_init(f) != HURRAY_OK) {
     hurray__free(f);
@@ -246,11 +241,9 @@ HurrayStatus hurray_file_open_memory(const void *data, uint64_t size, HurrayFile
 
 /* Maps the whole file read-only at an address aligned like its offsets, so
  * that a buffer at an A-aligned offset is A-aligned in memory. */
-static HurrayStatus map_file(HurrayFile *f, int fd, HurrayError *err) {
+static HurrayStatus map_file(HurrayFile *f, HurrayOsFile fd, HurrayError *err) {
   uint64_t size = f->info.file_size;
   uint64_t A = f->info.data_alignment;
-  long pg = sysconf(_SC_PAGESIZE);
-  uint64_t page = pg > 0 ? (uint64_t)pg : 4096u;
   if (size > SIZE_MAX - 2 * A)
     return hurray__fail(err, HURRAY_ERR_UNSUPPORTED, HURRAY_NO_OFFSET, "file",
                         "%llu bytes cannot be mapped in this address space",
@@ -260,33 +253,12 @@ static HurrayStatus map_file(HurrayFile *f, int fd, HurrayError *err) {
     return hurray__fail(err, HURRAY_ERR_OUT_OF_MEMORY, HURRAY_NO_OFFSET, "file",
                         "out of memory");
   atomic_init(&f->source->refs, 1);
-  size_t len = (size_t)size;
-  void *addr;
-  if (A <= page) {
-    addr = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
-    if (addr == MAP_FAILED) return hurray__io_fail(err, errno, HURRAY_NO_OFFSET, "mapping the file");
-  } else {
-    /* Reserve len + A, place the file at the first A-aligned address, and
-     * give back the rest. */
-    size_t span = len + (size_t)A;
-    uint8_t *res = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (res == MAP_FAILED)
-      return hurray__io_fail(err, errno, HURRAY_NO_OFFSET, "reserving address space");
-    uintptr_t al = ((uintptr_t)res + (uintptr_t)(A - 1)) & ~(uintptr_t)(A - 1);
-    uint8_t *aligned = (uint8_t *)al;
-    addr = mmap(aligned, len, PROT_READ, MAP_SHARED | MAP_FIXED, fd, 0);
-    if (addr == MAP_FAILED) {
-      int e = errno;
-      munmap(res, span);
-      return hurray__io_fail(err, e, HURRAY_NO_OFFSET, "mapping the file");
-    }
-    size_t mapped_end = (size_t)(((uint64_t)len + page - 1) & ~(page - 1));
-    if (aligned > res) munmap(res, (size_t)(aligned - res));
-    if (aligned + mapped_end < res + span)
-      munmap(aligned + mapped_end, (size_t)((res + span) - (aligned + mapped_end)));
-  }
+  void *addr = NULL;
+  const char *step = NULL;
+  int e = hurray__os_map_read(fd, size, A, &addr, &step);
+  if (e != 0) return hurray__io_fail(err, e, HURRAY_NO_OFFSET, step);
   f->source->map_addr = addr;
-  f->source->map_len = len;
+  f->source->map_len = (size_t)size;
   f->source->base = addr;
   f->source->size = size;
   return HURRAY_OK;
@@ -314,22 +286,23 @@ HurrayStatus hurray_file_open(const char *path, const HurrayFileOpenOptions *opt
     return hurray__fail(err, HURRAY_ERR_OUT_OF_MEMORY, HURRAY_NO_OFFSET, "file",
                         "out of memory");
   HurrayStatus st = HURRAY_OK;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  struct stat sb;
-  if (fd < 0) {
-    st = hurray__io_fail(err, errno, HURRAY_NO_OFFSET, "opening the file");
+  HurrayOsFile fd = HURRAY__OS_FILE_NONE;
+  int e = hurray__os_open_read(path, &fd);
+  if (e != 0) {
+    st = hurray__io_fail(err, e, HURRAY_NO_OFFSET, "opening the file");
     goto done;
   }
-  if (fstat(fd, &sb) != 0) {
-    st = hurray__io_fail(err, errno, HURRAY_NO_OFFSET, "inspecting the file");
+  bool regular = false;
+  e = hurray__os_file_size(fd, &f->info.file_size, &regular);
+  if (e != 0) {
+    st = hurray__io_fail(err, e, HURRAY_NO_OFFSET, "inspecting the file");
     goto done;
   }
-  if (!S_ISREG(sb.st_mode)) {
+  if (!regular) {
     st = hurray__fail(err, HURRAY_ERR_IO, HURRAY_NO_OFFSET, "file", "\"%s\" is not a regular file",
                       path);
     goto done;
   }
-  f->info.file_size = (uint64_t)sb.st_size;
   if (f->info.file_size < HURRAY__FILE_MIN_SIZE) {
     st = too_small(f->info.file_size, err);
     goto done;
@@ -345,7 +318,7 @@ HurrayStatus hurray_file_open(const char *path, const HurrayFileOpenOptions *opt
 
   if (f->opts.access == HURRAY_FILE_ACCESS_READ) {
     f->fd = fd;
-    fd = -1;
+    fd = HURRAY__OS_FILE_NONE;
     st = read_section(f, f->info.index_offset, f->info.index_length, &f->owned_index,
                       "reading the index", err);
     if (st == HURRAY_OK && f->info.kv_offset != 0)
@@ -359,16 +332,13 @@ HurrayStatus hurray_file_open(const char *path, const HurrayFileOpenOptions *opt
       const uint8_t *b = f->source->base;
       /* The reader is about to walk the index and KV: ask for them at once. */
       uint64_t lo = f->info.kv_offset ? f->info.kv_offset : f->info.index_offset;
-      long pgs = sysconf(_SC_PAGESIZE);
-      uint64_t pg = pgs > 0 ? (uint64_t)pgs : 4096u, start = lo & ~(pg - 1);
-      (void)madvise((void *)(uintptr_t)(b + start),
-                    (size_t)(f->info.index_offset + f->info.index_length - start), MADV_WILLNEED);
+      hurray__os_will_read(b + lo, (size_t)(f->info.index_offset + f->info.index_length - lo));
       st = parse_sections(f, b + f->info.index_offset,
                           f->info.kv_offset ? b + f->info.kv_offset : NULL, err);
     }
   }
 done:
-  if (fd >= 0) close(fd);
+  if (fd != HURRAY__OS_FILE_NONE) (void)hurray__os_close(fd);
   if (st != HURRAY_OK) {
     hurray_file_close(&f);
     return st;
@@ -387,7 +357,7 @@ void hurray_file_close(HurrayFile **pf) {
   hurray__file_order_free(f);
   hurray__free(f->owned_index);
   hurray__free(f->owned_kv);
-  if (f->fd >= 0) close(f->fd);
+  if (f->fd != HURRAY__OS_FILE_NONE) (void)hurray__os_close(f->fd);
   hurray__source_release(f->source);
   hurray__free(f);
 }

@@ -20,12 +20,7 @@
  * entries and their names, and the encoded KV entries. Tensor data is written
  * straight from the caller's buffers.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "internal/file.h"
 
@@ -46,7 +41,7 @@ typedef struct KvKey {
 typedef enum WState { W_OPEN = 0, W_FAILED = 1, W_DONE = 2 } WState;
 
 struct HurrayFileWriter {
-  int fd;
+  HurrayOsFile fd;
   char *path;     /* target */
   char *tmp_path; /* the temporary file being written */
   char *dir_path; /* their directory (fsync after rename) */
@@ -152,17 +147,21 @@ oom:
 
 static atomic_uint_fast64_t g_tmp_counter;
 
-static int create_temp(HurrayFileWriter *w, const char *dir, size_t dlen, const char *base,
-                       size_t blen) {
+/* Creates the temporary file beside the target: the target's directory part
+ * (`dlen` bytes of the path, separator included), then ".<base>.tmp-XXXXXX". */
+static HurrayStatus create_temp(HurrayFileWriter *w, size_t dlen, const char *base, size_t blen,
+                                HurrayError *err) {
   static const char digits[] = "abcdefghijklmnopqrstuvwxyz234567";
-  size_t n = dlen + 2 + blen + 5 + 6 + 1;
+  size_t n = dlen + 1 + blen + 5 + 6 + 1;
   w->tmp_path = hurray__malloc(n);
-  if (w->tmp_path == NULL) return -ENOMEM;
+  if (w->tmp_path == NULL)
+    return hurray__fail(err, HURRAY_ERR_OUT_OF_MEMORY, HURRAY_NO_OFFSET, "writer",
+                        "out of memory");
+  int e = 0;
   for (int attempt = 0; attempt < 64; attempt++) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    uint64_t r = (uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 20) ^
-                 ((uint64_t)(uintptr_t)w << 7) ^
+    uint64_t sec = 0, nsec = 0;
+    (void)hurray__os_clock(false, &sec, &nsec);
+    uint64_t r = nsec ^ (hurray__os_pid() << 20) ^ ((uint64_t)(uintptr_t)w << 7) ^
                  ((uint64_t)atomic_fetch_add_explicit(&g_tmp_counter, 1, memory_order_relaxed) *
                   0x9E3779B97F4A7C15ull);
     char suffix[7];
@@ -171,12 +170,15 @@ static int create_temp(HurrayFileWriter *w, const char *dir, size_t dlen, const 
       r >>= 5;
     }
     suffix[6] = '\0';
-    snprintf(w->tmp_path, n, "%.*s/.%.*s.tmp-%s", (int)dlen, dir, (int)blen, base, suffix);
-    int fd = open(w->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd >= 0) return fd;
-    if (errno != EEXIST) return -errno;
+    snprintf(w->tmp_path, n, "%.*s.%.*s.tmp-%s", (int)dlen, w->path, (int)blen, base, suffix);
+    e = hurray__os_create_new(w->tmp_path, &w->fd);
+    if (e == 0) return HURRAY_OK;
+    w->fd = HURRAY__OS_FILE_NONE;
+    if (!hurray__os_error_is_exists(e)) break;
   }
-  return -EEXIST;
+  hurray__free(w->tmp_path);
+  w->tmp_path = NULL;
+  return hurray__io_fail(err, e, HURRAY_NO_OFFSET, "creating the temporary file");
 }
 
 HurrayStatus hurray_file_writer_open(const char *path, const HurrayFileWriterOptions *options,
@@ -196,16 +198,15 @@ HurrayStatus hurray_file_writer_open(const char *path, const HurrayFileWriterOpt
                         "options.data_alignment",
                         "must be a power of two in [4096, 2097152], got %u", align);
   size_t plen = strlen(path);
-  const char *slash = strrchr(path, '/');
-  const char *base = slash ? slash + 1 : path;
+  const char *base = hurray__path_base(path);
+  const char *slash = base != path ? base - 1 : NULL;
   size_t blen = plen - (size_t)(base - path);
   if (blen == 0 || (blen == 1 && base[0] == '.') || (blen == 2 && memcmp(base, "..", 2) == 0))
     return hurray__fail(err, HURRAY_ERR_INVALID_ARGUMENT, HURRAY_NO_OFFSET, "path",
                         "\"%s\" does not name a file", path);
   const char *dir = slash ? path : ".";
   size_t dlen = slash ? (slash == path ? 1u : (size_t)(slash - path)) : 1u;
-  struct stat st;
-  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+  if (hurray__os_is_dir(path))
     return hurray__fail(err, HURRAY_ERR_INVALID_ARGUMENT, HURRAY_NO_OFFSET, "path",
                         "\"%s\" is a directory", path);
 
@@ -213,7 +214,7 @@ HurrayStatus hurray_file_writer_open(const char *path, const HurrayFileWriterOpt
   if (w == NULL)
     return hurray__fail(err, HURRAY_ERR_OUT_OF_MEMORY, HURRAY_NO_OFFSET, "writer",
                         "out of memory");
-  w->fd = -1;
+  w->fd = HURRAY__OS_FILE_NONE;
   w->align = align;
   w->sorted = o.sorted_index;
   w->skip_fsync = o.skip_fsync;
@@ -229,17 +230,8 @@ HurrayStatus hurray_file_writer_open(const char *path, const HurrayFileWriterOpt
                           "out of memory");
     goto fail;
   }
-  int fd = create_temp(w, dir, dlen, base, blen);
-  if (fd < 0) {
-    status = fd == -ENOMEM ? hurray__fail(err, HURRAY_ERR_OUT_OF_MEMORY, HURRAY_NO_OFFSET,
-                                          "writer", "out of memory")
-                           : hurray__io_fail(err, -fd, HURRAY_NO_OFFSET,
-                                             "creating the temporary file");
-    hurray__free(w->tmp_path);
-    w->tmp_path = NULL;
-    goto fail;
-  }
-  w->fd = fd;
+  status = create_temp(w, (size_t)(base - path), base, blen, err);
+  if (status != HURRAY_OK) goto fail;
   *out = w;
   return HURRAY_OK;
 fail:
@@ -648,17 +640,12 @@ oom:
 }
 
 static HurrayStatus sync_dir(const HurrayFileWriter *w, HurrayError *err) {
-  int dfd = open(w->dir_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd < 0) return hurray__io_fail(err, errno, HURRAY_NO_OFFSET, "opening the directory");
-  int rc = fsync(dfd);
-  int e = errno;
-  close(dfd);
-  /* Some file systems cannot sync a directory; the rename is then as durable
-   * as they make it. */
-  if (rc != 0 && e != EINVAL && e != ENOTSUP)
-    return hurray__io_fail(err, e, HURRAY_NO_OFFSET,
-                           "syncing the directory (the file is in place)");
-  return HURRAY_OK;
+  bool opened = false;
+  int e = hurray__os_sync_dir(w->dir_path, &opened);
+  if (e == 0) return HURRAY_OK;
+  return hurray__io_fail(err, e, HURRAY_NO_OFFSET,
+                         opened ? "syncing the directory (the file is in place)"
+                                : "opening the directory");
 }
 
 HurrayStatus hurray_file_writer_finish(HurrayFileWriter *w, HurrayError *err) {
@@ -709,16 +696,17 @@ HurrayStatus hurray_file_writer_finish(HurrayFileWriter *w, HurrayError *err) {
     hurray__st64(h + 28, w->count); /* known: the header is written last */
     st = hurray__pwrite_full(w->fd, h, sizeof h, 0, "writing the header", err);
   }
-  if (st == HURRAY_OK && !w->skip_fsync && fsync(w->fd) != 0)
-    st = hurray__io_fail(err, errno, HURRAY_NO_OFFSET, "syncing the file");
-  int fd = w->fd;
-  w->fd = -1;
-  if (close(fd) != 0 && st == HURRAY_OK)
-    st = hurray__io_fail(err, errno, HURRAY_NO_OFFSET, "closing the file");
-  if (st == HURRAY_OK && rename(w->tmp_path, w->path) != 0)
-    st = hurray__io_fail(err, errno, HURRAY_NO_OFFSET, "renaming the file into place");
+  int e;
+  if (st == HURRAY_OK && !w->skip_fsync && (e = hurray__os_sync(w->fd)) != 0)
+    st = hurray__io_fail(err, e, HURRAY_NO_OFFSET, "syncing the file");
+  HurrayOsFile fd = w->fd;
+  w->fd = HURRAY__OS_FILE_NONE;
+  if ((e = hurray__os_close(fd)) != 0 && st == HURRAY_OK)
+    st = hurray__io_fail(err, e, HURRAY_NO_OFFSET, "closing the file");
+  if (st == HURRAY_OK && (e = hurray__os_replace(w->tmp_path, w->path)) != 0)
+    st = hurray__io_fail(err, e, HURRAY_NO_OFFSET, "renaming the file into place");
   if (st != HURRAY_OK) {
-    unlink(w->tmp_path);
+    (void)hurray__os_remove(w->tmp_path);
     w->state = W_DONE;
     return st;
   }
@@ -731,12 +719,12 @@ HurrayStatus hurray_file_writer_finish(HurrayFileWriter *w, HurrayError *err) {
 
 void hurray_file_writer_abort(HurrayFileWriter *w) {
   if (w == NULL) return;
-  if (w->fd >= 0) {
-    close(w->fd);
-    w->fd = -1;
+  if (w->fd != HURRAY__OS_FILE_NONE) {
+    (void)hurray__os_close(w->fd);
+    w->fd = HURRAY__OS_FILE_NONE;
   }
   if (w->tmp_path != NULL) {
-    unlink(w->tmp_path);
+    (void)hurray__os_remove(w->tmp_path);
     hurray__free(w->tmp_path);
     w->tmp_path = NULL;
   }

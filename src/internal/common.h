@@ -16,7 +16,14 @@
 #if defined(__GNUC__) || defined(__clang__)
 #define HURRAY_LIKELY(x) __builtin_expect(!!(x), 1)
 #define HURRAY_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#if defined(__MINGW32__)
+/* MinGW's printf is either its own C99 one (__USE_MINGW_ANSI_STDIO, the
+ * default in C11 mode) or the UCRT's: both take %zu and %llu, which the
+ * default ms_printf checking does not know. */
+#define HURRAY_PRINTF(f, a) __attribute__((format(gnu_printf, f, a)))
+#else
 #define HURRAY_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#endif
 #if defined(_WIN32)
 #define HURRAY_INTERNAL /* PE targets: symbols are not exported unless HURRAY_API */
 #else

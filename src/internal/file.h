@@ -4,7 +4,6 @@
 #ifndef HURRAY_INTERNAL_FILE_H
 #define HURRAY_INTERNAL_FILE_H
 
-#include <pthread.h>
 #include <stdatomic.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -12,6 +11,7 @@
 
 #include "hurray/file.h"
 #include "internal/common.h"
+#include "internal/platform.h"
 
 /* ---- wire constants ----------------------------------------------------------- */
 
@@ -274,22 +274,24 @@ typedef struct HurrayFileSource {
 HURRAY_INTERNAL HurrayFileSource *hurray__source_retain(HurrayFileSource *s);
 HURRAY_INTERNAL void hurray__source_release(HurrayFileSource *s);
 
-/* ---- POSIX I/O helpers (src/file/io.c) -------------------------------------- */
+/* ---- I/O helpers over internal/platform.h (src/file/io.c) ------------------------- */
 
 /* Reads exactly len bytes at off; HURRAY_ERR_IO (short file included). */
-HURRAY_INTERNAL HurrayStatus hurray__pread_full(int fd, void *buf, uint64_t len, uint64_t off,
+HURRAY_INTERNAL HurrayStatus hurray__pread_full(HurrayOsFile fd, void *buf, uint64_t len, uint64_t off,
                                                 const char *what, HurrayError *err);
 /* Writes exactly len bytes at off. */
-HURRAY_INTERNAL HurrayStatus hurray__pwrite_full(int fd, const void *buf, uint64_t len,
+HURRAY_INTERNAL HurrayStatus hurray__pwrite_full(HurrayOsFile fd, const void *buf, uint64_t len,
                                                  uint64_t off, const char *what,
                                                  HurrayError *err);
 /* Starts writing [off, off + len) of fd to the disk without waiting (a hint
  * for durable saves; a no-op where the system has no such call). */
-HURRAY_INTERNAL void hurray__write_behind(int fd, uint64_t off, uint64_t len);
+HURRAY_INTERNAL void hurray__write_behind(HurrayOsFile fd, uint64_t off, uint64_t len);
 /* Maps the pages of [p, p + n) (memory about to be written in full) in one
  * call instead of one page fault each; a hint, for blocks of 64 KiB or more. */
 HURRAY_INTERNAL void hurray__prefault(void *p, size_t n);
-/* Records errno in err as HURRAY_ERR_IO: "<what>: <strerror>". */
+/* Records a system error code (internal/platform.h) in err as HURRAY_ERR_IO:
+ * "<what>: <text> (errno N)" ("(error N)" on Windows, where the system's
+ * out-of-memory codes give HURRAY_ERR_OUT_OF_MEMORY instead). */
 HURRAY_INTERNAL HurrayStatus hurray__io_fail(HurrayError *err, int errnum, uint64_t offset,
                                              const char *what);
 
@@ -380,7 +382,7 @@ static inline uint32_t hurray__file_name_hash(const uint8_t *p, uint32_t n) {
 
 struct HurrayFile {
   HurrayFileSource *source; /* mapping or caller memory; NULL in read mode */
-  int fd;                   /* read mode; -1 otherwise */
+  HurrayOsFile fd;          /* read mode; HURRAY__OS_FILE_NONE otherwise */
   HurrayFileOpenOptions opts;
   HurrayFileInfo info;
   uint8_t *owned_index;     /* read mode: the index bytes */
@@ -399,7 +401,7 @@ struct HurrayFile {
    * under the same mutex. */
   _Atomic(HurrayFileOrder *) file_order;
   bool mutex_ready;
-  pthread_mutex_t mutex;
+  HurrayMutex mutex;
 };
 
 /* Entry i (< f->count), decoded. Open proved every entry in bounds. */

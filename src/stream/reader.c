@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "internal/validate.h"
 #include "stream/stream_internal.h"
@@ -32,6 +31,7 @@ struct HurrayStreamReader {
   /* fd */
   int fd;
   bool own_fd;
+  bool is_socket;
   uint8_t *ahead; /* read-ahead buffer (owned) */
   size_t ahead_pos, ahead_len;
   size_t ahead_fill; /* how much a refill asks for (depends on what is being read) */
@@ -97,6 +97,8 @@ HurrayStatus hurray_stream_reader_from_fd(int fd, const HurrayStreamReaderOption
   }
   r->fd = fd;
   r->own_fd = (r->opt.flags & HURRAY_STREAM_OWN_FD) != 0;
+  bool guard_unused;
+  hurray__fd_classify(fd, &r->is_socket, &guard_unused);
   r->ahead_fill = HURRAY_STREAM_READ_AHEAD;
   *out = r;
   return HURRAY_OK;
@@ -138,7 +140,7 @@ void hurray_stream_reader_destroy(HurrayStreamReader **reader) {
   if (reader == NULL || *reader == NULL) return;
   HurrayStreamReader *r = *reader;
   *reader = NULL;
-  if (r->kind == SOURCE_FD && r->own_fd && r->fd >= 0) close(r->fd);
+  if (r->kind == SOURCE_FD && r->own_fd && r->fd >= 0) (void)hurray__fd_close(r->fd);
   hurray__free(r->ahead);
   hurray__free(r->scratch);
   hurray__free(r);
@@ -176,7 +178,7 @@ static HurrayStatus source_read(HurrayStreamReader *r, uint8_t *dst, size_t n, s
         memcpy(dst + have, r->ahead + r->ahead_pos, k);
         r->ahead_pos += k;
       } else if (n - have >= r->ahead_fill) {
-        int e = hurray__fd_read_once(r->fd, dst + have, n - have, &k);
+        int e = hurray__fd_read_once(r->fd, r->is_socket, dst + have, n - have, &k);
         if (e != 0) {
           r->offset += have;
           *got = have;
@@ -185,7 +187,7 @@ static HurrayStatus source_read(HurrayStreamReader *r, uint8_t *dst, size_t n, s
         if (k == 0) break;
       } else {
         size_t filled = 0;
-        int e = hurray__fd_read_once(r->fd, r->ahead, r->ahead_fill, &filled);
+        int e = hurray__fd_read_once(r->fd, r->is_socket, r->ahead, r->ahead_fill, &filled);
         if (e != 0) {
           r->offset += have;
           *got = have;

@@ -70,17 +70,33 @@ HURRAY_INTERNAL HurrayStatus hurray__stream_composite_finish(HurrayStreamComposi
 
 HURRAY_INTERNAL void hurray__stream_composite_free(HurrayStreamCompositeCheck *c);
 
-/* ---- transport helpers (src/stream/transport.c) ------------------------------ */
+/* ---- transport helpers ------------------------------------------------------------
+ * src/stream/transport.c (POSIX) and src/stream/transport_win32.c (Windows,
+ * where `fd` is a C runtime descriptor: _open, _fileno, _open_osfhandle, and
+ * a socket behind one is driven with recv/WSASend). Failures are errno
+ * values (on Windows, socket errors are mapped to the nearest errno value). */
 
-/* One successful read(2) of at most `len` (> 0) bytes: retries EINTR, waits
- * with poll on EAGAIN. *got receives the count (0 only at end of file).
- * Returns 0 or the errno value of the failure. */
-HURRAY_INTERNAL int hurray__fd_read_once(int fd, uint8_t *buf, size_t len, size_t *got);
+/* What fd is: *is_socket, and *guard_sigpipe when a write to it can raise
+ * SIGPIPE (pipes, FIFOs, anything unknown; never on Windows). On Windows the
+ * descriptor is also switched to binary mode (_setmode _O_BINARY): a stream
+ * is bytes, and a text-mode descriptor would rewrite its line feeds. */
+HURRAY_INTERNAL void hurray__fd_classify(int fd, bool *is_socket, bool *guard_sigpipe);
+
+/* Closes fd (close(2); _close on Windows). 0, or an errno value; EINTR is
+ * not a failure (the descriptor is released all the same). */
+HURRAY_INTERNAL int hurray__fd_close(int fd);
+
+/* One successful read of at most `len` (> 0) bytes: retries EINTR, waits on
+ * EAGAIN (poll on POSIX). *got receives the count (0 only at end of file).
+ * `is_socket` as hurray__fd_classify found it. Returns 0 or an errno value. */
+HURRAY_INTERNAL int hurray__fd_read_once(int fd, bool is_socket, uint8_t *buf, size_t len,
+                                         size_t *got);
 
 /* Writes every byte of the iovec-like list to fd (writev or, on a socket,
- * sendmsg with MSG_NOSIGNAL), retrying EINTR and partial writes and waiting
- * on EAGAIN; SIGPIPE is kept from killing the process. Returns 0 or an errno
- * value; *written receives the bytes written before a failure. */
+ * sendmsg with MSG_NOSIGNAL; on Windows _write, or WSASend on a socket),
+ * retrying EINTR and partial writes and waiting on EAGAIN; SIGPIPE is kept
+ * from killing the process. Returns 0 or an errno value; *written receives
+ * the bytes written before a failure. */
 typedef struct HurrayStreamChunk {
   const uint8_t *data;
   uint64_t len;

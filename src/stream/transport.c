@@ -1,18 +1,22 @@
 /*
- * File-descriptor transport of the stream reader and writer: EINTR-safe,
- * partial-I/O-safe reads and gathered writes, and SIGPIPE containment.
+ * File-descriptor transport of the stream reader and writer on POSIX
+ * systems: EINTR-safe, partial-I/O-safe reads and gathered writes, and
+ * SIGPIPE containment. Windows: transport_win32.c.
  */
+#include "stream/stream_internal.h"
+
+#if !defined(_WIN32)
+
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
-
-#include "stream/stream_internal.h"
 
 /* Bytes handed to one writev/sendmsg call at most (keeps the iovec total far
  * below SSIZE_MAX on every platform). */
@@ -37,7 +41,26 @@ static int wait_ready(int fd, short events) {
   }
 }
 
-int hurray__fd_read_once(int fd, uint8_t *buf, size_t len, size_t *got) {
+void hurray__fd_classify(int fd, bool *is_socket, bool *guard_sigpipe) {
+  struct stat st;
+  *is_socket = false;
+  *guard_sigpipe = true;
+  if (fstat(fd, &st) == 0) {
+    *is_socket = S_ISSOCK(st.st_mode);
+    /* Regular files and devices never raise SIGPIPE; pipes do. Anything
+     * unexpected is guarded too. */
+    *guard_sigpipe = !*is_socket && !S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode) &&
+                     !S_ISBLK(st.st_mode);
+  }
+}
+
+int hurray__fd_close(int fd) {
+  if (close(fd) != 0 && errno != EINTR) return errno;
+  return 0;
+}
+
+int hurray__fd_read_once(int fd, bool is_socket, uint8_t *buf, size_t len, size_t *got) {
+  (void)is_socket; /* read(2) serves sockets too */
   *got = 0;
   if (len > (size_t)HURRAY_STREAM_MAX_IO_CALL) len = (size_t)HURRAY_STREAM_MAX_IO_CALL;
   for (;;) {
@@ -182,3 +205,5 @@ int hurray__fd_write_all(int fd, bool is_socket, bool guard_sigpipe,
   if (guard_sigpipe) sigpipe_restore(&guard, result == EPIPE);
   return result;
 }
+
+#endif /* !_WIN32 */

@@ -6,8 +6,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "stream/stream_internal.h"
 
@@ -62,16 +60,7 @@ HurrayStatus hurray_stream_writer_to_fd(int fd, uint32_t flags, HurrayStreamWrit
                         &w));
   w->fd = fd;
   w->own_fd = (flags & HURRAY_STREAM_OWN_FD) != 0;
-  struct stat st;
-  if (fstat(fd, &st) == 0) {
-    w->is_socket = S_ISSOCK(st.st_mode);
-    /* Regular files and devices never raise SIGPIPE; pipes do. Anything
-     * unexpected is guarded too. */
-    w->guard_sigpipe = !w->is_socket && !S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode) &&
-                       !S_ISBLK(st.st_mode);
-  } else {
-    w->guard_sigpipe = true;
-  }
+  hurray__fd_classify(fd, &w->is_socket, &w->guard_sigpipe);
   *out = w;
   return HURRAY_OK;
 }
@@ -118,8 +107,8 @@ HurrayStatus hurray_stream_writer_finish(HurrayStreamWriter *writer, HurrayError
   writer->finished = true;
   if (writer->kind == SINK_FD && writer->own_fd && !writer->fd_closed) {
     writer->fd_closed = true;
-    if (close(writer->fd) != 0 && errno != EINTR) {
-      int e = errno;
+    int e = hurray__fd_close(writer->fd);
+    if (e != 0) {
       return hurray__fail(err, HURRAY_ERR_IO, writer->offset, "stream",
                           "close failed: %s (errno %d)", strerror(e), e);
     }
@@ -131,7 +120,7 @@ void hurray_stream_writer_destroy(HurrayStreamWriter **writer) {
   if (writer == NULL || *writer == NULL) return;
   HurrayStreamWriter *w = *writer;
   *writer = NULL;
-  if (w->kind == SINK_FD && w->own_fd && !w->fd_closed) close(w->fd);
+  if (w->kind == SINK_FD && w->own_fd && !w->fd_closed) (void)hurray__fd_close(w->fd);
   hurray__free(w->mem);
   hurray__free(w->scratch);
   hurray__free(w);

@@ -340,16 +340,13 @@ static void test_from_fields_tiled_structure(void **state) {
 static size_t g_last_size, g_allocs;
 static void *sizing_alloc(void *ctx, size_t size, size_t alignment) {
   (void)ctx;
-  void *p = NULL;
   g_last_size = size;
   g_allocs++;
-  if (posix_memalign(&p, alignment < sizeof(void *) ? sizeof(void *) : alignment, size) != 0)
-    return NULL;
-  return p;
+  return tu_aligned_alloc(alignment, size);
 }
 static void sizing_free(void *ctx, void *p) {
   (void)ctx;
-  free(p);
+  tu_aligned_free(p);
 }
 
 static size_t decode_alloc_size(const W *w) {

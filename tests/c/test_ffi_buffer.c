@@ -507,8 +507,8 @@ static void test_buffer_new_allocation_failures(void **state) {
 static int g_liar_live;
 static void *liar_alloc(void *ctx, size_t size, size_t alignment) {
   (void)ctx;
-  void *p = NULL;
-  if (posix_memalign(&p, alignment < 64 ? 64 : alignment, size + 64) != 0) return NULL;
+  void *p = tu_aligned_alloc(alignment < 64 ? 64 : alignment, size + 64);
+  if (p == NULL) return NULL;
   g_liar_live++;
   return (uint8_t *)p + (alignment >= 64 ? 16 : 0);
 }
@@ -518,7 +518,7 @@ static void liar_free(void *ctx, void *p) {
   uintptr_t a = (uintptr_t)p;
   if (a % 64 == 16) a -= 16;
   g_liar_live--;
-  free((void *)a);
+  tu_aligned_free((void *)a);
 }
 
 static void test_buffer_new_checks_the_allocator(void **state) {

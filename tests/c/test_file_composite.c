@@ -454,15 +454,11 @@ static size_t g_max_alloc;
 static void *track_alloc(void *ctx, size_t size, size_t alignment) {
   (void)ctx;
   if (size > g_max_alloc) g_max_alloc = size;
-  void *q = NULL;
-  if (posix_memalign(&q, alignment < sizeof(void *) ? sizeof(void *) : alignment,
-                     size ? size : 1) != 0)
-    return NULL;
-  return q;
+  return tu_aligned_alloc(alignment, size);
 }
 static void track_free(void *ctx, void *q) {
   (void)ctx;
-  free(q);
+  tu_aligned_free(q);
 }
 
 static void test_huge_member_count_allocates_nothing(void **state) {

@@ -397,15 +397,11 @@ static size_t g_max_alloc;
 static void *big_alloc(void *ctx, size_t size, size_t alignment) {
   (void)ctx;
   if (size > g_max_alloc) g_max_alloc = size;
-  void *p = NULL;
-  if (posix_memalign(&p, alignment < sizeof(void *) ? sizeof(void *) : alignment,
-                     size ? size : 1) != 0)
-    return NULL;
-  return p;
+  return tu_aligned_alloc(alignment, size);
 }
 static void big_free(void *ctx, void *p) {
   (void)ctx;
-  free(p);
+  tu_aligned_free(p);
 }
 
 static void test_hostile_lengths(void **state) {

@@ -95,15 +95,16 @@ static void test_open_and_fetch_one_of_100000(void **state) {
   assert_int_equal(hurray_file_open(path, NULL, &f, &e), HURRAY_OK);
   uint64_t keep;
   assert_int_equal(hurray_file_find(f, "t054321", 7, &keep), HURRAY_OK);
-  int fd = open(path, O_WRONLY);
-  assert_true(fd >= 0);
+  FILE *fp = fopen(path, "r+b");
+  assert_non_null(fp);
   for (uint64_t i = 0; i < N; i++) {
     if (i == keep) continue;
     HurrayFileEntry en;
     assert_int_equal(hurray_file_entry(f, i, &en), HURRAY_OK);
-    assert_int_equal(pwrite(fd, "XXXX", 4, (off_t)en.descriptor_offset), 4);
+    assert_int_equal(fseek(fp, (long)en.descriptor_offset, SEEK_SET), 0);
+    assert_int_equal(fwrite("XXXX", 1, 4, fp), 4);
   }
-  close(fd);
+  assert_int_equal(fclose(fp), 0);
   hurray_file_close(&f);
   for (int mode = 0; mode < 2; mode++) {
     HurrayFileOpenOptions o;

@@ -595,15 +595,11 @@ static size_t g_max_alloc;
 static void *track_alloc(void *ctx, size_t size, size_t alignment) {
   (void)ctx;
   if (size > g_max_alloc) g_max_alloc = size;
-  void *q = NULL;
-  if (posix_memalign(&q, alignment < sizeof(void *) ? sizeof(void *) : alignment,
-                     size ? size : 1) != 0)
-    return NULL;
-  return q;
+  return tu_aligned_alloc(alignment, size);
 }
 static void track_free(void *ctx, void *q) {
   (void)ctx;
-  free(q);
+  tu_aligned_free(q);
 }
 
 static void test_hostile_lengths_allocate_nothing_big(void **state) {
@@ -655,8 +651,8 @@ static void test_open_allocation_failures(void **state) {
   size_t len;
   uint8_t *p = base_file(&len);
   tf_store(tf_path("oom.hrry"), p, len);
-  void *aligned = NULL;
-  assert_int_equal(posix_memalign(&aligned, 4096, len), 0);
+  void *aligned = tu_aligned_alloc(4096, len);
+  assert_non_null(aligned);
   memcpy(aligned, p, len);
   tu_alloc_install();
   for (int mode = 0; mode < 3; mode++) {
@@ -688,7 +684,7 @@ static void test_open_allocation_failures(void **state) {
     }
   }
   hurray_set_allocator(NULL);
-  free(aligned);
+  tu_aligned_free(aligned);
   free(p);
 }
 
@@ -699,7 +695,7 @@ static void count_release(void *ctx, const void *data, uint64_t size) {
   (void)data;
   (void)size;
   g_released++;
-  free(ctx);
+  tu_aligned_free(ctx);
 }
 
 static void test_tensors_outlive_the_file(void **state) {
@@ -707,8 +703,8 @@ static void test_tensors_outlive_the_file(void **state) {
   size_t len;
   uint8_t *p = base_file(&len);
   /* Caller memory: released once, after the last user. */
-  void *mem = NULL;
-  assert_int_equal(posix_memalign(&mem, 4096, len), 0);
+  void *mem = tu_aligned_alloc(4096, len);
+  assert_non_null(mem);
   memcpy(mem, p, len);
   g_released = 0;
   HurrayFile *f = NULL;

@@ -22,11 +22,10 @@
 
 static char tf_dir[512];
 
-/* Creates a fresh scratch directory (under $TMPDIR or /tmp). */
+/* Creates a fresh scratch directory (under $TMPDIR or /tmp; %TEMP% on Windows). */
 static inline const char *tf_mkdir(void) {
-  const char *t = getenv("TMPDIR");
-  snprintf(tf_dir, sizeof tf_dir, "%s/hurray-file-XXXXXX", t && *t ? t : "/tmp");
-  if (mkdtemp(tf_dir) == NULL) fail_msg("mkdtemp: %s", strerror(errno));
+  snprintf(tf_dir, sizeof tf_dir, "%s/hurray-file-XXXXXX", tu_tmp_root());
+  if (tu_mkdtemp(tf_dir) == NULL) fail_msg("mkdtemp: %s", strerror(errno));
   return tf_dir;
 }
 
@@ -147,15 +146,15 @@ static inline uint8_t *tf_index_entry(uint8_t *p, size_t len, uint64_t k) {
 static inline void tf_release_free(void *ctx, const void *data, uint64_t size) {
   (void)size;
   (void)data;
-  free(ctx);
+  tu_aligned_free(ctx);
 }
 static inline HurrayStatus tf_open_image(const uint8_t *p, size_t len, HurrayFile **out,
                                          HurrayError *err) {
-  void *m = NULL;
-  if (posix_memalign(&m, 2u << 20, len ? len : 1) != 0) fail_msg("posix_memalign");
+  void *m = tu_aligned_alloc(2u << 20, len);
+  if (m == NULL) fail_msg("out of memory");
   memcpy(m, p, len);
   HurrayStatus st = hurray_file_open_memory(m, len, tf_release_free, m, NULL, out, err);
-  if (st != HURRAY_OK) free(m);
+  if (st != HURRAY_OK) tu_aligned_free(m);
   return st;
 }
 

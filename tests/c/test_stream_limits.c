@@ -20,14 +20,12 @@ static void *rec_alloc(void *ctx, size_t size, size_t alignment) {
   if (size > g_largest) g_largest = size;
   if (alignment > g_widest) g_widest = alignment;
   if (size > ((size_t)1 << 30)) return NULL; /* refuse absurd requests */
-  void *p = NULL;
-  if (alignment < sizeof(void *)) alignment = sizeof(void *);
-  return posix_memalign(&p, alignment, size == 0 ? 1 : size) == 0 ? p : NULL;
+  return tu_aligned_alloc(alignment, size);
 }
 
 static void rec_free(void *ctx, void *p) {
   (void)ctx;
-  free(p);
+  tu_aligned_free(p);
 }
 
 static void rec_install(void) {

@@ -2,7 +2,18 @@
  * Streams over live transports: pipes with a writer thread and a reader
  * thread, items handed out as soon as their bytes arrive, partial reads and
  * writes from callbacks, EINTR, non-blocking fds, SIGPIPE, transport errors.
+ *
+ * Windows (MinGW, run under Wine by scripts/windows_cross.sh): pipes are
+ * _pipe descriptors and sockets a loopback TCP pair behind _open_osfhandle
+ * descriptors; threads come from winpthreads. Windows has no SIGPIPE, no
+ * signals that interrupt I/O and no non-blocking anonymous pipes: those
+ * tests check the Windows behaviour instead, or skip with the reason.
  */
+#if defined(_WIN32)
+#define WIN32_LEAN_AND_MEAN
+#include <winsock2.h>
+#include <io.h>
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -10,7 +21,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if !defined(_WIN32)
 #include <sys/socket.h>
+#endif
 #include <time.h>
 #include <unistd.h>
 
@@ -67,7 +80,12 @@ static int64_t read_full(void *ctx, uint8_t *buf, size_t len) {
   int fd = *(int *)ctx;
   size_t got = 0;
   while (got < len) {
-    ssize_t n = read(fd, buf + got, len - got);
+    size_t want = len - got < ((size_t)1 << 30) ? len - got : ((size_t)1 << 30);
+#if defined(_WIN32)
+    int n = read(fd, buf + got, (unsigned)want); /* the C runtime's read takes an unsigned */
+#else
+    ssize_t n = read(fd, buf + got, want);
+#endif
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return -errno;
     if (n == 0) break;
@@ -101,10 +119,14 @@ static void *reader_main(void *arg) {
 
 static void run_pipe(bool lockstep, bool use_callback, bool nonblocking) {
   int fds[2];
-  assert_int_equal(pipe(fds), 0);
+  assert_int_equal(tu_pipe(fds), 0);
   if (nonblocking) {
+#if defined(_WIN32)
+    fail_msg("no non-blocking anonymous pipes on Windows");
+#else
     assert_int_equal(fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK), 0);
     assert_int_equal(fcntl(fds[1], F_SETFL, fcntl(fds[1], F_GETFL) | O_NONBLOCK), 0);
+#endif
   }
   Ack ack;
   pthread_mutex_init(&ack.mu, NULL);
@@ -143,6 +165,9 @@ static void test_threads_callback(void **state) {
 
 static void test_threads_nonblocking(void **state) {
   (void)state;
+#if defined(_WIN32)
+  tu_skip("the C runtime's pipes cannot be made non-blocking (no O_NONBLOCK)");
+#endif
   run_pipe(false, false, true);
 }
 
@@ -274,6 +299,91 @@ static void test_callback_failures(void **state) {
 
 /* ---- fd errors, SIGPIPE, EINTR --------------------------------------------------------- */
 
+/* A connected pair of stream sockets as file descriptors: socketpair on
+ * POSIX; on Windows loopback TCP sockets wrapped by _open_osfhandle (the
+ * library drives them with recv and WSASend). */
+static void socket_pair(int sv[2]) {
+#if defined(_WIN32)
+  static bool started;
+  if (!started) {
+    WSADATA wd;
+    assert_int_equal(WSAStartup(MAKEWORD(2, 2), &wd), 0);
+    started = true;
+  }
+  SOCKET l = socket(AF_INET, SOCK_STREAM, IPPROTO_TCP);
+  assert_true(l != INVALID_SOCKET);
+  struct sockaddr_in a;
+  memset(&a, 0, sizeof a);
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  assert_int_equal(bind(l, (struct sockaddr *)&a, sizeof a), 0);
+  int alen = (int)sizeof a;
+  assert_int_equal(getsockname(l, (struct sockaddr *)&a, &alen), 0);
+  assert_int_equal(listen(l, 1), 0);
+  SOCKET c = socket(AF_INET, SOCK_STREAM, IPPROTO_TCP);
+  assert_true(c != INVALID_SOCKET);
+  assert_int_equal(connect(c, (struct sockaddr *)&a, sizeof a), 0);
+  SOCKET s = accept(l, NULL, NULL);
+  assert_true(s != INVALID_SOCKET);
+  closesocket(l);
+  sv[0] = _open_osfhandle((intptr_t)c, _O_BINARY);
+  sv[1] = _open_osfhandle((intptr_t)s, _O_BINARY);
+  assert_true(sv[0] >= 0 && sv[1] >= 0);
+#else
+  assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+#endif
+}
+
+#if defined(_WIN32)
+/* Windows has no SIGPIPE: a write to a pipe whose reader is gone fails with
+ * EPIPE, and nothing else can happen to the process. */
+static void test_sigpipe_on_pipe_does_not_kill(void **state) {
+  (void)state;
+  int fds[2];
+  assert_int_equal(tu_pipe(fds), 0);
+  close(fds[0]);
+  HurrayStreamWriter *w = NULL;
+  assert_int_equal(hurray_stream_writer_to_fd(fds[1], 0, &w), HURRAY_OK);
+  HurrayDescriptor *d = su_dense(4);
+  uint8_t data[16] = {0};
+  const void *bufs[1] = {data};
+  uint64_t sizes[1] = {16};
+  HurrayError e;
+  assert_int_equal(hurray_stream_writer_write(w, d, bufs, sizes, 1, &e), HURRAY_ERR_IO);
+  print_message("closed pipe: %s\n", e.message);
+  assert_non_null(strstr(e.message, "errno 32")); /* EPIPE */
+  hurray_stream_writer_destroy(&w);
+  close(fds[1]);
+  hurray_descriptor_destroy(d);
+}
+
+/* A socket whose peer is gone: TCP accepts the first bytes into its buffers
+ * and fails a later send once the peer's reset arrives. */
+static void test_sigpipe_on_socket_does_not_kill(void **state) {
+  (void)state;
+  int sv[2];
+  socket_pair(sv);
+  close(sv[1]);
+  HurrayStreamWriter *w = NULL;
+  assert_int_equal(hurray_stream_writer_to_fd(sv[0], HURRAY_STREAM_OWN_FD, &w), HURRAY_OK);
+  HurrayDescriptor *d = su_dense(1 << 14); /* float32: 64 KiB */
+  uint8_t *data = calloc(1, 1 << 16);
+  const void *bufs[1] = {data};
+  uint64_t sizes[1] = {1 << 16};
+  HurrayError e;
+  HurrayStatus st = HURRAY_OK;
+  for (int i = 0; i < 200 && st == HURRAY_OK; i++) {
+    st = hurray_stream_writer_write(w, d, bufs, sizes, 1, &e);
+    if (st == HURRAY_OK) Sleep(5);
+  }
+  assert_int_equal(st, HURRAY_ERR_IO);
+  print_message("socket with its peer gone: %s\n", e.message);
+  assert_non_null(strstr(e.message, "write failed"));
+  hurray_stream_writer_destroy(&w);
+  hurray_descriptor_destroy(d);
+  free(data);
+}
+#else
 static volatile sig_atomic_t g_sigpipes;
 
 static void on_sigpipe(int sig) {
@@ -284,7 +394,7 @@ static void on_sigpipe(int sig) {
 /* Writes to a pipe whose reader is gone under one SIGPIPE disposition. */
 static void write_to_closed_pipe(void) {
   int fds[2];
-  assert_int_equal(pipe(fds), 0);
+  assert_int_equal(tu_pipe(fds), 0);
   close(fds[0]);
   HurrayStreamWriter *w = NULL;
   assert_int_equal(hurray_stream_writer_to_fd(fds[1], 0, &w), HURRAY_OK);
@@ -324,7 +434,7 @@ static void test_sigpipe_on_socket_does_not_kill(void **state) {
   (void)state;
   signal(SIGPIPE, SIG_DFL);
   int sv[2];
-  assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+  socket_pair(sv);
   close(sv[1]);
   HurrayStreamWriter *w = NULL;
   assert_int_equal(hurray_stream_writer_to_fd(sv[0], HURRAY_STREAM_OWN_FD, &w), HURRAY_OK);
@@ -338,11 +448,12 @@ static void test_sigpipe_on_socket_does_not_kill(void **state) {
   hurray_stream_writer_destroy(&w);
   hurray_descriptor_destroy(d);
 }
+#endif
 
 static void test_socket_round_trip(void **state) {
   (void)state;
   int sv[2];
-  assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+  socket_pair(sv);
   PipeJob wj;
   memset(&wj, 0, sizeof wj);
   wj.fd = sv[1];
@@ -367,7 +478,7 @@ static void test_socket_round_trip(void **state) {
 static void test_read_error_names_errno(void **state) {
   (void)state;
   int fds[2];
-  assert_int_equal(pipe(fds), 0);
+  assert_int_equal(tu_pipe(fds), 0);
   HurrayStreamReader *r = NULL;
   /* Reading the write end of a pipe fails with EBADF. */
   assert_int_equal(hurray_stream_reader_from_fd(fds[1], NULL, &r), HURRAY_OK);
@@ -380,6 +491,12 @@ static void test_read_error_names_errno(void **state) {
   close(fds[1]);
 }
 
+#if defined(_WIN32)
+static void test_eintr_is_retried(void **state) {
+  (void)state;
+  tu_skip("no signals that interrupt a blocked read or write (no EINTR)");
+}
+#else
 static volatile sig_atomic_t g_interrupts;
 
 static void on_usr1(int sig) {
@@ -436,7 +553,7 @@ static void test_eintr_is_retried(void **state) {
   g_interrupts = 0;
 
   int fds[2];
-  assert_int_equal(pipe(fds), 0);
+  assert_int_equal(tu_pipe(fds), 0);
   Slow rs = {fds[0], HURRAY_OK, 0}, ws = {fds[1], HURRAY_OK, 0};
   pthread_t rt, wt;
   assert_int_equal(pthread_create(&rt, NULL, slow_reader, &rs), 0);
@@ -462,6 +579,7 @@ static void test_eintr_is_retried(void **state) {
   assert_true(g_interrupts > 0);
   signal(SIGUSR1, SIG_DFL);
 }
+#endif
 
 int main(void) {
   const struct CMUnitTest tests[] = {

@@ -32,7 +32,9 @@ typedef struct Run {
   int bad;          /* mismatches in this vector */
 } Run;
 
-#if defined(__GNUC__)
+#if defined(__MINGW32__)
+#define HURRAY_TEST_PRINTF_(f, a) __attribute__((format(gnu_printf, f, a)))
+#elif defined(__GNUC__)
 #define HURRAY_TEST_PRINTF_(f, a) __attribute__((format(printf, f, a)))
 #else
 #define HURRAY_TEST_PRINTF_(f, a)

@@ -1,8 +1,91 @@
 #include "testutil.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
+#if defined(_WIN32)
+#include <direct.h>
+#include <fcntl.h>
+#include <io.h>
+#include <malloc.h>
+#include <process.h>
+#else
+#include <fcntl.h>
+#include <unistd.h>
+#endif
+
+int tu_pipe(int fds[2]) {
+#if defined(_WIN32)
+  return _pipe(fds, 1u << 16, _O_BINARY);
+#else
+  return pipe(fds);
+#endif
+}
+
+bool tu_fd_is_open(int fd) {
+#if defined(_WIN32)
+  return _get_osfhandle(fd) != -1;
+#else
+  return fcntl(fd, F_GETFD) != -1;
+#endif
+}
+
+void *tu_aligned_alloc(size_t alignment, size_t size) {
+  if (alignment < sizeof(void *)) alignment = sizeof(void *);
+#if defined(_WIN32)
+  return _aligned_malloc(size == 0 ? 1 : size, alignment);
+#else
+  void *p = NULL;
+  return posix_memalign(&p, alignment, size == 0 ? 1 : size) == 0 ? p : NULL;
+#endif
+}
+
+void tu_aligned_free(void *p) {
+#if defined(_WIN32)
+  _aligned_free(p);
+#else
+  free(p);
+#endif
+}
+
+char *tu_mkdtemp(char *templ) {
+#if defined(_WIN32)
+  static const char digits[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+  size_t n = strlen(templ);
+  if (n < 6 || strcmp(templ + n - 6, "XXXXXX") != 0) {
+    errno = EINVAL;
+    return NULL;
+  }
+  static unsigned long counter;
+  for (int attempt = 0; attempt < 100; attempt++) {
+    unsigned long r = (unsigned long)_getpid() * 2654435761u + (unsigned long)rand() +
+                      ++counter * 40503u;
+    for (size_t k = 0; k < 6; k++) {
+      templ[n - 6 + k] = digits[r % 36u];
+      r /= 36u;
+    }
+    if (_mkdir(templ) == 0) return templ;
+    if (errno != EEXIST) return NULL;
+  }
+  return NULL;
+#else
+  return mkdtemp(templ);
+#endif
+}
+
+const char *tu_tmp_root(void) {
+  const char *t = getenv("TMPDIR");
+  if (t != NULL && *t) return t;
+#if defined(_WIN32)
+  t = getenv("TEMP");
+  if (t != NULL && *t) return t;
+  t = getenv("TMP");
+  if (t != NULL && *t) return t;
+#endif
+  return "/tmp";
+}
 
 uint8_t *tu_read_file(const char *path, size_t *len) {
   FILE *f = fopen(path, "rb");
@@ -43,7 +126,8 @@ static void *counting_alloc(void *ctx, size_t size, size_t alignment) {
   if (g_fail_after < 0) g_count++;
   void *p = NULL;
   if (alignment < sizeof(void *)) alignment = sizeof(void *);
-  if (posix_memalign(&p, alignment, size == 0 ? 1 : size) != 0) return NULL;
+  p = tu_aligned_alloc(alignment, size);
+  if (p == NULL) return NULL;
   g_live++;
   return p;
 }
@@ -52,7 +136,7 @@ static void counting_free(void *ctx, void *p) {
   (void)ctx;
   if (p != NULL) {
     g_live--;
-    free(p);
+    tu_aligned_free(p);
   }
 }
 

@@ -1,0 +1,176 @@
+/*
+ * The operating-system services libhurray uses, behind one small interface.
+ * Never installed.
+ *
+ * src/core/platform_posix.c implements them with POSIX calls and
+ * src/core/platform_win32.c with Win32 calls; each file compiles to nothing
+ * on the other platform. The rest of the library calls only these, so that
+ * nothing outside those two files (and src/stream/transport*.c, the stream
+ * transports) includes a system header beyond ISO C.
+ *
+ * System error codes: every function returning `int` returns 0 on success or
+ * a system error code: an errno value on POSIX, a GetLastError() value on
+ * Windows. hurray__os_strerror turns one into text and hurray__io_fail
+ * (internal/file.h) into a HurrayError.
+ *
+ * Paths are NUL-terminated UTF-8 on Windows (converted to UTF-16 for the
+ * wide-character API), bytes as given on POSIX.
+ */
+#ifndef HURRAY_INTERNAL_PLATFORM_H
+#define HURRAY_INTERNAL_PLATFORM_H
+
+#include "internal/common.h"
+
+#if !defined(_WIN32)
+#include <errno.h>
+#include <pthread.h>
+#endif
+
+/* ---- once and mutex ---------------------------------------------------------------- */
+
+#if defined(_WIN32)
+/* An INIT_ONCE and an SRWLOCK have the size of a pointer; platform_win32.c
+ * checks that. No Windows header is needed here. */
+typedef struct HurrayOnce {
+  void *state;
+} HurrayOnce;
+#define HURRAY__ONCE_INIT {NULL}
+typedef struct HurrayMutex {
+  void *state;
+} HurrayMutex;
+
+/* Runs fn exactly once per `once`, every caller returning after it ran. */
+HURRAY_INTERNAL void hurray__once(HurrayOnce *once, void (*fn)(void));
+/* 0, or a system error code. */
+HURRAY_INTERNAL int hurray__mutex_init(HurrayMutex *m);
+HURRAY_INTERNAL void hurray__mutex_lock(HurrayMutex *m);
+HURRAY_INTERNAL void hurray__mutex_unlock(HurrayMutex *m);
+HURRAY_INTERNAL void hurray__mutex_destroy(HurrayMutex *m);
+#else
+typedef pthread_once_t HurrayOnce;
+#define HURRAY__ONCE_INIT PTHREAD_ONCE_INIT
+typedef pthread_mutex_t HurrayMutex;
+
+static inline void hurray__once(HurrayOnce *once, void (*fn)(void)) { (void)pthread_once(once, fn); }
+static inline int hurray__mutex_init(HurrayMutex *m) { return pthread_mutex_init(m, NULL); }
+static inline void hurray__mutex_lock(HurrayMutex *m) { (void)pthread_mutex_lock(m); }
+static inline void hurray__mutex_unlock(HurrayMutex *m) { (void)pthread_mutex_unlock(m); }
+static inline void hurray__mutex_destroy(HurrayMutex *m) { (void)pthread_mutex_destroy(m); }
+#endif
+
+/* ---- errors, clock, process ----------------------------------------------------------- */
+
+/* A generic I/O failure, as a system error code. */
+#if defined(_WIN32)
+#define HURRAY__OS_ERR_IO 29 /* ERROR_WRITE_FAULT */
+#else
+#define HURRAY__OS_ERR_IO EIO
+#endif
+
+/* Text of a system error code, written to buf (n > 0 bytes) or a constant;
+ * the result is borrowed (buf or static storage). */
+HURRAY_INTERNAL const char *hurray__os_strerror(int code, char *buf, size_t n);
+/* The label printed beside a system error code in messages. */
+#if defined(_WIN32)
+#define HURRAY__OS_ERROR_LABEL "error"
+#else
+#define HURRAY__OS_ERROR_LABEL "errno"
+#endif
+/* True when a system error code means "out of memory" (ENOMEM is not one:
+ * POSIX callers report it as an I/O failure, as they always did; on Windows
+ * ERROR_NOT_ENOUGH_MEMORY and ERROR_OUTOFMEMORY are, which includes the
+ * conversion of a path to UTF-16 failing to allocate). */
+HURRAY_INTERNAL bool hurray__os_error_is_nomem(int code);
+/* True when a system error code means "the file already exists". */
+HURRAY_INTERNAL bool hurray__os_error_is_exists(int code);
+
+/* A clock for seeds: the monotonic clock or the wall clock, in seconds and
+ * nanoseconds. False when unavailable. */
+HURRAY_INTERNAL bool hurray__os_clock(bool monotonic, uint64_t *sec, uint64_t *nsec);
+/* This process's id. */
+HURRAY_INTERNAL uint64_t hurray__os_pid(void);
+
+/* ---- files --------------------------------------------------------------------------- */
+
+#if defined(_WIN32)
+typedef void *HurrayOsFile; /* a HANDLE */
+#define HURRAY__OS_FILE_NONE ((HurrayOsFile)(intptr_t)-1) /* INVALID_HANDLE_VALUE */
+#else
+typedef int HurrayOsFile; /* a file descriptor */
+#define HURRAY__OS_FILE_NONE (-1)
+#endif
+
+/* Where the file name starts in `path` (after the last separator: '/' on
+ * POSIX; '/', '\\' or a drive's ':' on Windows); `path` itself when there is
+ * none. Borrowed from path. */
+static inline const char *hurray__path_base(const char *path) {
+  const char *base = path;
+  for (const char *p = path; *p != '\0'; p++) {
+#if defined(_WIN32)
+    if (*p == '/' || *p == '\\' || (*p == ':' && p == path + 1)) base = p + 1;
+#else
+    if (*p == '/') base = p + 1;
+#endif
+  }
+  return base;
+}
+
+/* Opens an existing file for reading (close-on-exec; on Windows shared for
+ * reading, writing and deletion, so that it can be replaced while open). */
+HURRAY_INTERNAL int hurray__os_open_read(const char *path, HurrayOsFile *out);
+/* Creates a new file for writing; fails (hurray__os_error_is_exists) when
+ * the path exists. */
+HURRAY_INTERNAL int hurray__os_create_new(const char *path, HurrayOsFile *out);
+/* Size of an open file, and whether it is a regular file. */
+HURRAY_INTERNAL int hurray__os_file_size(HurrayOsFile f, uint64_t *size, bool *regular);
+/* One positioned read of at most n bytes at offset `off` (< 2^63); *got
+ * receives the count, 0 at the end of the file. Interrupted calls are retried. */
+HURRAY_INTERNAL int hurray__os_pread(HurrayOsFile f, void *buf, size_t n, uint64_t off,
+                                     size_t *got);
+/* One positioned write of at most n bytes; *put receives the count. */
+HURRAY_INTERNAL int hurray__os_pwrite(HurrayOsFile f, const void *buf, size_t n, uint64_t off,
+                                      size_t *put);
+/* Starts writing [off, off + len) of `f` to the storage without waiting for
+ * it (Linux sync_file_range SYNC_FILE_RANGE_WRITE); a hint, failures are
+ * ignored. Elsewhere (other POSIX systems, Windows) it does nothing: the sync
+ * that follows does all the work. */
+HURRAY_INTERNAL void hurray__os_write_behind(HurrayOsFile f, uint64_t off, uint64_t len);
+/* Flushes the file's data and metadata to the storage (fsync, FlushFileBuffers). */
+HURRAY_INTERNAL int hurray__os_sync(HurrayOsFile f);
+HURRAY_INTERNAL int hurray__os_close(HurrayOsFile f);
+/* True when `path` names an existing directory. */
+HURRAY_INTERNAL bool hurray__os_is_dir(const char *path);
+/* Atomically replaces `to` with `from` (rename; on Windows MoveFileExW with
+ * MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH). */
+HURRAY_INTERNAL int hurray__os_replace(const char *from, const char *to);
+HURRAY_INTERNAL int hurray__os_remove(const char *path);
+/*
+ * Makes a rename inside directory `dir` durable: POSIX fsyncs the directory
+ * (0 also where the file system cannot sync one); Windows has nothing to do
+ * (MOVEFILE_WRITE_THROUGH did it). On failure *opened says whether the
+ * directory could be opened.
+ */
+HURRAY_INTERNAL int hurray__os_sync_dir(const char *dir, bool *opened);
+
+/* ---- memory mapping ----------------------------------------------------------------- */
+
+/* The page size (4096 when unknown). */
+HURRAY_INTERNAL uint64_t hurray__os_page_size(void);
+/*
+ * Maps bytes [0, size) of `f` read-only and shared at an address that is a
+ * multiple of `align` (a power of two); size > 0 and size + 2 * align must
+ * fit a size_t. *addr receives the mapping (hurray__os_unmap(addr, size));
+ * on failure *step names what failed ("mapping the file", "reserving
+ * address space").
+ */
+HURRAY_INTERNAL int hurray__os_map_read(HurrayOsFile f, uint64_t size, uint64_t align,
+                                        void **addr, const char **step);
+HURRAY_INTERNAL void hurray__os_unmap(void *addr, size_t size);
+/* Hints that [addr, addr + len) of a mapping is about to be read. */
+HURRAY_INTERNAL void hurray__os_will_read(const void *addr, size_t len);
+/* Hints that [p, p + n) of fresh memory is about to be written in full:
+ * maps its pages in one call instead of one page fault each where the system
+ * can (Linux MADV_POPULATE_WRITE), for blocks of 64 KiB or more. */
+HURRAY_INTERNAL void hurray__os_prefault_write(void *p, size_t n);
+
+#endif /* HURRAY_INTERNAL_PLATFORM_H */
