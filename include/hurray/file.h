@@ -24,6 +24,10 @@
  * bytes, compared byte for byte. Names returned by the reader point into the
  * file and are NOT NUL-terminated (print them with "%.*s").
  *
+ * Paths are NUL-terminated strings passed to the system as they are: bytes on
+ * POSIX systems; UTF-8 on Windows (converted to UTF-16 for the wide-character
+ * file API, so any file name can be reached).
+ *
  * Thread safety: a HurrayFile may be used from several threads at once for
  * everything except hurray_file_close(). A HurrayFileTensor is immutable;
  * retain and release are atomic. A HurrayFileWriter is used by one thread at
