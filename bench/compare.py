@@ -366,10 +366,15 @@ def small_set(count, nbytes):
 
 
 def clear(path):
+    """Removes a previous output, then flushes every dirty page of the system
+    (untimed): each save starts without write-back left over from the case before
+    it, which would otherwise throttle whichever case comes next."""
     if os.path.isdir(path):
         shutil.rmtree(path)
     elif os.path.exists(path):
         os.unlink(path)
+    if hasattr(os, "sync"):
+        os.sync()
 
 
 def save_npy_dir(path, arrays):
@@ -889,10 +894,16 @@ figures above are the evidence, these are the reasons.
   kept) with plain `save_file`. Non-durable saves write straight from the
   tensors' memory with one `pwrite` per descriptor and per buffer (padding is
   left as holes): their time is the page cache's, as safetensors' is, and both
-  sit on `raw: one write`. Durable saves wait for the disk, near
-  `raw: one write + fsync`; on this shared machine the disk's other work moves
-  those rows by up to a third from run to run, so a ratio near 1 falls on
-  either side of it. Small tensors cost hurray more disk: the format starts
+  sit on `raw: one write` (profiled side by side, the two saves spend their time
+  in the same kernel functions: copying into the page cache and ext4's block
+  allocation; at parity, a run's noise decides which side of 1 the ratio falls).
+  Durable saves wait for the disk, but hurray's starts sending each 8 MiB to it
+  as soon as it is written (write-behind), so its closing fsync waits for the
+  last window; `save_file` + fsync, like `raw: one write + fsync`, fills the
+  page cache first and then waits for the disk to take all of it. Every save
+  row starts with no dirty pages left from the row before (`os.sync()`,
+  untimed); on this shared machine the disk's other work still moves the
+  durable rows by up to a third from run to run. Small tensors cost hurray more disk: the format starts
   every buffer on a 4096-byte boundary (docs/file-format.md), so 10,000
   tensors of 1 KiB fill about 80 MB of blocks where safetensors packs 10 MB,
   and a flush writes them all.
