@@ -184,6 +184,37 @@ class Table:
               + (f"  {gib:6.2f} GiB/s" if gib else ""), flush=True)
         return row
 
+    def add_interleaved(self, cases, *, repeat, available=True):
+        """Micro rows measured in turns: one timing of each case, then the next round,
+        so that the cases compared share whatever load the machine has at each moment
+        (measuring one row whole and then the other lets a busy spell land on one of
+        them only). cases: [(name, fn), ...]."""
+        rows = [Row(case) for case, _ in cases]
+        self.rows += rows
+        if not available:
+            for row in rows:
+                row.note = NA if row.case.startswith("hurray") else "its package is not installed"
+                print(f"  {row.case:<44} {row.note}", flush=True)
+            return rows
+        numbers = []
+        try:
+            for _, fn in cases:
+                numbers.append(autonumber(fn))
+            for _ in range(repeat):
+                for row, (_, fn), number in zip(rows, cases, numbers):
+                    row.times += timed(fn, 1, number=number)
+        except Exception as e:  # a competitor's failure is a result, not a crash
+            for row in rows:
+                row.times = []
+                row.note = f"failed: {type(e).__name__}: {e}"[:160]
+        for row in rows:
+            if row.times:
+                print(f"  {row.case:<44} median {fmt_time(row.median):>9}  "
+                      f"best {fmt_time(row.best):>9}", flush=True)
+            else:
+                print(f"  {row.case:<44} {row.note}", flush=True)
+        return rows
+
     def to_json(self):
         return {"title": self.title, "reference": self.reference, "note": self.note,
                 "rows": [{"case": r.case, "times": r.times, "nbytes": r.nbytes, "note": r.note}
@@ -643,19 +674,20 @@ def w_interop(repeat, results):
         print(f"interop {label}:")
         tab = Table(f"Interop, NumPy round trip, {label} float32",
                     note="zero-copy: the times must not grow with the size")
-        tab.add("hurray: numpy.asarray(hurray.from_numpy(a))",
-                lambda: np.asarray(hurray.from_numpy(a)), repeat=repeat * 3, micro=True)
-        tab.add("hurray: numpy.from_dlpack(hurray.from_numpy(a))",
-                lambda: np.from_dlpack(hurray.from_numpy(a)), repeat=repeat * 3, micro=True)
-        tab.add("numpy.from_dlpack(a)", lambda: np.from_dlpack(a), repeat=repeat * 3,
-                micro=True)
+        tab.add_interleaved([
+            ("hurray: numpy.asarray(hurray.from_numpy(a))",
+             lambda: np.asarray(hurray.from_numpy(a))),
+            ("hurray: numpy.from_dlpack(hurray.from_numpy(a))",
+             lambda: np.from_dlpack(hurray.from_numpy(a))),
+            ("numpy.from_dlpack(a)", lambda: np.from_dlpack(a)),
+        ], repeat=repeat * 3)
         results.append(tab)
         tab = Table(f"Interop, torch.from_dlpack, {label} float32",
                     note="t is a hurray tensor over the NumPy array a")
-        tab.add("hurray: torch.from_dlpack(t)", lambda: torch.from_dlpack(t),
-                repeat=repeat * 3, micro=True, available=torch is not None)
-        tab.add("torch.from_dlpack(a)", lambda: torch.from_dlpack(a), repeat=repeat * 3,
-                micro=True, available=torch is not None)
+        tab.add_interleaved([
+            ("hurray: torch.from_dlpack(t)", lambda: torch.from_dlpack(t)),
+            ("torch.from_dlpack(a)", lambda: torch.from_dlpack(a)),
+        ], repeat=repeat * 3, available=torch is not None)
         results.append(tab)
         del a, t
 
