@@ -184,36 +184,47 @@ class Table:
               + (f"  {gib:6.2f} GiB/s" if gib else ""), flush=True)
         return row
 
-    def add_interleaved(self, cases, *, repeat, available=True):
-        """Micro rows measured in turns: one timing of each case, then the next round,
-        so that the cases compared share whatever load the machine has at each moment
-        (measuring one row whole and then the other lets a busy spell land on one of
-        them only). cases: [(name, fn), ...]."""
-        rows = [Row(case) for case, _ in cases]
-        self.rows += rows
-        if not available:
-            for row in rows:
-                row.note = NA if row.case.startswith("hurray") else "its package is not installed"
-                print(f"  {row.case:<44} {row.note}", flush=True)
-            return rows
-        numbers = []
-        try:
-            for _, fn in cases:
-                numbers.append(autonumber(fn))
-            for _ in range(repeat):
-                for row, (_, fn), number in zip(rows, cases, numbers):
-                    row.times += timed(fn, 1, number=number)
-        except Exception as e:  # a competitor's failure is a result, not a crash
-            for row in rows:
-                row.times = []
-                row.note = f"failed: {type(e).__name__}: {e}"[:160]
-        for row in rows:
+    def add_interleaved(self, cases, *, repeat, available=True, micro=True):
+        """Rows measured in turns: one timing of each case, then the next round, so
+        that the cases compared share whatever load the machine has at each moment
+        (measuring one row whole and then the next lets a busy spell land on one of
+        them only). cases: [(name, fn) or (name, fn, options), ...], options a dict
+        with setup, nbytes and available (per case). micro: calls per timing sized
+        by autonumber; otherwise one call per timing."""
+        entries = []
+        for c in cases:
+            name, fn, opt = c[0], c[1], (c[2] if len(c) > 2 else {})
+            row = Row(name, nbytes=opt.get("nbytes"))
+            self.rows.append(row)
+            if not (available and opt.get("available", True)):
+                row.note = NA if name.startswith("hurray") else "its package is not installed"
+                print(f"  {name:<44} {row.note}", flush=True)
+                continue
+            entries.append([row, fn, opt.get("setup"), 1])
+        for e in entries:
+            try:
+                e[3] = autonumber(e[1]) if micro else 1
+            except Exception as ex:  # a competitor's failure is a result, not a crash
+                e[0].note = f"failed: {type(ex).__name__}: {ex}"[:160]
+        entries = [e for e in entries if not e[0].note]
+        for _ in range(repeat):
+            for e in entries:
+                if e[0].note:
+                    continue
+                try:
+                    e[0].times += timed(e[1], 1, setup=e[2], number=e[3])
+                except Exception as ex:
+                    e[0].times = []
+                    e[0].note = f"failed: {type(ex).__name__}: {ex}"[:160]
+        for row in self.rows[-len(cases):]:
             if row.times:
+                gib = row.gib_s()
                 print(f"  {row.case:<44} median {fmt_time(row.median):>9}  "
-                      f"best {fmt_time(row.best):>9}", flush=True)
-            else:
+                      f"best {fmt_time(row.best):>9}" + (f"  {gib:6.2f} GiB/s" if gib else ""),
+                      flush=True)
+            elif row.note.startswith("failed"):
                 print(f"  {row.case:<44} {row.note}", flush=True)
-        return rows
+        return self.rows[-len(cases):]
 
     def to_json(self):
         return {"title": self.title, "reference": self.reference, "note": self.note,
@@ -465,31 +476,31 @@ def save_load_table(title, model_np, model_hr, model_th, npy_arrays, nbytes, d, 
     count = len(npy_arrays)
     print(f"{title}: {len(model_hr)} tensors, {nbytes / MiB:.0f} MiB")
 
-    tab_s.add("hurray.save (durable, the default)", lambda: hurray.save(p["hrry"], model_hr),
-              repeat=repeat, nbytes=nbytes, setup=lambda: clear(p["hrry"]), available=HAVE_SAVE)
-    tab_s.add("hurray.save(durable=False)",
-              lambda: hurray.save(p["hrry"], model_hr, durable=False), repeat=repeat,
-              nbytes=nbytes, setup=lambda: clear(p["hrry"]), available=HAVE_DURABLE)
-    tab_s.add("safetensors.numpy.save_file", lambda: st_numpy.save_file(model_np, p["st"]),
-              repeat=repeat, nbytes=nbytes, setup=lambda: clear(p["st"]),
-              available=st_numpy is not None)
-    tab_s.add("safetensors.numpy.save_file + fsync (durable, as hurray.save's default)",
-              lambda: (st_numpy.save_file(model_np, p["st"]), fsync_path(p["st"])),
-              repeat=repeat, nbytes=nbytes, setup=lambda: clear(p["st"]),
-              available=st_numpy is not None)
-    tab_s.add("safetensors.torch.save_file", lambda: st_torch.save_file(model_th, p["stt"]),
-              repeat=repeat, nbytes=nbytes, setup=lambda: clear(p["stt"]),
-              available=st_torch is not None)
-    tab_s.add("numpy.save (one .npy per tensor)", lambda: save_npy_dir(p["npy"], npy_arrays),
-              repeat=repeat, nbytes=nbytes, setup=lambda: clear(p["npy"]))
-    tab_s.add("torch.save", lambda: torch.save(model_th, p["pt"]), repeat=repeat,
-              nbytes=nbytes, setup=lambda: clear(p["pt"]), available=torch is not None)
     flat = aligned_empty(nbytes)
     flat[...] = 1
-    tab_s.add("raw: one write of the same bytes", lambda: raw_write(p["raw"], flat),
-              repeat=repeat, nbytes=nbytes, setup=lambda: clear(p["raw"]))
-    tab_s.add("raw: one write + fsync", lambda: (raw_write(p["raw"], flat), fsync_path(p["raw"])),
-              repeat=repeat, nbytes=nbytes, setup=lambda: clear(p["raw"]))
+
+    def o(key, available=True):
+        return {"setup": lambda: clear(p[key]), "nbytes": nbytes, "available": available}
+
+    tab_s.add_interleaved([
+        ("hurray.save (durable, the default)", lambda: hurray.save(p["hrry"], model_hr),
+         o("hrry", HAVE_SAVE)),
+        ("hurray.save(durable=False)", lambda: hurray.save(p["hrry"], model_hr, durable=False),
+         o("hrry", HAVE_DURABLE)),
+        ("safetensors.numpy.save_file", lambda: st_numpy.save_file(model_np, p["st"]),
+         o("st", st_numpy is not None)),
+        ("safetensors.numpy.save_file + fsync (durable, as hurray.save's default)",
+         lambda: (st_numpy.save_file(model_np, p["st"]), fsync_path(p["st"])),
+         o("st", st_numpy is not None)),
+        ("safetensors.torch.save_file", lambda: st_torch.save_file(model_th, p["stt"]),
+         o("stt", st_torch is not None)),
+        ("numpy.save (one .npy per tensor)", lambda: save_npy_dir(p["npy"], npy_arrays),
+         o("npy")),
+        ("torch.save", lambda: torch.save(model_th, p["pt"]), o("pt", torch is not None)),
+        ("raw: one write of the same bytes", lambda: raw_write(p["raw"], flat), o("raw")),
+        ("raw: one write + fsync", lambda: (raw_write(p["raw"], flat), fsync_path(p["raw"])),
+         o("raw")),
+    ], repeat=repeat, micro=False)
 
     def hurray_load(mmap):
         return lambda: sum(touch_hurray(t) for t in hurray.load(p["hrry"], mmap=mmap).values())
