@@ -51,6 +51,7 @@ struct HurrayFileWriter {
   WState state;
   uint64_t cur;     /* next descriptor offset */
   uint64_t wb_from; /* durable saves: where the bytes not yet sent to the disk start */
+  bool prealloc;    /* reserve each large tensor's blocks before writing it */
   WEntry *entries;
   uint64_t count;
   uint64_t cap;
@@ -146,6 +147,10 @@ oom:
 /* ---- open ------------------------------------------------------------------------ */
 
 static atomic_uint_fast64_t g_tmp_counter;
+static atomic_bool g_no_prealloc; /* tests: writers opened while set never preallocate */
+
+void hurray__file_writer_test_no_prealloc(bool on) { atomic_store(&g_no_prealloc, on); }
+bool hurray__file_writer_preallocates(const HurrayFileWriter *w) { return w->prealloc; }
 
 /* Creates the temporary file beside the target: the target's directory part
  * (`dlen` bytes of the path, separator included), then ".<base>.tmp-XXXXXX". */
@@ -232,6 +237,8 @@ HurrayStatus hurray_file_writer_open(const char *path, const HurrayFileWriterOpt
   }
   status = create_temp(w, (size_t)(base - path), base, blen, err);
   if (status != HURRAY_OK) goto fail;
+  w->prealloc = hurray__os_preallocate_pays(w->fd) &&
+                !atomic_load_explicit(&g_no_prealloc, memory_order_relaxed);
   *out = w;
   return HURRAY_OK;
 fail:
@@ -275,6 +282,12 @@ static HurrayStatus check_tensor(const HurrayFileWriter *w, const HurrayDescript
   }
   return HURRAY_OK;
 }
+
+/* A tensor of PREALLOC_MIN bytes or more has its blocks reserved before it is
+ * written, where that pays (hurray__os_preallocate_pays: ext4, XFS): the
+ * writes then skip delayed allocation (about a tenth of a save's system time),
+ * and a full disk stops the writer before the tensor's bytes are copied. */
+#define PREALLOC_MIN ((uint64_t)1 << 20)
 
 /* Durable saves send what they wrote to the disk every WB_WINDOW bytes
  * (hurray__write_behind), so that the disk works while the rest is copied
@@ -341,6 +354,13 @@ static HurrayStatus write_tensor(HurrayFileWriter *w, const char *name, size_t n
   uint64_t next;
   if (hurray__align_up_u64(pos, 8, &next) || next > (uint64_t)INT64_MAX) goto too_big;
 
+  if (w->prealloc && data_end - desc_off >= PREALLOC_MIN) {
+    int rc = hurray__os_preallocate(w->fd, desc_off, data_end - desc_off);
+    if (rc != 0) {
+      w->state = W_FAILED;
+      return hurray__io_fail(err, rc, desc_off, "reserving disk space for the tensor");
+    }
+  }
   HurrayStatus st = write_data(w, w->scratch.data, dlen, desc_off, "writing a descriptor", err);
   uint64_t bpos = data_off;
   for (uint32_t k = 0; st == HURRAY_OK && k < nb; k++) {

@@ -440,6 +440,11 @@ HURRAY_INTERNAL HurrayStatus hurray__file_parse_index(HurrayFile *f, const uint8
 /* Test hook: when true, the index CRC is computed on its own before the
  * walk, as on CPUs without a CRC instruction. */
 HURRAY_INTERNAL void hurray__file_index_test_no_fused_crc(bool on);
+/* Tests: writers opened while `on` never reserve blocks ahead of writing
+ * (src/file/writer.c), to compare files written both ways. */
+HURRAY_INTERNAL void hurray__file_writer_test_no_prealloc(bool on);
+/* Whether a writer reserves each large tensor's blocks before writing it. */
+HURRAY_INTERNAL bool hurray__file_writer_preallocates(const HurrayFileWriter *w);
 /* Test hook: when true, every entry goes through the rule-by-rule check (no
  * fast loop), so the two can be compared. */
 HURRAY_INTERNAL void hurray__file_index_test_slow_walk(bool on);

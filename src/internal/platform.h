@@ -135,6 +135,16 @@ HURRAY_INTERNAL int hurray__os_pwrite(HurrayOsFile f, const void *buf, size_t n,
  * ignored. Elsewhere (other POSIX systems, Windows) it does nothing: the sync
  * that follows does all the work. */
 HURRAY_INTERNAL void hurray__os_write_behind(HurrayOsFile f, uint64_t off, uint64_t len);
+/* Whether reserving a file's blocks before writing them pays on the file
+ * system that holds f: Linux ext4 and XFS (buffered writes into reserved
+ * blocks skip delayed allocation, and a full disk is found before the range
+ * is written). False elsewhere, where it would cost (tmpfs zeroes the pages)
+ * or not exist. */
+HURRAY_INTERNAL bool hurray__os_preallocate_pays(HurrayOsFile f);
+/* Reserves the blocks of [off, off + len) (fallocate, mode 0). Returns 0 when
+ * done or when the system cannot (a hint), and ENOSPC, EDQUOT or EFBIG (the
+ * errno) when the disk, the quota or the file size limit has no room. */
+HURRAY_INTERNAL int hurray__os_preallocate(HurrayOsFile f, uint64_t off, uint64_t len);
 /* Flushes the file's data and metadata to the storage (fsync, FlushFileBuffers). */
 HURRAY_INTERNAL int hurray__os_sync(HurrayOsFile f);
 HURRAY_INTERNAL int hurray__os_close(HurrayOsFile f);
