@@ -70,10 +70,11 @@ SDIST_REQUIRED = [
     "cmake/hurrayConfig.cmake.in", "include/hurray/hurray.h", "src/internal/common.h",
     "src/descriptor/build.c", "python/src/CMakeLists.txt", "python/hurray/__init__.py",
     "python/hurray/py.typed", "tests/python/conftest.py", "tests/packaging/smoke.py",
+    "tests/vectors/manifest.json",
 ]
 SDIST_FORBIDDEN = [
     r"build[^/]*/", r"dist/", r"\.git/", r"\.git$", r"\.ci/", r"\.github/", r"fuzz/",
-    r"bench/", r"tests/vectors/", r"tests/c/", r"tests/cxx/", r"_skbuild/", r"\.venv",
+    r"bench/", r"tests/c/", r"tests/cxx/", r"_skbuild/", r"\.venv",
     r".*__pycache__/", r".*\.pyc$", r".*\.so$", r"\.pytest_cache/", r"\.hypothesis/",
 ]
 
