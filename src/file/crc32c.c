@@ -7,8 +7,12 @@
  *  - x86-64 with SSE4.2 (detected at run time): the crc32 instruction over
  *    three independent streams, whose results are merged with a "shift by one
  *    block" operator (the CRC register is linear, so the register after A|B
- *    is shift_|B|(reg after A) xor (reg after B started from 0)). aarch64
- *    builds targeting the CRC extension use its instructions in one stream.
+ *    is shift_|B|(reg after A) xor (reg after B started from 0));
+ *  - aarch64 with the CRC extension: its instructions in one stream. Builds
+ *    whose -march includes the extension (__ARM_FEATURE_CRC32: Apple arm64,
+ *    armv8.1-a and later) use it unconditionally; other Linux builds (the
+ *    default -march=armv8-a of Debian, Ubuntu, manylinux) compile the loop
+ *    for the extension alone and take it when the kernel reports HWCAP_CRC32.
  * Both work on the raw register (no pre/post inversion); hurray_crc32c adds
  * the inversions.
  */
@@ -92,10 +96,34 @@ uint32_t hurray__crc32c_sw(uint32_t crc, const void *data, size_t len) {
 #if (defined(__x86_64__) || defined(_M_X64)) && (defined(__GNUC__) || defined(__clang__))
 #define HURRAY_CRC_X86 1
 #include <nmmintrin.h>
-#elif defined(__aarch64__) && defined(__ARM_FEATURE_CRC32) && \
-    (defined(__GNUC__) || defined(__clang__))
+#elif defined(__aarch64__) && (defined(__GNUC__) || defined(__clang__)) && \
+    (defined(__ARM_FEATURE_CRC32) || defined(__linux__))
 #define HURRAY_CRC_ARM 1
+#if defined(__ARM_FEATURE_CRC32)
 #include <arm_acle.h>
+#define ARM_CRC_TARGET
+#define ARM_CRC_U8(c, b) __crc32cb((c), (b))
+#define ARM_CRC_U64(c, w) __crc32cd((c), (w))
+#else
+/* The extension is enabled for hw_update alone. Clang's arm_acle.h declares
+ * the intrinsics only when the whole unit targets it, so its builtins are
+ * named directly. */
+#include <sys/auxv.h>
+#ifndef HWCAP_CRC32
+#define HWCAP_CRC32 (1ul << 7) /* the Linux arm64 ABI bit */
+#endif
+#define HURRAY_CRC_ARM_RUNTIME 1
+#if defined(__clang__)
+#define ARM_CRC_TARGET __attribute__((target("crc")))
+#define ARM_CRC_U8(c, b) __builtin_arm_crc32cb((c), (b))
+#define ARM_CRC_U64(c, w) __builtin_arm_crc32cd((c), (w))
+#else
+#include <arm_acle.h> /* GCC's declares them for functions targeting +crc */
+#define ARM_CRC_TARGET __attribute__((target("+crc")))
+#define ARM_CRC_U8(c, b) __crc32cb((c), (b))
+#define ARM_CRC_U64(c, w) __crc32cd((c), (w))
+#endif
+#endif
 #endif
 
 #if defined(HURRAY_CRC_X86)
@@ -177,23 +205,35 @@ bool hurray__crc32c_hw_available(void) {
 
 #elif defined(HURRAY_CRC_ARM)
 
-static uint32_t hw_update(uint32_t crc, const uint8_t *p, size_t n) {
+ARM_CRC_TARGET static uint32_t hw_update(uint32_t crc, const uint8_t *p, size_t n) {
   while (n > 0 && ((uintptr_t)p & 7u) != 0) {
-    crc = __crc32cb(crc, *p++);
+    crc = ARM_CRC_U8(crc, *p++);
     n--;
   }
   while (n >= 8) {
     uint64_t w;
     memcpy(&w, p, 8);
-    crc = __crc32cd(crc, w);
+    crc = ARM_CRC_U64(crc, w);
     p += 8;
     n -= 8;
   }
-  while (n-- > 0) crc = __crc32cb(crc, *p++);
+  while (n-- > 0) crc = ARM_CRC_U8(crc, *p++);
   return crc;
 }
 
+#if defined(HURRAY_CRC_ARM_RUNTIME)
+bool hurray__crc32c_hw_available(void) {
+  static atomic_int cached = -1; /* every thread computes the same value */
+  int v = atomic_load_explicit(&cached, memory_order_relaxed);
+  if (v < 0) {
+    v = (getauxval(AT_HWCAP) & HWCAP_CRC32) != 0 ? 1 : 0;
+    atomic_store_explicit(&cached, v, memory_order_relaxed);
+  }
+  return v == 1;
+}
+#else
 bool hurray__crc32c_hw_available(void) { return true; }
+#endif
 
 #else
 

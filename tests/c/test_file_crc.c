@@ -5,6 +5,13 @@
 #include "testutil.h"
 #include "internal/file.h"
 
+#if defined(__aarch64__) && defined(__linux__)
+#include <sys/auxv.h>
+#ifndef HWCAP_CRC32
+#define HWCAP_CRC32 (1ul << 7) /* the Linux arm64 ABI bit */
+#endif
+#endif
+
 /* Bit-at-a-time reference, straight from the definition. */
 static uint32_t crc_ref(const uint8_t *p, size_t n) {
   uint32_t c = 0xFFFFFFFFu;
@@ -32,6 +39,33 @@ static void test_check_values(void **state) {
   /* Empty input leaves the running value alone; NULL with length 0 is fine. */
   assert_int_equal(hurray_crc32c(0, NULL, 0), 0u);
   assert_int_equal(hurray_crc32c(0x12345678u, b, 0), 0x12345678u);
+}
+
+/* Whether the CPU running the test has CRC-32C instructions, asked
+ * independently of the library; -1 where this test does not know how. */
+static int cpu_has_crc32c(void) {
+#if (defined(__x86_64__) || defined(_M_X64)) && (defined(__GNUC__) || defined(__clang__))
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("sse4.2") ? 1 : 0;
+#elif defined(__aarch64__) && defined(__linux__) && (defined(__GNUC__) || defined(__clang__))
+  return (getauxval(AT_HWCAP) & HWCAP_CRC32) != 0 ? 1 : 0;
+#else
+  return -1;
+#endif
+}
+
+/* Where the compiler can reach them (GCC or Clang on x86-64, and on aarch64
+ * Linux whatever -march says), the library uses the CPU's CRC-32C
+ * instructions exactly when the CPU has them, so test_paths_agree compares
+ * the hardware path with the table path wherever there is one. */
+static void test_hw_used_when_cpu_has_it(void **state) {
+  (void)state;
+  int has = cpu_has_crc32c();
+  print_message("CPU CRC-32C instructions: %s; library hardware path: %s\n",
+                has < 0 ? "unknown" : has ? "yes" : "no",
+                hurray__crc32c_hw_available() ? "yes" : "no");
+  if (has < 0) skip();
+  assert_int_equal(hurray__crc32c_hw_available(), has == 1);
 }
 
 static void test_paths_agree(void **state) {
@@ -163,6 +197,7 @@ static void test_bursts_every_engine(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_check_values),
+      cmocka_unit_test(test_hw_used_when_cpu_has_it),
       cmocka_unit_test(test_paths_agree),
       cmocka_unit_test(test_chaining),
       cmocka_unit_test(test_shift),
