@@ -23,7 +23,7 @@ BEGIN = "<!-- status-table:begin -->"
 END = "<!-- status-table:end -->"
 
 # Built-in Python exceptions the extension raises as themselves
-# (python/src/errors.c, HPY_EXC_*); every other name is a class of the
+# (python/src/errors.c, HRPY_EXC_*); every other name is a class of the
 # hurray package. Note that hurray.BufferError is not the built-in BufferError.
 PY_BUILTINS = {"IndexError", "KeyError", "ValueError", "MemoryError"}
 

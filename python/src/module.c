@@ -2,21 +2,21 @@
  * module.c - the hurray._hurray extension module: multi-phase init, module
  * state, constants and the module-level functions.
  */
-#include "hpy.h"
+#include "hrpy.h"
 
 /* ---- module functions ------------------------------------------------------ */
 
 static PyObject *m_buffer_size_bytes(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
                                      PyObject *kwnames) {
-  HpyState *st = hpy_state_of_module(m);
+  HrpyState *st = hrpy_state_of_module(m);
   static const char *const names[] = {"dtype", "count", NULL};
   PyObject *a[2];
-  if (hpy_parse_args("buffer_size_bytes", args, nargs, kwnames, names, 2, 2, a) < 0)
+  if (hrpy_parse_args("buffer_size_bytes", args, nargs, kwnames, names, 2, 2, a) < 0)
     return NULL;
   uint8_t tag;
-  if (hpy_dtype_converter(st, a[0], &tag) < 0) return NULL;
+  if (hrpy_dtype_converter(st, a[0], &tag) < 0) return NULL;
   if (hurray_dtype_info(tag) == NULL) {
-    return hpy_raise(st->UnsupportedError,
+    return hrpy_raise(st->UnsupportedError,
                      "buffer_size_bytes: a private type (tag 0x%02x) is sized by its "
                      "descriptor's extension type section, not by its tag",
                      (unsigned)tag);
@@ -42,7 +42,7 @@ static PyObject *m_buffer_size_bytes(PyObject *m, PyObject *const *args, Py_ssiz
   if (PyErr_Occurred()) return NULL;
   uint64_t out = 0;
   HurrayStatus rc = hurray_buffer_size_bytes(tag, (uint64_t)count, &out);
-  if (rc != HURRAY_OK) return hpy_raise_status(st, rc, NULL, "buffer_size_bytes");
+  if (rc != HURRAY_OK) return hrpy_raise_status(st, rc, NULL, "buffer_size_bytes");
   return PyLong_FromUnsignedLongLong(out);
 }
 
@@ -79,45 +79,45 @@ static PyMethodDef module_methods[] = {
     {"layout_tag_kind", m_layout_tag_kind, METH_O,
      "layout_tag_kind(tag, /)\n--\n\n'named', 'reserved', 'private' or 'invalid': the four "
      "partition the byte space."},
-    {"zeros", FASTKW(hpy_zeros),
+    {"zeros", FASTKW(hrpy_zeros),
      "zeros(shape, *, dtype=None, device=None)\n--\n\nA new tensor of zeros (dtype defaults to float64)."},
-    {"ones", FASTKW(hpy_ones),
+    {"ones", FASTKW(hrpy_ones),
      "ones(shape, *, dtype=None, device=None)\n--\n\nA new tensor of ones (dtype defaults to float64)."},
-    {"empty", FASTKW(hpy_empty),
+    {"empty", FASTKW(hrpy_empty),
      "empty(shape, *, dtype=None, device=None)\n--\n\nA new tensor with unspecified "
      "contents (dtype defaults to float64)."},
-    {"full", FASTKW(hpy_full),
+    {"full", FASTKW(hrpy_full),
      "full(shape, fill_value, *, dtype=None, device=None)\n--\n\nA new tensor filled "
      "with `fill_value` (dtype defaults from the value's Python type, as NumPy)."},
-    {"from_numpy", FASTKW(hpy_from_numpy),
+    {"from_numpy", FASTKW(hrpy_from_numpy),
      "from_numpy(array, /, *, copy=None)\n--\n\nWrap a numpy.ndarray (or any object "
      "exporting a buffer) as a hurray.Tensor, sharing its memory when the address meets "
      "the 64-byte floor."},
-    {"from_dlpack", FASTKW(hpy_from_dlpack),
+    {"from_dlpack", FASTKW(hrpy_from_dlpack),
      "from_dlpack(x, /, *, device=None, copy=None)\n--\n\nWrap any object implementing "
      "__dlpack__ (or a DLPack capsule) as a hurray.Tensor without copying."},
-    {"from_torch", FASTKW(hpy_from_torch),
+    {"from_torch", FASTKW(hrpy_from_torch),
      "from_torch(tensor, /, *, copy=None)\n--\n\nWrap a torch.Tensor as a hurray.Tensor "
      "through DLPack, without copying."},
-    {"from_hurray", FASTKW(hpy_from_hurray),
+    {"from_hurray", FASTKW(hrpy_from_hurray),
      "from_hurray(obj, /, *, permissive=False)\n--\n\nA hurray.Tensor from any object "
      "implementing the native protocol (__hurray__), or from a 'hurray_tensor' capsule itself. "
      "The C ABI version is checked first (UnsupportedError on a mismatch); the capsule is "
      "renamed 'used_hurray_tensor' and the tensor keeps the transferred buffers alive. "
      "Buffers are writable only when obj is a writable hurray.Tensor."},
-    {"_aligned_mem_handler", hpy_aligned_mem_handler, METH_NOARGS,
+    {"_aligned_mem_handler", hrpy_aligned_mem_handler, METH_NOARGS,
      "_aligned_mem_handler()\n--\n\nThe NEP 49 'mem_handler' capsule of the 64-byte aligned "
      "NumPy allocator (used by hurray.aligned_allocator)."},
-    {"_coo_lexsorted", (PyCFunction)(void (*)(void))hpy_coo_lexsorted, METH_FASTCALL,
+    {"_coo_lexsorted", (PyCFunction)(void (*)(void))hrpy_coo_lexsorted, METH_FASTCALL,
      "_coo_lexsorted(indices, nnz, rank, /)\n--\n\nWhether the [nnz, rank] uint64 coordinates "
      "in `indices` (a C-contiguous buffer) strictly increase in lexicographic order (no "
      "duplicate): one scan, stopping at the first row out of order."},
-    {"_ndarray_path", hpy_ndarray_path, METH_O,
+    {"_ndarray_path", hrpy_ndarray_path, METH_O,
      "_ndarray_path(mode, /)\n--\n\nHow from_numpy reads an exact numpy.ndarray (tests): "
      "'header' proves and reads the object header, 'struct' uses __array_struct__, 'auto' "
      "proves the header again on next use, None only reports. Returns the way in use "
      "('header', 'struct' or 'unproven')."},
-    {"_numpy_set_handler", hpy_numpy_set_handler, METH_O,
+    {"_numpy_set_handler", hrpy_numpy_set_handler, METH_O,
      "_numpy_set_handler(handler, /)\n--\n\nInstall a NEP 49 'mem_handler' capsule for the "
      "current context through NumPy's C-API table; returns the previous handler."},
     {NULL, NULL, 0, NULL},
@@ -131,19 +131,19 @@ static int intern(PyObject **slot, const char *s) {
 }
 
 static int module_exec(PyObject *m) {
-  HpyState *st = hpy_state_of_module(m);
-  if (hpy_errors_init(m, st) < 0) return -1;
-  if (hpy_dtype_init(m, st) < 0) return -1;
-  if (hpy_device_init(m, st) < 0) return -1;
-  if (hpy_buffer_handle_init(m, st) < 0) return -1;
-  if (hpy_descriptor_init(m, st) < 0) return -1;
-  if (hpy_tensor_init(m, st) < 0) return -1;
-  if (hpy_layout_init(m, st) < 0) return -1;
-  if (hpy_quant_init(m, st) < 0) return -1;
-  if (hpy_sections_init(m, st) < 0) return -1;
-  if (hpy_composite_init(m, st) < 0) return -1;
-  if (hpy_file_init(m, st) < 0) return -1;
-  if (hpy_stream_init(m, st) < 0) return -1;
+  HrpyState *st = hrpy_state_of_module(m);
+  if (hrpy_errors_init(m, st) < 0) return -1;
+  if (hrpy_dtype_init(m, st) < 0) return -1;
+  if (hrpy_device_init(m, st) < 0) return -1;
+  if (hrpy_buffer_handle_init(m, st) < 0) return -1;
+  if (hrpy_descriptor_init(m, st) < 0) return -1;
+  if (hrpy_tensor_init(m, st) < 0) return -1;
+  if (hrpy_layout_init(m, st) < 0) return -1;
+  if (hrpy_quant_init(m, st) < 0) return -1;
+  if (hrpy_sections_init(m, st) < 0) return -1;
+  if (hrpy_composite_init(m, st) < 0) return -1;
+  if (hrpy_file_init(m, st) < 0) return -1;
+  if (hrpy_stream_init(m, st) < 0) return -1;
   if (intern(&st->s_dlpack, "__dlpack__") < 0 || intern(&st->s_max_version, "max_version") < 0 ||
       intern(&st->s_copy, "copy") < 0 || intern(&st->s_dl_device, "dl_device") < 0 ||
       intern(&st->s_array_struct, "__array_struct__") < 0)
@@ -162,7 +162,7 @@ static int module_exec(PyObject *m) {
 }
 
 static int module_traverse(PyObject *m, visitproc visit, void *arg) {
-  HpyState *st = hpy_state_of_module(m);
+  HrpyState *st = hrpy_state_of_module(m);
   if (st == NULL) return 0;
   Py_VISIT(st->DtypeType);
   Py_VISIT(st->DeviceType);
@@ -170,7 +170,7 @@ static int module_traverse(PyObject *m, visitproc visit, void *arg) {
   Py_VISIT(st->BufferHandleType);
   Py_VISIT(st->DescriptorType);
   Py_VISIT(st->LayoutType);
-  for (int i = 0; i < HPY_L_COUNT; i++) Py_VISIT(st->LayoutClasses[i]);
+  for (int i = 0; i < HRPY_L_COUNT; i++) Py_VISIT(st->LayoutClasses[i]);
   for (int i = 0; i < 6; i++) Py_VISIT(st->QuantClasses[i]);
   Py_VISIT(st->StatisticsType);
   Py_VISIT(st->ShardType);
@@ -199,7 +199,7 @@ static int module_traverse(PyObject *m, visitproc visit, void *arg) {
 }
 
 static int module_clear(PyObject *m) {
-  HpyState *st = hpy_state_of_module(m);
+  HrpyState *st = hrpy_state_of_module(m);
   if (st == NULL) return 0;
   Py_CLEAR(st->DtypeType);
   Py_CLEAR(st->DeviceType);
@@ -207,7 +207,7 @@ static int module_clear(PyObject *m) {
   Py_CLEAR(st->BufferHandleType);
   Py_CLEAR(st->DescriptorType);
   Py_CLEAR(st->LayoutType);
-  for (int i = 0; i < HPY_L_COUNT; i++) Py_CLEAR(st->LayoutClasses[i]);
+  for (int i = 0; i < HRPY_L_COUNT; i++) Py_CLEAR(st->LayoutClasses[i]);
   for (int i = 0; i < 6; i++) Py_CLEAR(st->QuantClasses[i]);
   Py_CLEAR(st->StatisticsType);
   Py_CLEAR(st->ShardType);
@@ -256,7 +256,7 @@ static struct PyModuleDef hurray_module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "hurray._hurray",
     .m_doc = "C core of the hurray package (the Hurray tensor interchange format).",
-    .m_size = sizeof(HpyState),
+    .m_size = sizeof(HrpyState),
     .m_methods = module_methods,
     .m_slots = module_slots,
     .m_traverse = module_traverse,

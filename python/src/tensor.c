@@ -11,21 +11,21 @@
  * The NumPy surface lives in tensor_numpy.c, DLPack in dlpack.c, the
  * creation functions in creation.c.
  */
-#include "hpy.h"
+#include "hrpy.h"
 
 #include <stdio.h>
 #include <string.h>
 
 #include <structmember.h>
 
-#define T(o) ((HpyTensor *)(o))
+#define T(o) ((HrpyTensor *)(o))
 
 /* Copies at least this large run with the GIL released. */
-#define HPY_NOGIL_COPY_BYTES ((uint64_t)1 << 20)
+#define HRPY_NOGIL_COPY_BYTES ((uint64_t)1 << 20)
 
 /* ---- buffers --------------------------------------------------------------- */
 
-uint32_t hpy_measure_alignment(const void *p, uint64_t size) {
+uint32_t hrpy_measure_alignment(const void *p, uint64_t size) {
   if (size == 0) return 1;
   uintptr_t a = (uintptr_t)p;
   if (a == 0) return HURRAY_PAGE_ALIGNMENT;
@@ -33,7 +33,7 @@ uint32_t hpy_measure_alignment(const void *p, uint64_t size) {
   return low >= HURRAY_PAGE_ALIGNMENT ? HURRAY_PAGE_ALIGNMENT : (uint32_t)low;
 }
 
-void *hpy_alloc_buffer(uint64_t size, bool zero) {
+void *hrpy_alloc_buffer(uint64_t size, bool zero) {
   if (size > (uint64_t)PY_SSIZE_T_MAX) {
     PyErr_NoMemory();
     return NULL;
@@ -42,7 +42,7 @@ void *hpy_alloc_buffer(uint64_t size, bool zero) {
   void *p;
   if (!zero) {
     p = hurray_alloc(n, HURRAY_MIN_BUFFER_ALIGNMENT);
-  } else if (size >= HPY_NOGIL_COPY_BYTES) {
+  } else if (size >= HRPY_NOGIL_COPY_BYTES) {
     /* zeroed by the allocator: a large block comes zeroed from the kernel
      * (nothing to write), a smaller one is memset, either way without the GIL */
     Py_BEGIN_ALLOW_THREADS p = hurray_alloc_zeroed(n, HURRAY_MIN_BUFFER_ALIGNMENT);
@@ -57,7 +57,7 @@ void *hpy_alloc_buffer(uint64_t size, bool zero) {
   return p;
 }
 
-void hpy_buffer_release(HpyBuffer *b) {
+void hrpy_buffer_release(HrpyBuffer *b) {
   if (b->view.obj != NULL) PyBuffer_Release(&b->view);
   Py_CLEAR(b->owner);
   if (b->owned != NULL) {
@@ -67,13 +67,13 @@ void hpy_buffer_release(HpyBuffer *b) {
   b->data = NULL;
 }
 
-int hpy_buffer_apply_copy_policy(HpyState *st, HpyBuffer *b, uint32_t index, int copy,
+int hrpy_buffer_apply_copy_policy(HrpyState *st, HrpyBuffer *b, uint32_t index, int copy,
                                  bool can_copy, const char *context) {
   if (b->owned != NULL) return 0;
-  uint32_t measured = hpy_measure_alignment(b->data, b->size);
+  uint32_t measured = hrpy_measure_alignment(b->data, b->size);
   bool misaligned = b->size > 0 && measured < HURRAY_MIN_BUFFER_ALIGNMENT;
   if (copy == 0 && misaligned) {
-    hpy_raise(st->BufferError,
+    hrpy_raise(st->BufferError,
               "%s: buffer %u is at an address aligned to %u bytes, below the %u-byte floor "
               "(MIN_BUFFER_ALIGNMENT), and copy=False forbids the copy that would fix it",
               context, (unsigned)index, (unsigned)measured,
@@ -82,17 +82,17 @@ int hpy_buffer_apply_copy_policy(HpyState *st, HpyBuffer *b, uint32_t index, int
   }
   if (!(copy == 1 || misaligned)) return 0;
   if (!can_copy) {
-    hpy_raise(st->BufferError,
+    hrpy_raise(st->BufferError,
               "%s: buffer %u needs a copy (aligned to %u bytes, floor %u) but its memory is "
               "not host memory this module can read",
               context, (unsigned)index, (unsigned)measured,
               (unsigned)HURRAY_MIN_BUFFER_ALIGNMENT);
     return -1;
   }
-  void *mem = hpy_alloc_buffer(b->size, false);
+  void *mem = hrpy_alloc_buffer(b->size, false);
   if (mem == NULL) return -1;
   if (b->size > 0) {
-    if (b->size >= HPY_NOGIL_COPY_BYTES) {
+    if (b->size >= HRPY_NOGIL_COPY_BYTES) {
       Py_BEGIN_ALLOW_THREADS memcpy(mem, b->data, (size_t)b->size);
       Py_END_ALLOW_THREADS
     } else {
@@ -101,7 +101,7 @@ int hpy_buffer_apply_copy_policy(HpyState *st, HpyBuffer *b, uint32_t index, int
   }
   uint64_t size = b->size;
   uint8_t sync = b->sync_mode;
-  hpy_buffer_release(b);
+  hrpy_buffer_release(b);
   b->data = mem;
   b->owned = mem;
   b->size = size;
@@ -110,8 +110,8 @@ int hpy_buffer_apply_copy_policy(HpyState *st, HpyBuffer *b, uint32_t index, int
   return 0;
 }
 
-int hpy_buffer_acquire(HpyState *st, PyObject *obj, uint32_t index, int copy,
-                       const char *context, HpyBuffer *out) {
+int hrpy_buffer_acquire(HrpyState *st, PyObject *obj, uint32_t index, int copy,
+                       const char *context, HrpyBuffer *out) {
   memset(out, 0, sizeof *out);
   if (PyObject_GetBuffer(obj, &out->view, PyBUF_WRITABLE) < 0) {
     /* read-only exporters refuse a writable request (BufferError, or
@@ -131,7 +131,7 @@ int hpy_buffer_acquire(HpyState *st, PyObject *obj, uint32_t index, int copy,
           PyErr_ExceptionMatches(PyExc_ValueError)) {
         PyObject *type, *value, *tb;
         PyErr_Fetch(&type, &value, &tb);
-        hpy_raise(st->BufferError, "%s: buffer %u is not a C-contiguous buffer (%S)", context,
+        hrpy_raise(st->BufferError, "%s: buffer %u is not a C-contiguous buffer (%S)", context,
                   (unsigned)index, value != NULL ? value : Py_None);
         Py_XDECREF(type);
         Py_XDECREF(value);
@@ -143,8 +143,8 @@ int hpy_buffer_acquire(HpyState *st, PyObject *obj, uint32_t index, int copy,
   }
   out->data = (uint8_t *)out->view.buf;
   out->size = (uint64_t)out->view.len;
-  if (hpy_buffer_apply_copy_policy(st, out, index, copy, true, context) < 0) {
-    hpy_buffer_release(out);
+  if (hrpy_buffer_apply_copy_policy(st, out, index, copy, true, context) < 0) {
+    hrpy_buffer_release(out);
     return -1;
   }
   return 0;
@@ -152,12 +152,12 @@ int hpy_buffer_acquire(HpyState *st, PyObject *obj, uint32_t index, int copy,
 
 /* ---- shape ----------------------------------------------------------------- */
 
-int hpy_parse_shape(HpyState *st, PyObject *obj, uint64_t *out, uint32_t *rank,
+int hrpy_parse_shape(HrpyState *st, PyObject *obj, uint64_t *out, uint32_t *rank,
                     const char *context) {
   if (PyIndex_Check(obj) && !PyBool_Check(obj)) {
     PyObject *tup = PyTuple_Pack(1, obj);
     if (tup == NULL) return -1;
-    int rc = hpy_parse_shape(st, tup, out, rank, context);
+    int rc = hrpy_parse_shape(st, tup, out, rank, context);
     Py_DECREF(tup);
     return rc;
   }
@@ -170,7 +170,7 @@ int hpy_parse_shape(HpyState *st, PyObject *obj, uint64_t *out, uint32_t *rank,
   Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
   if (n > (Py_ssize_t)HURRAY_MAX_RANK) {
     Py_DECREF(seq);
-    hpy_raise(st->InvalidDescriptorError, "%s: rank %zd exceeds the maximum rank %u", context,
+    hrpy_raise(st->InvalidDescriptorError, "%s: rank %zd exceeds the maximum rank %u", context,
               n, (unsigned)HURRAY_MAX_RANK);
     return -1;
   }
@@ -205,14 +205,14 @@ int hpy_parse_shape(HpyState *st, PyObject *obj, uint64_t *out, uint32_t *rank,
         PyErr_Clear();
         Py_DECREF(v);
         Py_DECREF(seq);
-        hpy_raise(st->InvalidDescriptorError, "%s: shape[%zd] does not fit in 64 bits",
+        hrpy_raise(st->InvalidDescriptorError, "%s: shape[%zd] does not fit in 64 bits",
                   context, i);
         return -1;
       }
     } else if (overflow < 0 || sv < 0) {
       Py_DECREF(v);
       Py_DECREF(seq);
-      hpy_raise(st->InvalidDescriptorError,
+      hrpy_raise(st->InvalidDescriptorError,
                 "%s: shape[%zd] is negative; dimensions are >= 0 (None for a dynamic one)",
                 context, i);
       return -1;
@@ -222,7 +222,7 @@ int hpy_parse_shape(HpyState *st, PyObject *obj, uint64_t *out, uint32_t *rank,
     Py_DECREF(v);
     if (u == HURRAY_DYNAMIC_DIM) {
       Py_DECREF(seq);
-      hpy_raise(st->InvalidDescriptorError,
+      hrpy_raise(st->InvalidDescriptorError,
                 "%s: shape[%zd] is the wire sentinel for a dynamic dimension; spell a dynamic "
                 "dimension None",
                 context, i);
@@ -295,25 +295,25 @@ static void name_buffer(HurrayError *err, const HurrayDescriptorFields *f) {
                   i, role);
 }
 
-PyObject *hpy_tensor_build(HpyState *st, uint8_t type_tag, uint32_t rank,
+PyObject *hrpy_tensor_build(HrpyState *st, uint8_t type_tag, uint32_t rank,
                            const uint64_t *shape, const HurrayLayout *layout,
-                           uint64_t byte_offset, PyObject *device, HpyBuffer *bufs,
+                           uint64_t byte_offset, PyObject *device, HrpyBuffer *bufs,
                            uint32_t nbuf, const char *context) {
-  return hpy_tensor_build_ex(st, type_tag, rank, shape, layout, byte_offset, device, bufs, nbuf,
+  return hrpy_tensor_build_ex(st, type_tag, rank, shape, layout, byte_offset, device, bufs, nbuf,
                              NULL, context);
 }
 
-PyObject *hpy_tensor_build_ex(HpyState *st, uint8_t type_tag, uint32_t rank,
+PyObject *hrpy_tensor_build_ex(HrpyState *st, uint8_t type_tag, uint32_t rank,
                               const uint64_t *shape, const HurrayLayout *layout,
-                              uint64_t byte_offset, PyObject *device, HpyBuffer *bufs,
-                              uint32_t nbuf, const HpySections *sec, const char *context) {
-  HpyDevice *dev = (HpyDevice *)device;
+                              uint64_t byte_offset, PyObject *device, HrpyBuffer *bufs,
+                              uint32_t nbuf, const HrpySections *sec, const char *context) {
+  HrpyDevice *dev = (HrpyDevice *)device;
   HurrayBufferHandle handles_small[4];
   HurrayBufferHandle *handles = handles_small;
-  HpyTensor *t = NULL;
+  HrpyTensor *t = NULL;
   PyObject *dtype = NULL;
   if (nbuf > HURRAY_MAX_BUFFERS) {
-    hpy_raise(st->InvalidDescriptorError, "%s: %u buffers exceed the maximum of %u", context,
+    hrpy_raise(st->InvalidDescriptorError, "%s: %u buffers exceed the maximum of %u", context,
               (unsigned)nbuf, (unsigned)HURRAY_MAX_BUFFERS);
     goto fail;
   }
@@ -328,7 +328,7 @@ PyObject *hpy_tensor_build_ex(HpyState *st, uint8_t type_tag, uint32_t rank,
     handles[i].byte_size = bufs[i].size;
     handles[i].alignment = bufs[i].owned != NULL && bufs[i].size > 0
                                ? HURRAY_MIN_BUFFER_ALIGNMENT
-                               : hpy_measure_alignment(bufs[i].data, bufs[i].size);
+                               : hrpy_measure_alignment(bufs[i].data, bufs[i].size);
     handles[i].device_tag = dev->tag;
     handles[i].memory_class = dev->memory_class;
     handles[i].sync_mode = bufs[i].sync_mode;
@@ -360,7 +360,7 @@ PyObject *hpy_tensor_build_ex(HpyState *st, uint8_t type_tag, uint32_t rank,
     f.version_minor = sec->version_minor;
     options = sec->options;
   }
-  dtype = hpy_dtype_relayed(st, type_tag);
+  dtype = hrpy_dtype_relayed(st, type_tag);
   if (dtype == NULL) goto fail;
   HurrayDescriptor *desc = NULL;
   HurrayError err;
@@ -371,10 +371,10 @@ PyObject *hpy_tensor_build_ex(HpyState *st, uint8_t type_tag, uint32_t rank,
   if (rc != HURRAY_OK) {
     if (rc == HURRAY_ERR_BUFFER_SIZE || rc == HURRAY_ERR_INVALID_BUFFER_TABLE)
       name_buffer(&err, &f);
-    hpy_raise_status(st, rc, &err, context);
+    hrpy_raise_status(st, rc, &err, context);
     goto fail;
   }
-  t = PyObject_GC_New(HpyTensor, st->TensorType);
+  t = PyObject_GC_New(HrpyTensor, st->TensorType);
   if (t == NULL) {
     hurray_descriptor_destroy(desc);
     goto fail;
@@ -389,7 +389,7 @@ PyObject *hpy_tensor_build_ex(HpyState *st, uint8_t type_tag, uint32_t rank,
   t->bufs = NULL;
   rc = hurray_descriptor_fields(desc, &t->f);
   if (rc == HURRAY_OK && nbuf > 0) {
-    t->bufs = PyMem_Calloc(nbuf, sizeof(HpyBuffer));
+    t->bufs = PyMem_Calloc(nbuf, sizeof(HrpyBuffer));
     if (t->bufs == NULL) {
       PyObject_GC_Track((PyObject *)t);
       Py_DECREF(t);
@@ -397,16 +397,16 @@ PyObject *hpy_tensor_build_ex(HpyState *st, uint8_t type_tag, uint32_t rank,
       t = NULL;
       goto fail;
     }
-    memcpy(t->bufs, bufs, nbuf * sizeof(HpyBuffer));
+    memcpy(t->bufs, bufs, nbuf * sizeof(HrpyBuffer));
     t->nbuf = nbuf;
     /* The Py_buffer structs moved; a Py_buffer may be moved while held. */
-    memset(bufs, 0, nbuf * sizeof(HpyBuffer));
+    memset(bufs, 0, nbuf * sizeof(HrpyBuffer));
   }
   PyObject_GC_Track((PyObject *)t);
   if (rc != HURRAY_OK) {
     Py_DECREF(t);
     t = NULL;
-    hpy_raise_status(st, rc, NULL, context);
+    hrpy_raise_status(st, rc, NULL, context);
     goto fail;
   }
   return (PyObject *)t;
@@ -414,7 +414,7 @@ PyObject *hpy_tensor_build_ex(HpyState *st, uint8_t type_tag, uint32_t rank,
 fail:
   if (handles != handles_small) PyMem_Free(handles);
   Py_XDECREF(dtype);
-  for (uint32_t i = 0; i < nbuf; i++) hpy_buffer_release(&bufs[i]);
+  for (uint32_t i = 0; i < nbuf; i++) hrpy_buffer_release(&bufs[i]);
   return NULL;
 }
 
@@ -423,18 +423,18 @@ fail:
 /* The one block behind a lazily described tensor's `bufs`: its buffer, then
  * the handle and the shape its fields point into (freed with bufs). */
 typedef struct LazyBlock {
-  HpyBuffer buf;
+  HrpyBuffer buf;
   HurrayBufferHandle handle;
   uint64_t shape[]; /* rank entries */
 } LazyBlock;
 
-PyObject *hpy_tensor_new_dense(HpyState *st, uint8_t type_tag, uint32_t rank,
+PyObject *hrpy_tensor_new_dense(HrpyState *st, uint8_t type_tag, uint32_t rank,
                                const uint64_t *shape, uint8_t layout_tag, PyObject *device,
-                               HpyBuffer *b, const char *context) {
-  const HpyDevice *dev = (const HpyDevice *)device;
+                               HrpyBuffer *b, const char *context) {
+  const HrpyDevice *dev = (const HrpyDevice *)device;
   uint64_t count = 0, need = 0;
   uint32_t alignment = b->owned != NULL && b->size > 0 ? HURRAY_MIN_BUFFER_ALIGNMENT
-                                                      : hpy_measure_alignment(b->data, b->size);
+                                                      : hrpy_measure_alignment(b->data, b->size);
   /* Each condition is a rule hurray_descriptor_from_fields would check for
    * these fields (the rest hold for any tensor built here: version 1, no
    * flags, no section, byte_offset 0, one producer-synced buffer). */
@@ -445,26 +445,26 @@ PyObject *hpy_tensor_new_dense(HpyState *st, uint8_t type_tag, uint32_t rank,
                dev->tag == HURRAY_DEVICE_CPU && dev->memory_class == HURRAY_MEMORY_STANDARD &&
                b->sync_mode == HURRAY_SYNC_PRODUCER_SYNCED &&
                (b->size == 0 || alignment >= HURRAY_MIN_BUFFER_ALIGNMENT) &&
-               hpy_element_count(rank, shape, &count) && count <= (uint64_t)INT64_MAX &&
+               hrpy_element_count(rank, shape, &count) && count <= (uint64_t)INT64_MAX &&
                hurray_buffer_size_bytes(type_tag, count, &need) == HURRAY_OK &&
                need <= (uint64_t)INT64_MAX && b->size >= need;
   if (!valid) {
     HurrayLayout lay;
     memset(&lay, 0, sizeof lay);
     lay.tag = layout_tag;
-    return hpy_tensor_build(st, type_tag, rank, shape, &lay, 0, device, b, 1, context);
+    return hrpy_tensor_build(st, type_tag, rank, shape, &lay, 0, device, b, 1, context);
   }
   LazyBlock *blk = PyMem_Malloc(sizeof *blk + (size_t)rank * sizeof(uint64_t));
-  PyObject *dtype = blk != NULL ? hpy_dtype_from_tag(st, type_tag) : PyErr_NoMemory();
-  HpyTensor *t = dtype != NULL ? PyObject_GC_New(HpyTensor, st->TensorType) : NULL;
+  PyObject *dtype = blk != NULL ? hrpy_dtype_from_tag(st, type_tag) : PyErr_NoMemory();
+  HrpyTensor *t = dtype != NULL ? PyObject_GC_New(HrpyTensor, st->TensorType) : NULL;
   if (t == NULL) {
     Py_XDECREF(dtype);
     PyMem_Free(blk);
-    hpy_buffer_release(b);
+    hrpy_buffer_release(b);
     return NULL;
   }
   /* Moved (a held Py_buffer may move). Without a held export only the fields
-   * hpy_buffer_release and the readers look at are copied: a whole-struct copy
+   * hrpy_buffer_release and the readers look at are copied: a whole-struct copy
    * (and memset) costs a measurable share of from_numpy. */
   if (b->view.obj != NULL) {
     blk->buf = *b;
@@ -521,15 +521,15 @@ PyObject *hpy_tensor_new_dense(HpyState *st, uint8_t type_tag, uint32_t rank,
   return (PyObject *)t;
 }
 
-const HurrayDescriptor *hpy_tensor_desc(HpyState *st, PyObject *o) {
-  HpyTensor *t = T(o);
+const HurrayDescriptor *hrpy_tensor_desc(HrpyState *st, PyObject *o) {
+  HrpyTensor *t = T(o);
   if (t->desc != NULL) return t->desc;
   HurrayDescriptor *d = NULL;
   HurrayError err;
   hurray_error_clear(&err);
   HurrayStatus rc = hurray_descriptor_from_fields(&t->f, HURRAY_DECODE_STRICT, &d, &err);
   if (rc != HURRAY_OK) {
-    hpy_raise_status(st, rc, &err, "Tensor");
+    hrpy_raise_status(st, rc, &err, "Tensor");
     return NULL;
   }
   t->desc = d; /* t->f keeps pointing at the block: the same values */
@@ -569,28 +569,28 @@ static bool same_plain_fields(const HurrayDescriptorFields *a, const HurrayDescr
  * descriptor yet, and, after building it, whether the fields the tensor
  * carried equal those hurray_descriptor_fields reports (tests). */
 static PyObject *m_lazy_fields(PyObject *m, PyObject *arg) {
-  HpyState *st = hpy_state_of_module(m);
-  if (!hpy_tensor_check(st, arg))
+  HrpyState *st = hrpy_state_of_module(m);
+  if (!hrpy_tensor_check(st, arg))
     return PyErr_Format(PyExc_TypeError, "expected a hurray.Tensor, not %.100s",
                         Py_TYPE(arg)->tp_name);
   bool lazy = T(arg)->desc == NULL;
-  const HurrayDescriptor *d = hpy_tensor_desc(st, arg);
+  const HurrayDescriptor *d = hrpy_tensor_desc(st, arg);
   if (d == NULL) return NULL;
   HurrayDescriptorFields g;
   if (hurray_descriptor_fields(d, &g) != HURRAY_OK)
-    return hpy_raise_status(st, HURRAY_ERR_INTERNAL, NULL, "_lazy_fields");
+    return hrpy_raise_status(st, HURRAY_ERR_INTERNAL, NULL, "_lazy_fields");
   return Py_BuildValue("(OO)", lazy ? Py_True : Py_False,
                        same_plain_fields(&T(arg)->f, &g) ? Py_True : Py_False);
 }
 
 /* The layout= argument: row-major when None; InvalidDescriptorError from the
  * shape tier, which runs before any buffer is touched. */
-static int layout_arg(HpyState *st, PyObject *layout, uint32_t rank, const uint64_t *shape,
+static int layout_arg(HrpyState *st, PyObject *layout, uint32_t rank, const uint64_t *shape,
                       HurrayLayout *out) {
   memset(out, 0, sizeof *out);
   out->tag = HURRAY_LAYOUT_ROW_MAJOR;
   if (layout == Py_None) return 0;
-  if (!hpy_layout_check(st, layout)) {
+  if (!hrpy_layout_check(st, layout)) {
     PyErr_Format(PyExc_TypeError,
                  "Tensor: layout must be a hurray.Layout instance (e.g. hurray.CsrLayout(nnz=4)), "
                  "not %.100s%s",
@@ -599,28 +599,28 @@ static int layout_arg(HpyState *st, PyObject *layout, uint32_t rank, const uint6
                                          : "");
     return -1;
   }
-  if (((HpyLayout *)layout)->lay.tag == HURRAY_LAYOUT_COMPOSITE) {
-    hpy_raise(st->UnsupportedError,
+  if (((HrpyLayout *)layout)->lay.tag == HURRAY_LAYOUT_COMPOSITE) {
+    hrpy_raise(st->UnsupportedError,
               "Tensor: a composite layout cannot be given to hurray.Tensor: a composite head owns "
               "no buffers, which this class cannot represent; use hurray.Composite");
     return -1;
   }
-  if (hpy_layout_validate_shape(st, layout, rank, shape, "Tensor") < 0) return -1;
-  return hpy_layout_for_rank(st, layout, rank, out, "Tensor");
+  if (hrpy_layout_validate_shape(st, layout, rank, shape, "Tensor") < 0) return -1;
+  return hrpy_layout_for_rank(st, layout, rank, out, "Tensor");
 }
 
 /* quantization=, statistics=, shard= into sec. TypeError for the wrong class. */
-static int sections_arg(HpyState *st, PyObject *quant, PyObject *stats, PyObject *shard,
-                        uint32_t rank, HpySections *sec) {
+static int sections_arg(HrpyState *st, PyObject *quant, PyObject *stats, PyObject *shard,
+                        uint32_t rank, HrpySections *sec) {
   if (quant != Py_None) {
-    if (!hpy_quant_check_type(st, quant)) {
+    if (!hrpy_quant_check_type(st, quant)) {
       PyErr_Format(PyExc_TypeError,
                    "Tensor: quantization must be PerTensorAffine, PerChannelAffine, "
                    "PerBlockAffine, NF4, MXFP or OpaqueQuantization, not %.100s",
                    Py_TYPE(quant)->tp_name);
       return -1;
     }
-    sec->quantization = &((HpyQuant *)quant)->q;
+    sec->quantization = &((HrpyQuant *)quant)->q;
     HurrayTagKind k = hurray_quant_scheme_kind(sec->quantization->scheme);
     if (k == HURRAY_TAG_RESERVED || k == HURRAY_TAG_UNASSIGNED)
       sec->options |= HURRAY_DECODE_PERMISSIVE; /* relayed, uninterpreted */
@@ -631,7 +631,7 @@ static int sections_arg(HpyState *st, PyObject *quant, PyObject *stats, PyObject
                    Py_TYPE(stats)->tp_name);
       return -1;
     }
-    sec->statistics = &((HpyStatistics *)stats)->s;
+    sec->statistics = &((HrpyStatistics *)stats)->s;
   }
   if (shard != Py_None) {
     if (!Py_IS_TYPE(shard, st->ShardType)) {
@@ -639,9 +639,9 @@ static int sections_arg(HpyState *st, PyObject *quant, PyObject *stats, PyObject
                    Py_TYPE(shard)->tp_name);
       return -1;
     }
-    const HpyShard *sh = (const HpyShard *)shard;
+    const HrpyShard *sh = (const HrpyShard *)shard;
     if (sh->rank != rank) {
-      hpy_raise_rule(st, HURRAY_ERR_INVALID_SHARD, "shard", "Tensor",
+      hrpy_raise_rule(st, HURRAY_ERR_INVALID_SHARD, "shard", "Tensor",
                      "the shard has %u dimensions, the tensor %u", (unsigned)sh->rank,
                      (unsigned)rank);
       return -1;
@@ -652,7 +652,7 @@ static int sections_arg(HpyState *st, PyObject *quant, PyObject *stats, PyObject
 }
 
 static PyObject *tensor_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
-  HpyState *st = hpy_state_of_type(type);
+  HrpyState *st = hrpy_state_of_type(type);
   static char *kwlist[] = {"buffer",     "dtype", "shape",       "device", "aux_buffers",
                            "layout",     "quantization", "statistics", "shard", "byte_offset",
                            "copy",       NULL};
@@ -665,23 +665,23 @@ static PyObject *tensor_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     return NULL;
   const char *ctx = "Tensor";
   uint8_t tag;
-  if (hpy_dtype_converter(st, dtobj, &tag) < 0) return NULL;
+  if (hrpy_dtype_converter(st, dtobj, &tag) < 0) return NULL;
   uint64_t shape[HURRAY_MAX_RANK];
   uint32_t rank = 0;
-  if (hpy_parse_shape(st, shapeobj, shape, &rank, ctx) < 0) return NULL;
+  if (hrpy_parse_shape(st, shapeobj, shape, &rank, ctx) < 0) return NULL;
   if (device == Py_None) {
     device = st->cpu;
-  } else if (!hpy_device_check(st, device)) {
+  } else if (!hrpy_device_check(st, device)) {
     return PyErr_Format(PyExc_TypeError, "Tensor: device must be a hurray.Device, not %.100s",
                         Py_TYPE(device)->tp_name);
   }
   int copy;
-  if (hpy_parse_copy(copyobj, &copy) < 0) return NULL;
+  if (hrpy_parse_copy(copyobj, &copy) < 0) return NULL;
   HurrayLayout lay;
   if (layout_arg(st, layout, rank, shape, &lay) < 0) return NULL;
-  HpySections sec;
+  HrpySections sec;
   memset(&sec, 0, sizeof sec);
-  sec.options = hpy_layout_options(lay.tag);
+  sec.options = hrpy_layout_options(lay.tag);
   if (sections_arg(st, quant, stats, shard, rank, &sec) < 0) return NULL;
   uint64_t byte_offset = 0;
   if (boff != NULL && boff != Py_None) {
@@ -694,11 +694,11 @@ static PyObject *tensor_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     Py_DECREF(v);
     if (byte_offset == (uint64_t)-1 && PyErr_Occurred()) {
       PyErr_Clear();
-      return hpy_raise(st->InvalidDescriptorError,
+      return hrpy_raise(st->InvalidDescriptorError,
                        "Tensor: byte_offset must be in [0, 2**64), got %R", boff);
     }
   }
-  bool host = ((HpyDevice *)device)->tag == HURRAY_DEVICE_CPU;
+  bool host = ((HrpyDevice *)device)->tag == HURRAY_DEVICE_CPU;
   /* An unknown layout keeps the buffer table inside its raw bytes (what a
    * permissive decode can do without the payload's length), so the tensor
    * declares no buffers of its own. */
@@ -731,7 +731,7 @@ static PyObject *tensor_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
   Py_ssize_t n = PySequence_Fast_GET_SIZE(all);
   if (n > (Py_ssize_t)HURRAY_MAX_BUFFERS) {
     Py_DECREF(all);
-    return hpy_raise(st->InvalidDescriptorError, "Tensor: too many buffers (%zd)", n);
+    return hrpy_raise(st->InvalidDescriptorError, "Tensor: too many buffers (%zd)", n);
   }
   uint32_t nbuf = (uint32_t)n;
   if (opaque) {
@@ -748,11 +748,11 @@ static PyObject *tensor_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     }
     Py_DECREF(all);
     if (!empty)
-      return hpy_raise(st->InvalidDescriptorError,
+      return hrpy_raise(st->InvalidDescriptorError,
                        "Tensor: an UnknownLayout carries the buffer table inside its raw bytes, "
                        "so the tensor declares no buffers: pass buffer=None (or b\"\") and no "
                        "aux_buffers");
-    return hpy_tensor_build_ex(st, tag, rank, shape, &lay, byte_offset, device, NULL, 0, &sec,
+    return hrpy_tensor_build_ex(st, tag, rank, shape, &lay, byte_offset, device, NULL, 0, &sec,
                                ctx);
   }
   if (nbuf == 0) {
@@ -760,7 +760,7 @@ static PyObject *tensor_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     return PyErr_Format(PyExc_TypeError, "Tensor: buffer is required (None only for an "
                                          "UnknownLayout, whose buffers are inside its bytes)");
   }
-  HpyBuffer *bufs = PyMem_Calloc(nbuf, sizeof(HpyBuffer));
+  HrpyBuffer *bufs = PyMem_Calloc(nbuf, sizeof(HrpyBuffer));
   if (bufs == NULL) {
     Py_DECREF(all);
     return PyErr_NoMemory();
@@ -771,32 +771,32 @@ static PyObject *tensor_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     PyObject *o = PySequence_Fast_GET_ITEM(all, (Py_ssize_t)i);
     /* Device memory is never copied: a non-CPU tensor's buffers are borrowed
      * as declarations (copy=None acts as copy=False there). */
-    if (hpy_buffer_acquire(st, o, i, host ? copy : (copy == 1 ? 1 : 0), ctx, &bufs[i]) < 0)
+    if (hrpy_buffer_acquire(st, o, i, host ? copy : (copy == 1 ? 1 : 0), ctx, &bufs[i]) < 0)
       goto done;
     got = i + 1;
   }
   result =
-      hpy_tensor_build_ex(st, tag, rank, shape, &lay, byte_offset, device, bufs, nbuf, &sec, ctx);
-  got = 0; /* moved or released by hpy_tensor_build_ex */
-  if (result != NULL && hpy_tensor_validate_index_buffers(st, (HpyTensor *)result, ctx) < 0)
+      hrpy_tensor_build_ex(st, tag, rank, shape, &lay, byte_offset, device, bufs, nbuf, &sec, ctx);
+  got = 0; /* moved or released by hrpy_tensor_build_ex */
+  if (result != NULL && hrpy_tensor_validate_index_buffers(st, (HrpyTensor *)result, ctx) < 0)
     Py_CLEAR(result);
 done:
-  for (uint32_t i = 0; i < got; i++) hpy_buffer_release(&bufs[i]);
+  for (uint32_t i = 0; i < got; i++) hrpy_buffer_release(&bufs[i]);
   PyMem_Free(bufs);
   Py_DECREF(all);
   return result;
 }
 
-PyObject *hpy_tensor_from_descriptor(HpyState *st, const HurrayDescriptor *d, HpyBuffer *bufs,
+PyObject *hrpy_tensor_from_descriptor(HrpyState *st, const HurrayDescriptor *d, HrpyBuffer *bufs,
                                      uint32_t nbuf, uint32_t options, const char *context) {
   HurrayDescriptorFields f;
   PyObject *device = NULL, *result = NULL;
   if (hurray_descriptor_fields(d, &f) != HURRAY_OK) {
-    hpy_raise_status(st, HURRAY_ERR_INTERNAL, NULL, context);
+    hrpy_raise_status(st, HURRAY_ERR_INTERNAL, NULL, context);
     goto done;
   }
   if (nbuf != f.buffer_count) {
-    hpy_raise_rule(st, HURRAY_ERR_INVALID_BUFFER_TABLE, "buffer_count", context,
+    hrpy_raise_rule(st, HURRAY_ERR_INVALID_BUFFER_TABLE, "buffer_count", context,
                    "the descriptor declares %u buffers, %u were given", (unsigned)f.buffer_count,
                    (unsigned)nbuf);
     goto done;
@@ -805,7 +805,7 @@ PyObject *hpy_tensor_from_descriptor(HpyState *st, const HurrayDescriptor *d, Hp
     if (bufs[i].size < f.buffers[i].byte_size) {
       char field[32];
       PyOS_snprintf(field, sizeof field, "buffers[%u].byte_size", (unsigned)i);
-      hpy_raise_rule(st, HURRAY_ERR_BUFFER_SIZE, field, context,
+      hrpy_raise_rule(st, HURRAY_ERR_BUFFER_SIZE, field, context,
                      "buffer %u holds %llu bytes, the descriptor declares %llu", (unsigned)i,
                      (unsigned long long)bufs[i].size,
                      (unsigned long long)f.buffers[i].byte_size);
@@ -815,12 +815,12 @@ PyObject *hpy_tensor_from_descriptor(HpyState *st, const HurrayDescriptor *d, Hp
     bufs[i].sync_mode = f.buffers[i].sync_mode;
   }
   if (nbuf > 0) {
-    device = hpy_device_new(st, f.buffers[0].device_tag, f.buffers[0].memory_class, 0);
+    device = hrpy_device_new(st, f.buffers[0].device_tag, f.buffers[0].memory_class, 0);
   } else {
     device = Py_NewRef(st->cpu);
   }
   if (device == NULL) goto done;
-  HpySections sec;
+  HrpySections sec;
   memset(&sec, 0, sizeof sec);
   sec.quantization = f.quantization;
   sec.shard = f.shard;
@@ -832,41 +832,41 @@ PyObject *hpy_tensor_from_descriptor(HpyState *st, const HurrayDescriptor *d, Hp
   sec.trailing_len = f.trailing_len;
   sec.version_minor = f.version_minor;
   sec.options = options;
-  result = hpy_tensor_build_ex(st, f.type_tag, f.rank, f.shape, &f.layout, f.byte_offset, device,
+  result = hrpy_tensor_build_ex(st, f.type_tag, f.rank, f.shape, &f.layout, f.byte_offset, device,
                                bufs, nbuf, &sec, context);
   nbuf = 0; /* moved */
-  if (result != NULL && hpy_tensor_validate_index_buffers(st, (HpyTensor *)result, context) < 0)
+  if (result != NULL && hrpy_tensor_validate_index_buffers(st, (HrpyTensor *)result, context) < 0)
     Py_CLEAR(result);
 done:
-  for (uint32_t i = 0; i < nbuf; i++) hpy_buffer_release(&bufs[i]);
+  for (uint32_t i = 0; i < nbuf; i++) hrpy_buffer_release(&bufs[i]);
   Py_XDECREF(device);
   return result;
 }
 
 /* _tensor_from_descriptor(descriptor, buffers, /, *, permissive=False, copy=None):
- * the Python door to hpy_tensor_from_descriptor (readers, tests). */
+ * the Python door to hrpy_tensor_from_descriptor (readers, tests). */
 static PyObject *m_tensor_from_descriptor(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
                                           PyObject *kwnames) {
-  HpyState *st = hpy_state_of_module(m);
+  HrpyState *st = hrpy_state_of_module(m);
   static const char *const names[] = {"descriptor", "buffers", "permissive", "copy", NULL};
   PyObject *a[4];
-  if (hpy_parse_args("_tensor_from_descriptor", args, nargs, kwnames, names, 2, 2, a) < 0)
+  if (hrpy_parse_args("_tensor_from_descriptor", args, nargs, kwnames, names, 2, 2, a) < 0)
     return NULL;
-  const HurrayDescriptor *d = hpy_descriptor_get(st, a[0]);
+  const HurrayDescriptor *d = hrpy_descriptor_get(st, a[0]);
   if (d == NULL)
     return PyErr_Format(PyExc_TypeError, "descriptor must be a hurray.Descriptor, not %.100s",
                         Py_TYPE(a[0])->tp_name);
   int permissive = 0, copy;
   if (a[2] != NULL && (permissive = PyObject_IsTrue(a[2])) < 0) return NULL;
-  if (hpy_parse_copy(a[3], &copy) < 0) return NULL;
+  if (hrpy_parse_copy(a[3], &copy) < 0) return NULL;
   PyObject *seq = PySequence_Fast(a[1], "buffers must be a sequence");
   if (seq == NULL) return NULL;
   Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
   if (n > (Py_ssize_t)HURRAY_MAX_BUFFERS) {
     Py_DECREF(seq);
-    return hpy_raise(st->InvalidDescriptorError, "too many buffers (%zd)", n);
+    return hrpy_raise(st->InvalidDescriptorError, "too many buffers (%zd)", n);
   }
-  HpyBuffer *bufs = PyMem_Calloc(n > 0 ? (size_t)n : 1u, sizeof(HpyBuffer));
+  HrpyBuffer *bufs = PyMem_Calloc(n > 0 ? (size_t)n : 1u, sizeof(HrpyBuffer));
   if (bufs == NULL) {
     Py_DECREF(seq);
     return PyErr_NoMemory();
@@ -877,17 +877,17 @@ static PyObject *m_tensor_from_descriptor(PyObject *m, PyObject *const *args, Py
   PyObject *r = NULL;
   Py_ssize_t got = 0;
   for (; got < n; got++) {
-    if (hpy_buffer_acquire(st, PySequence_Fast_GET_ITEM(seq, got), (uint32_t)got,
+    if (hrpy_buffer_acquire(st, PySequence_Fast_GET_ITEM(seq, got), (uint32_t)got,
                            host ? copy : (copy == 1 ? 1 : 0), "_tensor_from_descriptor",
                            &bufs[got]) < 0)
       break;
   }
   if (got == n) {
-    r = hpy_tensor_from_descriptor(st, d, bufs, (uint32_t)n,
+    r = hrpy_tensor_from_descriptor(st, d, bufs, (uint32_t)n,
                                    permissive ? HURRAY_DECODE_PERMISSIVE : HURRAY_DECODE_STRICT,
                                    "_tensor_from_descriptor");
   } else {
-    for (Py_ssize_t i = 0; i < got; i++) hpy_buffer_release(&bufs[i]);
+    for (Py_ssize_t i = 0; i < got; i++) hrpy_buffer_release(&bufs[i]);
   }
   PyMem_Free(bufs);
   Py_DECREF(seq);
@@ -914,7 +914,7 @@ static PyObject *tg_dtype(PyObject *s, void *c) {
 }
 static PyObject *tg_shape(PyObject *s, void *c) {
   (void)c;
-  return hpy_shape_tuple(T(s)->f.rank, T(s)->f.shape);
+  return hrpy_shape_tuple(T(s)->f.rank, T(s)->f.shape);
 }
 static PyObject *tg_ndim(PyObject *s, void *c) {
   (void)c;
@@ -922,7 +922,7 @@ static PyObject *tg_ndim(PyObject *s, void *c) {
 }
 static PyObject *tg_size(PyObject *s, void *c) {
   (void)c;
-  return hpy_size_object(T(s)->f.rank, T(s)->f.shape);
+  return hrpy_size_object(T(s)->f.rank, T(s)->f.shape);
 }
 static PyObject *tg_device(PyObject *s, void *c) {
   (void)c;
@@ -930,7 +930,7 @@ static PyObject *tg_device(PyObject *s, void *c) {
 }
 static PyObject *tg_layout(PyObject *s, void *c) {
   (void)c;
-  return hpy_layout_object(hpy_state_of(s), &T(s)->f);
+  return hrpy_layout_object(hrpy_state_of(s), &T(s)->f);
 }
 static PyObject *tg_buffer_count(PyObject *s, void *c) {
   (void)c;
@@ -938,34 +938,34 @@ static PyObject *tg_buffer_count(PyObject *s, void *c) {
 }
 static PyObject *tg_buffer_handles(PyObject *s, void *c) {
   (void)c;
-  HpyTensor *t = T(s);
+  HrpyTensor *t = T(s);
   if (t->handles == NULL) {
-    t->handles = hpy_buffer_handles_tuple(hpy_state_of(s), &t->f, t->device);
+    t->handles = hrpy_buffer_handles_tuple(hrpy_state_of(s), &t->f, t->device);
     if (t->handles == NULL) return NULL;
   }
   return Py_NewRef(t->handles);
 }
 static PyObject *tg_descriptor(PyObject *s, void *c) {
   (void)c;
-  HpyState *st = hpy_state_of(s);
-  const HurrayDescriptor *own = hpy_tensor_desc(st, s);
+  HrpyState *st = hrpy_state_of(s);
+  const HurrayDescriptor *own = hrpy_tensor_desc(st, s);
   if (own == NULL) return NULL;
   HurrayDescriptor *d = NULL;
   HurrayStatus rc = hurray_descriptor_clone(own, &d);
-  if (rc != HURRAY_OK) return hpy_raise_status(st, rc, NULL, "Tensor.descriptor");
-  return hpy_descriptor_wrap(st, d, T(s)->device);
+  if (rc != HURRAY_OK) return hrpy_raise_status(st, rc, NULL, "Tensor.descriptor");
+  return hrpy_descriptor_wrap(st, d, T(s)->device);
 }
 static PyObject *tg_quantization(PyObject *s, void *c) {
   (void)c;
-  return hpy_quantization_object(hpy_state_of(s), &T(s)->f);
+  return hrpy_quantization_object(hrpy_state_of(s), &T(s)->f);
 }
 static PyObject *tg_shard(PyObject *s, void *c) {
   (void)c;
-  return hpy_shard_object(hpy_state_of(s), &T(s)->f);
+  return hrpy_shard_object(hrpy_state_of(s), &T(s)->f);
 }
 static PyObject *tg_statistics(PyObject *s, void *c) {
   (void)c;
-  return hpy_statistics_object(hpy_state_of(s), &T(s)->f);
+  return hrpy_statistics_object(hrpy_state_of(s), &T(s)->f);
 }
 static PyObject *tg_byte_offset(PyObject *s, void *c) {
   (void)c;
@@ -973,7 +973,7 @@ static PyObject *tg_byte_offset(PyObject *s, void *c) {
 }
 static PyObject *tg_sync_mode(PyObject *s, void *c) {
   (void)c;
-  HpyTensor *t = T(s);
+  HrpyTensor *t = T(s);
   uint8_t m = HURRAY_SYNC_PRODUCER_SYNCED;
   for (uint32_t i = 0; i < t->f.buffer_count; i++) {
     if (t->f.buffers[i].sync_mode != HURRAY_SYNC_PRODUCER_SYNCED) {
@@ -986,7 +986,7 @@ static PyObject *tg_sync_mode(PyObject *s, void *c) {
 }
 static PyObject *tg_readonly(PyObject *s, void *c) {
   (void)c;
-  HpyTensor *t = T(s);
+  HrpyTensor *t = T(s);
   for (uint32_t i = 0; i < t->nbuf; i++)
     if (t->bufs[i].readonly) Py_RETURN_TRUE;
   Py_RETURN_FALSE;
@@ -995,8 +995,8 @@ static PyObject *tg_readonly(PyObject *s, void *c) {
 /* T: a transposed view of a rank-2 tensor (row-major <-> column-major). */
 static PyObject *tg_T(PyObject *s, void *c) {
   (void)c;
-  HpyTensor *t = T(s);
-  HpyState *st = hpy_state_of(s);
+  HrpyTensor *t = T(s);
+  HrpyState *st = hrpy_state_of(s);
   if (t->f.rank != 2) {
     return PyErr_Format(PyExc_ValueError, "Tensor.T needs a rank-2 tensor; this one has rank %u",
                         (unsigned)t->f.rank);
@@ -1018,12 +1018,12 @@ static PyObject *tg_T(PyObject *s, void *c) {
       lay.u.strided.strides = strides;
       break;
     default:
-      return hpy_raise(st->UnsupportedError,
+      return hrpy_raise(st->UnsupportedError,
                        "Tensor.T: a %s tensor has no transposed view without a copy",
-                       hpy_layout_name(t->f.layout.tag));
+                       hrpy_layout_name(t->f.layout.tag));
   }
   uint64_t shape[2] = {t->f.shape[1], t->f.shape[0]};
-  HpyBuffer *bufs = PyMem_Calloc(t->nbuf > 0 ? t->nbuf : 1, sizeof(HpyBuffer));
+  HrpyBuffer *bufs = PyMem_Calloc(t->nbuf > 0 ? t->nbuf : 1, sizeof(HrpyBuffer));
   if (bufs == NULL) return PyErr_NoMemory();
   for (uint32_t i = 0; i < t->nbuf; i++) {
     bufs[i].data = t->bufs[i].data;
@@ -1031,18 +1031,18 @@ static PyObject *tg_T(PyObject *s, void *c) {
     bufs[i].readonly = t->bufs[i].readonly;
     bufs[i].sync_mode = t->f.buffers[i].sync_mode;
     bufs[i].owner = Py_NewRef(s);
-    bufs[i].host = hpy_tensor_buffer_is_host(t, i);
+    bufs[i].host = hrpy_tensor_buffer_is_host(t, i);
   }
-  PyObject *r = hpy_tensor_build(st, t->f.type_tag, 2, shape, &lay, t->f.byte_offset, t->device,
+  PyObject *r = hrpy_tensor_build(st, t->f.type_tag, 2, shape, &lay, t->f.byte_offset, t->device,
                                  bufs, t->nbuf, "Tensor.T");
   PyMem_Free(bufs);
   return r;
 }
 
-int hpy_tensor_check_host(HpyState *st, const HpyTensor *t, const char *what) {
+int hrpy_tensor_check_host(HrpyState *st, const HrpyTensor *t, const char *what) {
   for (uint32_t i = 0; i < t->nbuf; i++) {
-    if (t->f.buffers[i].byte_size > 0 && !hpy_tensor_buffer_is_host(t, i)) {
-      hpy_raise(st->UnsupportedError,
+    if (t->f.buffers[i].byte_size > 0 && !hrpy_tensor_buffer_is_host(t, i)) {
+      hrpy_raise(st->UnsupportedError,
                 "%s: buffer %u is device memory (%R) that this process cannot read; copy the "
                 "tensor to the host first",
                 what, (unsigned)i, t->device);
@@ -1052,12 +1052,12 @@ int hpy_tensor_check_host(HpyState *st, const HpyTensor *t, const char *what) {
   return 0;
 }
 
-int hpy_tensor_check_readable(HpyState *st, HpyTensor *t, const char *what) {
+int hrpy_tensor_check_readable(HrpyState *st, HrpyTensor *t, const char *what) {
   for (uint32_t i = 0; i < t->f.buffer_count; i++) {
     uint8_t m = t->f.buffers[i].sync_mode;
     if (m != HURRAY_SYNC_PRODUCER_SYNCED) {
       const char *n = hurray_sync_mode_name(m);
-      hpy_raise(st->UnsupportedError,
+      hrpy_raise(st->UnsupportedError,
                 "%s: buffer %u is in sync mode '%s'; its bytes cannot be read before the "
                 "producer's event or stream completes, which no Python API can wait on",
                 what, (unsigned)i, n != NULL ? n : "unknown");
@@ -1069,24 +1069,24 @@ int hpy_tensor_check_readable(HpyState *st, HpyTensor *t, const char *what) {
 
 /* buffer(i): a 1-D uint8 Tensor over exactly the declared bytes of buffer i. */
 static PyObject *tm_buffer(PyObject *s, PyObject *arg) {
-  HpyTensor *t = T(s);
-  HpyState *st = hpy_state_of(s);
+  HrpyTensor *t = T(s);
+  HrpyState *st = hrpy_state_of(s);
   Py_ssize_t i = PyNumber_AsSsize_t(arg, PyExc_IndexError);
   if (i == -1 && PyErr_Occurred()) return NULL;
   if (i < 0 || (uint64_t)i >= t->f.buffer_count) {
     return PyErr_Format(PyExc_IndexError, "no buffer at index %zd; this tensor has %u", i,
                         (unsigned)t->f.buffer_count);
   }
-  if (hpy_tensor_check_readable(st, t, "Tensor.buffer") < 0) return NULL;
-  HpyBuffer b;
+  if (hrpy_tensor_check_readable(st, t, "Tensor.buffer") < 0) return NULL;
+  HrpyBuffer b;
   memset(&b, 0, sizeof b);
   b.data = t->bufs[i].data;
   b.size = t->f.buffers[i].byte_size;
   b.readonly = t->bufs[i].readonly;
   b.owner = Py_NewRef(s);
-  b.host = hpy_tensor_buffer_is_host(t, (uint32_t)i);
+  b.host = hrpy_tensor_buffer_is_host(t, (uint32_t)i);
   uint64_t shape[1] = {b.size};
-  return hpy_tensor_build(st, HURRAY_DTYPE_UINT8, 1, shape, NULL, 0, t->device, &b, 1,
+  return hrpy_tensor_build(st, HURRAY_DTYPE_UINT8, 1, shape, NULL, 0, t->device, &b, 1,
                           "Tensor.buffer");
 }
 
@@ -1119,23 +1119,23 @@ static PyGetSetDef tensor_getset[] = {
     {"readonly", tg_readonly, NULL, "True when a buffer is read-only memory.", NULL},
     {"T", tg_T, NULL,
      "Transposed view of a rank-2 tensor (no copy); ValueError for any other rank.", NULL},
-    {"__array_interface__", hpy_tensor_array_interface, NULL,
+    {"__array_interface__", hrpy_tensor_array_interface, NULL,
      "NumPy array interface (v3) of a dense, host, Tier 1 tensor.", NULL},
-    {"__array_struct__", hpy_tensor_array_struct, NULL,
+    {"__array_struct__", hrpy_tensor_array_struct, NULL,
      "NumPy array interface as a C struct (capsule); the same tensors as the dict.", NULL},
-    {"nnz", hpy_tensor_nnz, NULL,
+    {"nnz", hrpy_tensor_nnz, NULL,
      "Stored element count of a COO, CSR, CSC or CSF tensor (AttributeError otherwise).", NULL},
-    {"values", hpy_tensor_values, NULL,
+    {"values", hrpy_tensor_values, NULL,
      "1-D view of the stored values of a sparse tensor (AttributeError otherwise).", NULL},
-    {"indices", hpy_tensor_indices, NULL,
+    {"indices", hrpy_tensor_indices, NULL,
      "[nnz, rank] uint64 view of a COO tensor's coordinates (AttributeError otherwise).", NULL},
-    {"col_indices", hpy_tensor_col_indices, NULL,
+    {"col_indices", hrpy_tensor_col_indices, NULL,
      "uint64 view of a CSR tensor's column indices (AttributeError otherwise).", NULL},
-    {"row_ptr", hpy_tensor_row_ptr, NULL,
+    {"row_ptr", hrpy_tensor_row_ptr, NULL,
      "uint64 view of a CSR tensor's row pointers (AttributeError otherwise).", NULL},
-    {"row_indices", hpy_tensor_row_indices, NULL,
+    {"row_indices", hrpy_tensor_row_indices, NULL,
      "uint64 view of a CSC tensor's row indices (AttributeError otherwise).", NULL},
-    {"col_ptr", hpy_tensor_col_ptr, NULL,
+    {"col_ptr", hrpy_tensor_col_ptr, NULL,
      "uint64 view of a CSC tensor's column pointers (AttributeError otherwise).", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
@@ -1144,23 +1144,23 @@ static PyMethodDef tensor_methods[] = {
     {"buffer", tm_buffer, METH_O,
      "buffer(self, index, /)\n--\n\nA 1-D uint8 hurray.Tensor viewing exactly the declared "
      "bytes of the buffer at `index` of the buffer table. IndexError if there is none."},
-    {"__array__", (PyCFunction)(void (*)(void))hpy_tensor_array, METH_FASTCALL | METH_KEYWORDS,
+    {"__array__", (PyCFunction)(void (*)(void))hrpy_tensor_array, METH_FASTCALL | METH_KEYWORDS,
      "__array__(self, dtype=None, copy=None)\n--\n\nA numpy.ndarray of the tensor: a view "
      "sharing its memory when possible (the array's base is the tensor)."},
-    {"__dlpack__", (PyCFunction)(void (*)(void))hpy_tensor_dlpack, METH_FASTCALL | METH_KEYWORDS,
+    {"__dlpack__", (PyCFunction)(void (*)(void))hrpy_tensor_dlpack, METH_FASTCALL | METH_KEYWORDS,
      "__dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None)\n--\n\n"
      "Export as a DLPack capsule ('dltensor_versioned' when max_version >= (1, 0), else the "
      "legacy 'dltensor')."},
-    {"__hurray__", (PyCFunction)(void (*)(void))hpy_tensor_hurray, METH_FASTCALL | METH_KEYWORDS,
+    {"__hurray__", (PyCFunction)(void (*)(void))hrpy_tensor_hurray, METH_FASTCALL | METH_KEYWORDS,
      "__hurray__(self, stream=None)\n--\n\nExport every buffer through the native protocol: a "
      "'hurray_tensor' PyCapsule whose pointer is a HurrayBufferList (buffer-table order) and "
      "whose context is a HurrayTensorContext (encoded descriptor, C ABI version). The tensor "
      "stays alive until the consumer destroys what it took, or the capsule dies unconsumed."},
-    {"__dlpack_device__", hpy_tensor_dlpack_device, METH_NOARGS,
+    {"__dlpack_device__", hrpy_tensor_dlpack_device, METH_NOARGS,
      "__dlpack_device__(self)\n--\n\n(DLDeviceType, device_id) of the tensor."},
-    {"to_torch", hpy_tensor_to_torch, METH_NOARGS,
+    {"to_torch", hrpy_tensor_to_torch, METH_NOARGS,
      "to_torch(self)\n--\n\nA torch.Tensor sharing this tensor's memory (through DLPack)."},
-    {"to_scipy", hpy_tensor_to_scipy, METH_NOARGS,
+    {"to_scipy", hrpy_tensor_to_scipy, METH_NOARGS,
      "to_scipy(self)\n--\n\nThe scipy.sparse matrix of a CSR, CSC or COO tensor, sharing "
      "its memory where SciPy's layout allows (AttributeError for other layouts)."},
     {"__reduce__", tm_reduce, METH_NOARGS, NULL},
@@ -1168,14 +1168,14 @@ static PyMethodDef tensor_methods[] = {
 };
 
 static PyMemberDef tensor_members[] = {
-    {"__weaklistoffset__", T_PYSSIZET, offsetof(HpyTensor, weakreflist), READONLY, NULL},
+    {"__weaklistoffset__", T_PYSSIZET, offsetof(HrpyTensor, weakreflist), READONLY, NULL},
     {NULL, 0, 0, 0, NULL},
 };
 
 /* ---- repr / str (formatting lives in hurray/_display.py) -------------------- */
 
 static PyObject *display_call(PyObject *s, bool repr) {
-  HpyState *st = hpy_state_of(s);
+  HrpyState *st = hrpy_state_of(s);
   if (st->display_repr == NULL) {
     PyObject *mod = PyImport_ImportModule("hurray._display");
     if (mod == NULL) return NULL;
@@ -1196,7 +1196,7 @@ static PyObject *tensor_str(PyObject *s) { return display_call(s, false); }
 /* ---- lifetime -------------------------------------------------------------- */
 
 static int tensor_traverse(PyObject *s, visitproc visit, void *arg) {
-  HpyTensor *t = T(s);
+  HrpyTensor *t = T(s);
   Py_VISIT(t->dtype);
   Py_VISIT(t->device);
   Py_VISIT(t->handles);
@@ -1209,16 +1209,16 @@ static int tensor_traverse(PyObject *s, visitproc visit, void *arg) {
 }
 
 static int tensor_clear(PyObject *s) {
-  HpyTensor *t = T(s);
+  HrpyTensor *t = T(s);
   Py_CLEAR(t->dtype);
   Py_CLEAR(t->device);
   Py_CLEAR(t->handles);
-  for (uint32_t i = 0; i < t->nbuf; i++) hpy_buffer_release(&t->bufs[i]);
+  for (uint32_t i = 0; i < t->nbuf; i++) hrpy_buffer_release(&t->bufs[i]);
   return 0;
 }
 
 static void tensor_dealloc(PyObject *s) {
-  HpyTensor *t = T(s);
+  HrpyTensor *t = T(s);
   PyTypeObject *tp = Py_TYPE(s);
   PyObject_GC_UnTrack(s);
   if (t->weakreflist != NULL) PyObject_ClearWeakRefs(s);
@@ -1260,12 +1260,12 @@ static PyType_Slot tensor_slots[] = {
 
 static PyType_Spec tensor_spec = {
     .name = "hurray.Tensor",
-    .basicsize = sizeof(HpyTensor),
+    .basicsize = sizeof(HrpyTensor),
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_HAVE_GC,
     .slots = tensor_slots,
 };
 
-int hpy_tensor_init(PyObject *m, HpyState *st) {
+int hrpy_tensor_init(PyObject *m, HrpyState *st) {
   st->TensorType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &tensor_spec, NULL);
   if (st->TensorType == NULL) return -1;
   if (PyModule_AddFunctions(m, tensor_module_methods) < 0) return -1;
@@ -1274,10 +1274,10 @@ int hpy_tensor_init(PyObject *m, HpyState *st) {
 
 /* ---- strided gather --------------------------------------------------------- */
 
-void hpy_strided_gather(uint8_t *dst, const uint8_t *src, size_t itemsize, uint32_t rank,
+void hrpy_strided_gather(uint8_t *dst, const uint8_t *src, size_t itemsize, uint32_t rank,
                         const uint64_t *shape, const int64_t *bstrides) {
   uint64_t count;
-  if (!hpy_element_count(rank, shape, &count) || count == 0) return;
+  if (!hrpy_element_count(rank, shape, &count) || count == 0) return;
   if (rank == 0) {
     memcpy(dst, src, itemsize);
     return;
@@ -1314,7 +1314,7 @@ void hpy_strided_gather(uint8_t *dst, const uint8_t *src, size_t itemsize, uint3
   }
 }
 
-bool hpy_strided_extent(uint8_t *first, uint64_t esize, uint32_t rank, const uint64_t *shape,
+bool hrpy_strided_extent(uint8_t *first, uint64_t esize, uint32_t rank, const uint64_t *shape,
                         const int64_t *estrides, uint8_t **base, uint64_t *span,
                         uint64_t *byte_offset) {
   int64_t mn = 0, mx = 0;

@@ -20,11 +20,11 @@
  * array made from it) uses it. mmap=False reads each tensor into memory of
  * its own instead (writable), for file systems where mapping is slow.
  */
-#include "hpy.h"
+#include "hrpy.h"
 
 #include <string.h>
 
-#define F(o) ((HpyFile *)(o))
+#define F(o) ((HrpyFile *)(o))
 
 static const char KEEPER_NAME[] = "hurray._file_tensor";
 
@@ -33,13 +33,13 @@ static const char KEEPER_NAME[] = "hurray._file_tensor";
 /* A failure of an operation on the file itself (opening, creating, finishing):
  * always hurray.FileError, whatever the status says (a path that names a
  * directory is an argument error to the C library, a file error to Python). */
-static PyObject *raise_file(HpyState *st, HurrayStatus rc, const HurrayError *err,
+static PyObject *raise_file(HrpyState *st, HurrayStatus rc, const HurrayError *err,
                             const char *context) {
-  PyObject *exc = hpy_exception_for(st, rc);
+  PyObject *exc = hrpy_exception_for(st, rc);
   if (rc == HURRAY_ERR_INVALID_ARGUMENT || rc == HURRAY_ERR_INVALID_STATE ||
       exc == st->InternalError)
     exc = st->FileError;
-  return hpy_raise_status_as(st, exc, rc, err != NULL && err->status == rc ? err : NULL,
+  return hrpy_raise_status_as(st, exc, rc, err != NULL && err->status == rc ? err : NULL,
                              context);
 }
 
@@ -67,7 +67,7 @@ static void keeper_destructor(PyObject *cap) {
 
 /* A hurray.Tensor over the buffers of ft (borrowed: the tensor takes its own
  * reference, so it outlives the file and the caller's reference). */
-static PyObject *tensor_from_file(HpyState *st, HurrayFileTensor *ft, uint32_t options,
+static PyObject *tensor_from_file(HrpyState *st, HurrayFileTensor *ft, uint32_t options,
                                   const char *context) {
   PyObject *keeper = PyCapsule_New(hurray_file_tensor_retain(ft), KEEPER_NAME, keeper_destructor);
   if (keeper == NULL) {
@@ -77,13 +77,13 @@ static PyObject *tensor_from_file(HpyState *st, HurrayFileTensor *ft, uint32_t o
   }
   uint32_t n = hurray_file_tensor_buffer_count(ft);
   bool mapped = hurray_file_tensor_is_mapped(ft);
-  HpyBuffer small[4];
-  HpyBuffer *bufs = n <= 4 ? small : PyMem_Calloc(n, sizeof(HpyBuffer));
+  HrpyBuffer small[4];
+  HrpyBuffer *bufs = n <= 4 ? small : PyMem_Calloc(n, sizeof(HrpyBuffer));
   if (bufs == NULL) {
     Py_DECREF(keeper);
     return PyErr_NoMemory();
   }
-  memset(bufs, 0, (n <= 4 ? 4 : n) * sizeof(HpyBuffer));
+  memset(bufs, 0, (n <= 4 ? 4 : n) * sizeof(HrpyBuffer));
   for (uint32_t i = 0; i < n; i++) {
     const void *data = NULL;
     uint64_t size = 0;
@@ -99,14 +99,14 @@ static PyObject *tensor_from_file(HpyState *st, HurrayFileTensor *ft, uint32_t o
   const HurrayDescriptor *d = hurray_file_tensor_descriptor(ft);
   HurrayDescriptorFields f;
   (void)hurray_descriptor_fields(d, &f);
-  PyObject *r = hpy_tensor_from_descriptor(st, d, bufs, n, options | hpy_options_for_descriptor(&f),
+  PyObject *r = hrpy_tensor_from_descriptor(st, d, bufs, n, options | hrpy_options_for_descriptor(&f),
                                            context);
   if (bufs != small) PyMem_Free(bufs);
   Py_DECREF(keeper);
   return r;
 }
 
-static PyObject *node_to_py(HpyState *st, const HurrayFileNode *node, uint32_t options,
+static PyObject *node_to_py(HrpyState *st, const HurrayFileNode *node, uint32_t options,
                             const char *context) {
   if (!node->is_composite) return tensor_from_file(st, node->tensor, options, context);
   PyObject *members = PyTuple_New((Py_ssize_t)node->member_count);
@@ -123,9 +123,9 @@ static PyObject *node_to_py(HpyState *st, const HurrayFileNode *node, uint32_t o
   HurrayStatus rc = hurray_descriptor_clone(hurray_file_tensor_descriptor(node->tensor), &head);
   if (rc != HURRAY_OK) {
     Py_DECREF(members);
-    return hpy_raise_status(st, rc, NULL, context);
+    return hrpy_raise_status(st, rc, NULL, context);
   }
-  PyObject *r = hpy_composite_from_head(st, head, members, context);
+  PyObject *r = hrpy_composite_from_head(st, head, members, context);
   Py_DECREF(members);
   return r;
 }
@@ -162,7 +162,7 @@ static void fetch_clear(Fetch *x) {
   hurray_file_node_destroy(&x->node);
 }
 
-static PyObject *fetch_to_py(HpyState *st, const Fetch *x, uint32_t options,
+static PyObject *fetch_to_py(HrpyState *st, const Fetch *x, uint32_t options,
                              const char *context) {
   return x->node != NULL ? node_to_py(st, x->node, options, context)
                          : tensor_from_file(st, x->t, options, context);
@@ -170,9 +170,9 @@ static PyObject *fetch_to_py(HpyState *st, const Fetch *x, uint32_t options,
 
 /* ---- opening ------------------------------------------------------------------------- */
 
-static HurrayFile *open_file(HpyState *st, PyObject *pathobj, bool mmap, uint32_t options,
+static HurrayFile *open_file(HrpyState *st, PyObject *pathobj, bool mmap, uint32_t options,
                              const char *op) {
-  PyObject *b = hpy_fs_path(pathobj);
+  PyObject *b = hrpy_fs_path(pathobj);
   if (b == NULL) return NULL;
   HurrayFileOpenOptions o;
   memset(&o, 0, sizeof o);
@@ -212,7 +212,7 @@ static int parse_permissive(PyObject *o, uint32_t *out) {
 
 /* Looks `name` up: 0 with *idx set, or -1 with KeyError (no such tensor) or
  * the status's exception (FileError for a name two entries share). */
-static int find_name(HpyState *st, const HurrayFile *f, PyObject *name, const char *s,
+static int find_name(HrpyState *st, const HurrayFile *f, PyObject *name, const char *s,
                      Py_ssize_t len, const char *op, uint64_t *idx) {
   HurrayStatus rc = hurray_file_find(f, s, (size_t)len, idx);
   if (rc == HURRAY_OK) return 0;
@@ -221,7 +221,7 @@ static int find_name(HpyState *st, const HurrayFile *f, PyObject *name, const ch
   } else {
     char ctx[200];
     PyOS_snprintf(ctx, sizeof ctx, "%s: tensor '%.120s'", op, s);
-    hpy_raise_status(st, rc, NULL, ctx);
+    hrpy_raise_status(st, rc, NULL, ctx);
   }
   return -1;
 }
@@ -232,8 +232,8 @@ static PyObject *m_load(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
                         PyObject *kwnames) {
   static const char *const names[] = {"path", "names", "mmap", "permissive", NULL};
   PyObject *a[4];
-  if (hpy_parse_args("load", args, nargs, kwnames, names, 1, 1, a) < 0) return NULL;
-  HpyState *st = hpy_state_of_module(m);
+  if (hrpy_parse_args("load", args, nargs, kwnames, names, 1, 1, a) < 0) return NULL;
+  HrpyState *st = hrpy_state_of_module(m);
   int mmap;
   uint32_t options;
   if (parse_flag(a[2], 1, &mmap) < 0 || parse_permissive(a[3], &options) < 0) return NULL;
@@ -314,7 +314,7 @@ static PyObject *m_load(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
       tensor_context(ctx, sizeof ctx, "load", f, failed_index);
     else
       PyOS_snprintf(ctx, sizeof ctx, "load");
-    hpy_raise_status(st, rc, &err, ctx);
+    hrpy_raise_status(st, rc, &err, ctx);
     goto done;
   }
   result = PyDict_New();
@@ -348,12 +348,12 @@ static PyObject *m_load_kv(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
                            PyObject *kwnames) {
   static const char *const names[] = {"path", NULL};
   PyObject *a[1];
-  if (hpy_parse_args("load_kv", args, nargs, kwnames, names, 1, 1, a) < 0) return NULL;
-  HpyState *st = hpy_state_of_module(m);
+  if (hrpy_parse_args("load_kv", args, nargs, kwnames, names, 1, 1, a) < 0) return NULL;
+  HrpyState *st = hrpy_state_of_module(m);
   /* plain reads: only the header, trailer, index and KV section are read */
   HurrayFile *f = open_file(st, a[0], false, HURRAY_DECODE_STRICT, "load_kv");
   if (f == NULL) return NULL;
-  PyObject *d = hpy_kv_to_dict(st, f);
+  PyObject *d = hrpy_kv_to_dict(st, f);
   hurray_file_close(&f);
   return d;
 }
@@ -371,20 +371,20 @@ typedef struct SaveJob {
 
 /* Only memory this process can read can be written: a device tensor's buffer
  * is written when it is a declaration over host bytes, refused otherwise. */
-static int check_host(HpyState *st, const HpyTensor *t, const char *name, size_t len) {
+static int check_host(HrpyState *st, const HrpyTensor *t, const char *name, size_t len) {
   bool host = true; /* the message is formatted only for a refusal */
   for (uint32_t i = 0; host && i < t->nbuf; i++)
-    host = t->f.buffers[i].byte_size == 0 || hpy_tensor_buffer_is_host(t, i);
+    host = t->f.buffers[i].byte_size == 0 || hrpy_tensor_buffer_is_host(t, i);
   if (host) return 0;
   char what[160];
   PyOS_snprintf(what, sizeof what, "save: tensor '%.*s'", (int)(len > 120 ? 120 : len), name);
-  return hpy_tensor_check_host(st, t, what);
+  return hrpy_tensor_check_host(st, t, what);
 }
 
-static const void *const *buffer_ptrs(HpyArena *a, const HpyTensor *t, bool *ok) {
+static const void *const *buffer_ptrs(HrpyArena *a, const HrpyTensor *t, bool *ok) {
   *ok = true;
   if (t->nbuf == 0) return NULL;
-  const void **p = hpy_arena_alloc(a, t->nbuf * sizeof *p);
+  const void **p = hrpy_arena_alloc(a, t->nbuf * sizeof *p);
   if (p == NULL) {
     *ok = false;
     return NULL;
@@ -395,31 +395,31 @@ static const void *const *buffer_ptrs(HpyArena *a, const HpyTensor *t, bool *ok)
 
 /* Fills `node` for obj (a Tensor presenting `desc`, or a Composite), naming
  * the members of a composite "{name}.{i}". */
-static int fill_node(HpyState *st, HpyArena *a, PyObject *obj, const HurrayDescriptor *desc,
+static int fill_node(HrpyState *st, HrpyArena *a, PyObject *obj, const HurrayDescriptor *desc,
                      const char *name, size_t len, HurrayFileCompositeNode *node) {
   node->name = name;
   node->name_len = len;
-  if (hpy_tensor_check(st, obj)) {
-    const HpyTensor *t = (const HpyTensor *)obj;
+  if (hrpy_tensor_check(st, obj)) {
+    const HrpyTensor *t = (const HrpyTensor *)obj;
     bool ok;
     if (check_host(st, t, name, len) < 0) return -1;
     node->descriptor = desc;
     node->buffers = buffer_ptrs(a, t, &ok);
     return ok ? 0 : -1;
   }
-  const HpyComposite *c = (const HpyComposite *)obj;
+  const HrpyComposite *c = (const HrpyComposite *)obj;
   node->descriptor = c->head;
   node->member_count = c->count;
-  HurrayFileCompositeNode *kids = hpy_arena_alloc(a, (size_t)c->count * sizeof *kids);
+  HurrayFileCompositeNode *kids = hrpy_arena_alloc(a, (size_t)c->count * sizeof *kids);
   if (kids == NULL) return -1;
   node->members = kids;
   for (uint32_t i = 0; i < c->count; i++) {
-    char *cn = hpy_arena_alloc(a, len + 16);
+    char *cn = hrpy_arena_alloc(a, len + 16);
     if (cn == NULL) return -1;
     memcpy(cn, name, len);
     int k = PyOS_snprintf(cn + len, 16, ".%u", (unsigned)i);
     if (fill_node(st, a, PyTuple_GET_ITEM(c->members, (Py_ssize_t)i),
-                  hpy_composite_member_descriptor(st, c, i), cn, len + (size_t)k, &kids[i]) < 0)
+                  hrpy_composite_member_descriptor(st, c, i), cn, len + (size_t)k, &kids[i]) < 0)
       return -1;
   }
   return 0;
@@ -429,8 +429,8 @@ static PyObject *m_save(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
                         PyObject *kwnames) {
   static const char *const names[] = {"path", "tensors", "kv", "durable", NULL};
   PyObject *a[4];
-  if (hpy_parse_args("save", args, nargs, kwnames, names, 2, 2, a) < 0) return NULL;
-  HpyState *st = hpy_state_of_module(m);
+  if (hrpy_parse_args("save", args, nargs, kwnames, names, 2, 2, a) < 0) return NULL;
+  HrpyState *st = hrpy_state_of_module(m);
   /* durable=True (the default): fsync the file before the rename and the
    * folder after it. False skips both syncs, never the temporary file and the
    * rename. A bool exactly: this flag trades safety away. */
@@ -441,21 +441,21 @@ static PyObject *m_save(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
   memset(&wopt, 0, sizeof wopt);
   wopt.skip_fsync = a[3] == Py_False;
   PyObject *path = NULL, *items = NULL, *result = NULL;
-  HpyArena arena = {NULL, 0, 0};
-  HpyKvList kv;
+  HrpyArena arena = {NULL, 0, 0};
+  HrpyKvList kv;
   memset(&kv, 0, sizeof kv);
   if (!PyDict_Check(a[1]) && !PyObject_HasAttrString(a[1], "items"))
     return PyErr_Format(PyExc_TypeError,
                         "save: tensors must be a dict of name to hurray.Tensor or "
                         "hurray.Composite, not %.100s",
                         Py_TYPE(a[1])->tp_name);
-  path = hpy_fs_path(a[0]);
+  path = hrpy_fs_path(a[0]);
   if (path == NULL) goto done;
   /* the pairs keep every name and tensor alive while the GIL is released */
   items = PyMapping_Items(a[1]);
   if (items == NULL) goto done;
   Py_ssize_t n = PyList_GET_SIZE(items);
-  SaveJob *jobs = hpy_arena_alloc(&arena, (size_t)n * sizeof *jobs);
+  SaveJob *jobs = hrpy_arena_alloc(&arena, (size_t)n * sizeof *jobs);
   if (jobs == NULL) goto done;
   for (Py_ssize_t i = 0; i < n; i++) {
     PyObject *pair = PyList_GET_ITEM(items, i);
@@ -475,18 +475,18 @@ static PyObject *m_save(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
     SaveJob *j = &jobs[i];
     j->name = s;
     j->name_len = (size_t)len;
-    if (hpy_tensor_check(st, val)) {
-      const HpyTensor *t = (const HpyTensor *)val;
+    if (hrpy_tensor_check(st, val)) {
+      const HrpyTensor *t = (const HrpyTensor *)val;
       bool ok;
       if (check_host(st, t, s, (size_t)len) < 0) goto done;
-      j->desc = hpy_tensor_desc(st, val);
+      j->desc = hrpy_tensor_desc(st, val);
       if (j->desc == NULL) goto done;
       j->bufs = buffer_ptrs(&arena, t, &ok);
       if (!ok) goto done;
-    } else if (hpy_composite_check(st, val)) {
-      j->root = hpy_arena_alloc(&arena, sizeof *j->root);
+    } else if (hrpy_composite_check(st, val)) {
+      j->root = hrpy_arena_alloc(&arena, sizeof *j->root);
       if (j->root == NULL ||
-          fill_node(st, &arena, val, ((HpyComposite *)val)->head, s, (size_t)len, j->root) < 0)
+          fill_node(st, &arena, val, ((HrpyComposite *)val)->head, s, (size_t)len, j->root) < 0)
         goto done;
     } else {
       PyErr_Format(PyExc_TypeError,
@@ -495,7 +495,7 @@ static PyObject *m_save(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
       goto done;
     }
   }
-  if (hpy_kv_from_mapping(st, a[2], &kv) < 0) goto done;
+  if (hrpy_kv_from_mapping(st, a[2], &kv) < 0) goto done;
 
   /* Write, without the GIL. */
   const char *p = PyBytes_AS_STRING(path);
@@ -533,12 +533,12 @@ static PyObject *m_save(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
       const SaveJob *j = &jobs[at - 1];
       PyOS_snprintf(ctx, sizeof ctx, "save: tensor '%.*s'",
                     (int)(j->name_len > 120 ? 120 : j->name_len), j->name);
-      hpy_raise_status(st, rc, &err, ctx);
+      hrpy_raise_status(st, rc, &err, ctx);
     } else if (stage == 2) {
       PyOS_snprintf(ctx, sizeof ctx, "save: kv['%.*s']",
                     (int)(kv.key_lens[at - 1] > 120 ? 120 : kv.key_lens[at - 1]),
                     kv.keys[at - 1]);
-      hpy_raise_status(st, rc, &err, ctx);
+      hrpy_raise_status(st, rc, &err, ctx);
     } else {
       PyOS_snprintf(ctx, sizeof ctx, "save: '%.150s'", p);
       raise_file(st, rc, &err, ctx);
@@ -547,8 +547,8 @@ static PyObject *m_save(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
   }
   result = Py_NewRef(Py_None);
 done:
-  hpy_kv_list_free(&kv);
-  hpy_arena_free(&arena);
+  hrpy_kv_list_free(&kv);
+  hrpy_arena_free(&arena);
   Py_XDECREF(items);
   Py_XDECREF(path);
   return result;
@@ -566,19 +566,19 @@ typedef struct {
   uint32_t options; /* HURRAY_DECODE_* */
   bool closed;
   bool mapped;
-} HpyFile;
+} HrpyFile;
 
-static void file_settle(HpyFile *self) {
+static void file_settle(HrpyFile *self) {
   if (self->closed && self->busy == 0) hurray_file_close(&self->f);
 }
 
-static int file_check_open(HpyFile *self) {
+static int file_check_open(HrpyFile *self) {
   if (!self->closed) return 0;
   PyErr_SetString(PyExc_ValueError, "I/O operation on a closed hurray.File");
   return -1;
 }
 
-static PyObject *file_names(HpyFile *self) {
+static PyObject *file_names(HrpyFile *self) {
   if (self->names == NULL) {
     uint64_t n = hurray_file_tensor_count(self->f);
     PyObject *t = PyTuple_New((Py_ssize_t)n);
@@ -591,7 +591,7 @@ static PyObject *file_names(HpyFile *self) {
       if (rc == HURRAY_OK)
         s = PyUnicode_DecodeUTF8(e.name, (Py_ssize_t)e.name_len, "strict");
       else
-        hpy_raise_status(hpy_state_of((PyObject *)self), rc, NULL, "hurray.File.keys");
+        hrpy_raise_status(hrpy_state_of((PyObject *)self), rc, NULL, "hurray.File.keys");
       if (s == NULL) {
         Py_CLEAR(t);
         break;
@@ -603,8 +603,8 @@ static PyObject *file_names(HpyFile *self) {
   return self->names;
 }
 
-static PyObject *file_get(HpyFile *self, PyObject *name, const char *op) {
-  HpyState *st = hpy_state_of((PyObject *)self);
+static PyObject *file_get(HrpyFile *self, PyObject *name, const char *op) {
+  HrpyState *st = hrpy_state_of((PyObject *)self);
   if (file_check_open(self) < 0) return NULL;
   if (!PyUnicode_Check(name))
     return PyErr_Format(PyExc_TypeError, "%s: tensor names are str, not %.100s", op,
@@ -626,7 +626,7 @@ static PyObject *file_get(HpyFile *self, PyObject *name, const char *op) {
   char ctx[200];
   tensor_context(ctx, sizeof ctx, op, f, x.index);
   PyObject *r = rc == HURRAY_OK ? fetch_to_py(st, &x, self->options, ctx)
-                                : hpy_raise_status(st, rc, &err, ctx);
+                                : hrpy_raise_status(st, rc, &err, ctx);
   fetch_clear(&x);
   file_settle(self);
   return r;
@@ -655,7 +655,7 @@ static int file_contains(PyObject *self, PyObject *name) {
   HurrayStatus rc = hurray_file_find(F(self)->f, s, (size_t)len, &idx);
   if (rc == HURRAY_OK || rc == HURRAY_ERR_DUPLICATE_NAME) return 1; /* present (twice) */
   if (rc == HURRAY_ERR_NOT_FOUND) return 0;
-  hpy_raise_status(hpy_state_of(self), rc, NULL, "hurray.File");
+  hrpy_raise_status(hrpy_state_of(self), rc, NULL, "hurray.File");
   return -1;
 }
 
@@ -674,10 +674,10 @@ static PyObject *file_keys(PyObject *self, PyObject *unused) {
 
 static PyObject *file_kv(PyObject *self, void *closure) {
   (void)closure;
-  HpyFile *fo = F(self);
+  HrpyFile *fo = F(self);
   if (file_check_open(fo) < 0) return NULL;
   if (fo->kv == NULL) {
-    fo->kv = hpy_kv_to_dict(hpy_state_of(self), fo->f);
+    fo->kv = hrpy_kv_to_dict(hrpy_state_of(self), fo->f);
     if (fo->kv == NULL) return NULL;
   }
   return PyDict_Copy(fo->kv);
@@ -718,7 +718,7 @@ static PyObject *file_mapped(PyObject *self, void *closure) {
 }
 
 static PyObject *file_repr(PyObject *self) {
-  HpyFile *fo = F(self);
+  HrpyFile *fo = F(self);
   if (fo->closed) return PyUnicode_FromFormat("<hurray.File %R (closed)>", fo->path);
   return PyUnicode_FromFormat("<hurray.File %R, %llu tensors%s>", fo->path,
                               (unsigned long long)hurray_file_tensor_count(fo->f),
@@ -727,7 +727,7 @@ static PyObject *file_repr(PyObject *self) {
 
 static void file_dealloc(PyObject *self) {
   PyTypeObject *tp = Py_TYPE(self);
-  HpyFile *fo = F(self);
+  HrpyFile *fo = F(self);
   hurray_file_close(&fo->f); /* tensors handed out keep the mapping */
   Py_CLEAR(fo->path);
   Py_CLEAR(fo->names);
@@ -740,8 +740,8 @@ static PyObject *m_open(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
                         PyObject *kwnames) {
   static const char *const names[] = {"path", "mmap", "permissive", NULL};
   PyObject *a[3];
-  if (hpy_parse_args("open", args, nargs, kwnames, names, 1, 1, a) < 0) return NULL;
-  HpyState *st = hpy_state_of_module(m);
+  if (hrpy_parse_args("open", args, nargs, kwnames, names, 1, 1, a) < 0) return NULL;
+  HrpyState *st = hrpy_state_of_module(m);
   int mmap;
   uint32_t options;
   if (parse_flag(a[1], 1, &mmap) < 0 || parse_permissive(a[2], &options) < 0) return NULL;
@@ -752,7 +752,7 @@ static PyObject *m_open(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
     Py_DECREF(shown);
     return NULL;
   }
-  HpyFile *fo = PyObject_New(HpyFile, st->FileType);
+  HrpyFile *fo = PyObject_New(HrpyFile, st->FileType);
   if (fo == NULL) {
     hurray_file_close(&f);
     Py_DECREF(shown);
@@ -812,7 +812,7 @@ static PyType_Slot file_slots[] = {
 
 static PyType_Spec file_spec = {
     .name = "hurray.File",
-    .basicsize = sizeof(HpyFile),
+    .basicsize = sizeof(HrpyFile),
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION,
     .slots = file_slots,
 };
@@ -846,7 +846,7 @@ static PyMethodDef file_module_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-int hpy_file_init(PyObject *m, HpyState *st) {
+int hrpy_file_init(PyObject *m, HrpyState *st) {
   st->FileType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &file_spec, NULL);
   if (st->FileType == NULL) return -1;
   if (PyModule_AddFunctions(m, file_module_methods) < 0) return -1;

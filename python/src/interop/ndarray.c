@@ -1,5 +1,5 @@
 /*
- * ndarray.c - from_numpy's path for an exact numpy.ndarray (hpy_from_ndarray).
+ * ndarray.c - from_numpy's path for an exact numpy.ndarray (hrpy_from_ndarray).
  *
  * from_numpy's general path asks the buffer protocol, where NumPy formats a
  * struct-module format string and compares it with a cached one on every
@@ -27,9 +27,9 @@
  * type that maps one to one onto a Hurray type. bool (which Hurray packs),
  * bfloat16, structured types, every other kind, non-contiguous arrays and
  * ndarray subclasses take the general path, which also raises every error.
- * The tensor's descriptor is built lazily (hpy_tensor_new_dense).
+ * The tensor's descriptor is built lazily (hrpy_tensor_new_dense).
  */
-#include "hpy.h"
+#include "hrpy.h"
 
 #include <string.h>
 
@@ -64,21 +64,21 @@ static uint8_t tag_of_kind(char kind, int itemsize) {
 
 /* NumPy's type numbers (enum NPY_TYPES, unchanged since NumPy 1.0). */
 enum {
-  HPY_NPY_BYTE = 1,
-  HPY_NPY_UBYTE = 2,
-  HPY_NPY_SHORT = 3,
-  HPY_NPY_USHORT = 4,
-  HPY_NPY_INT = 5,
-  HPY_NPY_UINT = 6,
-  HPY_NPY_LONG = 7,
-  HPY_NPY_ULONG = 8,
-  HPY_NPY_LONGLONG = 9,
-  HPY_NPY_ULONGLONG = 10,
-  HPY_NPY_FLOAT = 11,
-  HPY_NPY_DOUBLE = 12,
-  HPY_NPY_CFLOAT = 14,
-  HPY_NPY_CDOUBLE = 15,
-  HPY_NPY_HALF = 23,
+  HRPY_NPY_BYTE = 1,
+  HRPY_NPY_UBYTE = 2,
+  HRPY_NPY_SHORT = 3,
+  HRPY_NPY_USHORT = 4,
+  HRPY_NPY_INT = 5,
+  HRPY_NPY_UINT = 6,
+  HRPY_NPY_LONG = 7,
+  HRPY_NPY_ULONG = 8,
+  HRPY_NPY_LONGLONG = 9,
+  HRPY_NPY_ULONGLONG = 10,
+  HRPY_NPY_FLOAT = 11,
+  HRPY_NPY_DOUBLE = 12,
+  HRPY_NPY_CFLOAT = 14,
+  HRPY_NPY_CDOUBLE = 15,
+  HRPY_NPY_HALF = 23,
 };
 
 /* Hurray type of a signed (or unsigned) C integer of `size` bytes, or 0. */
@@ -96,21 +96,21 @@ static uint8_t int_tag(size_t size, bool is_signed) {
  * C integer types have this platform's sizes, as in the NumPy built for it. */
 static uint8_t tag_of_type_num(int n) {
   switch (n) {
-    case HPY_NPY_BYTE: return HURRAY_DTYPE_INT8;
-    case HPY_NPY_UBYTE: return HURRAY_DTYPE_UINT8;
-    case HPY_NPY_SHORT: return int_tag(sizeof(short), true);
-    case HPY_NPY_USHORT: return int_tag(sizeof(unsigned short), false);
-    case HPY_NPY_INT: return int_tag(sizeof(int), true);
-    case HPY_NPY_UINT: return int_tag(sizeof(unsigned int), false);
-    case HPY_NPY_LONG: return int_tag(sizeof(long), true);
-    case HPY_NPY_ULONG: return int_tag(sizeof(unsigned long), false);
-    case HPY_NPY_LONGLONG: return int_tag(sizeof(long long), true);
-    case HPY_NPY_ULONGLONG: return int_tag(sizeof(unsigned long long), false);
-    case HPY_NPY_FLOAT: return HURRAY_DTYPE_FLOAT32;
-    case HPY_NPY_DOUBLE: return HURRAY_DTYPE_FLOAT64;
-    case HPY_NPY_CFLOAT: return HURRAY_DTYPE_COMPLEX64;
-    case HPY_NPY_CDOUBLE: return HURRAY_DTYPE_COMPLEX128;
-    case HPY_NPY_HALF: return HURRAY_DTYPE_FLOAT16;
+    case HRPY_NPY_BYTE: return HURRAY_DTYPE_INT8;
+    case HRPY_NPY_UBYTE: return HURRAY_DTYPE_UINT8;
+    case HRPY_NPY_SHORT: return int_tag(sizeof(short), true);
+    case HRPY_NPY_USHORT: return int_tag(sizeof(unsigned short), false);
+    case HRPY_NPY_INT: return int_tag(sizeof(int), true);
+    case HRPY_NPY_UINT: return int_tag(sizeof(unsigned int), false);
+    case HRPY_NPY_LONG: return int_tag(sizeof(long), true);
+    case HRPY_NPY_ULONG: return int_tag(sizeof(unsigned long), false);
+    case HRPY_NPY_LONGLONG: return int_tag(sizeof(long long), true);
+    case HRPY_NPY_ULONGLONG: return int_tag(sizeof(unsigned long long), false);
+    case HRPY_NPY_FLOAT: return HURRAY_DTYPE_FLOAT32;
+    case HRPY_NPY_DOUBLE: return HURRAY_DTYPE_FLOAT64;
+    case HRPY_NPY_CFLOAT: return HURRAY_DTYPE_COMPLEX64;
+    case HRPY_NPY_CDOUBLE: return HURRAY_DTYPE_COMPLEX128;
+    case HRPY_NPY_HALF: return HURRAY_DTYPE_FLOAT16;
     default: return 0;
   }
 }
@@ -134,17 +134,17 @@ static bool plain_finish(Plain *p, const Py_ssize_t *dims, int nd, unsigned flag
   if (p->tag == 0 || nd < 0 || nd > (int)HURRAY_MAX_RANK || (nd > 0 && dims == NULL))
     return false;
   p->rank = (uint32_t)nd;
-  bool c_contig = (flags & HPY_NPY_C_CONTIGUOUS) != 0;
-  bool f_contig = !c_contig && p->rank >= 2 && (flags & HPY_NPY_F_CONTIGUOUS) != 0;
+  bool c_contig = (flags & HRPY_NPY_C_CONTIGUOUS) != 0;
+  bool f_contig = !c_contig && p->rank >= 2 && (flags & HRPY_NPY_F_CONTIGUOUS) != 0;
   if (!c_contig && !f_contig) return false;
   p->layout = f_contig ? HURRAY_LAYOUT_COL_MAJOR : HURRAY_LAYOUT_ROW_MAJOR;
-  p->readonly = (flags & HPY_NPY_WRITEABLE) == 0;
+  p->readonly = (flags & HRPY_NPY_WRITEABLE) == 0;
   for (uint32_t i = 0; i < p->rank; i++) {
     if (dims[i] < 0) return false;
     p->shape[i] = (uint64_t)dims[i];
   }
   uint64_t count;
-  return hpy_element_count(p->rank, p->shape, &count) &&
+  return hrpy_element_count(p->rank, p->shape, &count) &&
          hurray_buffer_size_bytes(p->tag, count, &p->nbytes) == HURRAY_OK &&
          p->nbytes <= (uint64_t)PY_SSIZE_T_MAX;
 }
@@ -161,7 +161,7 @@ typedef struct {
   PyObject *base;
   PyObject *descr;
   int flags;
-} HpyNdHead;
+} HrpyNdHead;
 
 /* The head of PyArray_Descr shared by NumPy 1.x and 2.x. */
 typedef struct {
@@ -172,25 +172,25 @@ typedef struct {
   char byteorder;
   char former_flags;
   int type_num;
-} HpyNdDescrHead;
+} HrpyNdDescrHead;
 
 /* NumPy's internal "warn on write" flag: such an array is exported read-only. */
-#define HPY_NPY_WARN_ON_WRITE 0x80000000u
+#define HRPY_NPY_WARN_ON_WRITE 0x80000000u
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-#define HPY_NATIVE_ORDER '>'
+#define HRPY_NATIVE_ORDER '>'
 #else
-#define HPY_NATIVE_ORDER '<'
+#define HRPY_NATIVE_ORDER '<'
 #endif
 
 static bool header_plain(PyObject *obj, Plain *p) {
-  const HpyNdHead *h = (const HpyNdHead *)obj;
-  const HpyNdDescrHead *d = (const HpyNdDescrHead *)h->descr;
+  const HrpyNdHead *h = (const HrpyNdHead *)obj;
+  const HrpyNdDescrHead *d = (const HrpyNdDescrHead *)h->descr;
   if (d == NULL) return false;
   char bo = d->byteorder;
-  if (bo != '=' && bo != '|' && bo != HPY_NATIVE_ORDER) return false;
+  if (bo != '=' && bo != '|' && bo != HRPY_NATIVE_ORDER) return false;
   unsigned flags = (unsigned)h->flags;
-  if (flags & HPY_NPY_WARN_ON_WRITE) flags &= ~(unsigned)HPY_NPY_WRITEABLE;
+  if (flags & HRPY_NPY_WARN_ON_WRITE) flags &= ~(unsigned)HRPY_NPY_WRITEABLE;
   p->tag = tag_of_type_num(d->type_num);
   p->data = h->data;
   return plain_finish(p, h->dimensions, h->nd, flags);
@@ -202,10 +202,10 @@ static bool header_plain(PyObject *obj, Plain *p) {
 static bool probe_one(PyObject *np_dtype, PyObject *arr, int type_num, char kind, unsigned want,
                       unsigned unwanted) {
   if (arr == NULL) return false;
-  const HpyNdHead *h = (const HpyNdHead *)arr;
+  const HrpyNdHead *h = (const HrpyNdHead *)arr;
   bool ok = h->descr != NULL && PyObject_TypeCheck(h->descr, (PyTypeObject *)np_dtype) &&
-            ((const HpyNdDescrHead *)h->descr)->type_num == type_num &&
-            ((const HpyNdDescrHead *)h->descr)->kind == kind &&
+            ((const HrpyNdDescrHead *)h->descr)->type_num == type_num &&
+            ((const HrpyNdDescrHead *)h->descr)->kind == kind &&
             ((unsigned)h->flags & want) == want && ((unsigned)h->flags & unwanted) == 0 &&
             h->nd >= 1 && h->nd <= 8;
   PyObject *ai = ok ? PyObject_GetAttrString(arr, "__array_interface__") : NULL;
@@ -217,7 +217,7 @@ static bool probe_one(PyObject *np_dtype, PyObject *arr, int type_num, char kind
        strides != NULL;
   if (ok) {
     ok = PyLong_AsVoidPtr(PyTuple_GET_ITEM(data, 0)) == (void *)h->data &&
-         PyObject_IsTrue(PyTuple_GET_ITEM(data, 1)) == ((h->flags & HPY_NPY_WRITEABLE) == 0);
+         PyObject_IsTrue(PyTuple_GET_ITEM(data, 1)) == ((h->flags & HRPY_NPY_WRITEABLE) == 0);
     for (Py_ssize_t i = 0; ok && i < h->nd; i++) {
       ok = PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, i)) == h->dimensions[i];
       if (ok && strides != Py_None)
@@ -231,10 +231,10 @@ static bool probe_one(PyObject *np_dtype, PyObject *arr, int type_num, char kind
 }
 
 /* Proves the header layout once (st->nd_header: 1 proven, -1 not). */
-static bool header_proven(HpyState *st) {
+static bool header_proven(HrpyState *st) {
   if (st->nd_header != 0) return st->nd_header > 0;
   st->nd_header = -1;
-  PyObject *np = hpy_numpy(st);
+  PyObject *np = hrpy_numpy(st);
   if (np == NULL) {
     PyErr_Clear();
     return false;
@@ -248,16 +248,16 @@ static bool header_proven(HpyState *st) {
   /* C order, writable float32; Fortran order (a transposed view) of int16;
    * a read-only uint8 array over bytes */
   PyObject *a = ok ? PyObject_CallMethod(np, "empty", "((ii)s)", 3, 5, "float32") : NULL;
-  ok = probe_one(dtype, a, HPY_NPY_FLOAT, 'f', HPY_NPY_C_CONTIGUOUS | HPY_NPY_WRITEABLE,
-                 HPY_NPY_F_CONTIGUOUS);
+  ok = probe_one(dtype, a, HRPY_NPY_FLOAT, 'f', HRPY_NPY_C_CONTIGUOUS | HRPY_NPY_WRITEABLE,
+                 HRPY_NPY_F_CONTIGUOUS);
   PyObject *b0 = ok ? PyObject_CallMethod(np, "empty", "((ii)s)", 6, 4, "int16") : NULL;
   PyObject *b = b0 != NULL ? PyObject_GetAttrString(b0, "T") : NULL;
-  ok = ok && probe_one(dtype, b, HPY_NPY_SHORT, 'i', HPY_NPY_F_CONTIGUOUS | HPY_NPY_WRITEABLE,
-                       HPY_NPY_C_CONTIGUOUS);
+  ok = ok && probe_one(dtype, b, HRPY_NPY_SHORT, 'i', HRPY_NPY_F_CONTIGUOUS | HRPY_NPY_WRITEABLE,
+                       HRPY_NPY_C_CONTIGUOUS);
   PyObject *bytes = ok ? PyBytes_FromString("0123456789") : NULL;
   PyObject *c = bytes != NULL ? PyObject_CallMethod(np, "frombuffer", "(Os)", bytes, "uint8")
                               : NULL;
-  ok = ok && probe_one(dtype, c, HPY_NPY_UBYTE, 'u', HPY_NPY_C_CONTIGUOUS, HPY_NPY_WRITEABLE);
+  ok = ok && probe_one(dtype, c, HRPY_NPY_UBYTE, 'u', HRPY_NPY_C_CONTIGUOUS, HRPY_NPY_WRITEABLE);
   Py_XDECREF(a);
   Py_XDECREF(b0);
   Py_XDECREF(b);
@@ -272,20 +272,20 @@ static bool header_proven(HpyState *st) {
 /* ---- way 2: __array_struct__ -------------------------------------------------------- */
 
 /* *cap receives the capsule to release once the data pointer is taken. */
-static bool struct_plain(HpyState *st, PyObject *obj, Plain *p, PyObject **cap) {
+static bool struct_plain(HrpyState *st, PyObject *obj, Plain *p, PyObject **cap) {
   *cap = PyObject_GetAttr(obj, st->s_array_struct);
   if (*cap == NULL) {
     PyErr_Clear();
     return false;
   }
-  const HpyArrayInterface *ai =
+  const HrpyArrayInterface *ai =
       PyCapsule_CheckExact(*cap) ? PyCapsule_GetPointer(*cap, NULL) : NULL;
   if (ai == NULL) {
     PyErr_Clear();
     return false;
   }
   unsigned flags = (unsigned)ai->flags;
-  if (ai->two != 2 || (flags & HPY_NPY_NOTSWAPPED) == 0 || (flags & HPY_NPY_ARR_HAS_DESCR) != 0)
+  if (ai->two != 2 || (flags & HRPY_NPY_NOTSWAPPED) == 0 || (flags & HRPY_NPY_ARR_HAS_DESCR) != 0)
     return false;
   p->tag = tag_of_kind(ai->typekind, ai->itemsize);
   p->data = ai->data;
@@ -295,11 +295,11 @@ static bool struct_plain(HpyState *st, PyObject *obj, Plain *p, PyObject **cap) 
 /* ---- entry -------------------------------------------------------------------------- */
 
 /* True when obj is exactly a numpy.ndarray (NumPy is loaded if one exists). */
-static bool is_exact_ndarray(HpyState *st, PyObject *obj) {
+static bool is_exact_ndarray(HrpyState *st, PyObject *obj) {
   PyTypeObject *tp = Py_TYPE(obj);
   if (st->ndarray_type == NULL) {
     if (strcmp(tp->tp_name, "numpy.ndarray") != 0) return false;
-    PyObject *np = hpy_numpy(st);
+    PyObject *np = hrpy_numpy(st);
     PyObject *nd = np != NULL ? PyObject_GetAttrString(np, "ndarray") : NULL;
     if (nd == NULL || !PyType_Check(nd)) {
       Py_XDECREF(nd);
@@ -311,7 +311,7 @@ static bool is_exact_ndarray(HpyState *st, PyObject *obj) {
   return (PyObject *)tp == st->ndarray_type;
 }
 
-bool hpy_from_ndarray(HpyState *st, PyObject *obj, int copy, const char *context,
+bool hrpy_from_ndarray(HrpyState *st, PyObject *obj, int copy, const char *context,
                       PyObject **out) {
   if (!is_exact_ndarray(st, obj)) return false;
   Plain p;
@@ -321,7 +321,7 @@ bool hpy_from_ndarray(HpyState *st, PyObject *obj, int copy, const char *context
   if (!plain) return false;
   /* every field the buffer functions read; no held export (view.obj NULL),
    * and no memset of the whole struct (a rep stos is a measurable share) */
-  HpyBuffer b;
+  HrpyBuffer b;
   b.data = (uint8_t *)p.data;
   b.size = p.nbytes;
   b.owner = Py_NewRef(obj);
@@ -330,17 +330,17 @@ bool hpy_from_ndarray(HpyState *st, PyObject *obj, int copy, const char *context
   b.readonly = p.readonly;
   b.sync_mode = HURRAY_SYNC_PRODUCER_SYNCED;
   b.host = false;
-  if (hpy_buffer_apply_copy_policy(st, &b, 0, copy, true, context) < 0) {
-    hpy_buffer_release(&b);
+  if (hrpy_buffer_apply_copy_policy(st, &b, 0, copy, true, context) < 0) {
+    hrpy_buffer_release(&b);
     *out = NULL;
     return true;
   }
-  *out = hpy_tensor_new_dense(st, p.tag, p.rank, p.shape, p.layout, st->cpu, &b, context);
+  *out = hrpy_tensor_new_dense(st, p.tag, p.rank, p.shape, p.layout, st->cpu, &b, context);
   return true;
 }
 
-PyObject *hpy_ndarray_path(PyObject *m, PyObject *mode) {
-  HpyState *st = hpy_state_of_module(m);
+PyObject *hrpy_ndarray_path(PyObject *m, PyObject *mode) {
+  HrpyState *st = hrpy_state_of_module(m);
   if (mode != Py_None) {
     if (!PyUnicode_Check(mode))
       return PyErr_Format(PyExc_TypeError, "mode must be a str or None");

@@ -7,29 +7,29 @@
  * carries the tag, which is the only thing telling two of them apart.
  *
  * A descriptor decoded in relay mode may carry a reserved or unassigned tag:
- * its dtype is a singleton named "unknown" (hpy_dtype_relayed), which reads
+ * its dtype is a singleton named "unknown" (hrpy_dtype_relayed), which reads
  * and relays but cannot author a tensor, and Dtype.from_tag still refuses
  * that tag.
  */
-#include "hpy.h"
+#include "hrpy.h"
 
 #include <string.h>
 
-#define DTYPE_SELF(o) ((HpyDtype *)(o))
+#define DTYPE_SELF(o) ((HrpyDtype *)(o))
 
 static bool is_private_tag(uint8_t tag) {
   return tag >= HURRAY_DTYPE_PRIVATE_FIRST && tag <= HURRAY_DTYPE_PRIVATE_LAST;
 }
 
-static PyObject *dtype_create(HpyState *st, uint8_t tag) {
-  HpyDtype *d = PyObject_New(HpyDtype, st->DtypeType);
+static PyObject *dtype_create(HrpyState *st, uint8_t tag) {
+  HrpyDtype *d = PyObject_New(HrpyDtype, st->DtypeType);
   if (d == NULL) return NULL;
   d->tag = tag;
   d->info = hurray_dtype_info(tag);
   return (PyObject *)d;
 }
 
-PyObject *hpy_dtype_from_tag(HpyState *st, uint8_t tag) {
+PyObject *hrpy_dtype_from_tag(HrpyState *st, uint8_t tag) {
   PyObject *d = st->dtypes[tag];
   if (d != NULL && (DTYPE_SELF(d)->info != NULL || is_private_tag(tag))) return Py_NewRef(d);
   if (!is_private_tag(tag)) {
@@ -45,7 +45,7 @@ PyObject *hpy_dtype_from_tag(HpyState *st, uint8_t tag) {
         kind = "invalid";
         break;
     }
-    return hpy_raise(st->InvalidDescriptorError,
+    return hrpy_raise(st->InvalidDescriptorError,
                      "element type tag 0x%02x is %s: it names no type", (unsigned)tag, kind);
   }
   d = dtype_create(st, tag);
@@ -54,11 +54,11 @@ PyObject *hpy_dtype_from_tag(HpyState *st, uint8_t tag) {
   return d;
 }
 
-PyObject *hpy_dtype_relayed(HpyState *st, uint8_t tag) {
+PyObject *hrpy_dtype_relayed(HrpyState *st, uint8_t tag) {
   HurrayTagKind k = hurray_dtype_tag_kind(tag);
   if (hurray_dtype_info(tag) != NULL || is_private_tag(tag) ||
       (k != HURRAY_TAG_RESERVED && k != HURRAY_TAG_UNASSIGNED))
-    return hpy_dtype_from_tag(st, tag);
+    return hrpy_dtype_from_tag(st, tag);
   PyObject *d = st->dtypes[tag];
   if (d != NULL) return Py_NewRef(d);
   d = dtype_create(st, tag);
@@ -67,11 +67,11 @@ PyObject *hpy_dtype_relayed(HpyState *st, uint8_t tag) {
   return d;
 }
 
-int hpy_dtype_converter(HpyState *st, PyObject *obj, uint8_t *out_tag) {
-  if (hpy_dtype_check(st, obj)) {
+int hrpy_dtype_converter(HrpyState *st, PyObject *obj, uint8_t *out_tag) {
+  if (hrpy_dtype_check(st, obj)) {
     uint8_t tag = DTYPE_SELF(obj)->tag;
     if (DTYPE_SELF(obj)->info == NULL && !is_private_tag(tag)) {
-      hpy_raise(st->InvalidDescriptorError,
+      hrpy_raise(st->InvalidDescriptorError,
                 "element type tag 0x%02x names no type this build knows; a relayed "
                 "descriptor's type cannot author a tensor",
                 (unsigned)tag);
@@ -85,7 +85,7 @@ int hpy_dtype_converter(HpyState *st, PyObject *obj, uint8_t *out_tag) {
     if (name == NULL) return -1;
     uint8_t tag;
     if (hurray_dtype_from_name(name, &tag) != HURRAY_OK) {
-      hpy_raise(st->InvalidDescriptorError, "unknown element type name '%s'", name);
+      hrpy_raise(st->InvalidDescriptorError, "unknown element type name '%s'", name);
       return -1;
     }
     *out_tag = tag;
@@ -168,7 +168,7 @@ static PyGetSetDef dtype_getset[] = {
 /* ---- methods --------------------------------------------------------------- */
 
 static PyObject *dt_from_tag(PyObject *cls, PyObject *arg) {
-  HpyState *st = hpy_state_of_type((PyTypeObject *)cls);
+  HrpyState *st = hrpy_state_of_type((PyTypeObject *)cls);
   if (!PyLong_Check(arg)) {
     return PyErr_Format(PyExc_TypeError, "tag must be an int, not %.100s",
                         Py_TYPE(arg)->tp_name);
@@ -176,20 +176,20 @@ static PyObject *dt_from_tag(PyObject *cls, PyObject *arg) {
   long v = PyLong_AsLong(arg);
   if (v == -1 && PyErr_Occurred()) return NULL;
   if (v < 0 || v > 255) {
-    return hpy_raise(st->InvalidDescriptorError, "element type tag %ld is not a byte", v);
+    return hrpy_raise(st->InvalidDescriptorError, "element type tag %ld is not a byte", v);
   }
-  return hpy_dtype_from_tag(st, (uint8_t)v);
+  return hrpy_dtype_from_tag(st, (uint8_t)v);
 }
 
 static PyObject *dt_from_name(PyObject *cls, PyObject *arg) {
-  HpyState *st = hpy_state_of_type((PyTypeObject *)cls);
+  HrpyState *st = hrpy_state_of_type((PyTypeObject *)cls);
   if (!PyUnicode_Check(arg)) {
     return PyErr_Format(PyExc_TypeError, "name must be a str, not %.100s",
                         Py_TYPE(arg)->tp_name);
   }
   uint8_t tag;
-  if (hpy_dtype_converter(st, arg, &tag) < 0) return NULL;
-  return hpy_dtype_from_tag(st, tag);
+  if (hrpy_dtype_converter(st, arg, &tag) < 0) return NULL;
+  return hrpy_dtype_from_tag(st, tag);
 }
 
 static PyObject *dt_reduce(PyObject *self, PyObject *unused) {
@@ -214,7 +214,7 @@ static PyMethodDef dtype_methods[] = {
 /* ---- dunders --------------------------------------------------------------- */
 
 static PyObject *dtype_repr(PyObject *self) {
-  HpyDtype *d = DTYPE_SELF(self);
+  HrpyDtype *d = DTYPE_SELF(self);
   if (d->info == NULL) {
     return PyUnicode_FromFormat("hurray.Dtype('%s', tag=0x%02x)",
                                 is_private_tag(d->tag) ? "extension" : "unknown",
@@ -224,7 +224,7 @@ static PyObject *dtype_repr(PyObject *self) {
 }
 
 static PyObject *dtype_str(PyObject *self) {
-  HpyDtype *d = DTYPE_SELF(self);
+  HrpyDtype *d = DTYPE_SELF(self);
   if (d->info == NULL)
     return PyUnicode_FromFormat("%s(0x%02x)", is_private_tag(d->tag) ? "extension" : "unknown",
                                 (unsigned)d->tag);
@@ -264,14 +264,14 @@ static PyType_Slot dtype_slots[] = {
 
 static PyType_Spec dtype_spec = {
     .name = "hurray.Dtype",
-    .basicsize = sizeof(HpyDtype),
+    .basicsize = sizeof(HrpyDtype),
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION,
     .slots = dtype_slots,
 };
 
 static PyObject *dtype_table(PyObject *m, PyObject *unused) {
   (void)unused;
-  HpyState *st = hpy_state_of_module(m);
+  HrpyState *st = hrpy_state_of_module(m);
   PyObject *d = PyDict_New();
   if (d == NULL) return NULL;
   for (int tag = 0; tag < 256; tag++) {
@@ -289,7 +289,7 @@ static PyMethodDef dtype_table_def = {
     "_dtype_table", dtype_table, METH_NOARGS,
     "_dtype_table()\n--\n\nDict of every named element type: name -> Dtype singleton."};
 
-int hpy_dtype_init(PyObject *m, HpyState *st) {
+int hrpy_dtype_init(PyObject *m, HrpyState *st) {
   st->DtypeType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &dtype_spec, NULL);
   if (st->DtypeType == NULL) return -1;
   if (PyModule_AddType(m, st->DtypeType) < 0) return -1;

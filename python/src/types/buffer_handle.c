@@ -7,20 +7,20 @@
  * pins nothing); it shares the tensor's Device object, so
  * t.buffer_handles[i].device is t.device.
  */
-#include "hpy.h"
+#include "hrpy.h"
 
 typedef struct {
   PyObject_HEAD
   uint32_t index;
   HurrayBufferHandle h;
   PyObject *device; /* the owning tensor's Device (strong; Devices hold nothing) */
-} HpyBufferHandle;
+} HrpyBufferHandle;
 
-#define BH(o) ((HpyBufferHandle *)(o))
+#define BH(o) ((HrpyBufferHandle *)(o))
 
-PyObject *hpy_buffer_handle_new(HpyState *st, uint32_t index, const HurrayBufferHandle *h,
+PyObject *hrpy_buffer_handle_new(HrpyState *st, uint32_t index, const HurrayBufferHandle *h,
                                 PyObject *device) {
-  HpyBufferHandle *b = PyObject_GC_New(HpyBufferHandle, st->BufferHandleType);
+  HrpyBufferHandle *b = PyObject_GC_New(HrpyBufferHandle, st->BufferHandleType);
   if (b == NULL) return NULL;
   b->index = index;
   b->h = *h;
@@ -29,12 +29,12 @@ PyObject *hpy_buffer_handle_new(HpyState *st, uint32_t index, const HurrayBuffer
   return (PyObject *)b;
 }
 
-PyObject *hpy_buffer_handles_tuple(HpyState *st, const HurrayDescriptorFields *f,
+PyObject *hrpy_buffer_handles_tuple(HrpyState *st, const HurrayDescriptorFields *f,
                                    PyObject *device) {
   PyObject *t = PyTuple_New((Py_ssize_t)f->buffer_count);
   if (t == NULL) return NULL;
   for (uint32_t i = 0; i < f->buffer_count; i++) {
-    PyObject *h = hpy_buffer_handle_new(st, i, &f->buffers[i], device);
+    PyObject *h = hrpy_buffer_handle_new(st, i, &f->buffers[i], device);
     if (h == NULL) {
       Py_DECREF(t);
       return NULL;
@@ -79,7 +79,7 @@ static PyGetSetDef bh_getset[] = {
 };
 
 static PyObject *bh_repr(PyObject *s) {
-  HpyBufferHandle *b = BH(s);
+  HrpyBufferHandle *b = BH(s);
   const char *sm = hurray_sync_mode_name(b->h.sync_mode);
   return PyUnicode_FromFormat(
       "hurray.BufferHandle(index=%u, byte_size=%llu, alignment=%u, device=%R, "
@@ -88,7 +88,7 @@ static PyObject *bh_repr(PyObject *s) {
       b->device, sm != NULL ? sm : "unknown");
 }
 
-static bool bh_equal(HpyBufferHandle *x, HpyBufferHandle *y, int *err) {
+static bool bh_equal(HrpyBufferHandle *x, HrpyBufferHandle *y, int *err) {
   *err = 0;
   if (x->index != y->index || x->h.byte_size != y->h.byte_size ||
       x->h.alignment != y->h.alignment || x->h.device_tag != y->h.device_tag ||
@@ -108,7 +108,7 @@ static PyObject *bh_richcompare(PyObject *a, PyObject *b, int op) {
 }
 
 static Py_hash_t bh_hash(PyObject *s) {
-  HpyBufferHandle *b = BH(s);
+  HrpyBufferHandle *b = BH(s);
   Py_hash_t dh = PyObject_Hash(b->device);
   if (dh == -1) return -1;
   uint64_t h = 0xcbf29ce484222325ull;
@@ -161,13 +161,13 @@ static PyType_Slot bh_slots[] = {
 
 static PyType_Spec bh_spec = {
     .name = "hurray.BufferHandle",
-    .basicsize = sizeof(HpyBufferHandle),
+    .basicsize = sizeof(HrpyBufferHandle),
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_HAVE_GC |
              Py_TPFLAGS_DISALLOW_INSTANTIATION,
     .slots = bh_slots,
 };
 
-int hpy_buffer_handle_init(PyObject *m, HpyState *st) {
+int hrpy_buffer_handle_init(PyObject *m, HrpyState *st) {
   st->BufferHandleType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &bh_spec, NULL);
   if (st->BufferHandleType == NULL) return -1;
   return PyModule_AddType(m, st->BufferHandleType);

@@ -6,14 +6,14 @@
  * dimension is refused with InvalidDescriptorError naming the call and the
  * index.
  */
-#include "hpy.h"
+#include "hrpy.h"
 
 #include <math.h>
 #include <string.h>
 
 /* Fills at least this large run with the GIL released (a release costs more
  * than filling a small buffer). */
-#define HPY_NOGIL_FILL_BYTES ((uint64_t)1 << 20)
+#define HRPY_NOGIL_FILL_BYTES ((uint64_t)1 << 20)
 
 /* IEEE binary16 from a double, rounding to nearest even. */
 static uint16_t f64_to_f16(double d) {
@@ -48,7 +48,7 @@ static uint16_t f64_to_bf16(double d) {
 }
 
 /* Encodes one element of `tag` from a Python value into out (itemsize bytes). */
-static int encode_value(HpyState *st, uint8_t tag, PyObject *v, uint8_t *out) {
+static int encode_value(HrpyState *st, uint8_t tag, PyObject *v, uint8_t *out) {
   switch (tag) {
     case HURRAY_DTYPE_FLOAT16:
     case HURRAY_DTYPE_BFLOAT16:
@@ -86,7 +86,7 @@ static int encode_value(HpyState *st, uint8_t tag, PyObject *v, uint8_t *out) {
   }
   const HurrayDtypeInfo *info = hurray_dtype_info(tag);
   if (info == NULL || (info->flags & HURRAY_DTF_INT) == 0 || info->bit_width < 8) {
-    hpy_raise(st->UnsupportedError, "cannot encode a fill value as %s",
+    hrpy_raise(st->UnsupportedError, "cannot encode a fill value as %s",
               info != NULL ? info->name : "a private type");
     return -1;
   }
@@ -158,10 +158,10 @@ typedef enum { FILL_NONE, FILL_ZERO, FILL_ONE, FILL_VALUE } FillKind;
 
 static PyObject *create(PyObject *m, const char *fname, FillKind kind, PyObject *shapeobj,
                         PyObject *value, PyObject *dtobj, PyObject *devobj) {
-  HpyState *st = hpy_state_of_module(m);
+  HrpyState *st = hrpy_state_of_module(m);
   uint8_t tag = HURRAY_DTYPE_FLOAT64;
   if (dtobj != NULL && dtobj != Py_None) {
-    if (hpy_dtype_converter(st, dtobj, &tag) < 0) return NULL;
+    if (hrpy_dtype_converter(st, dtobj, &tag) < 0) return NULL;
   } else if (kind == FILL_VALUE) {
     /* As NumPy: the fill value's Python type chooses the default. */
     if (PyBool_Check(value)) {
@@ -174,10 +174,10 @@ static PyObject *create(PyObject *m, const char *fname, FillKind kind, PyObject 
   }
   uint64_t shape[HURRAY_MAX_RANK];
   uint32_t rank = 0;
-  if (hpy_parse_shape(st, shapeobj, shape, &rank, fname) < 0) return NULL;
+  if (hrpy_parse_shape(st, shapeobj, shape, &rank, fname) < 0) return NULL;
   for (uint32_t i = 0; i < rank; i++) {
     if (shape[i] == HURRAY_DYNAMIC_DIM) {
-      return hpy_raise(st->InvalidDescriptorError,
+      return hrpy_raise(st->InvalidDescriptorError,
                        "%s: shape[%u] is dynamic (None); %s allocates a buffer, which needs "
                        "every extent",
                        fname, (unsigned)i, fname);
@@ -185,38 +185,38 @@ static PyObject *create(PyObject *m, const char *fname, FillKind kind, PyObject 
   }
   PyObject *device = st->cpu;
   if (devobj != NULL && devobj != Py_None) {
-    if (!hpy_device_check(st, devobj)) {
+    if (!hrpy_device_check(st, devobj)) {
       return PyErr_Format(PyExc_TypeError, "%s: device must be a hurray.Device, not %.100s",
                           fname, Py_TYPE(devobj)->tp_name);
     }
-    if (((HpyDevice *)devobj)->tag != HURRAY_DEVICE_CPU) {
-      return hpy_raise(st->UnsupportedError,
+    if (((HrpyDevice *)devobj)->tag != HURRAY_DEVICE_CPU) {
+      return hrpy_raise(st->UnsupportedError,
                        "%s: this module allocates host memory only; got %R", fname, devobj);
     }
     device = devobj;
   }
   const HurrayDtypeInfo *info = hurray_dtype_info(tag);
   if (info == NULL) {
-    return hpy_raise(st->UnsupportedError, "%s: a private type cannot be allocated by tag",
+    return hrpy_raise(st->UnsupportedError, "%s: a private type cannot be allocated by tag",
                      fname);
   }
   bool fillable = info->tier == 1 || tag == HURRAY_DTYPE_COMPLEX64 ||
                   tag == HURRAY_DTYPE_COMPLEX128;
   if (kind == FILL_ZERO && tag == HURRAY_DTYPE_FLOAT8_E8M0) {
-    return hpy_raise(st->UnsupportedError, "%s: float8_e8m0 has no zero", fname);
+    return hrpy_raise(st->UnsupportedError, "%s: float8_e8m0 has no zero", fname);
   }
   if ((kind == FILL_ONE || kind == FILL_VALUE) && !fillable) {
-    return hpy_raise(st->UnsupportedError,
+    return hrpy_raise(st->UnsupportedError,
                      "%s: %s values cannot be encoded here (Tier 1 types and complex only)",
                      fname, info->name);
   }
   uint64_t count, nbytes;
-  if (!hpy_element_count(rank, shape, &count) ||
+  if (!hrpy_element_count(rank, shape, &count) ||
       hurray_buffer_size_bytes(tag, count, &nbytes) != HURRAY_OK) {
-    return hpy_raise(st->InvalidDescriptorError, "%s: the shape's size overflows 64 bits",
+    return hrpy_raise(st->InvalidDescriptorError, "%s: the shape's size overflows 64 bits",
                      fname);
   }
-  HpyBuffer b;
+  HrpyBuffer b;
   memset(&b, 0, sizeof b);
   uint8_t elem[16];
   unsigned isz = info->bit_width >= 8 ? info->bit_width / 8u : 0;
@@ -237,13 +237,13 @@ static PyObject *create(PyObject *m, const char *fname, FillKind kind, PyObject 
     }
   }
   /* Sub-byte padding bits must be zero, so empty() zeroes those buffers. */
-  b.owned = hpy_alloc_buffer(nbytes, kind == FILL_ZERO || (kind == FILL_NONE && info->bit_width < 8));
+  b.owned = hrpy_alloc_buffer(nbytes, kind == FILL_ZERO || (kind == FILL_NONE && info->bit_width < 8));
   if (b.owned == NULL) return NULL;
   b.data = b.owned;
   b.size = nbytes;
   if ((kind == FILL_ONE || kind == FILL_VALUE) && nbytes > 0) {
     uint64_t fill = tag == HURRAY_DTYPE_BOOL ? nbytes : count * isz;
-    if (fill >= HPY_NOGIL_FILL_BYTES) {
+    if (fill >= HRPY_NOGIL_FILL_BYTES) {
       Py_BEGIN_ALLOW_THREADS fill_pattern(b.data, fill, elem, isz);
       Py_END_ALLOW_THREADS
     } else {
@@ -254,32 +254,32 @@ static PyObject *create(PyObject *m, const char *fname, FillKind kind, PyObject 
       b.data[nbytes - 1] = (uint8_t)(b.data[nbytes - 1] & ((1u << (count % 8u)) - 1u));
     }
   }
-  return hpy_tensor_new_dense(st, tag, rank, shape, HURRAY_LAYOUT_ROW_MAJOR, device, &b, fname);
+  return hrpy_tensor_new_dense(st, tag, rank, shape, HURRAY_LAYOUT_ROW_MAJOR, device, &b, fname);
 }
 
 static const char *const shape_names[] = {"shape", "dtype", "device", NULL};
 
-PyObject *hpy_zeros(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+PyObject *hrpy_zeros(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
   PyObject *a[3];
-  if (hpy_parse_args("zeros", args, nargs, kwnames, shape_names, 1, 1, a) < 0) return NULL;
+  if (hrpy_parse_args("zeros", args, nargs, kwnames, shape_names, 1, 1, a) < 0) return NULL;
   return create(m, "zeros", FILL_ZERO, a[0], NULL, a[1], a[2]);
 }
 
-PyObject *hpy_ones(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+PyObject *hrpy_ones(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
   PyObject *a[3];
-  if (hpy_parse_args("ones", args, nargs, kwnames, shape_names, 1, 1, a) < 0) return NULL;
+  if (hrpy_parse_args("ones", args, nargs, kwnames, shape_names, 1, 1, a) < 0) return NULL;
   return create(m, "ones", FILL_ONE, a[0], NULL, a[1], a[2]);
 }
 
-PyObject *hpy_empty(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+PyObject *hrpy_empty(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
   PyObject *a[3];
-  if (hpy_parse_args("empty", args, nargs, kwnames, shape_names, 1, 1, a) < 0) return NULL;
+  if (hrpy_parse_args("empty", args, nargs, kwnames, shape_names, 1, 1, a) < 0) return NULL;
   return create(m, "empty", FILL_NONE, a[0], NULL, a[1], a[2]);
 }
 
-PyObject *hpy_full(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+PyObject *hrpy_full(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
   static const char *const names[] = {"shape", "fill_value", "dtype", "device", NULL};
   PyObject *a[4];
-  if (hpy_parse_args("full", args, nargs, kwnames, names, 2, 2, a) < 0) return NULL;
+  if (hrpy_parse_args("full", args, nargs, kwnames, names, 2, 2, a) < 0) return NULL;
   return create(m, "full", FILL_VALUE, a[0], a[1], a[2], a[3]);
 }

@@ -18,47 +18,47 @@
  * A Composite has no data accessors (values, buffer, buffer_count,
  * __array__, __dlpack__, __hurray__): the members hold the data.
  */
-#include "hpy.h"
+#include "hrpy.h"
 
 #include <string.h>
 
-#define C(o) ((HpyComposite *)(o))
+#define C(o) ((HrpyComposite *)(o))
 
-const HurrayDescriptor *hpy_composite_member_descriptor(HpyState *st, const HpyComposite *c,
+const HurrayDescriptor *hrpy_composite_member_descriptor(HrpyState *st, const HrpyComposite *c,
                                                         uint32_t i) {
   if (c->presented[i] != NULL) return c->presented[i];
   PyObject *m = PyTuple_GET_ITEM(c->members, (Py_ssize_t)i);
-  return hpy_tensor_check(st, m) ? hpy_tensor_descriptor(m) : C(m)->head;
+  return hrpy_tensor_check(st, m) ? hrpy_tensor_descriptor(m) : C(m)->head;
 }
 
 /* ---- the tree in pre-order ------------------------------------------------------ */
 
 /* Number of descriptors in the pre-order walk of c (head, then each member's). */
-static size_t tree_size(HpyState *st, const HpyComposite *c) {
+static size_t tree_size(HrpyState *st, const HrpyComposite *c) {
   size_t n = 1;
   for (uint32_t i = 0; i < c->count; i++) {
     PyObject *m = PyTuple_GET_ITEM(c->members, (Py_ssize_t)i);
-    n += hpy_composite_check(st, m) ? tree_size(st, C(m)) : 1u;
+    n += hrpy_composite_check(st, m) ? tree_size(st, C(m)) : 1u;
   }
   return n;
 }
 
 /* Fills fields[*pos ..] with the pre-order walk of c. */
-static void tree_fill(HpyState *st, const HpyComposite *c, HurrayDescriptorFields *fields,
+static void tree_fill(HrpyState *st, const HrpyComposite *c, HurrayDescriptorFields *fields,
                       size_t *pos) {
   fields[(*pos)++] = c->hf;
   for (uint32_t i = 0; i < c->count; i++) {
     PyObject *m = PyTuple_GET_ITEM(c->members, (Py_ssize_t)i);
-    if (hpy_composite_check(st, m)) {
+    if (hrpy_composite_check(st, m)) {
       tree_fill(st, C(m), fields, pos);
     } else {
-      (void)hurray_descriptor_fields(hpy_composite_member_descriptor(st, c, i), &fields[*pos]);
+      (void)hurray_descriptor_fields(hrpy_composite_member_descriptor(st, c, i), &fields[*pos]);
       (*pos)++;
     }
   }
 }
 
-static int validate_tree(HpyState *st, const HpyComposite *c, const char *context) {
+static int validate_tree(HrpyState *st, const HrpyComposite *c, const char *context) {
   size_t n = tree_size(st, c);
   HurrayDescriptorFields *fields = PyMem_Calloc(n, sizeof *fields);
   const HurrayDescriptorFields **ptrs = PyMem_Calloc(n, sizeof *ptrs);
@@ -80,7 +80,7 @@ static int validate_tree(HpyState *st, const HpyComposite *c, const char *contex
   PyMem_Free(ptrs);
   if (rc == HURRAY_OK && consumed != n) rc = HURRAY_ERR_INTERNAL;
   if (rc != HURRAY_OK) {
-    hpy_raise_status(st, rc, &err, context);
+    hrpy_raise_status(st, rc, &err, context);
     return -1;
   }
   return 0;
@@ -90,13 +90,13 @@ static int validate_tree(HpyState *st, const HpyComposite *c, const char *contex
 
 /* The descriptor an overlay member presents: its own plus a role section,
  * unless it carries one already. *out NULL when nothing changes. */
-static int present(HpyState *st, const HurrayDescriptor *own, bool overlay, uint32_t index,
+static int present(HrpyState *st, const HurrayDescriptor *own, bool overlay, uint32_t index,
                    HurrayDescriptor **out, const char *context) {
   *out = NULL;
   if (!overlay) return 0;
   HurrayDescriptorFields f;
   if (hurray_descriptor_fields(own, &f) != HURRAY_OK) {
-    hpy_raise_status(st, HURRAY_ERR_INTERNAL, NULL, context);
+    hrpy_raise_status(st, HURRAY_ERR_INTERNAL, NULL, context);
     return -1;
   }
   if (f.composite_member != NULL) return 0; /* decoded: keeps its role */
@@ -110,15 +110,15 @@ static int present(HpyState *st, const HurrayDescriptor *own, bool overlay, uint
    * relayed member (unknown tags) presentable. */
   HurrayStatus rc = hurray_descriptor_from_fields(&f, HURRAY_DECODE_PERMISSIVE, out, &err);
   if (rc != HURRAY_OK) {
-    hpy_raise_status(st, rc, &err, context);
+    hrpy_raise_status(st, rc, &err, context);
     return -1;
   }
   return 0;
 }
 
-PyObject *hpy_composite_from_head(HpyState *st, HurrayDescriptor *head, PyObject *members,
+PyObject *hrpy_composite_from_head(HrpyState *st, HurrayDescriptor *head, PyObject *members,
                                   const char *context) {
-  HpyComposite *c = PyObject_GC_New(HpyComposite, st->CompositeType);
+  HrpyComposite *c = PyObject_GC_New(HrpyComposite, st->CompositeType);
   if (c == NULL) {
     hurray_descriptor_destroy(head);
     return NULL;
@@ -132,7 +132,7 @@ PyObject *hpy_composite_from_head(HpyState *st, HurrayDescriptor *head, PyObject
   if (hurray_descriptor_fields(head, &c->hf) != HURRAY_OK ||
       c->hf.layout.tag != HURRAY_LAYOUT_COMPOSITE) {
     Py_DECREF(c);
-    return hpy_raise(st->InvalidDescriptorError, "%s: the head is not a composite descriptor",
+    return hrpy_raise(st->InvalidDescriptorError, "%s: the head is not a composite descriptor",
                      context);
   }
   Py_ssize_t n = PyTuple_GET_SIZE(members);
@@ -145,15 +145,15 @@ PyObject *hpy_composite_from_head(HpyState *st, HurrayDescriptor *head, PyObject
   bool overlay = c->hf.layout.u.composite.rule == HURRAY_COMPOSITE_OVERLAY;
   for (uint32_t i = 0; i < c->count; i++) {
     PyObject *m = PyTuple_GET_ITEM(members, (Py_ssize_t)i);
-    if (!hpy_tensor_check(st, m)) continue;
-    /* built here, so hpy_tensor_descriptor(m) holds for every member later */
-    const HurrayDescriptor *md = hpy_tensor_desc(st, m);
+    if (!hrpy_tensor_check(st, m)) continue;
+    /* built here, so hrpy_tensor_descriptor(m) holds for every member later */
+    const HurrayDescriptor *md = hrpy_tensor_desc(st, m);
     if (md == NULL || present(st, md, overlay, i, &c->presented[i], context) < 0) {
       Py_DECREF(c);
       return NULL;
     }
   }
-  c->dtype = hpy_dtype_relayed(st, c->hf.type_tag);
+  c->dtype = hrpy_dtype_relayed(st, c->hf.type_tag);
   if (c->dtype == NULL || validate_tree(st, c, context) < 0) {
     Py_DECREF(c);
     return NULL;
@@ -170,7 +170,7 @@ static PyObject *composite_new(PyTypeObject *type, PyObject *args, PyObject *kwa
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOO|O$O:Composite", kwlist, &rule_o, &shape_o,
                                    &dtype_o, &members_o, &op_o, &shard_o))
     return NULL;
-  HpyState *st = hpy_state_of_type(type);
+  HrpyState *st = hrpy_state_of_type(type);
   const char *ctx = "Composite";
   /* the rule and the combine operation: the same field as CompositeLayout */
   if (!PyUnicode_Check(rule_o))
@@ -204,26 +204,26 @@ static PyObject *composite_new(PyTypeObject *type, PyObject *args, PyObject *kwa
   /* shape and dtype: stated, never derived */
   uint64_t shape[HURRAY_MAX_RANK];
   uint32_t rank = 0;
-  if (hpy_parse_shape(st, shape_o, shape, &rank, ctx) < 0) return NULL;
+  if (hrpy_parse_shape(st, shape_o, shape, &rank, ctx) < 0) return NULL;
   for (uint32_t k = 0; k < rank; k++)
     if (shape[k] == HURRAY_DYNAMIC_DIM)
-      return hpy_raise(st->InvalidDescriptorError,
+      return hrpy_raise(st->InvalidDescriptorError,
                        "%s: shape[%u] is dynamic (None); a composite's members are placed "
                        "against every extent of its head",
                        ctx, (unsigned)k);
   uint8_t tag;
-  if (hpy_dtype_converter(st, dtype_o, &tag) < 0) return NULL;
+  if (hrpy_dtype_converter(st, dtype_o, &tag) < 0) return NULL;
   /* a shard places a nested head inside a parent partition or overlay */
   const HurrayShard *shard = NULL;
   if (shard_o != Py_None) {
     if (!Py_IS_TYPE(shard_o, st->ShardType))
       return PyErr_Format(PyExc_TypeError, "%s: shard must be a hurray.Shard, not %.100s", ctx,
                           Py_TYPE(shard_o)->tp_name);
-    if (((HpyShard *)shard_o)->rank != rank)
-      return hpy_raise_rule(st, HURRAY_ERR_INVALID_SHARD, "shard", ctx,
+    if (((HrpyShard *)shard_o)->rank != rank)
+      return hrpy_raise_rule(st, HURRAY_ERR_INVALID_SHARD, "shard", ctx,
                             "the shard has %u dimensions, the head %u",
-                            (unsigned)((HpyShard *)shard_o)->rank, (unsigned)rank);
-    shard = &((HpyShard *)shard_o)->shard;
+                            (unsigned)((HrpyShard *)shard_o)->rank, (unsigned)rank);
+    shard = &((HrpyShard *)shard_o)->shard;
   }
   /* members: tensors or composites */
   if (PyUnicode_Check(members_o) || PyBytes_Check(members_o))
@@ -233,7 +233,7 @@ static PyObject *composite_new(PyTypeObject *type, PyObject *args, PyObject *kwa
   Py_ssize_t n = PyTuple_GET_SIZE(members);
   for (Py_ssize_t i = 0; i < n; i++) {
     PyObject *m = PyTuple_GET_ITEM(members, i);
-    if (!hpy_tensor_check(st, m) && !hpy_composite_check(st, m)) {
+    if (!hrpy_tensor_check(st, m) && !hrpy_composite_check(st, m)) {
       Py_DECREF(members);
       return PyErr_Format(PyExc_TypeError,
                           "%s: members[%zd] must be a hurray.Tensor or hurray.Composite, not "
@@ -243,7 +243,7 @@ static PyObject *composite_new(PyTypeObject *type, PyObject *args, PyObject *kwa
   }
   if ((uint64_t)n >= HURRAY_COMPOSITE_OPEN_COUNT) {
     Py_DECREF(members);
-    return hpy_raise(st->InvalidDescriptorError, "%s: too many members (%zd)", ctx, n);
+    return hrpy_raise(st->InvalidDescriptorError, "%s: too many members (%zd)", ctx, n);
   }
   /* the head: the C library checks its rules */
   HurrayDescriptorFields f;
@@ -262,9 +262,9 @@ static PyObject *composite_new(PyTypeObject *type, PyObject *args, PyObject *kwa
   HurrayStatus rc = hurray_descriptor_from_fields(&f, HURRAY_DECODE_STRICT, &head, &err);
   if (rc != HURRAY_OK) {
     Py_DECREF(members);
-    return hpy_raise_status(st, rc, &err, ctx);
+    return hrpy_raise_status(st, rc, &err, ctx);
   }
-  PyObject *r = hpy_composite_from_head(st, head, members, ctx);
+  PyObject *r = hrpy_composite_from_head(st, head, members, ctx);
   Py_DECREF(members);
   return r;
 }
@@ -285,7 +285,7 @@ static PyObject *cg_combine(PyObject *s, void *c) {
 }
 static PyObject *cg_shape(PyObject *s, void *c) {
   (void)c;
-  return hpy_shape_tuple(C(s)->hf.rank, C(s)->hf.shape);
+  return hrpy_shape_tuple(C(s)->hf.rank, C(s)->hf.shape);
 }
 static PyObject *cg_ndim(PyObject *s, void *c) {
   (void)c;
@@ -305,13 +305,13 @@ static PyObject *cg_member_count(PyObject *s, void *c) {
 }
 static PyObject *cg_member_roles(PyObject *s, void *c) {
   (void)c;
-  HpyState *st = hpy_state_of(s);
-  HpyComposite *k = C(s);
+  HrpyState *st = hrpy_state_of(s);
+  HrpyComposite *k = C(s);
   PyObject *t = PyTuple_New((Py_ssize_t)k->count);
   for (uint32_t i = 0; t != NULL && i < k->count; i++) {
     HurrayDescriptorFields f;
     PyObject *v;
-    if (hurray_descriptor_fields(hpy_composite_member_descriptor(st, k, i), &f) == HURRAY_OK &&
+    if (hurray_descriptor_fields(hrpy_composite_member_descriptor(st, k, i), &f) == HURRAY_OK &&
         f.composite_member != NULL) {
       v = PyUnicode_FromString(f.composite_member->role == HURRAY_MEMBER_ROLE_BASE ? "base"
                                                                                   : "correction");
@@ -328,31 +328,31 @@ static PyObject *cg_member_roles(PyObject *s, void *c) {
 }
 static PyObject *cg_shard(PyObject *s, void *c) {
   (void)c;
-  return hpy_shard_object(hpy_state_of(s), &C(s)->hf);
+  return hrpy_shard_object(hrpy_state_of(s), &C(s)->hf);
 }
 static PyObject *cg_layout(PyObject *s, void *c) {
   (void)c;
-  return hpy_layout_object(hpy_state_of(s), &C(s)->hf);
+  return hrpy_layout_object(hrpy_state_of(s), &C(s)->hf);
 }
 static PyObject *cg_descriptor(PyObject *s, void *c) {
   (void)c;
-  HpyState *st = hpy_state_of(s);
+  HrpyState *st = hrpy_state_of(s);
   HurrayDescriptor *d = NULL;
   HurrayStatus rc = hurray_descriptor_clone(C(s)->head, &d);
-  if (rc != HURRAY_OK) return hpy_raise_status(st, rc, NULL, "Composite.descriptor");
-  return hpy_descriptor_wrap(st, d, NULL);
+  if (rc != HURRAY_OK) return hrpy_raise_status(st, rc, NULL, "Composite.descriptor");
+  return hrpy_descriptor_wrap(st, d, NULL);
 }
 static PyObject *cg_member_descriptors(PyObject *s, void *c) {
   (void)c;
-  HpyState *st = hpy_state_of(s);
-  HpyComposite *k = C(s);
+  HrpyState *st = hrpy_state_of(s);
+  HrpyComposite *k = C(s);
   PyObject *t = PyTuple_New((Py_ssize_t)k->count);
   for (uint32_t i = 0; t != NULL && i < k->count; i++) {
     HurrayDescriptor *d = NULL;
     PyObject *v = NULL;
-    if (hurray_descriptor_clone(hpy_composite_member_descriptor(st, k, i), &d) == HURRAY_OK) {
+    if (hurray_descriptor_clone(hrpy_composite_member_descriptor(st, k, i), &d) == HURRAY_OK) {
       PyObject *m = PyTuple_GET_ITEM(k->members, (Py_ssize_t)i);
-      v = hpy_descriptor_wrap(st, d, hpy_tensor_check(st, m) ? ((HpyTensor *)m)->device : NULL);
+      v = hrpy_descriptor_wrap(st, d, hrpy_tensor_check(st, m) ? ((HrpyTensor *)m)->device : NULL);
     } else {
       PyErr_NoMemory();
     }
@@ -371,9 +371,9 @@ static PyObject *cg_member_descriptors(PyObject *s, void *c) {
  * the measured alignment) and hold
  * the same bytes in every buffer (host memory), or the same memory (device
  * buffers, which this process cannot read). */
-static bool tensor_bytes_equal(const HpyTensor *a, const HpyTensor *b) {
+static bool tensor_bytes_equal(const HrpyTensor *a, const HrpyTensor *b) {
   if (a->nbuf != b->nbuf) return false;
-  bool host = ((HpyDevice *)a->device)->tag == HURRAY_DEVICE_CPU;
+  bool host = ((HrpyDevice *)a->device)->tag == HURRAY_DEVICE_CPU;
   for (uint32_t i = 0; i < a->nbuf; i++) {
     uint64_t n = a->f.buffers[i].byte_size;
     if (n != b->f.buffers[i].byte_size) return false;
@@ -412,36 +412,36 @@ static bool same_but_alignment(const HurrayDescriptor *a, const HurrayDescriptor
   return eq;
 }
 
-static bool composite_equal(HpyState *st, const HpyComposite *a, const HpyComposite *b) {
+static bool composite_equal(HrpyState *st, const HrpyComposite *a, const HrpyComposite *b) {
   if (a == b) return true;
   if (!hurray_descriptor_equal(a->head, b->head) || a->count != b->count) return false;
   for (uint32_t i = 0; i < a->count; i++) {
     PyObject *x = PyTuple_GET_ITEM(a->members, (Py_ssize_t)i);
     PyObject *y = PyTuple_GET_ITEM(b->members, (Py_ssize_t)i);
-    bool xc = hpy_composite_check(st, x), yc = hpy_composite_check(st, y);
+    bool xc = hrpy_composite_check(st, x), yc = hrpy_composite_check(st, y);
     if (xc != yc) return false;
     if (xc) {
       if (!composite_equal(st, C(x), C(y))) return false;
       continue;
     }
-    if (!same_but_alignment(hpy_composite_member_descriptor(st, a, i),
-                            hpy_composite_member_descriptor(st, b, i)))
+    if (!same_but_alignment(hrpy_composite_member_descriptor(st, a, i),
+                            hrpy_composite_member_descriptor(st, b, i)))
       return false;
-    if (!tensor_bytes_equal((HpyTensor *)x, (HpyTensor *)y)) return false;
+    if (!tensor_bytes_equal((HrpyTensor *)x, (HrpyTensor *)y)) return false;
   }
   return true;
 }
 
 static PyObject *composite_richcompare(PyObject *a, PyObject *b, int op) {
   if ((op != Py_EQ && op != Py_NE) || Py_TYPE(a) != Py_TYPE(b)) Py_RETURN_NOTIMPLEMENTED;
-  bool eq = composite_equal(hpy_state_of(a), C(a), C(b));
+  bool eq = composite_equal(hrpy_state_of(a), C(a), C(b));
   return PyBool_FromLong(op == Py_EQ ? eq : !eq);
 }
 
 /* ---- repr (hurray._display), pickling, lifetime ------------------------------------- */
 
 static PyObject *composite_repr(PyObject *s) {
-  HpyState *st = hpy_state_of(s);
+  HrpyState *st = hrpy_state_of(s);
   if (st->display_composite == NULL) {
     PyObject *mod = PyImport_ImportModule("hurray._display");
     if (mod == NULL) return NULL;
@@ -475,7 +475,7 @@ static int composite_clear(PyObject *s) {
 
 static void composite_dealloc(PyObject *s) {
   PyTypeObject *tp = Py_TYPE(s);
-  HpyComposite *c = C(s);
+  HrpyComposite *c = C(s);
   PyObject_GC_UnTrack(s);
   (void)composite_clear(s);
   if (c->presented != NULL) {
@@ -536,12 +536,12 @@ static PyType_Slot composite_slots[] = {
 
 static PyType_Spec composite_spec = {
     .name = "hurray.Composite",
-    .basicsize = sizeof(HpyComposite),
+    .basicsize = sizeof(HrpyComposite),
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_HAVE_GC,
     .slots = composite_slots,
 };
 
-int hpy_composite_init(PyObject *m, HpyState *st) {
+int hrpy_composite_init(PyObject *m, HrpyState *st) {
   st->CompositeType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &composite_spec, NULL);
   if (st->CompositeType == NULL) return -1;
   return PyModule_AddType(m, st->CompositeType);

@@ -16,16 +16,16 @@
  * (nnz against a sparse layout, offset + shape <= parent) run when the
  * section is attached to one.
  */
-#include "hpy.h"
+#include "hrpy.h"
 
 #include <math.h>
 #include <string.h>
 
-#define S(o) ((HpyStatistics *)(o))
-#define SH(o) ((HpyShard *)(o))
+#define S(o) ((HrpyStatistics *)(o))
+#define SH(o) ((HrpyShard *)(o))
 
 /* Validates a section on a zero-extent row-major float32 tensor of `rank`. */
-static int probe(HpyState *st, uint32_t rank, const HurrayStatistics *s, const HurrayShard *sh,
+static int probe(HrpyState *st, uint32_t rank, const HurrayStatistics *s, const HurrayShard *sh,
                  const char *ctx) {
   uint64_t shape[HURRAY_MAX_RANK];
   for (uint32_t k = 0; k < rank; k++) shape[k] = 0;
@@ -46,8 +46,8 @@ static int probe(HpyState *st, uint32_t rank, const HurrayStatistics *s, const H
   hurray_error_clear(&err);
   HurrayStatus rc = hurray_descriptor_validate(&f, HURRAY_DECODE_STRICT, &err);
   if (rc != HURRAY_OK) {
-    hpy_error_drop_offset(&err);
-    hpy_raise_status(st, rc, &err, ctx);
+    hrpy_error_drop_offset(&err);
+    hrpy_raise_status(st, rc, &err, ctx);
     return -1;
   }
   return 0;
@@ -55,16 +55,16 @@ static int probe(HpyState *st, uint32_t rank, const HurrayStatistics *s, const H
 
 /* ---- Statistics ---------------------------------------------------------------- */
 
-PyObject *hpy_statistics_new(HpyState *st, const HurrayStatistics *s) {
-  HpyStatistics *o = PyObject_New(HpyStatistics, st->StatisticsType);
+PyObject *hrpy_statistics_new(HrpyState *st, const HurrayStatistics *s) {
+  HrpyStatistics *o = PyObject_New(HrpyStatistics, st->StatisticsType);
   if (o == NULL) return NULL;
   o->s = *s;
   return (PyObject *)o;
 }
 
-PyObject *hpy_statistics_object(HpyState *st, const HurrayDescriptorFields *f) {
+PyObject *hrpy_statistics_object(HrpyState *st, const HurrayDescriptorFields *f) {
   if (f->statistics == NULL) Py_RETURN_NONE;
-  return hpy_statistics_new(st, f->statistics);
+  return hrpy_statistics_new(st, f->statistics);
 }
 
 static int float_arg(PyObject *o, const char *what, double *out) {
@@ -77,7 +77,7 @@ static int float_arg(PyObject *o, const char *what, double *out) {
   return *out == -1.0 && PyErr_Occurred() ? -1 : 0;
 }
 
-static int uint_arg(HpyState *st, PyObject *o, const char *what, uint64_t max, uint64_t *out) {
+static int uint_arg(HrpyState *st, PyObject *o, const char *what, uint64_t max, uint64_t *out) {
   if (PyBool_Check(o) || !PyIndex_Check(o)) {
     PyErr_Format(PyExc_TypeError, "Statistics: %s must be an int, not %.100s", what,
                  Py_TYPE(o)->tp_name);
@@ -94,7 +94,7 @@ static int uint_arg(HpyState *st, PyObject *o, const char *what, uint64_t max, u
     bad = true;
   }
   if (bad) {
-    hpy_raise(st->InvalidDescriptorError, "Statistics: %s must be in [0, %llu], got %R", what,
+    hrpy_raise(st->InvalidDescriptorError, "Statistics: %s must be in [0, %llu], got %R", what,
               (unsigned long long)max, v);
     Py_DECREF(v);
     return -1;
@@ -115,11 +115,11 @@ static int bool_arg(PyObject *o, const char *what, uint8_t *out) {
 }
 
 /* Counts the non-None objects of a group; raises unless 0 or all. */
-static int group(HpyState *st, PyObject **objs, int n, const char *names) {
+static int group(HrpyState *st, PyObject **objs, int n, const char *names) {
   int given = 0;
   for (int i = 0; i < n; i++) given += objs[i] != Py_None;
   if (given != 0 && given != n) {
-    hpy_raise(st->InvalidDescriptorError,
+    hrpy_raise(st->InvalidDescriptorError,
               "Statistics: %s share one validity bit: supply all of them or none", names);
     return -1;
   }
@@ -136,7 +136,7 @@ static PyObject *stats_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
                                    &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7], &o[8], &o[9],
                                    &o[10]))
     return NULL;
-  HpyState *st = hpy_state_of_type(type);
+  HrpyState *st = hrpy_state_of_type(type);
   HurrayStatistics s;
   memset(&s, 0, sizeof s);
   int g;
@@ -179,7 +179,7 @@ static PyObject *stats_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     s.computed_mask |= HURRAY_STAT_NAN_INF_VALID;
   }
   if (probe(st, 1, &s, NULL, "Statistics") < 0) return NULL;
-  return hpy_statistics_new(st, &s);
+  return hrpy_statistics_new(st, &s);
 }
 
 #define MASK(o, bit) ((S(o)->s.computed_mask & (bit)) != 0)
@@ -329,14 +329,14 @@ static PyType_Slot stats_slots[] = {
 
 static PyType_Spec stats_spec = {
     .name = "hurray.Statistics",
-    .basicsize = sizeof(HpyStatistics),
+    .basicsize = sizeof(HrpyStatistics),
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
     .slots = stats_slots,
 };
 
 /* ---- Shard ------------------------------------------------------------------------ */
 
-PyObject *hpy_shard_new(HpyState *st, uint32_t rank, const HurrayShard *sh) {
+PyObject *hrpy_shard_new(HrpyState *st, uint32_t rank, const HurrayShard *sh) {
   uint64_t *mem = NULL;
   if (rank > 0) {
     mem = PyMem_Malloc(2u * rank * sizeof(uint64_t));
@@ -344,7 +344,7 @@ PyObject *hpy_shard_new(HpyState *st, uint32_t rank, const HurrayShard *sh) {
     memcpy(mem, sh->parent_shape, rank * sizeof(uint64_t));
     memcpy(mem + rank, sh->offset, rank * sizeof(uint64_t));
   }
-  HpyShard *o = PyObject_New(HpyShard, st->ShardType);
+  HrpyShard *o = PyObject_New(HrpyShard, st->ShardType);
   if (o == NULL) {
     PyMem_Free(mem);
     return NULL;
@@ -357,18 +357,18 @@ PyObject *hpy_shard_new(HpyState *st, uint32_t rank, const HurrayShard *sh) {
   return (PyObject *)o;
 }
 
-PyObject *hpy_shard_object(HpyState *st, const HurrayDescriptorFields *f) {
+PyObject *hrpy_shard_object(HrpyState *st, const HurrayDescriptorFields *f) {
   if (f->shard == NULL) Py_RETURN_NONE;
-  return hpy_shard_new(st, f->rank, f->shard);
+  return hrpy_shard_new(st, f->rank, f->shard);
 }
 
 /* A sequence of extents (no None: a shard has no dynamic dimension). */
-static int extents(HpyState *st, PyObject *obj, const char *what, uint64_t *out, uint32_t *n) {
+static int extents(HrpyState *st, PyObject *obj, const char *what, uint64_t *out, uint32_t *n) {
   uint32_t rank = 0;
-  if (hpy_parse_shape(st, obj, out, &rank, what) < 0) return -1;
+  if (hrpy_parse_shape(st, obj, out, &rank, what) < 0) return -1;
   for (uint32_t k = 0; k < rank; k++) {
     if (out[k] == HURRAY_DYNAMIC_DIM) {
-      hpy_raise(st->InvalidDescriptorError,
+      hrpy_raise(st->InvalidDescriptorError,
                 "%s[%u] is None; a shard's extents and offsets are always known", what,
                 (unsigned)k);
       return -1;
@@ -382,31 +382,31 @@ static PyObject *shard_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
   static char *kwlist[] = {"parent_shape", "shard_offset", NULL};
   PyObject *p, *o;
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO:Shard", kwlist, &p, &o)) return NULL;
-  HpyState *st = hpy_state_of_type(type);
+  HrpyState *st = hrpy_state_of_type(type);
   uint64_t parent[HURRAY_MAX_RANK], offset[HURRAY_MAX_RANK];
   uint32_t np_ = 0, no = 0;
   if (extents(st, p, "Shard: parent_shape", parent, &np_) < 0 ||
       extents(st, o, "Shard: shard_offset", offset, &no) < 0)
     return NULL;
   if (np_ != no)
-    return hpy_raise(st->InvalidDescriptorError,
+    return hrpy_raise(st->InvalidDescriptorError,
                      "Shard: parent_shape has %u entries, shard_offset %u (one per dimension)",
                      (unsigned)np_, (unsigned)no);
   HurrayShard sh = {parent, offset};
   if (probe(st, np_, NULL, &sh, "Shard") < 0) return NULL;
-  return hpy_shard_new(st, np_, &sh);
+  return hrpy_shard_new(st, np_, &sh);
 }
 
 static PyObject *shg_parent(PyObject *o, void *c) {
   (void)c;
-  return hpy_shape_tuple(SH(o)->rank, SH(o)->parent_shape);
+  return hrpy_shape_tuple(SH(o)->rank, SH(o)->parent_shape);
 }
 static PyObject *shg_offset(PyObject *o, void *c) {
   (void)c;
-  return hpy_shape_tuple(SH(o)->rank, SH(o)->offset);
+  return hrpy_shape_tuple(SH(o)->rank, SH(o)->offset);
 }
 
-static bool shard_equal(const HpyShard *a, const HpyShard *b) {
+static bool shard_equal(const HrpyShard *a, const HrpyShard *b) {
   return a->rank == b->rank &&
          (a->rank == 0 ||
           (memcmp(a->parent_shape, b->parent_shape, a->rank * sizeof(uint64_t)) == 0 &&
@@ -467,12 +467,12 @@ static PyType_Slot shard_slots[] = {
 
 static PyType_Spec shard_spec = {
     .name = "hurray.Shard",
-    .basicsize = sizeof(HpyShard),
+    .basicsize = sizeof(HrpyShard),
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
     .slots = shard_slots,
 };
 
-int hpy_sections_init(PyObject *m, HpyState *st) {
+int hrpy_sections_init(PyObject *m, HrpyState *st) {
   st->StatisticsType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &stats_spec, NULL);
   if (st->StatisticsType == NULL || PyModule_AddType(m, st->StatisticsType) < 0) return -1;
   st->ShardType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &shard_spec, NULL);

@@ -9,7 +9,7 @@
  * The getters of the optional sections return the classes Tensor returns
  * (layout.c, quant.c, sections.c).
  */
-#include "hpy.h"
+#include "hrpy.h"
 
 typedef struct {
   PyObject_HEAD
@@ -17,18 +17,18 @@ typedef struct {
   HurrayDescriptorFields f; /* borrowed views into desc */
   PyObject *device;         /* Device of the buffers, or Py_None (no buffers) */
   PyObject *handles;        /* cached tuple, or NULL */
-} HpyDescriptor;
+} HrpyDescriptor;
 
-#define DS(o) ((HpyDescriptor *)(o))
+#define DS(o) ((HrpyDescriptor *)(o))
 
 /* ---- shared helpers -------------------------------------------------------- */
 
-const char *hpy_layout_name(uint8_t tag) {
+const char *hrpy_layout_name(uint8_t tag) {
   const char *n = hurray_layout_name(tag);
   return n != NULL ? n : "extension";
 }
 
-PyObject *hpy_shape_tuple(uint32_t rank, const uint64_t *shape) {
+PyObject *hrpy_shape_tuple(uint32_t rank, const uint64_t *shape) {
   PyObject *t = PyTuple_New((Py_ssize_t)rank);
   if (t == NULL) return NULL;
   for (uint32_t i = 0; i < rank; i++) {
@@ -43,7 +43,7 @@ PyObject *hpy_shape_tuple(uint32_t rank, const uint64_t *shape) {
   return t;
 }
 
-bool hpy_element_count(uint32_t rank, const uint64_t *shape, uint64_t *out) {
+bool hrpy_element_count(uint32_t rank, const uint64_t *shape, uint64_t *out) {
   uint64_t n = 1;
   for (uint32_t i = 0; i < rank; i++) {
     if (shape[i] == HURRAY_DYNAMIC_DIM) return false;
@@ -60,12 +60,12 @@ bool hpy_element_count(uint32_t rank, const uint64_t *shape, uint64_t *out) {
   return true;
 }
 
-PyObject *hpy_size_object(uint32_t rank, const uint64_t *shape) {
+PyObject *hrpy_size_object(uint32_t rank, const uint64_t *shape) {
   for (uint32_t i = 0; i < rank; i++)
     if (shape[i] == HURRAY_DYNAMIC_DIM) Py_RETURN_NONE;
   /* Python ints do not overflow: multiply there when u64 would. */
   uint64_t n;
-  if (hpy_element_count(rank, shape, &n)) return PyLong_FromUnsignedLongLong(n);
+  if (hrpy_element_count(rank, shape, &n)) return PyLong_FromUnsignedLongLong(n);
   PyObject *acc = PyLong_FromLong(1);
   for (uint32_t i = 0; acc != NULL && i < rank; i++) {
     PyObject *d = PyLong_FromUnsignedLongLong(shape[i]);
@@ -79,12 +79,12 @@ PyObject *hpy_size_object(uint32_t rank, const uint64_t *shape) {
 
 /* ---- the class ------------------------------------------------------------- */
 
-const HurrayDescriptor *hpy_descriptor_get(HpyState *st, PyObject *o) {
+const HurrayDescriptor *hrpy_descriptor_get(HrpyState *st, PyObject *o) {
   return Py_IS_TYPE(o, st->DescriptorType) ? DS(o)->desc : NULL;
 }
 
-PyObject *hpy_descriptor_wrap(HpyState *st, HurrayDescriptor *desc, PyObject *device) {
-  HpyDescriptor *d = PyObject_GC_New(HpyDescriptor, st->DescriptorType);
+PyObject *hrpy_descriptor_wrap(HrpyState *st, HurrayDescriptor *desc, PyObject *device) {
+  HrpyDescriptor *d = PyObject_GC_New(HrpyDescriptor, st->DescriptorType);
   if (d == NULL) {
     hurray_descriptor_destroy(desc);
     return NULL;
@@ -97,12 +97,12 @@ PyObject *hpy_descriptor_wrap(HpyState *st, HurrayDescriptor *desc, PyObject *de
     memset(&d->f, 0, sizeof d->f);
     PyObject_GC_Track((PyObject *)d);
     Py_DECREF(d);
-    return hpy_raise_status(st, s, NULL, "Descriptor");
+    return hrpy_raise_status(st, s, NULL, "Descriptor");
   }
   if (device != NULL) {
     d->device = Py_NewRef(device);
   } else if (d->f.buffer_count > 0) {
-    d->device = hpy_device_new(st, d->f.buffers[0].device_tag, d->f.buffers[0].memory_class, 0);
+    d->device = hrpy_device_new(st, d->f.buffers[0].device_tag, d->f.buffers[0].memory_class, 0);
   } else {
     d->device = Py_NewRef(Py_None);
   }
@@ -116,11 +116,11 @@ PyObject *hpy_descriptor_wrap(HpyState *st, HurrayDescriptor *desc, PyObject *de
 
 static PyObject *ds_dtype(PyObject *s, void *c) {
   (void)c;
-  return hpy_dtype_relayed(hpy_state_of(s), DS(s)->f.type_tag);
+  return hrpy_dtype_relayed(hrpy_state_of(s), DS(s)->f.type_tag);
 }
 static PyObject *ds_shape(PyObject *s, void *c) {
   (void)c;
-  return hpy_shape_tuple(DS(s)->f.rank, DS(s)->f.shape);
+  return hrpy_shape_tuple(DS(s)->f.rank, DS(s)->f.shape);
 }
 static PyObject *ds_ndim(PyObject *s, void *c) {
   (void)c;
@@ -128,17 +128,17 @@ static PyObject *ds_ndim(PyObject *s, void *c) {
 }
 static PyObject *ds_size(PyObject *s, void *c) {
   (void)c;
-  return hpy_size_object(DS(s)->f.rank, DS(s)->f.shape);
+  return hrpy_size_object(DS(s)->f.rank, DS(s)->f.shape);
 }
 static PyObject *ds_layout(PyObject *s, void *c) {
   (void)c;
-  return hpy_layout_object(hpy_state_of(s), &DS(s)->f);
+  return hrpy_layout_object(hrpy_state_of(s), &DS(s)->f);
 }
 static PyObject *ds_buffer_handles(PyObject *s, void *c) {
   (void)c;
-  HpyDescriptor *d = DS(s);
+  HrpyDescriptor *d = DS(s);
   if (d->handles == NULL) {
-    d->handles = hpy_buffer_handles_tuple(hpy_state_of(s), &d->f, d->device);
+    d->handles = hrpy_buffer_handles_tuple(hrpy_state_of(s), &d->f, d->device);
     if (d->handles == NULL) return NULL;
   }
   return Py_NewRef(d->handles);
@@ -153,15 +153,15 @@ static PyObject *ds_device(PyObject *s, void *c) {
 }
 static PyObject *ds_quantization(PyObject *s, void *c) {
   (void)c;
-  return hpy_quantization_object(hpy_state_of(s), &DS(s)->f);
+  return hrpy_quantization_object(hrpy_state_of(s), &DS(s)->f);
 }
 static PyObject *ds_shard(PyObject *s, void *c) {
   (void)c;
-  return hpy_shard_object(hpy_state_of(s), &DS(s)->f);
+  return hrpy_shard_object(hrpy_state_of(s), &DS(s)->f);
 }
 static PyObject *ds_statistics(PyObject *s, void *c) {
   (void)c;
-  return hpy_statistics_object(hpy_state_of(s), &DS(s)->f);
+  return hrpy_statistics_object(hrpy_state_of(s), &DS(s)->f);
 }
 static PyObject *ds_byte_offset(PyObject *s, void *c) {
   (void)c;
@@ -175,7 +175,7 @@ static PyObject *ds_encoded_len(PyObject *s, void *c) {
   (void)c;
   uint64_t n = 0;
   HurrayStatus st = hurray_descriptor_encoded_len(DS(s)->desc, &n);
-  if (st != HURRAY_OK) return hpy_raise_status(hpy_state_of(s), st, NULL, "encoded_len");
+  if (st != HURRAY_OK) return hrpy_raise_status(hrpy_state_of(s), st, NULL, "encoded_len");
   return PyLong_FromUnsignedLongLong(n);
 }
 
@@ -199,10 +199,10 @@ static PyGetSetDef ds_getset[] = {
 
 static PyObject *ds_encode(PyObject *s, PyObject *unused) {
   (void)unused;
-  HpyState *st = hpy_state_of(s);
+  HrpyState *st = hrpy_state_of(s);
   uint64_t n = 0;
   HurrayStatus rc = hurray_descriptor_encoded_len(DS(s)->desc, &n);
-  if (rc != HURRAY_OK) return hpy_raise_status(st, rc, NULL, "encode");
+  if (rc != HURRAY_OK) return hrpy_raise_status(st, rc, NULL, "encode");
   if (n > (uint64_t)PY_SSIZE_T_MAX) return PyErr_NoMemory();
   PyObject *b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)n);
   if (b == NULL) return NULL;
@@ -210,17 +210,17 @@ static PyObject *ds_encode(PyObject *s, PyObject *unused) {
   rc = hurray_descriptor_encode(DS(s)->desc, (uint8_t *)PyBytes_AS_STRING(b), n, &written);
   if (rc != HURRAY_OK || written != n) {
     Py_DECREF(b);
-    return hpy_raise_status(st, rc != HURRAY_OK ? rc : HURRAY_ERR_INTERNAL, NULL, "encode");
+    return hrpy_raise_status(st, rc != HURRAY_OK ? rc : HURRAY_ERR_INTERNAL, NULL, "encode");
   }
   return b;
 }
 
 static PyObject *ds_decode(PyObject *cls, PyObject *const *args, Py_ssize_t nargs,
                            PyObject *kwnames) {
-  HpyState *st = hpy_state_of_type((PyTypeObject *)cls);
+  HrpyState *st = hrpy_state_of_type((PyTypeObject *)cls);
   static const char *const names[] = {"data", "permissive", NULL};
   PyObject *a[2];
-  if (hpy_parse_args("decode", args, nargs, kwnames, names, 1, 1, a) < 0) return NULL;
+  if (hrpy_parse_args("decode", args, nargs, kwnames, names, 1, 1, a) < 0) return NULL;
   int permissive = 0;
   if (a[1] != NULL && (permissive = PyObject_IsTrue(a[1])) < 0) return NULL;
   Py_buffer view;
@@ -232,8 +232,8 @@ static PyObject *ds_decode(PyObject *cls, PyObject *const *args, Py_ssize_t narg
       (const uint8_t *)view.buf, (uintptr_t)view.len,
       permissive ? HURRAY_DECODE_PERMISSIVE : HURRAY_DECODE_STRICT, &d, &err);
   PyBuffer_Release(&view);
-  if (rc != HURRAY_OK) return hpy_raise_status(st, rc, &err, "Descriptor.decode");
-  return hpy_descriptor_wrap(st, d, NULL);
+  if (rc != HURRAY_OK) return hrpy_raise_status(st, rc, &err, "Descriptor.decode");
+  return hrpy_descriptor_wrap(st, d, NULL);
 }
 
 static PyMethodDef ds_methods[] = {
@@ -263,13 +263,13 @@ static Py_hash_t ds_hash(PyObject *s) {
 }
 
 static PyObject *ds_repr(PyObject *s) {
-  HpyDescriptor *d = DS(s);
-  PyObject *shape = hpy_shape_tuple(d->f.rank, d->f.shape);
+  HrpyDescriptor *d = DS(s);
+  PyObject *shape = hrpy_shape_tuple(d->f.rank, d->f.shape);
   if (shape == NULL) return NULL;
   const HurrayDtypeInfo *i = hurray_dtype_info(d->f.type_tag);
   PyObject *r = PyUnicode_FromFormat(
       "hurray.Descriptor(dtype=%s, shape=%R, layout=%s, buffer_count=%u)",
-      i != NULL ? i->name : "extension", shape, hpy_layout_name(d->f.layout.tag),
+      i != NULL ? i->name : "extension", shape, hrpy_layout_name(d->f.layout.tag),
       (unsigned)d->f.buffer_count);
   Py_DECREF(shape);
   return r;
@@ -315,13 +315,13 @@ static PyType_Slot ds_slots[] = {
 
 static PyType_Spec ds_spec = {
     .name = "hurray.Descriptor",
-    .basicsize = sizeof(HpyDescriptor),
+    .basicsize = sizeof(HrpyDescriptor),
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_HAVE_GC |
              Py_TPFLAGS_DISALLOW_INSTANTIATION,
     .slots = ds_slots,
 };
 
-int hpy_descriptor_init(PyObject *m, HpyState *st) {
+int hrpy_descriptor_init(PyObject *m, HrpyState *st) {
   st->DescriptorType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &ds_spec, NULL);
   if (st->DescriptorType == NULL) return -1;
   return PyModule_AddType(m, st->DescriptorType);

@@ -1,5 +1,5 @@
 /*
- * hpy.h - shared declarations of the hurray._hurray extension module.
+ * hrpy.h - shared declarations of the hurray._hurray extension module.
  *
  * Every Python class lives in its own C file (dtype.c, device.c, tensor.c,
  * buffer_handle.c, descriptor.c, layout.c + layout_types.c for the layout
@@ -14,11 +14,11 @@
  * a foreign subclass exists), so PyType_GetModule on an instance's exact type
  * always finds the module state.
  *
- * Naming: functions shared between the files of the extension are hpy_*;
+ * Naming: functions shared between the files of the extension are hrpy_*;
  * everything else is static.
  */
-#ifndef HURRAY_PY_HPY_H
-#define HURRAY_PY_HPY_H
+#ifndef HURRAY_PY_HRPY_H
+#define HURRAY_PY_HRPY_H
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -30,7 +30,7 @@
 
 /* ---- module state ---------------------------------------------------------- */
 
-typedef struct HpyState {
+typedef struct HrpyState {
   /* classes */
   PyTypeObject *DtypeType;
   PyTypeObject *DeviceType;
@@ -38,7 +38,7 @@ typedef struct HpyState {
   PyTypeObject *BufferHandleType;
   PyTypeObject *DescriptorType;
   PyTypeObject *LayoutType;                /* hurray.Layout, the base */
-  PyTypeObject *LayoutClasses[14];         /* indexed by HpyLayoutKind */
+  PyTypeObject *LayoutClasses[14];         /* indexed by HrpyLayoutKind */
   PyTypeObject *QuantClasses[6];           /* scheme tag - 1; [5] OpaqueQuantization */
   PyTypeObject *StatisticsType;
   PyTypeObject *ShardType;
@@ -77,26 +77,26 @@ typedef struct HpyState {
   PyObject *s_copy;
   PyObject *s_dl_device;
   PyObject *s_array_struct;   /* "__array_struct__" */
-} HpyState;
+} HrpyState;
 
 /* State of the module that defined the exact type of `self`. */
-static inline HpyState *hpy_state_of(PyObject *self) {
-  return (HpyState *)PyType_GetModuleState(Py_TYPE(self));
+static inline HrpyState *hrpy_state_of(PyObject *self) {
+  return (HrpyState *)PyType_GetModuleState(Py_TYPE(self));
 }
-static inline HpyState *hpy_state_of_type(PyTypeObject *type) {
-  return (HpyState *)PyType_GetModuleState(type);
+static inline HrpyState *hrpy_state_of_type(PyTypeObject *type) {
+  return (HrpyState *)PyType_GetModuleState(type);
 }
-static inline HpyState *hpy_state_of_module(PyObject *module) {
-  return (HpyState *)PyModule_GetState(module);
+static inline HrpyState *hrpy_state_of_module(PyObject *module) {
+  return (HrpyState *)PyModule_GetState(module);
 }
 
 /* ---- errors (errors.c) ----------------------------------------------------- */
 
 /* Creates the exception classes into st and adds them to module m. */
-int hpy_errors_init(PyObject *m, HpyState *st);
+int hrpy_errors_init(PyObject *m, HrpyState *st);
 
 /* The exception class the status table assigns to `status` (borrowed). */
-PyObject *hpy_exception_for(HpyState *st, HurrayStatus status);
+PyObject *hrpy_exception_for(HrpyState *st, HurrayStatus status);
 
 /*
  * The one place where a C status becomes a Python exception. Sets the class
@@ -104,54 +104,54 @@ PyObject *hpy_exception_for(HpyState *st, HurrayStatus status);
  * byte offset) when `err` carries one, else the status's default message;
  * `context` (may be NULL) prefixes it ("Tensor: ..."). The exception instance
  * gets attributes `status` (name), `field` and `offset` (None when unknown).
- * Always returns NULL so callers can `return hpy_raise_status(...)`.
+ * Always returns NULL so callers can `return hrpy_raise_status(...)`.
  */
-PyObject *hpy_raise_status(HpyState *st, HurrayStatus status, const HurrayError *err,
+PyObject *hrpy_raise_status(HrpyState *st, HurrayStatus status, const HurrayError *err,
                            const char *context);
 
-/* hpy_raise_status with the class chosen by the caller (`exc`, borrowed):
+/* hrpy_raise_status with the class chosen by the caller (`exc`, borrowed):
  * for an operation whose own error class wins over the table's (a stream's
  * transport failure is a StreamError, not a FileError). */
-PyObject *hpy_raise_status_as(HpyState *st, PyObject *exc, HurrayStatus status,
+PyObject *hrpy_raise_status_as(HrpyState *st, PyObject *exc, HurrayStatus status,
                               const HurrayError *err, const char *context);
 
 /* Two uppercase hex digits of a byte, for messages and reprs
- * (PyUnicode_FromFormat has no %X): "0x%s" with hpy_hex(tag, buf). */
-typedef struct { char s[3]; } HpyHex;
-static inline HpyHex hpy_hex(uint8_t v) {
+ * (PyUnicode_FromFormat has no %X): "0x%s" with hrpy_hex(tag, buf). */
+typedef struct { char s[3]; } HrpyHex;
+static inline HrpyHex hrpy_hex(uint8_t v) {
   static const char d[] = "0123456789ABCDEF";
-  HpyHex h = {{d[v >> 4], d[v & 15], '\0'}};
+  HrpyHex h = {{d[v >> 4], d[v & 15], '\0'}};
   return h;
 }
 
 /* Removes the byte offset from a detail that came from a descriptor the
  * binding built only to run a rule (its offsets mean nothing to the caller). */
-void hpy_error_drop_offset(HurrayError *err);
+void hrpy_error_drop_offset(HurrayError *err);
 
 /* A format rule the binding checks itself (an array length the C library
- * cannot see): raised through hpy_raise_status with a detail carrying
+ * cannot see): raised through hrpy_raise_status with a detail carrying
  * `status` and `field` (offset unknown). printf-style `fmt`. Returns NULL. */
-PyObject *hpy_raise_rule(HpyState *st, HurrayStatus status, const char *field,
+PyObject *hrpy_raise_rule(HrpyState *st, HurrayStatus status, const char *field,
                          const char *context, const char *fmt, ...);
 
 /* Raise `exc` with a formatted message; returns NULL. */
-PyObject *hpy_raise(PyObject *exc, const char *fmt, ...);
+PyObject *hrpy_raise(PyObject *exc, const char *fmt, ...);
 
 /* ---- argument parsing and small utilities (args.c) ------------------------- */
 
 /* Blocks of PyMem memory freed together (the C structures built for one call). */
-typedef struct HpyArena {
+typedef struct HrpyArena {
   void **blocks;
   size_t n, cap;
-} HpyArena;
+} HrpyArena;
 /* `bytes` zeroed bytes owned by the arena; MemoryError (NULL) on failure. */
-void *hpy_arena_alloc(HpyArena *a, size_t bytes);
+void *hrpy_arena_alloc(HrpyArena *a, size_t bytes);
 /* Frees every block (the arena can be reused). */
-void hpy_arena_free(HpyArena *a);
+void hrpy_arena_free(HrpyArena *a);
 
 /* A path argument (str, bytes or os.PathLike) as file-system bytes (new
  * reference to a bytes object); TypeError for anything else. */
-PyObject *hpy_fs_path(PyObject *obj);
+PyObject *hrpy_fs_path(PyObject *obj);
 
 /*
  * A small parser for METH_FASTCALL | METH_KEYWORDS. `names` lists every
@@ -159,12 +159,12 @@ PyObject *hpy_fs_path(PyObject *obj);
  * the rest are keyword-only; the first `nreq` are required. `out` receives
  * borrowed references (NULL when not given). Raises TypeError like CPython.
  */
-int hpy_parse_args(const char *fname, PyObject *const *args, Py_ssize_t nargs,
+int hrpy_parse_args(const char *fname, PyObject *const *args, Py_ssize_t nargs,
                    PyObject *kwnames, const char *const *names, int npos, int nreq,
                    PyObject **out);
 
 /* `copy` keyword: None -> -1, False -> 0, True -> 1; other objects: TypeError. */
-int hpy_parse_copy(PyObject *obj, int *out);
+int hrpy_parse_copy(PyObject *obj, int *out);
 
 /* ---- Dtype (dtype.c) ------------------------------------------------------- */
 
@@ -172,19 +172,19 @@ typedef struct {
   PyObject_HEAD
   uint8_t tag;
   const HurrayDtypeInfo *info; /* NULL for a private (extension) type */
-} HpyDtype;
+} HrpyDtype;
 
-int hpy_dtype_init(PyObject *m, HpyState *st);
+int hrpy_dtype_init(PyObject *m, HrpyState *st);
 /* The singleton for a tag (new reference); InvalidDescriptorError for tags
  * that name no type (reserved, unassigned, invalid). */
-PyObject *hpy_dtype_from_tag(HpyState *st, uint8_t tag);
+PyObject *hrpy_dtype_from_tag(HrpyState *st, uint8_t tag);
 /* The same, but a reserved or unassigned tag (kept by a relay-mode decode)
  * gets a singleton named "unknown" instead of an error. */
-PyObject *hpy_dtype_relayed(HpyState *st, uint8_t tag);
+PyObject *hrpy_dtype_relayed(HrpyState *st, uint8_t tag);
 /* Accepts a Dtype or a type name; stores the tag. TypeError /
  * InvalidDescriptorError otherwise. */
-int hpy_dtype_converter(HpyState *st, PyObject *obj, uint8_t *out_tag);
-static inline int hpy_dtype_check(HpyState *st, PyObject *o) {
+int hrpy_dtype_converter(HrpyState *st, PyObject *obj, uint8_t *out_tag);
+static inline int hrpy_dtype_check(HrpyState *st, PyObject *o) {
   return Py_IS_TYPE(o, st->DtypeType);
 }
 
@@ -195,71 +195,71 @@ typedef struct {
   uint8_t tag;          /* device tag (buffer handle byte 12) */
   uint8_t memory_class; /* memory class (byte 14) */
   int32_t device_id;    /* runtime metadata, not on the wire */
-} HpyDevice;
+} HrpyDevice;
 
-int hpy_device_init(PyObject *m, HpyState *st);
+int hrpy_device_init(PyObject *m, HrpyState *st);
 /* A Device (new reference); hurray.device.cpu for (CPU, standard, 0). */
-PyObject *hpy_device_new(HpyState *st, uint8_t tag, uint8_t memory_class, int32_t device_id);
-static inline int hpy_device_check(HpyState *st, PyObject *o) {
+PyObject *hrpy_device_new(HrpyState *st, uint8_t tag, uint8_t memory_class, int32_t device_id);
+static inline int hrpy_device_check(HrpyState *st, PyObject *o) {
   return Py_IS_TYPE(o, st->DeviceType);
 }
 /* DLPack device type for (tag, class): >0, or 0 after raising
  * hurray.UnsupportedError (PEER, ROCm unified, private, invalid pairs). */
-int hpy_device_to_dlpack(HpyState *st, const HpyDevice *dev);
+int hrpy_device_to_dlpack(HrpyState *st, const HrpyDevice *dev);
 
 /* ---- BufferHandle (buffer_handle.c) ----------------------------------------- */
 
-int hpy_buffer_handle_init(PyObject *m, HpyState *st);
+int hrpy_buffer_handle_init(PyObject *m, HrpyState *st);
 /* New BufferHandle for entry `index`; `device` is the tensor's Device object
  * (borrowed; the handle keeps its own reference). */
-PyObject *hpy_buffer_handle_new(HpyState *st, uint32_t index, const HurrayBufferHandle *h,
+PyObject *hrpy_buffer_handle_new(HrpyState *st, uint32_t index, const HurrayBufferHandle *h,
                                 PyObject *device);
 /* Tuple of handles for a descriptor (new reference). */
-PyObject *hpy_buffer_handles_tuple(HpyState *st, const HurrayDescriptorFields *f,
+PyObject *hrpy_buffer_handles_tuple(HrpyState *st, const HurrayDescriptorFields *f,
                                    PyObject *device);
 
 /* ---- Descriptor (descriptor.c) ---------------------------------------------- */
 
-int hpy_descriptor_init(PyObject *m, HpyState *st);
+int hrpy_descriptor_init(PyObject *m, HrpyState *st);
 /* New hurray.Descriptor taking ownership of `desc` (moved: freed on failure);
  * `device` (borrowed) is the device to report, or NULL to derive it from the
  * buffer table with device_id 0. */
-PyObject *hpy_descriptor_wrap(HpyState *st, HurrayDescriptor *desc, PyObject *device);
+PyObject *hrpy_descriptor_wrap(HrpyState *st, HurrayDescriptor *desc, PyObject *device);
 /* The optional sections as objects, shared by Tensor and Descriptor (new
  * references; Py_None when the section is absent): a hurray.Layout subclass,
  * a quantization class, hurray.Shard, hurray.Statistics. */
-PyObject *hpy_layout_object(HpyState *st, const HurrayDescriptorFields *f);
-PyObject *hpy_quantization_object(HpyState *st, const HurrayDescriptorFields *f);
-PyObject *hpy_shard_object(HpyState *st, const HurrayDescriptorFields *f);
-PyObject *hpy_statistics_object(HpyState *st, const HurrayDescriptorFields *f);
+PyObject *hrpy_layout_object(HrpyState *st, const HurrayDescriptorFields *f);
+PyObject *hrpy_quantization_object(HrpyState *st, const HurrayDescriptorFields *f);
+PyObject *hrpy_shard_object(HrpyState *st, const HurrayDescriptorFields *f);
+PyObject *hrpy_statistics_object(HrpyState *st, const HurrayDescriptorFields *f);
 /* The HurrayDescriptor inside a hurray.Descriptor (borrowed), or NULL when
  * `o` is not one. */
-const HurrayDescriptor *hpy_descriptor_get(HpyState *st, PyObject *o);
+const HurrayDescriptor *hrpy_descriptor_get(HrpyState *st, PyObject *o);
 /* Shape tuple (None for a dynamic dimension); new reference. */
-PyObject *hpy_shape_tuple(uint32_t rank, const uint64_t *shape);
+PyObject *hrpy_shape_tuple(uint32_t rank, const uint64_t *shape);
 /* Element count, or Py_None if any dimension is dynamic; new reference. */
-PyObject *hpy_size_object(uint32_t rank, const uint64_t *shape);
+PyObject *hrpy_size_object(uint32_t rank, const uint64_t *shape);
 
 /* ---- Layout (layout.c: the base; layout_types.c: the 14 subclasses) ------- */
 
-typedef enum HpyLayoutKind {
-  HPY_L_ROW_MAJOR = 0,
-  HPY_L_COL_MAJOR,
-  HPY_L_STRIDED,
-  HPY_L_TILED,
-  HPY_L_MORTON,
-  HPY_L_HILBERT,
-  HPY_L_COO,
-  HPY_L_CSR,
-  HPY_L_CSC,
-  HPY_L_CSF,
-  HPY_L_BLOCK_PAGED,
-  HPY_L_COMPOSITE,
-  HPY_L_PRIVATE,
-  HPY_L_UNKNOWN,
-  HPY_L_COUNT
-} HpyLayoutKind;
-_Static_assert(HPY_L_COUNT == 14, "HpyState.LayoutClasses has one slot per kind");
+typedef enum HrpyLayoutKind {
+  HRPY_L_ROW_MAJOR = 0,
+  HRPY_L_COL_MAJOR,
+  HRPY_L_STRIDED,
+  HRPY_L_TILED,
+  HRPY_L_MORTON,
+  HRPY_L_HILBERT,
+  HRPY_L_COO,
+  HRPY_L_CSR,
+  HRPY_L_CSC,
+  HRPY_L_CSF,
+  HRPY_L_BLOCK_PAGED,
+  HRPY_L_COMPOSITE,
+  HRPY_L_PRIVATE,
+  HRPY_L_UNKNOWN,
+  HRPY_L_COUNT
+} HrpyLayoutKind;
+_Static_assert(HRPY_L_COUNT == 14, "HrpyState.LayoutClasses has one slot per kind");
 
 /* Every layout class shares this struct: a subclass is a typed facade over
  * the same value. Immutable once built. */
@@ -269,36 +269,36 @@ typedef struct {
   uint32_t n;       /* entries of the per-dimension arrays (strided, tiled,
                        morton, csf); 0 for the other layouts */
   void *mem;        /* PyMem block owning every array of `lay`, or NULL */
-} HpyLayout;
+} HrpyLayout;
 
-int hpy_layout_init(PyObject *m, HpyState *st);
-int hpy_layout_types_init(PyObject *m, HpyState *st); /* layout_types.c */
-static inline int hpy_layout_check(HpyState *st, PyObject *o) {
+int hrpy_layout_init(PyObject *m, HrpyState *st);
+int hrpy_layout_types_init(PyObject *m, HrpyState *st); /* layout_types.c */
+static inline int hrpy_layout_check(HrpyState *st, PyObject *o) {
   return PyObject_TypeCheck(o, st->LayoutType);
 }
 /* True for the layouts with per-dimension arrays (n counts their entries). */
-bool hpy_layout_has_arrays(uint8_t tag);
+bool hrpy_layout_has_arrays(uint8_t tag);
 /* A new layout object of class `type` holding a deep copy of `src`, whose
  * per-dimension arrays have `n` entries. */
-PyObject *hpy_layout_new(HpyState *st, PyTypeObject *type, const HurrayLayout *src, uint32_t n);
+PyObject *hrpy_layout_new(HrpyState *st, PyTypeObject *type, const HurrayLayout *src, uint32_t n);
 /* The class the layout getter returns for a tag: the named subclass,
  * PrivateExtensionLayout, UnknownLayout, or the bare base for a named tag
  * this build does not bind. Borrowed. */
-PyTypeObject *hpy_layout_class_for_tag(HpyState *st, uint8_t tag);
+PyTypeObject *hrpy_layout_class_for_tag(HrpyState *st, uint8_t tag);
 /* Decode options a descriptor carrying this layout needs: permissive for a
  * private or unknown layout (their rules are agreed out of band), else strict. */
-uint32_t hpy_layout_options(uint8_t tag);
+uint32_t hrpy_layout_options(uint8_t tag);
 /*
  * The layout of `obj` (a hurray.Layout) for a tensor of rank `rank`, in *out
  * (borrowed from obj). The shape tier's one check the C library cannot make
  * on raw arrays: per-dimension arrays must have `rank` entries
  * (InvalidDescriptorError naming `context`).
  */
-int hpy_layout_for_rank(HpyState *st, PyObject *obj, uint32_t rank, HurrayLayout *out,
+int hrpy_layout_for_rank(HrpyState *st, PyObject *obj, uint32_t rank, HurrayLayout *out,
                         const char *context);
 /* Shape-tier validation of `obj` against a shape (dynamic dimensions
  * allowed): what Layout.validate_against_shape and Tensor share. */
-int hpy_layout_validate_shape(HpyState *st, PyObject *obj, uint32_t rank, const uint64_t *shape,
+int hrpy_layout_validate_shape(HrpyState *st, PyObject *obj, uint32_t rank, const uint64_t *shape,
                               const char *context);
 
 /* ---- quantization, statistics, shard (quant.c, sections.c) ------------------ */
@@ -307,21 +307,21 @@ typedef struct {
   PyObject_HEAD
   HurrayQuantization q; /* q.raw points at `raw` */
   uint8_t *raw;         /* PyMem copy of the exact payload bytes */
-} HpyQuant;
+} HrpyQuant;
 
-int hpy_quant_init(PyObject *m, HpyState *st);
-static inline int hpy_quant_check_type(HpyState *st, PyObject *o) {
+int hrpy_quant_init(PyObject *m, HrpyState *st);
+static inline int hrpy_quant_check_type(HrpyState *st, PyObject *o) {
   for (int i = 0; i < 6; i++)
     if (Py_IS_TYPE(o, st->QuantClasses[i])) return 1;
   return 0;
 }
 /* A quantization object for a parsed section (q->raw must be set). */
-PyObject *hpy_quant_new(HpyState *st, const HurrayQuantization *q);
+PyObject *hrpy_quant_new(HrpyState *st, const HurrayQuantization *q);
 
 typedef struct {
   PyObject_HEAD
   HurrayStatistics s;
-} HpyStatistics;
+} HrpyStatistics;
 
 typedef struct {
   PyObject_HEAD
@@ -329,11 +329,11 @@ typedef struct {
   uint64_t *parent_shape; /* PyMem, rank entries (NULL when rank is 0) */
   uint64_t *offset;       /* PyMem, rank entries */
   HurrayShard shard;      /* views of the two arrays */
-} HpyShard;
+} HrpyShard;
 
-int hpy_sections_init(PyObject *m, HpyState *st);
-PyObject *hpy_statistics_new(HpyState *st, const HurrayStatistics *s);
-PyObject *hpy_shard_new(HpyState *st, uint32_t rank, const HurrayShard *sh);
+int hrpy_sections_init(PyObject *m, HrpyState *st);
+PyObject *hrpy_statistics_new(HrpyState *st, const HurrayStatistics *s);
+PyObject *hrpy_shard_new(HrpyState *st, uint32_t rank, const HurrayShard *sh);
 
 /* ---- Composite (composite.c) ------------------------------------------------ */
 
@@ -350,10 +350,10 @@ typedef struct {
    * composite's head). An overlay member gets its role section here. */
   HurrayDescriptor **presented;
   uint32_t count;
-} HpyComposite;
+} HrpyComposite;
 
-int hpy_composite_init(PyObject *m, HpyState *st);
-static inline int hpy_composite_check(HpyState *st, PyObject *o) {
+int hrpy_composite_init(PyObject *m, HrpyState *st);
+static inline int hrpy_composite_check(HrpyState *st, PyObject *o) {
   return Py_IS_TYPE(o, st->CompositeType);
 }
 /*
@@ -363,10 +363,10 @@ static inline int hpy_composite_check(HpyState *st, PyObject *o) {
  * theirs by position (0 base, the rest correction); a member that carries one
  * keeps it. The whole tree is checked by the C composite validator.
  */
-PyObject *hpy_composite_from_head(HpyState *st, HurrayDescriptor *head, PyObject *members,
+PyObject *hrpy_composite_from_head(HrpyState *st, HurrayDescriptor *head, PyObject *members,
                                   const char *context);
 /* The descriptor member i presents to its composite (borrowed). */
-const HurrayDescriptor *hpy_composite_member_descriptor(HpyState *st, const HpyComposite *c,
+const HurrayDescriptor *hrpy_composite_member_descriptor(HrpyState *st, const HrpyComposite *c,
                                                         uint32_t i);
 
 /* ---- Tensor (tensor.c, tensor_numpy.c, tensor_sparse.c, dlpack.c, creation.c) - */
@@ -383,14 +383,14 @@ typedef struct {
   /* `data` is host memory this process can read, whatever device the tensor
    * declares (a device "declaration" over host bytes, a buffer read from a
    * file or stream). Held exports and owned memory are host memory anyway;
-   * see hpy_tensor_buffer_is_host. */
+   * see hrpy_tensor_buffer_is_host. */
   bool host;
-} HpyBuffer;
+} HrpyBuffer;
 
 typedef struct {
   PyObject_HEAD
-  /* owned; immutable. NULL for a tensor built by hpy_tensor_new_dense until
-   * something needs the descriptor itself (hpy_tensor_desc builds it then). */
+  /* owned; immutable. NULL for a tensor built by hrpy_tensor_new_dense until
+   * something needs the descriptor itself (hrpy_tensor_desc builds it then). */
   HurrayDescriptor *desc;
   /* The fields: borrowed views into desc, or, for a lazily described tensor,
    * into the tail of the `bufs` block (its one handle and its shape), filled
@@ -401,11 +401,11 @@ typedef struct {
   PyObject *handles;            /* cached tuple of BufferHandle, or NULL */
   PyObject *weakreflist;
   uint32_t nbuf;
-  HpyBuffer *bufs;              /* nbuf entries (PyMem) */
-} HpyTensor;
+  HrpyBuffer *bufs;              /* nbuf entries (PyMem) */
+} HrpyTensor;
 
-int hpy_tensor_init(PyObject *m, HpyState *st);
-static inline int hpy_tensor_check(HpyState *st, PyObject *o) {
+int hrpy_tensor_init(PyObject *m, HrpyState *st);
+static inline int hrpy_tensor_check(HrpyState *st, PyObject *o) {
   return Py_IS_TYPE(o, st->TensorType);
 }
 
@@ -413,11 +413,11 @@ static inline int hpy_tensor_check(HpyState *st, PyObject *o) {
  * Measured alignment of an address: the largest power of two dividing it,
  * capped at HURRAY_PAGE_ALIGNMENT; 1 for an empty buffer.
  */
-uint32_t hpy_measure_alignment(const void *p, uint64_t size);
+uint32_t hrpy_measure_alignment(const void *p, uint64_t size);
 
 /* Allocates `size` bytes aligned to HURRAY_MIN_BUFFER_ALIGNMENT (hurray_alloc),
  * zeroed when `zero`. MemoryError on failure. */
-void *hpy_alloc_buffer(uint64_t size, bool zero);
+void *hrpy_alloc_buffer(uint64_t size, bool zero);
 
 /*
  * Builds a tensor from prepared buffers. `bufs` (nbuf entries) are moved into
@@ -426,9 +426,9 @@ void *hpy_alloc_buffer(uint64_t size, bool zero);
  * (byte size, measured or owned alignment) and the device. `layout` NULL
  * means row-major. Raises the status-table exception on validation failure.
  */
-/* Optional sections and options for hpy_tensor_build (all borrowed for the
+/* Optional sections and options for hrpy_tensor_build (all borrowed for the
  * call; a zeroed struct means none, strict). */
-typedef struct HpySections {
+typedef struct HrpySections {
   const HurrayQuantization *quantization;
   const HurrayShard *shard;
   const HurrayStatistics *statistics;
@@ -439,19 +439,19 @@ typedef struct HpySections {
   uint32_t trailing_len;
   uint8_t version_minor;
   uint32_t options; /* HURRAY_DECODE_* */
-} HpySections;
+} HrpySections;
 
-PyObject *hpy_tensor_build(HpyState *st, uint8_t type_tag, uint32_t rank,
+PyObject *hrpy_tensor_build(HrpyState *st, uint8_t type_tag, uint32_t rank,
                            const uint64_t *shape, const HurrayLayout *layout,
-                           uint64_t byte_offset, PyObject *device, HpyBuffer *bufs,
+                           uint64_t byte_offset, PyObject *device, HrpyBuffer *bufs,
                            uint32_t nbuf, const char *context);
-/* hpy_tensor_build with optional sections (`sec` may be NULL). */
-PyObject *hpy_tensor_build_ex(HpyState *st, uint8_t type_tag, uint32_t rank,
+/* hrpy_tensor_build with optional sections (`sec` may be NULL). */
+PyObject *hrpy_tensor_build_ex(HrpyState *st, uint8_t type_tag, uint32_t rank,
                               const uint64_t *shape, const HurrayLayout *layout,
-                              uint64_t byte_offset, PyObject *device, HpyBuffer *bufs,
-                              uint32_t nbuf, const HpySections *sec, const char *context);
+                              uint64_t byte_offset, PyObject *device, HrpyBuffer *bufs,
+                              uint32_t nbuf, const HrpySections *sec, const char *context);
 /* Releases what a buffer holds (safe on zeroed entries). */
-void hpy_buffer_release(HpyBuffer *b);
+void hrpy_buffer_release(HrpyBuffer *b);
 
 /*
  * Acquires a buffer-protocol object as buffer `index` of a tensor being
@@ -460,90 +460,90 @@ void hpy_buffer_release(HpyBuffer *b);
  * hurray.BufferError naming the index, the measured alignment and the floor
  * (False). The object must be C-contiguous.
  */
-int hpy_buffer_acquire(HpyState *st, PyObject *obj, uint32_t index, int copy,
-                       const char *context, HpyBuffer *out);
+int hrpy_buffer_acquire(HrpyState *st, PyObject *obj, uint32_t index, int copy,
+                       const char *context, HrpyBuffer *out);
 
 /* Applies the copy policy to a buffer already described by data/size/owner:
  * copies it into owned memory when required (releasing the borrow). */
-int hpy_buffer_apply_copy_policy(HpyState *st, HpyBuffer *b, uint32_t index, int copy,
+int hrpy_buffer_apply_copy_policy(HrpyState *st, HrpyBuffer *b, uint32_t index, int copy,
                                  bool can_copy, const char *context);
 
 /* Shape parsing: a sequence of int >= 0 or None (dynamic). Fills out[rank]
  * (HURRAY_DYNAMIC_DIM for None). InvalidDescriptorError / TypeError. */
-int hpy_parse_shape(HpyState *st, PyObject *obj, uint64_t *out, uint32_t *rank,
+int hrpy_parse_shape(HrpyState *st, PyObject *obj, uint64_t *out, uint32_t *rank,
                     const char *context);
 
 /* Row-major element count; false when a dimension is dynamic or overflow. */
-bool hpy_element_count(uint32_t rank, const uint64_t *shape, uint64_t *out);
+bool hrpy_element_count(uint32_t rank, const uint64_t *shape, uint64_t *out);
 
 /* Copies a strided array (signed byte strides) into a dense row-major dst. */
-void hpy_strided_gather(uint8_t *dst, const uint8_t *src, size_t itemsize, uint32_t rank,
+void hrpy_strided_gather(uint8_t *dst, const uint8_t *src, size_t itemsize, uint32_t rank,
                         const uint64_t *shape, const int64_t *bstrides);
 
 /* For a strided array whose element [0, ..., 0] is at `first` (element
  * strides, every extent > 0): the lowest address touched (*base), the bytes
  * spanned and the byte offset of element 0 from *base. False on overflow or
  * an empty extent. */
-bool hpy_strided_extent(uint8_t *first, uint64_t esize, uint32_t rank, const uint64_t *shape,
+bool hrpy_strided_extent(uint8_t *first, uint64_t esize, uint32_t rank, const uint64_t *shape,
                         const int64_t *estrides, uint8_t **base, uint64_t *span,
                         uint64_t *byte_offset);
 
 /* Name of the tensor's layout for error messages (single helper). */
-const char *hpy_layout_name(uint8_t tag);
+const char *hrpy_layout_name(uint8_t tag);
 
 /* True when buffer i's bytes can be read by this process: a CPU tensor, or a
- * buffer known to be host memory (HpyBuffer.host, a held export, owned memory).
+ * buffer known to be host memory (HrpyBuffer.host, a held export, owned memory).
  * A device tensor imported from elsewhere (DLPack, a foreign capsule) holds
  * device addresses that must never be read. */
-static inline bool hpy_tensor_buffer_is_host(const HpyTensor *t, uint32_t i) {
-  const HpyBuffer *b = &t->bufs[i];
+static inline bool hrpy_tensor_buffer_is_host(const HrpyTensor *t, uint32_t i) {
+  const HrpyBuffer *b = &t->bufs[i];
   return t->f.buffers[i].device_tag == HURRAY_DEVICE_CPU || b->host || b->view.obj != NULL ||
          b->owned != NULL;
 }
 
 /* Checks that every buffer's bytes can be read to be written out (save, a
  * stream): else hurray.UnsupportedError naming `what` and the device. */
-int hpy_tensor_check_host(HpyState *st, const HpyTensor *t, const char *what);
+int hrpy_tensor_check_host(HrpyState *st, const HrpyTensor *t, const char *what);
 
 /* Checks that the tensor's bytes may be handed out (every buffer is
  * producer_synced); else hurray.UnsupportedError naming the mode. */
-int hpy_tensor_check_readable(HpyState *st, HpyTensor *t, const char *what);
+int hrpy_tensor_check_readable(HrpyState *st, HrpyTensor *t, const char *what);
 
 /*
  * A tensor from a decoded descriptor and its buffers (what file and stream
- * readers have): `bufs` (moved, as for hpy_tensor_build) must hold
+ * readers have): `bufs` (moved, as for hrpy_tensor_build) must hold
  * d's buffer_count entries, each at least its declared byte_size (which is
  * kept). Every section is kept; alignment is measured again (it is exempt
  * from the round trip), the device comes from the buffer table (id 0).
  * `options`: HURRAY_DECODE_*. Index buffers are checked as at construction.
  */
-PyObject *hpy_tensor_from_descriptor(HpyState *st, const HurrayDescriptor *d, HpyBuffer *bufs,
+PyObject *hrpy_tensor_from_descriptor(HrpyState *st, const HurrayDescriptor *d, HrpyBuffer *bufs,
                                      uint32_t nbuf, uint32_t options, const char *context);
 
 /*
  * A dense row-major or column-major host tensor over one buffer (moved, as for
- * hpy_tensor_build), whose descriptor is built only when first needed
- * (hpy_tensor_desc): what from_numpy and the creation functions make. The
+ * hrpy_tensor_build), whose descriptor is built only when first needed
+ * (hrpy_tensor_desc): what from_numpy and the creation functions make. The
  * descriptor is valid by construction when the preconditions hold, and they
  * are checked here: a named element type, rank <= HURRAY_MAX_RANK, no dynamic
  * dimension, row-major at rank 0, a standard CPU device, a buffer aligned to
  * the 64-byte floor (or empty) holding at least the elements' bytes, with an
  * element count and byte size below 2**63. Anything else goes through
- * hpy_tensor_build, which validates (and raises) as it always does; the
+ * hrpy_tensor_build, which validates (and raises) as it always does; the
  * fields are then identical either way (tests/python/test_perf_paths.py).
  */
-PyObject *hpy_tensor_new_dense(HpyState *st, uint8_t type_tag, uint32_t rank,
+PyObject *hrpy_tensor_new_dense(HrpyState *st, uint8_t type_tag, uint32_t rank,
                                const uint64_t *shape, uint8_t layout_tag, PyObject *device,
-                               HpyBuffer *b, const char *context);
+                               HrpyBuffer *b, const char *context);
 
 /* The descriptor of a tensor (borrowed from it), built from its fields on
  * first use; NULL with an exception set when that fails (memory). */
-const HurrayDescriptor *hpy_tensor_desc(HpyState *st, PyObject *t);
+const HurrayDescriptor *hrpy_tensor_desc(HrpyState *st, PyObject *t);
 
 /* The descriptor of a tensor already described (borrowed): a composite's
- * member tensors are (hpy_composite_from_head calls hpy_tensor_desc). */
-static inline const HurrayDescriptor *hpy_tensor_descriptor(PyObject *t) {
-  return ((HpyTensor *)t)->desc;
+ * member tensors are (hrpy_composite_from_head calls hrpy_tensor_desc). */
+static inline const HurrayDescriptor *hrpy_tensor_descriptor(PyObject *t) {
+  return ((HrpyTensor *)t)->desc;
 }
 
 /*
@@ -552,25 +552,25 @@ static inline const HurrayDescriptor *hpy_tensor_descriptor(PyObject *t) {
  * before any consumer can read out of bounds. Dense tensors and device
  * buffers (which this process cannot read) pass.
  */
-int hpy_tensor_validate_index_buffers(HpyState *st, HpyTensor *t, const char *context);
+int hrpy_tensor_validate_index_buffers(HrpyState *st, HrpyTensor *t, const char *context);
 
 /* Sparse accessors (tensor_sparse.c): getters raising AttributeError when
  * the layout has no such component, so hasattr tells the truth. */
-PyObject *hpy_tensor_nnz(PyObject *self, void *closure);
-PyObject *hpy_tensor_values(PyObject *self, void *closure);
-PyObject *hpy_tensor_indices(PyObject *self, void *closure);
-PyObject *hpy_tensor_col_indices(PyObject *self, void *closure);
-PyObject *hpy_tensor_row_ptr(PyObject *self, void *closure);
-PyObject *hpy_tensor_row_indices(PyObject *self, void *closure);
-PyObject *hpy_tensor_col_ptr(PyObject *self, void *closure);
+PyObject *hrpy_tensor_nnz(PyObject *self, void *closure);
+PyObject *hrpy_tensor_values(PyObject *self, void *closure);
+PyObject *hrpy_tensor_indices(PyObject *self, void *closure);
+PyObject *hrpy_tensor_col_indices(PyObject *self, void *closure);
+PyObject *hrpy_tensor_row_ptr(PyObject *self, void *closure);
+PyObject *hrpy_tensor_row_indices(PyObject *self, void *closure);
+PyObject *hrpy_tensor_col_ptr(PyObject *self, void *closure);
 /* to_scipy(): through hurray._sparse (SciPy is imported lazily). */
-PyObject *hpy_tensor_to_scipy(PyObject *self, PyObject *unused);
+PyObject *hrpy_tensor_to_scipy(PyObject *self, PyObject *unused);
 /* _coo_lexsorted(indices, nnz, rank): whether the [nnz, rank] uint64 coordinates
  * (a C-contiguous buffer) strictly increase lexicographically: one scan in C,
  * stopping at the first row out of order (hurray._sparse). */
-PyObject *hpy_coo_lexsorted(PyObject *m, PyObject *const *args, Py_ssize_t nargs);
+PyObject *hrpy_coo_lexsorted(PyObject *m, PyObject *const *args, Py_ssize_t nargs);
 /* A 1-D or 2-D view Tensor of `dtype` over buffer `index` (keeps self alive). */
-PyObject *hpy_tensor_component(PyObject *self, uint32_t index, uint8_t type_tag, uint32_t rank,
+PyObject *hrpy_tensor_component(PyObject *self, uint32_t index, uint8_t type_tag, uint32_t rank,
                                const uint64_t *shape, const char *what);
 
 /* NumPy's PyArrayInterface (__array_struct__), a stable part of NumPy's ABI
@@ -585,115 +585,115 @@ typedef struct {
   Py_intptr_t *strides;
   void *data;
   PyObject *descr;
-} HpyArrayInterface;
+} HrpyArrayInterface;
 
 /* NumPy array flags (the same bits in PyArrayInterface.flags). */
 enum {
-  HPY_NPY_C_CONTIGUOUS = 0x0001,
-  HPY_NPY_F_CONTIGUOUS = 0x0002,
-  HPY_NPY_ALIGNED = 0x0100,
-  HPY_NPY_NOTSWAPPED = 0x0200,
-  HPY_NPY_WRITEABLE = 0x0400,
-  HPY_NPY_ARR_HAS_DESCR = 0x0800,
+  HRPY_NPY_C_CONTIGUOUS = 0x0001,
+  HRPY_NPY_F_CONTIGUOUS = 0x0002,
+  HRPY_NPY_ALIGNED = 0x0100,
+  HRPY_NPY_NOTSWAPPED = 0x0200,
+  HRPY_NPY_WRITEABLE = 0x0400,
+  HRPY_NPY_ARR_HAS_DESCR = 0x0800,
 };
 
 /* from_numpy for an exact numpy.ndarray in the plain case (ndarray.c):
  * returns true with *out the tensor (or NULL with an exception set), false
  * with nothing raised when the array is not the plain case (the caller then
  * takes the general buffer-protocol path). */
-bool hpy_from_ndarray(HpyState *st, PyObject *obj, int copy, const char *context,
+bool hrpy_from_ndarray(HrpyState *st, PyObject *obj, int copy, const char *context,
                       PyObject **out);
 /* _ndarray_path(mode): chooses and reports the way (tests). */
-PyObject *hpy_ndarray_path(PyObject *m, PyObject *mode);
+PyObject *hrpy_ndarray_path(PyObject *m, PyObject *mode);
 
 /* numpy interop (tensor_numpy.c) */
-PyObject *hpy_tensor_array(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+PyObject *hrpy_tensor_array(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                            PyObject *kwnames);
-PyObject *hpy_tensor_array_interface(PyObject *self, void *closure);
-PyObject *hpy_tensor_array_struct(PyObject *self, void *closure);
-PyObject *hpy_from_numpy(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+PyObject *hrpy_tensor_array_interface(PyObject *self, void *closure);
+PyObject *hrpy_tensor_array_struct(PyObject *self, void *closure);
+PyObject *hrpy_from_numpy(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                          PyObject *kwnames);
 /* The numpy module (borrowed from the state cache), importing it lazily. */
-PyObject *hpy_numpy(HpyState *st);
+PyObject *hrpy_numpy(HrpyState *st);
 
 /* DLPack (dlpack.c) */
-PyObject *hpy_tensor_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+PyObject *hrpy_tensor_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                             PyObject *kwnames);
-PyObject *hpy_tensor_dlpack_device(PyObject *self, PyObject *unused);
-PyObject *hpy_tensor_to_torch(PyObject *self, PyObject *unused);
-PyObject *hpy_from_dlpack(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+PyObject *hrpy_tensor_dlpack_device(PyObject *self, PyObject *unused);
+PyObject *hrpy_tensor_to_torch(PyObject *self, PyObject *unused);
+PyObject *hrpy_from_dlpack(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                           PyObject *kwnames);
-PyObject *hpy_from_torch(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+PyObject *hrpy_from_torch(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                          PyObject *kwnames);
 
 /* creation functions (creation.c) */
-PyObject *hpy_zeros(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);
-PyObject *hpy_ones(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);
-PyObject *hpy_empty(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);
-PyObject *hpy_full(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);
+PyObject *hrpy_zeros(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);
+PyObject *hrpy_ones(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);
+PyObject *hrpy_empty(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);
+PyObject *hrpy_full(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);
 
 /* aligned NumPy allocator (allocator.c) */
-PyObject *hpy_aligned_mem_handler(PyObject *m, PyObject *unused);
+PyObject *hrpy_aligned_mem_handler(PyObject *m, PyObject *unused);
 /* Installs a NEP 49 handler capsule (None: NumPy's default) for the current
  * context; returns the previous one. hurray.UnsupportedError before 1.22. */
-PyObject *hpy_numpy_set_handler(PyObject *m, PyObject *handler);
+PyObject *hrpy_numpy_set_handler(PyObject *m, PyObject *handler);
 
 /* ---- KV metadata (kv.c) ------------------------------------------------------- */
 
 /* A Python dict converted for hurray_file_writer_add_kv: entry i is
  * keys[i] (key_lens[i] bytes, not NUL-terminated) -> values[i]. Every pointer
  * is borrowed from objects `items` keeps alive, or from the arena. */
-typedef struct HpyKvList {
+typedef struct HrpyKvList {
   size_t count;
   const char **keys;
   size_t *key_lens;
   HurrayKvValue *values;
-  HpyArena arena;
+  HrpyArena arena;
   PyObject *items; /* list of the objects the pointers borrow from */
-} HpyKvList;
+} HrpyKvList;
 /* Converts `kv` (a mapping of str to KV values, or None/NULL for none) into
  * *l; TypeError / OverflowError / ValueError naming the key. Call
- * hpy_kv_list_free after either outcome. */
-int hpy_kv_from_mapping(HpyState *st, PyObject *kv, HpyKvList *l);
-void hpy_kv_list_free(HpyKvList *l);
+ * hrpy_kv_list_free after either outcome. */
+int hrpy_kv_from_mapping(HrpyState *st, PyObject *kv, HrpyKvList *l);
+void hrpy_kv_list_free(HrpyKvList *l);
 /* One KV value as a Python object (`key` names it in errors). */
-PyObject *hpy_kv_value_to_py(HpyState *st, PyObject *key, const HurrayKvValue *v);
+PyObject *hrpy_kv_value_to_py(HrpyState *st, PyObject *key, const HurrayKvValue *v);
 /* The KV section of an open file as a new dict, in file order. */
-PyObject *hpy_kv_to_dict(HpyState *st, const HurrayFile *f);
+PyObject *hrpy_kv_to_dict(HrpyState *st, const HurrayFile *f);
 
 /* .hrry files (file_io.c): save, load, load_kv, open and hurray.File */
-int hpy_file_init(PyObject *m, HpyState *st);
+int hrpy_file_init(PyObject *m, HrpyState *st);
 
 /* streams (stream.c): hurray.StreamReader, hurray.StreamWriter */
-int hpy_stream_init(PyObject *m, HpyState *st);
+int hrpy_stream_init(PyObject *m, HrpyState *st);
 
 /* native protocol (native.c) */
-PyObject *hpy_tensor_hurray(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+PyObject *hrpy_tensor_hurray(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                             PyObject *kwnames);
-PyObject *hpy_from_hurray(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
+PyObject *hrpy_from_hurray(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
                           PyObject *kwnames);
 /* True when the interpreter can no longer take a reference drop from this
  * thread (not initialized, or finalizing while this thread lacks the GIL). */
-bool hpy_interpreter_gone(void);
+bool hrpy_interpreter_gone(void);
 /* Drops a strong reference (`obj`, a PyObject *) from any thread, taking the
- * GIL itself; leaks it deliberately when hpy_interpreter_gone(). Shaped as a
+ * GIL itself; leaks it deliberately when hrpy_interpreter_gone(). Shaped as a
  * C callback (HurrayOwnerReleaseFn). NULL-safe. */
-void hpy_release_object(void *obj);
+void hrpy_release_object(void *obj);
 /* Decode options a tensor with these fields was built with: permissive for a
  * private or unknown layout or an opaque quantization scheme, else strict. */
-uint32_t hpy_options_for_descriptor(const HurrayDescriptorFields *f);
+uint32_t hrpy_options_for_descriptor(const HurrayDescriptorFields *f);
 /*
  * Decodes a descriptor a reader received (`bytes` borrowed): strictly unless
  * `permissive`; a descriptor that fails strictly but carries what this
- * package itself builds with relay semantics (hpy_options_for_descriptor) is
+ * package itself builds with relay semantics (hrpy_options_for_descriptor) is
  * accepted permissively. *out owned on success; *options receives the mode
  * used. Raises the status-table exception (prefixed with `context`).
  */
-int hpy_decode_descriptor(HpyState *st, const uint8_t *bytes, uint64_t len, bool permissive,
+int hrpy_decode_descriptor(HrpyState *st, const uint8_t *bytes, uint64_t len, bool permissive,
                           HurrayDescriptor **out, uint32_t *options, const char *context);
 
 /* Bit-packed bool <-> one byte per element (LSB-first). */
-void hpy_bool_unpack(const uint8_t *src, uint8_t *dst, uint64_t count);
-void hpy_bool_pack(const uint8_t *src, uint8_t *dst, uint64_t count);
+void hrpy_bool_unpack(const uint8_t *src, uint8_t *dst, uint64_t count);
+void hrpy_bool_pack(const uint8_t *src, uint8_t *dst, uint64_t count);
 
-#endif /* HURRAY_PY_HPY_H */
+#endif /* HURRAY_PY_HRPY_H */

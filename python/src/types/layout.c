@@ -8,51 +8,51 @@
  * adding their own getters, constructor and repr.
  *
  * The base is not constructible from Python. It is returned directly only for
- * a named layout tag this build does not bind (hpy_layout_class_for_tag),
+ * a named layout tag this build does not bind (hrpy_layout_class_for_tag),
  * which is a different fact from UnknownLayout (a tag nobody defined yet).
  *
- * Names come from hpy_layout_name (descriptor.c), the one helper error
+ * Names come from hrpy_layout_name (descriptor.c), the one helper error
  * messages use too, so .name and the layout named in an error cannot drift.
  */
-#include "hpy.h"
+#include "hrpy.h"
 
 #include <string.h>
 
-#define L(o) ((HpyLayout *)(o))
+#define L(o) ((HrpyLayout *)(o))
 
 /* ---- classification ----------------------------------------------------------- */
 
-bool hpy_layout_has_arrays(uint8_t tag) {
+bool hrpy_layout_has_arrays(uint8_t tag) {
   return tag == HURRAY_LAYOUT_STRIDED || tag == HURRAY_LAYOUT_TILED ||
          tag == HURRAY_LAYOUT_MORTON || tag == HURRAY_LAYOUT_CSF;
 }
 
-uint32_t hpy_layout_options(uint8_t tag) {
+uint32_t hrpy_layout_options(uint8_t tag) {
   return hurray_layout_tag_kind(tag) == HURRAY_TAG_NAMED ? HURRAY_DECODE_STRICT
                                                         : HURRAY_DECODE_PERMISSIVE;
 }
 
-PyTypeObject *hpy_layout_class_for_tag(HpyState *st, uint8_t tag) {
+PyTypeObject *hrpy_layout_class_for_tag(HrpyState *st, uint8_t tag) {
   switch (tag) {
-    case HURRAY_LAYOUT_ROW_MAJOR: return st->LayoutClasses[HPY_L_ROW_MAJOR];
-    case HURRAY_LAYOUT_COL_MAJOR: return st->LayoutClasses[HPY_L_COL_MAJOR];
-    case HURRAY_LAYOUT_STRIDED: return st->LayoutClasses[HPY_L_STRIDED];
-    case HURRAY_LAYOUT_TILED: return st->LayoutClasses[HPY_L_TILED];
-    case HURRAY_LAYOUT_MORTON: return st->LayoutClasses[HPY_L_MORTON];
-    case HURRAY_LAYOUT_HILBERT: return st->LayoutClasses[HPY_L_HILBERT];
-    case HURRAY_LAYOUT_COO: return st->LayoutClasses[HPY_L_COO];
-    case HURRAY_LAYOUT_CSR: return st->LayoutClasses[HPY_L_CSR];
-    case HURRAY_LAYOUT_CSC: return st->LayoutClasses[HPY_L_CSC];
-    case HURRAY_LAYOUT_CSF: return st->LayoutClasses[HPY_L_CSF];
-    case HURRAY_LAYOUT_BLOCK_PAGED: return st->LayoutClasses[HPY_L_BLOCK_PAGED];
-    case HURRAY_LAYOUT_COMPOSITE: return st->LayoutClasses[HPY_L_COMPOSITE];
+    case HURRAY_LAYOUT_ROW_MAJOR: return st->LayoutClasses[HRPY_L_ROW_MAJOR];
+    case HURRAY_LAYOUT_COL_MAJOR: return st->LayoutClasses[HRPY_L_COL_MAJOR];
+    case HURRAY_LAYOUT_STRIDED: return st->LayoutClasses[HRPY_L_STRIDED];
+    case HURRAY_LAYOUT_TILED: return st->LayoutClasses[HRPY_L_TILED];
+    case HURRAY_LAYOUT_MORTON: return st->LayoutClasses[HRPY_L_MORTON];
+    case HURRAY_LAYOUT_HILBERT: return st->LayoutClasses[HRPY_L_HILBERT];
+    case HURRAY_LAYOUT_COO: return st->LayoutClasses[HRPY_L_COO];
+    case HURRAY_LAYOUT_CSR: return st->LayoutClasses[HRPY_L_CSR];
+    case HURRAY_LAYOUT_CSC: return st->LayoutClasses[HRPY_L_CSC];
+    case HURRAY_LAYOUT_CSF: return st->LayoutClasses[HRPY_L_CSF];
+    case HURRAY_LAYOUT_BLOCK_PAGED: return st->LayoutClasses[HRPY_L_BLOCK_PAGED];
+    case HURRAY_LAYOUT_COMPOSITE: return st->LayoutClasses[HRPY_L_COMPOSITE];
     default:
       break;
   }
   switch (hurray_layout_tag_kind(tag)) {
-    case HURRAY_TAG_PRIVATE: return st->LayoutClasses[HPY_L_PRIVATE];
+    case HURRAY_TAG_PRIVATE: return st->LayoutClasses[HRPY_L_PRIVATE];
     case HURRAY_TAG_NAMED: return st->LayoutType; /* named by the library, not bound here */
-    default: return st->LayoutClasses[HPY_L_UNKNOWN];
+    default: return st->LayoutClasses[HRPY_L_UNKNOWN];
   }
 }
 
@@ -150,16 +150,16 @@ static void layout_copy(const HurrayLayout *l, uint32_t n, Bump *b, HurrayLayout
   }
 }
 
-PyObject *hpy_layout_new(HpyState *st, PyTypeObject *type, const HurrayLayout *src, uint32_t n) {
+PyObject *hrpy_layout_new(HrpyState *st, PyTypeObject *type, const HurrayLayout *src, uint32_t n) {
   (void)st;
-  if (!hpy_layout_has_arrays(src->tag)) n = 0;
+  if (!hrpy_layout_has_arrays(src->tag)) n = 0;
   size_t need = layout_bytes(src, n);
   void *mem = NULL;
   if (need > 0) {
     mem = PyMem_Malloc(need);
     if (mem == NULL) return PyErr_NoMemory();
   }
-  HpyLayout *self = PyObject_New(HpyLayout, type);
+  HrpyLayout *self = PyObject_New(HrpyLayout, type);
   if (self == NULL) {
     PyMem_Free(mem);
     return NULL;
@@ -171,8 +171,8 @@ PyObject *hpy_layout_new(HpyState *st, PyTypeObject *type, const HurrayLayout *s
   return (PyObject *)self;
 }
 
-PyObject *hpy_layout_object(HpyState *st, const HurrayDescriptorFields *f) {
-  return hpy_layout_new(st, hpy_layout_class_for_tag(st, f->layout.tag), &f->layout, f->rank);
+PyObject *hrpy_layout_object(HrpyState *st, const HurrayDescriptorFields *f) {
+  return hrpy_layout_new(st, hrpy_layout_class_for_tag(st, f->layout.tag), &f->layout, f->rank);
 }
 
 /* ---- value: a canonical byte key for equality and hashing --------------------- */
@@ -202,7 +202,7 @@ static void key_u64(Key *k, uint64_t v) { key_put(k, &v, sizeof v); }
 
 /* Every field that distinguishes two layouts, in a fixed order. Arrays are
  * written with their length so adjacent fields cannot alias. */
-static bool layout_key(const HpyLayout *o, Key *k) {
+static bool layout_key(const HrpyLayout *o, Key *k) {
   const HurrayLayout *l = &o->lay;
   uint32_t n = o->n;
   key_u64(k, l->tag);
@@ -289,8 +289,8 @@ static bool layout_key(const HpyLayout *o, Key *k) {
 }
 
 static PyObject *layout_richcompare(PyObject *a, PyObject *b, int op) {
-  HpyState *st = hpy_state_of(a);
-  if ((op != Py_EQ && op != Py_NE) || !hpy_layout_check(st, b)) Py_RETURN_NOTIMPLEMENTED;
+  HrpyState *st = hrpy_state_of(a);
+  if ((op != Py_EQ && op != Py_NE) || !hrpy_layout_check(st, b)) Py_RETURN_NOTIMPLEMENTED;
   Key ka = {NULL, 0, 0, false}, kb = {NULL, 0, 0, false};
   if (!layout_key(L(a), &ka)) return NULL;
   if (!layout_key(L(b), &kb)) {
@@ -328,11 +328,11 @@ static const char *array_name(uint8_t tag) {
   }
 }
 
-int hpy_layout_for_rank(HpyState *st, PyObject *obj, uint32_t rank, HurrayLayout *out,
+int hrpy_layout_for_rank(HrpyState *st, PyObject *obj, uint32_t rank, HurrayLayout *out,
                         const char *context) {
-  const HpyLayout *l = L(obj);
-  if (hpy_layout_has_arrays(l->lay.tag) && l->n != rank) {
-    hpy_raise_rule(st, HURRAY_ERR_INVALID_LAYOUT, "rank", context,
+  const HrpyLayout *l = L(obj);
+  if (hrpy_layout_has_arrays(l->lay.tag) && l->n != rank) {
+    hrpy_raise_rule(st, HURRAY_ERR_INVALID_LAYOUT, "rank", context,
                    "%s has %u %s, but the tensor has rank %u (one per dimension)",
                    Py_TYPE(obj)->tp_name, (unsigned)l->n, array_name(l->lay.tag),
                    (unsigned)rank);
@@ -342,19 +342,19 @@ int hpy_layout_for_rank(HpyState *st, PyObject *obj, uint32_t rank, HurrayLayout
   return 0;
 }
 
-int hpy_layout_validate_shape(HpyState *st, PyObject *obj, uint32_t rank, const uint64_t *shape,
+int hrpy_layout_validate_shape(HrpyState *st, PyObject *obj, uint32_t rank, const uint64_t *shape,
                               const char *context) {
   HurrayDescriptorFields f;
   memset(&f, 0, sizeof f);
-  if (hpy_layout_for_rank(st, obj, rank, &f.layout, context) < 0) return -1;
+  if (hrpy_layout_for_rank(st, obj, rank, &f.layout, context) < 0) return -1;
   f.type_tag = HURRAY_DTYPE_UINT8;
   f.rank = rank;
   f.shape = shape;
   HurrayError err;
   hurray_error_clear(&err);
-  HurrayStatus rc = hurray_layout_validate_shape(&f, hpy_layout_options(f.layout.tag), &err);
+  HurrayStatus rc = hurray_layout_validate_shape(&f, hrpy_layout_options(f.layout.tag), &err);
   if (rc != HURRAY_OK) {
-    hpy_raise_status(st, rc, &err, context);
+    hrpy_raise_status(st, rc, &err, context);
     return -1;
   }
   return 0;
@@ -369,12 +369,12 @@ static PyObject *lg_tag(PyObject *s, void *c) {
 
 static PyObject *lg_name(PyObject *s, void *c) {
   (void)c;
-  return PyUnicode_FromString(hpy_layout_name(L(s)->lay.tag));
+  return PyUnicode_FromString(hrpy_layout_name(L(s)->lay.tag));
 }
 
 static PyObject *lg_buffer_count(PyObject *s, void *c) {
   (void)c;
-  const HpyLayout *l = L(s);
+  const HrpyLayout *l = L(s);
   switch (hurray_layout_class(l->lay.tag)) {
     case HURRAY_LAYOUT_CLASS_DENSE: return PyLong_FromLong(1);
     case HURRAY_LAYOUT_CLASS_INDIRECT: return PyLong_FromLong(3);
@@ -401,17 +401,17 @@ static PyObject *lg_is_virtual(PyObject *s, void *c) {
 }
 
 static PyObject *lm_validate_against_shape(PyObject *s, PyObject *shape_obj) {
-  HpyState *st = hpy_state_of(s);
+  HrpyState *st = hrpy_state_of(s);
   uint64_t shape[HURRAY_MAX_RANK];
   uint32_t rank = 0;
-  if (hpy_parse_shape(st, shape_obj, shape, &rank, "validate_against_shape") < 0) return NULL;
-  if (hpy_layout_validate_shape(st, s, rank, shape, "validate_against_shape") < 0) return NULL;
+  if (hrpy_parse_shape(st, shape_obj, shape, &rank, "validate_against_shape") < 0) return NULL;
+  if (hrpy_layout_validate_shape(st, s, rank, shape, "validate_against_shape") < 0) return NULL;
   Py_RETURN_NONE;
 }
 
 static PyObject *layout_repr(PyObject *s) {
-  return PyUnicode_FromFormat("Layout(tag=0x%s, name='%s')", hpy_hex(L(s)->lay.tag).s,
-                              hpy_layout_name(L(s)->lay.tag));
+  return PyUnicode_FromFormat("Layout(tag=0x%s, name='%s')", hrpy_hex(L(s)->lay.tag).s,
+                              hrpy_layout_name(L(s)->lay.tag));
 }
 
 static PyObject *lm_reduce(PyObject *s, PyObject *unused) {
@@ -471,7 +471,7 @@ static PyType_Slot layout_slots[] = {
 
 static PyType_Spec layout_spec = {
     .name = "hurray.Layout",
-    .basicsize = sizeof(HpyLayout),
+    .basicsize = sizeof(HrpyLayout),
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_BASETYPE |
              Py_TPFLAGS_DISALLOW_INSTANTIATION,
     .slots = layout_slots,
@@ -480,14 +480,14 @@ static PyType_Spec layout_spec = {
 /* _layout_fallback(tag): the bare Layout the getter returns for a named tag
  * this build does not bind (a test hook: every named tag is bound today). */
 static PyObject *m_layout_fallback(PyObject *m, PyObject *arg) {
-  HpyState *st = hpy_state_of_module(m);
+  HrpyState *st = hrpy_state_of_module(m);
   long v = PyLong_AsLong(arg);
   if (v == -1 && PyErr_Occurred()) return NULL;
   if (v < 0 || v > 255) return PyErr_Format(PyExc_ValueError, "tag %ld is not a byte", v);
   HurrayLayout l;
   memset(&l, 0, sizeof l);
   l.tag = (uint8_t)v;
-  return hpy_layout_new(st, st->LayoutType, &l, 0);
+  return hrpy_layout_new(st, st->LayoutType, &l, 0);
 }
 
 static PyMethodDef layout_module_methods[] = {
@@ -497,10 +497,10 @@ static PyMethodDef layout_module_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-int hpy_layout_init(PyObject *m, HpyState *st) {
+int hrpy_layout_init(PyObject *m, HrpyState *st) {
   st->LayoutType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &layout_spec, NULL);
   if (st->LayoutType == NULL) return -1;
   if (PyModule_AddType(m, st->LayoutType) < 0) return -1;
   if (PyModule_AddFunctions(m, layout_module_methods) < 0) return -1;
-  return hpy_layout_types_init(m, st);
+  return hrpy_layout_types_init(m, st);
 }

@@ -15,13 +15,13 @@
  * Equality compares the payload bytes. PerTensorAffine carries a float
  * (its scale) and is therefore unhashable; the others hash their bytes.
  */
-#include "hpy.h"
+#include "hrpy.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define Q(o) ((HpyQuant *)(o))
+#define Q(o) ((HrpyQuant *)(o))
 #define OPAQUE_INDEX 5
 
 static int class_index(uint8_t scheme) {
@@ -31,12 +31,12 @@ static int class_index(uint8_t scheme) {
 }
 
 /* Takes a copy of q's payload (q->raw set) into a new object of its class. */
-static PyObject *quant_wrap(HpyState *st, const HurrayQuantization *q) {
+static PyObject *quant_wrap(HrpyState *st, const HurrayQuantization *q) {
   uint32_t len = q->raw_len;
   uint8_t *raw = PyMem_Malloc(len > 0 ? len : 1);
   if (raw == NULL) return PyErr_NoMemory();
   if (len > 0) memcpy(raw, q->raw, len);
-  HpyQuant *o = PyObject_New(HpyQuant, st->QuantClasses[class_index(q->scheme)]);
+  HrpyQuant *o = PyObject_New(HrpyQuant, st->QuantClasses[class_index(q->scheme)]);
   if (o == NULL) {
     PyMem_Free(raw);
     return NULL;
@@ -47,34 +47,34 @@ static PyObject *quant_wrap(HpyState *st, const HurrayQuantization *q) {
   return (PyObject *)o;
 }
 
-PyObject *hpy_quant_new(HpyState *st, const HurrayQuantization *q) { return quant_wrap(st, q); }
+PyObject *hrpy_quant_new(HrpyState *st, const HurrayQuantization *q) { return quant_wrap(st, q); }
 
 /* Checks an authored scheme, encodes its payload and wraps it. */
-static PyObject *quant_build(HpyState *st, HurrayQuantization *q, const char *ctx) {
+static PyObject *quant_build(HrpyState *st, HurrayQuantization *q, const char *ctx) {
   HurrayError err;
   hurray_error_clear(&err);
   q->version = HURRAY_QUANT_SCHEME_VERSION;
   q->raw = NULL;
   q->raw_len = 0;
   HurrayStatus rc = hurray_quant_check(q, HURRAY_DECODE_STRICT, &err);
-  if (rc != HURRAY_OK) return hpy_raise_status(st, rc, &err, ctx);
+  if (rc != HURRAY_OK) return hrpy_raise_status(st, rc, &err, ctx);
   uint8_t buf[64];
   uint64_t n = 0;
   rc = hurray_quant_encode(q, buf, sizeof buf, &n);
-  if (rc != HURRAY_OK) return hpy_raise_status(st, rc, NULL, ctx);
+  if (rc != HURRAY_OK) return hrpy_raise_status(st, rc, NULL, ctx);
   q->raw = buf;
   q->raw_len = (uint32_t)n;
   return quant_wrap(st, q);
 }
 
-PyObject *hpy_quantization_object(HpyState *st, const HurrayDescriptorFields *f) {
+PyObject *hrpy_quantization_object(HrpyState *st, const HurrayDescriptorFields *f) {
   if (f->quantization == NULL) Py_RETURN_NONE;
   HurrayQuantization q = *f->quantization;
   uint8_t buf[64];
   if (q.raw == NULL) { /* a hand-built section: encode its typed fields */
     uint64_t n = 0;
     if (hurray_quant_encode(&q, buf, sizeof buf, &n) != HURRAY_OK)
-      return hpy_raise_status(st, HURRAY_ERR_INTERNAL, NULL, "quantization");
+      return hrpy_raise_status(st, HURRAY_ERR_INTERNAL, NULL, "quantization");
     q.raw = buf;
     q.raw_len = (uint32_t)n;
   }
@@ -83,7 +83,7 @@ PyObject *hpy_quantization_object(HpyState *st, const HurrayDescriptorFields *f)
 
 /* ---- argument helpers ----------------------------------------------------------- */
 
-static int u32_arg(HpyState *st, PyObject *o, const char *ctx, const char *what, uint32_t *out) {
+static int u32_arg(HrpyState *st, PyObject *o, const char *ctx, const char *what, uint32_t *out) {
   if (PyBool_Check(o) || !PyIndex_Check(o)) {
     PyErr_Format(PyExc_TypeError, "%s: %s must be an int, not %.100s", ctx, what,
                  Py_TYPE(o)->tp_name);
@@ -98,7 +98,7 @@ static int u32_arg(HpyState *st, PyObject *o, const char *ctx, const char *what,
     return -1;
   }
   if (overflow != 0 || x < 0 || x > (long long)UINT32_MAX) {
-    hpy_raise(st->InvalidDescriptorError, "%s: %s must be in [0, 4294967295], got %R", ctx, what,
+    hrpy_raise(st->InvalidDescriptorError, "%s: %s must be in [0, 4294967295], got %R", ctx, what,
               v);
     Py_DECREF(v);
     return -1;
@@ -109,7 +109,7 @@ static int u32_arg(HpyState *st, PyObject *o, const char *ctx, const char *what,
 }
 
 /* An optional zero-point index: None means symmetric. */
-static int zp_arg(HpyState *st, PyObject *o, const char *ctx, uint32_t *out, uint16_t *flags) {
+static int zp_arg(HrpyState *st, PyObject *o, const char *ctx, uint32_t *out, uint16_t *flags) {
   if (o == NULL || o == Py_None) {
     *out = HURRAY_QUANT_NO_BUFFER;
     *flags = HURRAY_QUANT_FLAG_SYMMETRIC;
@@ -119,16 +119,16 @@ static int zp_arg(HpyState *st, PyObject *o, const char *ctx, uint32_t *out, uin
   return u32_arg(st, o, ctx, "zero_point_buffer_index", out);
 }
 
-static int scale_type_arg(HpyState *st, PyObject *o, const char *ctx, uint8_t *out) {
+static int scale_type_arg(HrpyState *st, PyObject *o, const char *ctx, uint8_t *out) {
   if (o == NULL) {
     *out = HURRAY_QUANT_SCALE_F32;
     return 0;
   }
-  if (hpy_dtype_converter(st, o, out) < 0) return -1;
+  if (hrpy_dtype_converter(st, o, out) < 0) return -1;
   if (*out != HURRAY_QUANT_SCALE_F16 && *out != HURRAY_QUANT_SCALE_BF16 &&
       *out != HURRAY_QUANT_SCALE_F32) {
     const char *n = hurray_dtype_name(*out);
-    hpy_raise(st->InvalidDescriptorError,
+    hrpy_raise(st->InvalidDescriptorError,
               "%s: scale_type must be float16, bfloat16 or float32, not %s", ctx,
               n != NULL ? n : "a private type");
     return -1;
@@ -151,7 +151,7 @@ static PyObject *per_tensor_new(PyTypeObject *type, PyObject *args, PyObject *kw
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:PerTensorAffine", kwlist, &scale_o,
                                    &zp_o))
     return NULL;
-  HpyState *st = hpy_state_of_type(type);
+  HrpyState *st = hrpy_state_of_type(type);
   const char *ctx = "PerTensorAffine";
   HurrayQuantization q = blank(HURRAY_QUANT_PER_TENSOR_AFFINE);
   if (PyBool_Check(scale_o) || !(PyFloat_Check(scale_o) || PyLong_Check(scale_o)))
@@ -168,14 +168,14 @@ static PyObject *per_tensor_new(PyTypeObject *type, PyObject *args, PyObject *kw
     long long z = PyLong_AsLongLongAndOverflow(zp_o, &overflow);
     if (z == -1 && overflow == 0 && PyErr_Occurred()) return NULL;
     if (overflow != 0 || z < INT32_MIN || z > INT32_MAX)
-      return hpy_raise(st->InvalidDescriptorError, "%s: zero_point %R does not fit in int32",
+      return hrpy_raise(st->InvalidDescriptorError, "%s: zero_point %R does not fit in int32",
                        ctx, zp_o);
     q.u.per_tensor.zero_point = (int32_t)z;
   }
   return quant_build(st, &q, ctx);
 }
 
-static PyObject *per_channel_make(HpyState *st, PyObject *axis, PyObject *sidx, PyObject *zidx,
+static PyObject *per_channel_make(HrpyState *st, PyObject *axis, PyObject *sidx, PyObject *zidx,
                                   const char *ctx) {
   HurrayQuantization q = blank(HURRAY_QUANT_PER_CHANNEL_AFFINE);
   q.u.per_channel.scale_type = HURRAY_QUANT_SCALE_F32;
@@ -191,14 +191,14 @@ static PyObject *per_channel_new(PyTypeObject *type, PyObject *args, PyObject *k
   PyObject *a, *s, *z = NULL;
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|O:PerChannelAffine", kwlist, &a, &s, &z))
     return NULL;
-  return per_channel_make(hpy_state_of_type(type), a, s, z, "PerChannelAffine");
+  return per_channel_make(hrpy_state_of_type(type), a, s, z, "PerChannelAffine");
 }
 
 static PyObject *per_channel_symmetric(PyObject *cls, PyObject *args, PyObject *kwargs) {
   static char *kwlist[] = {"axis", "scale_buffer_index", NULL};
   PyObject *a, *s;
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO:symmetric", kwlist, &a, &s)) return NULL;
-  return per_channel_make(hpy_state_of_type((PyTypeObject *)cls), a, s, NULL,
+  return per_channel_make(hrpy_state_of_type((PyTypeObject *)cls), a, s, NULL,
                           "PerChannelAffine.symmetric");
 }
 
@@ -210,11 +210,11 @@ static PyObject *per_channel_asymmetric(PyObject *cls, PyObject *args, PyObject 
   if (z == Py_None)
     return PyErr_Format(PyExc_TypeError,
                         "PerChannelAffine.asymmetric: zero_point_buffer_index must be an int");
-  return per_channel_make(hpy_state_of_type((PyTypeObject *)cls), a, s, z,
+  return per_channel_make(hrpy_state_of_type((PyTypeObject *)cls), a, s, z,
                           "PerChannelAffine.asymmetric");
 }
 
-static PyObject *per_block_make(HpyState *st, PyObject *axis, PyObject *block, PyObject *sidx,
+static PyObject *per_block_make(HrpyState *st, PyObject *axis, PyObject *block, PyObject *sidx,
                                 PyObject *zidx, PyObject *stype, const char *ctx) {
   HurrayQuantization q = blank(HURRAY_QUANT_PER_BLOCK_AFFINE);
   if (u32_arg(st, axis, ctx, "axis", &q.u.per_block.axis) < 0 ||
@@ -233,7 +233,7 @@ static PyObject *per_block_new(PyTypeObject *type, PyObject *args, PyObject *kwa
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|OO:PerBlockAffine", kwlist, &a, &b, &s, &z,
                                    &t))
     return NULL;
-  return per_block_make(hpy_state_of_type(type), a, b, s, z, t, "PerBlockAffine");
+  return per_block_make(hrpy_state_of_type(type), a, b, s, z, t, "PerBlockAffine");
 }
 
 static PyObject *per_block_symmetric(PyObject *cls, PyObject *args, PyObject *kwargs) {
@@ -241,7 +241,7 @@ static PyObject *per_block_symmetric(PyObject *cls, PyObject *args, PyObject *kw
   PyObject *a, *b, *s, *t;
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOO:symmetric", kwlist, &a, &b, &s, &t))
     return NULL;
-  return per_block_make(hpy_state_of_type((PyTypeObject *)cls), a, b, s, NULL, t,
+  return per_block_make(hrpy_state_of_type((PyTypeObject *)cls), a, b, s, NULL, t,
                         "PerBlockAffine.symmetric");
 }
 
@@ -254,7 +254,7 @@ static PyObject *per_block_asymmetric(PyObject *cls, PyObject *args, PyObject *k
   if (z == Py_None)
     return PyErr_Format(PyExc_TypeError,
                         "PerBlockAffine.asymmetric: zero_point_buffer_index must be an int");
-  return per_block_make(hpy_state_of_type((PyTypeObject *)cls), a, b, s, z, t,
+  return per_block_make(hrpy_state_of_type((PyTypeObject *)cls), a, b, s, z, t,
                         "PerBlockAffine.asymmetric");
 }
 
@@ -265,7 +265,7 @@ static PyObject *block_scheme_new(PyTypeObject *type, PyObject *args, PyObject *
   char fmt[32];
   PyOS_snprintf(fmt, sizeof fmt, "OOO:%s", name);
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, fmt, kwlist, &a, &b, &s)) return NULL;
-  HpyState *st = hpy_state_of_type(type);
+  HrpyState *st = hrpy_state_of_type(type);
   HurrayQuantization q = blank(scheme);
   /* NF4 and MXFP share one field layout (quant.h) */
   if (u32_arg(st, a, name, "axis", &q.u.nf4.axis) < 0 ||
@@ -293,7 +293,7 @@ static PyObject *opaque_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
   static char *kwlist[] = {"payload", NULL};
   PyObject *p;
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O:OpaqueQuantization", kwlist, &p)) return NULL;
-  HpyState *st = hpy_state_of_type(type);
+  HrpyState *st = hrpy_state_of_type(type);
   Py_buffer v;
   if (PyObject_GetBuffer(p, &v, PyBUF_SIMPLE) < 0) return NULL;
   HurrayQuantization q;
@@ -303,11 +303,11 @@ static PyObject *opaque_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
                                         HURRAY_DECODE_PERMISSIVE, &q, &err);
   PyObject *r = NULL;
   if (rc != HURRAY_OK) {
-    hpy_raise_status(st, rc, &err, "OpaqueQuantization");
+    hrpy_raise_status(st, rc, &err, "OpaqueQuantization");
   } else if (class_index(q.scheme) != OPAQUE_INDEX) {
     PyErr_Format(PyExc_ValueError,
                  "OpaqueQuantization: scheme 0x%s is %s; use hurray.decode_quantization",
-                 hpy_hex(q.scheme).s, hurray_quant_scheme_name(q.scheme));
+                 hrpy_hex(q.scheme).s, hurray_quant_scheme_name(q.scheme));
   } else {
     r = quant_wrap(st, &q);
   }
@@ -319,10 +319,10 @@ static PyObject *opaque_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
 
 static PyObject *m_decode_quantization(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
                                        PyObject *kwnames) {
-  HpyState *st = hpy_state_of_module(m);
+  HrpyState *st = hrpy_state_of_module(m);
   static const char *const names[] = {"data", "permissive", NULL};
   PyObject *a[2];
-  if (hpy_parse_args("decode_quantization", args, nargs, kwnames, names, 1, 1, a) < 0)
+  if (hrpy_parse_args("decode_quantization", args, nargs, kwnames, names, 1, 1, a) < 0)
     return NULL;
   int permissive = 0;
   if (a[1] != NULL && (permissive = PyObject_IsTrue(a[1])) < 0) return NULL;
@@ -335,7 +335,7 @@ static PyObject *m_decode_quantization(PyObject *m, PyObject *const *args, Py_ss
       hurray_quant_decode((const uint8_t *)v.buf, (uintptr_t)v.len,
                           permissive ? HURRAY_DECODE_PERMISSIVE : HURRAY_DECODE_STRICT, &q, &err);
   PyObject *r = rc == HURRAY_OK ? quant_wrap(st, &q)
-                                : hpy_raise_status(st, rc, &err, "decode_quantization");
+                                : hrpy_raise_status(st, rc, &err, "decode_quantization");
   PyBuffer_Release(&v);
   return r;
 }
@@ -416,7 +416,7 @@ static PyObject *qg_zp_index(PyObject *s, void *c) {
 }
 static PyObject *qg_scale_type(PyObject *s, void *c) {
   (void)c;
-  return hpy_dtype_from_tag(hpy_state_of(s), f_scale_type(&Q(s)->q));
+  return hrpy_dtype_from_tag(hrpy_state_of(s), f_scale_type(&Q(s)->q));
 }
 static PyObject *qg_payload(PyObject *s, void *c) {
   (void)c;
@@ -451,7 +451,7 @@ static PyObject *q_reduce(PyObject *s, PyObject *unused) {
 
 static PyObject *q_richcompare(PyObject *a, PyObject *b, int op) {
   if ((op != Py_EQ && op != Py_NE) || Py_TYPE(a) != Py_TYPE(b)) Py_RETURN_NOTIMPLEMENTED;
-  const HpyQuant *x = Q(a), *y = Q(b);
+  const HrpyQuant *x = Q(a), *y = Q(b);
   bool eq = x->q.raw_len == y->q.raw_len && memcmp(x->raw, y->raw, x->q.raw_len) == 0;
   return PyBool_FromLong(op == Py_EQ ? eq : !eq);
 }
@@ -521,7 +521,7 @@ static PyObject *block_repr(PyObject *s) {
 }
 static PyObject *opaque_repr(PyObject *s) {
   return PyUnicode_FromFormat("OpaqueQuantization(scheme_tag=0x%s, payload=%u bytes)",
-                              hpy_hex(Q(s)->q.scheme).s, (unsigned)Q(s)->q.raw_len);
+                              hrpy_hex(Q(s)->q.scheme).s, (unsigned)Q(s)->q.raw_len);
 }
 
 static void q_dealloc(PyObject *s) {
@@ -647,7 +647,7 @@ static PyMethodDef quant_module_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-int hpy_quant_init(PyObject *m, HpyState *st) {
+int hrpy_quant_init(PyObject *m, HrpyState *st) {
   for (int i = 0; i < 6; i++) {
     const QClass *c = &k_qclasses[i];
     PyType_Slot slots[] = {
@@ -663,7 +663,7 @@ int hpy_quant_init(PyObject *m, HpyState *st) {
     };
     PyType_Spec spec = {
         .name = c->name,
-        .basicsize = sizeof(HpyQuant),
+        .basicsize = sizeof(HrpyQuant),
         .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
         .slots = slots,
     };

@@ -6,36 +6,36 @@
  * (HURRAY_STATUS_TABLE in include/hurray/status.h); nothing else in the
  * extension decides which exception a C status becomes.
  */
-#include "hpy.h"
+#include "hrpy.h"
 
 #include <stdarg.h>
 
 /* The status table's Python column names a class; map each name to an object. */
-#define HPY_EXC_None(st) ((st)->InternalError)
-#define HPY_EXC_InvalidDescriptorError(st) ((st)->InvalidDescriptorError)
-#define HPY_EXC_BufferError(st) ((st)->BufferError)
-#define HPY_EXC_UnsupportedError(st) ((st)->UnsupportedError)
-#define HPY_EXC_InternalError(st) ((st)->InternalError)
-#define HPY_EXC_FileError(st) ((st)->FileError)
-#define HPY_EXC_StreamError(st) ((st)->StreamError)
-#define HPY_EXC_IndexError(st) PyExc_IndexError
-#define HPY_EXC_KeyError(st) PyExc_KeyError
-#define HPY_EXC_ValueError(st) PyExc_ValueError
-#define HPY_EXC_MemoryError(st) PyExc_MemoryError
+#define HRPY_EXC_None(st) ((st)->InternalError)
+#define HRPY_EXC_InvalidDescriptorError(st) ((st)->InvalidDescriptorError)
+#define HRPY_EXC_BufferError(st) ((st)->BufferError)
+#define HRPY_EXC_UnsupportedError(st) ((st)->UnsupportedError)
+#define HRPY_EXC_InternalError(st) ((st)->InternalError)
+#define HRPY_EXC_FileError(st) ((st)->FileError)
+#define HRPY_EXC_StreamError(st) ((st)->StreamError)
+#define HRPY_EXC_IndexError(st) PyExc_IndexError
+#define HRPY_EXC_KeyError(st) PyExc_KeyError
+#define HRPY_EXC_ValueError(st) PyExc_ValueError
+#define HRPY_EXC_MemoryError(st) PyExc_MemoryError
 
-PyObject *hpy_exception_for(HpyState *st, HurrayStatus status) {
+PyObject *hrpy_exception_for(HrpyState *st, HurrayStatus status) {
   switch (status) {
-#define HPY_X_(name, value, msg, pyexc) \
+#define HRPY_X_(name, value, msg, pyexc) \
   case HURRAY_##name:                   \
-    return HPY_EXC_##pyexc(st);
-    HURRAY_STATUS_TABLE(HPY_X_)
-#undef HPY_X_
+    return HRPY_EXC_##pyexc(st);
+    HURRAY_STATUS_TABLE(HRPY_X_)
+#undef HRPY_X_
     default:
       return st->InternalError;
   }
 }
 
-PyObject *hpy_raise(PyObject *exc, const char *fmt, ...) {
+PyObject *hrpy_raise(PyObject *exc, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   PyObject *msg = PyUnicode_FromFormatV(fmt, ap);
@@ -46,12 +46,12 @@ PyObject *hpy_raise(PyObject *exc, const char *fmt, ...) {
   return NULL;
 }
 
-PyObject *hpy_raise_status(HpyState *st, HurrayStatus status, const HurrayError *err,
+PyObject *hrpy_raise_status(HrpyState *st, HurrayStatus status, const HurrayError *err,
                            const char *context) {
-  return hpy_raise_status_as(st, hpy_exception_for(st, status), status, err, context);
+  return hrpy_raise_status_as(st, hrpy_exception_for(st, status), status, err, context);
 }
 
-PyObject *hpy_raise_status_as(HpyState *st, PyObject *exc, HurrayStatus status,
+PyObject *hrpy_raise_status_as(HrpyState *st, PyObject *exc, HurrayStatus status,
                               const HurrayError *err, const char *context) {
   (void)st;
   bool detail = err != NULL && err->status == status && err->message[0] != '\0';
@@ -91,7 +91,7 @@ PyObject *hpy_raise_status_as(HpyState *st, PyObject *exc, HurrayStatus status,
   return NULL;
 }
 
-void hpy_error_drop_offset(HurrayError *err) {
+void hrpy_error_drop_offset(HurrayError *err) {
   if (err->offset == HURRAY_NO_OFFSET) return;
   err->offset = HURRAY_NO_OFFSET;
   char *at = strstr(err->message, " at byte ");
@@ -101,7 +101,7 @@ void hpy_error_drop_offset(HurrayError *err) {
   memmove(at, colon, strlen(colon) + 1);
 }
 
-PyObject *hpy_raise_rule(HpyState *st, HurrayStatus status, const char *field,
+PyObject *hrpy_raise_rule(HrpyState *st, HurrayStatus status, const char *field,
                          const char *context, const char *fmt, ...) {
   HurrayError err;
   hurray_error_clear(&err);
@@ -111,7 +111,7 @@ PyObject *hpy_raise_rule(HpyState *st, HurrayStatus status, const char *field,
   va_start(ap, fmt);
   PyOS_vsnprintf(err.message, sizeof err.message, fmt, ap);
   va_end(ap);
-  return hpy_raise_status(st, status, &err, context);
+  return hrpy_raise_status(st, status, &err, context);
 }
 
 static int add_exc(PyObject *m, PyObject **slot, const char *qualname, const char *doc,
@@ -128,7 +128,7 @@ static int add_exc(PyObject *m, PyObject **slot, const char *qualname, const cha
   return PyModule_AddObjectRef(m, dot != NULL ? dot + 1 : qualname, *slot);
 }
 
-int hpy_errors_init(PyObject *m, HpyState *st) {
+int hrpy_errors_init(PyObject *m, HrpyState *st) {
   if (add_exc(m, &st->InvalidDescriptorError, "hurray.InvalidDescriptorError",
               "A descriptor (or a value meant to become one) breaks a rule of the "
               "Hurray format.\n\nSubclass of ValueError. Instances raised from the C "

@@ -15,21 +15,21 @@
  * without a copy; arrays with whole-element strides become strided tensors;
  * other non-contiguous arrays are copied to row-major. The plain case of an
  * exact numpy.ndarray takes a cheaper way first (ndarray.c). Dense results
- * describe themselves lazily (hpy_tensor_new_dense).
+ * describe themselves lazily (hrpy_tensor_new_dense).
  */
-#include "hpy.h"
+#include "hrpy.h"
 
 #include <string.h>
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-#define HPY_BO ">"
+#define HRPY_BO ">"
 #else
-#define HPY_BO "<"
+#define HRPY_BO "<"
 #endif
 
-#define T(o) ((HpyTensor *)(o))
+#define T(o) ((HrpyTensor *)(o))
 
-PyObject *hpy_numpy(HpyState *st) {
+PyObject *hrpy_numpy(HrpyState *st) {
   if (st->numpy == NULL) st->numpy = PyImport_ImportModule("numpy");
   return st->numpy;
 }
@@ -37,19 +37,19 @@ PyObject *hpy_numpy(HpyState *st) {
 /* NumPy typestr of a Tier 1 type NumPy represents directly, else NULL. */
 static const char *typestr_of(uint8_t tag) {
   switch (tag) {
-    case HURRAY_DTYPE_FLOAT16: return HPY_BO "f2";
-    case HURRAY_DTYPE_FLOAT32: return HPY_BO "f4";
-    case HURRAY_DTYPE_FLOAT64: return HPY_BO "f8";
+    case HURRAY_DTYPE_FLOAT16: return HRPY_BO "f2";
+    case HURRAY_DTYPE_FLOAT32: return HRPY_BO "f4";
+    case HURRAY_DTYPE_FLOAT64: return HRPY_BO "f8";
     case HURRAY_DTYPE_INT8: return "|i1";
     case HURRAY_DTYPE_UINT8: return "|u1";
-    case HURRAY_DTYPE_INT16: return HPY_BO "i2";
-    case HURRAY_DTYPE_UINT16: return HPY_BO "u2";
-    case HURRAY_DTYPE_INT32: return HPY_BO "i4";
-    case HURRAY_DTYPE_UINT32: return HPY_BO "u4";
-    case HURRAY_DTYPE_INT64: return HPY_BO "i8";
-    case HURRAY_DTYPE_UINT64: return HPY_BO "u8";
-    case HURRAY_DTYPE_COMPLEX64: return HPY_BO "c8";
-    case HURRAY_DTYPE_COMPLEX128: return HPY_BO "c16";
+    case HURRAY_DTYPE_INT16: return HRPY_BO "i2";
+    case HURRAY_DTYPE_UINT16: return HRPY_BO "u2";
+    case HURRAY_DTYPE_INT32: return HRPY_BO "i4";
+    case HURRAY_DTYPE_UINT32: return HRPY_BO "u4";
+    case HURRAY_DTYPE_INT64: return HRPY_BO "i8";
+    case HURRAY_DTYPE_UINT64: return HRPY_BO "u8";
+    case HURRAY_DTYPE_COMPLEX64: return HRPY_BO "c8";
+    case HURRAY_DTYPE_COMPLEX128: return HRPY_BO "c16";
     default: return NULL;
   }
 }
@@ -64,10 +64,10 @@ static bool needs_gather(uint8_t layout_tag) {
 }
 
 /* Everything that keeps a tensor from becoming an ndarray. */
-static int numpy_checks(HpyState *st, HpyTensor *t, const char *what, ArrKind *kind) {
-  HpyDevice *dev = (HpyDevice *)t->device;
+static int numpy_checks(HrpyState *st, HrpyTensor *t, const char *what, ArrKind *kind) {
+  HrpyDevice *dev = (HrpyDevice *)t->device;
   if (dev->tag != HURRAY_DEVICE_CPU) {
-    hpy_raise(st->UnsupportedError,
+    hrpy_raise(st->UnsupportedError,
               "%s: the tensor is on %R, whose memory NumPy cannot address; use DLPack "
               "(__dlpack__) with a framework for that device",
               what, t->device);
@@ -76,21 +76,21 @@ static int numpy_checks(HpyState *st, HpyTensor *t, const char *what, ArrKind *k
   uint8_t lt = t->f.layout.tag;
   if (lt != HURRAY_LAYOUT_ROW_MAJOR && lt != HURRAY_LAYOUT_COL_MAJOR &&
       lt != HURRAY_LAYOUT_STRIDED && !needs_gather(lt)) {
-    hpy_raise(st->UnsupportedError,
+    hrpy_raise(st->UnsupportedError,
               "%s: a %s tensor has no single dense element buffer; read its buffers with "
               "Tensor.buffer(i) or use the native protocol",
-              what, hpy_layout_name(lt));
+              what, hrpy_layout_name(lt));
     return -1;
   }
   if (t->f.quantization != NULL) {
-    hpy_raise(st->UnsupportedError,
+    hrpy_raise(st->UnsupportedError,
               "%s: a quantized tensor has no NumPy dtype; use the native protocol or save/load",
               what);
     return -1;
   }
   for (uint32_t i = 0; i < t->f.rank; i++) {
     if (t->f.shape[i] == HURRAY_DYNAMIC_DIM) {
-      hpy_raise(st->UnsupportedError,
+      hrpy_raise(st->UnsupportedError,
                 "%s: shape[%u] is dynamic (None); an array needs every extent", what,
                 (unsigned)i);
       return -1;
@@ -106,19 +106,19 @@ static int numpy_checks(HpyState *st, HpyTensor *t, const char *what, ArrKind *k
     *kind = ARR_BF16;
   } else {
     const HurrayDtypeInfo *i = hurray_dtype_info(tag);
-    hpy_raise(st->UnsupportedError,
+    hrpy_raise(st->UnsupportedError,
               "%s: %s has no NumPy dtype; use the native protocol, save/load, or DLPack "
               "where DLPack has the type",
               what, i != NULL ? i->name : "a private type");
     return -1;
   }
-  return hpy_tensor_check_readable(st, t, what);
+  return hrpy_tensor_check_readable(st, t, what);
 }
 
 /* The array interface dict of a dense tensor with element bytes `itemsize`. */
-static PyObject *interface_dict(HpyTensor *t, const char *typestr, uint64_t itemsize) {
+static PyObject *interface_dict(HrpyTensor *t, const char *typestr, uint64_t itemsize) {
   uint32_t rank = t->f.rank;
-  PyObject *shape = hpy_shape_tuple(rank, t->f.shape);
+  PyObject *shape = hrpy_shape_tuple(rank, t->f.shape);
   if (shape == NULL) return NULL;
   PyObject *strides;
   if (t->f.layout.tag == HURRAY_LAYOUT_ROW_MAJOR) {
@@ -156,10 +156,10 @@ static PyObject *interface_dict(HpyTensor *t, const char *typestr, uint64_t item
   return d;
 }
 
-PyObject *hpy_tensor_array_interface(PyObject *self, void *closure) {
+PyObject *hrpy_tensor_array_interface(PyObject *self, void *closure) {
   (void)closure;
-  HpyState *st = hpy_state_of(self);
-  HpyTensor *t = T(self);
+  HrpyState *st = hrpy_state_of(self);
+  HrpyTensor *t = T(self);
   ArrKind kind;
   if (numpy_checks(st, t, "__array_interface__", &kind) < 0) return NULL;
   if (kind != ARR_DIRECT) {
@@ -173,7 +173,7 @@ PyObject *hpy_tensor_array_interface(PyObject *self, void *closure) {
     return PyErr_Format(PyExc_AttributeError,
                         "__array_interface__: a %s tensor has no strided view; numpy.asarray "
                         "uses __array__, which copies it out in row-major order",
-                        hpy_layout_name(t->f.layout.tag));
+                        hrpy_layout_name(t->f.layout.tag));
   }
   const HurrayDtypeInfo *info = hurray_dtype_info(t->f.type_tag);
   return interface_dict(t, typestr_of(t->f.type_tag), info->bit_width / 8u);
@@ -200,13 +200,13 @@ PyObject *hpy_tensor_array_interface(PyObject *self, void *closure) {
 
 
 typedef struct {
-  HpyArrayInterface inter;
+  HrpyArrayInterface inter;
   PyObject *owner;       /* the tensor (strong) */
   Py_intptr_t dims[];    /* shape then strides, 2 * nd entries */
-} HpyArrayStruct;
+} HrpyArrayStruct;
 
 static void array_struct_dtor(PyObject *cap) {
-  HpyArrayStruct *s = PyCapsule_GetPointer(cap, NULL);
+  HrpyArrayStruct *s = PyCapsule_GetPointer(cap, NULL);
   if (s == NULL) {
     PyErr_Clear();
     return;
@@ -218,10 +218,10 @@ static void array_struct_dtor(PyObject *cap) {
 
 /* numpy.dtype for a tag with a typestr (borrowed from the state), made on
  * first use; NULL without an exception when NumPy cannot make it. */
-static PyObject *np_dtype_of(HpyState *st, uint8_t tag, const char *typestr) {
+static PyObject *np_dtype_of(HrpyState *st, uint8_t tag, const char *typestr) {
   PyObject *dt = st->np_dtypes[tag];
   if (dt != NULL) return dt;
-  PyObject *np = hpy_numpy(st);
+  PyObject *np = hrpy_numpy(st);
   dt = np != NULL ? PyObject_CallMethod(np, "dtype", "(s)", typestr) : NULL;
   if (dt == NULL) {
     PyErr_Clear();
@@ -231,10 +231,10 @@ static PyObject *np_dtype_of(HpyState *st, uint8_t tag, const char *typestr) {
   return dt;
 }
 
-PyObject *hpy_tensor_array_struct(PyObject *self, void *closure) {
+PyObject *hrpy_tensor_array_struct(PyObject *self, void *closure) {
   (void)closure;
-  HpyState *st = hpy_state_of(self);
-  HpyTensor *t = T(self);
+  HrpyState *st = hrpy_state_of(self);
+  HrpyTensor *t = T(self);
   ArrKind kind;
   if (numpy_checks(st, t, "__array_struct__", &kind) < 0) return NULL;
   if (kind != ARR_DIRECT || needs_gather(t->f.layout.tag)) {
@@ -246,7 +246,7 @@ PyObject *hpy_tensor_array_struct(PyObject *self, void *closure) {
   const char *ts = typestr_of(tag); /* "<f4", "|u1", "<c8", ... */
   uint32_t rank = t->f.rank;
   int64_t itemsize = (int64_t)(hurray_dtype_info(tag)->bit_width / 8u);
-  HpyArrayStruct *s = PyMem_Malloc(sizeof *s + 2u * (size_t)rank * sizeof(Py_intptr_t));
+  HrpyArrayStruct *s = PyMem_Malloc(sizeof *s + 2u * (size_t)rank * sizeof(Py_intptr_t));
   if (s == NULL) return PyErr_NoMemory();
   Py_intptr_t *shp = s->dims, *str = s->dims + rank;
   int64_t acc = itemsize;
@@ -271,14 +271,14 @@ PyObject *hpy_tensor_array_struct(PyObject *self, void *closure) {
   s->inter.nd = (int)rank;
   s->inter.typekind = ts[1];
   s->inter.itemsize = (int)itemsize;
-  s->inter.flags = HPY_NPY_ALIGNED | HPY_NPY_NOTSWAPPED | (ro ? 0 : HPY_NPY_WRITEABLE);
+  s->inter.flags = HRPY_NPY_ALIGNED | HRPY_NPY_NOTSWAPPED | (ro ? 0 : HRPY_NPY_WRITEABLE);
   s->inter.shape = rank > 0 ? shp : NULL;
   s->inter.strides = rank > 0 ? str : NULL;
   s->inter.data = base != NULL ? base + t->f.byte_offset : NULL;
   s->inter.descr = NULL;
   PyObject *descr = np_dtype_of(st, tag, ts);
   if (descr != NULL) {
-    s->inter.flags |= HPY_NPY_ARR_HAS_DESCR;
+    s->inter.flags |= HRPY_NPY_ARR_HAS_DESCR;
     s->inter.descr = Py_NewRef(descr);
   }
   s->owner = Py_NewRef(self);
@@ -308,7 +308,7 @@ static void st64le(uint8_t *p, uint64_t x) {
   }
 }
 
-void hpy_bool_unpack(const uint8_t *src, uint8_t *dst, uint64_t count) {
+void hrpy_bool_unpack(const uint8_t *src, uint8_t *dst, uint64_t count) {
   uint64_t whole = count / 8u;
   for (uint64_t k = 0; k < whole; k++) {
     /* byte j keeps bit j of the packed byte, then becomes 0 or 1 (no carry:
@@ -320,7 +320,7 @@ void hpy_bool_unpack(const uint8_t *src, uint8_t *dst, uint64_t count) {
     dst[i] = (uint8_t)(((unsigned)src[i >> 3] >> (unsigned)(i & 7u)) & 1u);
 }
 
-void hpy_bool_pack(const uint8_t *src, uint8_t *dst, uint64_t count) {
+void hrpy_bool_pack(const uint8_t *src, uint8_t *dst, uint64_t count) {
   uint64_t whole = count / 8u;
   for (uint64_t k = 0; k < whole; k++) {
     uint64_t x = ld64le(src + 8u * k);
@@ -342,20 +342,20 @@ void hpy_bool_pack(const uint8_t *src, uint8_t *dst, uint64_t count) {
 }
 
 /* A new bool ndarray holding the unpacked elements of a row/col-major tensor. */
-static PyObject *bool_array(HpyState *st, HpyTensor *t) {
-  PyObject *np = hpy_numpy(st);
+static PyObject *bool_array(HrpyState *st, HrpyTensor *t) {
+  PyObject *np = hrpy_numpy(st);
   if (np == NULL) return NULL;
   uint32_t rank = t->f.rank;
   bool colmajor = t->f.layout.tag == HURRAY_LAYOUT_COL_MAJOR;
   uint64_t dims[HURRAY_MAX_RANK];
   for (uint32_t i = 0; i < rank; i++) dims[i] = t->f.shape[colmajor ? rank - 1 - i : i];
-  PyObject *shape = hpy_shape_tuple(rank, dims);
+  PyObject *shape = hrpy_shape_tuple(rank, dims);
   if (shape == NULL) return NULL;
   PyObject *arr = PyObject_CallMethod(np, "empty", "(Os)", shape, "bool");
   Py_DECREF(shape);
   if (arr == NULL) return NULL;
   uint64_t count = 0;
-  (void)hpy_element_count(rank, t->f.shape, &count);
+  (void)hrpy_element_count(rank, t->f.shape, &count);
   Py_buffer v;
   if (PyObject_GetBuffer(arr, &v, PyBUF_WRITABLE) < 0) {
     Py_DECREF(arr);
@@ -363,7 +363,7 @@ static PyObject *bool_array(HpyState *st, HpyTensor *t) {
   }
   if (count > 0) {
     const uint8_t *src = t->bufs[0].data + t->f.byte_offset;
-    Py_BEGIN_ALLOW_THREADS hpy_bool_unpack(src, (uint8_t *)v.buf, count);
+    Py_BEGIN_ALLOW_THREADS hrpy_bool_unpack(src, (uint8_t *)v.buf, count);
     Py_END_ALLOW_THREADS
   }
   PyBuffer_Release(&v);
@@ -376,20 +376,20 @@ static PyObject *bool_array(HpyState *st, HpyTensor *t) {
 }
 
 /* A bfloat16 view (ml_dtypes) of the tensor's memory. */
-static PyObject *bf16_array(HpyState *st, PyObject *self) {
-  PyObject *np = hpy_numpy(st);
+static PyObject *bf16_array(HrpyState *st, PyObject *self) {
+  PyObject *np = hrpy_numpy(st);
   if (np == NULL) return NULL;
   PyObject *mld = PyImport_ImportModule("ml_dtypes");
   if (mld == NULL) {
     PyErr_Clear();
-    return hpy_raise(st->UnsupportedError,
+    return hrpy_raise(st->UnsupportedError,
                      "__array__: bfloat16 has no NumPy dtype unless ml_dtypes is installed; "
                      "hand the tensor to PyTorch or JAX through DLPack instead");
   }
   PyObject *bf16 = PyObject_GetAttrString(mld, "bfloat16");
   Py_DECREF(mld);
   if (bf16 == NULL) return NULL;
-  PyObject *d = interface_dict(T(self), HPY_BO "u2", 2);
+  PyObject *d = interface_dict(T(self), HRPY_BO "u2", 2);
   PyObject *ns = NULL, *raw = NULL, *out = NULL;
   if (d == NULL) goto done;
   if (st->simple_namespace == NULL) {
@@ -421,17 +421,17 @@ done:
 
 /* A new row-major ndarray holding the elements of a tiled, Morton or Hilbert
  * tensor, copied through the layout's addressing. */
-static PyObject *gather_array(HpyState *st, HpyTensor *t, ArrKind kind) {
-  PyObject *np = hpy_numpy(st);
+static PyObject *gather_array(HrpyState *st, HrpyTensor *t, ArrKind kind) {
+  PyObject *np = hrpy_numpy(st);
   if (np == NULL) return NULL;
   uint64_t count = 0, packed = 0;
-  (void)hpy_element_count(t->f.rank, t->f.shape, &count);
+  (void)hrpy_element_count(t->f.rank, t->f.shape, &count);
   if (hurray_buffer_size_bytes(t->f.type_tag, count, &packed) != HURRAY_OK ||
       packed > (uint64_t)PY_SSIZE_T_MAX)
     return PyErr_NoMemory();
-  PyObject *shape = hpy_shape_tuple(t->f.rank, t->f.shape);
+  PyObject *shape = hrpy_shape_tuple(t->f.rank, t->f.shape);
   if (shape == NULL) return NULL;
-  const char *typestr = kind == ARR_BOOL ? "bool" : kind == ARR_BF16 ? HPY_BO "u2"
+  const char *typestr = kind == ARR_BOOL ? "bool" : kind == ARR_BF16 ? HRPY_BO "u2"
                                                                      : typestr_of(t->f.type_tag);
   PyObject *arr = PyObject_CallMethod(np, "empty", "(Os)", shape, typestr);
   Py_DECREF(shape);
@@ -462,7 +462,7 @@ static PyObject *gather_array(HpyState *st, HpyTensor *t, ArrKind kind) {
     for (uint32_t i = 0; i < t->nbuf; i++) ptrs[i] = t->bufs[i].data;
     Py_BEGIN_ALLOW_THREADS rc = hurray_layout_to_row_major(&t->f, (const void *const *)ptrs, NULL,
                                                            dst, packed, &err);
-    if (rc == HURRAY_OK && tmp != NULL) hpy_bool_unpack(tmp, (uint8_t *)v.buf, count);
+    if (rc == HURRAY_OK && tmp != NULL) hrpy_bool_unpack(tmp, (uint8_t *)v.buf, count);
     Py_END_ALLOW_THREADS
   }
   if (ptrs != small) PyMem_Free(ptrs);
@@ -470,14 +470,14 @@ static PyObject *gather_array(HpyState *st, HpyTensor *t, ArrKind kind) {
   PyBuffer_Release(&v);
   if (rc != HURRAY_OK) {
     Py_DECREF(arr);
-    return hpy_raise_status(st, rc, &err, "__array__");
+    return hrpy_raise_status(st, rc, &err, "__array__");
   }
   if (kind == ARR_BF16) {
     PyObject *mld = PyImport_ImportModule("ml_dtypes");
     if (mld == NULL) {
       PyErr_Clear();
       Py_DECREF(arr);
-      return hpy_raise(st->UnsupportedError,
+      return hrpy_raise(st->UnsupportedError,
                        "__array__: bfloat16 has no NumPy dtype unless ml_dtypes is installed");
     }
     PyObject *bf16 = PyObject_GetAttrString(mld, "bfloat16");
@@ -490,33 +490,33 @@ static PyObject *gather_array(HpyState *st, HpyTensor *t, ArrKind kind) {
   return arr;
 }
 
-PyObject *hpy_tensor_array(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+PyObject *hrpy_tensor_array(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                            PyObject *kwnames) {
-  HpyState *st = hpy_state_of(self);
-  HpyTensor *t = T(self);
+  HrpyState *st = hrpy_state_of(self);
+  HrpyTensor *t = T(self);
   static const char *const names[] = {"dtype", "copy", NULL};
   PyObject *a[2];
-  if (hpy_parse_args("__array__", args, nargs, kwnames, names, 2, 0, a) < 0) return NULL;
+  if (hrpy_parse_args("__array__", args, nargs, kwnames, names, 2, 0, a) < 0) return NULL;
   int copy;
-  if (hpy_parse_copy(a[1], &copy) < 0) return NULL;
+  if (hrpy_parse_copy(a[1], &copy) < 0) return NULL;
   ArrKind kind;
   if (numpy_checks(st, t, "__array__", &kind) < 0) return NULL;
-  PyObject *np = hpy_numpy(st);
+  PyObject *np = hrpy_numpy(st);
   if (np == NULL) return NULL;
   PyObject *arr;
   bool fresh = false;
   if (needs_gather(t->f.layout.tag)) {
     if (copy == 0) {
-      return hpy_raise(st->CopyRequiredError,
+      return hrpy_raise(st->CopyRequiredError,
                        "__array__(copy=False): a %s tensor has no strided view; its elements "
                        "must be copied out in row-major order",
-                       hpy_layout_name(t->f.layout.tag));
+                       hrpy_layout_name(t->f.layout.tag));
     }
     arr = gather_array(st, t, kind);
     fresh = true;
   } else if (kind == ARR_BOOL) {
     if (copy == 0) {
-      return hpy_raise(st->CopyRequiredError,
+      return hrpy_raise(st->CopyRequiredError,
                        "__array__(copy=False): bool is bit-packed in Hurray and NumPy stores "
                        "one byte per element, so the array must be a copy");
     }
@@ -540,7 +540,7 @@ PyObject *hpy_tensor_array(PyObject *self, PyObject *const *args, Py_ssize_t nar
     if (!same) {
       if (copy == 0) {
         Py_DECREF(arr);
-        return hpy_raise(st->CopyRequiredError,
+        return hrpy_raise(st->CopyRequiredError,
                          "__array__(copy=False): converting to dtype %R needs a copy", dtype);
       }
       PyObject *conv = PyObject_CallMethod(arr, "astype", "(O)", dtype);
@@ -626,18 +626,18 @@ static PyObject *bf16_as_uint16(PyObject *obj) {
   return v;
 }
 
-PyObject *hpy_from_numpy(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+PyObject *hrpy_from_numpy(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                          PyObject *kwnames) {
-  HpyState *st = hpy_state_of_module(module);
+  HrpyState *st = hrpy_state_of_module(module);
   static const char *const names[] = {"array", "copy", NULL};
   PyObject *a[2];
-  if (hpy_parse_args("from_numpy", args, nargs, kwnames, names, 1, 1, a) < 0) return NULL;
+  if (hrpy_parse_args("from_numpy", args, nargs, kwnames, names, 1, 1, a) < 0) return NULL;
   int copy;
-  if (hpy_parse_copy(a[1], &copy) < 0) return NULL;
+  if (hrpy_parse_copy(a[1], &copy) < 0) return NULL;
   const char *ctx = "from_numpy";
   PyObject *fast;
-  if (hpy_from_ndarray(st, a[0], copy, ctx, &fast)) return fast;
-  HpyBuffer b;
+  if (hrpy_from_ndarray(st, a[0], copy, ctx, &fast)) return fast;
+  HrpyBuffer b;
   memset(&b, 0, sizeof b);
   bool bf16 = false;
   if (PyObject_GetBuffer(a[0], &b.view, PyBUF_RECORDS_RO) < 0) {
@@ -657,7 +657,7 @@ PyObject *hpy_from_numpy(PyObject *module, PyObject *const *args, Py_ssize_t nar
           PyErr_ExceptionMatches(PyExc_BufferError)) {
         /* e.g. NumPy refuses to export datetime64 or object elements */
         PyErr_Fetch(&type, &value, &tb);
-        hpy_raise(st->UnsupportedError, "from_numpy: the elements have no Hurray type (%S)",
+        hrpy_raise(st->UnsupportedError, "from_numpy: the elements have no Hurray type (%S)",
                   value != NULL ? value : Py_None);
         Py_XDECREF(type);
         Py_XDECREF(value);
@@ -677,19 +677,19 @@ PyObject *hpy_from_numpy(PyObject *module, PyObject *const *args, Py_ssize_t nar
   bool swapped = false;
   uint8_t tag = bf16 ? HURRAY_DTYPE_BFLOAT16 : tag_of_format(v->format, v->itemsize, &swapped);
   if (tag == 0) {
-    hpy_raise(st->UnsupportedError, "%s: element format '%s' (itemsize %zd) has no Hurray type",
+    hrpy_raise(st->UnsupportedError, "%s: element format '%s' (itemsize %zd) has no Hurray type",
               ctx, v->format != NULL ? v->format : "B", v->itemsize);
     goto fail;
   }
   if (swapped) {
-    hpy_raise(st->UnsupportedError,
+    hrpy_raise(st->UnsupportedError,
               "%s: the array is in non-native byte order; convert it with "
               "array.astype(array.dtype.newbyteorder('='))",
               ctx);
     goto fail;
   }
   if (v->ndim > (int)HURRAY_MAX_RANK) {
-    hpy_raise(st->InvalidDescriptorError, "%s: rank %d exceeds the maximum rank %u", ctx,
+    hrpy_raise(st->InvalidDescriptorError, "%s: rank %d exceeds the maximum rank %u", ctx,
               v->ndim, (unsigned)HURRAY_MAX_RANK);
     goto fail;
   }
@@ -715,7 +715,7 @@ PyObject *hpy_from_numpy(PyObject *module, PyObject *const *args, Py_ssize_t nar
       if (v->strides[k] % v->itemsize != 0) strided = false;
       estr[k] = v->strides[k] / v->itemsize;
     }
-    strided = strided && hpy_strided_extent((uint8_t *)v->buf, (uint64_t)v->itemsize, rank,
+    strided = strided && hrpy_strided_extent((uint8_t *)v->buf, (uint64_t)v->itemsize, rank,
                                             shape, estr, &span_base, &span, &boff);
   }
   if (strided) {
@@ -723,11 +723,11 @@ PyObject *hpy_from_numpy(PyObject *module, PyObject *const *args, Py_ssize_t nar
     lay.u.strided.strides = estr;
     b.data = span_base;
     b.size = span;
-    if (hpy_buffer_apply_copy_policy(st, &b, 0, copy, true, ctx) < 0) goto fail;
+    if (hrpy_buffer_apply_copy_policy(st, &b, 0, copy, true, ctx) < 0) goto fail;
   } else if (tag == HURRAY_DTYPE_BOOL || (!c_contig && !f_contig)) {
     /* bool is bit-packed in Hurray; other strides are gathered to row-major. */
     if (copy == 0) {
-      hpy_raise(st->BufferError,
+      hrpy_raise(st->BufferError,
                 "%s: %s, which needs a copy, and copy=False forbids it", ctx,
                 tag == HURRAY_DTYPE_BOOL ? "bool is bit-packed in Hurray"
                                          : "the array is not contiguous");
@@ -735,7 +735,7 @@ PyObject *hpy_from_numpy(PyObject *module, PyObject *const *args, Py_ssize_t nar
     }
     uint64_t count = (uint64_t)(v->len / (v->itemsize > 0 ? v->itemsize : 1));
     uint64_t nbytes = tag == HURRAY_DTYPE_BOOL ? (count + 7u) / 8u : (uint64_t)v->len;
-    void *mem = hpy_alloc_buffer(nbytes, false);
+    void *mem = hrpy_alloc_buffer(nbytes, false);
     if (mem == NULL) goto fail;
     void *gather = mem;
     if (tag == HURRAY_DTYPE_BOOL && !(c_contig && v->len > 0)) {
@@ -756,13 +756,13 @@ PyObject *hpy_from_numpy(PyObject *module, PyObject *const *args, Py_ssize_t nar
       }
       elems = gather;
     }
-    if (rc == 0 && tag == HURRAY_DTYPE_BOOL) hpy_bool_pack(elems, mem, count);
+    if (rc == 0 && tag == HURRAY_DTYPE_BOOL) hrpy_bool_pack(elems, mem, count);
     if (gather != mem) PyMem_Free(gather);
     if (rc < 0) {
       hurray_free(mem);
       goto fail;
     }
-    hpy_buffer_release(&b);
+    hrpy_buffer_release(&b);
     b.data = mem;
     b.owned = mem;
     b.size = nbytes;
@@ -771,13 +771,13 @@ PyObject *hpy_from_numpy(PyObject *module, PyObject *const *args, Py_ssize_t nar
   } else {
     b.data = (uint8_t *)v->buf;
     b.size = (uint64_t)v->len;
-    if (hpy_buffer_apply_copy_policy(st, &b, 0, copy, true, ctx) < 0) goto fail;
+    if (hrpy_buffer_apply_copy_policy(st, &b, 0, copy, true, ctx) < 0) goto fail;
   }
   if (strided)
-    return hpy_tensor_build(st, tag, rank, shape, &lay, boff, st->cpu, &b, 1, ctx);
+    return hrpy_tensor_build(st, tag, rank, shape, &lay, boff, st->cpu, &b, 1, ctx);
   /* dense: the descriptor is built when first needed */
-  return hpy_tensor_new_dense(st, tag, rank, shape, lay.tag, st->cpu, &b, ctx);
+  return hrpy_tensor_new_dense(st, tag, rank, shape, lay.tag, st->cpu, &b, ctx);
 fail:
-  hpy_buffer_release(&b);
+  hrpy_buffer_release(&b);
   return NULL;
 }

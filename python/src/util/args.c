@@ -1,9 +1,9 @@
 /*
  * args.c - a small keyword parser for METH_FASTCALL | METH_KEYWORDS.
  */
-#include "hpy.h"
+#include "hrpy.h"
 
-int hpy_parse_args(const char *fname, PyObject *const *args, Py_ssize_t nargs,
+int hrpy_parse_args(const char *fname, PyObject *const *args, Py_ssize_t nargs,
                    PyObject *kwnames, const char *const *names, int npos, int nreq,
                    PyObject **out) {
   int total = 0;
@@ -52,7 +52,7 @@ int hpy_parse_args(const char *fname, PyObject *const *args, Py_ssize_t nargs,
   return 0;
 }
 
-int hpy_parse_copy(PyObject *obj, int *out) {
+int hrpy_parse_copy(PyObject *obj, int *out) {
   if (obj == NULL || obj == Py_None) {
     *out = -1;
   } else if (obj == Py_True) {
@@ -67,7 +67,7 @@ int hpy_parse_copy(PyObject *obj, int *out) {
   return 0;
 }
 
-void *hpy_arena_alloc(HpyArena *a, size_t bytes) {
+void *hrpy_arena_alloc(HrpyArena *a, size_t bytes) {
   if (a->n == a->cap) {
     size_t cap = a->cap == 0 ? 8 : a->cap * 2;
     void **b = PyMem_Realloc(a->blocks, cap * sizeof *b);
@@ -87,14 +87,14 @@ void *hpy_arena_alloc(HpyArena *a, size_t bytes) {
   return p;
 }
 
-void hpy_arena_free(HpyArena *a) {
+void hrpy_arena_free(HrpyArena *a) {
   for (size_t i = 0; i < a->n; i++) PyMem_Free(a->blocks[i]);
   PyMem_Free(a->blocks);
   a->blocks = NULL;
   a->n = a->cap = 0;
 }
 
-PyObject *hpy_fs_path(PyObject *obj) {
+PyObject *hrpy_fs_path(PyObject *obj) {
   PyObject *b = NULL;
   if (!PyUnicode_FSConverter(obj, &b)) return NULL;
   return b;

@@ -8,14 +8,14 @@
  * version of the format may assign them. device_id is runtime metadata for
  * DLPack: it is not on the wire.
  */
-#include "hpy.h"
+#include "hrpy.h"
 
-#define DEV(o) ((HpyDevice *)(o))
+#define DEV(o) ((HrpyDevice *)(o))
 
 static bool dev_private(uint8_t t) { return t >= 0xF0 && t <= 0xFE; }
 
 /* Parses a name or byte for one of the two tag spaces. */
-static int parse_tag(HpyState *st, PyObject *obj, bool is_class, uint8_t *out) {
+static int parse_tag(HrpyState *st, PyObject *obj, bool is_class, uint8_t *out) {
   const char *what = is_class ? "memory_class" : "kind";
   if (PyUnicode_Check(obj)) {
     const char *name = PyUnicode_AsUTF8(obj);
@@ -24,10 +24,10 @@ static int parse_tag(HpyState *st, PyObject *obj, bool is_class, uint8_t *out) {
                               : hurray_device_from_name(name, out);
     if (s != HURRAY_OK) {
       if (strcmp(name, "private") == 0) {
-        hpy_raise(st->InvalidDescriptorError,
+        hrpy_raise(st->InvalidDescriptorError,
                   "%s 'private' needs its wire byte: pass an int in 0xF0-0xFE", what);
       } else {
-        hpy_raise(st->InvalidDescriptorError,
+        hrpy_raise(st->InvalidDescriptorError,
                   is_class ? "unknown memory_class '%s'; accepted: standard, host_pinned, "
                              "unified, peer, or a private byte 0xF0-0xFE"
                            : "unknown device kind '%s'; accepted: cpu, cuda, rocm, metal, "
@@ -43,13 +43,13 @@ static int parse_tag(HpyState *st, PyObject *obj, bool is_class, uint8_t *out) {
     long v = PyLong_AsLong(obj);
     if (v == -1 && PyErr_Occurred()) return -1;
     if (v < 0 || v > 255) {
-      hpy_raise(st->InvalidDescriptorError, "%s byte %ld is out of range 0-255", what, v);
+      hrpy_raise(st->InvalidDescriptorError, "%s byte %ld is out of range 0-255", what, v);
       return -1;
     }
     uint8_t b = (uint8_t)v;
     HurrayTagKind k = is_class ? hurray_memory_class_kind(b) : hurray_device_tag_kind(b);
     if (k != HURRAY_TAG_NAMED && k != HURRAY_TAG_PRIVATE) {
-      hpy_raise(st->InvalidDescriptorError,
+      hrpy_raise(st->InvalidDescriptorError,
                 "%s byte 0x%02x is %s: a later version of the format may assign it, so it "
                 "cannot be used as a private value",
                 what, (unsigned)b, k == HURRAY_TAG_RESERVED ? "reserved" : "invalid");
@@ -63,8 +63,8 @@ static int parse_tag(HpyState *st, PyObject *obj, bool is_class, uint8_t *out) {
   return -1;
 }
 
-static PyObject *device_alloc(HpyState *st, uint8_t tag, uint8_t mc, int32_t id) {
-  HpyDevice *d = PyObject_New(HpyDevice, st->DeviceType);
+static PyObject *device_alloc(HrpyState *st, uint8_t tag, uint8_t mc, int32_t id) {
+  HrpyDevice *d = PyObject_New(HrpyDevice, st->DeviceType);
   if (d == NULL) return NULL;
   d->tag = tag;
   d->memory_class = mc;
@@ -72,7 +72,7 @@ static PyObject *device_alloc(HpyState *st, uint8_t tag, uint8_t mc, int32_t id)
   return (PyObject *)d;
 }
 
-PyObject *hpy_device_new(HpyState *st, uint8_t tag, uint8_t mc, int32_t id) {
+PyObject *hrpy_device_new(HrpyState *st, uint8_t tag, uint8_t mc, int32_t id) {
   if (tag == HURRAY_DEVICE_CPU && mc == HURRAY_MEMORY_STANDARD && id == 0 && st->cpu != NULL) {
     return Py_NewRef(st->cpu);
   }
@@ -80,7 +80,7 @@ PyObject *hpy_device_new(HpyState *st, uint8_t tag, uint8_t mc, int32_t id) {
 }
 
 static PyObject *device_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
-  HpyState *st = hpy_state_of_type(type);
+  HrpyState *st = hrpy_state_of_type(type);
   static char *kwlist[] = {"kind", "device_id", "memory_class", NULL};
   PyObject *kind = NULL, *idobj = NULL, *mcobj = NULL;
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO:Device", kwlist, &kind, &idobj, &mcobj))
@@ -97,17 +97,17 @@ static PyObject *device_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     id = PyLong_AsLong(idobj);
     if (id == -1 && PyErr_Occurred()) return NULL;
     if (id < 0 || id > INT32_MAX) {
-      return hpy_raise(st->InvalidDescriptorError,
+      return hrpy_raise(st->InvalidDescriptorError,
                        "device_id must be in 0..2147483647, got %ld", id);
     }
   }
   if (!hurray_device_memory_class_valid(tag, mc)) {
-    return hpy_raise(st->InvalidDescriptorError,
+    return hrpy_raise(st->InvalidDescriptorError,
                      "memory class 0x%02x is not valid on device 0x%02x (buffer-protocol.md, "
                      "device/memory-class validity table)",
                      (unsigned)mc, (unsigned)tag);
   }
-  return hpy_device_new(st, tag, mc, (int32_t)id);
+  return hrpy_device_new(st, tag, mc, (int32_t)id);
 }
 
 /* ---- getters --------------------------------------------------------------- */
@@ -153,7 +153,7 @@ static PyGetSetDef device_getset[] = {
 
 /* ---- DLPack mapping -------------------------------------------------------- */
 
-int hpy_device_to_dlpack(HpyState *st, const HpyDevice *d) {
+int hrpy_device_to_dlpack(HrpyState *st, const HrpyDevice *d) {
   int t = 0;
   uint8_t mc = d->memory_class;
   bool std = mc == HURRAY_MEMORY_STANDARD, pin = mc == HURRAY_MEMORY_HOST_PINNED,
@@ -172,7 +172,7 @@ int hpy_device_to_dlpack(HpyState *st, const HpyDevice *d) {
   }
   if (t == 0) {
     const char *dn = hurray_device_name(d->tag), *mn = hurray_memory_class_name(mc);
-    hpy_raise(st->UnsupportedError,
+    hrpy_raise(st->UnsupportedError,
               "device %s (0x%02x) with memory class %s (0x%02x) has no DLPack device type; "
               "use the native protocol (__hurray__) instead",
               dn != NULL ? dn : "private", (unsigned)d->tag, mn != NULL ? mn : "private",
@@ -184,7 +184,7 @@ int hpy_device_to_dlpack(HpyState *st, const HpyDevice *d) {
 /* ---- dunders --------------------------------------------------------------- */
 
 static PyObject *device_repr(PyObject *self) {
-  HpyDevice *d = DEV(self);
+  HrpyDevice *d = DEV(self);
   const char *dn = hurray_device_name(d->tag), *mn = hurray_memory_class_name(d->memory_class);
   PyObject *kind = dn != NULL ? PyUnicode_FromFormat("kind='%s'", dn)
                               : PyUnicode_FromFormat("kind='private', tag=0x%02x",
@@ -202,7 +202,7 @@ static PyObject *device_repr(PyObject *self) {
 }
 
 static Py_hash_t device_hash(PyObject *self) {
-  HpyDevice *d = DEV(self);
+  HrpyDevice *d = DEV(self);
   uint64_t h = 0x9e3779b97f4a7c15ull ^ ((uint64_t)d->tag * 0x100000001b3ull) ^
                ((uint64_t)d->memory_class << 17) ^ ((uint64_t)(uint32_t)d->device_id << 29);
   Py_hash_t r = (Py_hash_t)(h >> 1);
@@ -211,7 +211,7 @@ static Py_hash_t device_hash(PyObject *self) {
 
 static PyObject *device_richcompare(PyObject *a, PyObject *b, int op) {
   if (!Py_IS_TYPE(b, Py_TYPE(a)) || (op != Py_EQ && op != Py_NE)) Py_RETURN_NOTIMPLEMENTED;
-  HpyDevice *x = DEV(a), *y = DEV(b);
+  HrpyDevice *x = DEV(a), *y = DEV(b);
   bool eq = x->tag == y->tag && x->memory_class == y->memory_class &&
             x->device_id == y->device_id;
   return PyBool_FromLong(op == Py_EQ ? eq : !eq);
@@ -219,7 +219,7 @@ static PyObject *device_richcompare(PyObject *a, PyObject *b, int op) {
 
 static PyObject *device_reduce(PyObject *self, PyObject *unused) {
   (void)unused;
-  HpyDevice *d = DEV(self);
+  HrpyDevice *d = DEV(self);
   return Py_BuildValue("O(iii)", (PyObject *)Py_TYPE(self), (int)d->tag, (int)d->device_id,
                        (int)d->memory_class);
 }
@@ -253,19 +253,19 @@ static PyType_Slot device_slots[] = {
 
 static PyType_Spec device_spec = {
     .name = "hurray.Device",
-    .basicsize = sizeof(HpyDevice),
+    .basicsize = sizeof(HrpyDevice),
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
     .slots = device_slots,
 };
 
 static PyObject *device_table(PyObject *m, PyObject *unused) {
   (void)unused;
-  HpyState *st = hpy_state_of_module(m);
+  HrpyState *st = hrpy_state_of_module(m);
   PyObject *d = PyDict_New();
   if (d == NULL) return NULL;
-#define HPY_X_(t, NAME, name)                                                   \
+#define HRPY_X_(t, NAME, name)                                                   \
   {                                                                             \
-    PyObject *o = hpy_device_new(st, (t), HURRAY_MEMORY_STANDARD, 0);           \
+    PyObject *o = hrpy_device_new(st, (t), HURRAY_MEMORY_STANDARD, 0);           \
     if (o == NULL || PyDict_SetItemString(d, name, o) < 0) {                    \
       Py_XDECREF(o);                                                            \
       Py_DECREF(d);                                                             \
@@ -273,8 +273,8 @@ static PyObject *device_table(PyObject *m, PyObject *unused) {
     }                                                                           \
     Py_DECREF(o);                                                               \
   }
-  HURRAY_DEVICE_TABLE(HPY_X_)
-#undef HPY_X_
+  HURRAY_DEVICE_TABLE(HRPY_X_)
+#undef HRPY_X_
   return d;
 }
 
@@ -282,7 +282,7 @@ static PyMethodDef device_table_def = {
     "_device_table", device_table, METH_NOARGS,
     "_device_table()\n--\n\nDict of the named devices (standard memory, device 0)."};
 
-int hpy_device_init(PyObject *m, HpyState *st) {
+int hrpy_device_init(PyObject *m, HrpyState *st) {
   st->DeviceType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &device_spec, NULL);
   if (st->DeviceType == NULL) return -1;
   if (PyModule_AddType(m, st->DeviceType) < 0) return -1;

@@ -20,7 +20,7 @@
  * head then its members (pre-order); the reader yields a hurray.Composite
  * (DECISIONS D8), never a bare head followed by its members.
  */
-#include "hpy.h"
+#include "hrpy.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -44,7 +44,7 @@
 _CRTIMP _invalid_parameter_handler __cdecl
 _set_thread_local_invalid_parameter_handler(_invalid_parameter_handler handler);
 #endif
-static void __cdecl hpy_ignore_iph(const wchar_t *e, const wchar_t *f, const wchar_t *file,
+static void __cdecl hrpy_ignore_iph(const wchar_t *e, const wchar_t *f, const wchar_t *file,
                                    unsigned int line, uintptr_t reserved) {
   (void)e;
   (void)f;
@@ -53,7 +53,7 @@ static void __cdecl hpy_ignore_iph(const wchar_t *e, const wchar_t *f, const wch
   (void)reserved;
 }
 #define CRT_BEGIN \
-  { _invalid_parameter_handler saved_iph_ = _set_thread_local_invalid_parameter_handler(hpy_ignore_iph);
+  { _invalid_parameter_handler saved_iph_ = _set_thread_local_invalid_parameter_handler(hrpy_ignore_iph);
 #define CRT_END \
   _set_thread_local_invalid_parameter_handler(saved_iph_); }
 #else
@@ -74,18 +74,18 @@ static int fd_close(int fd) {
 static int fd_close(int fd) { return close(fd); }
 #endif
 
-#define R(o) ((HpyStreamReader *)(o))
-#define W(o) ((HpyStreamWriter *)(o))
+#define R(o) ((HrpyStreamReader *)(o))
+#define W(o) ((HrpyStreamWriter *)(o))
 
 /* ---- errors -------------------------------------------------------------------------- */
 
 /* Statuses of a stream operation: a transport failure is a StreamError here
  * (the table's FileError is for files), the rest follow the table. */
-static PyObject *raise_stream(HpyState *st, HurrayStatus rc, const HurrayError *err,
+static PyObject *raise_stream(HrpyState *st, HurrayStatus rc, const HurrayError *err,
                               const char *context) {
-  PyObject *exc = hpy_exception_for(st, rc);
+  PyObject *exc = hrpy_exception_for(st, rc);
   if (rc == HURRAY_ERR_IO || rc == HURRAY_ERR_INVALID_STATE) exc = st->StreamError;
-  return hpy_raise_status_as(st, exc, rc, err != NULL && err->status == rc ? err : NULL,
+  return hrpy_raise_status_as(st, exc, rc, err != NULL && err->status == rc ? err : NULL,
                              context);
 }
 
@@ -104,7 +104,7 @@ static int as_int(PyObject *o, int *out) {
 }
 
 /* A duplicate of `fd` that the stream owns (close-on-exec). */
-static int dup_fd(HpyState *st, int fd, const char *context) {
+static int dup_fd(HrpyState *st, int fd, const char *context) {
   int d;
   Py_BEGIN_ALLOW_THREADS
 #if defined(_WIN32)
@@ -132,7 +132,7 @@ static int dup_fd(HpyState *st, int fd, const char *context) {
 }
 
 /* Opens a path (GIL released: opening a FIFO waits for its other end). */
-static int open_path(HpyState *st, PyObject *pathobj, bool write) {
+static int open_path(HrpyState *st, PyObject *pathobj, bool write) {
 #if defined(_WIN32)
   /* The wide-character API: the path as Unicode, whatever the ANSI code page. */
   PyObject *u = NULL;
@@ -149,7 +149,7 @@ static int open_path(HpyState *st, PyObject *pathobj, bool write) {
   Py_END_ALLOW_THREADS
   PyMem_Free(p);
 #else
-  PyObject *b = hpy_fs_path(pathobj);
+  PyObject *b = hrpy_fs_path(pathobj);
   if (b == NULL) return -1;
   const char *p = PyBytes_AS_STRING(b);
   int fd, e = 0;
@@ -182,7 +182,7 @@ static bool is_path(PyObject *o) {
 /* A socket object (its fileno() is a SOCKET, not a descriptor): a duplicate
  * socket (o.dup().detach()) wrapped in a C runtime descriptor that the stream
  * owns; -2 when o is not a socket. */
-static int socket_fd(HpyState *st, PyObject *o, const char *context) {
+static int socket_fd(HrpyState *st, PyObject *o, const char *context) {
   PyObject *mod = PyImport_ImportModule("socket");
   if (mod == NULL) return -1;
   PyObject *cls = PyObject_GetAttrString(mod, "socket");
@@ -212,7 +212,7 @@ static int socket_fd(HpyState *st, PyObject *o, const char *context) {
 }
 #endif
 
-static int fd_of_object(HpyState *st, PyObject *o, bool write, const char *context) {
+static int fd_of_object(HrpyState *st, PyObject *o, bool write, const char *context) {
 #if defined(_WIN32)
   int sfd = socket_fd(st, o, context);
   if (sfd != -2) return sfd;
@@ -291,9 +291,9 @@ typedef struct {
   uint32_t options;      /* HURRAY_DECODE_* for the tensors built */
   uint32_t busy;         /* calls running without the GIL */
   bool closed;
-} HpyStreamReader;
+} HrpyStreamReader;
 
-static void reader_settle(HpyStreamReader *self) {
+static void reader_settle(HrpyStreamReader *self) {
   if (self->closed && self->busy == 0) {
     hurray_stream_reader_destroy(&self->r); /* closes the owned fd */
     Py_CLEAR(self->source);
@@ -323,7 +323,7 @@ static int parse_limit(PyObject *o, const char *name, uint64_t none_value, uint6
 }
 
 static PyObject *reader_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
-  HpyState *st = hpy_state_of_type(type);
+  HrpyState *st = hrpy_state_of_type(type);
   static const char ctx[] = "StreamReader";
   static char *kwlist[] = {"source",      "max_descriptor_bytes", "max_buffer_bytes",
                            "max_composite_depth", "cross_machine", "permissive", NULL};
@@ -392,7 +392,7 @@ static PyObject *reader_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
       return raise_stream(st, rc, NULL, ctx);
     }
   }
-  HpyStreamReader *self = (HpyStreamReader *)type->tp_alloc(type, 0);
+  HrpyStreamReader *self = (HrpyStreamReader *)type->tp_alloc(type, 0);
   if (self == NULL) {
     hurray_stream_reader_destroy(&r);
     Py_XDECREF(view);
@@ -407,7 +407,7 @@ static PyObject *reader_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
 }
 
 /* Builds the Python object of an item (a Tensor, or a Composite of items). */
-static PyObject *item_to_py(HpyState *st, HpyStreamReader *self, HurrayStreamItem *item,
+static PyObject *item_to_py(HrpyState *st, HrpyStreamReader *self, HurrayStreamItem *item,
                             const char *context) {
   const HurrayDescriptor *d = hurray_stream_item_descriptor(item);
   if (hurray_stream_item_kind(item) == HURRAY_STREAM_ITEM_COMPOSITE) {
@@ -429,20 +429,20 @@ static PyObject *item_to_py(HpyState *st, HpyStreamReader *self, HurrayStreamIte
     HurrayStatus rc = hurray_descriptor_clone(d, &head);
     if (rc != HURRAY_OK) {
       Py_DECREF(members);
-      return hpy_raise_status(st, rc, NULL, context);
+      return hrpy_raise_status(st, rc, NULL, context);
     }
-    PyObject *c = hpy_composite_from_head(st, head, members, context);
+    PyObject *c = hrpy_composite_from_head(st, head, members, context);
     Py_DECREF(members);
     return c;
   }
   uint32_t n = hurray_stream_item_buffer_count(item);
-  HpyBuffer small[4];
-  HpyBuffer *bufs = n <= 4 ? small : PyMem_Calloc(n, sizeof(HpyBuffer));
+  HrpyBuffer small[4];
+  HrpyBuffer *bufs = n <= 4 ? small : PyMem_Calloc(n, sizeof(HrpyBuffer));
   if (bufs == NULL) return PyErr_NoMemory();
-  memset(bufs, 0, (n <= 4 ? 4 : n) * sizeof(HpyBuffer));
+  memset(bufs, 0, (n <= 4 ? 4 : n) * sizeof(HrpyBuffer));
   uint32_t got = 0;
   for (; got < n; got++) {
-    HpyBuffer *b = &bufs[got];
+    HrpyBuffer *b = &bufs[got];
     b->host = true;
     if (hurray_stream_item_buffer_is_view(item, got)) {
       const uint8_t *data = NULL;
@@ -457,7 +457,7 @@ static PyObject *item_to_py(HpyState *st, HpyStreamReader *self, HurrayStreamIte
       uint64_t size = 0;
       HurrayStatus rc = hurray_stream_item_take_buffer(item, got, &data, &size);
       if (rc != HURRAY_OK) {
-        hpy_raise_status(st, rc, NULL, context);
+        hrpy_raise_status(st, rc, NULL, context);
         break;
       }
       b->data = data;
@@ -469,18 +469,18 @@ static PyObject *item_to_py(HpyState *st, HpyStreamReader *self, HurrayStreamIte
   if (got == n) {
     HurrayDescriptorFields f;
     (void)hurray_descriptor_fields(d, &f);
-    r = hpy_tensor_from_descriptor(st, d, bufs, n, self->options | hpy_options_for_descriptor(&f),
+    r = hrpy_tensor_from_descriptor(st, d, bufs, n, self->options | hrpy_options_for_descriptor(&f),
                                    context);
   } else {
-    for (uint32_t i = 0; i < got; i++) hpy_buffer_release(&bufs[i]);
+    for (uint32_t i = 0; i < got; i++) hrpy_buffer_release(&bufs[i]);
   }
   if (bufs != small) PyMem_Free(bufs);
   return r;
 }
 
 static PyObject *reader_next(PyObject *s) {
-  HpyStreamReader *self = R(s);
-  HpyState *st = hpy_state_of(s);
+  HrpyStreamReader *self = R(s);
+  HrpyState *st = hrpy_state_of(s);
   if (self->closed) return NULL; /* a closed reader is exhausted */
   if (self->busy)
     return PyErr_Format(PyExc_RuntimeError,
@@ -585,7 +585,7 @@ static PyType_Slot reader_slots[] = {
 
 static PyType_Spec reader_spec = {
     .name = "hurray.StreamReader",
-    .basicsize = sizeof(HpyStreamReader),
+    .basicsize = sizeof(HrpyStreamReader),
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
     .slots = reader_slots,
 };
@@ -599,14 +599,14 @@ typedef struct {
   bool memory;   /* no destination: getvalue() */
   bool finished;
   bool closed;
-} HpyStreamWriter;
+} HrpyStreamWriter;
 
-static void writer_settle(HpyStreamWriter *self) {
+static void writer_settle(HrpyStreamWriter *self) {
   if (self->closed && self->busy == 0 && !self->memory) hurray_stream_writer_destroy(&self->w);
 }
 
 static PyObject *writer_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
-  HpyState *st = hpy_state_of_type(type);
+  HrpyState *st = hrpy_state_of_type(type);
   static const char ctx[] = "StreamWriter";
   static char *kwlist[] = {"destination", "cross_machine", NULL};
   PyObject *dst = Py_None;
@@ -646,7 +646,7 @@ static PyObject *writer_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
       return raise_stream(st, rc, NULL, ctx);
     }
   }
-  HpyStreamWriter *self = (HpyStreamWriter *)type->tp_alloc(type, 0);
+  HrpyStreamWriter *self = (HrpyStreamWriter *)type->tp_alloc(type, 0);
   if (self == NULL) {
     hurray_stream_writer_destroy(&w);
     return NULL;
@@ -661,16 +661,16 @@ static PyObject *writer_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
 
 /* The node of a tensor or composite (pointers borrowed from obj, which the
  * caller keeps alive, or from the arena). */
-static int fill_node(HpyState *st, HpyArena *a, PyObject *obj, const HurrayDescriptor *desc,
+static int fill_node(HrpyState *st, HrpyArena *a, PyObject *obj, const HurrayDescriptor *desc,
                      HurrayStreamNode *node) {
-  if (hpy_tensor_check(st, obj)) {
-    const HpyTensor *t = (const HpyTensor *)obj;
-    if (hpy_tensor_check_host(st, t, "StreamWriter.write") < 0) return -1;
+  if (hrpy_tensor_check(st, obj)) {
+    const HrpyTensor *t = (const HrpyTensor *)obj;
+    if (hrpy_tensor_check_host(st, t, "StreamWriter.write") < 0) return -1;
     node->descriptor = desc;
     node->buffer_count = t->nbuf;
     if (t->nbuf > 0) {
-      const void **p = hpy_arena_alloc(a, t->nbuf * sizeof *p);
-      uint64_t *sz = hpy_arena_alloc(a, t->nbuf * sizeof *sz);
+      const void **p = hrpy_arena_alloc(a, t->nbuf * sizeof *p);
+      uint64_t *sz = hrpy_arena_alloc(a, t->nbuf * sizeof *sz);
       if (p == NULL || sz == NULL) return -1;
       for (uint32_t i = 0; i < t->nbuf; i++) {
         p[i] = t->bufs[i].data;
@@ -681,20 +681,20 @@ static int fill_node(HpyState *st, HpyArena *a, PyObject *obj, const HurrayDescr
     }
     return 0;
   }
-  const HpyComposite *c = (const HpyComposite *)obj;
+  const HrpyComposite *c = (const HrpyComposite *)obj;
   node->descriptor = c->head;
   node->member_count = c->count;
-  HurrayStreamNode *kids = hpy_arena_alloc(a, (size_t)c->count * sizeof *kids);
+  HurrayStreamNode *kids = hrpy_arena_alloc(a, (size_t)c->count * sizeof *kids);
   if (kids == NULL) return -1;
   node->members = kids;
   for (uint32_t i = 0; i < c->count; i++)
     if (fill_node(st, a, PyTuple_GET_ITEM(c->members, (Py_ssize_t)i),
-                  hpy_composite_member_descriptor(st, c, i), &kids[i]) < 0)
+                  hrpy_composite_member_descriptor(st, c, i), &kids[i]) < 0)
       return -1;
   return 0;
 }
 
-static int writer_usable(HpyStreamWriter *self) {
+static int writer_usable(HrpyStreamWriter *self) {
   if (self->busy) {
     PyErr_SetString(PyExc_RuntimeError, "StreamWriter: another thread is writing this stream");
     return -1;
@@ -703,25 +703,25 @@ static int writer_usable(HpyStreamWriter *self) {
 }
 
 static PyObject *writer_write(PyObject *s, PyObject *obj) {
-  HpyStreamWriter *self = W(s);
-  HpyState *st = hpy_state_of(s);
+  HrpyStreamWriter *self = W(s);
+  HrpyState *st = hrpy_state_of(s);
   if (writer_usable(self) < 0) return NULL;
   if (self->finished || self->closed)
-    return hpy_raise(st->StreamError,
+    return hrpy_raise(st->StreamError,
                      "StreamWriter.write: the stream is finished; create a new StreamWriter to "
                      "write more");
-  if (!hpy_tensor_check(st, obj) && !hpy_composite_check(st, obj))
+  if (!hrpy_tensor_check(st, obj) && !hrpy_composite_check(st, obj))
     return PyErr_Format(PyExc_TypeError,
                         "StreamWriter.write: expected a hurray.Tensor or hurray.Composite, not "
                         "%.100s",
                         Py_TYPE(obj)->tp_name);
-  HpyArena arena = {NULL, 0, 0};
+  HrpyArena arena = {NULL, 0, 0};
   HurrayStreamNode node;
   memset(&node, 0, sizeof node);
   const HurrayDescriptor *d = NULL;
-  if (hpy_tensor_check(st, obj) && (d = hpy_tensor_desc(st, obj)) == NULL) return NULL;
+  if (hrpy_tensor_check(st, obj) && (d = hrpy_tensor_desc(st, obj)) == NULL) return NULL;
   if (fill_node(st, &arena, obj, d, &node) < 0) {
-    hpy_arena_free(&arena);
+    hrpy_arena_free(&arena);
     return NULL;
   }
   HurrayError err;
@@ -736,7 +736,7 @@ static PyObject *writer_write(PyObject *s, PyObject *obj) {
                                         node.buffer_count, &err);
   Py_END_ALLOW_THREADS
   self->busy--;
-  hpy_arena_free(&arena);
+  hrpy_arena_free(&arena);
   writer_settle(self);
   if (rc != HURRAY_OK) return raise_stream(st, rc, &err, "StreamWriter.write");
   Py_RETURN_NONE;
@@ -744,8 +744,8 @@ static PyObject *writer_write(PyObject *s, PyObject *obj) {
 
 static PyObject *writer_finish(PyObject *s, PyObject *unused) {
   (void)unused;
-  HpyStreamWriter *self = W(s);
-  HpyState *st = hpy_state_of(s);
+  HrpyStreamWriter *self = W(s);
+  HrpyState *st = hrpy_state_of(s);
   if (self->finished) Py_RETURN_NONE;
   if (writer_usable(self) < 0) return NULL;
   self->finished = true;
@@ -765,7 +765,7 @@ static PyObject *writer_finish(PyObject *s, PyObject *unused) {
 
 static PyObject *writer_close(PyObject *s, PyObject *unused) {
   (void)unused;
-  HpyStreamWriter *self = W(s);
+  HrpyStreamWriter *self = W(s);
   if (self->busy) {
     /* the running call finishes the job */
     self->closed = true;
@@ -779,10 +779,10 @@ static PyObject *writer_close(PyObject *s, PyObject *unused) {
 
 static PyObject *writer_getvalue(PyObject *s, PyObject *unused) {
   (void)unused;
-  HpyStreamWriter *self = W(s);
-  HpyState *st = hpy_state_of(s);
+  HrpyStreamWriter *self = W(s);
+  HrpyState *st = hrpy_state_of(s);
   if (!self->memory)
-    return hpy_raise(st->StreamError,
+    return hrpy_raise(st->StreamError,
                      "StreamWriter.getvalue: this writer has a destination; its bytes went "
                      "there and are not kept in memory");
   if (writer_usable(self) < 0) return NULL;
@@ -865,12 +865,12 @@ static PyType_Slot writer_slots[] = {
 
 static PyType_Spec writer_spec = {
     .name = "hurray.StreamWriter",
-    .basicsize = sizeof(HpyStreamWriter),
+    .basicsize = sizeof(HrpyStreamWriter),
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
     .slots = writer_slots,
 };
 
-int hpy_stream_init(PyObject *m, HpyState *st) {
+int hrpy_stream_init(PyObject *m, HrpyState *st) {
   st->StreamReaderType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &reader_spec, NULL);
   if (st->StreamReaderType == NULL || PyModule_AddType(m, st->StreamReaderType) < 0) return -1;
   st->StreamWriterType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &writer_spec, NULL);

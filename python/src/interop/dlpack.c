@@ -14,13 +14,13 @@
  * decides copy per buffer (alignment floor, bool packing, non-contiguous
  * strides).
  */
-#include "hpy.h"
+#include "hrpy.h"
 
 #include <string.h>
 
-#include "dlpack.h"
+#include "interop/dlpack_abi.h"
 
-#define T(o) ((HpyTensor *)(o))
+#define T(o) ((HrpyTensor *)(o))
 
 static const char NAME_LEGACY[] = "dltensor";
 static const char NAME_VERSIONED[] = "dltensor_versioned";
@@ -34,8 +34,8 @@ static const char NAME_OWNER_VERSIONED[] = "hurray._dlpack_import_versioned";
 
 typedef struct {
   union {
-    HpyDLManagedTensor legacy;
-    HpyDLManagedTensorVersioned v;
+    HrpyDLManagedTensor legacy;
+    HrpyDLManagedTensorVersioned v;
   } m;
   PyObject *owner; /* the exported tensor (strong), NULL for a copy */
   void *copy;      /* owned copy (hurray_free), or NULL */
@@ -44,7 +44,7 @@ typedef struct {
 } Export;
 
 static void export_free(Export *e) {
-  if (e->owner != NULL && !hpy_interpreter_gone()) {
+  if (e->owner != NULL && !hrpy_interpreter_gone()) {
     PyGILState_STATE g = PyGILState_Ensure();
     Py_DECREF(e->owner);
     PyGILState_Release(g);
@@ -53,10 +53,10 @@ static void export_free(Export *e) {
   PyMem_RawFree(e);
 }
 
-static void deleter_legacy(HpyDLManagedTensor *m) {
+static void deleter_legacy(HrpyDLManagedTensor *m) {
   if (m != NULL) export_free((Export *)m->manager_ctx);
 }
-static void deleter_versioned(HpyDLManagedTensorVersioned *m) {
+static void deleter_versioned(HrpyDLManagedTensorVersioned *m) {
   if (m != NULL) export_free((Export *)m->manager_ctx);
 }
 
@@ -64,10 +64,10 @@ static void capsule_dtor(PyObject *cap) {
   PyObject *type, *value, *tb;
   PyErr_Fetch(&type, &value, &tb);
   if (PyCapsule_IsValid(cap, NAME_VERSIONED)) {
-    HpyDLManagedTensorVersioned *m = PyCapsule_GetPointer(cap, NAME_VERSIONED);
+    HrpyDLManagedTensorVersioned *m = PyCapsule_GetPointer(cap, NAME_VERSIONED);
     if (m != NULL && m->deleter != NULL) m->deleter(m);
   } else if (PyCapsule_IsValid(cap, NAME_LEGACY)) {
-    HpyDLManagedTensor *m = PyCapsule_GetPointer(cap, NAME_LEGACY);
+    HrpyDLManagedTensor *m = PyCapsule_GetPointer(cap, NAME_LEGACY);
     if (m != NULL && m->deleter != NULL) m->deleter(m);
   }
   /* renamed "used_*": the consumer owns it now */
@@ -77,31 +77,31 @@ static void capsule_dtor(PyObject *cap) {
 
 /* DLPack element type of a Hurray type; false when DLPack has none or the
  * consumer's version is too old for it (*needs_v11). */
-static bool dl_dtype_of(uint8_t tag, HpyDLDataType *out, bool *needs_v11) {
+static bool dl_dtype_of(uint8_t tag, HrpyDLDataType *out, bool *needs_v11) {
   *needs_v11 = false;
   out->lanes = 1;
   switch (tag) {
-    case HURRAY_DTYPE_FLOAT16: out->code = HPY_kDLFloat; out->bits = 16; return true;
-    case HURRAY_DTYPE_FLOAT32: out->code = HPY_kDLFloat; out->bits = 32; return true;
-    case HURRAY_DTYPE_FLOAT64: out->code = HPY_kDLFloat; out->bits = 64; return true;
-    case HURRAY_DTYPE_BFLOAT16: out->code = HPY_kDLBfloat; out->bits = 16; return true;
-    case HURRAY_DTYPE_INT8: out->code = HPY_kDLInt; out->bits = 8; return true;
-    case HURRAY_DTYPE_INT16: out->code = HPY_kDLInt; out->bits = 16; return true;
-    case HURRAY_DTYPE_INT32: out->code = HPY_kDLInt; out->bits = 32; return true;
-    case HURRAY_DTYPE_INT64: out->code = HPY_kDLInt; out->bits = 64; return true;
-    case HURRAY_DTYPE_UINT8: out->code = HPY_kDLUInt; out->bits = 8; return true;
-    case HURRAY_DTYPE_UINT16: out->code = HPY_kDLUInt; out->bits = 16; return true;
-    case HURRAY_DTYPE_UINT32: out->code = HPY_kDLUInt; out->bits = 32; return true;
-    case HURRAY_DTYPE_UINT64: out->code = HPY_kDLUInt; out->bits = 64; return true;
-    case HURRAY_DTYPE_COMPLEX64: out->code = HPY_kDLComplex; out->bits = 64; return true;
-    case HURRAY_DTYPE_COMPLEX128: out->code = HPY_kDLComplex; out->bits = 128; return true;
-    case HURRAY_DTYPE_BOOL: out->code = HPY_kDLBool; out->bits = 8; return true;
-    case HURRAY_DTYPE_FLOAT8_E4M3: out->code = HPY_kDLFloat8_e4m3fn; out->bits = 8; break;
-    case HURRAY_DTYPE_FLOAT8_E5M2: out->code = HPY_kDLFloat8_e5m2; out->bits = 8; break;
-    case HURRAY_DTYPE_FLOAT8_E8M0: out->code = HPY_kDLFloat8_e8m0fnu; out->bits = 8; break;
-    case HURRAY_DTYPE_FLOAT6_E2M3: out->code = HPY_kDLFloat6_e2m3fn; out->bits = 6; break;
-    case HURRAY_DTYPE_FLOAT6_E3M2: out->code = HPY_kDLFloat6_e3m2fn; out->bits = 6; break;
-    case HURRAY_DTYPE_FLOAT4_E2M1: out->code = HPY_kDLFloat4_e2m1fn; out->bits = 4; break;
+    case HURRAY_DTYPE_FLOAT16: out->code = HRPY_kDLFloat; out->bits = 16; return true;
+    case HURRAY_DTYPE_FLOAT32: out->code = HRPY_kDLFloat; out->bits = 32; return true;
+    case HURRAY_DTYPE_FLOAT64: out->code = HRPY_kDLFloat; out->bits = 64; return true;
+    case HURRAY_DTYPE_BFLOAT16: out->code = HRPY_kDLBfloat; out->bits = 16; return true;
+    case HURRAY_DTYPE_INT8: out->code = HRPY_kDLInt; out->bits = 8; return true;
+    case HURRAY_DTYPE_INT16: out->code = HRPY_kDLInt; out->bits = 16; return true;
+    case HURRAY_DTYPE_INT32: out->code = HRPY_kDLInt; out->bits = 32; return true;
+    case HURRAY_DTYPE_INT64: out->code = HRPY_kDLInt; out->bits = 64; return true;
+    case HURRAY_DTYPE_UINT8: out->code = HRPY_kDLUInt; out->bits = 8; return true;
+    case HURRAY_DTYPE_UINT16: out->code = HRPY_kDLUInt; out->bits = 16; return true;
+    case HURRAY_DTYPE_UINT32: out->code = HRPY_kDLUInt; out->bits = 32; return true;
+    case HURRAY_DTYPE_UINT64: out->code = HRPY_kDLUInt; out->bits = 64; return true;
+    case HURRAY_DTYPE_COMPLEX64: out->code = HRPY_kDLComplex; out->bits = 64; return true;
+    case HURRAY_DTYPE_COMPLEX128: out->code = HRPY_kDLComplex; out->bits = 128; return true;
+    case HURRAY_DTYPE_BOOL: out->code = HRPY_kDLBool; out->bits = 8; return true;
+    case HURRAY_DTYPE_FLOAT8_E4M3: out->code = HRPY_kDLFloat8_e4m3fn; out->bits = 8; break;
+    case HURRAY_DTYPE_FLOAT8_E5M2: out->code = HRPY_kDLFloat8_e5m2; out->bits = 8; break;
+    case HURRAY_DTYPE_FLOAT8_E8M0: out->code = HRPY_kDLFloat8_e8m0fnu; out->bits = 8; break;
+    case HURRAY_DTYPE_FLOAT6_E2M3: out->code = HRPY_kDLFloat6_e2m3fn; out->bits = 6; break;
+    case HURRAY_DTYPE_FLOAT6_E3M2: out->code = HRPY_kDLFloat6_e3m2fn; out->bits = 6; break;
+    case HURRAY_DTYPE_FLOAT4_E2M1: out->code = HRPY_kDLFloat4_e2m1fn; out->bits = 4; break;
     default: return false;
   }
   *needs_v11 = true;
@@ -120,26 +120,26 @@ static int parse_max_version(PyObject *mv, int *minor) {
   long mnr = PyLong_AsLong(PyTuple_GET_ITEM(mv, 1));
   if ((major == -1 || mnr == -1) && PyErr_Occurred()) return -1;
   if (major < 1) return 0;
-  *minor = major > 1 ? (int)HPY_DLPACK_MINOR : (mnr >= (long)HPY_DLPACK_MINOR ? (int)HPY_DLPACK_MINOR : 0);
+  *minor = major > 1 ? (int)HRPY_DLPACK_MINOR : (mnr >= (long)HRPY_DLPACK_MINOR ? (int)HRPY_DLPACK_MINOR : 0);
   return 0;
 }
 
-PyObject *hpy_tensor_dlpack_device(PyObject *self, PyObject *unused) {
+PyObject *hrpy_tensor_dlpack_device(PyObject *self, PyObject *unused) {
   (void)unused;
-  HpyState *st = hpy_state_of(self);
-  HpyDevice *d = (HpyDevice *)T(self)->device;
-  int type = hpy_device_to_dlpack(st, d);
+  HrpyState *st = hrpy_state_of(self);
+  HrpyDevice *d = (HrpyDevice *)T(self)->device;
+  int type = hrpy_device_to_dlpack(st, d);
   if (type == 0) return NULL;
   return Py_BuildValue("(ii)", type, (int)d->device_id);
 }
 
-PyObject *hpy_tensor_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+PyObject *hrpy_tensor_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                             PyObject *kwnames) {
-  HpyState *st = hpy_state_of(self);
-  HpyTensor *t = T(self);
+  HrpyState *st = hrpy_state_of(self);
+  HrpyTensor *t = T(self);
   static const char *const names[] = {"stream", "max_version", "dl_device", "copy", NULL};
   PyObject *a[4];
-  if (hpy_parse_args("__dlpack__", args, nargs, kwnames, names, 0, 0, a) < 0) return NULL;
+  if (hrpy_parse_args("__dlpack__", args, nargs, kwnames, names, 0, 0, a) < 0) return NULL;
   PyObject *stream = a[0];
   if (stream != NULL && stream != Py_None && (PyBool_Check(stream) || !PyLong_Check(stream))) {
     return PyErr_Format(PyExc_TypeError, "__dlpack__: stream must be None or an int, not %.100s",
@@ -148,24 +148,24 @@ PyObject *hpy_tensor_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t na
   int minor;
   if (parse_max_version(a[1], &minor) < 0) return NULL;
   int copy;
-  if (hpy_parse_copy(a[3], &copy) < 0) return NULL;
+  if (hrpy_parse_copy(a[3], &copy) < 0) return NULL;
 
   uint8_t lt = t->f.layout.tag;
   if (lt != HURRAY_LAYOUT_ROW_MAJOR && lt != HURRAY_LAYOUT_COL_MAJOR &&
       lt != HURRAY_LAYOUT_STRIDED) {
-    return hpy_raise(PyExc_BufferError,
+    return hrpy_raise(PyExc_BufferError,
                      "__dlpack__: a %s tensor has no DLPack representation (DLPack describes "
                      "one dense strided buffer); use __hurray__",
-                     hpy_layout_name(lt));
+                     hrpy_layout_name(lt));
   }
   if (t->f.quantization != NULL) {
-    return hpy_raise(PyExc_BufferError,
+    return hrpy_raise(PyExc_BufferError,
                      "__dlpack__: a quantized tensor has no DLPack element type; use __hurray__");
   }
   for (uint32_t i = 0; i < t->f.buffer_count; i++) {
     if (t->f.buffers[i].sync_mode != HURRAY_SYNC_PRODUCER_SYNCED) {
       const char *n = hurray_sync_mode_name(t->f.buffers[i].sync_mode);
-      return hpy_raise(PyExc_BufferError,
+      return hrpy_raise(PyExc_BufferError,
                        "__dlpack__: buffer %u is in sync mode '%s'; DLPack can only hand out "
                        "producer-synced buffers",
                        (unsigned)i, n != NULL ? n : "unknown");
@@ -173,33 +173,33 @@ PyObject *hpy_tensor_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t na
   }
   for (uint32_t i = 0; i < t->f.rank; i++) {
     if (t->f.shape[i] == HURRAY_DYNAMIC_DIM) {
-      return hpy_raise(PyExc_BufferError, "__dlpack__: shape[%u] is dynamic (None)",
+      return hrpy_raise(PyExc_BufferError, "__dlpack__: shape[%u] is dynamic (None)",
                        (unsigned)i);
     }
   }
-  HpyDLDataType dt;
+  HrpyDLDataType dt;
   bool needs_v11;
   const HurrayDtypeInfo *info = hurray_dtype_info(t->f.type_tag);
   if (!dl_dtype_of(t->f.type_tag, &dt, &needs_v11)) {
-    return hpy_raise(PyExc_BufferError, "__dlpack__: %s is not in the DLPack type enum",
+    return hrpy_raise(PyExc_BufferError, "__dlpack__: %s is not in the DLPack type enum",
                      info != NULL ? info->name : "a private type");
   }
   if (needs_v11 && minor < 1) {
-    return hpy_raise(PyExc_BufferError,
+    return hrpy_raise(PyExc_BufferError,
                      "__dlpack__: %s needs DLPack 1.1; the consumer's max_version is older",
                      info->name);
   }
   bool is_bool = t->f.type_tag == HURRAY_DTYPE_BOOL;
   if (is_bool && lt == HURRAY_LAYOUT_STRIDED) {
-    return hpy_raise(PyExc_BufferError, "__dlpack__: a strided bool tensor cannot be exported");
+    return hrpy_raise(PyExc_BufferError, "__dlpack__: a strided bool tensor cannot be exported");
   }
   if (is_bool && copy != 1) {
-    return hpy_raise(PyExc_BufferError,
+    return hrpy_raise(PyExc_BufferError,
                      "__dlpack__: bool is bit-packed in Hurray and DLPack stores one byte per "
                      "element; pass copy=True to export an unpacked copy");
   }
-  HpyDevice *dev = (HpyDevice *)t->device;
-  int devtype = hpy_device_to_dlpack(st, dev);
+  HrpyDevice *dev = (HrpyDevice *)t->device;
+  int devtype = hrpy_device_to_dlpack(st, dev);
   if (devtype == 0) return NULL;
   if (a[2] != NULL && a[2] != Py_None) {
     int rtype = 0, rid = 0;
@@ -207,26 +207,26 @@ PyObject *hpy_tensor_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t na
                           &rtype, &rid))
       return NULL;
     if (rtype != devtype || rid != dev->device_id) {
-      return hpy_raise(PyExc_BufferError,
+      return hrpy_raise(PyExc_BufferError,
                        "__dlpack__: cannot export to device (%d, %d); the tensor is on (%d, %d)",
                        rtype, rid, devtype, (int)dev->device_id);
     }
   }
   bool readonly = t->nbuf > 0 && t->bufs[0].readonly;
   if (minor < 0 && readonly && copy != 1) {
-    return hpy_raise(PyExc_BufferError,
+    return hrpy_raise(PyExc_BufferError,
                      "__dlpack__: the tensor is read-only and the legacy DLPack capsule cannot "
                      "say so; ask for max_version >= (1, 0) or pass copy=True");
   }
   if (copy == 1 && dev->tag != HURRAY_DEVICE_CPU) {
-    return hpy_raise(PyExc_BufferError, "__dlpack__: copy=True needs host memory");
+    return hrpy_raise(PyExc_BufferError, "__dlpack__: copy=True needs host memory");
   }
 
   Export *e = PyMem_RawCalloc(1, sizeof(Export));
   if (e == NULL) return PyErr_NoMemory();
   uint32_t rank = t->f.rank;
   uint64_t count = 0;
-  (void)hpy_element_count(rank, t->f.shape, &count);
+  (void)hrpy_element_count(rank, t->f.shape, &count);
   uint64_t esize = is_bool ? 1u : (uint64_t)dt.bits / 8u;
   /* strides (elements) */
   int64_t acc = 1;
@@ -255,7 +255,7 @@ PyObject *hpy_tensor_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t na
         nbytes = count * esize;
       } else if (hurray_buffer_size_bytes(t->f.type_tag, count, &nbytes) != HURRAY_OK) {
         PyMem_RawFree(e);
-        return hpy_raise(PyExc_BufferError, "__dlpack__: size overflow");
+        return hrpy_raise(PyExc_BufferError, "__dlpack__: size overflow");
       }
     }
     e->copy = hurray_alloc((size_t)(nbytes > 0 ? nbytes : 1), HURRAY_MIN_BUFFER_ALIGNMENT);
@@ -265,11 +265,11 @@ PyObject *hpy_tensor_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t na
     }
     if (count > 0 && data != NULL) {
       if (is_bool) {
-        hpy_bool_unpack(data, e->copy, count);
+        hrpy_bool_unpack(data, e->copy, count);
       } else if (lt == HURRAY_LAYOUT_STRIDED) {
         int64_t bs[HURRAY_MAX_RANK];
         for (uint32_t k = 0; k < rank; k++) bs[k] = e->strides[k] * (int64_t)esize;
-        hpy_strided_gather(e->copy, data, (size_t)esize, rank, t->f.shape, bs);
+        hrpy_strided_gather(e->copy, data, (size_t)esize, rank, t->f.shape, bs);
         acc = 1;
         for (uint32_t k = rank; k-- > 0;) {
           e->strides[k] = acc;
@@ -283,14 +283,14 @@ PyObject *hpy_tensor_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t na
   } else {
     e->owner = Py_NewRef(self);
   }
-  HpyDLTensor *dl;
+  HrpyDLTensor *dl;
   if (minor >= 0) {
-    e->m.v.version.major = HPY_DLPACK_MAJOR;
+    e->m.v.version.major = HRPY_DLPACK_MAJOR;
     e->m.v.version.minor = (uint32_t)minor;
     e->m.v.manager_ctx = e;
     e->m.v.deleter = deleter_versioned;
-    e->m.v.flags = (copy == 1 ? HPY_DLPACK_FLAG_IS_COPIED : 0) |
-                   (readonly && copy != 1 ? HPY_DLPACK_FLAG_READ_ONLY : 0);
+    e->m.v.flags = (copy == 1 ? HRPY_DLPACK_FLAG_IS_COPIED : 0) |
+                   (readonly && copy != 1 ? HRPY_DLPACK_FLAG_READ_ONLY : 0);
     dl = &e->m.v.dl_tensor;
   } else {
     e->m.legacy.manager_ctx = e;
@@ -320,36 +320,36 @@ PyObject *hpy_tensor_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t na
 
 static void import_owner_dtor(PyObject *cap) {
   if (PyCapsule_IsValid(cap, NAME_OWNER_VERSIONED)) {
-    HpyDLManagedTensorVersioned *m = PyCapsule_GetPointer(cap, NAME_OWNER_VERSIONED);
+    HrpyDLManagedTensorVersioned *m = PyCapsule_GetPointer(cap, NAME_OWNER_VERSIONED);
     if (m != NULL && m->deleter != NULL) m->deleter(m);
   } else if (PyCapsule_IsValid(cap, NAME_OWNER_LEGACY)) {
-    HpyDLManagedTensor *m = PyCapsule_GetPointer(cap, NAME_OWNER_LEGACY);
+    HrpyDLManagedTensor *m = PyCapsule_GetPointer(cap, NAME_OWNER_LEGACY);
     if (m != NULL && m->deleter != NULL) m->deleter(m);
   }
 }
 
-static uint8_t tag_of_dl(HpyDLDataType dt, bool padded) {
+static uint8_t tag_of_dl(HrpyDLDataType dt, bool padded) {
   if (dt.lanes != 1) return 0;
   switch (dt.code) {
-    case HPY_kDLFloat:
+    case HRPY_kDLFloat:
       return dt.bits == 16 ? HURRAY_DTYPE_FLOAT16 : dt.bits == 32 ? HURRAY_DTYPE_FLOAT32
              : dt.bits == 64 ? HURRAY_DTYPE_FLOAT64 : 0;
-    case HPY_kDLBfloat: return dt.bits == 16 ? HURRAY_DTYPE_BFLOAT16 : 0;
-    case HPY_kDLInt:
+    case HRPY_kDLBfloat: return dt.bits == 16 ? HURRAY_DTYPE_BFLOAT16 : 0;
+    case HRPY_kDLInt:
       return dt.bits == 8 ? HURRAY_DTYPE_INT8 : dt.bits == 16 ? HURRAY_DTYPE_INT16
              : dt.bits == 32 ? HURRAY_DTYPE_INT32 : dt.bits == 64 ? HURRAY_DTYPE_INT64 : 0;
-    case HPY_kDLUInt:
+    case HRPY_kDLUInt:
       return dt.bits == 8 ? HURRAY_DTYPE_UINT8 : dt.bits == 16 ? HURRAY_DTYPE_UINT16
              : dt.bits == 32 ? HURRAY_DTYPE_UINT32 : dt.bits == 64 ? HURRAY_DTYPE_UINT64 : 0;
-    case HPY_kDLComplex:
+    case HRPY_kDLComplex:
       return dt.bits == 64 ? HURRAY_DTYPE_COMPLEX64 : dt.bits == 128 ? HURRAY_DTYPE_COMPLEX128 : 0;
-    case HPY_kDLBool: return dt.bits == 8 ? HURRAY_DTYPE_BOOL : 0;
-    case HPY_kDLFloat8_e4m3fn: return dt.bits == 8 ? HURRAY_DTYPE_FLOAT8_E4M3 : 0;
-    case HPY_kDLFloat8_e5m2: return dt.bits == 8 ? HURRAY_DTYPE_FLOAT8_E5M2 : 0;
-    case HPY_kDLFloat8_e8m0fnu: return dt.bits == 8 ? HURRAY_DTYPE_FLOAT8_E8M0 : 0;
-    case HPY_kDLFloat6_e2m3fn: return dt.bits == 6 && !padded ? HURRAY_DTYPE_FLOAT6_E2M3 : 0;
-    case HPY_kDLFloat6_e3m2fn: return dt.bits == 6 && !padded ? HURRAY_DTYPE_FLOAT6_E3M2 : 0;
-    case HPY_kDLFloat4_e2m1fn: return dt.bits == 4 && !padded ? HURRAY_DTYPE_FLOAT4_E2M1 : 0;
+    case HRPY_kDLBool: return dt.bits == 8 ? HURRAY_DTYPE_BOOL : 0;
+    case HRPY_kDLFloat8_e4m3fn: return dt.bits == 8 ? HURRAY_DTYPE_FLOAT8_E4M3 : 0;
+    case HRPY_kDLFloat8_e5m2: return dt.bits == 8 ? HURRAY_DTYPE_FLOAT8_E5M2 : 0;
+    case HRPY_kDLFloat8_e8m0fnu: return dt.bits == 8 ? HURRAY_DTYPE_FLOAT8_E8M0 : 0;
+    case HRPY_kDLFloat6_e2m3fn: return dt.bits == 6 && !padded ? HURRAY_DTYPE_FLOAT6_E2M3 : 0;
+    case HRPY_kDLFloat6_e3m2fn: return dt.bits == 6 && !padded ? HURRAY_DTYPE_FLOAT6_E3M2 : 0;
+    case HRPY_kDLFloat4_e2m1fn: return dt.bits == 4 && !padded ? HURRAY_DTYPE_FLOAT4_E2M1 : 0;
     default: return 0;
   }
 }
@@ -358,25 +358,25 @@ static uint8_t tag_of_dl(HpyDLDataType dt, bool padded) {
 static bool device_of_dl(int32_t type, uint8_t *tag, uint8_t *mc) {
   *mc = HURRAY_MEMORY_STANDARD;
   switch (type) {
-    case HPY_kDLCPU: *tag = HURRAY_DEVICE_CPU; return true;
-    case HPY_kDLCUDA: *tag = HURRAY_DEVICE_CUDA; return true;
-    case HPY_kDLCUDAHost: *tag = HURRAY_DEVICE_CUDA; *mc = HURRAY_MEMORY_HOST_PINNED; return true;
-    case HPY_kDLCUDAManaged: *tag = HURRAY_DEVICE_CUDA; *mc = HURRAY_MEMORY_UNIFIED; return true;
-    case HPY_kDLROCM: *tag = HURRAY_DEVICE_ROCM; return true;
-    case HPY_kDLROCMHost: *tag = HURRAY_DEVICE_ROCM; *mc = HURRAY_MEMORY_HOST_PINNED; return true;
-    case HPY_kDLMetal: *tag = HURRAY_DEVICE_METAL; return true;
-    case HPY_kDLVulkan: *tag = HURRAY_DEVICE_VULKAN; return true;
-    case HPY_kDLWebGPU: *tag = HURRAY_DEVICE_WEBGPU; return true;
-    case HPY_kDLHexagon: *tag = HURRAY_DEVICE_HEXAGON; return true;
-    case HPY_kDLOneAPI: *tag = HURRAY_DEVICE_LEVEL_ZERO; return true;
-    case HPY_kDLOpenCL: *tag = HURRAY_DEVICE_OPENCL; return true;
+    case HRPY_kDLCPU: *tag = HURRAY_DEVICE_CPU; return true;
+    case HRPY_kDLCUDA: *tag = HURRAY_DEVICE_CUDA; return true;
+    case HRPY_kDLCUDAHost: *tag = HURRAY_DEVICE_CUDA; *mc = HURRAY_MEMORY_HOST_PINNED; return true;
+    case HRPY_kDLCUDAManaged: *tag = HURRAY_DEVICE_CUDA; *mc = HURRAY_MEMORY_UNIFIED; return true;
+    case HRPY_kDLROCM: *tag = HURRAY_DEVICE_ROCM; return true;
+    case HRPY_kDLROCMHost: *tag = HURRAY_DEVICE_ROCM; *mc = HURRAY_MEMORY_HOST_PINNED; return true;
+    case HRPY_kDLMetal: *tag = HURRAY_DEVICE_METAL; return true;
+    case HRPY_kDLVulkan: *tag = HURRAY_DEVICE_VULKAN; return true;
+    case HRPY_kDLWebGPU: *tag = HURRAY_DEVICE_WEBGPU; return true;
+    case HRPY_kDLHexagon: *tag = HURRAY_DEVICE_HEXAGON; return true;
+    case HRPY_kDLOneAPI: *tag = HURRAY_DEVICE_LEVEL_ZERO; return true;
+    case HRPY_kDLOpenCL: *tag = HURRAY_DEVICE_OPENCL; return true;
     default: return false;
   }
 }
 
 /* Calls obj.__dlpack__(max_version=(1, 1)[, copy=False]); on TypeError, retries
  * without keywords (producers that predate DLPack 1.0). */
-static PyObject *call_producer(HpyState *st, PyObject *obj, int copy) {
+static PyObject *call_producer(HrpyState *st, PyObject *obj, int copy) {
   PyObject *meth = PyObject_GetAttr(obj, st->s_dlpack);
   if (meth == NULL) {
     if (PyErr_ExceptionMatches(PyExc_AttributeError)) {
@@ -388,7 +388,7 @@ static PyObject *call_producer(HpyState *st, PyObject *obj, int copy) {
     return NULL;
   }
   PyObject *kw = PyDict_New();
-  PyObject *ver = Py_BuildValue("(II)", HPY_DLPACK_MAJOR, HPY_DLPACK_MINOR);
+  PyObject *ver = Py_BuildValue("(II)", HRPY_DLPACK_MAJOR, HRPY_DLPACK_MINOR);
   PyObject *cap = NULL;
   if (kw != NULL && ver != NULL && PyDict_SetItem(kw, st->s_max_version, ver) == 0 &&
       (copy != 0 || PyDict_SetItem(kw, st->s_copy, Py_False) == 0)) {
@@ -409,7 +409,7 @@ static PyObject *call_producer(HpyState *st, PyObject *obj, int copy) {
 }
 
 /* Wraps a capsule (not yet renamed) as a tensor; see the file comment. */
-static PyObject *consume_capsule(HpyState *st, PyObject *cap, int copy, PyObject *want_device) {
+static PyObject *consume_capsule(HrpyState *st, PyObject *cap, int copy, PyObject *want_device) {
   const char *ctx = "from_dlpack";
   bool versioned;
   void *ptr;
@@ -420,41 +420,41 @@ static PyObject *consume_capsule(HpyState *st, PyObject *cap, int copy, PyObject
     versioned = false;
     ptr = PyCapsule_GetPointer(cap, NAME_LEGACY);
   } else {
-    return hpy_raise(PyExc_BufferError,
+    return hrpy_raise(PyExc_BufferError,
                      "%s: not a DLPack capsule, or one that was already consumed", ctx);
   }
   if (ptr == NULL) return NULL;
-  HpyDLManagedTensorVersioned *mv = versioned ? ptr : NULL;
-  HpyDLManagedTensor *ml = versioned ? NULL : ptr;
-  if (mv != NULL && mv->version.major != HPY_DLPACK_MAJOR) {
-    return hpy_raise(PyExc_BufferError, "%s: DLPack major version %u is not supported (1 is)",
+  HrpyDLManagedTensorVersioned *mv = versioned ? ptr : NULL;
+  HrpyDLManagedTensor *ml = versioned ? NULL : ptr;
+  if (mv != NULL && mv->version.major != HRPY_DLPACK_MAJOR) {
+    return hrpy_raise(PyExc_BufferError, "%s: DLPack major version %u is not supported (1 is)",
                      ctx, (unsigned)mv->version.major);
   }
-  HpyDLTensor *dl = mv != NULL ? &mv->dl_tensor : &ml->dl_tensor;
+  HrpyDLTensor *dl = mv != NULL ? &mv->dl_tensor : &ml->dl_tensor;
   uint64_t flags = mv != NULL ? mv->flags : 0;
-  uint8_t tag = tag_of_dl(dl->dtype, (flags & HPY_DLPACK_FLAG_IS_SUBBYTE_TYPE_PADDED) != 0);
+  uint8_t tag = tag_of_dl(dl->dtype, (flags & HRPY_DLPACK_FLAG_IS_SUBBYTE_TYPE_PADDED) != 0);
   if (tag == 0) {
-    return hpy_raise(st->UnsupportedError,
+    return hrpy_raise(st->UnsupportedError,
                      "%s: DLPack dtype (code %u, bits %u, lanes %u) has no Hurray type", ctx,
                      (unsigned)dl->dtype.code, (unsigned)dl->dtype.bits,
                      (unsigned)dl->dtype.lanes);
   }
   uint8_t dtag, dmc;
   if (!device_of_dl(dl->device.device_type, &dtag, &dmc)) {
-    return hpy_raise(st->UnsupportedError, "%s: DLPack device type %d has no Hurray device",
+    return hrpy_raise(st->UnsupportedError, "%s: DLPack device type %d has no Hurray device",
                      ctx, (int)dl->device.device_type);
   }
   if (dl->ndim < 0 || dl->ndim > (int32_t)HURRAY_MAX_RANK) {
-    return hpy_raise(st->InvalidDescriptorError, "%s: rank %d is outside 0..%u", ctx,
+    return hrpy_raise(st->InvalidDescriptorError, "%s: rank %d is outside 0..%u", ctx,
                      (int)dl->ndim, (unsigned)HURRAY_MAX_RANK);
   }
-  PyObject *device = hpy_device_new(st, dtag, dmc, dl->device.device_id);
+  PyObject *device = hrpy_device_new(st, dtag, dmc, dl->device.device_id);
   if (device == NULL) return NULL;
   if (want_device != NULL) {
     int eq = PyObject_RichCompareBool(want_device, device, Py_EQ);
     if (eq <= 0) {
       if (eq == 0) {
-        hpy_raise(PyExc_BufferError, "%s: the producer's tensor is on %R, not on %R", ctx,
+        hrpy_raise(PyExc_BufferError, "%s: the producer's tensor is on %R, not on %R", ctx,
                   device, want_device);
       }
       Py_DECREF(device);
@@ -470,15 +470,15 @@ static PyObject *consume_capsule(HpyState *st, PyObject *cap, int copy, PyObject
   for (uint32_t k = 0; k < rank; k++) {
     if (dl->shape[k] < 0) {
       Py_DECREF(device);
-      return hpy_raise(st->InvalidDescriptorError, "%s: shape[%u] is negative", ctx,
+      return hrpy_raise(st->InvalidDescriptorError, "%s: shape[%u] is negative", ctx,
                        (unsigned)k);
     }
     shape[k] = (uint64_t)dl->shape[k];
   }
   uint64_t count = 0;
-  if (!hpy_element_count(rank, shape, &count)) {
+  if (!hrpy_element_count(rank, shape, &count)) {
     Py_DECREF(device);
-    return hpy_raise(st->InvalidDescriptorError, "%s: element count overflows", ctx);
+    return hrpy_raise(st->InvalidDescriptorError, "%s: element count overflows", ctx);
   }
   /* Which compact order, if any, do the strides describe? */
   bool rowm = true, colm = rank >= 2;
@@ -500,10 +500,10 @@ static PyObject *consume_capsule(HpyState *st, PyObject *cap, int copy, PyObject
   bool sub_byte = esize == 0;
   if (sub_byte && !rowm) {
     Py_DECREF(device);
-    return hpy_raise(st->UnsupportedError,
+    return hrpy_raise(st->UnsupportedError,
                      "%s: a non-contiguous sub-byte tensor cannot be imported", ctx);
   }
-  bool host = dl->device.device_type == HPY_kDLCPU;
+  bool host = dl->device.device_type == HRPY_kDLCPU;
   uint8_t *first = dl->data != NULL ? (uint8_t *)dl->data + dl->byte_offset : NULL;
   /* Other strides stay zero-copy as a strided layout (unless copy=True asks
    * for a compact copy, or bool must be packed). */
@@ -513,17 +513,17 @@ static PyObject *consume_capsule(HpyState *st, PyObject *cap, int copy, PyObject
   bool strided = false;
   if (!rowm && !colm && !is_bool && copy != 1 && count > 0) {
     for (uint32_t k = 0; k < rank; k++) estr[k] = dl->strides[k];
-    strided = hpy_strided_extent(first, esize, rank, shape, estr, &span_base, &span, &boff);
+    strided = hrpy_strided_extent(first, esize, rank, shape, estr, &span_base, &span, &boff);
   }
   bool need_gather = !rowm && !colm && !strided;
   if ((need_gather || is_bool) && copy == 0) {
     Py_DECREF(device);
-    return hpy_raise(st->BufferError, "%s: %s, which needs a copy, and copy=False forbids it",
+    return hrpy_raise(st->BufferError, "%s: %s, which needs a copy, and copy=False forbids it",
                      ctx, is_bool ? "bool is bit-packed in Hurray" : "the tensor is not contiguous");
   }
   if ((need_gather || is_bool) && !host) {
     Py_DECREF(device);
-    return hpy_raise(st->BufferError,
+    return hrpy_raise(st->BufferError,
                      "%s: the tensor needs a copy (%s) but lives in device memory", ctx,
                      is_bool ? "bool packing" : "non-contiguous strides");
   }
@@ -541,7 +541,7 @@ static PyObject *consume_capsule(HpyState *st, PyObject *cap, int copy, PyObject
     Py_DECREF(device);
     return NULL;
   }
-  HpyBuffer b;
+  HrpyBuffer b;
   memset(&b, 0, sizeof b);
   HurrayLayout lay;
   memset(&lay, 0, sizeof lay);
@@ -552,7 +552,7 @@ static PyObject *consume_capsule(HpyState *st, PyObject *cap, int copy, PyObject
   }
   if (need_gather || is_bool) {
     uint64_t nbytes = is_bool ? (count + 7u) / 8u : count * esize;
-    void *mem = hpy_alloc_buffer(nbytes, false);
+    void *mem = hrpy_alloc_buffer(nbytes, false);
     void *tmp = NULL;
     if (mem != NULL && is_bool && need_gather) {
       tmp = PyMem_Malloc((size_t)(count > 0 ? count : 1));
@@ -569,11 +569,11 @@ static PyObject *consume_capsule(HpyState *st, PyObject *cap, int copy, PyObject
       if (need_gather) {
         for (uint32_t k = 0; k < rank; k++) bstrides[k] = dl->strides[k] * (int64_t)esize;
         uint8_t *dst = is_bool ? tmp : mem;
-        hpy_strided_gather(dst, first, (size_t)esize, rank, shape, bstrides);
+        hrpy_strided_gather(dst, first, (size_t)esize, rank, shape, bstrides);
         elems = dst;
       }
       /* bool is packed in storage order, so a column-major tensor stays one */
-      if (is_bool) hpy_bool_pack(elems, mem, count);
+      if (is_bool) hrpy_bool_pack(elems, mem, count);
     }
     PyMem_Free(tmp);
     Py_DECREF(owner); /* the producer's memory is no longer needed */
@@ -586,34 +586,34 @@ static PyObject *consume_capsule(HpyState *st, PyObject *cap, int copy, PyObject
     if (hurray_buffer_size_bytes(tag, count, &nbytes) != HURRAY_OK) {
       Py_DECREF(owner);
       Py_DECREF(device);
-      return hpy_raise(st->InvalidDescriptorError, "%s: size overflows", ctx);
+      return hrpy_raise(st->InvalidDescriptorError, "%s: size overflows", ctx);
     }
     b.data = strided ? span_base : first;
     b.size = strided ? span : nbytes;
     b.owner = owner;
-    b.readonly = (flags & HPY_DLPACK_FLAG_READ_ONLY) != 0;
-    if (hpy_buffer_apply_copy_policy(st, &b, 0, copy, host, ctx) < 0) {
-      hpy_buffer_release(&b);
+    b.readonly = (flags & HRPY_DLPACK_FLAG_READ_ONLY) != 0;
+    if (hrpy_buffer_apply_copy_policy(st, &b, 0, copy, host, ctx) < 0) {
+      hrpy_buffer_release(&b);
       Py_DECREF(device);
       return NULL;
     }
   }
-  PyObject *r = hpy_tensor_build(st, tag, rank, shape, &lay, strided ? boff : 0, device, &b, 1,
+  PyObject *r = hrpy_tensor_build(st, tag, rank, shape, &lay, strided ? boff : 0, device, &b, 1,
                                  ctx);
   Py_DECREF(device);
   return r;
 }
 
-PyObject *hpy_from_dlpack(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+PyObject *hrpy_from_dlpack(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                           PyObject *kwnames) {
-  HpyState *st = hpy_state_of_module(module);
+  HrpyState *st = hrpy_state_of_module(module);
   static const char *const names[] = {"x", "device", "copy", NULL};
   PyObject *a[3];
-  if (hpy_parse_args("from_dlpack", args, nargs, kwnames, names, 1, 1, a) < 0) return NULL;
+  if (hrpy_parse_args("from_dlpack", args, nargs, kwnames, names, 1, 1, a) < 0) return NULL;
   int copy;
-  if (hpy_parse_copy(a[2], &copy) < 0) return NULL;
+  if (hrpy_parse_copy(a[2], &copy) < 0) return NULL;
   PyObject *want = a[1] != NULL && a[1] != Py_None ? a[1] : NULL;
-  if (want != NULL && !hpy_device_check(st, want)) {
+  if (want != NULL && !hrpy_device_check(st, want)) {
     return PyErr_Format(PyExc_TypeError, "from_dlpack: device must be a hurray.Device, not %.100s",
                         Py_TYPE(want)->tp_name);
   }
@@ -625,11 +625,11 @@ PyObject *hpy_from_dlpack(PyObject *module, PyObject *const *args, Py_ssize_t na
   return r;
 }
 
-PyObject *hpy_from_torch(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+PyObject *hrpy_from_torch(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                          PyObject *kwnames) {
   static const char *const names[] = {"tensor", "copy", NULL};
   PyObject *a[2];
-  if (hpy_parse_args("from_torch", args, nargs, kwnames, names, 1, 1, a) < 0) return NULL;
+  if (hrpy_parse_args("from_torch", args, nargs, kwnames, names, 1, 1, a) < 0) return NULL;
   PyObject *torch = PyImport_ImportModule("torch");
   if (torch == NULL) return NULL;
   PyObject *cls = PyObject_GetAttrString(torch, "Tensor");
@@ -642,9 +642,9 @@ PyObject *hpy_from_torch(PyObject *module, PyObject *const *args, Py_ssize_t nar
     return PyErr_Format(PyExc_TypeError, "from_torch: expected a torch.Tensor, not %.100s",
                         Py_TYPE(a[0])->tp_name);
   }
-  HpyState *st = hpy_state_of_module(module);
+  HrpyState *st = hrpy_state_of_module(module);
   int copy;
-  if (hpy_parse_copy(a[1], &copy) < 0) return NULL;
+  if (hrpy_parse_copy(a[1], &copy) < 0) return NULL;
   PyObject *cap = call_producer(st, a[0], copy);
   if (cap == NULL) return NULL;
   PyObject *r = consume_capsule(st, cap, copy, NULL);
@@ -652,11 +652,11 @@ PyObject *hpy_from_torch(PyObject *module, PyObject *const *args, Py_ssize_t nar
   return r;
 }
 
-PyObject *hpy_tensor_to_torch(PyObject *self, PyObject *unused) {
+PyObject *hrpy_tensor_to_torch(PyObject *self, PyObject *unused) {
   (void)unused;
-  HpyState *st = hpy_state_of(self);
-  HpyTensor *t = T(self);
-  if (hpy_tensor_check_readable(st, t, "to_torch") < 0) return NULL;
+  HrpyState *st = hrpy_state_of(self);
+  HrpyTensor *t = T(self);
+  if (hrpy_tensor_check_readable(st, t, "to_torch") < 0) return NULL;
   PyObject *mod = PyImport_ImportModule("torch.utils.dlpack");
   if (mod == NULL) return NULL;
   PyObject *fn = PyObject_GetAttrString(mod, "from_dlpack");
@@ -666,7 +666,7 @@ PyObject *hpy_tensor_to_torch(PyObject *self, PyObject *unused) {
   if (t->f.type_tag == HURRAY_DTYPE_BOOL || (t->nbuf > 0 && t->bufs[0].readonly)) {
     /* bool must be unpacked, and torch has no read-only tensors: both copy. */
     PyObject *kw = Py_BuildValue("{s:O,s:(II)}", "copy", Py_True, "max_version",
-                                 HPY_DLPACK_MAJOR, HPY_DLPACK_MINOR);
+                                 HRPY_DLPACK_MAJOR, HRPY_DLPACK_MINOR);
     PyObject *meth = kw != NULL ? PyObject_GetAttr(self, st->s_dlpack) : NULL;
     PyObject *empty = meth != NULL ? PyTuple_New(0) : NULL;
     PyObject *cap = empty != NULL ? PyObject_Call(meth, empty, kw) : NULL;

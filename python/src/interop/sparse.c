@@ -12,22 +12,22 @@
  * and keeping the parent alive; index buffers are uint64 (coo.md, csr.md,
  * csc.md). Like buffer(i), they refuse buffers that are not producer-synced.
  */
-#include "hpy.h"
+#include "hrpy.h"
 
 #include <string.h>
 
-#define T(o) ((HpyTensor *)(o))
+#define T(o) ((HrpyTensor *)(o))
 
 /* Release the GIL for index checks over at least this many stored entries. */
-#define HPY_NOGIL_INDEX_ENTRIES ((uint64_t)1 << 16)
+#define HRPY_NOGIL_INDEX_ENTRIES ((uint64_t)1 << 16)
 
 static PyObject *no_attribute(PyObject *self, const char *attr) {
   return PyErr_Format(PyExc_AttributeError,
                       "'hurray.Tensor' object has no attribute '%s'; this is a %s tensor", attr,
-                      hpy_layout_name(T(self)->f.layout.tag));
+                      hrpy_layout_name(T(self)->f.layout.tag));
 }
 
-static bool nnz_of(const HpyTensor *t, uint64_t *out) {
+static bool nnz_of(const HrpyTensor *t, uint64_t *out) {
   const HurrayLayout *l = &t->f.layout;
   switch (l->tag) {
     case HURRAY_LAYOUT_COO: *out = l->u.coo.nnz; return true;
@@ -38,87 +38,87 @@ static bool nnz_of(const HpyTensor *t, uint64_t *out) {
   }
 }
 
-PyObject *hpy_tensor_component(PyObject *self, uint32_t index, uint8_t type_tag, uint32_t rank,
+PyObject *hrpy_tensor_component(PyObject *self, uint32_t index, uint8_t type_tag, uint32_t rank,
                                const uint64_t *shape, const char *what) {
-  HpyTensor *t = T(self);
-  HpyState *st = hpy_state_of(self);
+  HrpyTensor *t = T(self);
+  HrpyState *st = hrpy_state_of(self);
   if (index >= t->nbuf)
-    return hpy_raise(st->InvalidDescriptorError, "%s: the tensor has no buffer %u", what,
+    return hrpy_raise(st->InvalidDescriptorError, "%s: the tensor has no buffer %u", what,
                      (unsigned)index);
-  if (hpy_tensor_check_readable(st, t, what) < 0) return NULL;
-  HpyBuffer b;
+  if (hrpy_tensor_check_readable(st, t, what) < 0) return NULL;
+  HrpyBuffer b;
   memset(&b, 0, sizeof b);
   b.data = t->bufs[index].data;
   b.size = t->f.buffers[index].byte_size;
   b.readonly = t->bufs[index].readonly;
   b.owner = Py_NewRef(self);
-  b.host = hpy_tensor_buffer_is_host(t, index);
-  return hpy_tensor_build(st, type_tag, rank, shape, NULL, 0, t->device, &b, 1, what);
+  b.host = hrpy_tensor_buffer_is_host(t, index);
+  return hrpy_tensor_build(st, type_tag, rank, shape, NULL, 0, t->device, &b, 1, what);
 }
 
-PyObject *hpy_tensor_nnz(PyObject *self, void *closure) {
+PyObject *hrpy_tensor_nnz(PyObject *self, void *closure) {
   (void)closure;
   uint64_t nnz;
   if (!nnz_of(T(self), &nnz)) return no_attribute(self, "nnz");
   return PyLong_FromUnsignedLongLong(nnz);
 }
 
-PyObject *hpy_tensor_values(PyObject *self, void *closure) {
+PyObject *hrpy_tensor_values(PyObject *self, void *closure) {
   (void)closure;
   uint64_t nnz;
   if (!nnz_of(T(self), &nnz)) return no_attribute(self, "values");
-  return hpy_tensor_component(self, 0, T(self)->f.type_tag, 1, &nnz, "Tensor.values");
+  return hrpy_tensor_component(self, 0, T(self)->f.type_tag, 1, &nnz, "Tensor.values");
 }
 
-PyObject *hpy_tensor_indices(PyObject *self, void *closure) {
+PyObject *hrpy_tensor_indices(PyObject *self, void *closure) {
   (void)closure;
-  HpyTensor *t = T(self);
+  HrpyTensor *t = T(self);
   if (t->f.layout.tag != HURRAY_LAYOUT_COO) return no_attribute(self, "indices");
   uint64_t shape[2] = {t->f.layout.u.coo.nnz, t->f.rank};
-  return hpy_tensor_component(self, 1, HURRAY_DTYPE_UINT64, 2, shape, "Tensor.indices");
+  return hrpy_tensor_component(self, 1, HURRAY_DTYPE_UINT64, 2, shape, "Tensor.indices");
 }
 
 static PyObject *compressed_indices(PyObject *self, uint8_t tag, const char *attr) {
-  HpyTensor *t = T(self);
+  HrpyTensor *t = T(self);
   if (t->f.layout.tag != tag) return no_attribute(self, attr);
   uint64_t nnz = t->f.layout.u.csr.nnz;
   char what[32];
   PyOS_snprintf(what, sizeof what, "Tensor.%s", attr);
-  return hpy_tensor_component(self, 1, HURRAY_DTYPE_UINT64, 1, &nnz, what);
+  return hrpy_tensor_component(self, 1, HURRAY_DTYPE_UINT64, 1, &nnz, what);
 }
 
 /* The pointer array: one entry per row (CSR, dim 0) or column (CSC, dim 1), plus one. */
 static PyObject *compressed_ptr(PyObject *self, uint8_t tag, uint32_t dim, const char *attr) {
-  HpyTensor *t = T(self);
+  HrpyTensor *t = T(self);
   if (t->f.layout.tag != tag) return no_attribute(self, attr);
   uint64_t n = t->f.shape[dim];
   uint64_t len = n == HURRAY_DYNAMIC_DIM ? HURRAY_DYNAMIC_DIM : n + 1u;
   char what[32];
   PyOS_snprintf(what, sizeof what, "Tensor.%s", attr);
-  return hpy_tensor_component(self, 2, HURRAY_DTYPE_UINT64, 1, &len, what);
+  return hrpy_tensor_component(self, 2, HURRAY_DTYPE_UINT64, 1, &len, what);
 }
 
-PyObject *hpy_tensor_col_indices(PyObject *self, void *closure) {
+PyObject *hrpy_tensor_col_indices(PyObject *self, void *closure) {
   (void)closure;
   return compressed_indices(self, HURRAY_LAYOUT_CSR, "col_indices");
 }
-PyObject *hpy_tensor_row_ptr(PyObject *self, void *closure) {
+PyObject *hrpy_tensor_row_ptr(PyObject *self, void *closure) {
   (void)closure;
   return compressed_ptr(self, HURRAY_LAYOUT_CSR, 0, "row_ptr");
 }
-PyObject *hpy_tensor_row_indices(PyObject *self, void *closure) {
+PyObject *hrpy_tensor_row_indices(PyObject *self, void *closure) {
   (void)closure;
   return compressed_indices(self, HURRAY_LAYOUT_CSC, "row_indices");
 }
-PyObject *hpy_tensor_col_ptr(PyObject *self, void *closure) {
+PyObject *hrpy_tensor_col_ptr(PyObject *self, void *closure) {
   (void)closure;
   return compressed_ptr(self, HURRAY_LAYOUT_CSC, 1, "col_ptr");
 }
 
-int hpy_tensor_validate_index_buffers(HpyState *st, HpyTensor *t, const char *context) {
+int hrpy_tensor_validate_index_buffers(HrpyState *st, HrpyTensor *t, const char *context) {
   HurrayLayoutClass cls = hurray_layout_class(t->f.layout.tag);
   if (cls != HURRAY_LAYOUT_CLASS_SPARSE && cls != HURRAY_LAYOUT_CLASS_INDIRECT) return 0;
-  if (((HpyDevice *)t->device)->tag != HURRAY_DEVICE_CPU) return 0; /* not readable here */
+  if (((HrpyDevice *)t->device)->tag != HURRAY_DEVICE_CPU) return 0; /* not readable here */
   for (uint32_t i = 0; i < t->f.buffer_count; i++)
     if (t->f.buffers[i].sync_mode != HURRAY_SYNC_PRODUCER_SYNCED) return 0;
   if (t->nbuf != t->f.buffer_count) return 0;
@@ -137,7 +137,7 @@ int hpy_tensor_validate_index_buffers(HpyState *st, HpyTensor *t, const char *co
   HurrayError err;
   hurray_error_clear(&err);
   HurrayStatus rc;
-  if (nnz >= HPY_NOGIL_INDEX_ENTRIES) {
+  if (nnz >= HRPY_NOGIL_INDEX_ENTRIES) {
     Py_BEGIN_ALLOW_THREADS rc =
         hurray_layout_validate_index_buffers(&t->f, (const void *const *)ptrs, NULL, &err);
     Py_END_ALLOW_THREADS
@@ -146,13 +146,13 @@ int hpy_tensor_validate_index_buffers(HpyState *st, HpyTensor *t, const char *co
   }
   if (ptrs != small) PyMem_Free(ptrs);
   if (rc == HURRAY_OK) return 0;
-  hpy_raise_status(st, rc, &err, context);
+  hrpy_raise_status(st, rc, &err, context);
   return -1;
 }
 
-PyObject *hpy_tensor_to_scipy(PyObject *self, PyObject *unused) {
+PyObject *hrpy_tensor_to_scipy(PyObject *self, PyObject *unused) {
   (void)unused;
-  HpyState *st = hpy_state_of(self);
+  HrpyState *st = hrpy_state_of(self);
   if (st->sparse_module == NULL) {
     st->sparse_module = PyImport_ImportModule("hurray._sparse");
     if (st->sparse_module == NULL) return NULL;
@@ -205,7 +205,7 @@ static bool coo_rows_increase(const uint8_t *p, uint64_t nnz, uint32_t rank) {
   return true;
 }
 
-PyObject *hpy_coo_lexsorted(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
+PyObject *hrpy_coo_lexsorted(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
   (void)m;
   if (nargs != 3)
     return PyErr_Format(PyExc_TypeError, "_coo_lexsorted(indices, nnz, rank) takes 3 arguments");
@@ -227,7 +227,7 @@ PyObject *hpy_coo_lexsorted(PyObject *m, PyObject *const *args, Py_ssize_t nargs
                         v.len, n, rank);
   }
   bool inc;
-  if (nnz >= HPY_NOGIL_INDEX_ENTRIES) {
+  if (nnz >= HRPY_NOGIL_INDEX_ENTRIES) {
     Py_BEGIN_ALLOW_THREADS inc = coo_rows_increase(v.buf, nnz, (uint32_t)rank);
     Py_END_ALLOW_THREADS
   } else {

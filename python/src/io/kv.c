@@ -12,7 +12,7 @@
  *   producer) reads back as int, arrays as lists. A tag this build does not
  *   know raises UnsupportedError rather than leaving a hole in the dict.
  */
-#include "hpy.h"
+#include "hrpy.h"
 
 #include <string.h>
 
@@ -39,7 +39,7 @@ static const char *kind_name(uint8_t k) {
   }
 }
 
-static void *keep(HpyKvList *l, size_t bytes) { return hpy_arena_alloc(&l->arena, bytes); }
+static void *keep(HrpyKvList *l, size_t bytes) { return hrpy_arena_alloc(&l->arena, bytes); }
 
 static int int64_of(PyObject *v, PyObject *key, int64_t *out) {
   int overflow = 0;
@@ -70,7 +70,7 @@ static int str_of(PyObject *v, PyObject *key, HurrayKvString *out) {
   return 0;
 }
 
-static int bytes_of(HpyKvList *l, PyObject *v, PyObject *key, HurrayKvBytes *out) {
+static int bytes_of(HrpyKvList *l, PyObject *v, PyObject *key, HurrayKvBytes *out) {
   if (!PyBytes_Check(v)) {
     /* a bytearray may be resized while the GIL is released: write a copy */
     PyObject *copy = PyBytes_FromObject(v);
@@ -91,7 +91,7 @@ static int bytes_of(HpyKvList *l, PyObject *v, PyObject *key, HurrayKvBytes *out
   return 0;
 }
 
-static int value_of(HpyKvList *l, PyObject *key, PyObject *v, HurrayKvValue *out) {
+static int value_of(HrpyKvList *l, PyObject *key, PyObject *v, HurrayKvValue *out) {
   memset(out, 0, sizeof *out);
   uint8_t k = scalar_kind(v);
   switch (k) {
@@ -196,7 +196,7 @@ static int value_of(HpyKvList *l, PyObject *key, PyObject *v, HurrayKvValue *out
   return 0;
 }
 
-int hpy_kv_from_mapping(HpyState *st, PyObject *kv, HpyKvList *l) {
+int hrpy_kv_from_mapping(HrpyState *st, PyObject *kv, HrpyKvList *l) {
   (void)st;
   memset(l, 0, sizeof *l);
   l->items = PyList_New(0);
@@ -239,8 +239,8 @@ int hpy_kv_from_mapping(HpyState *st, PyObject *kv, HpyKvList *l) {
   return 0;
 }
 
-void hpy_kv_list_free(HpyKvList *l) {
-  hpy_arena_free(&l->arena);
+void hrpy_kv_list_free(HrpyKvList *l) {
+  hrpy_arena_free(&l->arena);
   Py_CLEAR(l->items);
   memset(l, 0, sizeof *l);
 }
@@ -255,14 +255,14 @@ static PyObject *bytes_to_py(const HurrayKvBytes *b) {
                                    (Py_ssize_t)b->len);
 }
 
-static PyObject *unknown(HpyState *st, PyObject *key, uint8_t tag, bool element) {
-  return hpy_raise(st->UnsupportedError,
+static PyObject *unknown(HrpyState *st, PyObject *key, uint8_t tag, bool element) {
+  return hrpy_raise(st->UnsupportedError,
                    "kv[%R]: %s tag 0x%s is not a KV type this build knows; refusing rather "
                    "than dropping the entry",
-                   key, element ? "array element" : "value", hpy_hex(tag).s);
+                   key, element ? "array element" : "value", hrpy_hex(tag).s);
 }
 
-PyObject *hpy_kv_value_to_py(HpyState *st, PyObject *key, const HurrayKvValue *v) {
+PyObject *hrpy_kv_value_to_py(HrpyState *st, PyObject *key, const HurrayKvValue *v) {
   switch (v->tag) {
     case HURRAY_KV_STRING: return str_to_py(&v->v.str);
     case HURRAY_KV_INT64: return PyLong_FromLongLong(v->v.i64);
@@ -298,7 +298,7 @@ PyObject *hpy_kv_value_to_py(HpyState *st, PyObject *key, const HurrayKvValue *v
   return list;
 }
 
-PyObject *hpy_kv_to_dict(HpyState *st, const HurrayFile *f) {
+PyObject *hrpy_kv_to_dict(HrpyState *st, const HurrayFile *f) {
   PyObject *d = PyDict_New();
   if (d == NULL) return NULL;
   uint32_t n = hurray_file_kv_count(f);
@@ -309,10 +309,10 @@ PyObject *hpy_kv_to_dict(HpyState *st, const HurrayFile *f) {
     HurrayStatus rc = hurray_file_kv_get(f, i, &k, &klen, &v);
     if (rc != HURRAY_OK) {
       Py_DECREF(d);
-      return hpy_raise_status(st, rc, NULL, "kv");
+      return hrpy_raise_status(st, rc, NULL, "kv");
     }
     PyObject *key = PyUnicode_DecodeUTF8(k, (Py_ssize_t)klen, "strict");
-    PyObject *val = key != NULL ? hpy_kv_value_to_py(st, key, v) : NULL;
+    PyObject *val = key != NULL ? hrpy_kv_value_to_py(st, key, v) : NULL;
     if (val == NULL || PyDict_SetItem(d, key, val) < 0) {
       Py_XDECREF(key);
       Py_XDECREF(val);

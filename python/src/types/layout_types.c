@@ -1,7 +1,7 @@
 /*
  * layout_types.c - the 14 subclasses of hurray.Layout (ADR-032): one
  * constructor, one set of getters and one repr per layout, all over the
- * shared HpyLayout struct (layout.c).
+ * shared HrpyLayout struct (layout.c).
  *
  * Constructors check what a layout states about itself by running the C
  * library's shape tier (hurray_layout_validate_shape) against a shape of
@@ -14,17 +14,17 @@
  * orderings, kv_role, block_table_index_type, composition_rule, combine_op.
  * A string outside its enumeration is a ValueError.
  */
-#include "hpy.h"
+#include "hrpy.h"
 
 #include <string.h>
 
-#define L(o) ((HpyLayout *)(o))
+#define L(o) ((HrpyLayout *)(o))
 
 /* ---- argument helpers ---------------------------------------------------------- */
 
 /* An int in [lo, hi] (as signed) or [0, hi] (unsigned); TypeError for a
  * non-int (bool included), InvalidDescriptorError when out of range. */
-static int int_arg(HpyState *st, PyObject *o, const char *ctx, const char *what, bool sign,
+static int int_arg(HrpyState *st, PyObject *o, const char *ctx, const char *what, bool sign,
                    int64_t lo, uint64_t hi, int64_t *s_out, uint64_t *u_out) {
   if (PyBool_Check(o) || !PyIndex_Check(o)) {
     PyErr_Format(PyExc_TypeError, "%s: %s must be an int, not %.100s", ctx, what,
@@ -57,10 +57,10 @@ static int int_arg(HpyState *st, PyObject *o, const char *ctx, const char *what,
   }
   if (!ok) {
     if (sign)
-      hpy_raise(st->InvalidDescriptorError, "%s: %s must be in [%lld, %llu], got %R", ctx, what,
+      hrpy_raise(st->InvalidDescriptorError, "%s: %s must be in [%lld, %llu], got %R", ctx, what,
                 (long long)lo, (unsigned long long)hi, v);
     else
-      hpy_raise(st->InvalidDescriptorError, "%s: %s must be in [0, %llu], got %R", ctx, what,
+      hrpy_raise(st->InvalidDescriptorError, "%s: %s must be in [0, %llu], got %R", ctx, what,
                 (unsigned long long)hi, v);
     Py_DECREF(v);
     return -1;
@@ -71,12 +71,12 @@ static int int_arg(HpyState *st, PyObject *o, const char *ctx, const char *what,
   return 0;
 }
 
-static int u64_arg(HpyState *st, PyObject *o, const char *ctx, const char *what, uint64_t max,
+static int u64_arg(HrpyState *st, PyObject *o, const char *ctx, const char *what, uint64_t max,
                    uint64_t *out) {
   return int_arg(st, o, ctx, what, false, 0, max, NULL, out);
 }
 
-static int u32_arg(HpyState *st, PyObject *o, const char *ctx, const char *what, uint32_t *out) {
+static int u32_arg(HrpyState *st, PyObject *o, const char *ctx, const char *what, uint32_t *out) {
   uint64_t v;
   if (u64_arg(st, o, ctx, what, UINT32_MAX, &v) < 0) return -1;
   *out = (uint32_t)v;
@@ -86,7 +86,7 @@ static int u32_arg(HpyState *st, PyObject *o, const char *ctx, const char *what,
 typedef enum { ARR_I64, ARR_U64, ARR_U32 } ArrKind;
 
 /* A sequence of at most MAX_RANK ints into out (typed by kind); *n gets its length. */
-static int int_array(HpyState *st, PyObject *seq_obj, const char *ctx, const char *what,
+static int int_array(HrpyState *st, PyObject *seq_obj, const char *ctx, const char *what,
                      ArrKind kind, void *out, uint32_t *n) {
   if (PyUnicode_Check(seq_obj) || PyBytes_Check(seq_obj) || PyByteArray_Check(seq_obj)) {
     PyErr_Format(PyExc_TypeError, "%s: %s must be a sequence of int", ctx, what);
@@ -102,7 +102,7 @@ static int int_array(HpyState *st, PyObject *seq_obj, const char *ctx, const cha
   Py_ssize_t len = PySequence_Fast_GET_SIZE(seq);
   if (len > (Py_ssize_t)HURRAY_MAX_RANK) {
     Py_DECREF(seq);
-    hpy_raise(st->InvalidDescriptorError,
+    hrpy_raise(st->InvalidDescriptorError,
               "%s: %s has %zd entries, one per dimension, and the rank is at most %u", ctx, what,
               len, (unsigned)HURRAY_MAX_RANK);
     return -1;
@@ -227,20 +227,20 @@ static const Enum k_combines = {k_combine_names, k_combine_values, 2};
 
 /* Builds the object, then checks its own rules against `rank` dynamic
  * dimensions (see the file comment). */
-static PyObject *finish(HpyState *st, PyTypeObject *type, const HurrayLayout *l, uint32_t n,
+static PyObject *finish(HrpyState *st, PyTypeObject *type, const HurrayLayout *l, uint32_t n,
                         uint32_t rank, const char *ctx) {
-  PyObject *o = hpy_layout_new(st, type, l, n);
+  PyObject *o = hrpy_layout_new(st, type, l, n);
   if (o == NULL) return NULL;
   uint64_t shape[HURRAY_MAX_RANK];
   for (uint32_t k = 0; k < rank; k++) shape[k] = HURRAY_DYNAMIC_DIM;
-  if (hpy_layout_validate_shape(st, o, rank, shape, ctx) < 0) {
+  if (hrpy_layout_validate_shape(st, o, rank, shape, ctx) < 0) {
     Py_DECREF(o);
     return NULL;
   }
   return o;
 }
 
-#define STATE(type) hpy_state_of_type(type)
+#define STATE(type) hrpy_state_of_type(type)
 
 /* ---- row-major / column-major ----------------------------------------------------- */
 
@@ -253,7 +253,7 @@ static PyObject *plain_new(PyTypeObject *type, PyObject *args, PyObject *kwargs,
   HurrayLayout l;
   memset(&l, 0, sizeof l);
   l.tag = tag;
-  return hpy_layout_new(STATE(type), type, &l, 0);
+  return hrpy_layout_new(STATE(type), type, &l, 0);
 }
 
 static PyObject *rowmajor_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
@@ -277,7 +277,7 @@ static PyObject *strided_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
   static char *kwlist[] = {"strides", NULL};
   PyObject *s;
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O:StridedLayout", kwlist, &s)) return NULL;
-  HpyState *st = STATE(type);
+  HrpyState *st = STATE(type);
   int64_t strides[HURRAY_MAX_RANK];
   uint32_t n = 0;
   if (int_array(st, s, "StridedLayout", "strides", ARR_I64, strides, &n) < 0) return NULL;
@@ -309,7 +309,7 @@ static PyObject *tiled_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOOOO:TiledLayout", kwlist, &ts, &outer_o,
                                    &inner_o, &os_o, &is_o, &nested))
     return NULL;
-  HpyState *st = STATE(type);
+  HrpyState *st = STATE(type);
   const char *ctx = "TiledLayout";
   uint64_t tile[HURRAY_MAX_RANK];
   int64_t ostr[HURRAY_MAX_RANK], istr[HURRAY_MAX_RANK];
@@ -326,15 +326,15 @@ static PyObject *tiled_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
   levels[0].outer_layout = outer;
   levels[0].inner_layout = inner;
   if (os_o != Py_None && outer != HURRAY_LAYOUT_STRIDED)
-    return hpy_raise(st->InvalidDescriptorError,
+    return hrpy_raise(st->InvalidDescriptorError,
                      "%s: outer_strides are given only when outer_layout is 'strided'", ctx);
   if (is_o != Py_None && inner != HURRAY_LAYOUT_STRIDED)
-    return hpy_raise(st->InvalidDescriptorError,
+    return hrpy_raise(st->InvalidDescriptorError,
                      "%s: inner_strides are given only when inner_layout is 'strided'", ctx);
   if (os_o != Py_None) {
     if (int_array(st, os_o, ctx, "outer_strides", ARR_I64, ostr, &m) < 0) return NULL;
     if (m != n)
-      return hpy_raise(st->InvalidDescriptorError,
+      return hrpy_raise(st->InvalidDescriptorError,
                        "%s: outer_strides has %u entries, tile_shape %u (one per dimension)",
                        ctx, (unsigned)m, (unsigned)n);
     levels[0].outer_strides = ostr;
@@ -342,32 +342,32 @@ static PyObject *tiled_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
   if (is_o != Py_None) {
     if (int_array(st, is_o, ctx, "inner_strides", ARR_I64, istr, &m) < 0) return NULL;
     if (m != n)
-      return hpy_raise(st->InvalidDescriptorError,
+      return hrpy_raise(st->InvalidDescriptorError,
                        "%s: inner_strides has %u entries, tile_shape %u (one per dimension)",
                        ctx, (unsigned)m, (unsigned)n);
     levels[0].inner_strides = istr;
   }
   uint32_t depth = 1;
   if (nested != Py_None) {
-    if (!Py_IS_TYPE(nested, st->LayoutClasses[HPY_L_TILED]))
+    if (!Py_IS_TYPE(nested, st->LayoutClasses[HRPY_L_TILED]))
       return PyErr_Format(PyExc_TypeError, "%s: inner_tiled must be a hurray.TiledLayout, not %.100s",
                           ctx, Py_TYPE(nested)->tp_name);
-    const HpyLayout *in = L(nested);
+    const HrpyLayout *in = L(nested);
     if (in->n != n)
-      return hpy_raise(st->InvalidDescriptorError,
+      return hrpy_raise(st->InvalidDescriptorError,
                        "%s: inner_tiled has rank %u, tile_shape %u entries", ctx,
                        (unsigned)in->n, (unsigned)n);
     if (in->lay.u.tiled.depth + 1u > HURRAY_MAX_TILED_DEPTH)
-      return hpy_raise(st->InvalidDescriptorError,
+      return hrpy_raise(st->InvalidDescriptorError,
                        "%s: nesting %u tiled levels exceeds the maximum depth %u", ctx,
                        (unsigned)(in->lay.u.tiled.depth + 1u), (unsigned)HURRAY_MAX_TILED_DEPTH);
     for (uint32_t d = 0; d < in->lay.u.tiled.depth; d++) levels[1 + d] = in->lay.u.tiled.levels[d];
     depth += in->lay.u.tiled.depth;
     if (inner != HURRAY_LAYOUT_TILED)
-      return hpy_raise(st->InvalidDescriptorError,
+      return hrpy_raise(st->InvalidDescriptorError,
                        "%s: inner_tiled is given, so inner_layout must be 'tiled'", ctx);
   } else if (inner == HURRAY_LAYOUT_TILED) {
-    return hpy_raise(st->InvalidDescriptorError,
+    return hrpy_raise(st->InvalidDescriptorError,
                      "%s: inner_layout 'tiled' needs the nested level as inner_tiled=", ctx);
   }
   HurrayLayout l;
@@ -404,16 +404,16 @@ static PyObject *tiled_inner_strides(PyObject *s, void *c) {
 }
 static PyObject *tiled_inner_tiled(PyObject *s, void *c) {
   (void)c;
-  const HpyLayout *l = L(s);
+  const HrpyLayout *l = L(s);
   if (l->lay.u.tiled.depth < 2) Py_RETURN_NONE;
   HurrayLayout in = l->lay;
   in.u.tiled.depth = l->lay.u.tiled.depth - 1u;
   in.u.tiled.levels = l->lay.u.tiled.levels + 1;
-  return hpy_layout_new(hpy_state_of(s), Py_TYPE(s), &in, l->n);
+  return hrpy_layout_new(hrpy_state_of(s), Py_TYPE(s), &in, l->n);
 }
 
 /* repr of levels[d..]; nested levels print inside inner_tiled=. */
-static PyObject *tiled_level_repr(const HpyLayout *l, uint32_t d) {
+static PyObject *tiled_level_repr(const HrpyLayout *l, uint32_t d) {
   const HurrayTiledLevel *v = &l->lay.u.tiled.levels[d];
   PyObject *ts = tuple_u64(v->tile_shape, l->n);
   PyObject *os = v->outer_strides != NULL ? tuple_i64(v->outer_strides, l->n) : NULL;
@@ -453,7 +453,7 @@ static PyObject *morton_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
   static char *kwlist[] = {"morton_bits", NULL};
   PyObject *b;
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O:MortonLayout", kwlist, &b)) return NULL;
-  HpyState *st = STATE(type);
+  HrpyState *st = STATE(type);
   uint32_t bits[HURRAY_MAX_RANK], n = 0;
   if (int_array(st, b, "MortonLayout", "morton_bits", ARR_U32, bits, &n) < 0) return NULL;
   HurrayLayout l;
@@ -479,7 +479,7 @@ static PyObject *hilbert_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
   PyObject *o, *r;
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO:HilbertLayout", kwlist, &o, &r))
     return NULL;
-  HpyState *st = STATE(type);
+  HrpyState *st = STATE(type);
   HurrayLayout l;
   memset(&l, 0, sizeof l);
   l.tag = HURRAY_LAYOUT_HILBERT;
@@ -487,7 +487,7 @@ static PyObject *hilbert_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
       u32_arg(st, r, "HilbertLayout", "hilbert_rank", &l.u.hilbert.rank) < 0)
     return NULL;
   if (l.u.hilbert.rank > HURRAY_MAX_RANK)
-    return hpy_raise(st->InvalidDescriptorError,
+    return hrpy_raise(st->InvalidDescriptorError,
                      "HilbertLayout: hilbert_rank %u exceeds the maximum rank %u",
                      (unsigned)l.u.hilbert.rank, (unsigned)HURRAY_MAX_RANK);
   return finish(st, type, &l, 0, l.u.hilbert.rank, "HilbertLayout");
@@ -513,7 +513,7 @@ static PyObject *coo_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
   PyObject *nnz, *sorted = Py_False;
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:CooLayout", kwlist, &nnz, &sorted))
     return NULL;
-  HpyState *st = STATE(type);
+  HrpyState *st = STATE(type);
   HurrayLayout l;
   memset(&l, 0, sizeof l);
   l.tag = HURRAY_LAYOUT_COO;
@@ -522,7 +522,7 @@ static PyObject *coo_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
     return PyErr_Format(PyExc_TypeError, "CooLayout: is_sorted must be a bool, not %.100s",
                         Py_TYPE(sorted)->tp_name);
   l.u.coo.is_sorted = sorted == Py_True ? 1 : 0;
-  return hpy_layout_new(st, type, &l, 0);
+  return hrpy_layout_new(st, type, &l, 0);
 }
 static PyObject *sparse_nnz(PyObject *s, void *c) {
   (void)c;
@@ -549,12 +549,12 @@ static PyObject *compressed_new(PyTypeObject *type, PyObject *args, PyObject *kw
   char fmt[48];
   PyOS_snprintf(fmt, sizeof fmt, "O:%s", name);
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, fmt, kwlist, &nnz)) return NULL;
-  HpyState *st = STATE(type);
+  HrpyState *st = STATE(type);
   HurrayLayout l;
   memset(&l, 0, sizeof l);
   l.tag = tag;
   if (u64_arg(st, nnz, name, "nnz", UINT64_MAX, &l.u.csr.nnz) < 0) return NULL;
-  return hpy_layout_new(st, type, &l, 0);
+  return hrpy_layout_new(st, type, &l, 0);
 }
 static PyObject *csr_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
   return compressed_new(type, args, kwargs, HURRAY_LAYOUT_CSR, "CsrLayout");
@@ -573,7 +573,7 @@ static PyObject *csf_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
   static char *kwlist[] = {"nnz", "mode_order", NULL};
   PyObject *nnz, *mo;
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO:CsfLayout", kwlist, &nnz, &mo)) return NULL;
-  HpyState *st = STATE(type);
+  HrpyState *st = STATE(type);
   uint32_t order[HURRAY_MAX_RANK], n = 0;
   HurrayLayout l;
   memset(&l, 0, sizeof l);
@@ -605,7 +605,7 @@ static PyObject *paged_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOO|OOO:BlockPagedLayout", kwlist, &ps, &np_,
                                    &axis, &ns, &role, &layer, &itype))
     return NULL;
-  HpyState *st = STATE(type);
+  HrpyState *st = STATE(type);
   const char *ctx = "BlockPagedLayout";
   HurrayLayout l;
   memset(&l, 0, sizeof l);
@@ -686,23 +686,23 @@ typedef struct {
   bool typed;
 } IndexArg;
 
-static int index_arg(HpyState *st, PyObject *o, uint32_t width, const char *what,
+static int index_arg(HrpyState *st, PyObject *o, uint32_t width, const char *what,
                      IndexArg *out) {
   memset(out, 0, sizeof *out);
-  if (hpy_tensor_check(st, o)) {
-    HpyTensor *t = (HpyTensor *)o;
-    if (((HpyDevice *)t->device)->tag != HURRAY_DEVICE_CPU || t->nbuf == 0) {
+  if (hrpy_tensor_check(st, o)) {
+    HrpyTensor *t = (HrpyTensor *)o;
+    if (((HrpyDevice *)t->device)->tag != HURRAY_DEVICE_CPU || t->nbuf == 0) {
       PyErr_Format(PyExc_TypeError, "validate_index_buffers: %s must be host memory", what);
       return -1;
     }
-    if (hpy_tensor_check_readable(st, t, "validate_index_buffers") < 0) return -1;
+    if (hrpy_tensor_check_readable(st, t, "validate_index_buffers") < 0) return -1;
     if (t->f.layout.tag != HURRAY_LAYOUT_ROW_MAJOR) {
       PyErr_Format(PyExc_TypeError, "validate_index_buffers: %s must be a row-major tensor",
                    what);
       return -1;
     }
     uint64_t count = 0, bytes = 0;
-    if (!hpy_element_count(t->f.rank, t->f.shape, &count) ||
+    if (!hrpy_element_count(t->f.rank, t->f.shape, &count) ||
         hurray_buffer_size_bytes(t->f.type_tag, count, &bytes) != HURRAY_OK) {
       PyErr_Format(PyExc_TypeError, "validate_index_buffers: %s has no fixed size", what);
       return -1;
@@ -752,10 +752,10 @@ static int index_arg(HpyState *st, PyObject *o, uint32_t width, const char *what
 
 static PyObject *paged_validate_index_buffers(PyObject *s, PyObject *const *args,
                                               Py_ssize_t nargs, PyObject *kwnames) {
-  HpyState *st = hpy_state_of(s);
+  HrpyState *st = hrpy_state_of(s);
   static const char *const names[] = {"seq_ptr", "block_table", NULL};
   PyObject *a[2];
-  if (hpy_parse_args("validate_index_buffers", args, nargs, kwnames, names, 2, 2, a) < 0)
+  if (hrpy_parse_args("validate_index_buffers", args, nargs, kwnames, names, 2, 2, a) < 0)
     return NULL;
   uint32_t width = BP(s).block_table_index_type == HURRAY_BLOCK_INDEX_U64 ? 8u : 4u;
   IndexArg sp, bt;
@@ -774,21 +774,21 @@ static PyObject *paged_validate_index_buffers(PyObject *s, PyObject *const *args
   if (rc == HURRAY_ERR_BUFFER_SIZE) {
     /* a short index array is an index-data violation here: there is no
      * descriptor whose declared sizes could be at fault */
-    return hpy_raise(st->InvalidDescriptorError, "validate_index_buffers: %s", err.message);
+    return hrpy_raise(st->InvalidDescriptorError, "validate_index_buffers: %s", err.message);
   }
-  if (rc != HURRAY_OK) return hpy_raise_status(st, rc, &err, "validate_index_buffers");
+  if (rc != HURRAY_OK) return hrpy_raise_status(st, rc, &err, "validate_index_buffers");
   Py_RETURN_NONE;
 }
 
 static PyObject *paged_validate_quantization(PyObject *s, PyObject *q) {
-  HpyState *st = hpy_state_of(s);
+  HrpyState *st = hrpy_state_of(s);
   const char *ctx = "validate_quantization_compatibility";
-  if (!hpy_quant_check_type(st, q))
+  if (!hrpy_quant_check_type(st, q))
     return PyErr_Format(PyExc_TypeError,
                         "%s: expected a quantization object (PerTensorAffine, PerChannelAffine, "
                         "PerBlockAffine, NF4 or MXFP), not %.100s",
                         ctx, Py_TYPE(q)->tp_name);
-  const HurrayQuantization *qz = &((HpyQuant *)q)->q;
+  const HurrayQuantization *qz = &((HrpyQuant *)q)->q;
   /* A probe tensor with this paging: every extent the scheme's own rules
    * accept, every buffer large enough, the parameter buffers at their indices;
    * what can still fail is the composition of scheme and paging. */
@@ -850,8 +850,8 @@ static PyObject *paged_validate_quantization(PyObject *s, PyObject *q) {
   if (rc == HURRAY_ERR_BUFFER_SIZE) /* only a parameter size overflowing can get here */
     rc = err.status = HURRAY_ERR_INVALID_QUANTIZATION;
   if (rc != HURRAY_OK) {
-    hpy_error_drop_offset(&err);
-    return hpy_raise_status(st, rc, &err, ctx);
+    hrpy_error_drop_offset(&err);
+    return hrpy_raise_status(st, rc, &err, ctx);
   }
   Py_RETURN_NONE;
 }
@@ -880,7 +880,7 @@ static PyObject *composite_new(PyTypeObject *type, PyObject *args, PyObject *kwa
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|O:CompositeLayout", kwlist, &rule_o,
                                    &count_o, &op_o))
     return NULL;
-  HpyState *st = STATE(type);
+  HrpyState *st = STATE(type);
   const char *ctx = "CompositeLayout";
   HurrayLayout l;
   memset(&l, 0, sizeof l);
@@ -931,7 +931,7 @@ static PyObject *composite_repr(PyObject *s) {
 
 /* ---- private extension, unknown ------------------------------------------------------- */
 
-static int tag_arg(HpyState *st, PyObject *o, const char *ctx, uint8_t *out) {
+static int tag_arg(HrpyState *st, PyObject *o, const char *ctx, uint8_t *out) {
   uint64_t v;
   if (u64_arg(st, o, ctx, "tag", 255, &v) < 0) return -1;
   *out = (uint8_t)v;
@@ -976,22 +976,22 @@ static PyObject *private_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|O:PrivateExtensionLayout", kwlist, &tag_o,
                                    &id_o, &data_o))
     return NULL;
-  HpyState *st = STATE(type);
+  HrpyState *st = STATE(type);
   const char *ctx = "PrivateExtensionLayout";
   HurrayLayout l;
   memset(&l, 0, sizeof l);
   if (tag_arg(st, tag_o, ctx, &l.tag) < 0) return NULL;
   if (hurray_layout_tag_kind(l.tag) != HURRAY_TAG_PRIVATE)
-    return hpy_raise(st->InvalidDescriptorError,
+    return hrpy_raise(st->InvalidDescriptorError,
                      "%s: tag 0x%s is not in the private range 0xF0-0xFE", ctx,
-                     hpy_hex(l.tag).s);
+                     hrpy_hex(l.tag).s);
   if (u64_arg(st, id_o, ctx, "extension_layout_id", UINT64_MAX, &l.u.private_ext.layout_id) < 0)
     return NULL;
   uint8_t *data;
   if (bytes_arg(data_o, ctx, "extension_data", &data, &l.u.private_ext.data_len) < 0)
     return NULL;
   l.u.private_ext.data = data;
-  PyObject *r = hpy_layout_new(st, type, &l, 0);
+  PyObject *r = hrpy_layout_new(st, type, &l, 0);
   PyMem_Free(data);
   return r;
 }
@@ -1009,7 +1009,7 @@ static PyObject *private_repr(PyObject *s) {
   const HurrayLayout *l = &L(s)->lay;
   return PyUnicode_FromFormat(
       "PrivateExtensionLayout(tag=0x%s, extension_layout_id=%llu, extension_data=%u bytes)",
-      hpy_hex(l->tag).s, (unsigned long long)l->u.private_ext.layout_id,
+      hrpy_hex(l->tag).s, (unsigned long long)l->u.private_ext.layout_id,
       (unsigned)l->u.private_ext.data_len);
 }
 
@@ -1036,7 +1036,7 @@ static PyObject *unknown_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
   PyObject *tag_o, *raw_o = Py_None;
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:UnknownLayout", kwlist, &tag_o, &raw_o))
     return NULL;
-  HpyState *st = STATE(type);
+  HrpyState *st = STATE(type);
   const char *ctx = "UnknownLayout";
   HurrayLayout l;
   memset(&l, 0, sizeof l);
@@ -1045,23 +1045,23 @@ static PyObject *unknown_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
     case HURRAY_TAG_NAMED:
       return PyErr_Format(PyExc_ValueError,
                           "%s: tag 0x%s is the %s layout, not an unknown one; use hurray.%s",
-                          ctx, hpy_hex(l.tag).s, hpy_layout_name(l.tag), class_for_named(l.tag));
+                          ctx, hrpy_hex(l.tag).s, hrpy_layout_name(l.tag), class_for_named(l.tag));
     case HURRAY_TAG_PRIVATE:
       return PyErr_Format(PyExc_ValueError,
                           "%s: tag 0x%s is a private layout; use "
                           "hurray.PrivateExtensionLayout, which carries its extension id",
-                          ctx, hpy_hex(l.tag).s);
+                          ctx, hrpy_hex(l.tag).s);
     case HURRAY_TAG_INVALID:
-      return hpy_raise(st->InvalidDescriptorError,
+      return hrpy_raise(st->InvalidDescriptorError,
                        "%s: tag 0x%s is invalid in every version of the format", ctx,
-                       hpy_hex(l.tag).s);
+                       hrpy_hex(l.tag).s);
     default:
       break;
   }
   uint8_t *raw;
   if (bytes_arg(raw_o, ctx, "raw_bytes", &raw, &l.u.opaque.len) < 0) return NULL;
   l.u.opaque.bytes = raw;
-  PyObject *r = hpy_layout_new(st, type, &l, 0);
+  PyObject *r = hrpy_layout_new(st, type, &l, 0);
   PyMem_Free(raw);
   return r;
 }
@@ -1072,7 +1072,7 @@ static PyObject *unknown_raw(PyObject *s, void *c) {
 }
 static PyObject *unknown_repr(PyObject *s) {
   return PyUnicode_FromFormat("UnknownLayout(tag=0x%s, raw_bytes=%u bytes)",
-                              hpy_hex(L(s)->lay.tag).s, (unsigned)L(s)->lay.u.opaque.len);
+                              hrpy_hex(L(s)->lay.tag).s, (unsigned)L(s)->lay.u.opaque.len);
 }
 
 /* ---- the type table -------------------------------------------------------------------- */
@@ -1138,7 +1138,7 @@ static PyGetSetDef unknown_getset[] = {
 static PyMethodDef no_methods[] = {{NULL, NULL, 0, NULL}};
 
 typedef struct {
-  HpyLayoutKind kind;
+  HrpyLayoutKind kind;
   const char *name;
   const char *doc;
   newfunc tp_new;
@@ -1147,71 +1147,71 @@ typedef struct {
   PyMethodDef *methods;
 } ClassDef;
 
-static const ClassDef k_classes[HPY_L_COUNT] = {
-    {HPY_L_ROW_MAJOR, "hurray.RowMajorLayout",
+static const ClassDef k_classes[HRPY_L_COUNT] = {
+    {HRPY_L_ROW_MAJOR, "hurray.RowMajorLayout",
      "RowMajorLayout()\n--\n\nRow-major (C-order) layout, tag 0x01: the default.", rowmajor_new,
      rowmajor_repr, no_getset, no_methods},
-    {HPY_L_COL_MAJOR, "hurray.ColMajorLayout",
+    {HRPY_L_COL_MAJOR, "hurray.ColMajorLayout",
      "ColMajorLayout()\n--\n\nColumn-major (Fortran-order) layout, tag 0x02.", colmajor_new,
      colmajor_repr, no_getset, no_methods},
-    {HPY_L_STRIDED, "hurray.StridedLayout",
+    {HRPY_L_STRIDED, "hurray.StridedLayout",
      "StridedLayout(strides)\n--\n\nExplicit per-dimension strides, tag 0x03. Strides are in "
      "logical elements (not bytes), signed, and may be negative or zero.",
      strided_new, strided_repr, strided_getset, no_methods},
-    {HPY_L_TILED, "hurray.TiledLayout",
+    {HRPY_L_TILED, "hurray.TiledLayout",
      "TiledLayout(tile_shape, outer_layout='row_major', inner_layout='row_major', "
      "outer_strides=None, inner_strides=None, inner_tiled=None)\n--\n\nTiled (blocked) "
      "layout, tag 0x04. Strides are given exactly when the matching ordering is 'strided', "
      "inner_tiled exactly when inner_layout is 'tiled' (at most 8 levels).",
      tiled_new, tiled_repr, tiled_getset, no_methods},
-    {HPY_L_MORTON, "hurray.MortonLayout",
+    {HRPY_L_MORTON, "hurray.MortonLayout",
      "MortonLayout(morton_bits)\n--\n\nMorton (Z-order) layout, tag 0x05: morton_bits[k] "
      "index bits interleaved for dimension k.",
      morton_new, morton_repr, morton_getset, no_methods},
-    {HPY_L_HILBERT, "hurray.HilbertLayout",
+    {HRPY_L_HILBERT, "hurray.HilbertLayout",
      "HilbertLayout(hilbert_order, hilbert_rank)\n--\n\nHilbert-curve layout, tag 0x40: every "
      "dimension is 2**hilbert_order long and hilbert_rank is the tensor's rank.",
      hilbert_new, hilbert_repr, hilbert_getset, no_methods},
-    {HPY_L_COO, "hurray.CooLayout",
+    {HRPY_L_COO, "hurray.CooLayout",
      "CooLayout(nnz, is_sorted=False)\n--\n\nCoordinate-list sparse layout, tag 0x06: values, "
      "then [nnz, rank] uint64 indices. nnz is required: it is never inferred from buffers.",
      coo_new, coo_repr, coo_getset, no_methods},
-    {HPY_L_CSR, "hurray.CsrLayout",
+    {HRPY_L_CSR, "hurray.CsrLayout",
      "CsrLayout(nnz)\n--\n\nCompressed sparse rows, tag 0x07 (rank 2): values, col_indices, "
      "row_ptr (uint64).",
      csr_new, csr_repr, csr_getset, no_methods},
-    {HPY_L_CSC, "hurray.CscLayout",
+    {HRPY_L_CSC, "hurray.CscLayout",
      "CscLayout(nnz)\n--\n\nCompressed sparse columns, tag 0x08 (rank 2): values, "
      "row_indices, col_ptr (uint64).",
      csc_new, csc_repr, csr_getset, no_methods},
-    {HPY_L_CSF, "hurray.CsfLayout",
+    {HRPY_L_CSF, "hurray.CsfLayout",
      "CsfLayout(nnz, mode_order)\n--\n\nCompressed sparse fibers, tag 0x09 (rank >= 3): "
      "values, then a (pos, crd) pair per level: 2 * rank + 1 buffers, reached with "
      "Tensor.buffer(i).",
      csf_new, csf_repr, csf_getset, no_methods},
-    {HPY_L_BLOCK_PAGED, "hurray.BlockPagedLayout",
+    {HRPY_L_BLOCK_PAGED, "hurray.BlockPagedLayout",
      "BlockPagedLayout(page_size, num_pages, paged_axis, num_seqs, kv_role='key', "
      "layer_index=None, block_table_index_type='uint32')\n--\n\nBlock-paged KV-cache layout, "
      "tag 0x0A (rank 3): page pool, block table, seq_ptr.",
      paged_new, paged_repr, paged_getset, paged_methods},
-    {HPY_L_COMPOSITE, "hurray.CompositeLayout",
+    {HRPY_L_COMPOSITE, "hurray.CompositeLayout",
      "CompositeLayout(composition_rule, member_count, combine_op=None)\n--\n\nComposite head, "
      "tag 0x0B: owns no buffers. combine_op is required for 'overlay' and refused otherwise. "
      "Readable in full; hurray.Tensor refuses it (use hurray.Composite).",
      composite_new, composite_repr, composite_getset, no_methods},
-    {HPY_L_PRIVATE, "hurray.PrivateExtensionLayout",
+    {HRPY_L_PRIVATE, "hurray.PrivateExtensionLayout",
      "PrivateExtensionLayout(tag, extension_layout_id, extension_data=None)\n--\n\nAn "
      "implementation-private layout, tags 0xF0-0xFE. Its buffer count is not knowable, so "
      "the buffer-count and buffer-size tiers cannot run for it.",
      private_new, private_repr, private_getset, no_methods},
-    {HPY_L_UNKNOWN, "hurray.UnknownLayout",
+    {HRPY_L_UNKNOWN, "hurray.UnknownLayout",
      "UnknownLayout(tag, raw_bytes=None)\n--\n\nA reserved layout tag this build cannot parse "
      "(a newer format), kept for permissive relays. Named and private tags are refused.",
      unknown_new, unknown_repr, unknown_getset, no_methods},
 };
 
-int hpy_layout_types_init(PyObject *m, HpyState *st) {
-  for (int i = 0; i < HPY_L_COUNT; i++) {
+int hrpy_layout_types_init(PyObject *m, HrpyState *st) {
+  for (int i = 0; i < HRPY_L_COUNT; i++) {
     const ClassDef *c = &k_classes[i];
     PyType_Slot slots[] = {
         {Py_tp_doc, (void *)c->doc},      {Py_tp_new, (void *)c->tp_new},
@@ -1220,7 +1220,7 @@ int hpy_layout_types_init(PyObject *m, HpyState *st) {
     };
     PyType_Spec spec = {
         .name = c->name,
-        .basicsize = sizeof(HpyLayout),
+        .basicsize = sizeof(HrpyLayout),
         .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
         .slots = slots,
     };

@@ -13,7 +13,7 @@
  *     reference to the tensor, dropped by owner_release.
  * Both callbacks may run on any thread and at interpreter shutdown: they take
  * the GIL themselves, and leak the reference when the interpreter is going
- * away (see hpy_release_object).
+ * away (see hrpy_release_object).
  *
  * A consumer reads the ABI version first, renames the capsule to
  * "used_hurray_tensor", and then owns the list and the context: it destroys
@@ -22,7 +22,7 @@
  * destroyed when that tensor dies), so it works with capsules from any
  * producer, in any language.
  */
-#include "hpy.h"
+#include "hrpy.h"
 
 #include <string.h>
 
@@ -32,7 +32,7 @@ static const char KEEPER_NAME[] = "hurray._buffer_list";
 
 /* ---- references dropped from C callbacks --------------------------------------- */
 
-bool hpy_interpreter_gone(void) {
+bool hrpy_interpreter_gone(void) {
   if (!Py_IsInitialized()) return true;
 #if PY_VERSION_HEX >= 0x030D0000
   return Py_IsFinalizing() && !PyGILState_Check();
@@ -41,12 +41,12 @@ bool hpy_interpreter_gone(void) {
 #endif
 }
 
-void hpy_release_object(void *obj) {
+void hrpy_release_object(void *obj) {
   if (obj == NULL) return;
   /* A finalizing interpreter cannot hand the GIL to another thread (the
    * thread would hang or be terminated): leak the reference, whose memory
    * goes with the process. */
-  if (hpy_interpreter_gone()) return;
+  if (hrpy_interpreter_gone()) return;
   PyGILState_STATE g = PyGILState_Ensure();
   PyObject *type, *value, *tb;
   PyErr_Fetch(&type, &value, &tb); /* a caller may be unwinding an error */
@@ -57,7 +57,7 @@ void hpy_release_object(void *obj) {
 
 static void release_buffer(void *data, void *context) {
   (void)data;
-  hpy_release_object(context);
+  hrpy_release_object(context);
 }
 
 /* ---- producer ---------------------------------------------------------------------- */
@@ -79,11 +79,11 @@ static void capsule_destructor(PyObject *cap) {
 }
 
 /* The encoded descriptor of a tensor, in *out (PyMem, free with PyMem_Free). */
-static int encode_descriptor(HpyState *st, const HurrayDescriptor *d, uint8_t **out,
+static int encode_descriptor(HrpyState *st, const HurrayDescriptor *d, uint8_t **out,
                              uint64_t *len, const char *context) {
   HurrayStatus rc = hurray_descriptor_encoded_len(d, len);
   if (rc != HURRAY_OK) {
-    hpy_raise_status(st, rc, NULL, context);
+    hrpy_raise_status(st, rc, NULL, context);
     return -1;
   }
   *out = PyMem_Malloc((size_t)*len);
@@ -95,26 +95,26 @@ static int encode_descriptor(HpyState *st, const HurrayDescriptor *d, uint8_t **
   if (rc != HURRAY_OK) {
     PyMem_Free(*out);
     *out = NULL;
-    hpy_raise_status(st, rc, NULL, context);
+    hrpy_raise_status(st, rc, NULL, context);
     return -1;
   }
   return 0;
 }
 
-PyObject *hpy_tensor_hurray(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+PyObject *hrpy_tensor_hurray(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                             PyObject *kwnames) {
   static const char *const names[] = {"stream", NULL};
   static const char ctxname[] = "__hurray__";
   PyObject *a[1];
-  if (hpy_parse_args(ctxname, args, nargs, kwnames, names, 1, 0, a) < 0) return NULL;
+  if (hrpy_parse_args(ctxname, args, nargs, kwnames, names, 1, 0, a) < 0) return NULL;
   /* The stream argument means what it means for __dlpack__; a buffer in
    * event or consumer_stream mode is a declaration and travels unchanged
    * whatever it is (relaying a declaration reads no byte). */
   if (a[0] != NULL && a[0] != Py_None && (PyBool_Check(a[0]) || !PyLong_Check(a[0])))
     return PyErr_Format(PyExc_TypeError, "__hurray__: stream must be None or an int, not %.100s",
                         Py_TYPE(a[0])->tp_name);
-  HpyState *st = hpy_state_of(self);
-  HpyTensor *t = (HpyTensor *)self;
+  HrpyState *st = hrpy_state_of(self);
+  HrpyTensor *t = (HrpyTensor *)self;
   uint8_t *bytes = NULL;
   uint64_t len = 0;
   HurrayBufferList *list = NULL;
@@ -124,11 +124,11 @@ PyObject *hpy_tensor_hurray(PyObject *self, PyObject *const *args, Py_ssize_t na
   hurray_error_clear(&err);
   if (t->nbuf != t->f.buffer_count) {
     /* a producer never emits a list whose length differs from the table */
-    return hpy_raise_rule(st, HURRAY_ERR_INVALID_BUFFER_TABLE, "buffer_count", ctxname,
+    return hrpy_raise_rule(st, HURRAY_ERR_INVALID_BUFFER_TABLE, "buffer_count", ctxname,
                           "the tensor holds %u buffers, its descriptor declares %u",
                           (unsigned)t->nbuf, (unsigned)t->f.buffer_count);
   }
-  const HurrayDescriptor *desc = hpy_tensor_desc(st, self);
+  const HurrayDescriptor *desc = hrpy_tensor_desc(st, self);
   if (desc == NULL || encode_descriptor(st, desc, &bytes, &len, ctxname) < 0) return NULL;
   rc = hurray_buffer_list_new(t->nbuf, &list);
   if (rc != HURRAY_OK) goto status_fail;
@@ -150,7 +150,7 @@ PyObject *hpy_tensor_hurray(PyObject *self, PyObject *const *args, Py_ssize_t na
     }
   }
   Py_INCREF(self); /* moved to the context on success: owner_release drops it */
-  rc = hurray_tensor_context_new(HURRAY_C_ABI_VERSION, bytes, len, self, hpy_release_object,
+  rc = hurray_tensor_context_new(HURRAY_C_ABI_VERSION, bytes, len, self, hrpy_release_object,
                                  &ctx);
   if (rc != HURRAY_OK) {
     Py_DECREF(self);
@@ -169,7 +169,7 @@ PyObject *hpy_tensor_hurray(PyObject *self, PyObject *const *args, Py_ssize_t na
   return cap;
 
 status_fail:
-  hpy_raise_status(st, rc, err.status == rc ? &err : NULL, ctxname);
+  hrpy_raise_status(st, rc, err.status == rc ? &err : NULL, ctxname);
 fail:
   PyMem_Free(bytes);
   (void)hurray_buffer_list_destroy(&list);
@@ -189,8 +189,8 @@ static void keeper_destructor(PyObject *cap) {
   PyErr_Restore(type, value, tb);
 }
 
-uint32_t hpy_options_for_descriptor(const HurrayDescriptorFields *f) {
-  uint32_t o = hpy_layout_options(f->layout.tag);
+uint32_t hrpy_options_for_descriptor(const HurrayDescriptorFields *f) {
+  uint32_t o = hrpy_layout_options(f->layout.tag);
   if (f->quantization != NULL) {
     HurrayTagKind k = hurray_quant_scheme_kind(f->quantization->scheme);
     if (k == HURRAY_TAG_RESERVED || k == HURRAY_TAG_UNASSIGNED) o |= HURRAY_DECODE_PERMISSIVE;
@@ -198,7 +198,7 @@ uint32_t hpy_options_for_descriptor(const HurrayDescriptorFields *f) {
   return o;
 }
 
-int hpy_decode_descriptor(HpyState *st, const uint8_t *bytes, uint64_t len, bool permissive,
+int hrpy_decode_descriptor(HrpyState *st, const uint8_t *bytes, uint64_t len, bool permissive,
                           HurrayDescriptor **out, uint32_t *options, const char *context) {
   *out = NULL;
   HurrayError err;
@@ -213,7 +213,7 @@ int hpy_decode_descriptor(HpyState *st, const uint8_t *bytes, uint64_t len, bool
         HURRAY_OK) {
       HurrayDescriptorFields f;
       if (hurray_descriptor_fields(d, &f) == HURRAY_OK &&
-          hpy_options_for_descriptor(&f) == HURRAY_DECODE_PERMISSIVE) {
+          hrpy_options_for_descriptor(&f) == HURRAY_DECODE_PERMISSIVE) {
         *out = d;
         *options = HURRAY_DECODE_PERMISSIVE;
         return 0;
@@ -222,7 +222,7 @@ int hpy_decode_descriptor(HpyState *st, const uint8_t *bytes, uint64_t len, bool
     }
   }
   if (rc != HURRAY_OK) {
-    hpy_raise_status(st, rc, &err, context);
+    hrpy_raise_status(st, rc, &err, context);
     return -1;
   }
   *options = opt;
@@ -246,26 +246,26 @@ static PyObject *get_capsule(PyObject *obj) {
   return cap;
 }
 
-PyObject *hpy_from_hurray(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
+PyObject *hrpy_from_hurray(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
                           PyObject *kwnames) {
   static const char *const names[] = {"obj", "permissive", NULL};
   static const char ctxname[] = "from_hurray";
   PyObject *a[2];
-  if (hpy_parse_args(ctxname, args, nargs, kwnames, names, 1, 1, a) < 0) return NULL;
+  if (hrpy_parse_args(ctxname, args, nargs, kwnames, names, 1, 1, a) < 0) return NULL;
   int permissive = 0;
   if (a[1] != NULL && (permissive = PyObject_IsTrue(a[1])) < 0) return NULL;
-  HpyState *st = hpy_state_of_module(m);
+  HrpyState *st = hrpy_state_of_module(m);
   PyObject *cap = get_capsule(a[0]);
   if (cap == NULL) return NULL;
   PyObject *result = NULL, *keeper = NULL;
   HurrayBufferList *list = NULL;
   HurrayTensorContext *ctx = NULL;
   HurrayDescriptor *desc = NULL;
-  HpyBuffer *bufs = NULL;
+  HrpyBuffer *bufs = NULL;
   uint32_t nbuf = 0, options = HURRAY_DECODE_STRICT;
 
   if (!PyCapsule_CheckExact(cap)) {
-    hpy_raise(st->BufferError, "%s: __hurray__ returned %.100s, not a PyCapsule", ctxname,
+    hrpy_raise(st->BufferError, "%s: __hurray__ returned %.100s, not a PyCapsule", ctxname,
               Py_TYPE(cap)->tp_name);
     goto done;
   }
@@ -273,12 +273,12 @@ PyObject *hpy_from_hurray(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
   if (name == NULL && PyErr_Occurred()) PyErr_Clear();
   if (name == NULL || strcmp(name, CAPSULE_NAME) != 0) {
     if (name != NULL && strcmp(name, CAPSULE_USED) == 0)
-      hpy_raise(st->BufferError,
+      hrpy_raise(st->BufferError,
                 "%s: the capsule was already consumed ('%s'); call __hurray__() again for a "
                 "fresh one",
                 ctxname, CAPSULE_USED);
     else
-      hpy_raise(st->BufferError, "%s: expected a '%s' capsule, got %s%s%s", ctxname,
+      hrpy_raise(st->BufferError, "%s: expected a '%s' capsule, got %s%s%s", ctxname,
                 CAPSULE_NAME, name != NULL ? "'" : "", name != NULL ? name : "an unnamed one",
                 name != NULL ? "'" : "");
     goto done;
@@ -286,7 +286,7 @@ PyObject *hpy_from_hurray(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
   ctx = PyCapsule_GetContext(cap);
   if (ctx == NULL) {
     PyErr_Clear();
-    hpy_raise(st->BufferError, "%s: the capsule has no HurrayTensorContext", ctxname);
+    hrpy_raise(st->BufferError, "%s: the capsule has no HurrayTensorContext", ctxname);
     goto done;
   }
   /* The ABI version comes first: before any other accessor, before the
@@ -294,13 +294,13 @@ PyObject *hpy_from_hurray(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
   uint32_t abi = 0;
   if (hurray_tensor_context_abi_version(ctx, &abi) != HURRAY_OK) {
     ctx = NULL;
-    hpy_raise(st->BufferError, "%s: the capsule's context is not a live HurrayTensorContext",
+    hrpy_raise(st->BufferError, "%s: the capsule's context is not a live HurrayTensorContext",
               ctxname);
     goto done;
   }
   if (abi != HURRAY_C_ABI_VERSION) {
     ctx = NULL;
-    hpy_raise(st->UnsupportedError,
+    hrpy_raise(st->UnsupportedError,
               "%s: the capsule was produced with C ABI version %u; this build reads version %d "
               "(producer and consumer must agree)",
               ctxname, (unsigned)abi, HURRAY_C_ABI_VERSION);
@@ -320,10 +320,10 @@ PyObject *hpy_from_hurray(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
   const uint8_t *dbytes = NULL;
   uint64_t dlen = 0;
   if (hurray_tensor_context_descriptor(ctx, &dbytes, &dlen) != HURRAY_OK || dbytes == NULL) {
-    hpy_raise(st->BufferError, "%s: the capsule's context carries no descriptor", ctxname);
+    hrpy_raise(st->BufferError, "%s: the capsule's context carries no descriptor", ctxname);
     goto done;
   }
-  if (hpy_decode_descriptor(st, dbytes, dlen, permissive != 0, &desc, &options, ctxname) < 0)
+  if (hrpy_decode_descriptor(st, dbytes, dlen, permissive != 0, &desc, &options, ctxname) < 0)
     goto done;
   /* Releases the producer's owner reference: the buffers hold their own. */
   (void)hurray_tensor_context_destroy(&ctx);
@@ -331,12 +331,12 @@ PyObject *hpy_from_hurray(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
   (void)hurray_descriptor_fields(desc, &f);
   uint64_t n = 0;
   if (hurray_buffer_list_len(list, &n) != HURRAY_OK) {
-    hpy_raise(st->BufferError, "%s: the capsule's pointer is not a live HurrayBufferList",
+    hrpy_raise(st->BufferError, "%s: the capsule's pointer is not a live HurrayBufferList",
               ctxname);
     goto done;
   }
   if (n != f.buffer_count) {
-    hpy_raise_rule(st, HURRAY_ERR_INVALID_BUFFER_TABLE, "buffer_count", ctxname,
+    hrpy_raise_rule(st, HURRAY_ERR_INVALID_BUFFER_TABLE, "buffer_count", ctxname,
                    "the capsule carries %llu buffers, its descriptor declares %u",
                    (unsigned long long)n, (unsigned)f.buffer_count);
     goto done;
@@ -346,14 +346,14 @@ PyObject *hpy_from_hurray(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
   if (keeper == NULL) goto done;
   list = NULL; /* the keeper's now: destroyed once, with the last tensor using it */
   HurrayBufferList *kl = PyCapsule_GetPointer(keeper, KEEPER_NAME);
-  bufs = PyMem_Calloc(nbuf > 0 ? nbuf : 1u, sizeof(HpyBuffer));
+  bufs = PyMem_Calloc(nbuf > 0 ? nbuf : 1u, sizeof(HrpyBuffer));
   if (bufs == NULL) {
     PyErr_NoMemory();
     goto done;
   }
   /* Writable only when provably so: the object we called is one of our
    * tensors and the list hands out its memory. */
-  HpyTensor *src = hpy_tensor_check(st, a[0]) ? (HpyTensor *)a[0] : NULL;
+  HrpyTensor *src = hrpy_tensor_check(st, a[0]) ? (HrpyTensor *)a[0] : NULL;
   if (src != NULL && src->nbuf != nbuf) src = NULL;
   for (uint32_t i = 0; i < nbuf; i++) {
     HurrayBuffer *b = NULL;
@@ -366,17 +366,17 @@ PyObject *hpy_from_hurray(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
         hurray_buffer_device_tag(b, &dev) != HURRAY_OK ||
         hurray_buffer_sync_mode(b, &sync) != HURRAY_OK ||
         hurray_buffer_memory_class(b, &mc) != HURRAY_OK) {
-      hpy_raise(st->BufferError, "%s: buffer %u of the capsule cannot be read", ctxname,
+      hrpy_raise(st->BufferError, "%s: buffer %u of the capsule cannot be read", ctxname,
                 (unsigned)i);
       goto release;
     }
     const HurrayBufferHandle *h = &f.buffers[i];
     if (dev != h->device_tag || mc != h->memory_class || sync != h->sync_mode) {
-      hpy_raise(st->BufferError,
+      hrpy_raise(st->BufferError,
                 "%s: buffer %u of the capsule declares device 0x%s / memory class 0x%s / sync "
                 "mode 0x%s, its descriptor 0x%s / 0x%s / 0x%s",
-                ctxname, (unsigned)i, hpy_hex(dev).s, hpy_hex(mc).s, hpy_hex(sync).s,
-                hpy_hex(h->device_tag).s, hpy_hex(h->memory_class).s, hpy_hex(h->sync_mode).s);
+                ctxname, (unsigned)i, hrpy_hex(dev).s, hrpy_hex(mc).s, hrpy_hex(sync).s,
+                hrpy_hex(h->device_tag).s, hrpy_hex(h->memory_class).s, hrpy_hex(h->sync_mode).s);
       goto release;
     }
     bufs[i].data = data;
@@ -384,14 +384,14 @@ PyObject *hpy_from_hurray(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
     bufs[i].owner = Py_NewRef(keeper);
     bool ours = src != NULL && src->bufs[i].data == data;
     bufs[i].readonly = !(ours && !src->bufs[i].readonly);
-    bufs[i].host = ours && hpy_tensor_buffer_is_host(src, i);
+    bufs[i].host = ours && hrpy_tensor_buffer_is_host(src, i);
   }
-  result = hpy_tensor_from_descriptor(st, desc, bufs, nbuf, options, ctxname);
+  result = hrpy_tensor_from_descriptor(st, desc, bufs, nbuf, options, ctxname);
   nbuf = 0; /* moved */
 release:;
   PyObject *et, *ev, *etb;
   PyErr_Fetch(&et, &ev, &etb);
-  for (uint32_t i = 0; i < nbuf; i++) hpy_buffer_release(&bufs[i]);
+  for (uint32_t i = 0; i < nbuf; i++) hrpy_buffer_release(&bufs[i]);
   PyErr_Restore(et, ev, etb);
 done:;
   /* Destroying runs the producer's callbacks, which may be Python code:

@@ -7,12 +7,12 @@
  * realloc receives no old size, so each block starts with a header holding
  * the raw pointer and the size, placed just below the aligned address.
  */
-#include "hpy.h"
+#include "hrpy.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#define HPY_NP_ALIGN ((size_t)HURRAY_MIN_BUFFER_ALIGNMENT)
+#define HRPY_NP_ALIGN ((size_t)HURRAY_MIN_BUFFER_ALIGNMENT)
 
 typedef struct {
   void *ctx;
@@ -20,13 +20,13 @@ typedef struct {
   void *(*calloc)(void *ctx, size_t nelem, size_t elsize);
   void *(*realloc)(void *ctx, void *ptr, size_t new_size);
   void (*free)(void *ctx, void *ptr, size_t size);
-} HpyDataMemAllocator;
+} HrpyDataMemAllocator;
 
 typedef struct {
   char name[127];
   uint8_t version;
-  HpyDataMemAllocator allocator;
-} HpyDataMemHandler;
+  HrpyDataMemAllocator allocator;
+} HrpyDataMemHandler;
 
 typedef struct {
   void *raw;
@@ -35,7 +35,7 @@ typedef struct {
 
 static void *finish_block(void *raw, size_t size) {
   if (raw == NULL) return NULL;
-  uintptr_t a = ((uintptr_t)raw + sizeof(BlockHeader) + HPY_NP_ALIGN - 1) & ~(uintptr_t)(HPY_NP_ALIGN - 1);
+  uintptr_t a = ((uintptr_t)raw + sizeof(BlockHeader) + HRPY_NP_ALIGN - 1) & ~(uintptr_t)(HRPY_NP_ALIGN - 1);
   BlockHeader *h = (BlockHeader *)a - 1;
   h->raw = raw;
   h->size = size;
@@ -44,17 +44,17 @@ static void *finish_block(void *raw, size_t size) {
 
 static void *aligned_malloc(void *ctx, size_t size) {
   (void)ctx;
-  if (size > SIZE_MAX - HPY_NP_ALIGN - sizeof(BlockHeader)) return NULL;
-  return finish_block(malloc(size + HPY_NP_ALIGN + sizeof(BlockHeader)), size);
+  if (size > SIZE_MAX - HRPY_NP_ALIGN - sizeof(BlockHeader)) return NULL;
+  return finish_block(malloc(size + HRPY_NP_ALIGN + sizeof(BlockHeader)), size);
 }
 
 static void *aligned_calloc(void *ctx, size_t nelem, size_t elsize) {
   (void)ctx;
   if (elsize != 0 && nelem > SIZE_MAX / elsize) return NULL;
   size_t size = nelem * elsize;
-  if (size > SIZE_MAX - HPY_NP_ALIGN - sizeof(BlockHeader)) return NULL;
+  if (size > SIZE_MAX - HRPY_NP_ALIGN - sizeof(BlockHeader)) return NULL;
   /* calloc keeps large zeroed blocks lazily mapped */
-  return finish_block(calloc(1, size + HPY_NP_ALIGN + sizeof(BlockHeader)), size);
+  return finish_block(calloc(1, size + HRPY_NP_ALIGN + sizeof(BlockHeader)), size);
 }
 
 static void aligned_free(void *ctx, void *ptr, size_t size) {
@@ -74,13 +74,13 @@ static void *aligned_realloc(void *ctx, void *ptr, size_t new_size) {
   return n;
 }
 
-static HpyDataMemHandler aligned_handler = {
+static HrpyDataMemHandler aligned_handler = {
     "hurray_aligned_64",
     1,
     {NULL, aligned_malloc, aligned_calloc, aligned_realloc, aligned_free},
 };
 
-PyObject *hpy_aligned_mem_handler(PyObject *m, PyObject *unused) {
+PyObject *hrpy_aligned_mem_handler(PyObject *m, PyObject *unused) {
   (void)m;
   (void)unused;
   /* The handler is static: arrays allocated through it may outlive the
@@ -105,7 +105,7 @@ typedef unsigned int (*FeatureVersionFn)(void);
 typedef PyObject *(*SetHandlerFn)(PyObject *);
 
 /* NumPy's C-API table, or NULL with hurray.UnsupportedError set. */
-static void **numpy_api(HpyState *st) {
+static void **numpy_api(HrpyState *st) {
   PyObject *mod = PyImport_ImportModule("numpy._core._multiarray_umath");
   if (mod == NULL) {
     PyErr_Clear();
@@ -119,7 +119,7 @@ static void **numpy_api(HpyState *st) {
   Py_DECREF(cap); /* the module keeps the table alive */
   if (api == NULL) {
     PyErr_Clear();
-    hpy_raise(st->UnsupportedError, "aligned_allocator: NumPy's C-API table is unavailable");
+    hrpy_raise(st->UnsupportedError, "aligned_allocator: NumPy's C-API table is unavailable");
     return NULL;
   }
   union {
@@ -129,7 +129,7 @@ static void **numpy_api(HpyState *st) {
   fv.p = api[NPY_SLOT_FEATURE_VERSION];
   unsigned int feature = fv.f();
   if (feature < NPY_FEATURE_1_22) {
-    hpy_raise(st->UnsupportedError,
+    hrpy_raise(st->UnsupportedError,
               "aligned_allocator needs NumPy >= 1.22 (NEP 49); this NumPy's C-API feature "
               "version is 0x%x",
               feature);
@@ -138,8 +138,8 @@ static void **numpy_api(HpyState *st) {
   return api;
 }
 
-PyObject *hpy_numpy_set_handler(PyObject *m, PyObject *handler) {
-  HpyState *st = hpy_state_of_module(m);
+PyObject *hrpy_numpy_set_handler(PyObject *m, PyObject *handler) {
+  HrpyState *st = hrpy_state_of_module(m);
   if (handler != Py_None && !PyCapsule_IsValid(handler, "mem_handler")) {
     return PyErr_Format(PyExc_TypeError,
                         "_numpy_set_handler: expected a 'mem_handler' capsule or None");
