@@ -34,6 +34,10 @@ scripts/sanitize.sh
 if [ -d tests/python ] && ls tests/python/test_*.py >/dev/null 2>&1 && [ -f python/src/CMakeLists.txt ]; then
   banner "Python suite"
   scripts/python_tests.sh
+
+  banner "layers of the extension (no upward call, no cycle)"
+  python3 scripts/check_layers.py --self-test
+  python3 scripts/check_layers.py build/python
 fi
 
 if [ -x tests/packaging/test_wheel.sh ]; then

@@ -120,6 +120,10 @@ HURRAY_API const char *hurray_layout_name(uint8_t layout_tag);
 /* Class of a layout tag (UNKNOWN unless named). */
 HURRAY_API HurrayLayoutClass hurray_layout_class(uint8_t layout_tag);
 
+/* Stored element count of a sparse layout (COO, CSR, CSC, CSF): true with
+ * *out = nnz; false (and *out untouched) for every other layout. `l` borrowed. */
+HURRAY_API bool hurray_layout_nnz(const HurrayLayout *l, uint64_t *out);
+
 /* ==========================================================================
  * Addressing, bulk copy and index-buffer validation (docs/layouts.md).
  *

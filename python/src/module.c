@@ -2,7 +2,28 @@
  * module.c - the hurray._hurray extension module: multi-phase init, module
  * state, constants and the module-level functions.
  */
-#include "hrpy.h"
+#include "util/state.h"
+
+#include "core/buffer_handle.h"
+#include "core/device.h"
+#include "core/dtype.h"
+#include "interop/allocator.h"
+#include "interop/dlpack.h"
+#include "interop/native.h"
+#include "interop/ndarray.h"
+#include "interop/numpy.h"
+#include "interop/sparse.h"
+#include "io/file.h"
+#include "io/stream.h"
+#include "tensor.h"
+#include "types/composite.h"
+#include "types/creation.h"
+#include "types/descriptor.h"
+#include "types/layout.h"
+#include "types/quant.h"
+#include "types/sections.h"
+#include "util/args.h"
+#include "util/errors.h"
 
 /* ---- module functions ------------------------------------------------------ */
 
@@ -139,6 +160,7 @@ static int module_exec(PyObject *m) {
   if (hrpy_descriptor_init(m, st) < 0) return -1;
   if (hrpy_tensor_init(m, st) < 0) return -1;
   if (hrpy_layout_init(m, st) < 0) return -1;
+  if (hrpy_layout_types_init(m, st) < 0) return -1;
   if (hrpy_quant_init(m, st) < 0) return -1;
   if (hrpy_sections_init(m, st) < 0) return -1;
   if (hrpy_composite_init(m, st) < 0) return -1;

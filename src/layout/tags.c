@@ -43,3 +43,14 @@ HurrayLayoutClass hurray_layout_class(uint8_t tag) {
       return HURRAY_LAYOUT_CLASS_UNKNOWN;
   }
 }
+
+bool hurray_layout_nnz(const HurrayLayout *l, uint64_t *out) {
+  if (l == NULL || out == NULL) return false;
+  switch (l->tag) {
+    case HURRAY_LAYOUT_COO: *out = l->u.coo.nnz; return true;
+    case HURRAY_LAYOUT_CSR:
+    case HURRAY_LAYOUT_CSC: *out = l->u.csr.nnz; return true;
+    case HURRAY_LAYOUT_CSF: *out = l->u.csf.nnz; return true;
+    default: return false;
+  }
+}

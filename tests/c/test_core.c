@@ -215,6 +215,36 @@ static void test_layout_and_scheme_tags(void **state) {
   assert_int_equal(hurray_layout_class(0x0A), HURRAY_LAYOUT_CLASS_INDIRECT);
   assert_int_equal(hurray_layout_class(0x40), HURRAY_LAYOUT_CLASS_DENSE);
   assert_int_equal(hurray_layout_class(0xF0), HURRAY_LAYOUT_CLASS_UNKNOWN);
+  /* nnz: the four sparse layouts say it, nothing else does */
+  HurrayLayout l;
+  memset(&l, 0, sizeof l);
+  uint64_t nnz = 77;
+  l.tag = HURRAY_LAYOUT_COO;
+  l.u.coo.nnz = 5;
+  assert_true(hurray_layout_nnz(&l, &nnz));
+  assert_int_equal(nnz, 5);
+  l.tag = HURRAY_LAYOUT_CSR;
+  l.u.csr.nnz = 6;
+  assert_true(hurray_layout_nnz(&l, &nnz));
+  assert_int_equal(nnz, 6);
+  l.tag = HURRAY_LAYOUT_CSC;
+  assert_true(hurray_layout_nnz(&l, &nnz));
+  assert_int_equal(nnz, 6);
+  l.tag = HURRAY_LAYOUT_CSF;
+  l.u.csf.nnz = 9;
+  assert_true(hurray_layout_nnz(&l, &nnz));
+  assert_int_equal(nnz, 9);
+  nnz = 77;
+  for (unsigned t = 0; t < 256; t++) {
+    if (t == HURRAY_LAYOUT_COO || t == HURRAY_LAYOUT_CSR || t == HURRAY_LAYOUT_CSC ||
+        t == HURRAY_LAYOUT_CSF)
+      continue;
+    l.tag = (uint8_t)t;
+    assert_false(hurray_layout_nnz(&l, &nnz));
+  }
+  assert_int_equal(nnz, 77);
+  assert_false(hurray_layout_nnz(NULL, &nnz));
+  assert_false(hurray_layout_nnz(&l, NULL));
   assert_int_equal(hurray_quant_scheme_kind(0x05), HURRAY_TAG_NAMED);
   assert_int_equal(hurray_quant_scheme_kind(0x06), HURRAY_TAG_UNASSIGNED);
   assert_int_equal(hurray_quant_scheme_kind(0x60), HURRAY_TAG_RESERVED);

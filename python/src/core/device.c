@@ -8,9 +8,22 @@
  * version of the format may assign them. device_id is runtime metadata for
  * DLPack: it is not on the wire.
  */
-#include "hrpy.h"
+#include "core/device.h"
+
+#include "util/errors.h"
+
+typedef struct {
+  PyObject_HEAD
+  uint8_t tag;          /* device tag (buffer handle byte 12) */
+  uint8_t memory_class; /* memory class (byte 14) */
+  int32_t device_id;    /* runtime metadata, not on the wire */
+} HrpyDevice;
 
 #define DEV(o) ((HrpyDevice *)(o))
+
+uint8_t hrpy_device_tag(PyObject *dev) { return DEV(dev)->tag; }
+uint8_t hrpy_device_memory_class(PyObject *dev) { return DEV(dev)->memory_class; }
+int32_t hrpy_device_id(PyObject *dev) { return DEV(dev)->device_id; }
 
 static bool dev_private(uint8_t t) { return t >= 0xF0 && t <= 0xFE; }
 
@@ -153,7 +166,8 @@ static PyGetSetDef device_getset[] = {
 
 /* ---- DLPack mapping -------------------------------------------------------- */
 
-int hrpy_device_to_dlpack(HrpyState *st, const HrpyDevice *d) {
+int hrpy_device_to_dlpack(HrpyState *st, PyObject *dev) {
+  const HrpyDevice *d = DEV(dev);
   int t = 0;
   uint8_t mc = d->memory_class;
   bool std = mc == HURRAY_MEMORY_STANDARD, pin = mc == HURRAY_MEMORY_HOST_PINNED,

@@ -11,9 +11,17 @@
  * and relays but cannot author a tensor, and Dtype.from_tag still refuses
  * that tag.
  */
-#include "hrpy.h"
+#include "core/dtype.h"
+
+#include "util/errors.h"
 
 #include <string.h>
+
+typedef struct {
+  PyObject_HEAD
+  uint8_t tag;
+  const HurrayDtypeInfo *info; /* NULL for a private (extension) type */
+} HrpyDtype;
 
 #define DTYPE_SELF(o) ((HrpyDtype *)(o))
 

@@ -7,7 +7,9 @@
  * realloc receives no old size, so each block starts with a header holding
  * the raw pointer and the size, placed just below the aligned address.
  */
-#include "hrpy.h"
+#include "interop/allocator.h"
+
+#include "util/errors.h"
 
 #include <stdlib.h>
 #include <string.h>

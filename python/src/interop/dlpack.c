@@ -14,13 +14,21 @@
  * decides copy per buffer (alignment floor, bool packing, non-contiguous
  * strides).
  */
-#include "hrpy.h"
+#include "interop/dlpack.h"
+
+#include "core/buffer.h"
+#include "core/device.h"
+#include "core/tensor.h"
+#include "interop/dlpack_abi.h"
+#include "util/args.h"
+#include "util/bytes.h"
+#include "util/errors.h"
+#include "util/runtime.h"
 
 #include <string.h>
 
 #include "interop/dlpack_abi.h"
 
-#define T(o) ((HrpyTensor *)(o))
 
 static const char NAME_LEGACY[] = "dltensor";
 static const char NAME_VERSIONED[] = "dltensor_versioned";
@@ -127,16 +135,17 @@ static int parse_max_version(PyObject *mv, int *minor) {
 PyObject *hrpy_tensor_dlpack_device(PyObject *self, PyObject *unused) {
   (void)unused;
   HrpyState *st = hrpy_state_of(self);
-  HrpyDevice *d = (HrpyDevice *)T(self)->device;
+  PyObject *d = hrpy_tensor_device(self);
   int type = hrpy_device_to_dlpack(st, d);
   if (type == 0) return NULL;
-  return Py_BuildValue("(ii)", type, (int)d->device_id);
+  return Py_BuildValue("(ii)", type, (int)hrpy_device_id(d));
 }
 
 PyObject *hrpy_tensor_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                             PyObject *kwnames) {
   HrpyState *st = hrpy_state_of(self);
-  HrpyTensor *t = T(self);
+  HrpyTensorView t_view = hrpy_tensor_view(self);
+  const HrpyTensorView *t = &t_view;
   static const char *const names[] = {"stream", "max_version", "dl_device", "copy", NULL};
   PyObject *a[4];
   if (hrpy_parse_args("__dlpack__", args, nargs, kwnames, names, 0, 0, a) < 0) return NULL;
@@ -150,7 +159,7 @@ PyObject *hrpy_tensor_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t n
   int copy;
   if (hrpy_parse_copy(a[3], &copy) < 0) return NULL;
 
-  uint8_t lt = t->f.layout.tag;
+  uint8_t lt = t->f->layout.tag;
   if (lt != HURRAY_LAYOUT_ROW_MAJOR && lt != HURRAY_LAYOUT_COL_MAJOR &&
       lt != HURRAY_LAYOUT_STRIDED) {
     return hrpy_raise(PyExc_BufferError,
@@ -158,29 +167,29 @@ PyObject *hrpy_tensor_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t n
                      "one dense strided buffer); use __hurray__",
                      hrpy_layout_name(lt));
   }
-  if (t->f.quantization != NULL) {
+  if (t->f->quantization != NULL) {
     return hrpy_raise(PyExc_BufferError,
                      "__dlpack__: a quantized tensor has no DLPack element type; use __hurray__");
   }
-  for (uint32_t i = 0; i < t->f.buffer_count; i++) {
-    if (t->f.buffers[i].sync_mode != HURRAY_SYNC_PRODUCER_SYNCED) {
-      const char *n = hurray_sync_mode_name(t->f.buffers[i].sync_mode);
+  for (uint32_t i = 0; i < t->f->buffer_count; i++) {
+    if (t->f->buffers[i].sync_mode != HURRAY_SYNC_PRODUCER_SYNCED) {
+      const char *n = hurray_sync_mode_name(t->f->buffers[i].sync_mode);
       return hrpy_raise(PyExc_BufferError,
                        "__dlpack__: buffer %u is in sync mode '%s'; DLPack can only hand out "
                        "producer-synced buffers",
                        (unsigned)i, n != NULL ? n : "unknown");
     }
   }
-  for (uint32_t i = 0; i < t->f.rank; i++) {
-    if (t->f.shape[i] == HURRAY_DYNAMIC_DIM) {
+  for (uint32_t i = 0; i < t->f->rank; i++) {
+    if (t->f->shape[i] == HURRAY_DYNAMIC_DIM) {
       return hrpy_raise(PyExc_BufferError, "__dlpack__: shape[%u] is dynamic (None)",
                        (unsigned)i);
     }
   }
   HrpyDLDataType dt;
   bool needs_v11;
-  const HurrayDtypeInfo *info = hurray_dtype_info(t->f.type_tag);
-  if (!dl_dtype_of(t->f.type_tag, &dt, &needs_v11)) {
+  const HurrayDtypeInfo *info = hurray_dtype_info(t->f->type_tag);
+  if (!dl_dtype_of(t->f->type_tag, &dt, &needs_v11)) {
     return hrpy_raise(PyExc_BufferError, "__dlpack__: %s is not in the DLPack type enum",
                      info != NULL ? info->name : "a private type");
   }
@@ -189,7 +198,7 @@ PyObject *hrpy_tensor_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t n
                      "__dlpack__: %s needs DLPack 1.1; the consumer's max_version is older",
                      info->name);
   }
-  bool is_bool = t->f.type_tag == HURRAY_DTYPE_BOOL;
+  bool is_bool = t->f->type_tag == HURRAY_DTYPE_BOOL;
   if (is_bool && lt == HURRAY_LAYOUT_STRIDED) {
     return hrpy_raise(PyExc_BufferError, "__dlpack__: a strided bool tensor cannot be exported");
   }
@@ -198,7 +207,8 @@ PyObject *hrpy_tensor_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t n
                      "__dlpack__: bool is bit-packed in Hurray and DLPack stores one byte per "
                      "element; pass copy=True to export an unpacked copy");
   }
-  HrpyDevice *dev = (HrpyDevice *)t->device;
+  PyObject *dev = t->device;
+  int32_t dev_id = hrpy_device_id(dev);
   int devtype = hrpy_device_to_dlpack(st, dev);
   if (devtype == 0) return NULL;
   if (a[2] != NULL && a[2] != Py_None) {
@@ -206,10 +216,10 @@ PyObject *hrpy_tensor_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t n
     if (!PyArg_ParseTuple(a[2], "ii;__dlpack__: dl_device must be (device_type, device_id)",
                           &rtype, &rid))
       return NULL;
-    if (rtype != devtype || rid != dev->device_id) {
+    if (rtype != devtype || rid != dev_id) {
       return hrpy_raise(PyExc_BufferError,
                        "__dlpack__: cannot export to device (%d, %d); the tensor is on (%d, %d)",
-                       rtype, rid, devtype, (int)dev->device_id);
+                       rtype, rid, devtype, (int)dev_id);
     }
   }
   bool readonly = t->nbuf > 0 && t->bufs[0].readonly;
@@ -218,23 +228,23 @@ PyObject *hrpy_tensor_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t n
                      "__dlpack__: the tensor is read-only and the legacy DLPack capsule cannot "
                      "say so; ask for max_version >= (1, 0) or pass copy=True");
   }
-  if (copy == 1 && dev->tag != HURRAY_DEVICE_CPU) {
+  if (copy == 1 && hrpy_device_tag(dev) != HURRAY_DEVICE_CPU) {
     return hrpy_raise(PyExc_BufferError, "__dlpack__: copy=True needs host memory");
   }
 
   Export *e = PyMem_RawCalloc(1, sizeof(Export));
   if (e == NULL) return PyErr_NoMemory();
-  uint32_t rank = t->f.rank;
+  uint32_t rank = t->f->rank;
   uint64_t count = 0;
-  (void)hrpy_element_count(rank, t->f.shape, &count);
+  (void)hrpy_element_count(rank, t->f->shape, &count);
   uint64_t esize = is_bool ? 1u : (uint64_t)dt.bits / 8u;
   /* strides (elements) */
   int64_t acc = 1;
   for (uint32_t k = 0; k < rank; k++) {
-    e->shape[k] = (int64_t)t->f.shape[k];
+    e->shape[k] = (int64_t)t->f->shape[k];
   }
   if (lt == HURRAY_LAYOUT_STRIDED) {
-    for (uint32_t k = 0; k < rank; k++) e->strides[k] = t->f.layout.u.strided.strides[k];
+    for (uint32_t k = 0; k < rank; k++) e->strides[k] = t->f->layout.u.strided.strides[k];
   } else if (lt == HURRAY_LAYOUT_COL_MAJOR) {
     for (uint32_t k = 0; k < rank; k++) {
       e->strides[k] = acc;
@@ -246,14 +256,14 @@ PyObject *hrpy_tensor_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t n
       acc *= e->shape[k];
     }
   }
-  uint8_t *data = t->nbuf > 0 && t->bufs[0].data != NULL ? t->bufs[0].data + t->f.byte_offset
+  uint8_t *data = t->nbuf > 0 && t->bufs[0].data != NULL ? t->bufs[0].data + t->f->byte_offset
                                                           : NULL;
   if (copy == 1) {
     uint64_t nbytes = is_bool ? count : 0;
     if (!is_bool) {
       if (lt == HURRAY_LAYOUT_STRIDED) {
         nbytes = count * esize;
-      } else if (hurray_buffer_size_bytes(t->f.type_tag, count, &nbytes) != HURRAY_OK) {
+      } else if (hurray_buffer_size_bytes(t->f->type_tag, count, &nbytes) != HURRAY_OK) {
         PyMem_RawFree(e);
         return hrpy_raise(PyExc_BufferError, "__dlpack__: size overflow");
       }
@@ -269,7 +279,7 @@ PyObject *hrpy_tensor_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t n
       } else if (lt == HURRAY_LAYOUT_STRIDED) {
         int64_t bs[HURRAY_MAX_RANK];
         for (uint32_t k = 0; k < rank; k++) bs[k] = e->strides[k] * (int64_t)esize;
-        hrpy_strided_gather(e->copy, data, (size_t)esize, rank, t->f.shape, bs);
+        hrpy_strided_gather(e->copy, data, (size_t)esize, rank, t->f->shape, bs);
         acc = 1;
         for (uint32_t k = rank; k-- > 0;) {
           e->strides[k] = acc;
@@ -299,7 +309,7 @@ PyObject *hrpy_tensor_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t n
   }
   dl->data = data;
   dl->device.device_type = devtype;
-  dl->device.device_id = dev->device_id;
+  dl->device.device_id = dev_id;
   dl->ndim = (int32_t)rank;
   dl->dtype = dt;
   dl->shape = e->shape;
@@ -655,15 +665,16 @@ PyObject *hrpy_from_torch(PyObject *module, PyObject *const *args, Py_ssize_t na
 PyObject *hrpy_tensor_to_torch(PyObject *self, PyObject *unused) {
   (void)unused;
   HrpyState *st = hrpy_state_of(self);
-  HrpyTensor *t = T(self);
-  if (hrpy_tensor_check_readable(st, t, "to_torch") < 0) return NULL;
+  HrpyTensorView t_view = hrpy_tensor_view(self);
+  const HrpyTensorView *t = &t_view;
+  if (hrpy_tensor_check_readable(st, t->self, "to_torch") < 0) return NULL;
   PyObject *mod = PyImport_ImportModule("torch.utils.dlpack");
   if (mod == NULL) return NULL;
   PyObject *fn = PyObject_GetAttrString(mod, "from_dlpack");
   Py_DECREF(mod);
   if (fn == NULL) return NULL;
   PyObject *r;
-  if (t->f.type_tag == HURRAY_DTYPE_BOOL || (t->nbuf > 0 && t->bufs[0].readonly)) {
+  if (t->f->type_tag == HURRAY_DTYPE_BOOL || (t->nbuf > 0 && t->bufs[0].readonly)) {
     /* bool must be unpacked, and torch has no read-only tensors: both copy. */
     PyObject *kw = Py_BuildValue("{s:O,s:(II)}", "copy", Py_True, "max_version",
                                  HRPY_DLPACK_MAJOR, HRPY_DLPACK_MINOR);

@@ -22,7 +22,13 @@
  * destroyed when that tensor dies), so it works with capsules from any
  * producer, in any language.
  */
-#include "hrpy.h"
+#include "interop/native.h"
+
+#include "core/buffer.h"
+#include "core/tensor.h"
+#include "util/args.h"
+#include "util/errors.h"
+#include "util/runtime.h"
 
 #include <string.h>
 
@@ -31,29 +37,6 @@ static const char CAPSULE_USED[] = "used_hurray_tensor";
 static const char KEEPER_NAME[] = "hurray._buffer_list";
 
 /* ---- references dropped from C callbacks --------------------------------------- */
-
-bool hrpy_interpreter_gone(void) {
-  if (!Py_IsInitialized()) return true;
-#if PY_VERSION_HEX >= 0x030D0000
-  return Py_IsFinalizing() && !PyGILState_Check();
-#else
-  return _Py_IsFinalizing() && !PyGILState_Check();
-#endif
-}
-
-void hrpy_release_object(void *obj) {
-  if (obj == NULL) return;
-  /* A finalizing interpreter cannot hand the GIL to another thread (the
-   * thread would hang or be terminated): leak the reference, whose memory
-   * goes with the process. */
-  if (hrpy_interpreter_gone()) return;
-  PyGILState_STATE g = PyGILState_Ensure();
-  PyObject *type, *value, *tb;
-  PyErr_Fetch(&type, &value, &tb); /* a caller may be unwinding an error */
-  Py_DECREF((PyObject *)obj);
-  PyErr_Restore(type, value, tb);
-  PyGILState_Release(g);
-}
 
 static void release_buffer(void *data, void *context) {
   (void)data;
@@ -114,7 +97,8 @@ PyObject *hrpy_tensor_hurray(PyObject *self, PyObject *const *args, Py_ssize_t n
     return PyErr_Format(PyExc_TypeError, "__hurray__: stream must be None or an int, not %.100s",
                         Py_TYPE(a[0])->tp_name);
   HrpyState *st = hrpy_state_of(self);
-  HrpyTensor *t = (HrpyTensor *)self;
+  HrpyTensorView t_view = hrpy_tensor_view(self);
+  const HrpyTensorView *t = &t_view;
   uint8_t *bytes = NULL;
   uint64_t len = 0;
   HurrayBufferList *list = NULL;
@@ -122,18 +106,18 @@ PyObject *hrpy_tensor_hurray(PyObject *self, PyObject *const *args, Py_ssize_t n
   HurrayStatus rc;
   HurrayError err;
   hurray_error_clear(&err);
-  if (t->nbuf != t->f.buffer_count) {
+  if (t->nbuf != t->f->buffer_count) {
     /* a producer never emits a list whose length differs from the table */
     return hrpy_raise_rule(st, HURRAY_ERR_INVALID_BUFFER_TABLE, "buffer_count", ctxname,
                           "the tensor holds %u buffers, its descriptor declares %u",
-                          (unsigned)t->nbuf, (unsigned)t->f.buffer_count);
+                          (unsigned)t->nbuf, (unsigned)t->f->buffer_count);
   }
   const HurrayDescriptor *desc = hrpy_tensor_desc(st, self);
   if (desc == NULL || encode_descriptor(st, desc, &bytes, &len, ctxname) < 0) return NULL;
   rc = hurray_buffer_list_new(t->nbuf, &list);
   if (rc != HURRAY_OK) goto status_fail;
   for (uint32_t i = 0; i < t->nbuf; i++) {
-    const HurrayBufferHandle *h = &t->f.buffers[i];
+    const HurrayBufferHandle *h = &t->f->buffers[i];
     HurrayBuffer *b = NULL;
     Py_INCREF(self); /* moved to the buffer on success: its release drops it */
     rc = hurray_buffer_from_ptr_ex(h->byte_size > 0 ? t->bufs[i].data : NULL, h->byte_size,
@@ -187,46 +171,6 @@ static void keeper_destructor(PyObject *cap) {
   (void)hurray_buffer_list_destroy(&list);
   PyErr_Clear();
   PyErr_Restore(type, value, tb);
-}
-
-uint32_t hrpy_options_for_descriptor(const HurrayDescriptorFields *f) {
-  uint32_t o = hrpy_layout_options(f->layout.tag);
-  if (f->quantization != NULL) {
-    HurrayTagKind k = hurray_quant_scheme_kind(f->quantization->scheme);
-    if (k == HURRAY_TAG_RESERVED || k == HURRAY_TAG_UNASSIGNED) o |= HURRAY_DECODE_PERMISSIVE;
-  }
-  return o;
-}
-
-int hrpy_decode_descriptor(HrpyState *st, const uint8_t *bytes, uint64_t len, bool permissive,
-                          HurrayDescriptor **out, uint32_t *options, const char *context) {
-  *out = NULL;
-  HurrayError err;
-  hurray_error_clear(&err);
-  uint32_t opt = permissive ? HURRAY_DECODE_PERMISSIVE : HURRAY_DECODE_STRICT;
-  HurrayStatus rc = hurray_descriptor_decode_ex(bytes, (uintptr_t)len, opt, out, &err);
-  if (rc != HURRAY_OK && !permissive) {
-    /* What this package builds with relay semantics (a private or unknown
-     * layout, an opaque quantization scheme) comes back the same way. */
-    HurrayDescriptor *d = NULL;
-    if (hurray_descriptor_decode_ex(bytes, (uintptr_t)len, HURRAY_DECODE_PERMISSIVE, &d, NULL) ==
-        HURRAY_OK) {
-      HurrayDescriptorFields f;
-      if (hurray_descriptor_fields(d, &f) == HURRAY_OK &&
-          hrpy_options_for_descriptor(&f) == HURRAY_DECODE_PERMISSIVE) {
-        *out = d;
-        *options = HURRAY_DECODE_PERMISSIVE;
-        return 0;
-      }
-      hurray_descriptor_destroy(d);
-    }
-  }
-  if (rc != HURRAY_OK) {
-    hrpy_raise_status(st, rc, &err, context);
-    return -1;
-  }
-  *options = opt;
-  return 0;
 }
 
 /* The capsule to consume: `obj` itself, or what obj.__hurray__() returns. */
@@ -353,8 +297,8 @@ PyObject *hrpy_from_hurray(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
   }
   /* Writable only when provably so: the object we called is one of our
    * tensors and the list hands out its memory. */
-  HrpyTensor *src = hrpy_tensor_check(st, a[0]) ? (HrpyTensor *)a[0] : NULL;
-  if (src != NULL && src->nbuf != nbuf) src = NULL;
+  PyObject *src = hrpy_tensor_check(st, a[0]) ? a[0] : NULL;
+  if (src != NULL && hrpy_tensor_nbuf(src) != nbuf) src = NULL;
   for (uint32_t i = 0; i < nbuf; i++) {
     HurrayBuffer *b = NULL;
     void *data = NULL;
@@ -382,8 +326,9 @@ PyObject *hrpy_from_hurray(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
     bufs[i].data = data;
     bufs[i].size = size;
     bufs[i].owner = Py_NewRef(keeper);
-    bool ours = src != NULL && src->bufs[i].data == data;
-    bufs[i].readonly = !(ours && !src->bufs[i].readonly);
+    const HrpyBuffer *sb = src != NULL ? hrpy_tensor_buffer(src, i) : NULL;
+    bool ours = sb != NULL && sb->data == data;
+    bufs[i].readonly = !(ours && !sb->readonly);
     bufs[i].host = ours && hrpy_tensor_buffer_is_host(src, i);
   }
   result = hrpy_tensor_from_descriptor(st, desc, bufs, nbuf, options, ctxname);

@@ -29,7 +29,13 @@
  * ndarray subclasses take the general path, which also raises every error.
  * The tensor's descriptor is built lazily (hrpy_tensor_new_dense).
  */
-#include "hrpy.h"
+#include "interop/ndarray.h"
+
+#include "core/buffer.h"
+#include "core/tensor.h"
+#include "interop/numpy_abi.h"
+#include "util/bytes.h"
+#include "util/runtime.h"
 
 #include <string.h>
 

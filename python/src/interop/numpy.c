@@ -17,7 +17,17 @@
  * exact numpy.ndarray takes a cheaper way first (ndarray.c). Dense results
  * describe themselves lazily (hrpy_tensor_new_dense).
  */
-#include "hrpy.h"
+#include "interop/numpy.h"
+
+#include "core/buffer.h"
+#include "core/device.h"
+#include "core/tensor.h"
+#include "interop/ndarray.h"
+#include "interop/numpy_abi.h"
+#include "util/args.h"
+#include "util/bytes.h"
+#include "util/errors.h"
+#include "util/runtime.h"
 
 #include <string.h>
 
@@ -27,12 +37,6 @@
 #define HRPY_BO "<"
 #endif
 
-#define T(o) ((HrpyTensor *)(o))
-
-PyObject *hrpy_numpy(HrpyState *st) {
-  if (st->numpy == NULL) st->numpy = PyImport_ImportModule("numpy");
-  return st->numpy;
-}
 
 /* NumPy typestr of a Tier 1 type NumPy represents directly, else NULL. */
 static const char *typestr_of(uint8_t tag) {
@@ -64,16 +68,15 @@ static bool needs_gather(uint8_t layout_tag) {
 }
 
 /* Everything that keeps a tensor from becoming an ndarray. */
-static int numpy_checks(HrpyState *st, HrpyTensor *t, const char *what, ArrKind *kind) {
-  HrpyDevice *dev = (HrpyDevice *)t->device;
-  if (dev->tag != HURRAY_DEVICE_CPU) {
+static int numpy_checks(HrpyState *st, const HrpyTensorView *t, const char *what, ArrKind *kind) {
+  if (hrpy_device_tag(t->device) != HURRAY_DEVICE_CPU) {
     hrpy_raise(st->UnsupportedError,
               "%s: the tensor is on %R, whose memory NumPy cannot address; use DLPack "
               "(__dlpack__) with a framework for that device",
               what, t->device);
     return -1;
   }
-  uint8_t lt = t->f.layout.tag;
+  uint8_t lt = t->f->layout.tag;
   if (lt != HURRAY_LAYOUT_ROW_MAJOR && lt != HURRAY_LAYOUT_COL_MAJOR &&
       lt != HURRAY_LAYOUT_STRIDED && !needs_gather(lt)) {
     hrpy_raise(st->UnsupportedError,
@@ -82,21 +85,21 @@ static int numpy_checks(HrpyState *st, HrpyTensor *t, const char *what, ArrKind 
               what, hrpy_layout_name(lt));
     return -1;
   }
-  if (t->f.quantization != NULL) {
+  if (t->f->quantization != NULL) {
     hrpy_raise(st->UnsupportedError,
               "%s: a quantized tensor has no NumPy dtype; use the native protocol or save/load",
               what);
     return -1;
   }
-  for (uint32_t i = 0; i < t->f.rank; i++) {
-    if (t->f.shape[i] == HURRAY_DYNAMIC_DIM) {
+  for (uint32_t i = 0; i < t->f->rank; i++) {
+    if (t->f->shape[i] == HURRAY_DYNAMIC_DIM) {
       hrpy_raise(st->UnsupportedError,
                 "%s: shape[%u] is dynamic (None); an array needs every extent", what,
                 (unsigned)i);
       return -1;
     }
   }
-  uint8_t tag = t->f.type_tag;
+  uint8_t tag = t->f->type_tag;
   if (typestr_of(tag) != NULL) {
     *kind = ARR_DIRECT;
   } else if (tag == HURRAY_DTYPE_BOOL && lt != HURRAY_LAYOUT_STRIDED) {
@@ -112,16 +115,16 @@ static int numpy_checks(HrpyState *st, HrpyTensor *t, const char *what, ArrKind 
               what, i != NULL ? i->name : "a private type");
     return -1;
   }
-  return hrpy_tensor_check_readable(st, t, what);
+  return hrpy_tensor_check_readable(st, t->self, what);
 }
 
 /* The array interface dict of a dense tensor with element bytes `itemsize`. */
-static PyObject *interface_dict(HrpyTensor *t, const char *typestr, uint64_t itemsize) {
-  uint32_t rank = t->f.rank;
-  PyObject *shape = hrpy_shape_tuple(rank, t->f.shape);
+static PyObject *interface_dict(const HrpyTensorView *t, const char *typestr, uint64_t itemsize) {
+  uint32_t rank = t->f->rank;
+  PyObject *shape = hrpy_shape_tuple(rank, t->f->shape);
   if (shape == NULL) return NULL;
   PyObject *strides;
-  if (t->f.layout.tag == HURRAY_LAYOUT_ROW_MAJOR) {
+  if (t->f->layout.tag == HURRAY_LAYOUT_ROW_MAJOR) {
     strides = Py_NewRef(Py_None);
   } else {
     strides = PyTuple_New((Py_ssize_t)rank);
@@ -132,11 +135,11 @@ static PyObject *interface_dict(HrpyTensor *t, const char *typestr, uint64_t ite
     int64_t acc = (int64_t)itemsize;
     for (uint32_t i = 0; i < rank; i++) {
       int64_t s;
-      if (t->f.layout.tag == HURRAY_LAYOUT_COL_MAJOR) {
+      if (t->f->layout.tag == HURRAY_LAYOUT_COL_MAJOR) {
         s = acc;
-        acc *= (int64_t)t->f.shape[i];
+        acc *= (int64_t)t->f->shape[i];
       } else {
-        s = t->f.layout.u.strided.strides[i] * (int64_t)itemsize;
+        s = t->f->layout.u.strided.strides[i] * (int64_t)itemsize;
       }
       PyObject *v = PyLong_FromLongLong(s);
       if (v == NULL) {
@@ -149,7 +152,7 @@ static PyObject *interface_dict(HrpyTensor *t, const char *typestr, uint64_t ite
   }
   bool ro = t->nbuf > 0 && t->bufs[0].readonly;
   uint8_t *base = t->nbuf > 0 ? t->bufs[0].data : NULL;
-  uintptr_t addr = base != NULL ? (uintptr_t)(base + t->f.byte_offset) : 0;
+  uintptr_t addr = base != NULL ? (uintptr_t)(base + t->f->byte_offset) : 0;
   PyObject *d = Py_BuildValue("{s:N,s:s,s:(NO),s:N,s:i}", "shape", shape, "typestr", typestr,
                               "data", PyLong_FromVoidPtr((void *)addr),
                               ro ? Py_True : Py_False, "strides", strides, "version", 3);
@@ -159,7 +162,8 @@ static PyObject *interface_dict(HrpyTensor *t, const char *typestr, uint64_t ite
 PyObject *hrpy_tensor_array_interface(PyObject *self, void *closure) {
   (void)closure;
   HrpyState *st = hrpy_state_of(self);
-  HrpyTensor *t = T(self);
+  HrpyTensorView t_view = hrpy_tensor_view(self);
+  const HrpyTensorView *t = &t_view;
   ArrKind kind;
   if (numpy_checks(st, t, "__array_interface__", &kind) < 0) return NULL;
   if (kind != ARR_DIRECT) {
@@ -169,14 +173,14 @@ PyObject *hrpy_tensor_array_interface(PyObject *self, void *closure) {
                         "numpy.asarray uses __array__ instead",
                         kind == ARR_BOOL ? "bit-packed bool" : "bfloat16");
   }
-  if (needs_gather(t->f.layout.tag)) {
+  if (needs_gather(t->f->layout.tag)) {
     return PyErr_Format(PyExc_AttributeError,
                         "__array_interface__: a %s tensor has no strided view; numpy.asarray "
                         "uses __array__, which copies it out in row-major order",
-                        hrpy_layout_name(t->f.layout.tag));
+                        hrpy_layout_name(t->f->layout.tag));
   }
-  const HurrayDtypeInfo *info = hurray_dtype_info(t->f.type_tag);
-  return interface_dict(t, typestr_of(t->f.type_tag), info->bit_width / 8u);
+  const HurrayDtypeInfo *info = hurray_dtype_info(t->f->type_tag);
+  return interface_dict(t, typestr_of(t->f->type_tag), info->bit_width / 8u);
 }
 
 /* ---- __array_struct__ ------------------------------------------------------
@@ -234,36 +238,37 @@ static PyObject *np_dtype_of(HrpyState *st, uint8_t tag, const char *typestr) {
 PyObject *hrpy_tensor_array_struct(PyObject *self, void *closure) {
   (void)closure;
   HrpyState *st = hrpy_state_of(self);
-  HrpyTensor *t = T(self);
+  HrpyTensorView t_view = hrpy_tensor_view(self);
+  const HrpyTensorView *t = &t_view;
   ArrKind kind;
   if (numpy_checks(st, t, "__array_struct__", &kind) < 0) return NULL;
-  if (kind != ARR_DIRECT || needs_gather(t->f.layout.tag)) {
+  if (kind != ARR_DIRECT || needs_gather(t->f->layout.tag)) {
     return PyErr_Format(PyExc_AttributeError,
                         "__array_struct__: this tensor has no NumPy view; numpy.asarray "
                         "uses __array__ instead");
   }
-  uint8_t tag = t->f.type_tag;
+  uint8_t tag = t->f->type_tag;
   const char *ts = typestr_of(tag); /* "<f4", "|u1", "<c8", ... */
-  uint32_t rank = t->f.rank;
+  uint32_t rank = t->f->rank;
   int64_t itemsize = (int64_t)(hurray_dtype_info(tag)->bit_width / 8u);
   HrpyArrayStruct *s = PyMem_Malloc(sizeof *s + 2u * (size_t)rank * sizeof(Py_intptr_t));
   if (s == NULL) return PyErr_NoMemory();
   Py_intptr_t *shp = s->dims, *str = s->dims + rank;
   int64_t acc = itemsize;
   for (uint32_t k = rank; k-- > 0;) { /* row-major strides, last axis first */
-    shp[k] = (Py_intptr_t)t->f.shape[k];
+    shp[k] = (Py_intptr_t)t->f->shape[k];
     str[k] = (Py_intptr_t)acc;
-    acc *= (int64_t)t->f.shape[k];
+    acc *= (int64_t)t->f->shape[k];
   }
-  if (t->f.layout.tag == HURRAY_LAYOUT_COL_MAJOR) {
+  if (t->f->layout.tag == HURRAY_LAYOUT_COL_MAJOR) {
     acc = itemsize;
     for (uint32_t k = 0; k < rank; k++) {
       str[k] = (Py_intptr_t)acc;
-      acc *= (int64_t)t->f.shape[k];
+      acc *= (int64_t)t->f->shape[k];
     }
-  } else if (t->f.layout.tag == HURRAY_LAYOUT_STRIDED) {
+  } else if (t->f->layout.tag == HURRAY_LAYOUT_STRIDED) {
     for (uint32_t k = 0; k < rank; k++)
-      str[k] = (Py_intptr_t)(t->f.layout.u.strided.strides[k] * itemsize);
+      str[k] = (Py_intptr_t)(t->f->layout.u.strided.strides[k] * itemsize);
   }
   bool ro = t->nbuf > 0 && t->bufs[0].readonly;
   uint8_t *base = t->nbuf > 0 ? t->bufs[0].data : NULL;
@@ -274,7 +279,7 @@ PyObject *hrpy_tensor_array_struct(PyObject *self, void *closure) {
   s->inter.flags = HRPY_NPY_ALIGNED | HRPY_NPY_NOTSWAPPED | (ro ? 0 : HRPY_NPY_WRITEABLE);
   s->inter.shape = rank > 0 ? shp : NULL;
   s->inter.strides = rank > 0 ? str : NULL;
-  s->inter.data = base != NULL ? base + t->f.byte_offset : NULL;
+  s->inter.data = base != NULL ? base + t->f->byte_offset : NULL;
   s->inter.descr = NULL;
   PyObject *descr = np_dtype_of(st, tag, ts);
   if (descr != NULL) {
@@ -291,78 +296,28 @@ PyObject *hrpy_tensor_array_struct(PyObject *self, void *closure) {
   return cap;
 }
 
-/* Eight elements at a time (SWAR): byte j of a little-endian 64-bit word is
- * element j, and packed bit j (LSB first) is element j. The loads and stores
- * are byte-wise, so any alignment and host byte order work; compilers fuse them
- * into one 64-bit access. */
-static uint64_t ld64le(const uint8_t *p) {
-  uint64_t x = 0;
-  for (int i = 7; i >= 0; i--) x = (x << 8) | p[i];
-  return x;
-}
-
-static void st64le(uint8_t *p, uint64_t x) {
-  for (int i = 0; i < 8; i++) {
-    p[i] = (uint8_t)x;
-    x >>= 8;
-  }
-}
-
-void hrpy_bool_unpack(const uint8_t *src, uint8_t *dst, uint64_t count) {
-  uint64_t whole = count / 8u;
-  for (uint64_t k = 0; k < whole; k++) {
-    /* byte j keeps bit j of the packed byte, then becomes 0 or 1 (no carry:
-     * each byte is at most 0x80 + 0x7F) */
-    uint64_t y = ((uint64_t)src[k] * 0x0101010101010101u) & 0x8040201008040201u;
-    st64le(dst + 8u * k, ((y + 0x7F7F7F7F7F7F7F7Fu) >> 7) & 0x0101010101010101u);
-  }
-  for (uint64_t i = 8u * whole; i < count; i++)
-    dst[i] = (uint8_t)(((unsigned)src[i >> 3] >> (unsigned)(i & 7u)) & 1u);
-}
-
-void hrpy_bool_pack(const uint8_t *src, uint8_t *dst, uint64_t count) {
-  uint64_t whole = count / 8u;
-  for (uint64_t k = 0; k < whole; k++) {
-    uint64_t x = ld64le(src + 8u * k);
-    /* any nonzero byte is true: fold each byte's bits into its bit 0 (shifts
-     * only move higher bytes' bits into this byte's upper bits, never bit 0) */
-    x |= x >> 4;
-    x |= x >> 2;
-    x |= x >> 1;
-    x &= 0x0101010101010101u;
-    /* byte j's bit lands on bit 56 + j; nothing else reaches bits 56..63 */
-    dst[k] = (uint8_t)((x * 0x0102040810204080u) >> 56);
-  }
-  if (8u * whole < count) {
-    uint8_t last = 0;
-    for (uint64_t i = 8u * whole; i < count; i++)
-      if (src[i]) last = (uint8_t)(last | (1u << (i & 7u)));
-    dst[whole] = last;
-  }
-}
-
 /* A new bool ndarray holding the unpacked elements of a row/col-major tensor. */
-static PyObject *bool_array(HrpyState *st, HrpyTensor *t) {
+static PyObject *bool_array(HrpyState *st, const HrpyTensorView *t) {
   PyObject *np = hrpy_numpy(st);
   if (np == NULL) return NULL;
-  uint32_t rank = t->f.rank;
-  bool colmajor = t->f.layout.tag == HURRAY_LAYOUT_COL_MAJOR;
+  uint32_t rank = t->f->rank;
+  bool colmajor = t->f->layout.tag == HURRAY_LAYOUT_COL_MAJOR;
   uint64_t dims[HURRAY_MAX_RANK];
-  for (uint32_t i = 0; i < rank; i++) dims[i] = t->f.shape[colmajor ? rank - 1 - i : i];
+  for (uint32_t i = 0; i < rank; i++) dims[i] = t->f->shape[colmajor ? rank - 1 - i : i];
   PyObject *shape = hrpy_shape_tuple(rank, dims);
   if (shape == NULL) return NULL;
   PyObject *arr = PyObject_CallMethod(np, "empty", "(Os)", shape, "bool");
   Py_DECREF(shape);
   if (arr == NULL) return NULL;
   uint64_t count = 0;
-  (void)hrpy_element_count(rank, t->f.shape, &count);
+  (void)hrpy_element_count(rank, t->f->shape, &count);
   Py_buffer v;
   if (PyObject_GetBuffer(arr, &v, PyBUF_WRITABLE) < 0) {
     Py_DECREF(arr);
     return NULL;
   }
   if (count > 0) {
-    const uint8_t *src = t->bufs[0].data + t->f.byte_offset;
+    const uint8_t *src = t->bufs[0].data + t->f->byte_offset;
     Py_BEGIN_ALLOW_THREADS hrpy_bool_unpack(src, (uint8_t *)v.buf, count);
     Py_END_ALLOW_THREADS
   }
@@ -389,7 +344,8 @@ static PyObject *bf16_array(HrpyState *st, PyObject *self) {
   PyObject *bf16 = PyObject_GetAttrString(mld, "bfloat16");
   Py_DECREF(mld);
   if (bf16 == NULL) return NULL;
-  PyObject *d = interface_dict(T(self), HRPY_BO "u2", 2);
+  HrpyTensorView view = hrpy_tensor_view(self);
+  PyObject *d = interface_dict(&view, HRPY_BO "u2", 2);
   PyObject *ns = NULL, *raw = NULL, *out = NULL;
   if (d == NULL) goto done;
   if (st->simple_namespace == NULL) {
@@ -421,18 +377,18 @@ done:
 
 /* A new row-major ndarray holding the elements of a tiled, Morton or Hilbert
  * tensor, copied through the layout's addressing. */
-static PyObject *gather_array(HrpyState *st, HrpyTensor *t, ArrKind kind) {
+static PyObject *gather_array(HrpyState *st, const HrpyTensorView *t, ArrKind kind) {
   PyObject *np = hrpy_numpy(st);
   if (np == NULL) return NULL;
   uint64_t count = 0, packed = 0;
-  (void)hrpy_element_count(t->f.rank, t->f.shape, &count);
-  if (hurray_buffer_size_bytes(t->f.type_tag, count, &packed) != HURRAY_OK ||
+  (void)hrpy_element_count(t->f->rank, t->f->shape, &count);
+  if (hurray_buffer_size_bytes(t->f->type_tag, count, &packed) != HURRAY_OK ||
       packed > (uint64_t)PY_SSIZE_T_MAX)
     return PyErr_NoMemory();
-  PyObject *shape = hrpy_shape_tuple(t->f.rank, t->f.shape);
+  PyObject *shape = hrpy_shape_tuple(t->f->rank, t->f->shape);
   if (shape == NULL) return NULL;
   const char *typestr = kind == ARR_BOOL ? "bool" : kind == ARR_BF16 ? HRPY_BO "u2"
-                                                                     : typestr_of(t->f.type_tag);
+                                                                     : typestr_of(t->f->type_tag);
   PyObject *arr = PyObject_CallMethod(np, "empty", "(Os)", shape, typestr);
   Py_DECREF(shape);
   if (arr == NULL) return NULL;
@@ -460,7 +416,7 @@ static PyObject *gather_array(HrpyState *st, HrpyTensor *t, ArrKind kind) {
   hurray_error_clear(&err);
   if (ptrs != NULL) {
     for (uint32_t i = 0; i < t->nbuf; i++) ptrs[i] = t->bufs[i].data;
-    Py_BEGIN_ALLOW_THREADS rc = hurray_layout_to_row_major(&t->f, (const void *const *)ptrs, NULL,
+    Py_BEGIN_ALLOW_THREADS rc = hurray_layout_to_row_major(t->f, (const void *const *)ptrs, NULL,
                                                            dst, packed, &err);
     if (rc == HURRAY_OK && tmp != NULL) hrpy_bool_unpack(tmp, (uint8_t *)v.buf, count);
     Py_END_ALLOW_THREADS
@@ -493,7 +449,8 @@ static PyObject *gather_array(HrpyState *st, HrpyTensor *t, ArrKind kind) {
 PyObject *hrpy_tensor_array(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                            PyObject *kwnames) {
   HrpyState *st = hrpy_state_of(self);
-  HrpyTensor *t = T(self);
+  HrpyTensorView t_view = hrpy_tensor_view(self);
+  const HrpyTensorView *t = &t_view;
   static const char *const names[] = {"dtype", "copy", NULL};
   PyObject *a[2];
   if (hrpy_parse_args("__array__", args, nargs, kwnames, names, 2, 0, a) < 0) return NULL;
@@ -505,12 +462,12 @@ PyObject *hrpy_tensor_array(PyObject *self, PyObject *const *args, Py_ssize_t na
   if (np == NULL) return NULL;
   PyObject *arr;
   bool fresh = false;
-  if (needs_gather(t->f.layout.tag)) {
+  if (needs_gather(t->f->layout.tag)) {
     if (copy == 0) {
       return hrpy_raise(st->CopyRequiredError,
                        "__array__(copy=False): a %s tensor has no strided view; its elements "
                        "must be copied out in row-major order",
-                       hrpy_layout_name(t->f.layout.tag));
+                       hrpy_layout_name(t->f->layout.tag));
     }
     arr = gather_array(st, t, kind);
     fresh = true;

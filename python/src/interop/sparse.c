@@ -12,11 +12,13 @@
  * and keeping the parent alive; index buffers are uint64 (coo.md, csr.md,
  * csc.md). Like buffer(i), they refuse buffers that are not producer-synced.
  */
-#include "hrpy.h"
+#include "interop/sparse.h"
+
+#include "core/buffer.h"
+#include "core/tensor.h"
+#include "util/errors.h"
 
 #include <string.h>
-
-#define T(o) ((HrpyTensor *)(o))
 
 /* Release the GIL for index checks over at least this many stored entries. */
 #define HRPY_NOGIL_INDEX_ENTRIES ((uint64_t)1 << 16)
@@ -24,78 +26,66 @@
 static PyObject *no_attribute(PyObject *self, const char *attr) {
   return PyErr_Format(PyExc_AttributeError,
                       "'hurray.Tensor' object has no attribute '%s'; this is a %s tensor", attr,
-                      hrpy_layout_name(T(self)->f.layout.tag));
+                      hrpy_layout_name(hrpy_tensor_fields(self)->layout.tag));
 }
 
-static bool nnz_of(const HrpyTensor *t, uint64_t *out) {
-  const HurrayLayout *l = &t->f.layout;
-  switch (l->tag) {
-    case HURRAY_LAYOUT_COO: *out = l->u.coo.nnz; return true;
-    case HURRAY_LAYOUT_CSR:
-    case HURRAY_LAYOUT_CSC: *out = l->u.csr.nnz; return true;
-    case HURRAY_LAYOUT_CSF: *out = l->u.csf.nnz; return true;
-    default: return false;
-  }
-}
-
-PyObject *hrpy_tensor_component(PyObject *self, uint32_t index, uint8_t type_tag, uint32_t rank,
-                               const uint64_t *shape, const char *what) {
-  HrpyTensor *t = T(self);
+/* A 1-D or 2-D view Tensor of `type_tag` over buffer `index` (keeps self alive). */
+static PyObject *component(PyObject *self, uint32_t index, uint8_t type_tag, uint32_t rank,
+                           const uint64_t *shape, const char *what) {
   HrpyState *st = hrpy_state_of(self);
-  if (index >= t->nbuf)
+  if (index >= hrpy_tensor_nbuf(self))
     return hrpy_raise(st->InvalidDescriptorError, "%s: the tensor has no buffer %u", what,
-                     (unsigned)index);
-  if (hrpy_tensor_check_readable(st, t, what) < 0) return NULL;
+                      (unsigned)index);
+  if (hrpy_tensor_check_readable(st, self, what) < 0) return NULL;
   HrpyBuffer b;
-  memset(&b, 0, sizeof b);
-  b.data = t->bufs[index].data;
-  b.size = t->f.buffers[index].byte_size;
-  b.readonly = t->bufs[index].readonly;
-  b.owner = Py_NewRef(self);
-  b.host = hrpy_tensor_buffer_is_host(t, index);
-  return hrpy_tensor_build(st, type_tag, rank, shape, NULL, 0, t->device, &b, 1, what);
+  hrpy_tensor_borrow_buffer(self, index, &b);
+  return hrpy_tensor_build(st, type_tag, rank, shape, NULL, 0, hrpy_tensor_device(self), &b, 1,
+                           what);
 }
 
 PyObject *hrpy_tensor_nnz(PyObject *self, void *closure) {
   (void)closure;
   uint64_t nnz;
-  if (!nnz_of(T(self), &nnz)) return no_attribute(self, "nnz");
+  if (!hurray_layout_nnz(&hrpy_tensor_fields(self)->layout, &nnz)) return no_attribute(self, "nnz");
   return PyLong_FromUnsignedLongLong(nnz);
 }
 
 PyObject *hrpy_tensor_values(PyObject *self, void *closure) {
   (void)closure;
   uint64_t nnz;
-  if (!nnz_of(T(self), &nnz)) return no_attribute(self, "values");
-  return hrpy_tensor_component(self, 0, T(self)->f.type_tag, 1, &nnz, "Tensor.values");
+  if (!hurray_layout_nnz(&hrpy_tensor_fields(self)->layout, &nnz)) return no_attribute(self, "values");
+  return component(self, 0, hrpy_tensor_fields(self)->type_tag, 1, &nnz, "Tensor.values");
 }
 
 PyObject *hrpy_tensor_indices(PyObject *self, void *closure) {
   (void)closure;
-  HrpyTensor *t = T(self);
-  if (t->f.layout.tag != HURRAY_LAYOUT_COO) return no_attribute(self, "indices");
-  uint64_t shape[2] = {t->f.layout.u.coo.nnz, t->f.rank};
-  return hrpy_tensor_component(self, 1, HURRAY_DTYPE_UINT64, 2, shape, "Tensor.indices");
+  HrpyTensorView t_view = hrpy_tensor_view(self);
+  const HrpyTensorView *t = &t_view;
+  if (t->f->layout.tag != HURRAY_LAYOUT_COO) return no_attribute(self, "indices");
+  uint64_t shape[2] = {t->f->layout.u.coo.nnz, t->f->rank};
+  return component(self, 1, HURRAY_DTYPE_UINT64, 2, shape, "Tensor.indices");
 }
 
 static PyObject *compressed_indices(PyObject *self, uint8_t tag, const char *attr) {
-  HrpyTensor *t = T(self);
-  if (t->f.layout.tag != tag) return no_attribute(self, attr);
-  uint64_t nnz = t->f.layout.u.csr.nnz;
+  HrpyTensorView t_view = hrpy_tensor_view(self);
+  const HrpyTensorView *t = &t_view;
+  if (t->f->layout.tag != tag) return no_attribute(self, attr);
+  uint64_t nnz = t->f->layout.u.csr.nnz;
   char what[32];
   PyOS_snprintf(what, sizeof what, "Tensor.%s", attr);
-  return hrpy_tensor_component(self, 1, HURRAY_DTYPE_UINT64, 1, &nnz, what);
+  return component(self, 1, HURRAY_DTYPE_UINT64, 1, &nnz, what);
 }
 
 /* The pointer array: one entry per row (CSR, dim 0) or column (CSC, dim 1), plus one. */
 static PyObject *compressed_ptr(PyObject *self, uint8_t tag, uint32_t dim, const char *attr) {
-  HrpyTensor *t = T(self);
-  if (t->f.layout.tag != tag) return no_attribute(self, attr);
-  uint64_t n = t->f.shape[dim];
+  HrpyTensorView t_view = hrpy_tensor_view(self);
+  const HrpyTensorView *t = &t_view;
+  if (t->f->layout.tag != tag) return no_attribute(self, attr);
+  uint64_t n = t->f->shape[dim];
   uint64_t len = n == HURRAY_DYNAMIC_DIM ? HURRAY_DYNAMIC_DIM : n + 1u;
   char what[32];
   PyOS_snprintf(what, sizeof what, "Tensor.%s", attr);
-  return hrpy_tensor_component(self, 2, HURRAY_DTYPE_UINT64, 1, &len, what);
+  return component(self, 2, HURRAY_DTYPE_UINT64, 1, &len, what);
 }
 
 PyObject *hrpy_tensor_col_indices(PyObject *self, void *closure) {
@@ -113,41 +103,6 @@ PyObject *hrpy_tensor_row_indices(PyObject *self, void *closure) {
 PyObject *hrpy_tensor_col_ptr(PyObject *self, void *closure) {
   (void)closure;
   return compressed_ptr(self, HURRAY_LAYOUT_CSC, 1, "col_ptr");
-}
-
-int hrpy_tensor_validate_index_buffers(HrpyState *st, HrpyTensor *t, const char *context) {
-  HurrayLayoutClass cls = hurray_layout_class(t->f.layout.tag);
-  if (cls != HURRAY_LAYOUT_CLASS_SPARSE && cls != HURRAY_LAYOUT_CLASS_INDIRECT) return 0;
-  if (((HrpyDevice *)t->device)->tag != HURRAY_DEVICE_CPU) return 0; /* not readable here */
-  for (uint32_t i = 0; i < t->f.buffer_count; i++)
-    if (t->f.buffers[i].sync_mode != HURRAY_SYNC_PRODUCER_SYNCED) return 0;
-  if (t->nbuf != t->f.buffer_count) return 0;
-  const void *small[8];
-  const void **ptrs = small;
-  if (t->nbuf > 8) {
-    ptrs = PyMem_Calloc(t->nbuf, sizeof *ptrs);
-    if (ptrs == NULL) {
-      PyErr_NoMemory();
-      return -1;
-    }
-  }
-  for (uint32_t i = 0; i < t->nbuf; i++) ptrs[i] = t->bufs[i].data;
-  uint64_t nnz = 0;
-  (void)nnz_of(t, &nnz);
-  HurrayError err;
-  hurray_error_clear(&err);
-  HurrayStatus rc;
-  if (nnz >= HRPY_NOGIL_INDEX_ENTRIES) {
-    Py_BEGIN_ALLOW_THREADS rc =
-        hurray_layout_validate_index_buffers(&t->f, (const void *const *)ptrs, NULL, &err);
-    Py_END_ALLOW_THREADS
-  } else {
-    rc = hurray_layout_validate_index_buffers(&t->f, (const void *const *)ptrs, NULL, &err);
-  }
-  if (ptrs != small) PyMem_Free(ptrs);
-  if (rc == HURRAY_OK) return 0;
-  hrpy_raise_status(st, rc, &err, context);
-  return -1;
 }
 
 PyObject *hrpy_tensor_to_scipy(PyObject *self, PyObject *unused) {

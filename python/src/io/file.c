@@ -20,7 +20,15 @@
  * array made from it) uses it. mmap=False reads each tensor into memory of
  * its own instead (writable), for file systems where mapping is slow.
  */
-#include "hrpy.h"
+#include "io/file.h"
+
+#include "core/buffer.h"
+#include "core/tensor.h"
+#include "io/kv.h"
+#include "types/composite.h"
+#include "util/args.h"
+#include "util/bytes.h"
+#include "util/errors.h"
 
 #include <string.h>
 
@@ -371,17 +379,17 @@ typedef struct SaveJob {
 
 /* Only memory this process can read can be written: a device tensor's buffer
  * is written when it is a declaration over host bytes, refused otherwise. */
-static int check_host(HrpyState *st, const HrpyTensor *t, const char *name, size_t len) {
+static int check_host(HrpyState *st, const HrpyTensorView *t, const char *name, size_t len) {
   bool host = true; /* the message is formatted only for a refusal */
   for (uint32_t i = 0; host && i < t->nbuf; i++)
-    host = t->f.buffers[i].byte_size == 0 || hrpy_tensor_buffer_is_host(t, i);
+    host = t->f->buffers[i].byte_size == 0 || hrpy_tensor_buffer_is_host(t->self, i);
   if (host) return 0;
   char what[160];
   PyOS_snprintf(what, sizeof what, "save: tensor '%.*s'", (int)(len > 120 ? 120 : len), name);
-  return hrpy_tensor_check_host(st, t, what);
+  return hrpy_tensor_check_host(st, t->self, what);
 }
 
-static const void *const *buffer_ptrs(HrpyArena *a, const HrpyTensor *t, bool *ok) {
+static const void *const *buffer_ptrs(HrpyArena *a, const HrpyTensorView *t, bool *ok) {
   *ok = true;
   if (t->nbuf == 0) return NULL;
   const void **p = hrpy_arena_alloc(a, t->nbuf * sizeof *p);
@@ -400,26 +408,27 @@ static int fill_node(HrpyState *st, HrpyArena *a, PyObject *obj, const HurrayDes
   node->name = name;
   node->name_len = len;
   if (hrpy_tensor_check(st, obj)) {
-    const HrpyTensor *t = (const HrpyTensor *)obj;
+    HrpyTensorView t_view = hrpy_tensor_view(obj);
+  const HrpyTensorView *t = &t_view;
     bool ok;
     if (check_host(st, t, name, len) < 0) return -1;
     node->descriptor = desc;
     node->buffers = buffer_ptrs(a, t, &ok);
     return ok ? 0 : -1;
   }
-  const HrpyComposite *c = (const HrpyComposite *)obj;
-  node->descriptor = c->head;
-  node->member_count = c->count;
-  HurrayFileCompositeNode *kids = hrpy_arena_alloc(a, (size_t)c->count * sizeof *kids);
+  uint32_t count = hrpy_composite_count(obj);
+  node->descriptor = hrpy_composite_head(obj);
+  node->member_count = count;
+  HurrayFileCompositeNode *kids = hrpy_arena_alloc(a, (size_t)count * sizeof *kids);
   if (kids == NULL) return -1;
   node->members = kids;
-  for (uint32_t i = 0; i < c->count; i++) {
+  for (uint32_t i = 0; i < count; i++) {
     char *cn = hrpy_arena_alloc(a, len + 16);
     if (cn == NULL) return -1;
     memcpy(cn, name, len);
     int k = PyOS_snprintf(cn + len, 16, ".%u", (unsigned)i);
-    if (fill_node(st, a, PyTuple_GET_ITEM(c->members, (Py_ssize_t)i),
-                  hrpy_composite_member_descriptor(st, c, i), cn, len + (size_t)k, &kids[i]) < 0)
+    if (fill_node(st, a, hrpy_composite_member(obj, i), hrpy_composite_member_descriptor(st, obj, i),
+                  cn, len + (size_t)k, &kids[i]) < 0)
       return -1;
   }
   return 0;
@@ -476,7 +485,8 @@ static PyObject *m_save(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
     j->name = s;
     j->name_len = (size_t)len;
     if (hrpy_tensor_check(st, val)) {
-      const HrpyTensor *t = (const HrpyTensor *)val;
+      HrpyTensorView t_view = hrpy_tensor_view(val);
+  const HrpyTensorView *t = &t_view;
       bool ok;
       if (check_host(st, t, s, (size_t)len) < 0) goto done;
       j->desc = hrpy_tensor_desc(st, val);
@@ -486,7 +496,7 @@ static PyObject *m_save(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
     } else if (hrpy_composite_check(st, val)) {
       j->root = hrpy_arena_alloc(&arena, sizeof *j->root);
       if (j->root == NULL ||
-          fill_node(st, &arena, val, ((HrpyComposite *)val)->head, s, (size_t)len, j->root) < 0)
+          fill_node(st, &arena, val, hrpy_composite_head(val), s, (size_t)len, j->root) < 0)
         goto done;
     } else {
       PyErr_Format(PyExc_TypeError,

@@ -12,7 +12,10 @@
  *   producer) reads back as int, arrays as lists. A tag this build does not
  *   know raises UnsupportedError rather than leaving a hole in the dict.
  */
-#include "hrpy.h"
+#include "io/kv.h"
+
+#include "util/bytes.h"
+#include "util/errors.h"
 
 #include <string.h>
 

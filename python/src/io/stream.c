@@ -20,7 +20,14 @@
  * head then its members (pre-order); the reader yields a hurray.Composite
  * (DECISIONS D8), never a bare head followed by its members.
  */
-#include "hrpy.h"
+#include "io/stream.h"
+
+#include "core/buffer.h"
+#include "core/tensor.h"
+#include "types/composite.h"
+#include "util/args.h"
+#include "util/bytes.h"
+#include "util/errors.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -664,8 +671,9 @@ static PyObject *writer_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
 static int fill_node(HrpyState *st, HrpyArena *a, PyObject *obj, const HurrayDescriptor *desc,
                      HurrayStreamNode *node) {
   if (hrpy_tensor_check(st, obj)) {
-    const HrpyTensor *t = (const HrpyTensor *)obj;
-    if (hrpy_tensor_check_host(st, t, "StreamWriter.write") < 0) return -1;
+    HrpyTensorView t_view = hrpy_tensor_view(obj);
+  const HrpyTensorView *t = &t_view;
+    if (hrpy_tensor_check_host(st, t->self, "StreamWriter.write") < 0) return -1;
     node->descriptor = desc;
     node->buffer_count = t->nbuf;
     if (t->nbuf > 0) {
@@ -674,22 +682,22 @@ static int fill_node(HrpyState *st, HrpyArena *a, PyObject *obj, const HurrayDes
       if (p == NULL || sz == NULL) return -1;
       for (uint32_t i = 0; i < t->nbuf; i++) {
         p[i] = t->bufs[i].data;
-        sz[i] = t->f.buffers[i].byte_size;
+        sz[i] = t->f->buffers[i].byte_size;
       }
       node->buffers = p;
       node->buffer_sizes = sz;
     }
     return 0;
   }
-  const HrpyComposite *c = (const HrpyComposite *)obj;
-  node->descriptor = c->head;
-  node->member_count = c->count;
-  HurrayStreamNode *kids = hrpy_arena_alloc(a, (size_t)c->count * sizeof *kids);
+  uint32_t count = hrpy_composite_count(obj);
+  node->descriptor = hrpy_composite_head(obj);
+  node->member_count = count;
+  HurrayStreamNode *kids = hrpy_arena_alloc(a, (size_t)count * sizeof *kids);
   if (kids == NULL) return -1;
   node->members = kids;
-  for (uint32_t i = 0; i < c->count; i++)
-    if (fill_node(st, a, PyTuple_GET_ITEM(c->members, (Py_ssize_t)i),
-                  hrpy_composite_member_descriptor(st, c, i), &kids[i]) < 0)
+  for (uint32_t i = 0; i < count; i++)
+    if (fill_node(st, a, hrpy_composite_member(obj, i), hrpy_composite_member_descriptor(st, obj, i),
+                  &kids[i]) < 0)
       return -1;
   return 0;
 }

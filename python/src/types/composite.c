@@ -18,17 +18,53 @@
  * A Composite has no data accessors (values, buffer, buffer_count,
  * __array__, __dlpack__, __hurray__): the members hold the data.
  */
-#include "hrpy.h"
+#include "types/composite.h"
+
+#include "core/device.h"
+#include "core/dtype.h"
+#include "core/tensor.h"
+#include "types/descriptor.h"
+#include "types/layout.h"
+#include "types/sections.h"
+#include "util/args.h"
+#include "util/errors.h"
 
 #include <string.h>
 
+/* A composite tensor: a head descriptor (layout 0x0B, no buffers) and its
+ * members, each a hurray.Tensor or a nested hurray.Composite. Immutable. */
+typedef struct {
+  PyObject_HEAD
+  HurrayDescriptor *head;    /* owned */
+  HurrayDescriptorFields hf; /* borrowed views into head */
+  PyObject *dtype;           /* Dtype singleton of the head */
+  PyObject *members;         /* tuple */
+  /* presented[i]: the descriptor member i presents to this head (owned), or
+   * NULL when that is the member's own (its tensor's descriptor, or a nested
+   * composite's head). An overlay member gets its role section here. */
+  HurrayDescriptor **presented;
+  uint32_t count;
+} HrpyComposite;
+
 #define C(o) ((HrpyComposite *)(o))
 
-const HurrayDescriptor *hrpy_composite_member_descriptor(HrpyState *st, const HrpyComposite *c,
-                                                        uint32_t i) {
+const HurrayDescriptor *hrpy_composite_head(PyObject *c) { return C(c)->head; }
+uint32_t hrpy_composite_count(PyObject *c) { return C(c)->count; }
+PyObject *hrpy_composite_member(PyObject *c, uint32_t i) {
+  return PyTuple_GET_ITEM(C(c)->members, (Py_ssize_t)i);
+}
+
+static const HurrayDescriptor *member_descriptor(HrpyState *st, const HrpyComposite *c,
+                                                 uint32_t i) {
   if (c->presented[i] != NULL) return c->presented[i];
   PyObject *m = PyTuple_GET_ITEM(c->members, (Py_ssize_t)i);
-  return hrpy_tensor_check(st, m) ? hrpy_tensor_descriptor(m) : C(m)->head;
+  /* a member tensor's descriptor was built when the composite was (it is
+   * cached from then on, so this cannot fail) */
+  return hrpy_tensor_check(st, m) ? hrpy_tensor_desc(st, m) : C(m)->head;
+}
+
+const HurrayDescriptor *hrpy_composite_member_descriptor(HrpyState *st, PyObject *c, uint32_t i) {
+  return member_descriptor(st, C(c), i);
 }
 
 /* ---- the tree in pre-order ------------------------------------------------------ */
@@ -52,7 +88,7 @@ static void tree_fill(HrpyState *st, const HrpyComposite *c, HurrayDescriptorFie
     if (hrpy_composite_check(st, m)) {
       tree_fill(st, C(m), fields, pos);
     } else {
-      (void)hurray_descriptor_fields(hrpy_composite_member_descriptor(st, c, i), &fields[*pos]);
+      (void)hurray_descriptor_fields(member_descriptor(st, c, i), &fields[*pos]);
       (*pos)++;
     }
   }
@@ -146,7 +182,7 @@ PyObject *hrpy_composite_from_head(HrpyState *st, HurrayDescriptor *head, PyObje
   for (uint32_t i = 0; i < c->count; i++) {
     PyObject *m = PyTuple_GET_ITEM(members, (Py_ssize_t)i);
     if (!hrpy_tensor_check(st, m)) continue;
-    /* built here, so hrpy_tensor_descriptor(m) holds for every member later */
+    /* built here, so hrpy_tensor_desc(m) is cached for every member later */
     const HurrayDescriptor *md = hrpy_tensor_desc(st, m);
     if (md == NULL || present(st, md, overlay, i, &c->presented[i], context) < 0) {
       Py_DECREF(c);
@@ -219,11 +255,12 @@ static PyObject *composite_new(PyTypeObject *type, PyObject *args, PyObject *kwa
     if (!Py_IS_TYPE(shard_o, st->ShardType))
       return PyErr_Format(PyExc_TypeError, "%s: shard must be a hurray.Shard, not %.100s", ctx,
                           Py_TYPE(shard_o)->tp_name);
-    if (((HrpyShard *)shard_o)->rank != rank)
+    uint32_t shard_rank = 0;
+    shard = hrpy_shard_value(shard_o, &shard_rank);
+    if (shard_rank != rank)
       return hrpy_raise_rule(st, HURRAY_ERR_INVALID_SHARD, "shard", ctx,
-                            "the shard has %u dimensions, the head %u",
-                            (unsigned)((HrpyShard *)shard_o)->rank, (unsigned)rank);
-    shard = &((HrpyShard *)shard_o)->shard;
+                             "the shard has %u dimensions, the head %u", (unsigned)shard_rank,
+                             (unsigned)rank);
   }
   /* members: tensors or composites */
   if (PyUnicode_Check(members_o) || PyBytes_Check(members_o))
@@ -311,7 +348,7 @@ static PyObject *cg_member_roles(PyObject *s, void *c) {
   for (uint32_t i = 0; t != NULL && i < k->count; i++) {
     HurrayDescriptorFields f;
     PyObject *v;
-    if (hurray_descriptor_fields(hrpy_composite_member_descriptor(st, k, i), &f) == HURRAY_OK &&
+    if (hurray_descriptor_fields(member_descriptor(st, k, i), &f) == HURRAY_OK &&
         f.composite_member != NULL) {
       v = PyUnicode_FromString(f.composite_member->role == HURRAY_MEMBER_ROLE_BASE ? "base"
                                                                                   : "correction");
@@ -350,9 +387,9 @@ static PyObject *cg_member_descriptors(PyObject *s, void *c) {
   for (uint32_t i = 0; t != NULL && i < k->count; i++) {
     HurrayDescriptor *d = NULL;
     PyObject *v = NULL;
-    if (hurray_descriptor_clone(hrpy_composite_member_descriptor(st, k, i), &d) == HURRAY_OK) {
+    if (hurray_descriptor_clone(member_descriptor(st, k, i), &d) == HURRAY_OK) {
       PyObject *m = PyTuple_GET_ITEM(k->members, (Py_ssize_t)i);
-      v = hrpy_descriptor_wrap(st, d, hrpy_tensor_check(st, m) ? ((HrpyTensor *)m)->device : NULL);
+      v = hrpy_descriptor_wrap(st, d, hrpy_tensor_check(st, m) ? hrpy_tensor_device(m) : NULL);
     } else {
       PyErr_NoMemory();
     }
@@ -371,14 +408,14 @@ static PyObject *cg_member_descriptors(PyObject *s, void *c) {
  * the measured alignment) and hold
  * the same bytes in every buffer (host memory), or the same memory (device
  * buffers, which this process cannot read). */
-static bool tensor_bytes_equal(const HrpyTensor *a, const HrpyTensor *b) {
+static bool tensor_bytes_equal(const HrpyTensorView *a, const HrpyTensorView *b) {
   if (a->nbuf != b->nbuf) return false;
-  bool host = ((HrpyDevice *)a->device)->tag == HURRAY_DEVICE_CPU;
+  bool host = hrpy_device_tag(a->device) == HURRAY_DEVICE_CPU;
   for (uint32_t i = 0; i < a->nbuf; i++) {
-    uint64_t n = a->f.buffers[i].byte_size;
-    if (n != b->f.buffers[i].byte_size) return false;
+    uint64_t n = a->f->buffers[i].byte_size;
+    if (n != b->f->buffers[i].byte_size) return false;
     if (n == 0 || a->bufs[i].data == b->bufs[i].data) continue;
-    if (!host || a->f.buffers[i].sync_mode != HURRAY_SYNC_PRODUCER_SYNCED) return false;
+    if (!host || a->f->buffers[i].sync_mode != HURRAY_SYNC_PRODUCER_SYNCED) return false;
     if (memcmp(a->bufs[i].data, b->bufs[i].data, (size_t)n) != 0) return false;
   }
   return true;
@@ -424,10 +461,11 @@ static bool composite_equal(HrpyState *st, const HrpyComposite *a, const HrpyCom
       if (!composite_equal(st, C(x), C(y))) return false;
       continue;
     }
-    if (!same_but_alignment(hrpy_composite_member_descriptor(st, a, i),
-                            hrpy_composite_member_descriptor(st, b, i)))
+    if (!same_but_alignment(member_descriptor(st, a, i),
+                            member_descriptor(st, b, i)))
       return false;
-    if (!tensor_bytes_equal((HrpyTensor *)x, (HrpyTensor *)y)) return false;
+    HrpyTensorView xv = hrpy_tensor_view(x), yv = hrpy_tensor_view(y);
+    if (!tensor_bytes_equal(&xv, &yv)) return false;
   }
   return true;
 }

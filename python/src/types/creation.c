@@ -6,7 +6,15 @@
  * dimension is refused with InvalidDescriptorError naming the call and the
  * index.
  */
-#include "hrpy.h"
+#include "types/creation.h"
+
+#include "core/buffer.h"
+#include "core/device.h"
+#include "core/dtype.h"
+#include "core/tensor.h"
+#include "util/args.h"
+#include "util/bytes.h"
+#include "util/errors.h"
 
 #include <math.h>
 #include <string.h>
@@ -189,7 +197,7 @@ static PyObject *create(PyObject *m, const char *fname, FillKind kind, PyObject 
       return PyErr_Format(PyExc_TypeError, "%s: device must be a hurray.Device, not %.100s",
                           fname, Py_TYPE(devobj)->tp_name);
     }
-    if (((HrpyDevice *)devobj)->tag != HURRAY_DEVICE_CPU) {
+    if (hrpy_device_tag(devobj) != HURRAY_DEVICE_CPU) {
       return hrpy_raise(st->UnsupportedError,
                        "%s: this module allocates host memory only; got %R", fname, devobj);
     }

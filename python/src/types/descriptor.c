@@ -9,7 +9,16 @@
  * The getters of the optional sections return the classes Tensor returns
  * (layout.c, quant.c, sections.c).
  */
-#include "hrpy.h"
+#include "types/descriptor.h"
+
+#include "core/buffer_handle.h"
+#include "core/device.h"
+#include "core/dtype.h"
+#include "types/layout.h"
+#include "types/quant.h"
+#include "types/sections.h"
+#include "util/args.h"
+#include "util/errors.h"
 
 typedef struct {
   PyObject_HEAD
@@ -20,62 +29,6 @@ typedef struct {
 } HrpyDescriptor;
 
 #define DS(o) ((HrpyDescriptor *)(o))
-
-/* ---- shared helpers -------------------------------------------------------- */
-
-const char *hrpy_layout_name(uint8_t tag) {
-  const char *n = hurray_layout_name(tag);
-  return n != NULL ? n : "extension";
-}
-
-PyObject *hrpy_shape_tuple(uint32_t rank, const uint64_t *shape) {
-  PyObject *t = PyTuple_New((Py_ssize_t)rank);
-  if (t == NULL) return NULL;
-  for (uint32_t i = 0; i < rank; i++) {
-    PyObject *v = shape[i] == HURRAY_DYNAMIC_DIM ? Py_NewRef(Py_None)
-                                                 : PyLong_FromUnsignedLongLong(shape[i]);
-    if (v == NULL) {
-      Py_DECREF(t);
-      return NULL;
-    }
-    PyTuple_SET_ITEM(t, (Py_ssize_t)i, v);
-  }
-  return t;
-}
-
-bool hrpy_element_count(uint32_t rank, const uint64_t *shape, uint64_t *out) {
-  uint64_t n = 1;
-  for (uint32_t i = 0; i < rank; i++) {
-    if (shape[i] == HURRAY_DYNAMIC_DIM) return false;
-    uint64_t t;
-#if defined(__GNUC__) || defined(__clang__)
-    if (__builtin_mul_overflow(n, shape[i], &t)) return false;
-#else
-    if (shape[i] != 0 && n > UINT64_MAX / shape[i]) return false;
-    t = n * shape[i];
-#endif
-    n = t;
-  }
-  *out = n;
-  return true;
-}
-
-PyObject *hrpy_size_object(uint32_t rank, const uint64_t *shape) {
-  for (uint32_t i = 0; i < rank; i++)
-    if (shape[i] == HURRAY_DYNAMIC_DIM) Py_RETURN_NONE;
-  /* Python ints do not overflow: multiply there when u64 would. */
-  uint64_t n;
-  if (hrpy_element_count(rank, shape, &n)) return PyLong_FromUnsignedLongLong(n);
-  PyObject *acc = PyLong_FromLong(1);
-  for (uint32_t i = 0; acc != NULL && i < rank; i++) {
-    PyObject *d = PyLong_FromUnsignedLongLong(shape[i]);
-    PyObject *p = d != NULL ? PyNumber_Multiply(acc, d) : NULL;
-    Py_XDECREF(d);
-    Py_DECREF(acc);
-    acc = p;
-  }
-  return acc;
-}
 
 /* ---- the class ------------------------------------------------------------- */
 

@@ -14,22 +14,34 @@
  * Names come from hrpy_layout_name (descriptor.c), the one helper error
  * messages use too, so .name and the layout named in an error cannot drift.
  */
-#include "hrpy.h"
+#include "types/layout.h"
+
+#include "core/tensor.h"
+#include "util/args.h"
+#include "util/errors.h"
 
 #include <string.h>
 
+/* Every layout class shares this struct: a subclass is a typed facade over
+ * the same value. Immutable once built. */
+typedef struct {
+  PyObject_HEAD
+  HurrayLayout lay; /* array and byte pointers point into `mem` */
+  uint32_t n;       /* entries of the per-dimension arrays (strided, tiled,
+                       morton, csf); 0 for the other layouts */
+  void *mem;        /* PyMem block owning every array of `lay`, or NULL */
+} HrpyLayout;
+
 #define L(o) ((HrpyLayout *)(o))
+
+const HurrayLayout *hrpy_layout_value(PyObject *obj) { return &L(obj)->lay; }
+uint32_t hrpy_layout_rank(PyObject *obj) { return L(obj)->n; }
 
 /* ---- classification ----------------------------------------------------------- */
 
 bool hrpy_layout_has_arrays(uint8_t tag) {
   return tag == HURRAY_LAYOUT_STRIDED || tag == HURRAY_LAYOUT_TILED ||
          tag == HURRAY_LAYOUT_MORTON || tag == HURRAY_LAYOUT_CSF;
-}
-
-uint32_t hrpy_layout_options(uint8_t tag) {
-  return hurray_layout_tag_kind(tag) == HURRAY_TAG_NAMED ? HURRAY_DECODE_STRICT
-                                                        : HURRAY_DECODE_PERMISSIVE;
 }
 
 PyTypeObject *hrpy_layout_class_for_tag(HrpyState *st, uint8_t tag) {
@@ -501,6 +513,5 @@ int hrpy_layout_init(PyObject *m, HrpyState *st) {
   st->LayoutType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &layout_spec, NULL);
   if (st->LayoutType == NULL) return -1;
   if (PyModule_AddType(m, st->LayoutType) < 0) return -1;
-  if (PyModule_AddFunctions(m, layout_module_methods) < 0) return -1;
-  return hrpy_layout_types_init(m, st);
+  return PyModule_AddFunctions(m, layout_module_methods);
 }

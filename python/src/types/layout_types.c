@@ -1,7 +1,7 @@
 /*
  * layout_types.c - the 14 subclasses of hurray.Layout (ADR-032): one
  * constructor, one set of getters and one repr per layout, all over the
- * shared HrpyLayout struct (layout.c).
+ * base's value (types/layout.h: hrpy_layout_value, hrpy_layout_rank).
  *
  * Constructors check what a layout states about itself by running the C
  * library's shape tier (hurray_layout_validate_shape) against a shape of
@@ -14,11 +14,18 @@
  * orderings, kv_role, block_table_index_type, composition_rule, combine_op.
  * A string outside its enumeration is a ValueError.
  */
-#include "hrpy.h"
+#include "util/state.h"
+
+#include "core/device.h"
+#include "core/tensor.h"
+#include "types/layout.h"
+#include "types/quant.h"
+#include "util/args.h"
+#include "util/bytes.h"
+#include "util/errors.h"
 
 #include <string.h>
 
-#define L(o) ((HrpyLayout *)(o))
 
 /* ---- argument helpers ---------------------------------------------------------- */
 
@@ -289,7 +296,7 @@ static PyObject *strided_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
 }
 static PyObject *strided_strides(PyObject *s, void *c) {
   (void)c;
-  return tuple_i64(L(s)->lay.u.strided.strides, L(s)->n);
+  return tuple_i64((*hrpy_layout_value(s)).u.strided.strides, hrpy_layout_rank(s));
 }
 static PyObject *strided_repr(PyObject *s) {
   PyObject *t = strided_strides(s, NULL);
@@ -352,17 +359,18 @@ static PyObject *tiled_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     if (!Py_IS_TYPE(nested, st->LayoutClasses[HRPY_L_TILED]))
       return PyErr_Format(PyExc_TypeError, "%s: inner_tiled must be a hurray.TiledLayout, not %.100s",
                           ctx, Py_TYPE(nested)->tp_name);
-    const HrpyLayout *in = L(nested);
-    if (in->n != n)
+    const HurrayLayout *in = hrpy_layout_value(nested);
+    uint32_t in_n = hrpy_layout_rank(nested);
+    if (in_n != n)
       return hrpy_raise(st->InvalidDescriptorError,
                        "%s: inner_tiled has rank %u, tile_shape %u entries", ctx,
-                       (unsigned)in->n, (unsigned)n);
-    if (in->lay.u.tiled.depth + 1u > HURRAY_MAX_TILED_DEPTH)
+                       (unsigned)in_n, (unsigned)n);
+    if (in->u.tiled.depth + 1u > HURRAY_MAX_TILED_DEPTH)
       return hrpy_raise(st->InvalidDescriptorError,
                        "%s: nesting %u tiled levels exceeds the maximum depth %u", ctx,
-                       (unsigned)(in->lay.u.tiled.depth + 1u), (unsigned)HURRAY_MAX_TILED_DEPTH);
-    for (uint32_t d = 0; d < in->lay.u.tiled.depth; d++) levels[1 + d] = in->lay.u.tiled.levels[d];
-    depth += in->lay.u.tiled.depth;
+                       (unsigned)(in->u.tiled.depth + 1u), (unsigned)HURRAY_MAX_TILED_DEPTH);
+    for (uint32_t d = 0; d < in->u.tiled.depth; d++) levels[1 + d] = in->u.tiled.levels[d];
+    depth += in->u.tiled.depth;
     if (inner != HURRAY_LAYOUT_TILED)
       return hrpy_raise(st->InvalidDescriptorError,
                        "%s: inner_tiled is given, so inner_layout must be 'tiled'", ctx);
@@ -378,11 +386,11 @@ static PyObject *tiled_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
   return finish(st, type, &l, n, n, ctx);
 }
 
-static const HurrayTiledLevel *level0(PyObject *s) { return &L(s)->lay.u.tiled.levels[0]; }
+static const HurrayTiledLevel *level0(PyObject *s) { return &(*hrpy_layout_value(s)).u.tiled.levels[0]; }
 
 static PyObject *tiled_tile_shape(PyObject *s, void *c) {
   (void)c;
-  return tuple_u64(level0(s)->tile_shape, L(s)->n);
+  return tuple_u64(level0(s)->tile_shape, hrpy_layout_rank(s));
 }
 static PyObject *tiled_outer_layout(PyObject *s, void *c) {
   (void)c;
@@ -395,33 +403,33 @@ static PyObject *tiled_inner_layout(PyObject *s, void *c) {
 static PyObject *tiled_outer_strides(PyObject *s, void *c) {
   (void)c;
   if (level0(s)->outer_strides == NULL) Py_RETURN_NONE;
-  return tuple_i64(level0(s)->outer_strides, L(s)->n);
+  return tuple_i64(level0(s)->outer_strides, hrpy_layout_rank(s));
 }
 static PyObject *tiled_inner_strides(PyObject *s, void *c) {
   (void)c;
   if (level0(s)->inner_strides == NULL) Py_RETURN_NONE;
-  return tuple_i64(level0(s)->inner_strides, L(s)->n);
+  return tuple_i64(level0(s)->inner_strides, hrpy_layout_rank(s));
 }
 static PyObject *tiled_inner_tiled(PyObject *s, void *c) {
   (void)c;
-  const HrpyLayout *l = L(s);
-  if (l->lay.u.tiled.depth < 2) Py_RETURN_NONE;
-  HurrayLayout in = l->lay;
-  in.u.tiled.depth = l->lay.u.tiled.depth - 1u;
-  in.u.tiled.levels = l->lay.u.tiled.levels + 1;
-  return hrpy_layout_new(hrpy_state_of(s), Py_TYPE(s), &in, l->n);
+  const HurrayLayout *l = hrpy_layout_value(s);
+  if (l->u.tiled.depth < 2) Py_RETURN_NONE;
+  HurrayLayout in = *l;
+  in.u.tiled.depth = l->u.tiled.depth - 1u;
+  in.u.tiled.levels = l->u.tiled.levels + 1;
+  return hrpy_layout_new(hrpy_state_of(s), Py_TYPE(s), &in, hrpy_layout_rank(s));
 }
 
 /* repr of levels[d..]; nested levels print inside inner_tiled=. */
-static PyObject *tiled_level_repr(const HrpyLayout *l, uint32_t d) {
-  const HurrayTiledLevel *v = &l->lay.u.tiled.levels[d];
-  PyObject *ts = tuple_u64(v->tile_shape, l->n);
-  PyObject *os = v->outer_strides != NULL ? tuple_i64(v->outer_strides, l->n) : NULL;
-  PyObject *is = v->inner_strides != NULL ? tuple_i64(v->inner_strides, l->n) : NULL;
-  PyObject *nested = d + 1 < l->lay.u.tiled.depth ? tiled_level_repr(l, d + 1) : NULL;
+static PyObject *tiled_level_repr(const HurrayLayout *l, uint32_t n, uint32_t d) {
+  const HurrayTiledLevel *v = &l->u.tiled.levels[d];
+  PyObject *ts = tuple_u64(v->tile_shape, n);
+  PyObject *os = v->outer_strides != NULL ? tuple_i64(v->outer_strides, n) : NULL;
+  PyObject *is = v->inner_strides != NULL ? tuple_i64(v->inner_strides, n) : NULL;
+  PyObject *nested = d + 1 < l->u.tiled.depth ? tiled_level_repr(l, n, d + 1) : NULL;
   PyObject *r = NULL;
   if (ts == NULL || (v->outer_strides != NULL && os == NULL) ||
-      (v->inner_strides != NULL && is == NULL) || (d + 1 < l->lay.u.tiled.depth && nested == NULL))
+      (v->inner_strides != NULL && is == NULL) || (d + 1 < l->u.tiled.depth && nested == NULL))
     goto done;
   {
     PyObject *os_part = os != NULL ? PyUnicode_FromFormat(", outer_strides=%R", os)
@@ -445,7 +453,9 @@ done:
   Py_XDECREF(nested);
   return r;
 }
-static PyObject *tiled_repr(PyObject *s) { return tiled_level_repr(L(s), 0); }
+static PyObject *tiled_repr(PyObject *s) {
+  return tiled_level_repr(hrpy_layout_value(s), hrpy_layout_rank(s), 0);
+}
 
 /* ---- Morton, Hilbert ------------------------------------------------------------------ */
 
@@ -464,7 +474,7 @@ static PyObject *morton_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
 }
 static PyObject *morton_bits(PyObject *s, void *c) {
   (void)c;
-  return tuple_u32(L(s)->lay.u.morton.bits, L(s)->n);
+  return tuple_u32((*hrpy_layout_value(s)).u.morton.bits, hrpy_layout_rank(s));
 }
 static PyObject *morton_repr(PyObject *s) {
   PyObject *t = morton_bits(s, NULL);
@@ -494,16 +504,16 @@ static PyObject *hilbert_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
 }
 static PyObject *hilbert_order(PyObject *s, void *c) {
   (void)c;
-  return PyLong_FromUnsignedLong(L(s)->lay.u.hilbert.order);
+  return PyLong_FromUnsignedLong((*hrpy_layout_value(s)).u.hilbert.order);
 }
 static PyObject *hilbert_rank(PyObject *s, void *c) {
   (void)c;
-  return PyLong_FromUnsignedLong(L(s)->lay.u.hilbert.rank);
+  return PyLong_FromUnsignedLong((*hrpy_layout_value(s)).u.hilbert.rank);
 }
 static PyObject *hilbert_repr(PyObject *s) {
   return PyUnicode_FromFormat("HilbertLayout(hilbert_order=%u, hilbert_rank=%u)",
-                              (unsigned)L(s)->lay.u.hilbert.order,
-                              (unsigned)L(s)->lay.u.hilbert.rank);
+                              (unsigned)(*hrpy_layout_value(s)).u.hilbert.order,
+                              (unsigned)(*hrpy_layout_value(s)).u.hilbert.rank);
 }
 
 /* ---- COO, CSR, CSC, CSF ---------------------------------------------------------------- */
@@ -526,7 +536,7 @@ static PyObject *coo_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
 }
 static PyObject *sparse_nnz(PyObject *s, void *c) {
   (void)c;
-  const HurrayLayout *l = &L(s)->lay;
+  const HurrayLayout *l = &(*hrpy_layout_value(s));
   uint64_t nnz = l->tag == HURRAY_LAYOUT_COO   ? l->u.coo.nnz
                  : l->tag == HURRAY_LAYOUT_CSF ? l->u.csf.nnz
                                                : l->u.csr.nnz;
@@ -534,12 +544,12 @@ static PyObject *sparse_nnz(PyObject *s, void *c) {
 }
 static PyObject *coo_is_sorted(PyObject *s, void *c) {
   (void)c;
-  return PyBool_FromLong(L(s)->lay.u.coo.is_sorted != 0);
+  return PyBool_FromLong((*hrpy_layout_value(s)).u.coo.is_sorted != 0);
 }
 static PyObject *coo_repr(PyObject *s) {
   return PyUnicode_FromFormat("CooLayout(nnz=%llu, is_sorted=%s)",
-                              (unsigned long long)L(s)->lay.u.coo.nnz,
-                              L(s)->lay.u.coo.is_sorted ? "True" : "False");
+                              (unsigned long long)(*hrpy_layout_value(s)).u.coo.nnz,
+                              (*hrpy_layout_value(s)).u.coo.is_sorted ? "True" : "False");
 }
 
 static PyObject *compressed_new(PyTypeObject *type, PyObject *args, PyObject *kwargs,
@@ -563,10 +573,10 @@ static PyObject *csc_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
   return compressed_new(type, args, kwargs, HURRAY_LAYOUT_CSC, "CscLayout");
 }
 static PyObject *csr_repr(PyObject *s) {
-  return PyUnicode_FromFormat("CsrLayout(nnz=%llu)", (unsigned long long)L(s)->lay.u.csr.nnz);
+  return PyUnicode_FromFormat("CsrLayout(nnz=%llu)", (unsigned long long)(*hrpy_layout_value(s)).u.csr.nnz);
 }
 static PyObject *csc_repr(PyObject *s) {
-  return PyUnicode_FromFormat("CscLayout(nnz=%llu)", (unsigned long long)L(s)->lay.u.csr.nnz);
+  return PyUnicode_FromFormat("CscLayout(nnz=%llu)", (unsigned long long)(*hrpy_layout_value(s)).u.csr.nnz);
 }
 
 static PyObject *csf_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
@@ -585,13 +595,13 @@ static PyObject *csf_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
 }
 static PyObject *csf_mode_order(PyObject *s, void *c) {
   (void)c;
-  return tuple_u32(L(s)->lay.u.csf.mode_order, L(s)->n);
+  return tuple_u32((*hrpy_layout_value(s)).u.csf.mode_order, hrpy_layout_rank(s));
 }
 static PyObject *csf_repr(PyObject *s) {
   PyObject *t = csf_mode_order(s, NULL);
   if (t == NULL) return NULL;
   PyObject *r = PyUnicode_FromFormat("CsfLayout(nnz=%llu, mode_order=%R)",
-                                     (unsigned long long)L(s)->lay.u.csf.nnz, t);
+                                     (unsigned long long)(*hrpy_layout_value(s)).u.csf.nnz, t);
   Py_DECREF(t);
   return r;
 }
@@ -633,7 +643,7 @@ static PyObject *paged_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
   return finish(st, type, &l, 0, 3, ctx);
 }
 
-#define BP(s) (L(s)->lay.u.block_paged)
+#define BP(s) ((*hrpy_layout_value(s)).u.block_paged)
 static PyObject *paged_page_size(PyObject *s, void *c) {
   (void)c;
   return PyLong_FromUnsignedLong(BP(s).page_size);
@@ -690,25 +700,26 @@ static int index_arg(HrpyState *st, PyObject *o, uint32_t width, const char *wha
                      IndexArg *out) {
   memset(out, 0, sizeof *out);
   if (hrpy_tensor_check(st, o)) {
-    HrpyTensor *t = (HrpyTensor *)o;
-    if (((HrpyDevice *)t->device)->tag != HURRAY_DEVICE_CPU || t->nbuf == 0) {
+    HrpyTensorView t_view = hrpy_tensor_view(o);
+  const HrpyTensorView *t = &t_view;
+    if (hrpy_device_tag(t->device) != HURRAY_DEVICE_CPU || t->nbuf == 0) {
       PyErr_Format(PyExc_TypeError, "validate_index_buffers: %s must be host memory", what);
       return -1;
     }
-    if (hrpy_tensor_check_readable(st, t, "validate_index_buffers") < 0) return -1;
-    if (t->f.layout.tag != HURRAY_LAYOUT_ROW_MAJOR) {
+    if (hrpy_tensor_check_readable(st, t->self, "validate_index_buffers") < 0) return -1;
+    if (t->f->layout.tag != HURRAY_LAYOUT_ROW_MAJOR) {
       PyErr_Format(PyExc_TypeError, "validate_index_buffers: %s must be a row-major tensor",
                    what);
       return -1;
     }
     uint64_t count = 0, bytes = 0;
-    if (!hrpy_element_count(t->f.rank, t->f.shape, &count) ||
-        hurray_buffer_size_bytes(t->f.type_tag, count, &bytes) != HURRAY_OK) {
+    if (!hrpy_element_count(t->f->rank, t->f->shape, &count) ||
+        hurray_buffer_size_bytes(t->f->type_tag, count, &bytes) != HURRAY_OK) {
       PyErr_Format(PyExc_TypeError, "validate_index_buffers: %s has no fixed size", what);
       return -1;
     }
-    const HurrayDtypeInfo *info = hurray_dtype_info(t->f.type_tag);
-    out->data = t->bufs[0].data + t->f.byte_offset;
+    const HurrayDtypeInfo *info = hurray_dtype_info(t->f->type_tag);
+    out->data = t->bufs[0].data + t->f->byte_offset;
     out->size = bytes;
     out->typed = info != NULL && info->bit_width > 8;
     if (out->typed && info->bit_width != width * 8u) {
@@ -788,7 +799,7 @@ static PyObject *paged_validate_quantization(PyObject *s, PyObject *q) {
                         "%s: expected a quantization object (PerTensorAffine, PerChannelAffine, "
                         "PerBlockAffine, NF4 or MXFP), not %.100s",
                         ctx, Py_TYPE(q)->tp_name);
-  const HurrayQuantization *qz = &((HrpyQuant *)q)->q;
+  const HurrayQuantization *qz = hrpy_quant_value(q);
   /* A probe tensor with this paging: every extent the scheme's own rules
    * accept, every buffer large enough, the parameter buffers at their indices;
    * what can still fail is the composition of scheme and paging. */
@@ -840,7 +851,7 @@ static PyObject *paged_validate_quantization(PyObject *s, PyObject *q) {
   f.type_tag = type;
   f.rank = 3;
   f.shape = shape;
-  f.layout = L(s)->lay;
+  f.layout = (*hrpy_layout_value(s));
   f.buffer_count = nbuf;
   f.buffers = handles;
   f.quantization = qz;
@@ -906,20 +917,20 @@ static const char *rule_name(uint8_t rule) {
 }
 static PyObject *composite_rule(PyObject *s, void *c) {
   (void)c;
-  return PyUnicode_FromString(rule_name(L(s)->lay.u.composite.rule));
+  return PyUnicode_FromString(rule_name((*hrpy_layout_value(s)).u.composite.rule));
 }
 static PyObject *composite_combine(PyObject *s, void *c) {
   (void)c;
-  const HurrayLayout *l = &L(s)->lay;
+  const HurrayLayout *l = &(*hrpy_layout_value(s));
   if (l->u.composite.rule != HURRAY_COMPOSITE_OVERLAY) Py_RETURN_NONE;
   return PyUnicode_FromString(enum_name(&k_combines, l->u.composite.combine_op));
 }
 static PyObject *composite_count(PyObject *s, void *c) {
   (void)c;
-  return PyLong_FromUnsignedLong(L(s)->lay.u.composite.member_count);
+  return PyLong_FromUnsignedLong((*hrpy_layout_value(s)).u.composite.member_count);
 }
 static PyObject *composite_repr(PyObject *s) {
-  const HurrayLayout *l = &L(s)->lay;
+  const HurrayLayout *l = &(*hrpy_layout_value(s));
   if (l->u.composite.rule == HURRAY_COMPOSITE_OVERLAY)
     return PyUnicode_FromFormat(
         "CompositeLayout(composition_rule='overlay', member_count=%u, combine_op='%s')",
@@ -997,16 +1008,16 @@ static PyObject *private_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
 }
 static PyObject *private_id(PyObject *s, void *c) {
   (void)c;
-  return PyLong_FromUnsignedLongLong(L(s)->lay.u.private_ext.layout_id);
+  return PyLong_FromUnsignedLongLong((*hrpy_layout_value(s)).u.private_ext.layout_id);
 }
 static PyObject *private_data(PyObject *s, void *c) {
   (void)c;
-  const HurrayLayout *l = &L(s)->lay;
+  const HurrayLayout *l = &(*hrpy_layout_value(s));
   return PyBytes_FromStringAndSize((const char *)l->u.private_ext.data,
                                    (Py_ssize_t)l->u.private_ext.data_len);
 }
 static PyObject *private_repr(PyObject *s) {
-  const HurrayLayout *l = &L(s)->lay;
+  const HurrayLayout *l = &(*hrpy_layout_value(s));
   return PyUnicode_FromFormat(
       "PrivateExtensionLayout(tag=0x%s, extension_layout_id=%llu, extension_data=%u bytes)",
       hrpy_hex(l->tag).s, (unsigned long long)l->u.private_ext.layout_id,
@@ -1067,12 +1078,12 @@ static PyObject *unknown_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
 }
 static PyObject *unknown_raw(PyObject *s, void *c) {
   (void)c;
-  const HurrayLayout *l = &L(s)->lay;
+  const HurrayLayout *l = &(*hrpy_layout_value(s));
   return PyBytes_FromStringAndSize((const char *)l->u.opaque.bytes, (Py_ssize_t)l->u.opaque.len);
 }
 static PyObject *unknown_repr(PyObject *s) {
   return PyUnicode_FromFormat("UnknownLayout(tag=0x%s, raw_bytes=%u bytes)",
-                              hrpy_hex(L(s)->lay.tag).s, (unsigned)L(s)->lay.u.opaque.len);
+                              hrpy_hex((*hrpy_layout_value(s)).tag).s, (unsigned)(*hrpy_layout_value(s)).u.opaque.len);
 }
 
 /* ---- the type table -------------------------------------------------------------------- */
@@ -1220,7 +1231,7 @@ int hrpy_layout_types_init(PyObject *m, HrpyState *st) {
     };
     PyType_Spec spec = {
         .name = c->name,
-        .basicsize = sizeof(HrpyLayout),
+        .basicsize = 0, /* the base's struct */
         .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
         .slots = slots,
     };

@@ -15,13 +15,25 @@
  * Equality compares the payload bytes. PerTensorAffine carries a float
  * (its scale) and is therefore unhashable; the others hash their bytes.
  */
-#include "hrpy.h"
+#include "types/quant.h"
+
+#include "core/dtype.h"
+#include "util/args.h"
+#include "util/errors.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+typedef struct {
+  PyObject_HEAD
+  HurrayQuantization q; /* q.raw points at `raw` */
+  uint8_t *raw;         /* PyMem copy of the exact payload bytes */
+} HrpyQuant;
+
 #define Q(o) ((HrpyQuant *)(o))
+
+const HurrayQuantization *hrpy_quant_value(PyObject *o) { return &Q(o)->q; }
 #define OPAQUE_INDEX 5
 
 static int class_index(uint8_t scheme) {

@@ -16,13 +16,35 @@
  * (nnz against a sparse layout, offset + shape <= parent) run when the
  * section is attached to one.
  */
-#include "hrpy.h"
+#include "types/sections.h"
+
+#include "util/args.h"
+#include "util/errors.h"
 
 #include <math.h>
 #include <string.h>
 
+typedef struct {
+  PyObject_HEAD
+  HurrayStatistics s;
+} HrpyStatistics;
+
+typedef struct {
+  PyObject_HEAD
+  uint32_t rank;
+  uint64_t *parent_shape; /* PyMem, rank entries (NULL when rank is 0) */
+  uint64_t *offset;       /* PyMem, rank entries */
+  HurrayShard shard;      /* views of the two arrays */
+} HrpyShard;
+
 #define S(o) ((HrpyStatistics *)(o))
 #define SH(o) ((HrpyShard *)(o))
+
+const HurrayStatistics *hrpy_statistics_value(PyObject *o) { return &S(o)->s; }
+const HurrayShard *hrpy_shard_value(PyObject *o, uint32_t *rank) {
+  *rank = SH(o)->rank;
+  return &SH(o)->shard;
+}
 
 /* Validates a section on a zero-extent row-major float32 tensor of `rank`. */
 static int probe(HrpyState *st, uint32_t rank, const HurrayStatistics *s, const HurrayShard *sh,

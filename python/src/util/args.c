@@ -1,7 +1,11 @@
 /*
- * args.c - a small keyword parser for METH_FASTCALL | METH_KEYWORDS.
+ * util/args.c - arguments: the keyword parser, the copy= policy, paths and
+ * shapes in both directions (util/args.h).
  */
-#include "hrpy.h"
+#include "util/args.h"
+
+#include "util/bytes.h"
+#include "util/errors.h"
 
 int hrpy_parse_args(const char *fname, PyObject *const *args, Py_ssize_t nargs,
                    PyObject *kwnames, const char *const *names, int npos, int nreq,
@@ -67,35 +71,123 @@ int hrpy_parse_copy(PyObject *obj, int *out) {
   return 0;
 }
 
-void *hrpy_arena_alloc(HrpyArena *a, size_t bytes) {
-  if (a->n == a->cap) {
-    size_t cap = a->cap == 0 ? 8 : a->cap * 2;
-    void **b = PyMem_Realloc(a->blocks, cap * sizeof *b);
-    if (b == NULL) {
-      PyErr_NoMemory();
-      return NULL;
-    }
-    a->blocks = b;
-    a->cap = cap;
-  }
-  void *p = PyMem_Calloc(bytes > 0 ? bytes : 1u, 1);
-  if (p == NULL) {
-    PyErr_NoMemory();
-    return NULL;
-  }
-  a->blocks[a->n++] = p;
-  return p;
-}
-
-void hrpy_arena_free(HrpyArena *a) {
-  for (size_t i = 0; i < a->n; i++) PyMem_Free(a->blocks[i]);
-  PyMem_Free(a->blocks);
-  a->blocks = NULL;
-  a->n = a->cap = 0;
-}
-
 PyObject *hrpy_fs_path(PyObject *obj) {
   PyObject *b = NULL;
   if (!PyUnicode_FSConverter(obj, &b)) return NULL;
   return b;
+}
+
+int hrpy_parse_shape(HrpyState *st, PyObject *obj, uint64_t *out, uint32_t *rank,
+                    const char *context) {
+  if (PyIndex_Check(obj) && !PyBool_Check(obj)) {
+    PyObject *tup = PyTuple_Pack(1, obj);
+    if (tup == NULL) return -1;
+    int rc = hrpy_parse_shape(st, tup, out, rank, context);
+    Py_DECREF(tup);
+    return rc;
+  }
+  if (PyUnicode_Check(obj) || PyBytes_Check(obj)) {
+    PyErr_Format(PyExc_TypeError, "%s: shape must be a sequence of int or None", context);
+    return -1;
+  }
+  PyObject *seq = PySequence_Fast(obj, "shape must be a sequence of int or None");
+  if (seq == NULL) return -1;
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+  if (n > (Py_ssize_t)HURRAY_MAX_RANK) {
+    Py_DECREF(seq);
+    hrpy_raise(st->InvalidDescriptorError, "%s: rank %zd exceeds the maximum rank %u", context,
+              n, (unsigned)HURRAY_MAX_RANK);
+    return -1;
+  }
+  for (Py_ssize_t i = 0; i < n; i++) {
+    PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
+    if (item == Py_None) {
+      out[i] = HURRAY_DYNAMIC_DIM;
+      continue;
+    }
+    if (PyBool_Check(item) || !PyIndex_Check(item)) {
+      PyErr_Format(PyExc_TypeError, "%s: shape[%zd] must be an int or None, not %.100s",
+                   context, i, Py_TYPE(item)->tp_name);
+      Py_DECREF(seq);
+      return -1;
+    }
+    PyObject *v = PyNumber_Index(item);
+    if (v == NULL) {
+      Py_DECREF(seq);
+      return -1;
+    }
+    int overflow = 0;
+    long long sv = PyLong_AsLongLongAndOverflow(v, &overflow);
+    unsigned long long u = 0;
+    if (sv == -1 && overflow == 0 && PyErr_Occurred()) {
+      Py_DECREF(v);
+      Py_DECREF(seq);
+      return -1;
+    }
+    if (overflow > 0) {
+      u = PyLong_AsUnsignedLongLong(v);
+      if (u == (unsigned long long)-1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        Py_DECREF(v);
+        Py_DECREF(seq);
+        hrpy_raise(st->InvalidDescriptorError, "%s: shape[%zd] does not fit in 64 bits",
+                  context, i);
+        return -1;
+      }
+    } else if (overflow < 0 || sv < 0) {
+      Py_DECREF(v);
+      Py_DECREF(seq);
+      hrpy_raise(st->InvalidDescriptorError,
+                "%s: shape[%zd] is negative; dimensions are >= 0 (None for a dynamic one)",
+                context, i);
+      return -1;
+    } else {
+      u = (unsigned long long)sv;
+    }
+    Py_DECREF(v);
+    if (u == HURRAY_DYNAMIC_DIM) {
+      Py_DECREF(seq);
+      hrpy_raise(st->InvalidDescriptorError,
+                "%s: shape[%zd] is the wire sentinel for a dynamic dimension; spell a dynamic "
+                "dimension None",
+                context, i);
+      return -1;
+    }
+    out[i] = (uint64_t)u;
+  }
+  *rank = (uint32_t)n;
+  Py_DECREF(seq);
+  return 0;
+}
+
+PyObject *hrpy_shape_tuple(uint32_t rank, const uint64_t *shape) {
+  PyObject *t = PyTuple_New((Py_ssize_t)rank);
+  if (t == NULL) return NULL;
+  for (uint32_t i = 0; i < rank; i++) {
+    PyObject *v = shape[i] == HURRAY_DYNAMIC_DIM ? Py_NewRef(Py_None)
+                                                 : PyLong_FromUnsignedLongLong(shape[i]);
+    if (v == NULL) {
+      Py_DECREF(t);
+      return NULL;
+    }
+    PyTuple_SET_ITEM(t, (Py_ssize_t)i, v);
+  }
+  return t;
+}
+
+PyObject *hrpy_size_object(uint32_t rank, const uint64_t *shape) {
+  for (uint32_t i = 0; i < rank; i++)
+    if (shape[i] == HURRAY_DYNAMIC_DIM) Py_RETURN_NONE;
+  /* Python ints do not overflow: multiply there when u64 would. */
+  uint64_t n;
+  if (hrpy_element_count(rank, shape, &n)) return PyLong_FromUnsignedLongLong(n);
+  PyObject *acc = PyLong_FromLong(1);
+  for (uint32_t i = 0; acc != NULL && i < rank; i++) {
+    PyObject *d = PyLong_FromUnsignedLongLong(shape[i]);
+    PyObject *p = d != NULL ? PyNumber_Multiply(acc, d) : NULL;
+    Py_XDECREF(d);
+    Py_DECREF(acc);
+    acc = p;
+  }
+  return acc;
 }

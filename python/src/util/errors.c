@@ -1,36 +1,57 @@
 /*
- * errors.c - the exception classes of hurray (DECISIONS D9) and the one
- * function that turns a C status into a Python exception.
+ * util/errors.c - the exception classes of hurray and the one function that
+ * turns a C status into a Python exception (util/errors.h).
  *
- * The class of each status comes from the status table's Python column
- * (HURRAY_STATUS_TABLE in include/hurray/status.h); nothing else in the
- * extension decides which exception a C status becomes.
+ * The hierarchy (docs/decisions.md, "Exceptions"): InvalidDescriptorError and
+ * hurray.BufferError are ValueErrors, UnsupportedError a NotImplementedError,
+ * InternalError a RuntimeError, FileError and StreamError OSErrors. The class
+ * of each C status is decided here and nowhere else.
  */
-#include "hrpy.h"
+#include "util/errors.h"
 
 #include <stdarg.h>
 
-/* The status table's Python column names a class; map each name to an object. */
-#define HRPY_EXC_None(st) ((st)->InternalError)
-#define HRPY_EXC_InvalidDescriptorError(st) ((st)->InvalidDescriptorError)
-#define HRPY_EXC_BufferError(st) ((st)->BufferError)
-#define HRPY_EXC_UnsupportedError(st) ((st)->UnsupportedError)
-#define HRPY_EXC_InternalError(st) ((st)->InternalError)
-#define HRPY_EXC_FileError(st) ((st)->FileError)
-#define HRPY_EXC_StreamError(st) ((st)->StreamError)
-#define HRPY_EXC_IndexError(st) PyExc_IndexError
-#define HRPY_EXC_KeyError(st) PyExc_KeyError
-#define HRPY_EXC_ValueError(st) PyExc_ValueError
-#define HRPY_EXC_MemoryError(st) PyExc_MemoryError
-
 PyObject *hrpy_exception_for(HrpyState *st, HurrayStatus status) {
   switch (status) {
-#define HRPY_X_(name, value, msg, pyexc) \
-  case HURRAY_##name:                   \
-    return HRPY_EXC_##pyexc(st);
-    HURRAY_STATUS_TABLE(HRPY_X_)
-#undef HRPY_X_
-    default:
+    case HURRAY_ERR_INVALID_MAGIC:
+    case HURRAY_ERR_VERSION_MISMATCH:
+    case HURRAY_ERR_INVALID_LAYOUT:
+    case HURRAY_ERR_INVALID_TYPE:
+    case HURRAY_ERR_INVALID_SYNC_MODE:
+    case HURRAY_ERR_INVALID_QUANTIZATION:
+    case HURRAY_ERR_INVALID_BUFFER_TABLE:
+    case HURRAY_ERR_INVALID_COMPOSITE:
+    case HURRAY_ERR_INVALID_INDEX_DATA:
+    case HURRAY_ERR_INVALID_STATISTICS:
+    case HURRAY_ERR_INVALID_SHARD:
+      return st->InvalidDescriptorError;
+    case HURRAY_ERR_BUFFER_TOO_SMALL:
+    case HURRAY_ERR_SYNC_MODE_MISMATCH:
+    case HURRAY_ERR_BUFFER_SIZE:
+    case HURRAY_ERR_MISALIGNED:
+      return st->BufferError;
+    case HURRAY_ERR_UNSUPPORTED:
+      return st->UnsupportedError;
+    case HURRAY_ERR_IO:
+    case HURRAY_ERR_INVALID_FILE:
+    case HURRAY_ERR_CRC_MISMATCH:
+    case HURRAY_ERR_INVALID_KV:
+    case HURRAY_ERR_DUPLICATE_NAME:
+      return st->FileError;
+    case HURRAY_ERR_STREAM:
+    case HURRAY_ERR_STREAM_LIMIT:
+    case HURRAY_ERR_CROSS_MACHINE:
+      return st->StreamError;
+    case HURRAY_ERR_INDEX_OUT_OF_BOUNDS:
+      return PyExc_IndexError;
+    case HURRAY_ERR_NOT_FOUND:
+      return PyExc_KeyError;
+    case HURRAY_ERR_INVALID_ARGUMENT:
+    case HURRAY_ERR_INVALID_STATE:
+      return PyExc_ValueError;
+    case HURRAY_ERR_OUT_OF_MEMORY:
+      return PyExc_MemoryError;
+    default: /* HURRAY_OK (a bug to raise), NULL_POINTER, INTERNAL_PANIC, INTERNAL, unknown */
       return st->InternalError;
   }
 }
@@ -166,4 +187,9 @@ int hrpy_errors_init(PyObject *m, HrpyState *st) {
               PyExc_OSError) < 0)
     return -1;
   return 0;
+}
+
+const char *hrpy_layout_name(uint8_t tag) {
+  const char *n = hurray_layout_name(tag);
+  return n != NULL ? n : "extension";
 }

@@ -7,7 +7,7 @@
  * pins nothing); it shares the tensor's Device object, so
  * t.buffer_handles[i].device is t.device.
  */
-#include "hrpy.h"
+#include "core/buffer_handle.h"
 
 typedef struct {
   PyObject_HEAD

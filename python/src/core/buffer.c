@@ -1,0 +1,103 @@
+/*
+ * core/buffer.c - acquiring, copying and releasing the buffers of a tensor
+ * (core/buffer.h).
+ */
+#include "core/buffer.h"
+
+#include <string.h>
+
+#include "util/bytes.h"
+#include "util/errors.h"
+
+void hrpy_buffer_release(HrpyBuffer *b) {
+  if (b->view.obj != NULL) PyBuffer_Release(&b->view);
+  Py_CLEAR(b->owner);
+  if (b->owned != NULL) {
+    hurray_free(b->owned);
+    b->owned = NULL;
+  }
+  b->data = NULL;
+}
+
+int hrpy_buffer_apply_copy_policy(HrpyState *st, HrpyBuffer *b, uint32_t index, int copy,
+                                 bool can_copy, const char *context) {
+  if (b->owned != NULL) return 0;
+  uint32_t measured = hrpy_measure_alignment(b->data, b->size);
+  bool misaligned = b->size > 0 && measured < HURRAY_MIN_BUFFER_ALIGNMENT;
+  if (copy == 0 && misaligned) {
+    hrpy_raise(st->BufferError,
+              "%s: buffer %u is at an address aligned to %u bytes, below the %u-byte floor "
+              "(MIN_BUFFER_ALIGNMENT), and copy=False forbids the copy that would fix it",
+              context, (unsigned)index, (unsigned)measured,
+              (unsigned)HURRAY_MIN_BUFFER_ALIGNMENT);
+    return -1;
+  }
+  if (!(copy == 1 || misaligned)) return 0;
+  if (!can_copy) {
+    hrpy_raise(st->BufferError,
+              "%s: buffer %u needs a copy (aligned to %u bytes, floor %u) but its memory is "
+              "not host memory this module can read",
+              context, (unsigned)index, (unsigned)measured,
+              (unsigned)HURRAY_MIN_BUFFER_ALIGNMENT);
+    return -1;
+  }
+  void *mem = hrpy_alloc_buffer(b->size, false);
+  if (mem == NULL) return -1;
+  if (b->size > 0) {
+    if (b->size >= HRPY_NOGIL_COPY_BYTES) {
+      Py_BEGIN_ALLOW_THREADS memcpy(mem, b->data, (size_t)b->size);
+      Py_END_ALLOW_THREADS
+    } else {
+      memcpy(mem, b->data, (size_t)b->size);
+    }
+  }
+  uint64_t size = b->size;
+  uint8_t sync = b->sync_mode;
+  hrpy_buffer_release(b);
+  b->data = mem;
+  b->owned = mem;
+  b->size = size;
+  b->readonly = false;
+  b->sync_mode = sync;
+  return 0;
+}
+
+int hrpy_buffer_acquire(HrpyState *st, PyObject *obj, uint32_t index, int copy,
+                       const char *context, HrpyBuffer *out) {
+  memset(out, 0, sizeof *out);
+  if (PyObject_GetBuffer(obj, &out->view, PyBUF_WRITABLE) < 0) {
+    /* read-only exporters refuse a writable request (BufferError, or
+     * ValueError from NumPy); ask again for a read-only view */
+    if (PyErr_ExceptionMatches(PyExc_TypeError)) {
+      PyErr_Clear();
+      PyErr_Format(PyExc_TypeError,
+                   "%s: buffer %u must support the buffer protocol (bytes, bytearray, "
+                   "memoryview, array.array, numpy.ndarray, ...), not %.100s",
+                   context, (unsigned)index, Py_TYPE(obj)->tp_name);
+      return -1;
+    }
+    PyErr_Clear();
+    if (PyObject_GetBuffer(obj, &out->view, PyBUF_SIMPLE) < 0) {
+      memset(&out->view, 0, sizeof out->view);
+      if (PyErr_ExceptionMatches(PyExc_BufferError) ||
+          PyErr_ExceptionMatches(PyExc_ValueError)) {
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        hrpy_raise(st->BufferError, "%s: buffer %u is not a C-contiguous buffer (%S)", context,
+                  (unsigned)index, value != NULL ? value : Py_None);
+        Py_XDECREF(type);
+        Py_XDECREF(value);
+        Py_XDECREF(tb);
+      }
+      return -1;
+    }
+    out->readonly = true;
+  }
+  out->data = (uint8_t *)out->view.buf;
+  out->size = (uint64_t)out->view.len;
+  if (hrpy_buffer_apply_copy_policy(st, out, index, copy, true, context) < 0) {
+    hrpy_buffer_release(out);
+    return -1;
+  }
+  return 0;
+}

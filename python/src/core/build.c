@@ -1,0 +1,402 @@
+/*
+ * core/build.c - every way a hurray.Tensor comes to be (core/tensor.h): from
+ * prepared buffers and fields, lazily described dense tensors, and tensors
+ * from a decoded descriptor (what file and stream readers have).
+ *
+ * Every format rule is the C library's: the fields go to
+ * hurray_descriptor_from_fields (or the dense constructor), and what it
+ * refuses is raised with its detail; nothing is re-checked here.
+ */
+#include "core/tensor_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "core/device.h"
+#include "core/dtype.h"
+#include "util/bytes.h"
+#include "util/errors.h"
+
+
+/* The one block behind a lazily described tensor's `bufs`: its buffer, then
+ * the handle and the shape its fields point into (freed with bufs). */
+typedef struct LazyBlock {
+  HrpyBuffer buf;
+  HurrayBufferHandle handle;
+  uint64_t shape[]; /* rank entries */
+} LazyBlock;
+
+/* What buffer `i` of a descriptor holds, for error messages ("values",
+ * "row_ptr", "quantization scales", ...); NULL when the layout does not say. */
+static const char *buffer_role(const HurrayDescriptorFields *f, uint32_t i, char *buf,
+                               size_t n) {
+  const HurrayQuantization *q = f->quantization;
+  if (q != NULL) {
+    uint32_t s = HURRAY_QUANT_NO_BUFFER, z = HURRAY_QUANT_NO_BUFFER;
+    switch (q->scheme) {
+      case HURRAY_QUANT_PER_CHANNEL_AFFINE:
+        s = q->u.per_channel.scale_buffer_index;
+        z = q->u.per_channel.zero_point_buffer_index;
+        break;
+      case HURRAY_QUANT_PER_BLOCK_AFFINE:
+        s = q->u.per_block.scale_buffer_index;
+        z = q->u.per_block.zero_point_buffer_index;
+        break;
+      case HURRAY_QUANT_NF4: s = q->u.nf4.scale_buffer_index; break;
+      case HURRAY_QUANT_MXFP: s = q->u.mxfp.scale_buffer_index; break;
+      default: break;
+    }
+    if (i == s && i == z) return "quantization scales and zero points";
+    if (i == s) return "quantization scales";
+    if (i == z) return "quantization zero points";
+  }
+  static const char *const coo[] = {"values", "indices"};
+  static const char *const csr[] = {"values", "col_indices", "row_ptr"};
+  static const char *const csc[] = {"values", "row_indices", "col_ptr"};
+  static const char *const paged[] = {"page_pool", "block_table", "seq_ptr"};
+  switch (f->layout.tag) {
+    case HURRAY_LAYOUT_COO: return i < 2 ? coo[i] : NULL;
+    case HURRAY_LAYOUT_CSR: return i < 3 ? csr[i] : NULL;
+    case HURRAY_LAYOUT_CSC: return i < 3 ? csc[i] : NULL;
+    case HURRAY_LAYOUT_BLOCK_PAGED: return i < 3 ? paged[i] : NULL;
+    case HURRAY_LAYOUT_CSF:
+      if (i == 0) return "values";
+      if (i > 2u * f->rank) return NULL;
+      PyOS_snprintf(buf, n, "%s_%u", i % 2 == 1 ? "pos" : "crd", (unsigned)((i - 1) / 2));
+      return buf;
+    default:
+      return hurray_layout_class(f->layout.tag) == HURRAY_LAYOUT_CLASS_DENSE && i == 0
+                 ? "element data"
+                 : NULL;
+  }
+}
+
+/* Appends what the buffer named by err->field ("buffers[i]...") holds. */
+static void name_buffer(HurrayError *err, const HurrayDescriptorFields *f) {
+  unsigned i;
+  if (sscanf(err->field, "buffers[%u]", &i) != 1 || i >= f->buffer_count) return;
+  char tmp[16];
+  const char *role = buffer_role(f, (uint32_t)i, tmp, sizeof tmp);
+  if (role == NULL) return;
+  size_t used = strlen(err->message);
+  if (used + 1 < sizeof err->message)
+    PyOS_snprintf(err->message + used, sizeof err->message - used, " (buffer %u holds the %s)",
+                  i, role);
+}
+
+PyObject *hrpy_tensor_build(HrpyState *st, uint8_t type_tag, uint32_t rank,
+                           const uint64_t *shape, const HurrayLayout *layout,
+                           uint64_t byte_offset, PyObject *device, HrpyBuffer *bufs,
+                           uint32_t nbuf, const char *context) {
+  return hrpy_tensor_build_ex(st, type_tag, rank, shape, layout, byte_offset, device, bufs, nbuf,
+                             NULL, context);
+}
+
+PyObject *hrpy_tensor_build_ex(HrpyState *st, uint8_t type_tag, uint32_t rank,
+                              const uint64_t *shape, const HurrayLayout *layout,
+                              uint64_t byte_offset, PyObject *device, HrpyBuffer *bufs,
+                              uint32_t nbuf, const HrpySections *sec, const char *context) {
+  uint8_t dev_tag = hrpy_device_tag(device), dev_class = hrpy_device_memory_class(device);
+  HurrayBufferHandle handles_small[4];
+  HurrayBufferHandle *handles = handles_small;
+  HrpyTensor *t = NULL;
+  PyObject *dtype = NULL;
+  if (nbuf > HURRAY_MAX_BUFFERS) {
+    hrpy_raise(st->InvalidDescriptorError, "%s: %u buffers exceed the maximum of %u", context,
+              (unsigned)nbuf, (unsigned)HURRAY_MAX_BUFFERS);
+    goto fail;
+  }
+  if (nbuf > 4) {
+    handles = PyMem_Calloc(nbuf, sizeof *handles);
+    if (handles == NULL) {
+      PyErr_NoMemory();
+      goto fail;
+    }
+  }
+  for (uint32_t i = 0; i < nbuf; i++) {
+    handles[i].byte_size = bufs[i].size;
+    handles[i].alignment = bufs[i].owned != NULL && bufs[i].size > 0
+                               ? HURRAY_MIN_BUFFER_ALIGNMENT
+                               : hrpy_measure_alignment(bufs[i].data, bufs[i].size);
+    handles[i].device_tag = dev_tag;
+    handles[i].memory_class = dev_class;
+    handles[i].sync_mode = bufs[i].sync_mode;
+    handles[i].reserved = 0;
+  }
+  HurrayDescriptorFields f;
+  memset(&f, 0, sizeof f);
+  f.type_tag = type_tag;
+  f.rank = rank;
+  f.shape = shape;
+  f.byte_offset = byte_offset;
+  if (layout != NULL) {
+    f.layout = *layout;
+  } else {
+    f.layout.tag = HURRAY_LAYOUT_ROW_MAJOR;
+  }
+  f.buffer_count = nbuf;
+  f.buffers = handles;
+  uint32_t options = HURRAY_DECODE_STRICT;
+  if (sec != NULL) {
+    f.quantization = sec->quantization;
+    f.shard = sec->shard;
+    f.statistics = sec->statistics;
+    f.composite_member = sec->member;
+    f.extension_type = sec->extension_type;
+    f.flags = sec->flags;
+    f.trailing = sec->trailing;
+    f.trailing_len = sec->trailing_len;
+    f.version_minor = sec->version_minor;
+    options = sec->options;
+  }
+  dtype = hrpy_dtype_relayed(st, type_tag);
+  if (dtype == NULL) goto fail;
+  HurrayDescriptor *desc = NULL;
+  HurrayError err;
+  hurray_error_clear(&err);
+  HurrayStatus rc = hurray_descriptor_from_fields(&f, options, &desc, &err);
+  if (handles != handles_small) PyMem_Free(handles);
+  handles = handles_small;
+  if (rc != HURRAY_OK) {
+    if (rc == HURRAY_ERR_BUFFER_SIZE || rc == HURRAY_ERR_INVALID_BUFFER_TABLE)
+      name_buffer(&err, &f);
+    hrpy_raise_status(st, rc, &err, context);
+    goto fail;
+  }
+  t = PyObject_GC_New(HrpyTensor, st->TensorType);
+  if (t == NULL) {
+    hurray_descriptor_destroy(desc);
+    goto fail;
+  }
+  t->desc = desc;
+  t->dtype = dtype;
+  dtype = NULL;
+  t->device = Py_NewRef(device);
+  t->handles = NULL;
+  t->weakreflist = NULL;
+  t->nbuf = 0;
+  t->bufs = NULL;
+  rc = hurray_descriptor_fields(desc, &t->f);
+  if (rc == HURRAY_OK && nbuf > 0) {
+    t->bufs = PyMem_Calloc(nbuf, sizeof(HrpyBuffer));
+    if (t->bufs == NULL) {
+      PyObject_GC_Track((PyObject *)t);
+      Py_DECREF(t);
+      PyErr_NoMemory();
+      t = NULL;
+      goto fail;
+    }
+    memcpy(t->bufs, bufs, nbuf * sizeof(HrpyBuffer));
+    t->nbuf = nbuf;
+    /* The Py_buffer structs moved; a Py_buffer may be moved while held. */
+    memset(bufs, 0, nbuf * sizeof(HrpyBuffer));
+  }
+  PyObject_GC_Track((PyObject *)t);
+  if (rc != HURRAY_OK) {
+    Py_DECREF(t);
+    t = NULL;
+    hrpy_raise_status(st, rc, NULL, context);
+    goto fail;
+  }
+  return (PyObject *)t;
+
+fail:
+  if (handles != handles_small) PyMem_Free(handles);
+  Py_XDECREF(dtype);
+  for (uint32_t i = 0; i < nbuf; i++) hrpy_buffer_release(&bufs[i]);
+  return NULL;
+}
+
+PyObject *hrpy_tensor_new_dense(HrpyState *st, uint8_t type_tag, uint32_t rank,
+                               const uint64_t *shape, uint8_t layout_tag, PyObject *device,
+                               HrpyBuffer *b, const char *context) {
+  uint64_t count = 0, need = 0;
+  uint32_t alignment = b->owned != NULL && b->size > 0 ? HURRAY_MIN_BUFFER_ALIGNMENT
+                                                      : hrpy_measure_alignment(b->data, b->size);
+  /* Each condition is a rule hurray_descriptor_from_fields would check for
+   * these fields (the rest hold for any tensor built here: version 1, no
+   * flags, no section, byte_offset 0, one producer-synced buffer). */
+  bool valid = rank <= HURRAY_MAX_RANK && hurray_dtype_tag_kind(type_tag) == HURRAY_TAG_NAMED &&
+               hurray_dtype_info(type_tag) != NULL &&
+               (layout_tag == HURRAY_LAYOUT_ROW_MAJOR ||
+                (layout_tag == HURRAY_LAYOUT_COL_MAJOR && rank > 0)) &&
+               hrpy_device_tag(device) == HURRAY_DEVICE_CPU &&
+               hrpy_device_memory_class(device) == HURRAY_MEMORY_STANDARD &&
+               b->sync_mode == HURRAY_SYNC_PRODUCER_SYNCED &&
+               (b->size == 0 || alignment >= HURRAY_MIN_BUFFER_ALIGNMENT) &&
+               hrpy_element_count(rank, shape, &count) && count <= (uint64_t)INT64_MAX &&
+               hurray_buffer_size_bytes(type_tag, count, &need) == HURRAY_OK &&
+               need <= (uint64_t)INT64_MAX && b->size >= need;
+  if (!valid) {
+    HurrayLayout lay;
+    memset(&lay, 0, sizeof lay);
+    lay.tag = layout_tag;
+    return hrpy_tensor_build(st, type_tag, rank, shape, &lay, 0, device, b, 1, context);
+  }
+  LazyBlock *blk = PyMem_Malloc(sizeof *blk + (size_t)rank * sizeof(uint64_t));
+  PyObject *dtype = blk != NULL ? hrpy_dtype_from_tag(st, type_tag) : PyErr_NoMemory();
+  HrpyTensor *t = dtype != NULL ? PyObject_GC_New(HrpyTensor, st->TensorType) : NULL;
+  if (t == NULL) {
+    Py_XDECREF(dtype);
+    PyMem_Free(blk);
+    hrpy_buffer_release(b);
+    return NULL;
+  }
+  /* Moved (a held Py_buffer may move). Without a held export only the fields
+   * hrpy_buffer_release and the readers look at are copied: a whole-struct copy
+   * (and memset) costs a measurable share of from_numpy. */
+  if (b->view.obj != NULL) {
+    blk->buf = *b;
+  } else {
+    blk->buf.data = b->data;
+    blk->buf.size = b->size;
+    blk->buf.owner = b->owner;
+    blk->buf.view.obj = NULL;
+    blk->buf.owned = b->owned;
+    blk->buf.readonly = b->readonly;
+    blk->buf.sync_mode = b->sync_mode;
+    blk->buf.host = b->host;
+  }
+  b->view.obj = NULL;
+  b->owner = NULL;
+  b->owned = NULL;
+  b->data = NULL;
+  blk->handle.byte_size = blk->buf.size;
+  blk->handle.alignment = alignment;
+  blk->handle.device_tag = HURRAY_DEVICE_CPU;
+  blk->handle.sync_mode = HURRAY_SYNC_PRODUCER_SYNCED;
+  blk->handle.memory_class = HURRAY_MEMORY_STANDARD;
+  blk->handle.reserved = 0;
+  for (uint32_t i = 0; i < rank; i++) blk->shape[i] = shape[i]; /* no rep movs for rank 1 */
+  /* exactly what hurray_descriptor_fields reports after from_fields (every
+   * field written: no memset of the whole struct) */
+  HurrayDescriptorFields *f = &t->f;
+  f->version_major = HURRAY_DESCRIPTOR_VERSION_MAJOR;
+  f->version_minor = 0;
+  f->flags = 0;
+  f->type_tag = type_tag;
+  f->rank = rank;
+  f->shape = rank > 0 ? blk->shape : NULL;
+  f->byte_offset = 0;
+  memset(&f->layout, 0, sizeof f->layout);
+  f->layout.tag = layout_tag;
+  f->buffer_count = 1;
+  f->buffers = &blk->handle;
+  f->quantization = NULL;
+  f->shard = NULL;
+  f->statistics = NULL;
+  f->extension_type = NULL;
+  f->composite_member = NULL;
+  f->trailing = NULL;
+  f->trailing_len = 0;
+  t->desc = NULL;
+  t->dtype = dtype;
+  t->device = Py_NewRef(device);
+  t->handles = NULL;
+  t->weakreflist = NULL;
+  t->nbuf = 1;
+  t->bufs = &blk->buf;
+  PyObject_GC_Track((PyObject *)t);
+  return (PyObject *)t;
+}
+
+PyObject *hrpy_tensor_from_descriptor(HrpyState *st, const HurrayDescriptor *d, HrpyBuffer *bufs,
+                                     uint32_t nbuf, uint32_t options, const char *context) {
+  HurrayDescriptorFields f;
+  PyObject *device = NULL, *result = NULL;
+  if (hurray_descriptor_fields(d, &f) != HURRAY_OK) {
+    hrpy_raise_status(st, HURRAY_ERR_INTERNAL, NULL, context);
+    goto done;
+  }
+  if (nbuf != f.buffer_count) {
+    hrpy_raise_rule(st, HURRAY_ERR_INVALID_BUFFER_TABLE, "buffer_count", context,
+                   "the descriptor declares %u buffers, %u were given", (unsigned)f.buffer_count,
+                   (unsigned)nbuf);
+    goto done;
+  }
+  for (uint32_t i = 0; i < nbuf; i++) {
+    if (bufs[i].size < f.buffers[i].byte_size) {
+      char field[32];
+      PyOS_snprintf(field, sizeof field, "buffers[%u].byte_size", (unsigned)i);
+      hrpy_raise_rule(st, HURRAY_ERR_BUFFER_SIZE, field, context,
+                     "buffer %u holds %llu bytes, the descriptor declares %llu", (unsigned)i,
+                     (unsigned long long)bufs[i].size,
+                     (unsigned long long)f.buffers[i].byte_size);
+      goto done;
+    }
+    bufs[i].size = f.buffers[i].byte_size;
+    bufs[i].sync_mode = f.buffers[i].sync_mode;
+  }
+  if (nbuf > 0) {
+    device = hrpy_device_new(st, f.buffers[0].device_tag, f.buffers[0].memory_class, 0);
+  } else {
+    device = Py_NewRef(st->cpu);
+  }
+  if (device == NULL) goto done;
+  HrpySections sec;
+  memset(&sec, 0, sizeof sec);
+  sec.quantization = f.quantization;
+  sec.shard = f.shard;
+  sec.statistics = f.statistics;
+  sec.member = f.composite_member;
+  sec.extension_type = f.extension_type;
+  sec.flags = f.flags;
+  sec.trailing = f.trailing;
+  sec.trailing_len = f.trailing_len;
+  sec.version_minor = f.version_minor;
+  sec.options = options;
+  result = hrpy_tensor_build_ex(st, f.type_tag, f.rank, f.shape, &f.layout, f.byte_offset, device,
+                               bufs, nbuf, &sec, context);
+  nbuf = 0; /* moved */
+  if (result != NULL && hrpy_tensor_validate_index_buffers(st, result, context) < 0)
+    Py_CLEAR(result);
+done:
+  for (uint32_t i = 0; i < nbuf; i++) hrpy_buffer_release(&bufs[i]);
+  Py_XDECREF(device);
+  return result;
+}
+
+uint32_t hrpy_options_for_descriptor(const HurrayDescriptorFields *f) {
+  uint32_t o = hrpy_layout_options(f->layout.tag);
+  if (f->quantization != NULL) {
+    HurrayTagKind k = hurray_quant_scheme_kind(f->quantization->scheme);
+    if (k == HURRAY_TAG_RESERVED || k == HURRAY_TAG_UNASSIGNED) o |= HURRAY_DECODE_PERMISSIVE;
+  }
+  return o;
+}
+
+int hrpy_decode_descriptor(HrpyState *st, const uint8_t *bytes, uint64_t len, bool permissive,
+                          HurrayDescriptor **out, uint32_t *options, const char *context) {
+  *out = NULL;
+  HurrayError err;
+  hurray_error_clear(&err);
+  uint32_t opt = permissive ? HURRAY_DECODE_PERMISSIVE : HURRAY_DECODE_STRICT;
+  HurrayStatus rc = hurray_descriptor_decode_ex(bytes, (uintptr_t)len, opt, out, &err);
+  if (rc != HURRAY_OK && !permissive) {
+    /* What this package builds with relay semantics (a private or unknown
+     * layout, an opaque quantization scheme) comes back the same way. */
+    HurrayDescriptor *d = NULL;
+    if (hurray_descriptor_decode_ex(bytes, (uintptr_t)len, HURRAY_DECODE_PERMISSIVE, &d, NULL) ==
+        HURRAY_OK) {
+      HurrayDescriptorFields f;
+      if (hurray_descriptor_fields(d, &f) == HURRAY_OK &&
+          hrpy_options_for_descriptor(&f) == HURRAY_DECODE_PERMISSIVE) {
+        *out = d;
+        *options = HURRAY_DECODE_PERMISSIVE;
+        return 0;
+      }
+      hurray_descriptor_destroy(d);
+    }
+  }
+  if (rc != HURRAY_OK) {
+    hrpy_raise_status(st, rc, &err, context);
+    return -1;
+  }
+  *options = opt;
+  return 0;
+}
+
+uint32_t hrpy_layout_options(uint8_t tag) {
+  return hurray_layout_tag_kind(tag) == HURRAY_TAG_NAMED ? HURRAY_DECODE_STRICT
+                                                        : HURRAY_DECODE_PERMISSIVE;
+}

@@ -1,0 +1,13 @@
+/*
+ * tensor.h - the Python class hurray.Tensor (top layer; see tensor.c).
+ */
+#ifndef HURRAY_PY_TENSOR_H
+#define HURRAY_PY_TENSOR_H
+
+#include "util/state.h"
+
+/* Creates hurray.Tensor into st->TensorType and adds it (and the module
+ * functions of this file) to module m. */
+int hrpy_tensor_init(PyObject *m, HrpyState *st);
+
+#endif /* HURRAY_PY_TENSOR_H */

@@ -1,0 +1,27 @@
+/*
+ * types/quant.h - the quantization classes (layer 2): PerTensorAffine,
+ * PerChannelAffine, PerBlockAffine, NF4, MXFP and OpaqueQuantization, each an
+ * immutable value over a parsed quantization section.
+ */
+#ifndef HURRAY_PY_TYPES_QUANT_H
+#define HURRAY_PY_TYPES_QUANT_H
+
+#include "util/state.h"
+
+int hrpy_quant_init(PyObject *m, HrpyState *st);
+static inline int hrpy_quant_check_type(HrpyState *st, PyObject *o) {
+  for (int i = 0; i < HRPY_QUANT_CLASS_COUNT; i++)
+    if (Py_IS_TYPE(o, st->QuantClasses[i])) return 1;
+  return 0;
+}
+/* The section a quantization object holds (borrowed, immutable; `o` must be
+ * one: hrpy_quant_check_type). */
+const HurrayQuantization *hrpy_quant_value(PyObject *o);
+/* A quantization object for a parsed section (q->raw must be set); new
+ * reference. */
+PyObject *hrpy_quant_new(HrpyState *st, const HurrayQuantization *q);
+/* The quantization section of a descriptor as an object, or Py_None (new
+ * reference). */
+PyObject *hrpy_quantization_object(HrpyState *st, const HurrayDescriptorFields *f);
+
+#endif /* HURRAY_PY_TYPES_QUANT_H */

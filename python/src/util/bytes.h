@@ -1,0 +1,50 @@
+/*
+ * util/bytes.h - byte-level helpers shared by every layer (layer 0).
+ */
+#ifndef HURRAY_PY_UTIL_BYTES_H
+#define HURRAY_PY_UTIL_BYTES_H
+
+#include "util/state.h"
+
+/* Copies, fills and zeroing of at least this many bytes run with the GIL
+ * released (a release costs more than a small copy). */
+#define HRPY_NOGIL_COPY_BYTES ((uint64_t)1 << 20)
+
+/* Blocks of PyMem memory freed together (the C structures built for one call). */
+typedef struct HrpyArena {
+  void **blocks;
+  size_t n, cap;
+} HrpyArena;
+/* `bytes` zeroed bytes owned by the arena; MemoryError (NULL) on failure. */
+void *hrpy_arena_alloc(HrpyArena *a, size_t bytes);
+/* Frees every block (the arena can be reused). */
+void hrpy_arena_free(HrpyArena *a);
+
+/* Measured alignment of an address: the largest power of two dividing it,
+ * capped at HURRAY_PAGE_ALIGNMENT; 1 for an empty buffer. */
+uint32_t hrpy_measure_alignment(const void *p, uint64_t size);
+
+/* Allocates `size` bytes aligned to HURRAY_MIN_BUFFER_ALIGNMENT (hurray_alloc;
+ * free with hurray_free), zeroed when `zero`. MemoryError (NULL) on failure. */
+void *hrpy_alloc_buffer(uint64_t size, bool zero);
+
+/* Row-major element count; false when a dimension is dynamic or on overflow. */
+bool hrpy_element_count(uint32_t rank, const uint64_t *shape, uint64_t *out);
+
+/* Copies a strided array (signed byte strides) into a dense row-major dst. */
+void hrpy_strided_gather(uint8_t *dst, const uint8_t *src, size_t itemsize, uint32_t rank,
+                         const uint64_t *shape, const int64_t *bstrides);
+
+/* For a strided array whose element [0, ..., 0] is at `first` (element
+ * strides, every extent > 0): the lowest address touched (*base), the bytes
+ * spanned and the byte offset of element 0 from *base. False on overflow or
+ * an empty extent. */
+bool hrpy_strided_extent(uint8_t *first, uint64_t esize, uint32_t rank, const uint64_t *shape,
+                         const int64_t *estrides, uint8_t **base, uint64_t *span,
+                         uint64_t *byte_offset);
+
+/* Bit-packed bool <-> one byte per element (LSB-first). */
+void hrpy_bool_unpack(const uint8_t *src, uint8_t *dst, uint64_t count);
+void hrpy_bool_pack(const uint8_t *src, uint8_t *dst, uint64_t count);
+
+#endif /* HURRAY_PY_UTIL_BYTES_H */

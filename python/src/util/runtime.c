@@ -1,0 +1,33 @@
+/*
+ * util/runtime.c - the interpreter around the extension: reference drops from
+ * foreign threads, and the lazily imported modules (util/runtime.h).
+ */
+#include "util/runtime.h"
+
+bool hrpy_interpreter_gone(void) {
+  if (!Py_IsInitialized()) return true;
+#if PY_VERSION_HEX >= 0x030D0000
+  return Py_IsFinalizing() && !PyGILState_Check();
+#else
+  return _Py_IsFinalizing() && !PyGILState_Check();
+#endif
+}
+
+void hrpy_release_object(void *obj) {
+  if (obj == NULL) return;
+  /* A finalizing interpreter cannot hand the GIL to another thread (the
+   * thread would hang or be terminated): leak the reference, whose memory
+   * goes with the process. */
+  if (hrpy_interpreter_gone()) return;
+  PyGILState_STATE g = PyGILState_Ensure();
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb); /* a caller may be unwinding an error */
+  Py_DECREF((PyObject *)obj);
+  PyErr_Restore(type, value, tb);
+  PyGILState_Release(g);
+}
+
+PyObject *hrpy_numpy(HrpyState *st) {
+  if (st->numpy == NULL) st->numpy = PyImport_ImportModule("numpy");
+  return st->numpy;
+}

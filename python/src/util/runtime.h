@@ -1,0 +1,22 @@
+/*
+ * util/runtime.h - the interpreter around the extension (layer 0).
+ */
+#ifndef HURRAY_PY_UTIL_RUNTIME_H
+#define HURRAY_PY_UTIL_RUNTIME_H
+
+#include "util/state.h"
+
+/* True when the interpreter can no longer take a reference drop from this
+ * thread (not initialized, or finalizing while this thread lacks the GIL). */
+bool hrpy_interpreter_gone(void);
+
+/* Drops a strong reference (`obj`, a PyObject *) from any thread, taking the
+ * GIL itself; leaks it deliberately when hrpy_interpreter_gone(). Shaped as a
+ * C callback (HurrayOwnerReleaseFn). NULL-safe. */
+void hrpy_release_object(void *obj);
+
+/* The numpy module (borrowed from the state cache), imported on first use;
+ * NULL with ImportError set when NumPy is not installed. */
+PyObject *hrpy_numpy(HrpyState *st);
+
+#endif /* HURRAY_PY_UTIL_RUNTIME_H */

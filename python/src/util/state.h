@@ -1,0 +1,90 @@
+/*
+ * util/state.h - the module state of hurray._hurray and how to reach it.
+ *
+ * Every class is a heap type created with PyType_FromModuleAndSpec, so the
+ * state of the module that defined an object's exact type is one call away
+ * (hrpy_state_of). No class is subclassable except hurray.Layout, which is
+ * not instantiable: PyType_GetModule on an instance's exact type always finds
+ * this module's state.
+ *
+ * Layer 0 (util/): included by every file of the extension. The fields are
+ * filled by the init function of the file that owns each class (named beside
+ * each field) and cleared by module.c.
+ */
+#ifndef HURRAY_PY_UTIL_STATE_H
+#define HURRAY_PY_UTIL_STATE_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hurray/hurray.h"
+
+/* Layout classes bound by the module (types/layout.h: HrpyLayoutKind). */
+#define HRPY_LAYOUT_KIND_COUNT 14
+/* Quantization classes: one per named scheme (tag - 1), then OpaqueQuantization. */
+#define HRPY_QUANT_CLASS_COUNT 6
+
+typedef struct HrpyState {
+  /* classes */
+  PyTypeObject *DtypeType;          /* core/dtype.c */
+  PyTypeObject *DeviceType;         /* core/device.c */
+  PyTypeObject *TensorType;         /* tensor.c (object: core/tensor.c) */
+  PyTypeObject *BufferHandleType;   /* types/buffer_handle.c */
+  PyTypeObject *DescriptorType;     /* types/descriptor.c */
+  PyTypeObject *LayoutType;         /* types/layout.c: hurray.Layout, the base */
+  PyTypeObject *LayoutClasses[HRPY_LAYOUT_KIND_COUNT]; /* types/layout_types.c */
+  PyTypeObject *QuantClasses[HRPY_QUANT_CLASS_COUNT];  /* types/quant.c */
+  PyTypeObject *StatisticsType;     /* types/sections.c */
+  PyTypeObject *ShardType;          /* types/sections.c */
+  PyTypeObject *CompositeType;      /* types/composite.c */
+  PyTypeObject *FileType;           /* io/file.c: hurray.File */
+  PyTypeObject *StreamReaderType;   /* io/stream.c */
+  PyTypeObject *StreamWriterType;   /* io/stream.c */
+  /* exceptions (util/errors.c; docs/decisions.md, "Exceptions") */
+  PyObject *InvalidDescriptorError;
+  PyObject *BufferError;
+  PyObject *UnsupportedError;
+  PyObject *InternalError;
+  PyObject *FileError;
+  PyObject *StreamError;
+  PyObject *CopyRequiredError;
+  /* Dtype singletons by wire tag (core/dtype.c); private (extension) tags
+   * are created on first use. NULL for tags that name no type. */
+  PyObject *dtypes[256];
+  /* hurray.device.cpu: the default device of every tensor (core/device.c) */
+  PyObject *cpu;
+  /* Lazily imported helpers (NULL until first use; util/runtime.c). */
+  PyObject *numpy;             /* the numpy module */
+  /* numpy.dtype objects by wire tag, made on first use by __array_struct__
+   * (interop/numpy.c; NULL until then, and for tags NumPy has no type for) */
+  PyObject *np_dtypes[256];
+  PyObject *ndarray_type;      /* numpy.ndarray, once from_numpy met one (interop/ndarray.c) */
+  int nd_header;               /* interop/ndarray.c: 1 header layout proven, -1 not, 0 unknown */
+  PyObject *display_repr;      /* hurray._display.tensor_repr */
+  PyObject *display_str;       /* hurray._display.tensor_str */
+  PyObject *display_composite; /* hurray._display.composite_repr */
+  PyObject *simple_namespace;  /* types.SimpleNamespace */
+  PyObject *sparse_module;     /* hurray._sparse (to_scipy) */
+  /* interned strings (module.c) */
+  PyObject *s_dlpack;          /* "__dlpack__" */
+  PyObject *s_max_version;
+  PyObject *s_copy;
+  PyObject *s_dl_device;
+  PyObject *s_array_struct;    /* "__array_struct__" */
+} HrpyState;
+
+/* State of the module that defined the exact type of `self`. */
+static inline HrpyState *hrpy_state_of(PyObject *self) {
+  return (HrpyState *)PyType_GetModuleState(Py_TYPE(self));
+}
+static inline HrpyState *hrpy_state_of_type(PyTypeObject *type) {
+  return (HrpyState *)PyType_GetModuleState(type);
+}
+static inline HrpyState *hrpy_state_of_module(PyObject *module) {
+  return (HrpyState *)PyModule_GetState(module);
+}
+
+#endif /* HURRAY_PY_UTIL_STATE_H */
