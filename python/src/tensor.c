@@ -148,16 +148,25 @@ static int sections_arg(HrpyState *st, PyObject *quant, PyObject *stats, PyObjec
 
 static PyObject *tensor_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
   HrpyState *st = hrpy_state_of_type(type);
-  static char *kwlist[] = {"buffer",     "dtype", "shape",       "device", "aux_buffers",
+  static const char *const kwlist[] = {"buffer",     "dtype", "shape",       "device", "aux_buffers",
                            "layout",     "quantization", "statistics", "shard", "byte_offset",
                            "copy",       NULL};
   PyObject *buffer, *dtobj, *shapeobj, *device = Py_None, *aux = Py_None, *layout = Py_None,
                                                 *quant = Py_None, *stats = Py_None,
                                                 *shard = Py_None, *boff = NULL, *copyobj = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|O$OOOOOOO:Tensor", kwlist, &buffer, &dtobj,
-                                   &shapeobj, &device, &aux, &layout, &quant, &stats, &shard,
-                                   &boff, &copyobj))
-    return NULL;
+  PyObject *argv_[11];
+  if (hrpy_parse_tuple("Tensor", args, kwargs, kwlist, 4, 3, argv_) < 0) return NULL;
+  buffer = argv_[0];
+  dtobj = argv_[1];
+  shapeobj = argv_[2];
+  if (argv_[3] != NULL) device = argv_[3];
+  if (argv_[4] != NULL) aux = argv_[4];
+  if (argv_[5] != NULL) layout = argv_[5];
+  if (argv_[6] != NULL) quant = argv_[6];
+  if (argv_[7] != NULL) stats = argv_[7];
+  if (argv_[8] != NULL) shard = argv_[8];
+  if (argv_[9] != NULL) boff = argv_[9];
+  if (argv_[10] != NULL) copyobj = argv_[10];
   const char *ctx = "Tensor";
   uint8_t tag;
   if (hrpy_dtype_converter(st, dtobj, &tag) < 0) return NULL;

@@ -10,6 +10,7 @@
  */
 #include "core/device.h"
 
+#include "util/args.h"
 #include "util/errors.h"
 
 typedef struct {
@@ -94,10 +95,13 @@ PyObject *hrpy_device_new(HrpyState *st, uint8_t tag, uint8_t mc, int32_t id) {
 
 static PyObject *device_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
   HrpyState *st = hrpy_state_of_type(type);
-  static char *kwlist[] = {"kind", "device_id", "memory_class", NULL};
+  static const char *const kwlist[] = {"kind", "device_id", "memory_class", NULL};
   PyObject *kind = NULL, *idobj = NULL, *mcobj = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO:Device", kwlist, &kind, &idobj, &mcobj))
-    return NULL;
+  PyObject *argv_[3];
+  if (hrpy_parse_tuple("Device", args, kwargs, kwlist, 3, 1, argv_) < 0) return NULL;
+  kind = argv_[0];
+  if (argv_[1] != NULL) idobj = argv_[1];
+  if (argv_[2] != NULL) mcobj = argv_[2];
   uint8_t tag, mc = HURRAY_MEMORY_STANDARD;
   if (parse_tag(st, kind, false, &tag) < 0) return NULL;
   if (mcobj != NULL && mcobj != Py_None && parse_tag(st, mcobj, true, &mc) < 0) return NULL;

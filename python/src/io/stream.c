@@ -332,13 +332,18 @@ static int parse_limit(PyObject *o, const char *name, uint64_t none_value, uint6
 static PyObject *reader_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
   HrpyState *st = hrpy_state_of_type(type);
   static const char ctx[] = "StreamReader";
-  static char *kwlist[] = {"source",      "max_descriptor_bytes", "max_buffer_bytes",
+  static const char *const kwlist[] = {"source",      "max_descriptor_bytes", "max_buffer_bytes",
                            "max_composite_depth", "cross_machine", "permissive", NULL};
   PyObject *src, *mdb = NULL, *mbb = NULL, *mcd = NULL;
   int cross = 0, permissive = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOOpp:StreamReader", kwlist, &src, &mdb,
-                                   &mbb, &mcd, &cross, &permissive))
-    return NULL;
+  PyObject *argv_[6];
+  if (hrpy_parse_tuple("StreamReader", args, kwargs, kwlist, 1, 1, argv_) < 0) return NULL;
+  src = argv_[0];
+  if (argv_[1] != NULL) mdb = argv_[1];
+  if (argv_[2] != NULL) mbb = argv_[2];
+  if (argv_[3] != NULL) mcd = argv_[3];
+  if (argv_[4] != NULL && (cross = PyObject_IsTrue(argv_[4])) < 0) return NULL;
+  if (argv_[5] != NULL && (permissive = PyObject_IsTrue(argv_[5])) < 0) return NULL;
   HurrayStreamReaderOptions o;
   hurray_stream_reader_options_init(&o);
   uint64_t depth = o.max_composite_depth;
@@ -615,11 +620,13 @@ static void writer_settle(HrpyStreamWriter *self) {
 static PyObject *writer_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
   HrpyState *st = hrpy_state_of_type(type);
   static const char ctx[] = "StreamWriter";
-  static char *kwlist[] = {"destination", "cross_machine", NULL};
+  static const char *const kwlist[] = {"destination", "cross_machine", NULL};
   PyObject *dst = Py_None;
   int cross = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O$p:StreamWriter", kwlist, &dst, &cross))
-    return NULL;
+  PyObject *argv_[2];
+  if (hrpy_parse_tuple("StreamWriter", args, kwargs, kwlist, 1, 0, argv_) < 0) return NULL;
+  if (argv_[0] != NULL) dst = argv_[0];
+  if (argv_[1] != NULL && (cross = PyObject_IsTrue(argv_[1])) < 0) return NULL;
   uint32_t flags = cross ? HURRAY_STREAM_CROSS_MACHINE : 0u;
   HurrayStreamWriter *w = NULL;
   HurrayStatus rc;

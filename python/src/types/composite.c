@@ -200,12 +200,17 @@ PyObject *hrpy_composite_from_head(HrpyState *st, HurrayDescriptor *head, PyObje
 static const char *const k_rule_names[] = {"partition", "overlay", "group"};
 
 static PyObject *composite_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
-  static char *kwlist[] = {"composition_rule", "shape", "dtype", "members", "combine_op",
+  static const char *const kwlist[] = {"composition_rule", "shape", "dtype", "members", "combine_op",
                            "shard", NULL};
   PyObject *rule_o, *shape_o, *dtype_o, *members_o, *op_o = Py_None, *shard_o = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOO|O$O:Composite", kwlist, &rule_o, &shape_o,
-                                   &dtype_o, &members_o, &op_o, &shard_o))
-    return NULL;
+  PyObject *argv_[6];
+  if (hrpy_parse_tuple("Composite", args, kwargs, kwlist, 5, 4, argv_) < 0) return NULL;
+  rule_o = argv_[0];
+  shape_o = argv_[1];
+  dtype_o = argv_[2];
+  members_o = argv_[3];
+  if (argv_[4] != NULL) op_o = argv_[4];
+  if (argv_[5] != NULL) shard_o = argv_[5];
   HrpyState *st = hrpy_state_of_type(type);
   const char *ctx = "Composite";
   /* the rule and the combine operation: the same field as CompositeLayout */

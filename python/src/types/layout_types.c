@@ -253,10 +253,9 @@ static PyObject *finish(HrpyState *st, PyTypeObject *type, const HurrayLayout *l
 
 static PyObject *plain_new(PyTypeObject *type, PyObject *args, PyObject *kwargs, uint8_t tag,
                            const char *name) {
-  static char *kwlist[] = {NULL};
-  char fmt[64];
-  PyOS_snprintf(fmt, sizeof fmt, ":%s", name);
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, fmt, kwlist)) return NULL;
+  static const char *const kwlist[] = {NULL};
+  PyObject *argv_[1];
+  if (hrpy_parse_tuple(name, args, kwargs, kwlist, 0, 0, argv_) < 0) return NULL;
   HurrayLayout l;
   memset(&l, 0, sizeof l);
   l.tag = tag;
@@ -281,9 +280,11 @@ static PyObject *colmajor_repr(PyObject *s) {
 /* ---- strided ----------------------------------------------------------------------- */
 
 static PyObject *strided_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
-  static char *kwlist[] = {"strides", NULL};
+  static const char *const kwlist[] = {"strides", NULL};
   PyObject *s;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O:StridedLayout", kwlist, &s)) return NULL;
+  PyObject *argv_[1];
+  if (hrpy_parse_tuple("StridedLayout", args, kwargs, kwlist, 1, 1, argv_) < 0) return NULL;
+  s = argv_[0];
   HrpyState *st = STATE(type);
   int64_t strides[HURRAY_MAX_RANK];
   uint32_t n = 0;
@@ -309,13 +310,18 @@ static PyObject *strided_repr(PyObject *s) {
 /* ---- tiled --------------------------------------------------------------------------- */
 
 static PyObject *tiled_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
-  static char *kwlist[] = {"tile_shape",    "outer_layout",  "inner_layout",
+  static const char *const kwlist[] = {"tile_shape",    "outer_layout",  "inner_layout",
                            "outer_strides", "inner_strides", "inner_tiled", NULL};
   PyObject *ts, *outer_o = NULL, *inner_o = NULL, *os_o = Py_None, *is_o = Py_None,
                 *nested = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOOOO:TiledLayout", kwlist, &ts, &outer_o,
-                                   &inner_o, &os_o, &is_o, &nested))
-    return NULL;
+  PyObject *argv_[6];
+  if (hrpy_parse_tuple("TiledLayout", args, kwargs, kwlist, 6, 1, argv_) < 0) return NULL;
+  ts = argv_[0];
+  if (argv_[1] != NULL) outer_o = argv_[1];
+  if (argv_[2] != NULL) inner_o = argv_[2];
+  if (argv_[3] != NULL) os_o = argv_[3];
+  if (argv_[4] != NULL) is_o = argv_[4];
+  if (argv_[5] != NULL) nested = argv_[5];
   HrpyState *st = STATE(type);
   const char *ctx = "TiledLayout";
   uint64_t tile[HURRAY_MAX_RANK];
@@ -460,9 +466,11 @@ static PyObject *tiled_repr(PyObject *s) {
 /* ---- Morton, Hilbert ------------------------------------------------------------------ */
 
 static PyObject *morton_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
-  static char *kwlist[] = {"morton_bits", NULL};
+  static const char *const kwlist[] = {"morton_bits", NULL};
   PyObject *b;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O:MortonLayout", kwlist, &b)) return NULL;
+  PyObject *argv_[1];
+  if (hrpy_parse_tuple("MortonLayout", args, kwargs, kwlist, 1, 1, argv_) < 0) return NULL;
+  b = argv_[0];
   HrpyState *st = STATE(type);
   uint32_t bits[HURRAY_MAX_RANK], n = 0;
   if (int_array(st, b, "MortonLayout", "morton_bits", ARR_U32, bits, &n) < 0) return NULL;
@@ -485,10 +493,12 @@ static PyObject *morton_repr(PyObject *s) {
 }
 
 static PyObject *hilbert_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
-  static char *kwlist[] = {"hilbert_order", "hilbert_rank", NULL};
+  static const char *const kwlist[] = {"hilbert_order", "hilbert_rank", NULL};
   PyObject *o, *r;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO:HilbertLayout", kwlist, &o, &r))
-    return NULL;
+  PyObject *argv_[2];
+  if (hrpy_parse_tuple("HilbertLayout", args, kwargs, kwlist, 2, 2, argv_) < 0) return NULL;
+  o = argv_[0];
+  r = argv_[1];
   HrpyState *st = STATE(type);
   HurrayLayout l;
   memset(&l, 0, sizeof l);
@@ -519,10 +529,12 @@ static PyObject *hilbert_repr(PyObject *s) {
 /* ---- COO, CSR, CSC, CSF ---------------------------------------------------------------- */
 
 static PyObject *coo_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
-  static char *kwlist[] = {"nnz", "is_sorted", NULL};
+  static const char *const kwlist[] = {"nnz", "is_sorted", NULL};
   PyObject *nnz, *sorted = Py_False;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:CooLayout", kwlist, &nnz, &sorted))
-    return NULL;
+  PyObject *argv_[2];
+  if (hrpy_parse_tuple("CooLayout", args, kwargs, kwlist, 2, 1, argv_) < 0) return NULL;
+  nnz = argv_[0];
+  if (argv_[1] != NULL) sorted = argv_[1];
   HrpyState *st = STATE(type);
   HurrayLayout l;
   memset(&l, 0, sizeof l);
@@ -554,11 +566,10 @@ static PyObject *coo_repr(PyObject *s) {
 
 static PyObject *compressed_new(PyTypeObject *type, PyObject *args, PyObject *kwargs,
                                 uint8_t tag, const char *name) {
-  static char *kwlist[] = {"nnz", NULL};
-  PyObject *nnz;
-  char fmt[48];
-  PyOS_snprintf(fmt, sizeof fmt, "O:%s", name);
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, fmt, kwlist, &nnz)) return NULL;
+  static const char *const kwlist[] = {"nnz", NULL};
+  PyObject *argv_[1];
+  if (hrpy_parse_tuple(name, args, kwargs, kwlist, 1, 1, argv_) < 0) return NULL;
+  PyObject *nnz = argv_[0];
   HrpyState *st = STATE(type);
   HurrayLayout l;
   memset(&l, 0, sizeof l);
@@ -580,9 +591,12 @@ static PyObject *csc_repr(PyObject *s) {
 }
 
 static PyObject *csf_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
-  static char *kwlist[] = {"nnz", "mode_order", NULL};
+  static const char *const kwlist[] = {"nnz", "mode_order", NULL};
   PyObject *nnz, *mo;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO:CsfLayout", kwlist, &nnz, &mo)) return NULL;
+  PyObject *argv_[2];
+  if (hrpy_parse_tuple("CsfLayout", args, kwargs, kwlist, 2, 2, argv_) < 0) return NULL;
+  nnz = argv_[0];
+  mo = argv_[1];
   HrpyState *st = STATE(type);
   uint32_t order[HURRAY_MAX_RANK], n = 0;
   HurrayLayout l;
@@ -609,12 +623,18 @@ static PyObject *csf_repr(PyObject *s) {
 /* ---- block-paged --------------------------------------------------------------------- */
 
 static PyObject *paged_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
-  static char *kwlist[] = {"page_size", "num_pages", "paged_axis", "num_seqs", "kv_role",
+  static const char *const kwlist[] = {"page_size", "num_pages", "paged_axis", "num_seqs", "kv_role",
                            "layer_index", "block_table_index_type", NULL};
   PyObject *ps, *np_, *axis, *ns, *role = NULL, *layer = Py_None, *itype = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOO|OOO:BlockPagedLayout", kwlist, &ps, &np_,
-                                   &axis, &ns, &role, &layer, &itype))
-    return NULL;
+  PyObject *argv_[7];
+  if (hrpy_parse_tuple("BlockPagedLayout", args, kwargs, kwlist, 7, 4, argv_) < 0) return NULL;
+  ps = argv_[0];
+  np_ = argv_[1];
+  axis = argv_[2];
+  ns = argv_[3];
+  if (argv_[4] != NULL) role = argv_[4];
+  if (argv_[5] != NULL) layer = argv_[5];
+  if (argv_[6] != NULL) itype = argv_[6];
   HrpyState *st = STATE(type);
   const char *ctx = "BlockPagedLayout";
   HurrayLayout l;
@@ -886,11 +906,13 @@ static PyMethodDef paged_methods[] = {
 /* ---- composite ------------------------------------------------------------------------ */
 
 static PyObject *composite_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
-  static char *kwlist[] = {"composition_rule", "member_count", "combine_op", NULL};
+  static const char *const kwlist[] = {"composition_rule", "member_count", "combine_op", NULL};
   PyObject *rule_o, *count_o, *op_o = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|O:CompositeLayout", kwlist, &rule_o,
-                                   &count_o, &op_o))
-    return NULL;
+  PyObject *argv_[3];
+  if (hrpy_parse_tuple("CompositeLayout", args, kwargs, kwlist, 3, 2, argv_) < 0) return NULL;
+  rule_o = argv_[0];
+  count_o = argv_[1];
+  if (argv_[2] != NULL) op_o = argv_[2];
   HrpyState *st = STATE(type);
   const char *ctx = "CompositeLayout";
   HurrayLayout l;
@@ -982,11 +1004,13 @@ static int bytes_arg(PyObject *o, const char *ctx, const char *what, uint8_t **m
 }
 
 static PyObject *private_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
-  static char *kwlist[] = {"tag", "extension_layout_id", "extension_data", NULL};
+  static const char *const kwlist[] = {"tag", "extension_layout_id", "extension_data", NULL};
   PyObject *tag_o, *id_o, *data_o = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|O:PrivateExtensionLayout", kwlist, &tag_o,
-                                   &id_o, &data_o))
-    return NULL;
+  PyObject *argv_[3];
+  if (hrpy_parse_tuple("PrivateExtensionLayout", args, kwargs, kwlist, 3, 2, argv_) < 0) return NULL;
+  tag_o = argv_[0];
+  id_o = argv_[1];
+  if (argv_[2] != NULL) data_o = argv_[2];
   HrpyState *st = STATE(type);
   const char *ctx = "PrivateExtensionLayout";
   HurrayLayout l;
@@ -1043,10 +1067,12 @@ static const char *class_for_named(uint8_t tag) {
 }
 
 static PyObject *unknown_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
-  static char *kwlist[] = {"tag", "raw_bytes", NULL};
+  static const char *const kwlist[] = {"tag", "raw_bytes", NULL};
   PyObject *tag_o, *raw_o = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:UnknownLayout", kwlist, &tag_o, &raw_o))
-    return NULL;
+  PyObject *argv_[2];
+  if (hrpy_parse_tuple("UnknownLayout", args, kwargs, kwlist, 2, 1, argv_) < 0) return NULL;
+  tag_o = argv_[0];
+  if (argv_[1] != NULL) raw_o = argv_[1];
   HrpyState *st = STATE(type);
   const char *ctx = "UnknownLayout";
   HurrayLayout l;

@@ -158,11 +158,12 @@ static HurrayQuantization blank(uint8_t scheme) {
 /* ---- constructors ------------------------------------------------------------------ */
 
 static PyObject *per_tensor_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
-  static char *kwlist[] = {"scale", "zero_point", NULL};
+  static const char *const kwlist[] = {"scale", "zero_point", NULL};
   PyObject *scale_o, *zp_o = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:PerTensorAffine", kwlist, &scale_o,
-                                   &zp_o))
-    return NULL;
+  PyObject *argv_[2];
+  if (hrpy_parse_tuple("PerTensorAffine", args, kwargs, kwlist, 2, 1, argv_) < 0) return NULL;
+  scale_o = argv_[0];
+  if (argv_[1] != NULL) zp_o = argv_[1];
   HrpyState *st = hrpy_state_of_type(type);
   const char *ctx = "PerTensorAffine";
   HurrayQuantization q = blank(HURRAY_QUANT_PER_TENSOR_AFFINE);
@@ -199,26 +200,35 @@ static PyObject *per_channel_make(HrpyState *st, PyObject *axis, PyObject *sidx,
 }
 
 static PyObject *per_channel_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
-  static char *kwlist[] = {"axis", "scale_buffer_index", "zero_point_buffer_index", NULL};
+  static const char *const kwlist[] = {"axis", "scale_buffer_index", "zero_point_buffer_index", NULL};
   PyObject *a, *s, *z = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|O:PerChannelAffine", kwlist, &a, &s, &z))
-    return NULL;
+  PyObject *argv_[3];
+  if (hrpy_parse_tuple("PerChannelAffine", args, kwargs, kwlist, 3, 2, argv_) < 0) return NULL;
+  a = argv_[0];
+  s = argv_[1];
+  if (argv_[2] != NULL) z = argv_[2];
   return per_channel_make(hrpy_state_of_type(type), a, s, z, "PerChannelAffine");
 }
 
 static PyObject *per_channel_symmetric(PyObject *cls, PyObject *args, PyObject *kwargs) {
-  static char *kwlist[] = {"axis", "scale_buffer_index", NULL};
+  static const char *const kwlist[] = {"axis", "scale_buffer_index", NULL};
   PyObject *a, *s;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO:symmetric", kwlist, &a, &s)) return NULL;
+  PyObject *argv_[2];
+  if (hrpy_parse_tuple("symmetric", args, kwargs, kwlist, 2, 2, argv_) < 0) return NULL;
+  a = argv_[0];
+  s = argv_[1];
   return per_channel_make(hrpy_state_of_type((PyTypeObject *)cls), a, s, NULL,
                           "PerChannelAffine.symmetric");
 }
 
 static PyObject *per_channel_asymmetric(PyObject *cls, PyObject *args, PyObject *kwargs) {
-  static char *kwlist[] = {"axis", "scale_buffer_index", "zero_point_buffer_index", NULL};
+  static const char *const kwlist[] = {"axis", "scale_buffer_index", "zero_point_buffer_index", NULL};
   PyObject *a, *s, *z;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO:asymmetric", kwlist, &a, &s, &z))
-    return NULL;
+  PyObject *argv_[3];
+  if (hrpy_parse_tuple("asymmetric", args, kwargs, kwlist, 3, 3, argv_) < 0) return NULL;
+  a = argv_[0];
+  s = argv_[1];
+  z = argv_[2];
   if (z == Py_None)
     return PyErr_Format(PyExc_TypeError,
                         "PerChannelAffine.asymmetric: zero_point_buffer_index must be an int");
@@ -239,30 +249,43 @@ static PyObject *per_block_make(HrpyState *st, PyObject *axis, PyObject *block, 
 }
 
 static PyObject *per_block_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
-  static char *kwlist[] = {"axis", "block_size", "scale_buffer_index",
+  static const char *const kwlist[] = {"axis", "block_size", "scale_buffer_index",
                            "zero_point_buffer_index", "scale_type", NULL};
   PyObject *a, *b, *s, *z = NULL, *t = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|OO:PerBlockAffine", kwlist, &a, &b, &s, &z,
-                                   &t))
-    return NULL;
+  PyObject *argv_[5];
+  if (hrpy_parse_tuple("PerBlockAffine", args, kwargs, kwlist, 5, 3, argv_) < 0) return NULL;
+  a = argv_[0];
+  b = argv_[1];
+  s = argv_[2];
+  if (argv_[3] != NULL) z = argv_[3];
+  if (argv_[4] != NULL) t = argv_[4];
   return per_block_make(hrpy_state_of_type(type), a, b, s, z, t, "PerBlockAffine");
 }
 
 static PyObject *per_block_symmetric(PyObject *cls, PyObject *args, PyObject *kwargs) {
-  static char *kwlist[] = {"axis", "block_size", "scale_buffer_index", "scale_type", NULL};
+  static const char *const kwlist[] = {"axis", "block_size", "scale_buffer_index", "scale_type", NULL};
   PyObject *a, *b, *s, *t;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOO:symmetric", kwlist, &a, &b, &s, &t))
-    return NULL;
+  PyObject *argv_[4];
+  if (hrpy_parse_tuple("symmetric", args, kwargs, kwlist, 4, 4, argv_) < 0) return NULL;
+  a = argv_[0];
+  b = argv_[1];
+  s = argv_[2];
+  t = argv_[3];
   return per_block_make(hrpy_state_of_type((PyTypeObject *)cls), a, b, s, NULL, t,
                         "PerBlockAffine.symmetric");
 }
 
 static PyObject *per_block_asymmetric(PyObject *cls, PyObject *args, PyObject *kwargs) {
-  static char *kwlist[] = {"axis", "block_size", "scale_buffer_index", "zero_point_buffer_index",
+  static const char *const kwlist[] = {"axis", "block_size", "scale_buffer_index", "zero_point_buffer_index",
                            "scale_type", NULL};
   PyObject *a, *b, *s, *z, *t;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOOO:asymmetric", kwlist, &a, &b, &s, &z, &t))
-    return NULL;
+  PyObject *argv_[5];
+  if (hrpy_parse_tuple("asymmetric", args, kwargs, kwlist, 5, 5, argv_) < 0) return NULL;
+  a = argv_[0];
+  b = argv_[1];
+  s = argv_[2];
+  z = argv_[3];
+  t = argv_[4];
   if (z == Py_None)
     return PyErr_Format(PyExc_TypeError,
                         "PerBlockAffine.asymmetric: zero_point_buffer_index must be an int");
@@ -272,11 +295,10 @@ static PyObject *per_block_asymmetric(PyObject *cls, PyObject *args, PyObject *k
 
 static PyObject *block_scheme_new(PyTypeObject *type, PyObject *args, PyObject *kwargs,
                                   uint8_t scheme, const char *name) {
-  static char *kwlist[] = {"axis", "block_size", "scale_buffer_index", NULL};
-  PyObject *a, *b, *s;
-  char fmt[32];
-  PyOS_snprintf(fmt, sizeof fmt, "OOO:%s", name);
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, fmt, kwlist, &a, &b, &s)) return NULL;
+  static const char *const kwlist[] = {"axis", "block_size", "scale_buffer_index", NULL};
+  PyObject *argv_[3];
+  if (hrpy_parse_tuple(name, args, kwargs, kwlist, 3, 3, argv_) < 0) return NULL;
+  PyObject *a = argv_[0], *b = argv_[1], *s = argv_[2];
   HrpyState *st = hrpy_state_of_type(type);
   HurrayQuantization q = blank(scheme);
   /* NF4 and MXFP share one field layout (quant.h) */
@@ -302,9 +324,11 @@ static PyObject *mxfp_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) 
 }
 
 static PyObject *opaque_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
-  static char *kwlist[] = {"payload", NULL};
+  static const char *const kwlist[] = {"payload", NULL};
   PyObject *p;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O:OpaqueQuantization", kwlist, &p)) return NULL;
+  PyObject *argv_[1];
+  if (hrpy_parse_tuple("OpaqueQuantization", args, kwargs, kwlist, 1, 1, argv_) < 0) return NULL;
+  p = argv_[0];
   HrpyState *st = hrpy_state_of_type(type);
   Py_buffer v;
   if (PyObject_GetBuffer(p, &v, PyBUF_SIMPLE) < 0) return NULL;

@@ -149,15 +149,13 @@ static int group(HrpyState *st, PyObject **objs, int n, const char *names) {
 }
 
 static PyObject *stats_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
-  static char *kwlist[] = {"nnz",           "sparsity_ratio", "value_min",  "value_max",
+  static const char *const kwlist[] = {"nnz",           "sparsity_ratio", "value_min",  "value_max",
                            "value_abs_max", "value_mean",     "value_stddev", "nm_n",
                            "nm_m",          "has_nan",        "has_inf",    NULL};
   PyObject *o[11];
-  for (int i = 0; i < 11; i++) o[i] = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$OOOOOOOOOOO:Statistics", kwlist, &o[0],
-                                   &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7], &o[8], &o[9],
-                                   &o[10]))
-    return NULL;
+  if (hrpy_parse_tuple("Statistics", args, kwargs, kwlist, 0, 0, o) < 0) return NULL;
+  for (int i = 0; i < 11; i++)
+    if (o[i] == NULL) o[i] = Py_None;
   HrpyState *st = hrpy_state_of_type(type);
   HurrayStatistics s;
   memset(&s, 0, sizeof s);
@@ -401,9 +399,12 @@ static int extents(HrpyState *st, PyObject *obj, const char *what, uint64_t *out
 }
 
 static PyObject *shard_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
-  static char *kwlist[] = {"parent_shape", "shard_offset", NULL};
+  static const char *const kwlist[] = {"parent_shape", "shard_offset", NULL};
   PyObject *p, *o;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO:Shard", kwlist, &p, &o)) return NULL;
+  PyObject *argv_[2];
+  if (hrpy_parse_tuple("Shard", args, kwargs, kwlist, 2, 2, argv_) < 0) return NULL;
+  p = argv_[0];
+  o = argv_[1];
   HrpyState *st = hrpy_state_of_type(type);
   uint64_t parent[HURRAY_MAX_RANK], offset[HURRAY_MAX_RANK];
   uint32_t np_ = 0, no = 0;

@@ -7,46 +7,51 @@
 #include "util/bytes.h"
 #include "util/errors.h"
 
-int hrpy_parse_args(const char *fname, PyObject *const *args, Py_ssize_t nargs,
-                   PyObject *kwnames, const char *const *names, int npos, int nreq,
-                   PyObject **out) {
+/* The parameter count of a NULL-terminated name list. */
+static int name_count(const char *const *names) {
   int total = 0;
   while (names[total] != NULL) total++;
-  for (int i = 0; i < total; i++) out[i] = NULL;
-  if (nargs > npos) {
-    if (npos == 0) {
-      PyErr_Format(PyExc_TypeError, "%s() takes no positional arguments", fname);
-    } else {
-      PyErr_Format(PyExc_TypeError, "%s() takes at most %d positional argument%s (%zd given)",
-                   fname, npos, npos == 1 ? "" : "s", nargs);
+  return total;
+}
+
+static int too_many_positional(const char *fname, int npos, Py_ssize_t given) {
+  if (npos == 0) {
+    PyErr_Format(PyExc_TypeError, "%s() takes no positional arguments", fname);
+  } else {
+    PyErr_Format(PyExc_TypeError, "%s() takes at most %d positional argument%s (%zd given)",
+                 fname, npos, npos == 1 ? "" : "s", given);
+  }
+  return -1;
+}
+
+/* Stores keyword `key` = `value` into out[]: TypeError for an unknown name
+ * or a parameter given twice. */
+static int put_keyword(const char *fname, const char *const *names, int total, PyObject *key,
+                       PyObject *value, PyObject **out) {
+  int found = -1;
+  if (PyUnicode_Check(key)) {
+    for (int i = 0; i < total; i++) {
+      if (PyUnicode_CompareWithASCIIString(key, names[i]) == 0) {
+        found = i;
+        break;
+      }
     }
+  }
+  if (found < 0) {
+    PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%S'", fname, key);
     return -1;
   }
-  for (Py_ssize_t i = 0; i < nargs; i++) out[i] = args[i];
-  if (kwnames != NULL) {
-    Py_ssize_t nkw = PyTuple_GET_SIZE(kwnames);
-    for (Py_ssize_t k = 0; k < nkw; k++) {
-      PyObject *key = PyTuple_GET_ITEM(kwnames, k);
-      int found = -1;
-      for (int i = 0; i < total; i++) {
-        if (PyUnicode_CompareWithASCIIString(key, names[i]) == 0) {
-          found = i;
-          break;
-        }
-      }
-      if (found < 0) {
-        PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%U'", fname,
-                     key);
-        return -1;
-      }
-      if (out[found] != NULL) {
-        PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument '%s'", fname,
-                     names[found]);
-        return -1;
-      }
-      out[found] = args[nargs + k];
-    }
+  if (out[found] != NULL) {
+    PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument '%s'", fname,
+                 names[found]);
+    return -1;
   }
+  out[found] = value;
+  return 0;
+}
+
+static int check_required(const char *fname, const char *const *names, int nreq,
+                          PyObject *const *out) {
   for (int i = 0; i < nreq; i++) {
     if (out[i] == NULL) {
       PyErr_Format(PyExc_TypeError, "%s() missing required argument '%s'", fname, names[i]);
@@ -54,6 +59,39 @@ int hrpy_parse_args(const char *fname, PyObject *const *args, Py_ssize_t nargs,
     }
   }
   return 0;
+}
+
+int hrpy_parse_args(const char *fname, PyObject *const *args, Py_ssize_t nargs,
+                    PyObject *kwnames, const char *const *names, int npos, int nreq,
+                    PyObject **out) {
+  int total = name_count(names);
+  for (int i = 0; i < total; i++) out[i] = NULL;
+  if (nargs > npos) return too_many_positional(fname, npos, nargs);
+  for (Py_ssize_t i = 0; i < nargs; i++) out[i] = args[i];
+  if (kwnames != NULL) {
+    Py_ssize_t nkw = PyTuple_GET_SIZE(kwnames);
+    for (Py_ssize_t k = 0; k < nkw; k++)
+      if (put_keyword(fname, names, total, PyTuple_GET_ITEM(kwnames, k), args[nargs + k], out) <
+          0)
+        return -1;
+  }
+  return check_required(fname, names, nreq, out);
+}
+
+int hrpy_parse_tuple(const char *fname, PyObject *args, PyObject *kwargs,
+                     const char *const *names, int npos, int nreq, PyObject **out) {
+  int total = name_count(names);
+  for (int i = 0; i < total; i++) out[i] = NULL;
+  Py_ssize_t nargs = args != NULL ? PyTuple_GET_SIZE(args) : 0;
+  if (nargs > npos) return too_many_positional(fname, npos, nargs);
+  for (Py_ssize_t i = 0; i < nargs; i++) out[i] = PyTuple_GET_ITEM(args, i);
+  if (kwargs != NULL) {
+    Py_ssize_t pos = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(kwargs, &pos, &key, &value))
+      if (put_keyword(fname, names, total, key, value, out) < 0) return -1;
+  }
+  return check_required(fname, names, nreq, out);
 }
 
 int hrpy_parse_copy(PyObject *obj, int *out) {

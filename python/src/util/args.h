@@ -17,6 +17,11 @@ int hrpy_parse_args(const char *fname, PyObject *const *args, Py_ssize_t nargs,
                     PyObject *kwnames, const char *const *names, int npos, int nreq,
                     PyObject **out);
 
+/* The same parser for a tuple and a dict (tp_new, tp_init): one argument
+ * system for every function and constructor of the module. */
+int hrpy_parse_tuple(const char *fname, PyObject *args, PyObject *kwargs,
+                     const char *const *names, int npos, int nreq, PyObject **out);
+
 /* `copy` keyword: None -> -1, False -> 0, True -> 1; other objects: TypeError. */
 int hrpy_parse_copy(PyObject *obj, int *out);
 
