@@ -42,25 +42,10 @@ static PyObject *m_buffer_size_bytes(PyObject *m, PyObject *const *args, Py_ssiz
                      "descriptor's extension type section, not by its tag",
                      (unsigned)tag);
   }
-  if (PyBool_Check(a[1]) || !PyIndex_Check(a[1])) {
-    return PyErr_Format(PyExc_TypeError, "buffer_size_bytes: count must be an int, not %.100s",
-                        Py_TYPE(a[1])->tp_name);
-  }
-  PyObject *idx = PyNumber_Index(a[1]);
-  if (idx == NULL) return NULL;
-  int overflow = 0;
-  long long v = PyLong_AsLongLongAndOverflow(idx, &overflow);
-  unsigned long long count = 0;
-  if (overflow > 0) {
-    count = PyLong_AsUnsignedLongLong(idx);
-  } else if (overflow < 0 || v < 0) {
-    Py_DECREF(idx);
-    return PyErr_Format(PyExc_ValueError, "buffer_size_bytes: count must be >= 0");
-  } else {
-    count = (unsigned long long)v;
-  }
-  Py_DECREF(idx);
-  if (PyErr_Occurred()) return NULL;
+  uint64_t count;
+  if (hrpy_arg_uint_as(PyExc_ValueError, a[1], "buffer_size_bytes", "count", UINT64_MAX, &count) <
+      0)
+    return NULL;
   uint64_t out = 0;
   HurrayStatus rc = hurray_buffer_size_bytes(tag, (uint64_t)count, &out);
   if (rc != HURRAY_OK) return hrpy_raise_status(st, rc, NULL, "buffer_size_bytes");
@@ -69,15 +54,8 @@ static PyObject *m_buffer_size_bytes(PyObject *m, PyObject *const *args, Py_ssiz
 
 static PyObject *m_layout_tag_kind(PyObject *m, PyObject *arg) {
   (void)m;
-  if (PyBool_Check(arg) || !PyLong_Check(arg)) {
-    return PyErr_Format(PyExc_TypeError, "layout_tag_kind: tag must be an int, not %.100s",
-                        Py_TYPE(arg)->tp_name);
-  }
-  long v = PyLong_AsLong(arg);
-  if (v == -1 && PyErr_Occurred()) return NULL;
-  if (v < 0 || v > 255) {
-    return PyErr_Format(PyExc_ValueError, "layout_tag_kind: tag %ld is not a byte", v);
-  }
+  uint64_t v;
+  if (hrpy_arg_uint_as(PyExc_ValueError, arg, "layout_tag_kind", "tag", 255, &v) < 0) return NULL;
   switch (hurray_layout_tag_kind((uint8_t)v)) {
     case HURRAY_TAG_NAMED:
       return PyUnicode_FromString("named");

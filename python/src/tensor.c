@@ -189,18 +189,7 @@ static PyObject *tensor_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
   if (sections_arg(st, quant, stats, shard, rank, &sec) < 0) return NULL;
   uint64_t byte_offset = 0;
   if (boff != NULL && boff != Py_None) {
-    if (PyBool_Check(boff) || !PyIndex_Check(boff))
-      return PyErr_Format(PyExc_TypeError, "Tensor: byte_offset must be an int, not %.100s",
-                          Py_TYPE(boff)->tp_name);
-    PyObject *v = PyNumber_Index(boff);
-    if (v == NULL) return NULL;
-    byte_offset = PyLong_AsUnsignedLongLong(v);
-    Py_DECREF(v);
-    if (byte_offset == (uint64_t)-1 && PyErr_Occurred()) {
-      PyErr_Clear();
-      return hrpy_raise(st->InvalidDescriptorError,
-                       "Tensor: byte_offset must be in [0, 2**64), got %R", boff);
-    }
+    if (hrpy_arg_u64(st, boff, ctx, "byte_offset", UINT64_MAX, &byte_offset) < 0) return NULL;
   }
   bool host = hrpy_device_tag(device) == HURRAY_DEVICE_CPU;
   /* An unknown layout keeps the buffer table inside its raw bytes (what a
@@ -304,8 +293,9 @@ static PyObject *m_tensor_from_descriptor(PyObject *m, PyObject *const *args, Py
   if (d == NULL)
     return PyErr_Format(PyExc_TypeError, "descriptor must be a hurray.Descriptor, not %.100s",
                         Py_TYPE(a[0])->tp_name);
-  int permissive = 0, copy;
-  if (a[2] != NULL && (permissive = PyObject_IsTrue(a[2])) < 0) return NULL;
+  bool permissive;
+  int copy;
+  if (hrpy_arg_flag(a[2], false, &permissive) < 0) return NULL;
   if (hrpy_parse_copy(a[3], &copy) < 0) return NULL;
   PyObject *seq = PySequence_Fast(a[1], "buffers must be a sequence");
   if (seq == NULL) return NULL;

@@ -54,12 +54,8 @@ static int parse_tag(HrpyState *st, PyObject *obj, bool is_class, uint8_t *out) 
     return 0;
   }
   if (PyLong_Check(obj) && !PyBool_Check(obj)) {
-    long v = PyLong_AsLong(obj);
-    if (v == -1 && PyErr_Occurred()) return -1;
-    if (v < 0 || v > 255) {
-      hrpy_raise(st->InvalidDescriptorError, "%s byte %ld is out of range 0-255", what, v);
-      return -1;
-    }
+    uint64_t v;
+    if (hrpy_arg_u64(st, obj, "Device", what, 255, &v) < 0) return -1;
     uint8_t b = (uint8_t)v;
     HurrayTagKind k = is_class ? hurray_memory_class_kind(b) : hurray_device_tag_kind(b);
     if (k != HURRAY_TAG_NAMED && k != HURRAY_TAG_PRIVATE) {
@@ -105,18 +101,9 @@ static PyObject *device_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
   uint8_t tag, mc = HURRAY_MEMORY_STANDARD;
   if (parse_tag(st, kind, false, &tag) < 0) return NULL;
   if (mcobj != NULL && mcobj != Py_None && parse_tag(st, mcobj, true, &mc) < 0) return NULL;
-  long id = 0;
+  int64_t id = 0;
   if (idobj != NULL && idobj != Py_None) {
-    if (!PyLong_Check(idobj) || PyBool_Check(idobj)) {
-      return PyErr_Format(PyExc_TypeError, "device_id must be an int, not %.100s",
-                          Py_TYPE(idobj)->tp_name);
-    }
-    id = PyLong_AsLong(idobj);
-    if (id == -1 && PyErr_Occurred()) return NULL;
-    if (id < 0 || id > INT32_MAX) {
-      return hrpy_raise(st->InvalidDescriptorError,
-                       "device_id must be in 0..2147483647, got %ld", id);
-    }
+    if (hrpy_arg_i64(st, idobj, "Device", "device_id", 0, INT32_MAX, &id) < 0) return NULL;
   }
   if (!hurray_device_memory_class_valid(tag, mc)) {
     return hrpy_raise(st->InvalidDescriptorError,

@@ -13,6 +13,7 @@
  */
 #include "core/dtype.h"
 
+#include "util/args.h"
 #include "util/errors.h"
 
 #include <string.h>
@@ -177,15 +178,8 @@ static PyGetSetDef dtype_getset[] = {
 
 static PyObject *dt_from_tag(PyObject *cls, PyObject *arg) {
   HrpyState *st = hrpy_state_of_type((PyTypeObject *)cls);
-  if (!PyLong_Check(arg)) {
-    return PyErr_Format(PyExc_TypeError, "tag must be an int, not %.100s",
-                        Py_TYPE(arg)->tp_name);
-  }
-  long v = PyLong_AsLong(arg);
-  if (v == -1 && PyErr_Occurred()) return NULL;
-  if (v < 0 || v > 255) {
-    return hrpy_raise(st->InvalidDescriptorError, "element type tag %ld is not a byte", v);
-  }
+  uint64_t v;
+  if (hrpy_arg_u64(st, arg, "Dtype.from_tag", "tag", 255, &v) < 0) return NULL;
   return hrpy_dtype_from_tag(st, (uint8_t)v);
 }
 

@@ -196,8 +196,8 @@ PyObject *hrpy_from_hurray(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
   static const char ctxname[] = "from_hurray";
   PyObject *a[2];
   if (hrpy_parse_args(ctxname, args, nargs, kwnames, names, 1, 1, a) < 0) return NULL;
-  int permissive = 0;
-  if (a[1] != NULL && (permissive = PyObject_IsTrue(a[1])) < 0) return NULL;
+  bool permissive;
+  if (hrpy_arg_flag(a[1], false, &permissive) < 0) return NULL;
   HrpyState *st = hrpy_state_of_module(m);
   PyObject *cap = get_capsule(a[0]);
   if (cap == NULL) return NULL;

@@ -16,6 +16,7 @@
 
 #include "core/buffer.h"
 #include "core/tensor.h"
+#include "util/args.h"
 #include "util/errors.h"
 
 #include <string.h>
@@ -164,22 +165,20 @@ PyObject *hrpy_coo_lexsorted(PyObject *m, PyObject *const *args, Py_ssize_t narg
   (void)m;
   if (nargs != 3)
     return PyErr_Format(PyExc_TypeError, "_coo_lexsorted(indices, nnz, rank) takes 3 arguments");
-  Py_ssize_t n = PyNumber_AsSsize_t(args[1], PyExc_OverflowError);
-  if (n == -1 && PyErr_Occurred()) return NULL;
-  long rank = PyLong_AsLong(args[2]);
-  if (rank == -1 && PyErr_Occurred()) return NULL;
-  if (n < 0 || rank < 0 || rank > (long)HURRAY_MAX_RANK)
-    return PyErr_Format(PyExc_ValueError, "_coo_lexsorted: nnz %zd or rank %ld is out of range",
-                        n, rank);
+  uint64_t nnz, rank;
+  if (hrpy_arg_uint_as(PyExc_ValueError, args[1], "_coo_lexsorted", "nnz", PY_SSIZE_T_MAX, &nnz) <
+          0 ||
+      hrpy_arg_uint_as(PyExc_ValueError, args[2], "_coo_lexsorted", "rank", HURRAY_MAX_RANK,
+                       &rank) < 0)
+    return NULL;
   Py_buffer v;
   if (PyObject_GetBuffer(args[0], &v, PyBUF_SIMPLE) < 0) return NULL;
-  uint64_t nnz = (uint64_t)n;
   if (rank > 0 && (uint64_t)v.len / (8u * (uint64_t)rank) < nnz) {
     PyBuffer_Release(&v);
     return PyErr_Format(PyExc_ValueError,
-                        "_coo_lexsorted: %zd bytes hold fewer than %zd rows of %ld uint64 "
+                        "_coo_lexsorted: %zd bytes hold fewer than %llu rows of %u uint64 "
                         "coordinates",
-                        v.len, n, rank);
+                        v.len, (unsigned long long)nnz, (unsigned)rank);
   }
   bool inc;
   if (nnz >= HRPY_NOGIL_INDEX_ENTRIES) {

@@ -203,17 +203,10 @@ static HurrayFile *open_file(HrpyState *st, PyObject *pathobj, bool mmap, uint32
   return f;
 }
 
-static int parse_flag(PyObject *o, int dflt, int *out) {
-  *out = dflt;
-  if (o == NULL) return 0;
-  *out = PyObject_IsTrue(o);
-  return *out < 0 ? -1 : 0;
-}
-
 /* permissive= as decode options (relay mode: unknown tags kept). */
 static int parse_permissive(PyObject *o, uint32_t *out) {
-  int v;
-  if (parse_flag(o, 0, &v) < 0) return -1;
+  bool v;
+  if (hrpy_arg_flag(o, false, &v) < 0) return -1;
   *out = v ? HURRAY_DECODE_PERMISSIVE : HURRAY_DECODE_STRICT;
   return 0;
 }
@@ -242,9 +235,9 @@ static PyObject *m_load(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
   PyObject *a[4];
   if (hrpy_parse_args("load", args, nargs, kwnames, names, 1, 1, a) < 0) return NULL;
   HrpyState *st = hrpy_state_of_module(m);
-  int mmap;
+  bool mmap;
   uint32_t options;
-  if (parse_flag(a[2], 1, &mmap) < 0 || parse_permissive(a[3], &options) < 0) return NULL;
+  if (hrpy_arg_flag(a[2], true, &mmap) < 0 || parse_permissive(a[3], &options) < 0) return NULL;
   PyObject *wanted = NULL; /* a tuple of str when names= is given */
   if (a[1] != NULL && a[1] != Py_None) {
     if (PyUnicode_Check(a[1]) || PyBytes_Check(a[1]))
@@ -261,7 +254,7 @@ static PyObject *m_load(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
       }
     }
   }
-  HurrayFile *f = open_file(st, a[0], mmap != 0, options, "load");
+  HurrayFile *f = open_file(st, a[0], mmap, options, "load");
   if (f == NULL) {
     Py_XDECREF(wanted);
     return NULL;
@@ -752,12 +745,12 @@ static PyObject *m_open(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
   PyObject *a[3];
   if (hrpy_parse_args("open", args, nargs, kwnames, names, 1, 1, a) < 0) return NULL;
   HrpyState *st = hrpy_state_of_module(m);
-  int mmap;
+  bool mmap;
   uint32_t options;
-  if (parse_flag(a[1], 1, &mmap) < 0 || parse_permissive(a[2], &options) < 0) return NULL;
+  if (hrpy_arg_flag(a[1], true, &mmap) < 0 || parse_permissive(a[2], &options) < 0) return NULL;
   PyObject *shown = PyOS_FSPath(a[0]);
   if (shown == NULL) return NULL;
-  HurrayFile *f = open_file(st, a[0], mmap != 0, options, "open");
+  HurrayFile *f = open_file(st, a[0], mmap, options, "open");
   if (f == NULL) {
     Py_DECREF(shown);
     return NULL;
@@ -775,7 +768,7 @@ static PyObject *m_open(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
   fo->busy = 0;
   fo->options = options;
   fo->closed = false;
-  fo->mapped = mmap != 0;
+  fo->mapped = mmap;
   return (PyObject *)fo;
 }
 

@@ -100,12 +100,10 @@ static PyObject *raise_stream(HrpyState *st, HurrayStatus rc, const HurrayError 
 
 /* An int argument that must fit a C int (a file descriptor). */
 static int as_int(PyObject *o, int *out) {
-  long v = PyLong_AsLong(o);
-  if (v == -1 && PyErr_Occurred()) return -1;
-  if (v < INT_MIN || v > INT_MAX) {
-    PyErr_Format(PyExc_OverflowError, "file descriptor %R out of range", o);
+  int64_t v;
+  if (hrpy_arg_int_as(PyExc_OverflowError, o, "stream", "file descriptor", INT_MIN, INT_MAX, &v) <
+      0)
     return -1;
-  }
   *out = (int)v;
   return 0;
 }
@@ -314,19 +312,7 @@ static int parse_limit(PyObject *o, const char *name, uint64_t none_value, uint6
     *out = none_value;
     return 0;
   }
-  if (PyBool_Check(o) || !PyLong_Check(o)) {
-    PyErr_Format(PyExc_TypeError, "StreamReader: %s must be an int or None, not %.100s", name,
-                 Py_TYPE(o)->tp_name);
-    return -1;
-  }
-  unsigned long long v = PyLong_AsUnsignedLongLong(o);
-  if (v == (unsigned long long)-1 && PyErr_Occurred()) {
-    PyErr_Clear();
-    PyErr_Format(PyExc_ValueError, "StreamReader: %s must be in [0, 2**64), got %R", name, o);
-    return -1;
-  }
-  *out = (uint64_t)v;
-  return 0;
+  return hrpy_arg_uint_as(PyExc_ValueError, o, "StreamReader", name, UINT64_MAX, out);
 }
 
 static PyObject *reader_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {

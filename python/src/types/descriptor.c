@@ -174,8 +174,8 @@ static PyObject *ds_decode(PyObject *cls, PyObject *const *args, Py_ssize_t narg
   static const char *const names[] = {"data", "permissive", NULL};
   PyObject *a[2];
   if (hrpy_parse_args("decode", args, nargs, kwnames, names, 1, 1, a) < 0) return NULL;
-  int permissive = 0;
-  if (a[1] != NULL && (permissive = PyObject_IsTrue(a[1])) < 0) return NULL;
+  bool permissive;
+  if (hrpy_arg_flag(a[1], false, &permissive) < 0) return NULL;
   Py_buffer view;
   if (PyObject_GetBuffer(a[0], &view, PyBUF_SIMPLE) < 0) return NULL;
   HurrayDescriptor *d = NULL;

@@ -493,9 +493,9 @@ static PyType_Spec layout_spec = {
  * this build does not bind (a test hook: every named tag is bound today). */
 static PyObject *m_layout_fallback(PyObject *m, PyObject *arg) {
   HrpyState *st = hrpy_state_of_module(m);
-  long v = PyLong_AsLong(arg);
-  if (v == -1 && PyErr_Occurred()) return NULL;
-  if (v < 0 || v > 255) return PyErr_Format(PyExc_ValueError, "tag %ld is not a byte", v);
+  uint64_t v;
+  if (hrpy_arg_uint_as(PyExc_ValueError, arg, "_layout_fallback", "tag", 255, &v) < 0)
+    return NULL;
   HurrayLayout l;
   memset(&l, 0, sizeof l);
   l.tag = (uint8_t)v;

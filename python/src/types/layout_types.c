@@ -27,210 +27,31 @@
 #include <string.h>
 
 
-/* ---- argument helpers ---------------------------------------------------------- */
-
-/* An int in [lo, hi] (as signed) or [0, hi] (unsigned); TypeError for a
- * non-int (bool included), InvalidDescriptorError when out of range. */
-static int int_arg(HrpyState *st, PyObject *o, const char *ctx, const char *what, bool sign,
-                   int64_t lo, uint64_t hi, int64_t *s_out, uint64_t *u_out) {
-  if (PyBool_Check(o) || !PyIndex_Check(o)) {
-    PyErr_Format(PyExc_TypeError, "%s: %s must be an int, not %.100s", ctx, what,
-                 Py_TYPE(o)->tp_name);
-    return -1;
-  }
-  PyObject *v = PyNumber_Index(o);
-  if (v == NULL) return -1;
-  int overflow = 0;
-  long long sv = PyLong_AsLongLongAndOverflow(v, &overflow);
-  if (sv == -1 && overflow == 0 && PyErr_Occurred()) {
-    Py_DECREF(v);
-    return -1;
-  }
-  bool ok;
-  unsigned long long uv = 0;
-  if (sign) {
-    ok = overflow == 0 && sv >= lo && (sv < 0 || (uint64_t)sv <= hi);
-  } else if (overflow > 0) {
-    uv = PyLong_AsUnsignedLongLong(v);
-    if (uv == (unsigned long long)-1 && PyErr_Occurred()) {
-      PyErr_Clear();
-      ok = false;
-    } else {
-      ok = uv <= hi;
-    }
-  } else {
-    ok = overflow == 0 && sv >= 0 && (uint64_t)sv <= hi;
-    uv = (unsigned long long)sv;
-  }
-  if (!ok) {
-    if (sign)
-      hrpy_raise(st->InvalidDescriptorError, "%s: %s must be in [%lld, %llu], got %R", ctx, what,
-                (long long)lo, (unsigned long long)hi, v);
-    else
-      hrpy_raise(st->InvalidDescriptorError, "%s: %s must be in [0, %llu], got %R", ctx, what,
-                (unsigned long long)hi, v);
-    Py_DECREF(v);
-    return -1;
-  }
-  Py_DECREF(v);
-  if (s_out != NULL) *s_out = (int64_t)sv;
-  if (u_out != NULL) *u_out = uv;
-  return 0;
-}
-
-static int u64_arg(HrpyState *st, PyObject *o, const char *ctx, const char *what, uint64_t max,
-                   uint64_t *out) {
-  return int_arg(st, o, ctx, what, false, 0, max, NULL, out);
-}
-
-static int u32_arg(HrpyState *st, PyObject *o, const char *ctx, const char *what, uint32_t *out) {
-  uint64_t v;
-  if (u64_arg(st, o, ctx, what, UINT32_MAX, &v) < 0) return -1;
-  *out = (uint32_t)v;
-  return 0;
-}
-
-typedef enum { ARR_I64, ARR_U64, ARR_U32 } ArrKind;
-
-/* A sequence of at most MAX_RANK ints into out (typed by kind); *n gets its length. */
-static int int_array(HrpyState *st, PyObject *seq_obj, const char *ctx, const char *what,
-                     ArrKind kind, void *out, uint32_t *n) {
-  if (PyUnicode_Check(seq_obj) || PyBytes_Check(seq_obj) || PyByteArray_Check(seq_obj)) {
-    PyErr_Format(PyExc_TypeError, "%s: %s must be a sequence of int", ctx, what);
-    return -1;
-  }
-  PyObject *seq = PySequence_Fast(seq_obj, "");
-  if (seq == NULL) {
-    PyErr_Clear();
-    PyErr_Format(PyExc_TypeError, "%s: %s must be a sequence of int, not %.100s", ctx, what,
-                 Py_TYPE(seq_obj)->tp_name);
-    return -1;
-  }
-  Py_ssize_t len = PySequence_Fast_GET_SIZE(seq);
-  if (len > (Py_ssize_t)HURRAY_MAX_RANK) {
-    Py_DECREF(seq);
-    hrpy_raise(st->InvalidDescriptorError,
-              "%s: %s has %zd entries, one per dimension, and the rank is at most %u", ctx, what,
-              len, (unsigned)HURRAY_MAX_RANK);
-    return -1;
-  }
-  for (Py_ssize_t i = 0; i < len; i++) {
-    char label[64];
-    PyOS_snprintf(label, sizeof label, "%s[%zd]", what, i);
-    PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
-    int rc;
-    if (kind == ARR_I64) {
-      int64_t v;
-      rc = int_arg(st, item, ctx, label, true, INT64_MIN, INT64_MAX, &v, NULL);
-      ((int64_t *)out)[i] = v;
-    } else if (kind == ARR_U64) {
-      uint64_t v = 0;
-      rc = u64_arg(st, item, ctx, label, UINT64_MAX, &v);
-      ((uint64_t *)out)[i] = v;
-    } else {
-      uint32_t v = 0;
-      rc = u32_arg(st, item, ctx, label, &v);
-      ((uint32_t *)out)[i] = v;
-    }
-    if (rc < 0) {
-      Py_DECREF(seq);
-      return -1;
-    }
-  }
-  *n = (uint32_t)len;
-  Py_DECREF(seq);
-  return 0;
-}
-
-static PyObject *tuple_i64(const int64_t *a, uint32_t n) {
-  PyObject *t = PyTuple_New((Py_ssize_t)n);
-  for (uint32_t i = 0; t != NULL && i < n; i++) {
-    PyObject *v = PyLong_FromLongLong(a[i]);
-    if (v == NULL) Py_CLEAR(t);
-    else PyTuple_SET_ITEM(t, (Py_ssize_t)i, v);
-  }
-  return t;
-}
-
-static PyObject *tuple_u64(const uint64_t *a, uint32_t n) {
-  PyObject *t = PyTuple_New((Py_ssize_t)n);
-  for (uint32_t i = 0; t != NULL && i < n; i++) {
-    PyObject *v = PyLong_FromUnsignedLongLong(a[i]);
-    if (v == NULL) Py_CLEAR(t);
-    else PyTuple_SET_ITEM(t, (Py_ssize_t)i, v);
-  }
-  return t;
-}
-
-static PyObject *tuple_u32(const uint32_t *a, uint32_t n) {
-  PyObject *t = PyTuple_New((Py_ssize_t)n);
-  for (uint32_t i = 0; t != NULL && i < n; i++) {
-    PyObject *v = PyLong_FromUnsignedLong(a[i]);
-    if (v == NULL) Py_CLEAR(t);
-    else PyTuple_SET_ITEM(t, (Py_ssize_t)i, v);
-  }
-  return t;
-}
-
-/* One closed enumeration: names[i] <-> values[i]. */
-typedef struct {
-  const char *const *names;
-  const uint8_t *values;
-  int count;
-} Enum;
-
-static int enum_arg(PyObject *o, const Enum *e, const char *ctx, const char *what,
-                    uint8_t *out) {
-  if (!PyUnicode_Check(o)) {
-    PyErr_Format(PyExc_TypeError, "%s: %s must be a str, not %.100s", ctx, what,
-                 Py_TYPE(o)->tp_name);
-    return -1;
-  }
-  for (int i = 0; i < e->count; i++) {
-    if (PyUnicode_CompareWithASCIIString(o, e->names[i]) == 0) {
-      *out = e->values[i];
-      return 0;
-    }
-  }
-  char choices[160] = "";
-  for (int i = 0; i < e->count; i++) {
-    size_t used = strlen(choices);
-    PyOS_snprintf(choices + used, sizeof choices - used, "%s'%s'", i == 0 ? "" : ", ",
-                  e->names[i]);
-  }
-  PyErr_Format(PyExc_ValueError, "%s: invalid %s %R; expected one of %s", ctx, what, o, choices);
-  return -1;
-}
-
-static const char *enum_name(const Enum *e, uint8_t v) {
-  for (int i = 0; i < e->count; i++)
-    if (e->values[i] == v) return e->names[i];
-  return "unknown";
-}
+/* ---- enumerations ---------------------------------------------------------------- */
 
 static const char *const k_order_names[] = {"row_major", "col_major", "strided", "tiled"};
 static const uint8_t k_order_values[] = {HURRAY_LAYOUT_ROW_MAJOR, HURRAY_LAYOUT_COL_MAJOR,
                                          HURRAY_LAYOUT_STRIDED, HURRAY_LAYOUT_TILED};
-static const Enum k_outer = {k_order_names, k_order_values, 3};
-static const Enum k_inner = {k_order_names, k_order_values, 4};
+static const HrpyEnum k_outer = {k_order_names, k_order_values, 3};
+static const HrpyEnum k_inner = {k_order_names, k_order_values, 4};
 
 static const char *const k_role_names[] = {"key", "value", "fused"};
 static const uint8_t k_role_values[] = {HURRAY_KV_ROLE_KEY, HURRAY_KV_ROLE_VALUE,
                                         HURRAY_KV_ROLE_FUSED};
-static const Enum k_roles = {k_role_names, k_role_values, 3};
+static const HrpyEnum k_roles = {k_role_names, k_role_values, 3};
 
 static const char *const k_index_names[] = {"uint32", "uint64"};
 static const uint8_t k_index_values[] = {HURRAY_BLOCK_INDEX_U32, HURRAY_BLOCK_INDEX_U64};
-static const Enum k_index_types = {k_index_names, k_index_values, 2};
+static const HrpyEnum k_index_types = {k_index_names, k_index_values, 2};
 
 static const char *const k_rule_names[] = {"partition", "overlay", "group"};
 static const uint8_t k_rule_values[] = {HURRAY_COMPOSITE_PARTITION, HURRAY_COMPOSITE_OVERLAY,
                                         HURRAY_COMPOSITE_GROUP};
-static const Enum k_rules = {k_rule_names, k_rule_values, 3};
+static const HrpyEnum k_rules = {k_rule_names, k_rule_values, 3};
 
 static const char *const k_combine_names[] = {"replace", "add"};
 static const uint8_t k_combine_values[] = {HURRAY_COMBINE_REPLACE, HURRAY_COMBINE_ADD};
-static const Enum k_combines = {k_combine_names, k_combine_values, 2};
+static const HrpyEnum k_combines = {k_combine_names, k_combine_values, 2};
 
 /* Builds the object, then checks its own rules against `rank` dynamic
  * dimensions (see the file comment). */
@@ -288,7 +109,7 @@ static PyObject *strided_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
   HrpyState *st = STATE(type);
   int64_t strides[HURRAY_MAX_RANK];
   uint32_t n = 0;
-  if (int_array(st, s, "StridedLayout", "strides", ARR_I64, strides, &n) < 0) return NULL;
+  if (hrpy_arg_int_array(st, s, "StridedLayout", "strides", HRPY_ARR_I64, strides, &n) < 0) return NULL;
   HurrayLayout l;
   memset(&l, 0, sizeof l);
   l.tag = HURRAY_LAYOUT_STRIDED;
@@ -297,7 +118,7 @@ static PyObject *strided_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
 }
 static PyObject *strided_strides(PyObject *s, void *c) {
   (void)c;
-  return tuple_i64((*hrpy_layout_value(s)).u.strided.strides, hrpy_layout_rank(s));
+  return hrpy_tuple_i64((*hrpy_layout_value(s)).u.strided.strides, hrpy_layout_rank(s));
 }
 static PyObject *strided_repr(PyObject *s) {
   PyObject *t = strided_strides(s, NULL);
@@ -328,10 +149,10 @@ static PyObject *tiled_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
   int64_t ostr[HURRAY_MAX_RANK], istr[HURRAY_MAX_RANK];
   uint32_t n = 0, m = 0;
   uint8_t outer = HURRAY_LAYOUT_ROW_MAJOR, inner = HURRAY_LAYOUT_ROW_MAJOR;
-  if (int_array(st, ts, ctx, "tile_shape", ARR_U64, tile, &n) < 0) return NULL;
-  if (outer_o != NULL && enum_arg(outer_o, &k_outer, ctx, "outer_layout", &outer) < 0)
+  if (hrpy_arg_int_array(st, ts, ctx, "tile_shape", HRPY_ARR_U64, tile, &n) < 0) return NULL;
+  if (outer_o != NULL && hrpy_arg_enum(outer_o, &k_outer, ctx, "outer_layout", &outer) < 0)
     return NULL;
-  if (inner_o != NULL && enum_arg(inner_o, &k_inner, ctx, "inner_layout", &inner) < 0)
+  if (inner_o != NULL && hrpy_arg_enum(inner_o, &k_inner, ctx, "inner_layout", &inner) < 0)
     return NULL;
   HurrayTiledLevel levels[HURRAY_MAX_TILED_DEPTH];
   memset(levels, 0, sizeof levels);
@@ -345,7 +166,7 @@ static PyObject *tiled_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     return hrpy_raise(st->InvalidDescriptorError,
                      "%s: inner_strides are given only when inner_layout is 'strided'", ctx);
   if (os_o != Py_None) {
-    if (int_array(st, os_o, ctx, "outer_strides", ARR_I64, ostr, &m) < 0) return NULL;
+    if (hrpy_arg_int_array(st, os_o, ctx, "outer_strides", HRPY_ARR_I64, ostr, &m) < 0) return NULL;
     if (m != n)
       return hrpy_raise(st->InvalidDescriptorError,
                        "%s: outer_strides has %u entries, tile_shape %u (one per dimension)",
@@ -353,7 +174,7 @@ static PyObject *tiled_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     levels[0].outer_strides = ostr;
   }
   if (is_o != Py_None) {
-    if (int_array(st, is_o, ctx, "inner_strides", ARR_I64, istr, &m) < 0) return NULL;
+    if (hrpy_arg_int_array(st, is_o, ctx, "inner_strides", HRPY_ARR_I64, istr, &m) < 0) return NULL;
     if (m != n)
       return hrpy_raise(st->InvalidDescriptorError,
                        "%s: inner_strides has %u entries, tile_shape %u (one per dimension)",
@@ -396,25 +217,25 @@ static const HurrayTiledLevel *level0(PyObject *s) { return &(*hrpy_layout_value
 
 static PyObject *tiled_tile_shape(PyObject *s, void *c) {
   (void)c;
-  return tuple_u64(level0(s)->tile_shape, hrpy_layout_rank(s));
+  return hrpy_tuple_u64(level0(s)->tile_shape, hrpy_layout_rank(s));
 }
 static PyObject *tiled_outer_layout(PyObject *s, void *c) {
   (void)c;
-  return PyUnicode_FromString(enum_name(&k_inner, level0(s)->outer_layout));
+  return PyUnicode_FromString(hrpy_enum_name(&k_inner, level0(s)->outer_layout));
 }
 static PyObject *tiled_inner_layout(PyObject *s, void *c) {
   (void)c;
-  return PyUnicode_FromString(enum_name(&k_inner, level0(s)->inner_layout));
+  return PyUnicode_FromString(hrpy_enum_name(&k_inner, level0(s)->inner_layout));
 }
 static PyObject *tiled_outer_strides(PyObject *s, void *c) {
   (void)c;
   if (level0(s)->outer_strides == NULL) Py_RETURN_NONE;
-  return tuple_i64(level0(s)->outer_strides, hrpy_layout_rank(s));
+  return hrpy_tuple_i64(level0(s)->outer_strides, hrpy_layout_rank(s));
 }
 static PyObject *tiled_inner_strides(PyObject *s, void *c) {
   (void)c;
   if (level0(s)->inner_strides == NULL) Py_RETURN_NONE;
-  return tuple_i64(level0(s)->inner_strides, hrpy_layout_rank(s));
+  return hrpy_tuple_i64(level0(s)->inner_strides, hrpy_layout_rank(s));
 }
 static PyObject *tiled_inner_tiled(PyObject *s, void *c) {
   (void)c;
@@ -429,9 +250,9 @@ static PyObject *tiled_inner_tiled(PyObject *s, void *c) {
 /* repr of levels[d..]; nested levels print inside inner_tiled=. */
 static PyObject *tiled_level_repr(const HurrayLayout *l, uint32_t n, uint32_t d) {
   const HurrayTiledLevel *v = &l->u.tiled.levels[d];
-  PyObject *ts = tuple_u64(v->tile_shape, n);
-  PyObject *os = v->outer_strides != NULL ? tuple_i64(v->outer_strides, n) : NULL;
-  PyObject *is = v->inner_strides != NULL ? tuple_i64(v->inner_strides, n) : NULL;
+  PyObject *ts = hrpy_tuple_u64(v->tile_shape, n);
+  PyObject *os = v->outer_strides != NULL ? hrpy_tuple_i64(v->outer_strides, n) : NULL;
+  PyObject *is = v->inner_strides != NULL ? hrpy_tuple_i64(v->inner_strides, n) : NULL;
   PyObject *nested = d + 1 < l->u.tiled.depth ? tiled_level_repr(l, n, d + 1) : NULL;
   PyObject *r = NULL;
   if (ts == NULL || (v->outer_strides != NULL && os == NULL) ||
@@ -446,8 +267,8 @@ static PyObject *tiled_level_repr(const HurrayLayout *l, uint32_t n, uint32_t d)
                                       : PyUnicode_FromString("");
     if (os_part != NULL && is_part != NULL && n_part != NULL)
       r = PyUnicode_FromFormat("TiledLayout(tile_shape=%R, outer_layout='%s', inner_layout='%s'%U%U%U)",
-                               ts, enum_name(&k_inner, v->outer_layout),
-                               enum_name(&k_inner, v->inner_layout), os_part, is_part, n_part);
+                               ts, hrpy_enum_name(&k_inner, v->outer_layout),
+                               hrpy_enum_name(&k_inner, v->inner_layout), os_part, is_part, n_part);
     Py_XDECREF(os_part);
     Py_XDECREF(is_part);
     Py_XDECREF(n_part);
@@ -473,7 +294,7 @@ static PyObject *morton_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
   b = argv_[0];
   HrpyState *st = STATE(type);
   uint32_t bits[HURRAY_MAX_RANK], n = 0;
-  if (int_array(st, b, "MortonLayout", "morton_bits", ARR_U32, bits, &n) < 0) return NULL;
+  if (hrpy_arg_int_array(st, b, "MortonLayout", "morton_bits", HRPY_ARR_U32, bits, &n) < 0) return NULL;
   HurrayLayout l;
   memset(&l, 0, sizeof l);
   l.tag = HURRAY_LAYOUT_MORTON;
@@ -482,7 +303,7 @@ static PyObject *morton_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
 }
 static PyObject *morton_bits(PyObject *s, void *c) {
   (void)c;
-  return tuple_u32((*hrpy_layout_value(s)).u.morton.bits, hrpy_layout_rank(s));
+  return hrpy_tuple_u32((*hrpy_layout_value(s)).u.morton.bits, hrpy_layout_rank(s));
 }
 static PyObject *morton_repr(PyObject *s) {
   PyObject *t = morton_bits(s, NULL);
@@ -503,8 +324,8 @@ static PyObject *hilbert_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
   HurrayLayout l;
   memset(&l, 0, sizeof l);
   l.tag = HURRAY_LAYOUT_HILBERT;
-  if (u32_arg(st, o, "HilbertLayout", "hilbert_order", &l.u.hilbert.order) < 0 ||
-      u32_arg(st, r, "HilbertLayout", "hilbert_rank", &l.u.hilbert.rank) < 0)
+  if (hrpy_arg_u32(st, o, "HilbertLayout", "hilbert_order", &l.u.hilbert.order) < 0 ||
+      hrpy_arg_u32(st, r, "HilbertLayout", "hilbert_rank", &l.u.hilbert.rank) < 0)
     return NULL;
   if (l.u.hilbert.rank > HURRAY_MAX_RANK)
     return hrpy_raise(st->InvalidDescriptorError,
@@ -539,7 +360,7 @@ static PyObject *coo_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
   HurrayLayout l;
   memset(&l, 0, sizeof l);
   l.tag = HURRAY_LAYOUT_COO;
-  if (u64_arg(st, nnz, "CooLayout", "nnz", UINT64_MAX, &l.u.coo.nnz) < 0) return NULL;
+  if (hrpy_arg_u64(st, nnz, "CooLayout", "nnz", UINT64_MAX, &l.u.coo.nnz) < 0) return NULL;
   if (!PyBool_Check(sorted))
     return PyErr_Format(PyExc_TypeError, "CooLayout: is_sorted must be a bool, not %.100s",
                         Py_TYPE(sorted)->tp_name);
@@ -574,7 +395,7 @@ static PyObject *compressed_new(PyTypeObject *type, PyObject *args, PyObject *kw
   HurrayLayout l;
   memset(&l, 0, sizeof l);
   l.tag = tag;
-  if (u64_arg(st, nnz, name, "nnz", UINT64_MAX, &l.u.csr.nnz) < 0) return NULL;
+  if (hrpy_arg_u64(st, nnz, name, "nnz", UINT64_MAX, &l.u.csr.nnz) < 0) return NULL;
   return hrpy_layout_new(st, type, &l, 0);
 }
 static PyObject *csr_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
@@ -602,14 +423,14 @@ static PyObject *csf_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
   HurrayLayout l;
   memset(&l, 0, sizeof l);
   l.tag = HURRAY_LAYOUT_CSF;
-  if (u64_arg(st, nnz, "CsfLayout", "nnz", UINT64_MAX, &l.u.csf.nnz) < 0) return NULL;
-  if (int_array(st, mo, "CsfLayout", "mode_order", ARR_U32, order, &n) < 0) return NULL;
+  if (hrpy_arg_u64(st, nnz, "CsfLayout", "nnz", UINT64_MAX, &l.u.csf.nnz) < 0) return NULL;
+  if (hrpy_arg_int_array(st, mo, "CsfLayout", "mode_order", HRPY_ARR_U32, order, &n) < 0) return NULL;
   l.u.csf.mode_order = order;
   return finish(st, type, &l, n, n, "CsfLayout");
 }
 static PyObject *csf_mode_order(PyObject *s, void *c) {
   (void)c;
-  return tuple_u32((*hrpy_layout_value(s)).u.csf.mode_order, hrpy_layout_rank(s));
+  return hrpy_tuple_u32((*hrpy_layout_value(s)).u.csf.mode_order, hrpy_layout_rank(s));
 }
 static PyObject *csf_repr(PyObject *s) {
   PyObject *t = csf_mode_order(s, NULL);
@@ -643,21 +464,21 @@ static PyObject *paged_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
   l.u.block_paged.kv_role = HURRAY_KV_ROLE_KEY;
   l.u.block_paged.layer_index = HURRAY_NO_LAYER_INDEX;
   l.u.block_paged.block_table_index_type = HURRAY_BLOCK_INDEX_U32;
-  if (u32_arg(st, ps, ctx, "page_size", &l.u.block_paged.page_size) < 0 ||
-      u64_arg(st, np_, ctx, "num_pages", UINT64_MAX, &l.u.block_paged.num_pages) < 0 ||
-      u32_arg(st, axis, ctx, "paged_axis", &l.u.block_paged.paged_axis) < 0 ||
-      u32_arg(st, ns, ctx, "num_seqs", &l.u.block_paged.num_seqs) < 0)
+  if (hrpy_arg_u32(st, ps, ctx, "page_size", &l.u.block_paged.page_size) < 0 ||
+      hrpy_arg_u64(st, np_, ctx, "num_pages", UINT64_MAX, &l.u.block_paged.num_pages) < 0 ||
+      hrpy_arg_u32(st, axis, ctx, "paged_axis", &l.u.block_paged.paged_axis) < 0 ||
+      hrpy_arg_u32(st, ns, ctx, "num_seqs", &l.u.block_paged.num_seqs) < 0)
     return NULL;
-  if (role != NULL && enum_arg(role, &k_roles, ctx, "kv_role", &l.u.block_paged.kv_role) < 0)
+  if (role != NULL && hrpy_arg_enum(role, &k_roles, ctx, "kv_role", &l.u.block_paged.kv_role) < 0)
     return NULL;
   if (itype != NULL &&
-      enum_arg(itype, &k_index_types, ctx, "block_table_index_type",
+      hrpy_arg_enum(itype, &k_index_types, ctx, "block_table_index_type",
                &l.u.block_paged.block_table_index_type) < 0)
     return NULL;
   if (layer != Py_None) {
     uint64_t v;
     /* 0xFFFFFFFF is the wire's "no layer": spell it None */
-    if (u64_arg(st, layer, ctx, "layer_index", UINT32_MAX - 1u, &v) < 0) return NULL;
+    if (hrpy_arg_u64(st, layer, ctx, "layer_index", UINT32_MAX - 1u, &v) < 0) return NULL;
     l.u.block_paged.layer_index = (uint32_t)v;
   }
   return finish(st, type, &l, 0, 3, ctx);
@@ -682,7 +503,7 @@ static PyObject *paged_num_seqs(PyObject *s, void *c) {
 }
 static PyObject *paged_kv_role(PyObject *s, void *c) {
   (void)c;
-  return PyUnicode_FromString(enum_name(&k_roles, BP(s).kv_role));
+  return PyUnicode_FromString(hrpy_enum_name(&k_roles, BP(s).kv_role));
 }
 static PyObject *paged_layer_index(PyObject *s, void *c) {
   (void)c;
@@ -691,7 +512,7 @@ static PyObject *paged_layer_index(PyObject *s, void *c) {
 }
 static PyObject *paged_index_type(PyObject *s, void *c) {
   (void)c;
-  return PyUnicode_FromString(enum_name(&k_index_types, BP(s).block_table_index_type));
+  return PyUnicode_FromString(hrpy_enum_name(&k_index_types, BP(s).block_table_index_type));
 }
 static PyObject *paged_repr(PyObject *s) {
   PyObject *layer = paged_layer_index(s, NULL);
@@ -700,8 +521,8 @@ static PyObject *paged_repr(PyObject *s) {
       "BlockPagedLayout(page_size=%u, num_pages=%llu, paged_axis=%u, num_seqs=%u, "
       "kv_role='%s', layer_index=%R, block_table_index_type='%s')",
       (unsigned)BP(s).page_size, (unsigned long long)BP(s).num_pages, (unsigned)BP(s).paged_axis,
-      (unsigned)BP(s).num_seqs, enum_name(&k_roles, BP(s).kv_role), layer,
-      enum_name(&k_index_types, BP(s).block_table_index_type));
+      (unsigned)BP(s).num_seqs, hrpy_enum_name(&k_roles, BP(s).kv_role), layer,
+      hrpy_enum_name(&k_index_types, BP(s).block_table_index_type));
   Py_DECREF(layer);
   return r;
 }
@@ -918,13 +739,13 @@ static PyObject *composite_new(PyTypeObject *type, PyObject *args, PyObject *kwa
   HurrayLayout l;
   memset(&l, 0, sizeof l);
   l.tag = HURRAY_LAYOUT_COMPOSITE;
-  if (enum_arg(rule_o, &k_rules, ctx, "composition_rule", &l.u.composite.rule) < 0) return NULL;
-  if (u32_arg(st, count_o, ctx, "member_count", &l.u.composite.member_count) < 0) return NULL;
+  if (hrpy_arg_enum(rule_o, &k_rules, ctx, "composition_rule", &l.u.composite.rule) < 0) return NULL;
+  if (hrpy_arg_u32(st, count_o, ctx, "member_count", &l.u.composite.member_count) < 0) return NULL;
   if (l.u.composite.rule == HURRAY_COMPOSITE_OVERLAY) {
     if (op_o == Py_None)
       return PyErr_Format(PyExc_ValueError,
                           "%s: an overlay needs combine_op='replace' or combine_op='add'", ctx);
-    if (enum_arg(op_o, &k_combines, ctx, "combine_op", &l.u.composite.combine_op) < 0)
+    if (hrpy_arg_enum(op_o, &k_combines, ctx, "combine_op", &l.u.composite.combine_op) < 0)
       return NULL;
   } else if (op_o != Py_None) {
     return PyErr_Format(PyExc_ValueError,
@@ -935,7 +756,7 @@ static PyObject *composite_new(PyTypeObject *type, PyObject *args, PyObject *kwa
 }
 static const char *rule_name(uint8_t rule) {
   if (rule >= 0xF0 && rule <= 0xFE) return "private";
-  return enum_name(&k_rules, rule);
+  return hrpy_enum_name(&k_rules, rule);
 }
 static PyObject *composite_rule(PyObject *s, void *c) {
   (void)c;
@@ -945,7 +766,7 @@ static PyObject *composite_combine(PyObject *s, void *c) {
   (void)c;
   const HurrayLayout *l = &(*hrpy_layout_value(s));
   if (l->u.composite.rule != HURRAY_COMPOSITE_OVERLAY) Py_RETURN_NONE;
-  return PyUnicode_FromString(enum_name(&k_combines, l->u.composite.combine_op));
+  return PyUnicode_FromString(hrpy_enum_name(&k_combines, l->u.composite.combine_op));
 }
 static PyObject *composite_count(PyObject *s, void *c) {
   (void)c;
@@ -956,7 +777,7 @@ static PyObject *composite_repr(PyObject *s) {
   if (l->u.composite.rule == HURRAY_COMPOSITE_OVERLAY)
     return PyUnicode_FromFormat(
         "CompositeLayout(composition_rule='overlay', member_count=%u, combine_op='%s')",
-        (unsigned)l->u.composite.member_count, enum_name(&k_combines, l->u.composite.combine_op));
+        (unsigned)l->u.composite.member_count, hrpy_enum_name(&k_combines, l->u.composite.combine_op));
   return PyUnicode_FromFormat("CompositeLayout(composition_rule='%s', member_count=%u)",
                               rule_name(l->u.composite.rule),
                               (unsigned)l->u.composite.member_count);
@@ -966,7 +787,7 @@ static PyObject *composite_repr(PyObject *s) {
 
 static int tag_arg(HrpyState *st, PyObject *o, const char *ctx, uint8_t *out) {
   uint64_t v;
-  if (u64_arg(st, o, ctx, "tag", 255, &v) < 0) return -1;
+  if (hrpy_arg_u64(st, o, ctx, "tag", 255, &v) < 0) return -1;
   *out = (uint8_t)v;
   return 0;
 }
@@ -1020,7 +841,7 @@ static PyObject *private_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
     return hrpy_raise(st->InvalidDescriptorError,
                      "%s: tag 0x%s is not in the private range 0xF0-0xFE", ctx,
                      hrpy_hex(l.tag).s);
-  if (u64_arg(st, id_o, ctx, "extension_layout_id", UINT64_MAX, &l.u.private_ext.layout_id) < 0)
+  if (hrpy_arg_u64(st, id_o, ctx, "extension_layout_id", UINT64_MAX, &l.u.private_ext.layout_id) < 0)
     return NULL;
   uint8_t *data;
   if (bytes_arg(data_o, ctx, "extension_data", &data, &l.u.private_ext.data_len) < 0)

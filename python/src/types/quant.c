@@ -95,30 +95,6 @@ PyObject *hrpy_quantization_object(HrpyState *st, const HurrayDescriptorFields *
 
 /* ---- argument helpers ----------------------------------------------------------- */
 
-static int u32_arg(HrpyState *st, PyObject *o, const char *ctx, const char *what, uint32_t *out) {
-  if (PyBool_Check(o) || !PyIndex_Check(o)) {
-    PyErr_Format(PyExc_TypeError, "%s: %s must be an int, not %.100s", ctx, what,
-                 Py_TYPE(o)->tp_name);
-    return -1;
-  }
-  PyObject *v = PyNumber_Index(o);
-  if (v == NULL) return -1;
-  int overflow = 0;
-  long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
-  if (x == -1 && overflow == 0 && PyErr_Occurred()) {
-    Py_DECREF(v);
-    return -1;
-  }
-  if (overflow != 0 || x < 0 || x > (long long)UINT32_MAX) {
-    hrpy_raise(st->InvalidDescriptorError, "%s: %s must be in [0, 4294967295], got %R", ctx, what,
-              v);
-    Py_DECREF(v);
-    return -1;
-  }
-  Py_DECREF(v);
-  *out = (uint32_t)x;
-  return 0;
-}
 
 /* An optional zero-point index: None means symmetric. */
 static int zp_arg(HrpyState *st, PyObject *o, const char *ctx, uint32_t *out, uint16_t *flags) {
@@ -128,7 +104,7 @@ static int zp_arg(HrpyState *st, PyObject *o, const char *ctx, uint32_t *out, ui
     return 0;
   }
   *flags = 0;
-  return u32_arg(st, o, ctx, "zero_point_buffer_index", out);
+  return hrpy_arg_u32(st, o, ctx, "zero_point_buffer_index", out);
 }
 
 static int scale_type_arg(HrpyState *st, PyObject *o, const char *ctx, uint8_t *out) {
@@ -167,22 +143,12 @@ static PyObject *per_tensor_new(PyTypeObject *type, PyObject *args, PyObject *kw
   HrpyState *st = hrpy_state_of_type(type);
   const char *ctx = "PerTensorAffine";
   HurrayQuantization q = blank(HURRAY_QUANT_PER_TENSOR_AFFINE);
-  if (PyBool_Check(scale_o) || !(PyFloat_Check(scale_o) || PyLong_Check(scale_o)))
-    return PyErr_Format(PyExc_TypeError, "%s: scale must be a float, not %.100s", ctx,
-                        Py_TYPE(scale_o)->tp_name);
-  double scale = PyFloat_AsDouble(scale_o);
-  if (scale == -1.0 && PyErr_Occurred()) return NULL;
+  double scale;
+  if (hrpy_arg_float(scale_o, ctx, "scale", &scale) < 0) return NULL;
   q.u.per_tensor.scale = (float)scale; /* stored as float32 on the wire */
   if (zp_o != NULL) {
-    if (PyBool_Check(zp_o) || !PyIndex_Check(zp_o))
-      return PyErr_Format(PyExc_TypeError, "%s: zero_point must be an int, not %.100s", ctx,
-                          Py_TYPE(zp_o)->tp_name);
-    int overflow = 0;
-    long long z = PyLong_AsLongLongAndOverflow(zp_o, &overflow);
-    if (z == -1 && overflow == 0 && PyErr_Occurred()) return NULL;
-    if (overflow != 0 || z < INT32_MIN || z > INT32_MAX)
-      return hrpy_raise(st->InvalidDescriptorError, "%s: zero_point %R does not fit in int32",
-                       ctx, zp_o);
+    int64_t z;
+    if (hrpy_arg_i64(st, zp_o, ctx, "zero_point", INT32_MIN, INT32_MAX, &z) < 0) return NULL;
     q.u.per_tensor.zero_point = (int32_t)z;
   }
   return quant_build(st, &q, ctx);
@@ -192,8 +158,8 @@ static PyObject *per_channel_make(HrpyState *st, PyObject *axis, PyObject *sidx,
                                   const char *ctx) {
   HurrayQuantization q = blank(HURRAY_QUANT_PER_CHANNEL_AFFINE);
   q.u.per_channel.scale_type = HURRAY_QUANT_SCALE_F32;
-  if (u32_arg(st, axis, ctx, "axis", &q.u.per_channel.axis) < 0 ||
-      u32_arg(st, sidx, ctx, "scale_buffer_index", &q.u.per_channel.scale_buffer_index) < 0 ||
+  if (hrpy_arg_u32(st, axis, ctx, "axis", &q.u.per_channel.axis) < 0 ||
+      hrpy_arg_u32(st, sidx, ctx, "scale_buffer_index", &q.u.per_channel.scale_buffer_index) < 0 ||
       zp_arg(st, zidx, ctx, &q.u.per_channel.zero_point_buffer_index, &q.flags) < 0)
     return NULL;
   return quant_build(st, &q, ctx);
@@ -239,9 +205,9 @@ static PyObject *per_channel_asymmetric(PyObject *cls, PyObject *args, PyObject 
 static PyObject *per_block_make(HrpyState *st, PyObject *axis, PyObject *block, PyObject *sidx,
                                 PyObject *zidx, PyObject *stype, const char *ctx) {
   HurrayQuantization q = blank(HURRAY_QUANT_PER_BLOCK_AFFINE);
-  if (u32_arg(st, axis, ctx, "axis", &q.u.per_block.axis) < 0 ||
-      u32_arg(st, block, ctx, "block_size", &q.u.per_block.block_size) < 0 ||
-      u32_arg(st, sidx, ctx, "scale_buffer_index", &q.u.per_block.scale_buffer_index) < 0 ||
+  if (hrpy_arg_u32(st, axis, ctx, "axis", &q.u.per_block.axis) < 0 ||
+      hrpy_arg_u32(st, block, ctx, "block_size", &q.u.per_block.block_size) < 0 ||
+      hrpy_arg_u32(st, sidx, ctx, "scale_buffer_index", &q.u.per_block.scale_buffer_index) < 0 ||
       zp_arg(st, zidx, ctx, &q.u.per_block.zero_point_buffer_index, &q.flags) < 0 ||
       scale_type_arg(st, stype, ctx, &q.u.per_block.scale_type) < 0)
     return NULL;
@@ -302,9 +268,9 @@ static PyObject *block_scheme_new(PyTypeObject *type, PyObject *args, PyObject *
   HrpyState *st = hrpy_state_of_type(type);
   HurrayQuantization q = blank(scheme);
   /* NF4 and MXFP share one field layout (quant.h) */
-  if (u32_arg(st, a, name, "axis", &q.u.nf4.axis) < 0 ||
-      u32_arg(st, b, name, "block_size", &q.u.nf4.block_size) < 0 ||
-      u32_arg(st, s, name, "scale_buffer_index", &q.u.nf4.scale_buffer_index) < 0)
+  if (hrpy_arg_u32(st, a, name, "axis", &q.u.nf4.axis) < 0 ||
+      hrpy_arg_u32(st, b, name, "block_size", &q.u.nf4.block_size) < 0 ||
+      hrpy_arg_u32(st, s, name, "scale_buffer_index", &q.u.nf4.scale_buffer_index) < 0)
     return NULL;
   if (scheme == HURRAY_QUANT_MXFP) {
     HurrayQuantization m = blank(scheme);
@@ -360,8 +326,8 @@ static PyObject *m_decode_quantization(PyObject *m, PyObject *const *args, Py_ss
   PyObject *a[2];
   if (hrpy_parse_args("decode_quantization", args, nargs, kwnames, names, 1, 1, a) < 0)
     return NULL;
-  int permissive = 0;
-  if (a[1] != NULL && (permissive = PyObject_IsTrue(a[1])) < 0) return NULL;
+  bool permissive;
+  if (hrpy_arg_flag(a[1], false, &permissive) < 0) return NULL;
   Py_buffer v;
   if (PyObject_GetBuffer(a[0], &v, PyBUF_SIMPLE) < 0) return NULL;
   HurrayQuantization q;

@@ -89,52 +89,8 @@ PyObject *hrpy_statistics_object(HrpyState *st, const HurrayDescriptorFields *f)
   return hrpy_statistics_new(st, f->statistics);
 }
 
-static int float_arg(PyObject *o, const char *what, double *out) {
-  if (PyBool_Check(o) || !(PyFloat_Check(o) || PyLong_Check(o))) {
-    PyErr_Format(PyExc_TypeError, "Statistics: %s must be a float, not %.100s", what,
-                 Py_TYPE(o)->tp_name);
-    return -1;
-  }
-  *out = PyFloat_AsDouble(o);
-  return *out == -1.0 && PyErr_Occurred() ? -1 : 0;
-}
 
-static int uint_arg(HrpyState *st, PyObject *o, const char *what, uint64_t max, uint64_t *out) {
-  if (PyBool_Check(o) || !PyIndex_Check(o)) {
-    PyErr_Format(PyExc_TypeError, "Statistics: %s must be an int, not %.100s", what,
-                 Py_TYPE(o)->tp_name);
-    return -1;
-  }
-  PyObject *v = PyNumber_Index(o);
-  if (v == NULL) return -1;
-  unsigned long long x = PyLong_AsUnsignedLongLong(v);
-  bool bad = false;
-  if (x == (unsigned long long)-1 && PyErr_Occurred()) {
-    PyErr_Clear();
-    bad = true;
-  } else if (x > max) {
-    bad = true;
-  }
-  if (bad) {
-    hrpy_raise(st->InvalidDescriptorError, "Statistics: %s must be in [0, %llu], got %R", what,
-              (unsigned long long)max, v);
-    Py_DECREF(v);
-    return -1;
-  }
-  Py_DECREF(v);
-  *out = x;
-  return 0;
-}
 
-static int bool_arg(PyObject *o, const char *what, uint8_t *out) {
-  if (!PyBool_Check(o)) {
-    PyErr_Format(PyExc_TypeError, "Statistics: %s must be a bool, not %.100s", what,
-                 Py_TYPE(o)->tp_name);
-    return -1;
-  }
-  *out = o == Py_True ? 1 : 0;
-  return 0;
-}
 
 /* Counts the non-None objects of a group; raises unless 0 or all. */
 static int group(HrpyState *st, PyObject **objs, int n, const char *names) {
@@ -161,32 +117,32 @@ static PyObject *stats_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
   memset(&s, 0, sizeof s);
   int g;
   if (o[0] != Py_None) {
-    if (uint_arg(st, o[0], "nnz", UINT64_MAX, &s.nnz) < 0) return NULL;
+    if (hrpy_arg_u64(st, o[0], "Statistics", "nnz", UINT64_MAX, &s.nnz) < 0) return NULL;
     s.computed_mask |= HURRAY_STAT_NNZ_VALID;
   }
   if (o[1] != Py_None) {
-    if (float_arg(o[1], "sparsity_ratio", &s.sparsity_ratio) < 0) return NULL;
+    if (hrpy_arg_float(o[1], "Statistics", "sparsity_ratio", &s.sparsity_ratio) < 0) return NULL;
     s.computed_mask |= HURRAY_STAT_SPARSITY_VALID;
   }
   if ((g = group(st, o + 2, 3, "value_min, value_max and value_abs_max")) < 0) return NULL;
   if (g) {
-    if (float_arg(o[2], "value_min", &s.value_min) < 0 ||
-        float_arg(o[3], "value_max", &s.value_max) < 0 ||
-        float_arg(o[4], "value_abs_max", &s.value_abs_max) < 0)
+    if (hrpy_arg_float(o[2], "Statistics", "value_min", &s.value_min) < 0 ||
+        hrpy_arg_float(o[3], "Statistics", "value_max", &s.value_max) < 0 ||
+        hrpy_arg_float(o[4], "Statistics", "value_abs_max", &s.value_abs_max) < 0)
       return NULL;
     s.computed_mask |= HURRAY_STAT_VALUE_RANGE_VALID;
   }
   if ((g = group(st, o + 5, 2, "value_mean and value_stddev")) < 0) return NULL;
   if (g) {
-    if (float_arg(o[5], "value_mean", &s.value_mean) < 0 ||
-        float_arg(o[6], "value_stddev", &s.value_stddev) < 0)
+    if (hrpy_arg_float(o[5], "Statistics", "value_mean", &s.value_mean) < 0 ||
+        hrpy_arg_float(o[6], "Statistics", "value_stddev", &s.value_stddev) < 0)
       return NULL;
     s.computed_mask |= HURRAY_STAT_VALUE_STATS_VALID;
   }
   if ((g = group(st, o + 7, 2, "nm_n and nm_m")) < 0) return NULL;
   if (g) {
     uint64_t n, m;
-    if (uint_arg(st, o[7], "nm_n", 255, &n) < 0 || uint_arg(st, o[8], "nm_m", 255, &m) < 0)
+    if (hrpy_arg_u64(st, o[7], "Statistics", "nm_n", 255, &n) < 0 || hrpy_arg_u64(st, o[8], "Statistics", "nm_m", 255, &m) < 0)
       return NULL;
     s.nm_n = (uint8_t)n;
     s.nm_m = (uint8_t)m;
@@ -194,8 +150,12 @@ static PyObject *stats_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
   }
   if ((g = group(st, o + 9, 2, "has_nan and has_inf")) < 0) return NULL;
   if (g) {
-    if (bool_arg(o[9], "has_nan", &s.has_nan) < 0 || bool_arg(o[10], "has_inf", &s.has_inf) < 0)
+    bool has_nan, has_inf;
+    if (hrpy_arg_bool(o[9], "Statistics", "has_nan", &has_nan) < 0 ||
+        hrpy_arg_bool(o[10], "Statistics", "has_inf", &has_inf) < 0)
       return NULL;
+    s.has_nan = has_nan ? 1 : 0;
+    s.has_inf = has_inf ? 1 : 0;
     s.computed_mask |= HURRAY_STAT_NAN_INF_VALID;
   }
   if (probe(st, 1, &s, NULL, "Statistics") < 0) return NULL;

@@ -4,6 +4,8 @@
  */
 #include "util/args.h"
 
+#include <string.h>
+
 #include "util/bytes.h"
 #include "util/errors.h"
 
@@ -229,3 +231,218 @@ PyObject *hrpy_size_object(uint32_t rank, const uint64_t *shape) {
   }
   return acc;
 }
+
+/* ---- converters -------------------------------------------------------------- */
+
+/* The int value of `o` (an int or an object with __index__, never a bool):
+ * a new reference, or NULL with TypeError naming ctx and what. */
+static PyObject *index_of(PyObject *o, const char *ctx, const char *what) {
+  if (PyBool_Check(o) || !PyIndex_Check(o)) {
+    PyErr_Format(PyExc_TypeError, "%s: %s must be an int, not %.100s", ctx, what,
+                 Py_TYPE(o)->tp_name);
+    return NULL;
+  }
+  return PyNumber_Index(o);
+}
+
+int hrpy_arg_int_as(PyObject *range_exc, PyObject *o, const char *ctx, const char *what,
+                    int64_t lo, int64_t hi, int64_t *out) {
+  PyObject *v = index_of(o, ctx, what);
+  if (v == NULL) return -1;
+  int overflow = 0;
+  long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+  if (x == -1 && overflow == 0 && PyErr_Occurred()) {
+    Py_DECREF(v);
+    return -1;
+  }
+  if (overflow != 0 || x < lo || x > hi) {
+    hrpy_raise(range_exc, "%s: %s must be in [%lld, %lld], got %R", ctx, what, (long long)lo,
+               (long long)hi, v);
+    Py_DECREF(v);
+    return -1;
+  }
+  Py_DECREF(v);
+  *out = (int64_t)x;
+  return 0;
+}
+
+int hrpy_arg_uint_as(PyObject *range_exc, PyObject *o, const char *ctx, const char *what,
+                     uint64_t hi, uint64_t *out) {
+  PyObject *v = index_of(o, ctx, what);
+  if (v == NULL) return -1;
+  int overflow = 0;
+  long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+  unsigned long long u = 0;
+  bool ok;
+  if (x == -1 && overflow == 0 && PyErr_Occurred()) {
+    Py_DECREF(v);
+    return -1;
+  }
+  if (overflow > 0) {
+    u = PyLong_AsUnsignedLongLong(v);
+    if (u == (unsigned long long)-1 && PyErr_Occurred()) {
+      PyErr_Clear();
+      ok = false;
+    } else {
+      ok = u <= hi;
+    }
+  } else {
+    ok = overflow == 0 && x >= 0 && (uint64_t)x <= hi;
+    u = (unsigned long long)x;
+  }
+  if (!ok) {
+    hrpy_raise(range_exc, "%s: %s must be in [0, %llu], got %R", ctx, what,
+               (unsigned long long)hi, v);
+    Py_DECREF(v);
+    return -1;
+  }
+  Py_DECREF(v);
+  *out = (uint64_t)u;
+  return 0;
+}
+
+int hrpy_arg_i64(HrpyState *st, PyObject *o, const char *ctx, const char *what, int64_t lo,
+                 int64_t hi, int64_t *out) {
+  return hrpy_arg_int_as(st->InvalidDescriptorError, o, ctx, what, lo, hi, out);
+}
+
+int hrpy_arg_u64(HrpyState *st, PyObject *o, const char *ctx, const char *what, uint64_t hi,
+                 uint64_t *out) {
+  return hrpy_arg_uint_as(st->InvalidDescriptorError, o, ctx, what, hi, out);
+}
+
+int hrpy_arg_u32(HrpyState *st, PyObject *o, const char *ctx, const char *what, uint32_t *out) {
+  uint64_t v;
+  if (hrpy_arg_u64(st, o, ctx, what, UINT32_MAX, &v) < 0) return -1;
+  *out = (uint32_t)v;
+  return 0;
+}
+
+int hrpy_arg_float(PyObject *o, const char *ctx, const char *what, double *out) {
+  if (PyBool_Check(o) || !(PyFloat_Check(o) || PyLong_Check(o))) {
+    PyErr_Format(PyExc_TypeError, "%s: %s must be a float, not %.100s", ctx, what,
+                 Py_TYPE(o)->tp_name);
+    return -1;
+  }
+  *out = PyFloat_AsDouble(o);
+  return *out == -1.0 && PyErr_Occurred() ? -1 : 0;
+}
+
+int hrpy_arg_bool(PyObject *o, const char *ctx, const char *what, bool *out) {
+  if (!PyBool_Check(o)) {
+    PyErr_Format(PyExc_TypeError, "%s: %s must be a bool, not %.100s", ctx, what,
+                 Py_TYPE(o)->tp_name);
+    return -1;
+  }
+  *out = o == Py_True;
+  return 0;
+}
+
+int hrpy_arg_flag(PyObject *o, bool dflt, bool *out) {
+  if (o == NULL) {
+    *out = dflt;
+    return 0;
+  }
+  int t = PyObject_IsTrue(o);
+  if (t < 0) return -1;
+  *out = t != 0;
+  return 0;
+}
+
+int hrpy_arg_int_array(HrpyState *st, PyObject *seq_obj, const char *ctx, const char *what,
+                       HrpyArrKind kind, void *out, uint32_t *n) {
+  if (PyUnicode_Check(seq_obj) || PyBytes_Check(seq_obj) || PyByteArray_Check(seq_obj)) {
+    PyErr_Format(PyExc_TypeError, "%s: %s must be a sequence of int", ctx, what);
+    return -1;
+  }
+  PyObject *seq = PySequence_Fast(seq_obj, "");
+  if (seq == NULL) {
+    PyErr_Clear();
+    PyErr_Format(PyExc_TypeError, "%s: %s must be a sequence of int, not %.100s", ctx, what,
+                 Py_TYPE(seq_obj)->tp_name);
+    return -1;
+  }
+  Py_ssize_t len = PySequence_Fast_GET_SIZE(seq);
+  if (len > (Py_ssize_t)HURRAY_MAX_RANK) {
+    Py_DECREF(seq);
+    hrpy_raise(st->InvalidDescriptorError,
+               "%s: %s has %zd entries, one per dimension, and the rank is at most %u", ctx,
+               what, len, (unsigned)HURRAY_MAX_RANK);
+    return -1;
+  }
+  for (Py_ssize_t i = 0; i < len; i++) {
+    char label[64];
+    PyOS_snprintf(label, sizeof label, "%s[%zd]", what, i);
+    PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
+    int rc;
+    if (kind == HRPY_ARR_I64) {
+      int64_t v = 0;
+      rc = hrpy_arg_i64(st, item, ctx, label, INT64_MIN, INT64_MAX, &v);
+      ((int64_t *)out)[i] = v;
+    } else if (kind == HRPY_ARR_U64) {
+      uint64_t v = 0;
+      rc = hrpy_arg_u64(st, item, ctx, label, UINT64_MAX, &v);
+      ((uint64_t *)out)[i] = v;
+    } else {
+      uint32_t v = 0;
+      rc = hrpy_arg_u32(st, item, ctx, label, &v);
+      ((uint32_t *)out)[i] = v;
+    }
+    if (rc < 0) {
+      Py_DECREF(seq);
+      return -1;
+    }
+  }
+  *n = (uint32_t)len;
+  Py_DECREF(seq);
+  return 0;
+}
+
+int hrpy_arg_enum(PyObject *o, const HrpyEnum *e, const char *ctx, const char *what,
+                  uint8_t *out) {
+  if (!PyUnicode_Check(o)) {
+    PyErr_Format(PyExc_TypeError, "%s: %s must be a str, not %.100s", ctx, what,
+                 Py_TYPE(o)->tp_name);
+    return -1;
+  }
+  for (int i = 0; i < e->count; i++) {
+    if (PyUnicode_CompareWithASCIIString(o, e->names[i]) == 0) {
+      *out = e->values[i];
+      return 0;
+    }
+  }
+  char choices[192] = "";
+  for (int i = 0; i < e->count; i++) {
+    size_t used = strlen(choices);
+    PyOS_snprintf(choices + used, sizeof choices - used, "%s'%s'", i == 0 ? "" : ", ",
+                  e->names[i]);
+  }
+  PyErr_Format(PyExc_ValueError, "%s: invalid %s %R; expected one of %s", ctx, what, o, choices);
+  return -1;
+}
+
+const char *hrpy_enum_name(const HrpyEnum *e, uint8_t v) {
+  for (int i = 0; i < e->count; i++)
+    if (e->values[i] == v) return e->names[i];
+  return "unknown";
+}
+
+/* ---- results ------------------------------------------------------------------ */
+
+#define HRPY_TUPLE_OF(name, type, conv)                                 \
+  PyObject *name(const type *a, uint32_t n) {                          \
+    PyObject *t = PyTuple_New((Py_ssize_t)n);                           \
+    for (uint32_t i = 0; t != NULL && i < n; i++) {                     \
+      PyObject *v = conv(a[i]);                                         \
+      if (v == NULL) {                                                  \
+        Py_CLEAR(t);                                                    \
+      } else {                                                          \
+        PyTuple_SET_ITEM(t, (Py_ssize_t)i, v);                          \
+      }                                                                 \
+    }                                                                   \
+    return t;                                                           \
+  }
+HRPY_TUPLE_OF(hrpy_tuple_i64, int64_t, PyLong_FromLongLong)
+HRPY_TUPLE_OF(hrpy_tuple_u64, uint64_t, PyLong_FromUnsignedLongLong)
+HRPY_TUPLE_OF(hrpy_tuple_u32, uint32_t, PyLong_FromUnsignedLong)
+#undef HRPY_TUPLE_OF

@@ -40,4 +40,55 @@ PyObject *hrpy_shape_tuple(uint32_t rank, const uint64_t *shape);
 /* Element count, or Py_None if any dimension is dynamic; new reference. */
 PyObject *hrpy_size_object(uint32_t rank, const uint64_t *shape);
 
+/* ---- converters: one family for every integer, enumeration and array ------
+ *
+ * Integers: an int or an object with __index__, never a bool; anything else
+ * is a TypeError "<ctx>: <what> must be an int, not <type>". A value outside
+ * [lo, hi] raises `range_exc` "<ctx>: <what> must be in [lo, hi], got <v>":
+ * the plain forms raise hurray.InvalidDescriptorError (a descriptor field),
+ * the _as forms the class the caller names (ValueError for a plain argument,
+ * OverflowError for a C int). Return 0, or -1 with the exception set.
+ */
+int hrpy_arg_int_as(PyObject *range_exc, PyObject *o, const char *ctx, const char *what,
+                    int64_t lo, int64_t hi, int64_t *out);
+int hrpy_arg_uint_as(PyObject *range_exc, PyObject *o, const char *ctx, const char *what,
+                     uint64_t hi, uint64_t *out);
+int hrpy_arg_i64(HrpyState *st, PyObject *o, const char *ctx, const char *what, int64_t lo,
+                 int64_t hi, int64_t *out);
+int hrpy_arg_u64(HrpyState *st, PyObject *o, const char *ctx, const char *what, uint64_t hi,
+                 uint64_t *out);
+int hrpy_arg_u32(HrpyState *st, PyObject *o, const char *ctx, const char *what, uint32_t *out);
+/* A float (int accepted, bool refused): TypeError otherwise. */
+int hrpy_arg_float(PyObject *o, const char *ctx, const char *what, double *out);
+/* Exactly True or False: TypeError otherwise. */
+int hrpy_arg_bool(PyObject *o, const char *ctx, const char *what, bool *out);
+/* A flag keyword by truth value; `dflt` when not given (o NULL). */
+int hrpy_arg_flag(PyObject *o, bool dflt, bool *out);
+
+/* A sequence of at most HURRAY_MAX_RANK ints into `out` (an array of the
+ * kind's type); *n gets its length. Entries are named "<what>[i]". */
+typedef enum { HRPY_ARR_I64, HRPY_ARR_U64, HRPY_ARR_U32 } HrpyArrKind;
+int hrpy_arg_int_array(HrpyState *st, PyObject *seq, const char *ctx, const char *what,
+                       HrpyArrKind kind, void *out, uint32_t *n);
+
+/* A closed enumeration spelled as lowercase strings: names[i] <-> values[i]. */
+typedef struct HrpyEnum {
+  const char *const *names;
+  const uint8_t *values;
+  int count;
+} HrpyEnum;
+/* A str naming one value: TypeError for a non-str, ValueError listing the
+ * choices for another string. */
+int hrpy_arg_enum(PyObject *o, const HrpyEnum *e, const char *ctx, const char *what,
+                  uint8_t *out);
+/* The name of a value, or "unknown". Static string. */
+const char *hrpy_enum_name(const HrpyEnum *e, uint8_t v);
+
+/* ---- results ---------------------------------------------------------------- */
+
+/* Tuples of ints from C arrays (new references). */
+PyObject *hrpy_tuple_i64(const int64_t *a, uint32_t n);
+PyObject *hrpy_tuple_u64(const uint64_t *a, uint32_t n);
+PyObject *hrpy_tuple_u32(const uint32_t *a, uint32_t n);
+
 #endif /* HURRAY_PY_UTIL_ARGS_H */
