@@ -141,7 +141,8 @@ HURRAY_API HurrayLayoutClass hurray_layout_class(uint8_t layout_tag);
 
 struct HurrayDescriptorFields; /* HurrayDescriptorFields, hurray/descriptor.h */
 
-/* Maximum composite nesting depth (DECISIONS D4; composite.md § Binding). */
+/* Maximum composite nesting depth (docs/spec/layouts/composite.md § Binding;
+ * docs/decisions.md § Limits). */
 #define HURRAY_MAX_COMPOSITE_DEPTH 8u
 
 /*
