@@ -15,8 +15,9 @@
 # Steps, each timed:
 #   1. the chroot: debootstrap --arch=arm64 (suite bookworm) with the compilers, CMake,
 #      Ninja, cmocka, Python 3 and patchelf, created once and reused;
-#   2. the repository is bind-mounted at the same path inside, ../shared read-only
-#      beside it when present (so ctest and pytest find the golden corpus);
+#   2. the repository is bind-mounted at the same path inside, and the folder holding
+#      the golden corpus (../shared/golden, the reference implementation's conformance
+#      vectors) read-only beside it when present, so ctest and pytest find it;
 #   3. C suite, build-arm64/ (RelWithDebInfo, the distribution's -march=armv8-a, plain
 #      `char` unsigned): build + ctest. The CRC-32C test must report that the library
 #      takes the CRC instructions (found at run time through HWCAP_CRC32);

@@ -5,7 +5,8 @@
 #      makes real tensors itself, saves them to a .hrry file, inspects the file,
 #      streams the tensors through a pipe to a second process and reloads them;
 #   3. decodes and prints, field by field, the project's own conformance vectors and
-#      (when ../shared/golden is present) the reference corpus.
+#      (when ../shared/golden is present) the golden corpus, the reference
+#      implementation's conformance vectors.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The one command that sets everything up and runs every test:
 #   the C suite (ctest), the sanitizer suite (ASan + UBSan), the exported
-#   symbol check, the Python suite and the packaging test (wheel, sdist,
-#   clean-venv install); the golden corpus runs in both languages whenever
-#   ../shared/golden is present.
+#   symbol, API-docs and doc-reference checks, the Python suite and the
+#   packaging test (wheel, sdist, clean-venv install); the golden corpus (the
+#   reference implementation's conformance vectors) runs in both languages
+#   whenever ../shared/golden is present.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -25,6 +26,7 @@ cmake --build build -j "$JOBS"
 (cd build && ctest --output-on-failure -j "$JOBS")
 
 banner "exported symbols"
+python3 scripts/check_doc_refs.py --self-test; python3 scripts/check_doc_refs.py  # docs and comments resolve inside the checkout (docs/decisions.md)
 scripts/check_symbols.sh build/libhurray.so
 python3 scripts/check_api_docs.py --lib build/libhurray.so  # every public function documented (docs/c-api*)
 

@@ -1,6 +1,6 @@
 /*
  * hurray/device.h - devices, memory classes and sync modes of a buffer handle
- * (spec: buffer-protocol.md; DECISIONS D2).
+ * (spec: docs/spec/buffer-protocol.md; docs/decisions.md § Descriptor encoding).
  */
 #ifndef HURRAY_DEVICE_H
 #define HURRAY_DEVICE_H
@@ -19,7 +19,8 @@ extern "C" {
 #define HURRAY_MIN_BUFFER_ALIGNMENT 64u
 /* Page alignment (the default data alignment of .hrry files). */
 #define HURRAY_PAGE_ALIGNMENT 4096u
-/* Maximum rank of a tensor (ADR-008). */
+/* Maximum rank of a tensor (docs/spec/data-model.md § Rank;
+ * docs/adr/ADR-008-normative-rank-cap-64.md). */
 #define HURRAY_MAX_RANK 64u
 /* Shape value meaning "this dimension is not statically known". */
 #define HURRAY_DYNAMIC_DIM UINT64_MAX

@@ -1,5 +1,6 @@
 /*
- * hurray/file.h - the .hrry container (spec: file-format.md; DECISIONS D4, D5).
+ * hurray/file.h - the .hrry container (spec: docs/spec/file-format.md;
+ * docs/decisions.md § File format, § Limits).
  *
  * A .hrry file holds named tensors and file-level key-value metadata:
  *
@@ -71,7 +72,7 @@ extern "C" {
 /* Longest tensor name or KV key, in bytes. */
 #define HURRAY_FILE_MAX_NAME_LEN 65535u
 
-/* Deepest composite nesting read or written (DECISIONS D4). */
+/* Deepest composite nesting read or written (docs/decisions.md § Limits). */
 #define HURRAY_FILE_MAX_COMPOSITE_DEPTH HURRAY_MAX_COMPOSITE_DEPTH
 
 /* ---- CRC-32C ---------------------------------------------------------------- */

@@ -145,7 +145,8 @@ HURRAY_API bool hurray_layout_nnz(const HurrayLayout *l, uint64_t *out);
 
 struct HurrayDescriptorFields; /* HurrayDescriptorFields, hurray/descriptor.h */
 
-/* Maximum composite nesting depth (DECISIONS D4; composite.md § Binding). */
+/* Maximum composite nesting depth (docs/spec/layouts/composite.md § Binding;
+ * docs/decisions.md § Limits). */
 #define HURRAY_MAX_COMPOSITE_DEPTH 8u
 
 /*

@@ -1,5 +1,6 @@
 /*
- * hurray/stream.h - the Hurray streaming format (DECISIONS D2, D4).
+ * hurray/stream.h - the Hurray streaming format (docs/decisions.md § Streaming
+ * format, § Limits).
  *
  * A stream is a sequence of frames ending at end of file:
  *
@@ -55,7 +56,7 @@
 extern "C" {
 #endif
 
-/* Reader defaults (DECISIONS D4). */
+/* Reader defaults (docs/decisions.md § Limits). */
 #define HURRAY_STREAM_DEFAULT_MAX_DESCRIPTOR_BYTES (16u * 1024u * 1024u)
 #define HURRAY_STREAM_UNLIMITED UINT64_MAX
 /* Composite nesting: the spec's 8 levels is both the default and the maximum. */

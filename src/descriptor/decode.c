@@ -1,6 +1,7 @@
 /*
- * Descriptor decoding (spec: metadata.md, layouts/\*.md, buffer-protocol.md;
- * DECISIONS D2, D3) and the field-by-field walk used by hurray-inspect.
+ * Descriptor decoding (spec: docs/spec/metadata.md, docs/spec/layouts/\*.md,
+ * docs/spec/buffer-protocol.md; docs/decisions.md § Descriptor encoding,
+ * § Strictness) and the field-by-field walk used by hurray-inspect.
  *
  * One parser serves decode, decode_ex and walk. It reads the fixed header,
  * sizes one allocation from descriptor_length, copies every array straight

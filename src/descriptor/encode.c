@@ -1,4 +1,5 @@
-/* Descriptor encoding and wire offsets (spec: metadata.md; DECISIONS D2). */
+/* Descriptor encoding and wire offsets (spec: docs/spec/metadata.md;
+ * docs/decisions.md § Descriptor encoding). */
 #include "descriptor/descriptor_impl.h"
 
 /* ---- lengths and offsets --------------------------------------------------- */

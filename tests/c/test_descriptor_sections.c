@@ -1,5 +1,6 @@
 /*
- * The optional sections of a descriptor, in the order of DECISIONS D2:
+ * The optional sections of a descriptor, in the order of docs/decisions.md
+ * § Descriptor encoding:
  * quantization (framing only; the scheme rules belong to src/quant), shard,
  * statistics, extension type, composite member.
  */
@@ -514,7 +515,7 @@ static void test_composite_member(void **state) {
   hurray_descriptor_destroy(expect_roundtrip(w.b, w.n, 0));
 }
 
-/* ---- section order (D2) -------------------------------------------------------------- */
+/* ---- section order (docs/decisions.md § Descriptor encoding) ----------------------- */
 
 static void test_section_order(void **state) {
   (void)state;

@@ -1,5 +1,5 @@
-/* The writer: the bytes it lays down (DECISIONS D5), its argument checks,
- * and crash safety (temporary file + rename). */
+/* The writer: the bytes it lays down (docs/decisions.md § File format), its
+ * argument checks, and crash safety (temporary file + rename). */
 #include <signal.h>
 #if defined(_WIN32)
 #define WIN32_LEAN_AND_MEAN

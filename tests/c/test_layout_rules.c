@@ -744,7 +744,8 @@ static void test_base_buffer_count(void **state) {
 
 static void test_golden_shapes(void **state) {
   (void)state;
-  /* The reference corpus' dense and sparse vectors as fields (SPEC-MAP §6). */
+  /* The golden corpus' dense and sparse vectors as fields (the reference implementation's
+   * conformance/vectors/manifest.json in pgillet/hurray). */
   Fx x;
   fx_init(&x, F32, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){3, 4}, 1, (uint64_t[]){48});
   FX_ACCEPT(&x, S);

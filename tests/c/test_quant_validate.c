@@ -475,7 +475,8 @@ static void test_per_block_block_size(void **state) {
     set_pb(&x, 1, badk[i], 1, HURRAY_QUANT_NO_BUFFER, HURRAY_QUANT_SCALE_F16);
     bad(&x, STRICT, HURRAY_ERR_INVALID_QUANTIZATION, "quantization.block_size", PAY + 8);
   }
-  /* An empty axis waives the upper bound (ADR-007), not the power-of-two rule. */
+  /* An empty axis waives the upper bound (docs/adr/ADR-007-permit-empty-tensors.md),
+   * not the power-of-two rule. */
   x.shape[1] = 0;
   set_pb(&x, 1, 128, 1, HURRAY_QUANT_NO_BUFFER, HURRAY_QUANT_SCALE_F16);
   x.b[1].byte_size = 0;

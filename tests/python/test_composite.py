@@ -1,6 +1,6 @@
-"""hurray.Composite (ADR-036): construction and its rules (delegated to the C
-composite validator), derived overlay roles, value equality, repr, and the
-surface a composite must not have."""
+"""hurray.Composite (the specification's docs/adr/ADR-036-python-composite-class.md):
+construction and its rules (delegated to the C composite validator), derived
+overlay roles, value equality, repr, and the surface a composite must not have."""
 
 import struct
 

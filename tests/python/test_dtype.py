@@ -1,4 +1,5 @@
-"""hurray.Dtype (D7): singletons, lookups, predicates, private types."""
+"""hurray.Dtype (docs/decisions.md § Python tensor surface): singletons, lookups,
+predicates, private types."""
 
 import pickle
 

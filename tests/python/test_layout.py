@@ -1,6 +1,8 @@
-"""Layouts are objects (ADR-032): the class hierarchy, value semantics, the
-three authoring tiers of hurray.Tensor(layout=...), validate_against_shape,
-the round-trip obligation, and NumPy access to non-row-major dense tensors."""
+"""Layouts are objects (the specification's
+docs/adr/ADR-032-python-layout-descriptor-hierarchy.md): the class hierarchy,
+value semantics, the three authoring tiers of hurray.Tensor(layout=...),
+validate_against_shape, the round-trip obligation, and NumPy access to
+non-row-major dense tensors."""
 
 import struct
 

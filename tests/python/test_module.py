@@ -1,4 +1,4 @@
-"""Module surface: exceptions (D9), the status table mapping, constants,
+"""Module surface: exceptions (docs/decisions.md § Exceptions), the status table mapping, constants,
 buffer_size_bytes and layout_tag_kind."""
 
 import builtins

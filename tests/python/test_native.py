@@ -1,5 +1,7 @@
 """The native interchange protocol: Tensor.__hurray__ and hurray.from_hurray
-(requirements "Native Interchange Protocol"; multi-buffer-tensors; D7, D8)."""
+(docs/impl/python-bindings.md § Native Interchange Protocol and
+docs/cookbook/multi-buffer-tensors.md of the specification; docs/decisions.md
+§ DLPack for the stream argument, § Native protocol ABI version)."""
 
 import ctypes
 import gc

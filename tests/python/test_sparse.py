@@ -1,6 +1,7 @@
-"""Sparse tensors are Tensors (ADR-031): component views, AttributeError for
-what a layout lacks, index buffers checked before anyone reads them,
-sparse_coo, SciPy round trips that share memory, block-paged checks."""
+"""Sparse tensors are Tensors (the specification's
+docs/adr/ADR-031-unified-python-tensor-class.md): component views,
+AttributeError for what a layout lacks, index buffers checked before anyone
+reads them, sparse_coo, SciPy round trips that share memory, block-paged checks."""
 
 import gc
 import struct

@@ -1,5 +1,7 @@
 """Streams from Python: hurray.StreamWriter and hurray.StreamReader
-(requirements "Streaming", "Error Handling"; DECISIONS D2, D4, D7, D8)."""
+(docs/impl/python-bindings.md § Streaming, § Error Handling of the specification;
+docs/decisions.md § Streaming format, § Limits, § Stream transports, § Composites in
+streams)."""
 
 import errno
 import gc

@@ -1,6 +1,6 @@
 """hurray.Tensor: construction from buffers, the copy policy, measured
-alignment, the inspection surface (D7), buffer(i), buffer_handles, T,
-sync_mode, repr/str, and the creation functions."""
+alignment, the inspection surface (docs/decisions.md § Python tensor surface),
+buffer(i), buffer_handles, T, sync_mode, repr/str, and the creation functions."""
 
 import array
 import gc
