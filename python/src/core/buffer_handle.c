@@ -1,5 +1,5 @@
 /*
- * buffer_handle.c - hurray.BufferHandle: one entry of a descriptor's buffer
+ * core/buffer_handle.c - hurray.BufferHandle: one entry of a descriptor's buffer
  * table, as read-only metadata.
  *
  * Immutable, compared and hashed by value, not constructible from Python.

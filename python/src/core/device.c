@@ -1,5 +1,5 @@
 /*
- * device.c - hurray.Device: a device kind, a memory class and a runtime
+ * core/device.c - hurray.Device: a device kind, a memory class and a runtime
  * device id.
  *
  * kind and memory_class each accept a name or the wire byte. The private

@@ -1,5 +1,5 @@
 /*
- * dtype.c - hurray.Dtype: one immutable singleton per element type.
+ * core/dtype.c - hurray.Dtype: one immutable singleton per element type.
  *
  * Named types are created at module init; a private (extension) type
  * 0xF0-0xFE gets its singleton on first use, so Dtype.from_tag(0xF3) is

@@ -1,5 +1,5 @@
 /*
- * allocator.c - a 64-byte aligned NumPy data allocator (NEP 49), handed to
+ * interop/allocator.c - a 64-byte aligned NumPy data allocator (NEP 49), handed to
  * numpy.*.multiarray.set_handler as a "mem_handler" capsule by
  * hurray.aligned_allocator(). No NumPy header is needed: the handler layout
  * is a public ABI (PyDataMem_Handler, version 1), reproduced below.

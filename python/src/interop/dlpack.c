@@ -1,6 +1,7 @@
 /*
- * dlpack.c - DLPack producer (Tensor.__dlpack__, __dlpack_device__), consumer
- * (hurray.from_dlpack, from_torch) and Tensor.to_torch (DECISIONS D6).
+ * interop/dlpack.c - DLPack producer (Tensor.__dlpack__, __dlpack_device__), consumer
+ * (hurray.from_dlpack, from_torch) and Tensor.to_torch (docs/decisions.md,
+ * "DLPack").
  *
  * Producer: max_version None or below (1, 0) gives the legacy "dltensor"
  * capsule, otherwise "dltensor_versioned". Strides are always filled (in

@@ -1,5 +1,8 @@
 /*
- * native.c - the native interchange protocol (ADR-023, ADR-030, ADR-034):
+ * interop/native.c - the native interchange protocol (spec:
+ * docs/adr/ADR-023-hurray-python-native-buffer-protocol.md,
+ * docs/adr/ADR-030-multi-buffer-native-buffer-protocol.md,
+ * docs/adr/ADR-034-c-readable-capsule-context.md):
  * Tensor.__hurray__ and hurray.from_hurray.
  *
  * A capsule named "hurray_tensor" carries:

@@ -1,5 +1,5 @@
 /*
- * ndarray.c - from_numpy's path for an exact numpy.ndarray (hrpy_from_ndarray).
+ * interop/ndarray.c - from_numpy's path for an exact numpy.ndarray (hrpy_from_ndarray).
  *
  * from_numpy's general path asks the buffer protocol, where NumPy formats a
  * struct-module format string and compares it with a cached one on every

@@ -1,5 +1,5 @@
 /*
- * tensor_numpy.c - NumPy interoperability without a build-time dependency on
+ * interop/numpy.c - NumPy interoperability without a build-time dependency on
  * NumPy: Tensor.__array_interface__, Tensor.__array__ and hurray.from_numpy.
  *
  * Out of hurray: a dense host tensor of a Tier 1 type is exposed through the

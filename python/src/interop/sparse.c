@@ -1,5 +1,6 @@
 /*
- * tensor_sparse.c - the sparse side of hurray.Tensor (ADR-031): nnz, the
+ * interop/sparse.c - the sparse side of hurray.Tensor (spec:
+ * docs/adr/ADR-031-unified-python-tensor-class.md): nnz, the
  * component views (.values, .indices, .col_indices / .row_ptr, .row_indices
  * / .col_ptr), the index-buffer check that runs at construction, and
  * to_scipy (through the pure-Python hurray._sparse).

@@ -1,6 +1,7 @@
 /*
- * file_io.c - .hrry files from Python (DECISIONS D5): hurray.save,
- * hurray.load, hurray.load_kv and the lazy reader hurray.open (hurray.File).
+ * io/file.c - .hrry files from Python (docs/decisions.md, "File format"):
+ * hurray.save, hurray.load, hurray.load_kv and the lazy reader hurray.open
+ * (hurray.File).
  *
  * Everything goes through the C reader and writer (include/hurray/file.h);
  * the GIL is released around every call into them. The C structures a call

@@ -1,5 +1,5 @@
 /*
- * kv.c - file-level key-value metadata between Python and the C writer and
+ * io/kv.c - file-level key-value metadata between Python and the C writer and
  * reader (requirements "File metadata").
  *
  * Python -> file (save(..., kv=)):   bool (tested before int) -> bool,

@@ -1,6 +1,8 @@
 /*
- * stream.c - the streaming format from Python (ADR-035; DECISIONS D2, D4, D7,
- * D8): hurray.StreamWriter and hurray.StreamReader over include/hurray/stream.h.
+ * io/stream.c - the streaming format from Python: hurray.StreamWriter and
+ * hurray.StreamReader over include/hurray/stream.h (spec:
+ * docs/adr/ADR-035-python-streaming-api.md; docs/decisions.md, "Streaming
+ * format", "Limits", "Stream transports", "Composites in streams").
  *
  * Transports: a path (str, bytes or os.PathLike), an int file descriptor, or
  * an object with fileno() (a socket, a pipe, an open file); a descriptor is
@@ -18,7 +20,8 @@
  *
  * A composite is one item: the writer takes a hurray.Composite and writes its
  * head then its members (pre-order); the reader yields a hurray.Composite
- * (DECISIONS D8), never a bare head followed by its members.
+ * (docs/decisions.md, "Composites in streams"), never a bare head followed by
+ * its members.
  */
 #include "io/stream.h"
 

@@ -1,5 +1,6 @@
 /*
- * composite.c - hurray.Composite (ADR-036): a head descriptor that owns no
+ * types/composite.c - hurray.Composite (spec:
+ * docs/adr/ADR-036-python-composite-class.md): a head descriptor that owns no
  * buffers, plus its members, each a hurray.Tensor or a nested Composite.
  *
  * Construction states the composition rule, the logical shape and dtype of

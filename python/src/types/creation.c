@@ -1,5 +1,5 @@
 /*
- * creation.c - zeros, ones, empty, full: tensors whose one buffer this module
+ * types/creation.c - zeros, ones, empty, full: tensors whose one buffer this module
  * allocates (64-byte aligned, host memory).
  *
  * These functions allocate a buffer sized from the shape, so a dynamic

@@ -1,5 +1,5 @@
 /*
- * descriptor.c - hurray.Descriptor: what a tensor declares, without data.
+ * types/descriptor.c - hurray.Descriptor: what a tensor declares, without data.
  *
  * Obtained from Tensor.descriptor or Descriptor.decode(bytes); never
  * constructed from Python. Wraps an immutable HurrayDescriptor from the C

@@ -1,5 +1,6 @@
 /*
- * layout.c - hurray.Layout, the base of the layout classes (ADR-032).
+ * types/layout.c - hurray.Layout, the base of the layout classes (spec:
+ * docs/adr/ADR-032-python-layout-descriptor-hierarchy.md).
  *
  * A layout object is an immutable value: the C library's HurrayLayout plus a
  * private copy of its arrays. The base implements tag, name, buffer_count,

@@ -1,6 +1,6 @@
 /*
- * layout_types.c - the 14 subclasses of hurray.Layout (ADR-032): one
- * constructor, one set of getters and one repr per layout, all over the
+ * types/layout_types.c - the 14 subclasses of hurray.Layout (spec:
+ * docs/adr/ADR-032-python-layout-descriptor-hierarchy.md): one constructor, one set of getters and one repr per layout, all over the
  * base's value (types/layout.h: hrpy_layout_value, hrpy_layout_rank).
  *
  * Constructors check what a layout states about itself by running the C
@@ -10,7 +10,8 @@
  * therefore judged by the one copy of those rules, and an extent rule can
  * only fail once a tensor supplies extents.
  *
- * Small closed enumerations are lowercase strings (SPEC-MAP 7.2): tiled
+ * Small closed enumerations are lowercase strings (spec:
+ * docs/impl/python-bindings.md, "Frozen name and enumeration strings"): tiled
  * orderings, kv_role, block_table_index_type, composition_rule, combine_op.
  * A string outside its enumeration is a ValueError.
  */

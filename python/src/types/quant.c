@@ -1,5 +1,5 @@
 /*
- * quant.c - the quantization classes: PerTensorAffine, PerChannelAffine,
+ * types/quant.c - the quantization classes: PerTensorAffine, PerChannelAffine,
  * PerBlockAffine, NF4, MXFP (the reference's names), OpaqueQuantization for
  * a private or unknown scheme a permissive reader relays, and
  * hurray.decode_quantization.

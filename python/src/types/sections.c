@@ -1,5 +1,5 @@
 /*
- * sections.c - hurray.Statistics and hurray.Shard, the two optional
+ * types/sections.c - hurray.Statistics and hurray.Shard, the two optional
  * descriptor sections that are plain values.
  *
  * Statistics: keyword-only; the computed_mask is derived from what is given
