@@ -191,7 +191,6 @@ static PyObject *tensor_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
   if (boff != NULL && boff != Py_None) {
     if (hrpy_arg_u64(st, boff, ctx, "byte_offset", UINT64_MAX, &byte_offset) < 0) return NULL;
   }
-  bool host = hrpy_device_tag(device) == HURRAY_DEVICE_CPU;
   /* An unknown layout keeps the buffer table inside its raw bytes (what a
    * permissive decode can do without the payload's length), so the tensor
    * declares no buffers of its own. */
@@ -262,9 +261,10 @@ static PyObject *tensor_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
   uint32_t got = 0;
   for (uint32_t i = 0; i < nbuf; i++) {
     PyObject *o = PySequence_Fast_GET_ITEM(all, (Py_ssize_t)i);
-    /* Device memory is never copied: a non-CPU tensor's buffers are borrowed
-     * as declarations (copy=None acts as copy=False there). */
-    if (hrpy_buffer_acquire(st, o, i, host ? copy : (copy == 1 ? 1 : 0), ctx, &bufs[i]) < 0)
+    /* A Python buffer is host memory whatever device the tensor declares
+     * (docs/decisions.md, "Device-tagged tensors built from host buffers"):
+     * the copy policy is the same as for a CPU tensor. */
+    if (hrpy_buffer_acquire(st, o, i, copy, ctx, &bufs[i]) < 0)
       goto done;
     got = i + 1;
   }
@@ -309,15 +309,11 @@ static PyObject *m_tensor_from_descriptor(PyObject *m, PyObject *const *args, Py
     Py_DECREF(seq);
     return PyErr_NoMemory();
   }
-  HurrayDescriptorFields f;
-  (void)hurray_descriptor_fields(d, &f);
-  bool host = f.buffer_count == 0 || f.buffers[0].device_tag == HURRAY_DEVICE_CPU;
   PyObject *r = NULL;
   Py_ssize_t got = 0;
   for (; got < n; got++) {
     if (hrpy_buffer_acquire(st, PySequence_Fast_GET_ITEM(seq, got), (uint32_t)got,
-                           host ? copy : (copy == 1 ? 1 : 0), "_tensor_from_descriptor",
-                           &bufs[got]) < 0)
+                            copy, "_tensor_from_descriptor", &bufs[got]) < 0)
       break;
   }
   if (got == n) {

@@ -163,13 +163,19 @@ def test_bad_csf_index_data_is_refused():
                       layout=hurray.CsfLayout(nnz=4, mode_order=[0, 1, 2]))
 
 
-def test_device_index_buffers_are_declarations():
-    """Memory this process cannot read is not read: no check, no crash."""
+def test_host_index_buffers_of_a_device_tensor_are_checked():
+    """A Python buffer is host memory whatever device the tensor declares, so its
+    index buffers are read and checked like a CPU tensor's."""
     cuda = hurray.Device("cuda")
-    t = hurray.Tensor(aligned_array((2,), "f4"), hurray.float32, [2, 2],
+    with pytest.raises(hurray.InvalidDescriptorError):
+        hurray.Tensor(aligned_array((2,), "f4"), hurray.float32, [2, 2],
                       aux_buffers=[aligned_array((4,), "u8", fill=99)],
                       layout=hurray.CooLayout(2), device=cuda)
-    assert t.nnz == 2
+    ok = hurray.Tensor(aligned_array((2,), "f4"), hurray.float32, [2, 2],
+                       aux_buffers=[np_.array([0, 0, 1, 1], dtype=np_.uint64)],
+                       layout=hurray.CooLayout(2), device=cuda)
+    assert ok.nnz == 2
+
 
 
 # ---- sparse_coo -----------------------------------------------------------------------------
@@ -401,8 +407,8 @@ def test_validate_quantization_compatibility():
 def test_component_views_refuse_buffers_that_are_not_producer_synced():
     cuda = hurray.Device("cuda")
     t = hurray.Tensor(aligned_array((2,), "f4"), hurray.float32, [2, 2],
-                      aux_buffers=[aligned_array((4,), "u8")], layout=hurray.CooLayout(2),
-                      device=cuda)
+                      aux_buffers=[aligned_array((4,), "u8", fill=[0, 0, 1, 1])],
+                      layout=hurray.CooLayout(2), device=cuda)
     wire = bytearray(t.descriptor.encode())
     table = 20 + 8 * 2 + 8 + 16  # header, shape, byte_offset, COO payload
     assert wire[table] == 2

@@ -94,6 +94,7 @@ int hrpy_buffer_acquire(HrpyState *st, PyObject *obj, uint32_t index, int copy,
     out->readonly = true;
   }
   out->data = (uint8_t *)out->view.buf;
+  out->host = true; /* a buffer-protocol export is host memory */
   out->size = (uint64_t)out->view.len;
   if (hrpy_buffer_apply_copy_policy(st, out, index, copy, true, context) < 0) {
     hrpy_buffer_release(out);

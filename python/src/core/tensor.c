@@ -142,10 +142,14 @@ int hrpy_tensor_validate_index_buffers(HrpyState *st, PyObject *o, const char *c
   const HrpyTensor *t = T(o);
   HurrayLayoutClass cls = hurray_layout_class(t->f.layout.tag);
   if (cls != HURRAY_LAYOUT_CLASS_SPARSE && cls != HURRAY_LAYOUT_CLASS_INDIRECT) return 0;
-  if (hrpy_device_tag(t->device) != HURRAY_DEVICE_CPU) return 0; /* not readable here */
-  for (uint32_t i = 0; i < t->f.buffer_count; i++)
-    if (t->f.buffers[i].sync_mode != HURRAY_SYNC_PRODUCER_SYNCED) return 0;
   if (t->nbuf != t->f.buffer_count) return 0;
+  for (uint32_t i = 0; i < t->nbuf; i++) {
+    /* memory this process cannot read (a device address from DLPack or a
+     * foreign capsule) is never read; host bytes are checked whatever device
+     * the descriptor declares */
+    if (!hrpy_tensor_buffer_is_host(o, i)) return 0;
+    if (t->f.buffers[i].sync_mode != HURRAY_SYNC_PRODUCER_SYNCED) return 0;
+  }
   const void *small[8];
   const void **ptrs = small;
   if (t->nbuf > 8) {

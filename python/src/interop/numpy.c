@@ -69,6 +69,9 @@ static bool needs_gather(uint8_t layout_tag) {
 
 /* Everything that keeps a tensor from becoming an ndarray. */
 static int numpy_checks(HrpyState *st, const HrpyTensorView *t, const char *what, ArrKind *kind) {
+  /* A buffer whose bytes are not yet valid is the first thing to say, on any
+   * device: no reader may touch it before the producer's event or stream. */
+  if (hrpy_tensor_check_readable(st, t->self, what) < 0) return -1;
   if (hrpy_device_tag(t->device) != HURRAY_DEVICE_CPU) {
     hrpy_raise(st->UnsupportedError,
               "%s: the tensor is on %R, whose memory NumPy cannot address; use DLPack "
@@ -115,7 +118,7 @@ static int numpy_checks(HrpyState *st, const HrpyTensorView *t, const char *what
               what, i != NULL ? i->name : "a private type");
     return -1;
   }
-  return hrpy_tensor_check_readable(st, t->self, what);
+  return 0;
 }
 
 /* The array interface dict of a dense tensor with element bytes `itemsize`. */
