@@ -249,6 +249,11 @@ static PyModuleDef_Slot module_slots[] = {
      * not support subinterpreters. */
     {Py_mod_multiple_interpreters, Py_MOD_MULTIPLE_INTERPRETERS_NOT_SUPPORTED},
 #endif
+#ifdef Py_mod_gil
+    /* Safe without the GIL (util/atomic.h says how): on a free-threaded
+     * interpreter importing hurray keeps the GIL disabled. */
+    {Py_mod_gil, Py_MOD_GIL_NOT_USED},
+#endif
     {0, NULL},
 };
 

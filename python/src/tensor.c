@@ -27,6 +27,7 @@
 #include "types/sections.h"
 #include "util/args.h"
 #include "util/errors.h"
+#include "util/runtime.h"
 
 #define F(o) hrpy_tensor_fields(o)
 
@@ -561,19 +562,9 @@ static PyMethodDef tensor_methods[] = {
 
 static PyObject *display_call(PyObject *s, bool repr) {
   HrpyState *st = hrpy_state_of(s);
-  if (st->display_repr == NULL) {
-    PyObject *mod = PyImport_ImportModule("hurray._display");
-    if (mod == NULL) return NULL;
-    st->display_repr = PyObject_GetAttrString(mod, "tensor_repr");
-    st->display_str = PyObject_GetAttrString(mod, "tensor_str");
-    Py_DECREF(mod);
-    if (st->display_repr == NULL || st->display_str == NULL) {
-      Py_CLEAR(st->display_repr);
-      Py_CLEAR(st->display_str);
-      return NULL;
-    }
-  }
-  return PyObject_CallOneArg(repr ? st->display_repr : st->display_str, s);
+  PyObject *fn = repr ? hrpy_lazy_attr(&st->display_repr, "hurray._display", "tensor_repr")
+                      : hrpy_lazy_attr(&st->display_str, "hurray._display", "tensor_str");
+  return fn != NULL ? PyObject_CallOneArg(fn, s) : NULL;
 }
 static PyObject *tensor_repr(PyObject *s) { return display_call(s, true); }
 static PyObject *tensor_str(PyObject *s) { return display_call(s, false); }

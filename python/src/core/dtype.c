@@ -14,6 +14,7 @@
 #include "core/dtype.h"
 
 #include "util/args.h"
+#include "util/atomic.h"
 #include "util/errors.h"
 
 #include <string.h>
@@ -39,7 +40,7 @@ static PyObject *dtype_create(HrpyState *st, uint8_t tag) {
 }
 
 PyObject *hrpy_dtype_from_tag(HrpyState *st, uint8_t tag) {
-  PyObject *d = st->dtypes[tag];
+  PyObject *d = hrpy_peek(&st->dtypes[tag]);
   if (d != NULL && (DTYPE_SELF(d)->info != NULL || is_private_tag(tag))) return Py_NewRef(d);
   if (!is_private_tag(tag)) {
     const char *kind;
@@ -57,10 +58,7 @@ PyObject *hrpy_dtype_from_tag(HrpyState *st, uint8_t tag) {
     return hrpy_raise(st->InvalidDescriptorError,
                      "element type tag 0x%02x is %s: it names no type", (unsigned)tag, kind);
   }
-  d = dtype_create(st, tag);
-  if (d == NULL) return NULL;
-  st->dtypes[tag] = Py_NewRef(d);
-  return d;
+  return Py_XNewRef(hrpy_publish(&st->dtypes[tag], dtype_create(st, tag)));
 }
 
 PyObject *hrpy_dtype_relayed(HrpyState *st, uint8_t tag) {
@@ -68,12 +66,9 @@ PyObject *hrpy_dtype_relayed(HrpyState *st, uint8_t tag) {
   if (hurray_dtype_info(tag) != NULL || is_private_tag(tag) ||
       (k != HURRAY_TAG_RESERVED && k != HURRAY_TAG_UNASSIGNED))
     return hrpy_dtype_from_tag(st, tag);
-  PyObject *d = st->dtypes[tag];
+  PyObject *d = hrpy_peek(&st->dtypes[tag]);
   if (d != NULL) return Py_NewRef(d);
-  d = dtype_create(st, tag);
-  if (d == NULL) return NULL;
-  st->dtypes[tag] = Py_NewRef(d);
-  return d;
+  return Py_XNewRef(hrpy_publish(&st->dtypes[tag], dtype_create(st, tag)));
 }
 
 int hrpy_dtype_converter(HrpyState *st, PyObject *obj, uint8_t *out_tag) {

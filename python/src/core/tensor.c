@@ -10,6 +10,7 @@
 
 #include "core/buffer_handle.h"
 #include "core/device.h"
+#include "util/atomic.h"
 #include "util/errors.h"
 
 /* Release the GIL for index checks over at least this many stored entries. */
@@ -28,7 +29,9 @@ uint32_t hrpy_tensor_nbuf(PyObject *t) { return T(t)->nbuf; }
 const HrpyBuffer *hrpy_tensor_buffer(PyObject *t, uint32_t i) { return &T(t)->bufs[i]; }
 PyObject *hrpy_tensor_dtype(PyObject *t) { return T(t)->dtype; }
 PyObject *hrpy_tensor_device(PyObject *t) { return T(t)->device; }
-bool hrpy_tensor_is_described(PyObject *t) { return T(t)->desc != NULL; }
+bool hrpy_tensor_is_described(PyObject *t) {
+  return hrpy_load_ptr((void *const *)&T(t)->desc) != NULL;
+}
 
 bool hrpy_tensor_buffer_is_host(PyObject *o, uint32_t i) {
   const HrpyTensor *t = T(o);
@@ -50,17 +53,15 @@ void hrpy_tensor_borrow_buffer(PyObject *o, uint32_t i, HrpyBuffer *out) {
 
 PyObject *hrpy_tensor_buffer_handles(HrpyState *st, PyObject *o) {
   HrpyTensor *t = T(o);
-  if (t->handles == NULL) {
-    t->handles = hrpy_buffer_handles_tuple(st, &t->f, t->device);
-    if (t->handles == NULL) return NULL;
-  }
-  return Py_NewRef(t->handles);
+  PyObject *h = hrpy_peek(&t->handles);
+  if (h == NULL) h = hrpy_publish(&t->handles, hrpy_buffer_handles_tuple(st, &t->f, t->device));
+  return Py_XNewRef(h);
 }
 
 const HurrayDescriptor *hrpy_tensor_desc(HrpyState *st, PyObject *o) {
   HrpyTensor *t = T(o);
-  if (t->desc != NULL) return t->desc;
-  HurrayDescriptor *d = NULL;
+  HurrayDescriptor *d = hrpy_load_ptr((void *const *)&t->desc);
+  if (d != NULL) return d;
   HurrayError err;
   hurray_error_clear(&err);
   HurrayStatus rc = hurray_descriptor_from_fields(&t->f, HURRAY_DECODE_STRICT, &d, &err);
@@ -68,7 +69,12 @@ const HurrayDescriptor *hrpy_tensor_desc(HrpyState *st, PyObject *o) {
     hrpy_raise_status(st, rc, &err, "Tensor");
     return NULL;
   }
-  t->desc = d; /* t->f keeps pointing at the block: the same values */
+  /* t->f keeps pointing at the block: the same values. A thread that lost
+   * the race drops its copy and uses the winner's. */
+  if (!hrpy_cas_ptr((void **)&t->desc, NULL, d)) {
+    hurray_descriptor_destroy(d);
+    d = hrpy_load_ptr((void *const *)&t->desc);
+  }
   return d;
 }
 

@@ -22,6 +22,7 @@
 #include "core/tensor.h"
 #include "interop/dlpack_abi.h"
 #include "util/args.h"
+#include "util/atomic.h"
 #include "util/bytes.h"
 #include "util/errors.h"
 #include "util/runtime.h"
@@ -419,22 +420,60 @@ static PyObject *call_producer(HrpyState *st, PyObject *obj, int copy) {
   return cap;
 }
 
-/* Wraps a capsule (not yet renamed) as a tensor; see the file comment. */
-static PyObject *consume_capsule(HrpyState *st, PyObject *cap, int copy, PyObject *want_device) {
-  const char *ctx = "from_dlpack";
-  bool versioned;
-  void *ptr;
+/*
+ * Claims a DLPack capsule: in one critical section on the capsule, checks its
+ * name and renames it "used_...", so two threads handed the same capsule
+ * cannot both consume it. NULL (nothing raised) when it is no unconsumed
+ * DLPack capsule. A claim that does not end in taking ownership is undone by
+ * unclaim_capsule, which restores the name (the capsule's destructor then
+ * releases the tensor, as for a capsule never consumed).
+ */
+static void *claim_capsule(PyObject *cap, bool *versioned) {
+  void *ptr = NULL;
+  Py_BEGIN_CRITICAL_SECTION(cap);
   if (PyCapsule_IsValid(cap, NAME_VERSIONED)) {
-    versioned = true;
+    *versioned = true;
     ptr = PyCapsule_GetPointer(cap, NAME_VERSIONED);
   } else if (PyCapsule_IsValid(cap, NAME_LEGACY)) {
-    versioned = false;
+    *versioned = false;
     ptr = PyCapsule_GetPointer(cap, NAME_LEGACY);
-  } else {
-    return hrpy_raise(PyExc_BufferError,
-                     "%s: not a DLPack capsule, or one that was already consumed", ctx);
   }
-  if (ptr == NULL) return NULL;
+  if (ptr != NULL && PyCapsule_SetName(cap, *versioned ? NAME_USED_VERSIONED : NAME_USED_LEGACY) < 0)
+    ptr = NULL;
+  Py_END_CRITICAL_SECTION();
+  PyErr_Clear();
+  return ptr;
+}
+
+static void unclaim_capsule(PyObject *cap, bool versioned) {
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  Py_BEGIN_CRITICAL_SECTION(cap);
+  (void)PyCapsule_SetName(cap, versioned ? NAME_VERSIONED : NAME_LEGACY);
+  Py_END_CRITICAL_SECTION();
+  PyErr_Restore(type, value, tb);
+}
+
+static PyObject *import_claimed(HrpyState *st, void *ptr, bool versioned, int copy,
+                                PyObject *want_device, bool *owned);
+
+/* Wraps a capsule as a tensor; see the file comment. */
+static PyObject *consume_capsule(HrpyState *st, PyObject *cap, int copy, PyObject *want_device) {
+  bool versioned = false, owned = false;
+  void *ptr = claim_capsule(cap, &versioned);
+  if (ptr == NULL)
+    return hrpy_raise(PyExc_BufferError,
+                      "from_dlpack: not a DLPack capsule, or one that was already consumed");
+  PyObject *r = import_claimed(st, ptr, versioned, copy, want_device, &owned);
+  if (r == NULL && !owned) unclaim_capsule(cap, versioned);
+  return r;
+}
+
+/* The import of a claimed capsule's managed tensor. *owned becomes true once
+ * the tensor is ours (wrapped in an owner capsule, or released on failure). */
+static PyObject *import_claimed(HrpyState *st, void *ptr, bool versioned, int copy,
+                                PyObject *want_device, bool *owned) {
+  const char *ctx = "from_dlpack";
   HrpyDLManagedTensorVersioned *mv = versioned ? ptr : NULL;
   HrpyDLManagedTensor *ml = versioned ? NULL : ptr;
   if (mv != NULL && mv->version.major != HRPY_DLPACK_MAJOR) {
@@ -538,11 +577,9 @@ static PyObject *consume_capsule(HrpyState *st, PyObject *cap, int copy, PyObjec
                      "%s: the tensor needs a copy (%s) but lives in device memory", ctx,
                      is_bool ? "bool packing" : "non-contiguous strides");
   }
-  /* Take ownership: rename, then wrap the managed tensor in an owner capsule. */
-  if (PyCapsule_SetName(cap, versioned ? NAME_USED_VERSIONED : NAME_USED_LEGACY) < 0) {
-    Py_DECREF(device);
-    return NULL;
-  }
+  /* Take ownership (the capsule is already renamed): wrap the managed tensor
+   * in an owner capsule, whose destructor calls its deleter. */
+  *owned = true;
   PyObject *owner = PyCapsule_New(ptr, versioned ? NAME_OWNER_VERSIONED : NAME_OWNER_LEGACY,
                                   import_owner_dtor);
   if (owner == NULL) {

@@ -30,6 +30,7 @@
 #include "core/buffer.h"
 #include "core/tensor.h"
 #include "util/args.h"
+#include "util/atomic.h"
 #include "util/errors.h"
 #include "util/runtime.h"
 
@@ -205,6 +206,7 @@ PyObject *hrpy_from_hurray(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
   PyObject *cap = get_capsule(a[0]);
   if (cap == NULL) return NULL;
   PyObject *result = NULL, *keeper = NULL;
+  bool claimed = false, owned = false;
   HurrayBufferList *list = NULL;
   HurrayTensorContext *ctx = NULL;
   HurrayDescriptor *desc = NULL;
@@ -216,9 +218,17 @@ PyObject *hrpy_from_hurray(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
               Py_TYPE(cap)->tp_name);
     goto done;
   }
-  const char *name = PyCapsule_GetName(cap);
-  if (name == NULL && PyErr_Occurred()) PyErr_Clear();
-  if (name == NULL || strcmp(name, CAPSULE_NAME) != 0) {
+  /* Claim: check the name and rename the capsule in one critical section, so
+   * two threads handed the same capsule cannot both consume it. Until the
+   * list and context are ours (`owned`), a failure restores the name. */
+  const char *name = NULL;
+  Py_BEGIN_CRITICAL_SECTION(cap);
+  name = PyCapsule_GetName(cap);
+  if (name != NULL && strcmp(name, CAPSULE_NAME) == 0)
+    claimed = PyCapsule_SetName(cap, CAPSULE_USED) == 0;
+  Py_END_CRITICAL_SECTION();
+  if (!claimed && PyErr_Occurred()) PyErr_Clear();
+  if (!claimed) {
     if (name != NULL && strcmp(name, CAPSULE_USED) == 0)
       hrpy_raise(st->BufferError,
                 "%s: the capsule was already consumed ('%s'); call __hurray__() again for a "
@@ -253,17 +263,13 @@ PyObject *hrpy_from_hurray(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
               ctxname, (unsigned)abi, HURRAY_C_ABI_VERSION);
     goto done;
   }
-  list = PyCapsule_GetPointer(cap, CAPSULE_NAME);
+  list = PyCapsule_GetPointer(cap, CAPSULE_USED);
   if (list == NULL) {
     ctx = NULL;
     goto done;
   }
-  /* Consume: from here the list and the context are ours to destroy. */
-  if (PyCapsule_SetName(cap, CAPSULE_USED) < 0) {
-    list = NULL;
-    ctx = NULL;
-    goto done;
-  }
+  /* Consumed: from here the list and the context are ours to destroy. */
+  owned = true;
   const uint8_t *dbytes = NULL;
   uint64_t dlen = 0;
   if (hurray_tensor_context_descriptor(ctx, &dbytes, &dlen) != HURRAY_OK || dbytes == NULL) {
@@ -351,6 +357,13 @@ done:;
   (void)hurray_buffer_list_destroy(&list);
   (void)hurray_tensor_context_destroy(&ctx);
   hurray_descriptor_destroy(desc);
+  if (claimed && !owned) {
+    /* not consumed after all: the capsule keeps its list and context */
+    Py_BEGIN_CRITICAL_SECTION(cap);
+    (void)PyCapsule_SetName(cap, CAPSULE_NAME);
+    Py_END_CRITICAL_SECTION();
+    PyErr_Clear();
+  }
   Py_DECREF(cap);
   PyErr_Restore(type, value, tb);
   return result;

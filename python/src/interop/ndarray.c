@@ -34,6 +34,7 @@
 #include "core/buffer.h"
 #include "core/tensor.h"
 #include "interop/numpy_abi.h"
+#include "util/atomic.h"
 #include "util/bytes.h"
 #include "util/runtime.h"
 
@@ -238,8 +239,10 @@ static bool probe_one(PyObject *np_dtype, PyObject *arr, int type_num, char kind
 
 /* Proves the header layout once (st->nd_header: 1 proven, -1 not). */
 static bool header_proven(HrpyState *st) {
-  if (st->nd_header != 0) return st->nd_header > 0;
-  st->nd_header = -1;
+  int known = hrpy_load_int(&st->nd_header);
+  if (known != 0) return known > 0;
+  /* other threads take the struct way while this one proves the header */
+  hrpy_store_int(&st->nd_header, -1);
   PyObject *np = hrpy_numpy(st);
   if (np == NULL) {
     PyErr_Clear();
@@ -271,7 +274,7 @@ static bool header_proven(HrpyState *st) {
   Py_XDECREF(c);
   Py_XDECREF(dtype);
   PyErr_Clear();
-  if (ok) st->nd_header = 1;
+  if (ok) hrpy_store_int(&st->nd_header, 1);
   return ok;
 }
 
@@ -303,18 +306,16 @@ static bool struct_plain(HrpyState *st, PyObject *obj, Plain *p, PyObject **cap)
 /* True when obj is exactly a numpy.ndarray (NumPy is loaded if one exists). */
 static bool is_exact_ndarray(HrpyState *st, PyObject *obj) {
   PyTypeObject *tp = Py_TYPE(obj);
-  if (st->ndarray_type == NULL) {
+  PyObject *nd = hrpy_peek(&st->ndarray_type);
+  if (nd == NULL) {
     if (strcmp(tp->tp_name, "numpy.ndarray") != 0) return false;
-    PyObject *np = hrpy_numpy(st);
-    PyObject *nd = np != NULL ? PyObject_GetAttrString(np, "ndarray") : NULL;
-    if (nd == NULL || !PyType_Check(nd)) {
-      Py_XDECREF(nd);
+    nd = hrpy_lazy_attr(&st->ndarray_type, "numpy", "ndarray");
+    if (nd == NULL) {
       PyErr_Clear();
       return false;
     }
-    st->ndarray_type = nd;
   }
-  return (PyObject *)tp == st->ndarray_type;
+  return (PyObject *)tp == nd;
 }
 
 bool hrpy_from_ndarray(HrpyState *st, PyObject *obj, int copy, const char *context,
@@ -351,17 +352,17 @@ PyObject *hrpy_ndarray_path(PyObject *m, PyObject *mode) {
     if (!PyUnicode_Check(mode))
       return PyErr_Format(PyExc_TypeError, "mode must be a str or None");
     if (PyUnicode_CompareWithASCIIString(mode, "struct") == 0) {
-      st->nd_header = -1;
+      hrpy_store_int(&st->nd_header, -1);
     } else if (PyUnicode_CompareWithASCIIString(mode, "auto") == 0) {
-      st->nd_header = 0;
+      hrpy_store_int(&st->nd_header, 0);
     } else if (PyUnicode_CompareWithASCIIString(mode, "header") == 0) {
-      st->nd_header = 0;
+      hrpy_store_int(&st->nd_header, 0);
       if (!header_proven(st))
         return PyErr_Format(PyExc_RuntimeError, "the ndarray header layout is not proven");
     } else {
       return PyErr_Format(PyExc_ValueError, "mode must be 'header', 'struct' or 'auto'");
     }
   }
-  return PyUnicode_FromString(st->nd_header > 0 ? "header" : st->nd_header < 0 ? "struct"
+  return PyUnicode_FromString(hrpy_load_int(&st->nd_header) > 0 ? "header" : hrpy_load_int(&st->nd_header) < 0 ? "struct"
                                                                                : "unproven");
 }

@@ -25,6 +25,7 @@
 #include "interop/ndarray.h"
 #include "interop/numpy_abi.h"
 #include "util/args.h"
+#include "util/atomic.h"
 #include "util/bytes.h"
 #include "util/errors.h"
 #include "util/runtime.h"
@@ -226,7 +227,7 @@ static void array_struct_dtor(PyObject *cap) {
 /* numpy.dtype for a tag with a typestr (borrowed from the state), made on
  * first use; NULL without an exception when NumPy cannot make it. */
 static PyObject *np_dtype_of(HrpyState *st, uint8_t tag, const char *typestr) {
-  PyObject *dt = st->np_dtypes[tag];
+  PyObject *dt = hrpy_peek(&st->np_dtypes[tag]);
   if (dt != NULL) return dt;
   PyObject *np = hrpy_numpy(st);
   dt = np != NULL ? PyObject_CallMethod(np, "dtype", "(s)", typestr) : NULL;
@@ -234,7 +235,7 @@ static PyObject *np_dtype_of(HrpyState *st, uint8_t tag, const char *typestr) {
     PyErr_Clear();
     return NULL;
   }
-  st->np_dtypes[tag] = dt;
+  dt = hrpy_publish(&st->np_dtypes[tag], dt);
   return dt;
 }
 
@@ -351,18 +352,13 @@ static PyObject *bf16_array(HrpyState *st, PyObject *self) {
   PyObject *d = interface_dict(&view, HRPY_BO "u2", 2);
   PyObject *ns = NULL, *raw = NULL, *out = NULL;
   if (d == NULL) goto done;
-  if (st->simple_namespace == NULL) {
-    PyObject *types = PyImport_ImportModule("types");
-    if (types == NULL) goto done;
-    st->simple_namespace = PyObject_GetAttrString(types, "SimpleNamespace");
-    Py_DECREF(types);
-    if (st->simple_namespace == NULL) goto done;
-  }
+  PyObject *namespace_type = hrpy_lazy_attr(&st->simple_namespace, "types", "SimpleNamespace");
+  if (namespace_type == NULL) goto done;
   {
     PyObject *kw = Py_BuildValue("{s:O,s:O}", "__array_interface__", d, "tensor", self);
     if (kw == NULL) goto done;
     PyObject *empty = PyTuple_New(0);
-    ns = empty != NULL ? PyObject_Call(st->simple_namespace, empty, kw) : NULL;
+    ns = empty != NULL ? PyObject_Call(namespace_type, empty, kw) : NULL;
     Py_XDECREF(empty);
     Py_DECREF(kw);
   }

@@ -19,6 +19,7 @@
 #include "core/tensor.h"
 #include "util/args.h"
 #include "util/errors.h"
+#include "util/runtime.h"
 
 #include <string.h>
 
@@ -110,11 +111,9 @@ PyObject *hrpy_tensor_col_ptr(PyObject *self, void *closure) {
 PyObject *hrpy_tensor_to_scipy(PyObject *self, PyObject *unused) {
   (void)unused;
   HrpyState *st = hrpy_state_of(self);
-  if (st->sparse_module == NULL) {
-    st->sparse_module = PyImport_ImportModule("hurray._sparse");
-    if (st->sparse_module == NULL) return NULL;
-  }
-  return PyObject_CallMethod(st->sparse_module, "to_scipy", "(O)", self);
+  PyObject *mod = hrpy_lazy_attr(&st->sparse_module, "hurray._sparse", NULL);
+  if (mod == NULL) return NULL;
+  return PyObject_CallMethod(mod, "to_scipy", "(O)", self);
 }
 
 /* ---- COO order ------------------------------------------------------------------ */

@@ -28,6 +28,7 @@
 #include "io/kv.h"
 #include "types/composite.h"
 #include "util/args.h"
+#include "util/atomic.h"
 #include "util/bytes.h"
 #include "util/errors.h"
 
@@ -572,67 +573,84 @@ typedef struct {
   bool mapped;
 } HrpyFile;
 
-static void file_settle(HrpyFile *self) {
-  if (self->closed && self->busy == 0) hurray_file_close(&self->f);
-}
-
-static int file_check_open(HrpyFile *self) {
-  if (!self->closed) return 0;
-  PyErr_SetString(PyExc_ValueError, "I/O operation on a closed hurray.File");
-  return -1;
-}
-
-static PyObject *file_names(HrpyFile *self) {
-  if (self->names == NULL) {
-    uint64_t n = hurray_file_tensor_count(self->f);
-    PyObject *t = PyTuple_New((Py_ssize_t)n);
-    for (uint64_t p = 0; t != NULL && p < n; p++) {
-      uint64_t idx = 0;
-      HurrayFileEntry e;
-      PyObject *s = NULL;
-      HurrayStatus rc = hurray_file_position(self->f, p, &idx);
-      if (rc == HURRAY_OK) rc = hurray_file_entry(self->f, idx, &e);
-      if (rc == HURRAY_OK)
-        s = PyUnicode_DecodeUTF8(e.name, (Py_ssize_t)e.name_len, "strict");
-      else
-        hrpy_raise_status(hrpy_state_of((PyObject *)self), rc, NULL, "hurray.File.keys");
-      if (s == NULL) {
-        Py_CLEAR(t);
-        break;
-      }
-      PyTuple_SET_ITEM(t, (Py_ssize_t)p, s);
-    }
-    self->names = t;
+/*
+ * Every use of the C handle is bracketed by file_acquire / file_release: the
+ * count of calls in flight (`busy`) and the closed flag change together in a
+ * critical section on the object, so close() from another thread never frees
+ * the handle under a running call (the last call out closes it). The calls
+ * themselves run outside the section, the blocking ones without the GIL; the
+ * C handle is safe for concurrent reads (include/hurray/file.h).
+ */
+static const HurrayFile *file_acquire(HrpyFile *self) {
+  const HurrayFile *f = NULL;
+  Py_BEGIN_CRITICAL_SECTION(self);
+  if (!self->closed) {
+    self->busy++;
+    f = self->f;
   }
-  return self->names;
+  Py_END_CRITICAL_SECTION();
+  if (f == NULL) PyErr_SetString(PyExc_ValueError, "I/O operation on a closed hurray.File");
+  return f;
+}
+
+static void file_release(HrpyFile *self) {
+  Py_BEGIN_CRITICAL_SECTION(self);
+  self->busy--;
+  if (self->closed && self->busy == 0) hurray_file_close(&self->f);
+  Py_END_CRITICAL_SECTION();
+}
+
+/* The names tuple in file order (borrowed; built once, on first use). */
+static PyObject *file_names(HrpyFile *self, const HurrayFile *f) {
+  PyObject *names = hrpy_peek(&self->names);
+  if (names != NULL) return names;
+  uint64_t n = hurray_file_tensor_count(f);
+  PyObject *t = PyTuple_New((Py_ssize_t)n);
+  for (uint64_t p = 0; t != NULL && p < n; p++) {
+    uint64_t idx = 0;
+    HurrayFileEntry e;
+    PyObject *s = NULL;
+    HurrayStatus rc = hurray_file_position(f, p, &idx);
+    if (rc == HURRAY_OK) rc = hurray_file_entry(f, idx, &e);
+    if (rc == HURRAY_OK)
+      s = PyUnicode_DecodeUTF8(e.name, (Py_ssize_t)e.name_len, "strict");
+    else
+      hrpy_raise_status(hrpy_state_of((PyObject *)self), rc, NULL, "hurray.File.keys");
+    if (s == NULL) {
+      Py_CLEAR(t);
+      break;
+    }
+    PyTuple_SET_ITEM(t, (Py_ssize_t)p, s);
+  }
+  return hrpy_publish(&self->names, t);
 }
 
 static PyObject *file_get(HrpyFile *self, PyObject *name, const char *op) {
   HrpyState *st = hrpy_state_of((PyObject *)self);
-  if (file_check_open(self) < 0) return NULL;
   if (!PyUnicode_Check(name))
     return PyErr_Format(PyExc_TypeError, "%s: tensor names are str, not %.100s", op,
                         Py_TYPE(name)->tp_name);
   Py_ssize_t len = 0;
   const char *s = PyUnicode_AsUTF8AndSize(name, &len);
   if (s == NULL) return NULL;
+  const HurrayFile *f = file_acquire(self);
+  if (f == NULL) return NULL;
+  PyObject *r = NULL;
   Fetch x = {0, NULL, NULL};
-  if (find_name(st, self->f, name, s, len, op, &x.index) < 0) return NULL;
-  HurrayError err;
-  hurray_error_clear(&err);
-  HurrayStatus rc;
-  const HurrayFile *f = self->f;
-  self->busy++; /* a close() from another thread waits for us */
-  Py_BEGIN_ALLOW_THREADS
-  rc = fetch(f, &x, &err);
-  Py_END_ALLOW_THREADS
-  self->busy--;
-  char ctx[200];
-  tensor_context(ctx, sizeof ctx, op, f, x.index);
-  PyObject *r = rc == HURRAY_OK ? fetch_to_py(st, &x, self->options, ctx)
-                                : hrpy_raise_status(st, rc, &err, ctx);
-  fetch_clear(&x);
-  file_settle(self);
+  if (find_name(st, f, name, s, len, op, &x.index) == 0) {
+    HurrayError err;
+    hurray_error_clear(&err);
+    HurrayStatus rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = fetch(f, &x, &err);
+    Py_END_ALLOW_THREADS
+    char ctx[200];
+    tensor_context(ctx, sizeof ctx, op, f, x.index);
+    r = rc == HURRAY_OK ? fetch_to_py(st, &x, self->options, ctx)
+                        : hrpy_raise_status(st, rc, &err, ctx);
+    fetch_clear(&x);
+  }
+  file_release(self);
   return r;
 }
 
@@ -645,46 +663,63 @@ static PyObject *file_get_tensor(PyObject *self, PyObject *name) {
 }
 
 static Py_ssize_t file_length(PyObject *self) {
-  if (file_check_open(F(self)) < 0) return -1;
-  return (Py_ssize_t)hurray_file_tensor_count(F(self)->f);
+  const HurrayFile *f = file_acquire(F(self));
+  if (f == NULL) return -1;
+  Py_ssize_t n = (Py_ssize_t)hurray_file_tensor_count(f);
+  file_release(F(self));
+  return n;
 }
 
 static int file_contains(PyObject *self, PyObject *name) {
-  if (file_check_open(F(self)) < 0) return -1;
   if (!PyUnicode_Check(name)) return 0;
   Py_ssize_t len = 0;
   const char *s = PyUnicode_AsUTF8AndSize(name, &len);
   if (s == NULL) return -1;
+  const HurrayFile *f = file_acquire(F(self));
+  if (f == NULL) return -1;
   uint64_t idx;
-  HurrayStatus rc = hurray_file_find(F(self)->f, s, (size_t)len, &idx);
+  HurrayStatus rc = hurray_file_find(f, s, (size_t)len, &idx);
+  file_release(F(self));
   if (rc == HURRAY_OK || rc == HURRAY_ERR_DUPLICATE_NAME) return 1; /* present (twice) */
   if (rc == HURRAY_ERR_NOT_FOUND) return 0;
   hrpy_raise_status(hrpy_state_of(self), rc, NULL, "hurray.File");
   return -1;
 }
 
+/* The names tuple (new reference), or NULL with an exception. */
+static PyObject *names_of(PyObject *self) {
+  const HurrayFile *f = file_acquire(F(self));
+  if (f == NULL) return NULL;
+  PyObject *names = Py_XNewRef(file_names(F(self), f));
+  file_release(F(self));
+  return names;
+}
+
 static PyObject *file_iter(PyObject *self) {
-  if (file_check_open(F(self)) < 0) return NULL;
-  PyObject *names = file_names(F(self));
-  return names != NULL ? PyObject_GetIter(names) : NULL;
+  PyObject *names = names_of(self);
+  PyObject *it = names != NULL ? PyObject_GetIter(names) : NULL;
+  Py_XDECREF(names);
+  return it;
 }
 
 static PyObject *file_keys(PyObject *self, PyObject *unused) {
   (void)unused;
-  if (file_check_open(F(self)) < 0) return NULL;
-  PyObject *names = file_names(F(self));
-  return names != NULL ? PySequence_List(names) : NULL;
+  PyObject *names = names_of(self);
+  PyObject *list = names != NULL ? PySequence_List(names) : NULL;
+  Py_XDECREF(names);
+  return list;
 }
 
 static PyObject *file_kv(PyObject *self, void *closure) {
   (void)closure;
   HrpyFile *fo = F(self);
-  if (file_check_open(fo) < 0) return NULL;
-  if (fo->kv == NULL) {
-    fo->kv = hrpy_kv_to_dict(hrpy_state_of(self), fo->f);
-    if (fo->kv == NULL) return NULL;
-  }
-  return PyDict_Copy(fo->kv);
+  const HurrayFile *f = file_acquire(fo);
+  if (f == NULL) return NULL;
+  PyObject *kv = hrpy_peek(&fo->kv);
+  if (kv == NULL) kv = hrpy_publish(&fo->kv, hrpy_kv_to_dict(hrpy_state_of(self), f));
+  PyObject *copy = kv != NULL ? PyDict_Copy(kv) : NULL;
+  file_release(fo);
+  return copy;
 }
 
 static PyObject *file_metadata(PyObject *self, PyObject *unused) {
@@ -694,14 +729,18 @@ static PyObject *file_metadata(PyObject *self, PyObject *unused) {
 
 static PyObject *file_close(PyObject *self, PyObject *unused) {
   (void)unused;
-  F(self)->closed = true;
-  file_settle(F(self));
+  HrpyFile *fo = F(self);
+  Py_BEGIN_CRITICAL_SECTION(self);
+  fo->closed = true;
+  if (fo->busy == 0) hurray_file_close(&fo->f); /* else the last call out closes it */
+  Py_END_CRITICAL_SECTION();
   Py_RETURN_NONE;
 }
 
 static PyObject *file_enter(PyObject *self, PyObject *unused) {
   (void)unused;
-  if (file_check_open(F(self)) < 0) return NULL;
+  if (file_acquire(F(self)) == NULL) return NULL;
+  file_release(F(self));
   return Py_NewRef(self);
 }
 
@@ -713,7 +752,11 @@ static PyObject *file_exit(PyObject *self, PyObject *const *args, Py_ssize_t nar
 
 static PyObject *file_closed(PyObject *self, void *closure) {
   (void)closure;
-  return PyBool_FromLong(F(self)->closed);
+  bool closed;
+  Py_BEGIN_CRITICAL_SECTION(self);
+  closed = F(self)->closed;
+  Py_END_CRITICAL_SECTION();
+  return PyBool_FromLong(closed);
 }
 
 static PyObject *file_mapped(PyObject *self, void *closure) {
@@ -723,10 +766,16 @@ static PyObject *file_mapped(PyObject *self, void *closure) {
 
 static PyObject *file_repr(PyObject *self) {
   HrpyFile *fo = F(self);
-  if (fo->closed) return PyUnicode_FromFormat("<hurray.File %R (closed)>", fo->path);
-  return PyUnicode_FromFormat("<hurray.File %R, %llu tensors%s>", fo->path,
-                              (unsigned long long)hurray_file_tensor_count(fo->f),
-                              fo->mapped ? ", mapped" : "");
+  const HurrayFile *f = file_acquire(fo);
+  if (f == NULL) {
+    PyErr_Clear();
+    return PyUnicode_FromFormat("<hurray.File %R (closed)>", fo->path);
+  }
+  PyObject *r = PyUnicode_FromFormat("<hurray.File %R, %llu tensors%s>", fo->path,
+                                     (unsigned long long)hurray_file_tensor_count(f),
+                                     fo->mapped ? ", mapped" : "");
+  file_release(fo);
+  return r;
 }
 
 static void file_dealloc(PyObject *self) {

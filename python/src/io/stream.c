@@ -29,6 +29,7 @@
 #include "core/tensor.h"
 #include "types/composite.h"
 #include "util/args.h"
+#include "util/atomic.h"
 #include "util/bytes.h"
 #include "util/errors.h"
 
@@ -297,15 +298,53 @@ typedef struct {
   HurrayStreamReader *r; /* NULL once closed (and no call is running) */
   PyObject *source;      /* memoryview over a bytes-like source (views point into it), or NULL */
   uint32_t options;      /* HURRAY_DECODE_* for the tensors built */
-  uint32_t busy;         /* calls running without the GIL */
+  uint64_t offset;        /* bytes consumed by the last finished call */
+  bool busy;              /* a call is reading (without the GIL) */
   bool closed;
 } HrpyStreamReader;
 
-static void reader_settle(HrpyStreamReader *self) {
-  if (self->closed && self->busy == 0) {
-    hurray_stream_reader_destroy(&self->r); /* closes the owned fd */
-    Py_CLEAR(self->source);
+/*
+ * One call reads at a time: reader_acquire claims the reader in a critical
+ * section on the object (a second thread gets RuntimeError, a closed reader
+ * NULL without an exception: it is exhausted), reader_release hands it back
+ * and, once closed, destroys it (closing the owned fd). close() from another
+ * thread while a call runs only marks it closed; the call's release destroys
+ * it.
+ */
+static HurrayStreamReader *reader_acquire(HrpyStreamReader *self) {
+  HurrayStreamReader *r = NULL;
+  bool busy = false;
+  Py_BEGIN_CRITICAL_SECTION(self);
+  if (self->busy) {
+    busy = true;
+  } else if (!self->closed) {
+    self->busy = true;
+    r = self->r;
   }
+  Py_END_CRITICAL_SECTION();
+  if (busy)
+    PyErr_SetString(PyExc_RuntimeError, "StreamReader: another thread is reading this stream");
+  return r;
+}
+
+/* Destroys a closed reader that no call uses; returns the source view to
+ * release (outside the critical section: releasing an export runs code). */
+static PyObject *reader_settle(HrpyStreamReader *self) {
+  if (!self->closed || self->busy) return NULL;
+  hurray_stream_reader_destroy(&self->r); /* closes the owned fd */
+  PyObject *source = self->source;
+  self->source = NULL;
+  return source;
+}
+
+static void reader_release(HrpyStreamReader *self) {
+  PyObject *drop;
+  Py_BEGIN_CRITICAL_SECTION(self);
+  self->busy = false;
+  if (self->r != NULL) self->offset = hurray_stream_reader_offset(self->r);
+  drop = reader_settle(self);
+  Py_END_CRITICAL_SECTION();
+  Py_XDECREF(drop);
 }
 
 /* An unsigned keyword limit; None = unlimited (`none_value`). */
@@ -402,7 +441,8 @@ static PyObject *reader_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
   self->r = r;
   self->source = view;
   self->options = permissive ? HURRAY_DECODE_PERMISSIVE : HURRAY_DECODE_STRICT;
-  self->busy = 0;
+  self->offset = 0;
+  self->busy = false;
   self->closed = false;
   return (PyObject *)self;
 }
@@ -482,20 +522,15 @@ static PyObject *item_to_py(HrpyState *st, HrpyStreamReader *self, HurrayStreamI
 static PyObject *reader_next(PyObject *s) {
   HrpyStreamReader *self = R(s);
   HrpyState *st = hrpy_state_of(s);
-  if (self->closed) return NULL; /* a closed reader is exhausted */
-  if (self->busy)
-    return PyErr_Format(PyExc_RuntimeError,
-                        "StreamReader: another thread is reading this stream");
+  HurrayStreamReader *r = reader_acquire(self);
+  if (r == NULL) return NULL; /* closed (exhausted), or busy (RuntimeError) */
   HurrayStreamItem *item = NULL;
   HurrayError err;
   hurray_error_clear(&err);
   HurrayStatus rc;
-  HurrayStreamReader *r = self->r;
-  self->busy++;
   Py_BEGIN_ALLOW_THREADS
   rc = hurray_stream_reader_next_item(r, &item, &err);
   Py_END_ALLOW_THREADS
-  self->busy--;
   PyObject *result = NULL;
   if (rc != HURRAY_OK) {
     raise_stream(st, rc, &err, "StreamReader");
@@ -506,7 +541,7 @@ static PyObject *reader_next(PyObject *s) {
     result = item_to_py(st, self, item, ctx);
     hurray_stream_item_destroy(&item);
   }
-  reader_settle(self);
+  reader_release(self); /* after the item is built: it may view the source */
   return result; /* NULL without an exception: StopIteration */
 }
 
@@ -514,8 +549,13 @@ static PyObject *reader_iter(PyObject *s) { return Py_NewRef(s); }
 
 static PyObject *reader_close(PyObject *s, PyObject *unused) {
   (void)unused;
-  R(s)->closed = true;
-  reader_settle(R(s));
+  HrpyStreamReader *self = R(s);
+  PyObject *drop;
+  Py_BEGIN_CRITICAL_SECTION(s);
+  self->closed = true;
+  drop = reader_settle(self); /* NULL while a call runs: its release settles */
+  Py_END_CRITICAL_SECTION();
+  Py_XDECREF(drop);
   Py_RETURN_NONE;
 }
 
@@ -533,12 +573,20 @@ static PyObject *reader_exit(PyObject *s, PyObject *const *args, Py_ssize_t narg
 
 static PyObject *reader_closed(PyObject *s, void *c) {
   (void)c;
-  return PyBool_FromLong(R(s)->closed);
+  bool closed;
+  Py_BEGIN_CRITICAL_SECTION(s);
+  closed = R(s)->closed;
+  Py_END_CRITICAL_SECTION();
+  return PyBool_FromLong(closed);
 }
 
 static PyObject *reader_offset(PyObject *s, void *c) {
   (void)c;
-  return PyLong_FromUnsignedLongLong(R(s)->r != NULL ? hurray_stream_reader_offset(R(s)->r) : 0);
+  uint64_t offset;
+  Py_BEGIN_CRITICAL_SECTION(s);
+  offset = R(s)->offset;
+  Py_END_CRITICAL_SECTION();
+  return PyLong_FromUnsignedLongLong(offset);
 }
 
 static void reader_dealloc(PyObject *s) {
@@ -596,14 +644,52 @@ static PyType_Spec reader_spec = {
 typedef struct {
   PyObject_HEAD
   HurrayStreamWriter *w; /* NULL once closed (and no call is running) */
-  uint32_t busy;
+  uint64_t offset;       /* bytes written by the last finished call */
+  bool busy;             /* a call is using the writer (the GIL released) */
   bool memory;   /* no destination: getvalue() */
   bool finished;
   bool closed;
 } HrpyStreamWriter;
 
+/*
+ * As for the reader, one call uses the writer at a time: writer_acquire
+ * claims it in a critical section on the object (RuntimeError for a second
+ * thread; hurray.StreamError once finished when `need_open`), writer_release
+ * hands it back, and a closed writer with a destination is destroyed by the
+ * last call out.
+ */
+static HurrayStreamWriter *writer_acquire(HrpyState *st, HrpyStreamWriter *self, bool need_open,
+                                          const char *op) {
+  HurrayStreamWriter *w = NULL;
+  int state = 0; /* 0 claimed, 1 busy, 2 finished */
+  Py_BEGIN_CRITICAL_SECTION(self);
+  if (self->busy) {
+    state = 1;
+  } else if (need_open && (self->finished || self->closed)) {
+    state = 2;
+  } else {
+    self->busy = true;
+    w = self->w;
+  }
+  Py_END_CRITICAL_SECTION();
+  if (state == 1)
+    PyErr_SetString(PyExc_RuntimeError, "StreamWriter: another thread is writing this stream");
+  else if (state == 2)
+    hrpy_raise(st->StreamError,
+               "%s: the stream is finished; create a new StreamWriter to write more", op);
+  return w;
+}
+
 static void writer_settle(HrpyStreamWriter *self) {
-  if (self->closed && self->busy == 0 && !self->memory) hurray_stream_writer_destroy(&self->w);
+  if (self->closed && !self->busy && !self->memory) hurray_stream_writer_destroy(&self->w);
+}
+
+static void writer_release(HrpyStreamWriter *self) {
+  Py_BEGIN_CRITICAL_SECTION(self);
+  self->busy = false;
+  if (self->w != NULL) self->offset = hurray_stream_writer_offset(self->w);
+  writer_settle(self);
+  Py_END_CRITICAL_SECTION();
 }
 
 static PyObject *writer_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
@@ -655,7 +741,8 @@ static PyObject *writer_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     return NULL;
   }
   self->w = w;
-  self->busy = 0;
+  self->offset = 0;
+  self->busy = false;
   self->memory = memory;
   self->finished = false;
   self->closed = false;
@@ -698,22 +785,9 @@ static int fill_node(HrpyState *st, HrpyArena *a, PyObject *obj, const HurrayDes
   return 0;
 }
 
-static int writer_usable(HrpyStreamWriter *self) {
-  if (self->busy) {
-    PyErr_SetString(PyExc_RuntimeError, "StreamWriter: another thread is writing this stream");
-    return -1;
-  }
-  return 0;
-}
-
 static PyObject *writer_write(PyObject *s, PyObject *obj) {
   HrpyStreamWriter *self = W(s);
   HrpyState *st = hrpy_state_of(s);
-  if (writer_usable(self) < 0) return NULL;
-  if (self->finished || self->closed)
-    return hrpy_raise(st->StreamError,
-                     "StreamWriter.write: the stream is finished; create a new StreamWriter to "
-                     "write more");
   if (!hrpy_tensor_check(st, obj) && !hrpy_composite_check(st, obj))
     return PyErr_Format(PyExc_TypeError,
                         "StreamWriter.write: expected a hurray.Tensor or hurray.Composite, not "
@@ -728,20 +802,22 @@ static PyObject *writer_write(PyObject *s, PyObject *obj) {
     hrpy_arena_free(&arena);
     return NULL;
   }
+  HurrayStreamWriter *w = writer_acquire(st, self, true, "StreamWriter.write");
+  if (w == NULL) {
+    hrpy_arena_free(&arena);
+    return NULL;
+  }
   HurrayError err;
   hurray_error_clear(&err);
   HurrayStatus rc;
-  HurrayStreamWriter *w = self->w;
-  self->busy++;
   Py_BEGIN_ALLOW_THREADS
   rc = node.member_count > 0 || d == NULL
            ? hurray_stream_writer_write_node(w, &node, &err)
            : hurray_stream_writer_write(w, node.descriptor, node.buffers, node.buffer_sizes,
                                         node.buffer_count, &err);
   Py_END_ALLOW_THREADS
-  self->busy--;
+  writer_release(self);
   hrpy_arena_free(&arena);
-  writer_settle(self);
   if (rc != HURRAY_OK) return raise_stream(st, rc, &err, "StreamWriter.write");
   Py_RETURN_NONE;
 }
@@ -750,19 +826,31 @@ static PyObject *writer_finish(PyObject *s, PyObject *unused) {
   (void)unused;
   HrpyStreamWriter *self = W(s);
   HrpyState *st = hrpy_state_of(s);
-  if (self->finished) Py_RETURN_NONE;
-  if (writer_usable(self) < 0) return NULL;
-  self->finished = true;
+  HurrayStreamWriter *w = NULL;
+  int state = 0; /* 0 claimed, 1 busy, 2 already finished */
+  Py_BEGIN_CRITICAL_SECTION(s);
+  if (self->finished) {
+    state = 2;
+  } else if (self->busy) {
+    state = 1;
+  } else {
+    self->finished = true;
+    self->busy = true;
+    w = self->w;
+  }
+  Py_END_CRITICAL_SECTION();
+  if (state == 2) Py_RETURN_NONE;
+  if (state == 1) {
+    PyErr_SetString(PyExc_RuntimeError, "StreamWriter: another thread is writing this stream");
+    return NULL;
+  }
   HurrayError err;
   hurray_error_clear(&err);
   HurrayStatus rc;
-  HurrayStreamWriter *w = self->w;
-  self->busy++;
   Py_BEGIN_ALLOW_THREADS
   rc = hurray_stream_writer_finish(w, &err); /* closes the owned fd */
   Py_END_ALLOW_THREADS
-  self->busy--;
-  writer_settle(self);
+  writer_release(self);
   if (rc != HURRAY_OK) return raise_stream(st, rc, &err, "StreamWriter.finish");
   Py_RETURN_NONE;
 }
@@ -770,14 +858,19 @@ static PyObject *writer_finish(PyObject *s, PyObject *unused) {
 static PyObject *writer_close(PyObject *s, PyObject *unused) {
   (void)unused;
   HrpyStreamWriter *self = W(s);
+  bool deferred = false;
+  Py_BEGIN_CRITICAL_SECTION(s);
   if (self->busy) {
-    /* the running call finishes the job */
-    self->closed = true;
-    Py_RETURN_NONE;
+    self->closed = true; /* the running call's release destroys the writer */
+    deferred = true;
   }
+  Py_END_CRITICAL_SECTION();
+  if (deferred) Py_RETURN_NONE;
   PyObject *r = writer_finish(s, NULL);
+  Py_BEGIN_CRITICAL_SECTION(s);
   self->closed = true;
   writer_settle(self);
+  Py_END_CRITICAL_SECTION();
   return r;
 }
 
@@ -789,12 +882,17 @@ static PyObject *writer_getvalue(PyObject *s, PyObject *unused) {
     return hrpy_raise(st->StreamError,
                      "StreamWriter.getvalue: this writer has a destination; its bytes went "
                      "there and are not kept in memory");
-  if (writer_usable(self) < 0) return NULL;
+  HurrayStreamWriter *w = writer_acquire(st, self, false, "StreamWriter.getvalue");
+  if (w == NULL) return NULL;
   const uint8_t *data = NULL;
   size_t len = 0;
-  HurrayStatus rc = hurray_stream_writer_memory(self->w, &data, &len);
-  if (rc != HURRAY_OK) return raise_stream(st, rc, NULL, "StreamWriter.getvalue");
-  return PyBytes_FromStringAndSize(data != NULL ? (const char *)data : "", (Py_ssize_t)len);
+  HurrayStatus rc = hurray_stream_writer_memory(w, &data, &len);
+  PyObject *r = rc == HURRAY_OK
+                    ? PyBytes_FromStringAndSize(data != NULL ? (const char *)data : "",
+                                                (Py_ssize_t)len)
+                    : raise_stream(st, rc, NULL, "StreamWriter.getvalue");
+  writer_release(self);
+  return r;
 }
 
 static PyObject *writer_enter(PyObject *s, PyObject *unused) {
@@ -813,12 +911,20 @@ static PyObject *writer_exit(PyObject *s, PyObject *const *args, Py_ssize_t narg
 
 static PyObject *writer_finished(PyObject *s, void *c) {
   (void)c;
-  return PyBool_FromLong(W(s)->finished);
+  bool finished;
+  Py_BEGIN_CRITICAL_SECTION(s);
+  finished = W(s)->finished;
+  Py_END_CRITICAL_SECTION();
+  return PyBool_FromLong(finished);
 }
 
 static PyObject *writer_offset(PyObject *s, void *c) {
   (void)c;
-  return PyLong_FromUnsignedLongLong(W(s)->w != NULL ? hurray_stream_writer_offset(W(s)->w) : 0);
+  uint64_t offset;
+  Py_BEGIN_CRITICAL_SECTION(s);
+  offset = W(s)->offset;
+  Py_END_CRITICAL_SECTION();
+  return PyLong_FromUnsignedLongLong(offset);
 }
 
 static void writer_dealloc(PyObject *s) {

@@ -29,6 +29,7 @@
 #include "types/sections.h"
 #include "util/args.h"
 #include "util/errors.h"
+#include "util/runtime.h"
 
 #include <string.h>
 
@@ -486,14 +487,8 @@ static PyObject *composite_richcompare(PyObject *a, PyObject *b, int op) {
 
 static PyObject *composite_repr(PyObject *s) {
   HrpyState *st = hrpy_state_of(s);
-  if (st->display_composite == NULL) {
-    PyObject *mod = PyImport_ImportModule("hurray._display");
-    if (mod == NULL) return NULL;
-    st->display_composite = PyObject_GetAttrString(mod, "composite_repr");
-    Py_DECREF(mod);
-    if (st->display_composite == NULL) return NULL;
-  }
-  return PyObject_CallOneArg(st->display_composite, s);
+  PyObject *fn = hrpy_lazy_attr(&st->display_composite, "hurray._display", "composite_repr");
+  return fn != NULL ? PyObject_CallOneArg(fn, s) : NULL;
 }
 
 static PyObject *composite_reduce(PyObject *s, PyObject *unused) {

@@ -18,6 +18,7 @@
 #include "types/quant.h"
 #include "types/sections.h"
 #include "util/args.h"
+#include "util/atomic.h"
 #include "util/errors.h"
 
 typedef struct {
@@ -90,11 +91,10 @@ static PyObject *ds_layout(PyObject *s, void *c) {
 static PyObject *ds_buffer_handles(PyObject *s, void *c) {
   (void)c;
   HrpyDescriptor *d = DS(s);
-  if (d->handles == NULL) {
-    d->handles = hrpy_buffer_handles_tuple(hrpy_state_of(s), &d->f, d->device);
-    if (d->handles == NULL) return NULL;
-  }
-  return Py_NewRef(d->handles);
+  PyObject *h = hrpy_peek(&d->handles);
+  if (h == NULL)
+    h = hrpy_publish(&d->handles, hrpy_buffer_handles_tuple(hrpy_state_of(s), &d->f, d->device));
+  return Py_XNewRef(h);
 }
 static PyObject *ds_buffer_count(PyObject *s, void *c) {
   (void)c;

@@ -4,6 +4,8 @@
  */
 #include "util/runtime.h"
 
+#include "util/atomic.h"
+
 bool hrpy_interpreter_gone(void) {
   if (!Py_IsInitialized()) return true;
 #if PY_VERSION_HEX >= 0x030D0000
@@ -27,7 +29,14 @@ void hrpy_release_object(void *obj) {
   PyGILState_Release(g);
 }
 
-PyObject *hrpy_numpy(HrpyState *st) {
-  if (st->numpy == NULL) st->numpy = PyImport_ImportModule("numpy");
-  return st->numpy;
+PyObject *hrpy_lazy_attr(PyObject **slot, const char *module, const char *attr) {
+  PyObject *v = hrpy_peek(slot);
+  if (v != NULL) return v;
+  PyObject *mod = PyImport_ImportModule(module);
+  if (mod == NULL || attr == NULL) return hrpy_publish(slot, mod);
+  v = PyObject_GetAttrString(mod, attr);
+  Py_DECREF(mod);
+  return hrpy_publish(slot, v);
 }
+
+PyObject *hrpy_numpy(HrpyState *st) { return hrpy_lazy_attr(&st->numpy, "numpy", NULL); }

@@ -15,6 +15,12 @@ bool hrpy_interpreter_gone(void);
  * C callback (HurrayOwnerReleaseFn). NULL-safe. */
 void hrpy_release_object(void *obj);
 
+/* A lazily imported module (`attr` NULL) or one of its attributes, cached in
+ * `slot` (a field of the module state) on first success; borrowed. NULL with
+ * the exception set when the import or the lookup fails (nothing cached, so a
+ * later call tries again). Safe from any number of threads. */
+PyObject *hrpy_lazy_attr(PyObject **slot, const char *module, const char *attr);
+
 /* The numpy module (borrowed from the state cache), imported on first use;
  * NULL with ImportError set when NumPy is not installed. */
 PyObject *hrpy_numpy(HrpyState *st);
