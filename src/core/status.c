@@ -6,7 +6,7 @@
 
 const char *hurray_status_name(HurrayStatus status) {
   switch (status) {
-#define HURRAY_X_NAME_(name, value, msg, pyexc) \
+#define HURRAY_X_NAME_(name, value, msg) \
   case (value):                                  \
     return #name;
     HURRAY_STATUS_TABLE(HURRAY_X_NAME_)
@@ -18,7 +18,7 @@ const char *hurray_status_name(HurrayStatus status) {
 
 const char *hurray_status_message(HurrayStatus status) {
   switch (status) {
-#define HURRAY_X_MSG_(name, value, msg, pyexc) \
+#define HURRAY_X_MSG_(name, value, msg) \
   case (value):                                 \
     return msg;
     HURRAY_STATUS_TABLE(HURRAY_X_MSG_)
