@@ -9,8 +9,9 @@
  * Functions that can explain a failure take an optional `HurrayError *err`
  * (NULL allowed; borrowed, caller storage). On failure it receives the status,
  * the byte offset where the problem was found (HURRAY_NO_OFFSET when there is
- * none), the field path ("buffers[1].alignment") and a one-line message naming
- * both. On success it is left untouched.
+ * none), the field path ("buffers[1].alignment"), the reason alone ("48 is not
+ * a power of two") and a one-line message combining the three. On success it
+ * is left untouched.
  */
 #ifndef HURRAY_STATUS_H
 #define HURRAY_STATUS_H
@@ -82,6 +83,8 @@ typedef struct HurrayError {
   uint64_t offset;     /* byte offset in the input, or HURRAY_NO_OFFSET */
   char field[96];      /* field path, e.g. "layout.tiled[1].tile_shape[0]" ("" if none) */
   char message[320];   /* "<field> at byte <offset>: <reason>" */
+  char reason[192];    /* the reason alone, e.g. "48 is not a power of two": no field,
+                          no offset, no context ("" if none) */
 } HurrayError;
 
 /* Sets *err (borrowed) to "no error": status OK, offset HURRAY_NO_OFFSET,

@@ -224,8 +224,9 @@ static HurrayStatus rebase(HurrayError *err, HurrayStatus st, const HurrayError 
                            uint64_t frame_off) {
   if (err == NULL) return st;
   uint64_t off = inner->offset == HURRAY_NO_OFFSET ? frame_off : frame_off + inner->offset;
-  const char *msg = inner->message[0] != '\0' ? inner->message : hurray_status_message(st);
-  hurray__fail(err, st, off, inner->field, "%s", "");
+  bool detail = inner->message[0] != '\0';
+  const char *msg = detail ? inner->message : hurray_status_message(st);
+  hurray__fail(err, st, off, inner->field, "%s", detail ? inner->reason : msg);
   char head[64];
   int hn = snprintf(head, sizeof head, "descriptor at stream byte %llu: ",
                     (unsigned long long)frame_off);

@@ -513,6 +513,12 @@ static void test_fetch_rules(void **state) {
         /* A descriptor error names the tensor and a file offset. */
         assert_non_null(strstr(e.message, "\"t0\""));
         assert_int_equal(e.offset, 64);
+        /* ... in the message; the reason is the decoder's alone. */
+        assert_string_equal(e.field, "magic");
+        assert_true(e.reason[0] != '\0');
+        assert_null(strstr(e.reason, "t0"));
+        assert_null(strstr(e.reason, "at byte"));
+        assert_string_equal(e.message + strlen(e.message) - strlen(e.reason), e.reason);
       }
       /* The other tensors are unaffected. */
       for (uint64_t i = 0; i < 3; i++) {

@@ -413,6 +413,10 @@ static void test_reader_applies_composite_rules(void **state) {
   assert_int_equal(read_first(buf, len, &e), HURRAY_ERR_INVALID_COMPOSITE);
   assert_int_equal(e.offset, last);
   assert_non_null(strstr(e.message, "composite at stream byte 0"));
+  /* The validator's reason, without the stream position the message leads with. */
+  assert_true(e.reason[0] != '\0');
+  assert_null(strstr(e.reason, "stream byte"));
+  assert_string_equal(e.message + strlen(e.message) - strlen(e.reason), e.reason);
 
   /* An overlap. */
   len = 0;

@@ -211,6 +211,15 @@ static void test_decode_error_offsets_are_stream_offsets(void **state) {
   char want[64];
   snprintf(want, sizeof want, "descriptor at stream byte %zu", ends[1]);
   assert_non_null(strstr(e.message, want));
+  /* The reason is the decoder's alone: no stream position, no field; the
+   * message ends with it. */
+  assert_string_equal(e.field, "rank");
+  assert_true(e.reason[0] != '\0');
+  assert_null(strstr(e.reason, "stream byte"));
+  assert_null(strstr(e.reason, "at byte"));
+  size_t rl = strlen(e.reason), ml = strlen(e.message);
+  assert_true(ml > rl);
+  assert_string_equal(e.message + ml - rl, e.reason);
   free(copy);
   free(bytes);
 }
