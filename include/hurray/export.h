@@ -4,13 +4,18 @@
  * Every public function is declared with HURRAY_API. The library is compiled
  * with hidden visibility by default, so only HURRAY_API symbols are exported
  * from the shared library (CI checks that each one starts with "hurray_").
+ * A program linking the static library defines HURRAY_STATIC (the CMake target
+ * hurray::hurray_static does it), which matters on Windows only.
  */
 #ifndef HURRAY_EXPORT_H
 #define HURRAY_EXPORT_H
 
 #if defined(_WIN32) && !defined(HURRAY_STATIC)
 #  if defined(HURRAY_BUILDING_LIBRARY)
-#    define HURRAY_API __declspec(dllexport)
+/* The DLL's exports are listed in a module-definition file generated from
+ * these headers (CMakeLists.txt), so the objects shared by the DLL and the
+ * static library carry no dllexport. */
+#    define HURRAY_API
 #  else
 #    define HURRAY_API __declspec(dllimport)
 #  endif
