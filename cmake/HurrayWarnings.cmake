@@ -2,13 +2,14 @@
 # CMakeLists.txt). Every C target of the project takes it through an INTERFACE
 # target, linked PRIVATE (so nothing of it reaches the installed package):
 #
-#   hurray_warnings              HURRAY_WARNING_FLAGS and -Werror when HURRAY_WERROR is
-#                                ON. The library, the tests, the CLI, the examples,
-#                                fuzz and bench use it.
+#   hurray_warnings              HURRAY_WARNING_FLAGS, -Werror when HURRAY_WERROR is ON,
+#                                and HURRAY_CHECK_RESULTS (include/hurray/export.h: an
+#                                ignored HurrayStatus is a warning). The library, the
+#                                tests, the CLI, the examples, fuzz and bench use it.
 #   hurray_warnings_no_pedantic  the same less -Wpedantic, for the CPython extension:
 #                                CPython's type-slot API (PyType_Slot.pfunc) stores
 #                                function pointers in a void *, which ISO C pedantry
-#                                rejects.
+#                                rejects. HURRAY_CHECK_RESULTS too.
 #
 # The lists themselves, for a target that wants the flags without the rest:
 #   HURRAY_WARNING_FLAGS              with -Wpedantic
@@ -30,6 +31,8 @@ function(hurray_add_warnings_target name)
   if(HURRAY_WERROR AND CMAKE_C_COMPILER_ID MATCHES "GNU|Clang")
     target_compile_options(${name} INTERFACE -Werror)
   endif()
+  # An ignored HurrayStatus is a warning in the project's own code (export.h).
+  target_compile_definitions(${name} INTERFACE HURRAY_CHECK_RESULTS=1)
 endfunction()
 
 hurray_add_warnings_target(hurray_warnings ${HURRAY_WARNING_FLAGS})

@@ -53,7 +53,7 @@ static double bench_decode(const uint8_t *b, size_t n) {
       HurrayDescriptor *d = NULL;
       if (hurray_descriptor_decode_ex(b, n, HURRAY_DECODE_STRICT, &d, NULL) != HURRAY_OK) abort();
       g_sink += (uintptr_t)d;
-      hurray_descriptor_destroy(d);
+      if (hurray_descriptor_destroy(d) != HURRAY_OK) abort();
     }
     r[round] = (now_ns() - t0) / (double)iters;
   }
@@ -103,7 +103,7 @@ static void run_one(const char *name, const uint8_t *b, size_t n) {
   }
   double dec = bench_decode(b, n), enc = bench_encode(d, n), flo = bench_floor(b, n);
   printf("%-34s %6zu %10.1f %10.1f %10.1f %8.2f\n", name, n, dec, enc, flo, dec / flo);
-  hurray_descriptor_destroy(d);
+  if (hurray_descriptor_destroy(d) != HURRAY_OK) abort();
 }
 
 static void run_fields(const char *name, const HurrayDescriptorFields *f) {
@@ -114,12 +114,12 @@ static void run_fields(const char *name, const HurrayDescriptorFields *f) {
     return;
   }
   uint64_t n = 0;
-  hurray_descriptor_encoded_len(d, &n);
+  if (hurray_descriptor_encoded_len(d, &n) != HURRAY_OK) abort();
   uint8_t *b = malloc(n);
-  hurray_descriptor_encode(d, b, n, &n);
+  if (hurray_descriptor_encode(d, b, n, &n) != HURRAY_OK) abort();
   run_one(name, b, (size_t)n);
   free(b);
-  hurray_descriptor_destroy(d);
+  if (hurray_descriptor_destroy(d) != HURRAY_OK) abort();
 }
 
 static int by_name(const void *a, const void *b) {

@@ -25,4 +25,18 @@
 #  define HURRAY_API
 #endif
 
+/*
+ * HURRAY_NODISCARD marks every function returning a HurrayStatus: with
+ * HURRAY_CHECK_RESULTS defined (this project's own targets define it, through
+ * the hurray_warnings CMake target), GCC and Clang warn when a caller ignores
+ * the status. Without it the macro is empty, so a user is not forced to.
+ * GCC warns even on a `(void)` cast; a caller that means to ignore a status
+ * writes `(void)!f()` or stores it.
+ */
+#if defined(HURRAY_CHECK_RESULTS) && (defined(__GNUC__) || defined(__clang__))
+#  define HURRAY_NODISCARD __attribute__((warn_unused_result))
+#else
+#  define HURRAY_NODISCARD
+#endif
+
 #endif /* HURRAY_EXPORT_H */

@@ -152,8 +152,8 @@ struct HurrayDescriptorFields; /* HurrayDescriptorFields, hurray/descriptor.h */
  * offset. HURRAY_ERR_INVALID_LAYOUT, HURRAY_ERR_INVALID_COMPOSITE,
  * HURRAY_ERR_NULL_POINTER.
  */
-HURRAY_API HurrayStatus hurray_layout_validate_shape(const struct HurrayDescriptorFields *f,
-                                                     uint32_t options, HurrayError *err);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_layout_validate_shape(
+    const struct HurrayDescriptorFields *f, uint32_t options, HurrayError *err);
 
 /*
  * Linear element offset of `index` (f->rank entries, each < shape[k]) in a
@@ -168,9 +168,8 @@ HURRAY_API HurrayStatus hurray_layout_validate_shape(const struct HurrayDescript
  * HURRAY_ERR_INVALID_LAYOUT for malformed layout fields or an offset that
  * does not fit in int64_t.
  */
-HURRAY_API HurrayStatus hurray_layout_element_offset(const struct HurrayDescriptorFields *f,
-                                                     const uint64_t *index, int64_t *out,
-                                                     HurrayError *err);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_layout_element_offset(
+    const struct HurrayDescriptorFields *f, const uint64_t *index, int64_t *out, HurrayError *err);
 
 /*
  * Minimum byte size of layout buffer `buffer_index` implied by the descriptor
@@ -182,9 +181,8 @@ HURRAY_API HurrayStatus hurray_layout_element_offset(const struct HurrayDescript
  * buffer), HURRAY_ERR_UNSUPPORTED (unknown type or layout), or the status the
  * descriptor check fails with.
  */
-HURRAY_API HurrayStatus hurray_layout_min_buffer_size(const struct HurrayDescriptorFields *f,
-                                                      uint32_t buffer_index, uint64_t *out,
-                                                      HurrayError *err);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_layout_min_buffer_size(
+    const struct HurrayDescriptorFields *f, uint32_t buffer_index, uint64_t *out, HurrayError *err);
 
 /*
  * Morton code of `index` per morton.md, literally: bit b of index[d] goes to
@@ -192,8 +190,8 @@ HURRAY_API HurrayStatus hurray_layout_min_buffer_size(const struct HurrayDescrip
  * (borrowed).
  * HURRAY_ERR_INVALID_ARGUMENT when a set bit would land at position >= 64.
  */
-HURRAY_API HurrayStatus hurray_morton_encode(uint32_t rank, const uint32_t *bits,
-                                             const uint64_t *index, uint64_t *out);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_morton_encode(uint32_t rank, const uint32_t *bits,
+                                                              const uint64_t *index, uint64_t *out);
 
 /*
  * Skilling's CoordsToHilbert / HilbertToCoords (hilbert.md, normative).
@@ -202,10 +200,11 @@ HURRAY_API HurrayStatus hurray_morton_encode(uint32_t rank, const uint32_t *bits
  * HURRAY_ERR_INVALID_ARGUMENT unless 1 <= rank <= 64, order >= 1 and
  * rank*order <= 64, or when a coordinate (or h) is out of range.
  */
-HURRAY_API HurrayStatus hurray_hilbert_encode(uint32_t rank, uint32_t order,
-                                              const uint64_t *coords, uint64_t *out);
-HURRAY_API HurrayStatus hurray_hilbert_decode(uint32_t rank, uint32_t order, uint64_t h,
-                                              uint64_t *coords);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_hilbert_encode(uint32_t rank, uint32_t order,
+                                                               const uint64_t *coords,
+                                                               uint64_t *out);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_hilbert_decode(uint32_t rank, uint32_t order,
+                                                               uint64_t h, uint64_t *coords);
 
 /*
  * Copies the tensor's logical contents into `dst` (borrowed, dst_size bytes),
@@ -224,10 +223,9 @@ HURRAY_API HurrayStatus hurray_hilbert_decode(uint32_t rank, uint32_t order, uin
  * HURRAY_ERR_INVALID_ARGUMENT (dynamic dimension, too few buffers),
  * HURRAY_ERR_UNSUPPORTED (block-paged, composite, unknown type or layout).
  */
-HURRAY_API HurrayStatus hurray_layout_to_row_major(const struct HurrayDescriptorFields *f,
-                                                   const void *const *buffers,
-                                                   const uint64_t *sizes, void *dst,
-                                                   uint64_t dst_size, HurrayError *err);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_layout_to_row_major(
+    const struct HurrayDescriptorFields *f, const void *const *buffers, const uint64_t *sizes,
+    void *dst, uint64_t dst_size, HurrayError *err);
 
 /*
  * Element lookup in a sparse tensor (COO: binary search when is_sorted, else
@@ -241,11 +239,9 @@ HURRAY_API HurrayStatus hurray_layout_to_row_major(const struct HurrayDescriptor
  * HURRAY_ERR_INVALID_ARGUMENT (not a sparse layout), HURRAY_ERR_BUFFER_SIZE,
  * HURRAY_ERR_INVALID_INDEX_DATA (a pointer entry that cannot be right).
  */
-HURRAY_API HurrayStatus hurray_layout_sparse_lookup(const struct HurrayDescriptorFields *f,
-                                                    const void *const *buffers,
-                                                    const uint64_t *sizes,
-                                                    const uint64_t *index, bool *found,
-                                                    uint64_t *position, HurrayError *err);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_layout_sparse_lookup(
+    const struct HurrayDescriptorFields *f, const void *const *buffers, const uint64_t *sizes,
+    const uint64_t *index, bool *found, uint64_t *position, HurrayError *err);
 
 /*
  * Block-paged element address (block-paged.md § Element Lookup) of token
@@ -259,12 +255,10 @@ HURRAY_API HurrayStatus hurray_layout_sparse_lookup(const struct HurrayDescripto
  * when seq_ptr decreases there or phys >= num_pages; HURRAY_ERR_BUFFER_SIZE
  * when an index buffer is too short.
  */
-HURRAY_API HurrayStatus hurray_layout_block_paged_address(const struct HurrayDescriptorFields *f,
-                                                          const void *const *buffers,
-                                                          const uint64_t *sizes, uint64_t seq,
-                                                          uint64_t token, uint64_t head,
-                                                          uint64_t dim, uint64_t *out_flat,
-                                                          uint64_t *out_slot, HurrayError *err);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_layout_block_paged_address(
+    const struct HurrayDescriptorFields *f, const void *const *buffers, const uint64_t *sizes,
+    uint64_t seq, uint64_t token, uint64_t head, uint64_t dim, uint64_t *out_flat,
+    uint64_t *out_slot, HurrayError *err);
 
 /*
  * Checks the contents of the index buffers, which the descriptor alone cannot:
@@ -285,10 +279,9 @@ HURRAY_API HurrayStatus hurray_layout_block_paged_address(const struct HurrayDes
  * HURRAY_ERR_INVALID_ARGUMENT (too few buffers, dynamic pointer dimension),
  * HURRAY_ERR_UNSUPPORTED (unknown layout).
  */
-HURRAY_API HurrayStatus hurray_layout_validate_index_buffers(const struct HurrayDescriptorFields *f,
-                                                             const void *const *buffers,
-                                                             const uint64_t *sizes,
-                                                             HurrayError *err);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_layout_validate_index_buffers(
+    const struct HurrayDescriptorFields *f, const void *const *buffers, const uint64_t *sizes,
+    HurrayError *err);
 
 /* Flag of hurray_block_paged_validate_index_buffers: require seq_ptr to hold
  * exactly num_seqs + 1 entries and block_table exactly seq_ptr[num_seqs]
@@ -306,7 +299,7 @@ HURRAY_API HurrayStatus hurray_layout_validate_index_buffers(const struct Hurray
  * shorter than num_seqs + 1 entries, block_table shorter than
  * seq_ptr[num_seqs]), HURRAY_ERR_INVALID_ARGUMENT (index_type, flags).
  */
-HURRAY_API HurrayStatus hurray_block_paged_validate_index_buffers(
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_block_paged_validate_index_buffers(
     uint8_t index_type, uint32_t num_seqs, uint64_t num_pages, const void *seq_ptr,
     uint64_t seq_ptr_size, const void *block_table, uint64_t block_table_size, uint32_t flags,
     HurrayError *err);
