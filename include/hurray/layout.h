@@ -121,6 +121,65 @@ HURRAY_API const char *hurray_layout_name(uint8_t layout_tag);
 HURRAY_API HurrayLayoutClass hurray_layout_class(uint8_t layout_tag);
 
 /* ==========================================================================
+ * A layout as a value: deep copy, equality, hash (src/layout/value.c).
+ *
+ * What a tag carries: strided strides[rank]; morton bits[rank]; csf nnz and
+ * mode_order[rank]; tiled depth and its levels (outer_layout, inner_layout,
+ * tile_shape[rank], outer_strides[rank] and inner_strides[rank] when
+ * non-NULL: NULL means absent, whatever outer_layout says); hilbert order and
+ * its own rank field; coo nnz and is_sorted; csr/csc nnz; block_paged its
+ * seven scalars; composite rule, combine_op and member_count; a private tag
+ * (0xF0-0xFE) layout_id and data[data_len]; a reserved or unassigned tag the
+ * opaque bytes[len]; row/col-major and the invalid tags nothing but the tag.
+ * `rank` is the entry count of the per-dimension arrays (strided, tiled,
+ * morton, csf) and is ignored for every other tag. An array of 0 entries is
+ * empty whatever its pointer; a required array with entries and a NULL
+ * pointer is "missing" (copying refuses it; equality and hashing treat it as
+ * a value of its own). All pointers are borrowed.
+ * ========================================================================== */
+
+/*
+ * Bytes of caller storage a deep copy of `src` needs (*out_bytes): every
+ * array it carries (above), each rounded up to a multiple of 8, plus the
+ * levels of a tiled layout. 0 for a tag without arrays. Checked arithmetic.
+ * Errors: HURRAY_ERR_NULL_POINTER (src, out_bytes, or a missing array:
+ * err->field names it, e.g. "layout.tiled[1].tile_shape"),
+ * HURRAY_ERR_INVALID_ARGUMENT (the size does not fit in size_t).
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_layout_copy_size(
+    const HurrayLayout *src, uint32_t rank, size_t *out_bytes, HurrayError *err);
+
+/*
+ * Deep copy of `src` into *dst, whose arrays point into `storage` (borrowed,
+ * caller memory, storage_bytes long, 8-byte aligned, not overlapping src's
+ * arrays; NULL allowed when the copy needs 0 bytes): pieces at multiples of 8
+ * in the order copy_size counts them. Zero-length arrays become NULL. *dst
+ * (caller storage, may be src) is written on success only; it is then equal
+ * to src (hurray_layout_equal) and valid while `storage` is.
+ * Errors: as hurray_layout_copy_size, plus HURRAY_ERR_BUFFER_TOO_SMALL
+ * (storage_bytes below the size), HURRAY_ERR_NULL_POINTER (dst, or storage
+ * when bytes are needed), HURRAY_ERR_MISALIGNED (storage not 8-byte aligned).
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_layout_copy(const HurrayLayout *src, uint32_t rank,
+                                                            void *storage, size_t storage_bytes,
+                                                            HurrayLayout *dst, HurrayError *err);
+
+/*
+ * Value equality of two layouts of tensors of rank `rank`: same tag and the
+ * same value in every field the tag carries (above); pointers are never
+ * compared, only what they point to. Layouts of tensors of different ranks
+ * are not compared here: compare the ranks first. False when a or b is NULL.
+ */
+HURRAY_API bool hurray_layout_equal(const HurrayLayout *a, const HurrayLayout *b, uint32_t rank);
+
+/*
+ * A hash of the layout's value, consistent with hurray_layout_equal (equal
+ * layouts of one rank hash alike). Allocates nothing and never fails (0 for
+ * NULL). Not stable across library versions: do not store it.
+ */
+HURRAY_API uint64_t hurray_layout_hash(const HurrayLayout *l, uint32_t rank);
+
+/* ==========================================================================
  * Addressing, bulk copy and index-buffer validation (docs/layouts.md).
  *
  * These functions read a tensor through its descriptor fields (see
