@@ -188,6 +188,37 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_descriptor_peek_length(
 HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_descriptor_from_fields(
     const HurrayDescriptorFields *f, uint32_t options, HurrayDescriptor **out, HurrayError *err);
 
+/*
+ * The fields of a one-buffer dense tensor, for callers that build many (a
+ * binding wrapping arrays): `type_tag` a named element type, `rank` <= 64
+ * dimensions `shape` (borrowed, rank entries; kept as out->shape, so it must
+ * outlive *out; NULL allowed for rank 0), row-major (`layout_tag` 0x01, any
+ * rank) or column-major (0x02, rank >= 1), one CPU buffer of `buffer_bytes`
+ * bytes aligned to `alignment`, at byte_offset 0.
+ * Fills *handle (caller storage): byte_size = buffer_bytes, the alignment,
+ * CPU, producer_synced, standard memory, reserved 0; and *out (caller
+ * storage): version 1.0, no flags, no section, no trailing bytes, the
+ * layout's payload zeroed, buffer_count 1, buffers = handle (borrowed: *out
+ * points at *handle). Then checks them exactly as
+ * hurray_descriptor_from_fields(out, HURRAY_DECODE_STRICT, ...) would (rank
+ * cap, named type, element count and byte size overflow and below 2^63,
+ * alignment a power of two and >= 64 unless the buffer is empty, buffer at
+ * least the data's bytes, a scalar row-major; a dynamic dimension is
+ * accepted, with no size check, as from_fields accepts it) and gives the
+ * same verdict:
+ * HURRAY_OK exactly when from_fields would accept *out, which then equals
+ * hurray_descriptor_fields of the descriptor it builds; otherwise from_fields's
+ * status and err (field and reason), without a byte offset. Allocates nothing.
+ * *handle and *out are written also on a rule failure (do not use them then).
+ * Errors: those of from_fields for these fields; HURRAY_ERR_INVALID_ARGUMENT
+ * (nothing written) for another layout tag; HURRAY_ERR_NULL_POINTER for
+ * handle or out.
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_descriptor_fields_dense(
+    uint8_t type_tag, uint32_t rank, const uint64_t *shape, uint8_t layout_tag,
+    uint64_t buffer_bytes, uint32_t alignment, HurrayBufferHandle *handle,
+    HurrayDescriptorFields *out, HurrayError *err);
+
 /* Checks `f` (borrowed) as hurray_descriptor_from_fields does, without
  * building anything. */
 HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_descriptor_validate(
