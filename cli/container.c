@@ -338,7 +338,14 @@ static bool show_tensor(Report *r, const HurrayFile *f, const uint8_t *base, siz
   }
   report_summary(r, d, indent);
   HurrayDescriptorFields df;
-  hurray_descriptor_fields(d, &df);
+  HurrayStatus fst = hurray_descriptor_fields(d, &df);
+  if (fst != HURRAY_OK) {
+    report_error(r, "error", fst, HURRAY_NO_OFFSET, NULL, context, hurray_status_message(fst),
+                 indent);
+    if (r->json) j_close(r, '}');
+    inspect_descriptor_free(d);
+    return false;
+  }
   if (df.layout.tag == HURRAY_LAYOUT_COMPOSITE) {
     *is_head = true;
     *members = df.layout.u.composite.member_count;
@@ -354,7 +361,7 @@ static bool show_tensor(Report *r, const HurrayFile *f, const uint8_t *base, siz
   if (st != HURRAY_OK) {
     report_error(r, "error", st, err.offset, err.field, context, err.message, indent);
     if (r->json) j_close(r, '}');
-    hurray_descriptor_destroy(d);
+    inspect_descriptor_free(d);
     return false;
   }
   if (r->json) j_open(r, "buffers", '[');
@@ -383,7 +390,7 @@ static bool show_tensor(Report *r, const HurrayFile *f, const uint8_t *base, siz
     j_close(r, '}');
   }
   hurray_file_tensor_release(&t);
-  hurray_descriptor_destroy(d);
+  inspect_descriptor_free(d);
   return true;
 }
 
@@ -403,15 +410,16 @@ static bool show_tensors(Report *r, const HurrayFile *f, const uint8_t *base, si
     if (head && depth == 0) {
       /* The library's own reading of the whole tree gives the verdict. */
       uint64_t index = 0;
-      hurray_file_position(f, pos, &index);
       HurrayFileNode *tree = NULL;
       HurrayError err;
       hurray_error_clear(&err);
-      HurrayStatus st = hurray_file_composite(f, index, &tree, &err);
+      HurrayStatus st = hurray_file_position(f, pos, &index);
+      if (st == HURRAY_OK) st = hurray_file_composite(f, index, &tree, &err);
       hurray_file_node_destroy(&tree);
       if (st != HURRAY_OK) {
         if (r->json) j_close(r, ']');
-        report_error(r, "error", st, err.offset, err.field, "composite", err.message, 0);
+        report_error(r, "error", st, err.offset, err.field, "composite",
+                     err.message[0] != '\0' ? err.message : hurray_status_message(st), 0);
         return false;
       }
     }
@@ -461,10 +469,14 @@ int inspect_container(Report *r, const uint8_t *bytes, size_t len) {
                  err.message[0] != '\0' ? err.message : hurray_status_message(st), 0);
   } else {
     HurrayFileInfo info;
-    hurray_file_info(f, &info);
-    show_index(r, f, &info);
-    show_kv(r, f, &info);
-    if (show_tensors(r, f, copy, len) && !r->json)
+    st = hurray_file_info(f, &info);
+    if (st != HURRAY_OK) {
+      report_error(r, "error", st, HURRAY_NO_OFFSET, NULL, NULL, hurray_status_message(st), 0);
+    } else {
+      show_index(r, f, &info);
+      show_kv(r, f, &info);
+    }
+    if (st == HURRAY_OK && show_tensors(r, f, copy, len) && !r->json)
       fprintf(r->out, "\nend of container: %llu tensor%s\n",
               (unsigned long long)hurray_file_tensor_count(f),
               hurray_file_tensor_count(f) == 1 ? "" : "s");

@@ -31,14 +31,14 @@ HurrayStatus inspect_descriptor_fields(Report *r, const uint8_t *bytes, size_t l
   uint32_t n = 0;
   if (st == HURRAY_OK) st = hurray_descriptor_peek_length(bytes, len, &n, &e);
   if (st != HURRAY_OK) {
-    hurray_descriptor_destroy(d);
+    inspect_descriptor_free(d);
     const char *msg = e.message[0] != '\0' ? e.message : hurray_status_message(st);
     report_error(r, "error", st, e.offset == HURRAY_NO_OFFSET ? HURRAY_NO_OFFSET : base + e.offset,
                  e.field, context, msg, indent);
     return st;
   }
   if (out != NULL) *out = d;
-  else hurray_descriptor_destroy(d);
+  else inspect_descriptor_free(d);
   if (dlen != NULL) *dlen = n;
   return HURRAY_OK;
 }
@@ -64,6 +64,6 @@ int inspect_descriptor(Report *r, const uint8_t *bytes, size_t len) {
     }
   }
   if (r->json) j_close(r, '}');
-  hurray_descriptor_destroy(d);
+  inspect_descriptor_free(d);
   return report_end(r);
 }

@@ -118,7 +118,7 @@ static Kind detect(const char *path, const uint8_t *bytes, size_t len) {
   if (hurray_descriptor_decode(bytes, len, &d) == HURRAY_OK &&
       hurray_descriptor_data_bytes(d, &data) == HURRAY_OK && data <= (uint64_t)(len - dlen))
     kind = KIND_STREAM;
-  hurray_descriptor_destroy(d);
+  inspect_descriptor_free(d);
   return kind;
 }
 

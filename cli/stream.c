@@ -133,7 +133,14 @@ int inspect_stream(Report *r, const uint8_t *bytes, size_t len) {
       report_hexdump(r, "hex", bytes + off, dlen, off, indent);
     }
     HurrayDescriptorFields f;
-    hurray_descriptor_fields(d, &f);
+    HurrayStatus fst = hurray_descriptor_fields(d, &f);
+    if (fst != HURRAY_OK) {
+      report_error(r, "error", fst, off, NULL, context, hurray_status_message(fst), indent);
+      if (r->json) j_close(r, '}');
+      inspect_descriptor_free(d);
+      ok = false;
+      break;
+    }
     uint64_t pos = off + dlen;
     ok = frame_buffers(r, d, &f, bytes, len, &pos, indent);
     if (r->json) j_close(r, '}');
@@ -141,7 +148,7 @@ int inspect_stream(Report *r, const uint8_t *bytes, size_t len) {
     off = pos;
     const bool head = f.layout.tag == HURRAY_LAYOUT_COMPOSITE;
     const uint32_t members = head ? f.layout.u.composite.member_count : 0;
-    hurray_descriptor_destroy(d);
+    inspect_descriptor_free(d);
     if (!ok) break;
     if (head && members > 0) {
       if (depth == DISPLAY_MAX_DEPTH) {

@@ -17,7 +17,9 @@ helpers (hurray_kv_string, ...), then fails when:
      a contiguous run of lines of that file;
   7. a relative link of the reference (file, or #anchor of a markdown page)
      leads nowhere;
-  8. with --lib LIB: the names differ from the symbols LIB exports (nm -D).
+  8. with --lib LIB: the names differ from the symbols LIB exports (nm -D);
+  9. a HURRAY_API function returning HurrayStatus is not declared HURRAY_NODISCARD
+     (include/hurray/export.h), or one returning anything else is.
 
   scripts/check_api_docs.py [--lib build/libhurray.so] [--list]
 """
@@ -43,8 +45,8 @@ def strip_comments(text):
 
 def normalise(decl):
     """One canonical spelling of a declaration: single spaces, none around
-    punctuation, no HURRAY_API, no trailing semicolon."""
-    decl = decl.replace("HURRAY_API", " ")
+    punctuation, no HURRAY_API or HURRAY_NODISCARD, no trailing semicolon."""
+    decl = decl.replace("HURRAY_API", " ").replace("HURRAY_NODISCARD", " ")
     decl = re.sub(r"\s+", " ", decl).strip().rstrip(";").strip()
     decl = re.sub(r"\s*([*(),\[\]])\s*", r"\1", decl)
     return decl
@@ -69,6 +71,23 @@ def header_api(path):
     # Helpers stamped out by a macro: NAME_(hurray_xxx, ...) at top level.
     inline += re.findall(r"^\s*[A-Z][A-Z0-9_]*\(\s*(hurray_[a-z0-9_]+)\s*,", body, flags=re.M)
     return api, inline
+
+
+def nodiscard_problems(path):
+    """Every HURRAY_API function returning HurrayStatus, and no other, is HURRAY_NODISCARD."""
+    text = strip_comments(path.read_text(encoding="utf-8"))
+    text = "\n".join(l for l in text.splitlines() if not l.lstrip().startswith("#"))
+    problems = []
+    for m in re.finditer(r"HURRAY_API\s+([^;{}()]*?)\b(hurray_[a-z0-9_]+)\s*\(", text):
+        words = m.group(1).split()
+        returns_status = [w for w in words if w != "HURRAY_NODISCARD"] == ["HurrayStatus"]
+        if returns_status and "HURRAY_NODISCARD" not in words:
+            problems.append(f"{path.name}: {m.group(2)} returns HurrayStatus but is not "
+                            "declared HURRAY_NODISCARD")
+        if not returns_status and "HURRAY_NODISCARD" in words:
+            problems.append(f"{path.name}: {m.group(2)} is HURRAY_NODISCARD but does not "
+                            "return HurrayStatus")
+    return problems
 
 
 def c_blocks(text):
@@ -220,6 +239,8 @@ def main():
         problems.append(f"status.h: HURRAY_STATUS_MIN_ must equal the lowest code ({lowest})")
     problems += quote_problems()
     problems += link_problems()
+    for h in headers:
+        problems += nodiscard_problems(h)
 
     if args.lib:
         exp = exported(args.lib)
@@ -235,7 +256,8 @@ def main():
             print("  " + p)
         return 1
     print(f"C API docs: {len(api)} functions and {len(set(inline))} inline helpers in "
-          f"{len(headers)} headers, all documented; status table up to date"
+          f"{len(headers)} headers, all documented; status table up to date; "
+          "every status is HURRAY_NODISCARD"
           + (f"; exports of {args.lib} match" if args.lib else ""))
     return 0
 

@@ -2,8 +2,8 @@
 """Prints the status table of docs/c-api.md from include/hurray/status.h.
 
 The one status table of libhurray is the HURRAY_STATUS_TABLE X-macro; this
-script reads its rows (name, value, message, Python exception) and prints them
-as a markdown table. docs/c-api.md holds the printed table between the lines
+script reads its rows (name, value, message) and prints them as a markdown
+table. docs/c-api.md holds the printed table between the lines
 <!-- status-table:begin --> and <!-- status-table:end -->.
 
   scripts/gen_status_table.py            print the table
@@ -22,18 +22,11 @@ DOC = ROOT / "docs" / "c-api.md"
 BEGIN = "<!-- status-table:begin -->"
 END = "<!-- status-table:end -->"
 
-# Built-in Python exceptions the extension raises as themselves
-# (python/src/errors.c, HRPY_EXC_*); every other name is a class of the
-# hurray package. Note that hurray.BufferError is not the built-in BufferError.
-PY_BUILTINS = {"IndexError", "KeyError", "ValueError", "MemoryError"}
-
-ROW = re.compile(
-    r"X\(\s*([A-Z0-9_]+)\s*,\s*(-?\d+)\s*,\s*(\"(?:[^\"\\]|\\.)*\")\s*,\s*([A-Za-z_][A-Za-z0-9_]*)\s*\)"
-)
+ROW = re.compile(r"X\(\s*([A-Z0-9_]+)\s*,\s*(-?\d+)\s*,\s*(\"(?:[^\"\\]|\\.)*\")\s*\)")
 
 
 def table_rows(header_text):
-    """Returns [(name, value, message, pyexc)] in table order."""
+    """Returns [(name, value, message)] in table order."""
     start = header_text.find("#define HURRAY_STATUS_TABLE(X)")
     if start < 0:
         raise SystemExit(f"{STATUS_H}: HURRAY_STATUS_TABLE not found")
@@ -45,32 +38,27 @@ def table_rows(header_text):
             break
     joined = " ".join(body)
     rows = []
-    for name, value, msg, pyexc in ROW.findall(joined):
-        rows.append((name, int(value), ast.literal_eval(msg), pyexc))
+    for name, value, msg in ROW.findall(joined):
+        rows.append((name, int(value), ast.literal_eval(msg)))
     if not rows or rows[0][:2] != ("OK", 0):
         raise SystemExit(f"{STATUS_H}: could not parse HURRAY_STATUS_TABLE")
+    # Every row has exactly the three columns: a row of another shape is an error.
+    if len(re.findall(r"\bX\(", joined)) != len(rows):
+        raise SystemExit(f"{STATUS_H}: a HURRAY_STATUS_TABLE row is not X(name, value, message)")
     values = [r[1] for r in rows]
     if len(set(values)) != len(values):
         raise SystemExit(f"{STATUS_H}: duplicate status values")
     return rows
 
 
-def exception_cell(pyexc):
-    if pyexc == "None":
-        return "(none: success)"
-    if pyexc in PY_BUILTINS:
-        return f"`{pyexc}`"
-    return f"`hurray.{pyexc}`"
-
-
 def render(rows):
     out = [
-        "| Status | Value | Message (`hurray_status_message`) | Python exception |",
-        "|---|---:|---|---|",
+        "| Status | Value | Message (`hurray_status_message`) |",
+        "|---|---:|---|",
     ]
-    for name, value, msg, pyexc in rows:
+    for name, value, msg in rows:
         text = msg.replace("|", "\\|")
-        out.append(f"| `HURRAY_{name}` | {value} | {text} | {exception_cell(pyexc)} |")
+        out.append(f"| `HURRAY_{name}` | {value} | {text} |")
     return "\n".join(out) + "\n"
 
 

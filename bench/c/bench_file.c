@@ -92,7 +92,7 @@ static double save_hurray(const char *path, const uint8_t *data, uint64_t total,
   if (hurray_file_writer_finish(w, &e) != HURRAY_OK) die("finish", &e);
   double t1 = now();
   hurray_file_writer_destroy(&w);
-  hurray_descriptor_destroy(d);
+  if (hurray_descriptor_destroy(d) != HURRAY_OK) abort();
   return t1 - t0;
 }
 
@@ -128,7 +128,7 @@ static double load_hurray(const char *path, HurrayFileAccess access, bool touch_
     if (hurray_file_tensor(f, i, &all[i], &e) != HURRAY_OK) die("fetch", &e);
     const void *p;
     uint64_t size;
-    hurray_file_tensor_buffer(all[i], 0, &p, &size);
+    if (hurray_file_tensor_buffer(all[i], 0, &p, &size) != HURRAY_OK) abort();
     if (touch_bytes) touch(p, size);
     seen += size;
   }
@@ -186,7 +186,7 @@ static void write_many(const char *path, int n) {
   }
   if (hurray_file_writer_finish(w, &e) != HURRAY_OK) die("finish", &e);
   hurray_file_writer_destroy(&w);
-  hurray_descriptor_destroy(d);
+  if (hurray_descriptor_destroy(d) != HURRAY_OK) abort();
 }
 
 static void random_access(const char *dir) {

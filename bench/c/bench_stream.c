@@ -67,7 +67,7 @@ static void *stream_writer(void *arg) {
   uint64_t sizes[1] = {j->tensor_bytes};
   for (uint64_t i = 0; i < j->tensors && j->ok; i++)
     j->ok = hurray_stream_writer_write(w, j->d, bufs, sizes, 1, NULL) == HURRAY_OK;
-  if (w != NULL) hurray_stream_writer_finish(w, NULL);
+  if (w != NULL && j->ok) j->ok = hurray_stream_writer_finish(w, NULL) == HURRAY_OK;
   hurray_stream_writer_destroy(&w);
   return NULL;
 }
@@ -155,9 +155,9 @@ int main(int argc, char **argv) {
     return 1;
   }
   uint64_t dlen = 0;
-  hurray_descriptor_encoded_len(d, &dlen);
+  if (hurray_descriptor_encoded_len(d, &dlen) != HURRAY_OK) abort();
   uint8_t *desc = malloc((size_t)dlen);
-  hurray_descriptor_encode(d, desc, dlen, &dlen);
+  if (hurray_descriptor_encode(d, desc, dlen, &dlen) != HURRAY_OK) abort();
   uint8_t *data = hurray_alloc((size_t)tensor_bytes, 64);
   for (uint64_t i = 0; i < tensor_bytes; i++) data[i] = (uint8_t)(i * 131u);
 
@@ -194,6 +194,6 @@ int main(int argc, char **argv) {
          ((double)moved_stream / best_stream) / ((double)moved_copy / best_copy));
   hurray_free(data);
   free(desc);
-  hurray_descriptor_destroy(d);
+  if (hurray_descriptor_destroy(d) != HURRAY_OK) abort();
   return 0;
 }

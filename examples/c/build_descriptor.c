@@ -104,7 +104,7 @@ int main(void) {
          hurray_quant_scheme_name(view.quantization->scheme),
          (double)view.quantization->u.per_tensor.scale, same ? "yes" : "no");
 
-  hurray_descriptor_destroy(back);
-  hurray_descriptor_destroy(d);
+  CHECK(hurray_descriptor_destroy(back));
+  CHECK(hurray_descriptor_destroy(d));
   return same && view.flags == HURRAY_FLAG_HAS_QUANTIZATION ? 0 : 1;
 }

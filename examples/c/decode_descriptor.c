@@ -78,7 +78,7 @@ int main(void) {
     return 1;
   }
   int rc = print_summary(d);
-  hurray_descriptor_destroy(d);
+  CHECK(hurray_descriptor_destroy(d));
   if (rc != 0) return rc;
 
   /* Now an invalid descriptor: an alignment of 48 is not a power of two. */

@@ -93,8 +93,8 @@ static int write_file(const char *path) {
   }
   if (st == HURRAY_OK) st = hurray_file_writer_finish(w, &err);
   hurray_file_writer_destroy(&w); /* always; removes the temporary file if not finished */
-  hurray_descriptor_destroy(w_desc);
-  hurray_descriptor_destroy(b_desc);
+  CHECK(hurray_descriptor_destroy(w_desc));
+  CHECK(hurray_descriptor_destroy(b_desc));
   if (st != HURRAY_OK) {
     fprintf(stderr, "writing %s: %s: %s\n", path, hurray_status_name(st), err.message);
     return 1;

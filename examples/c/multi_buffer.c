@@ -49,8 +49,11 @@ int main(void) {
     /* The push moves the handle into the list; on failure it would still be ours. */
     HurrayStatus st = hurray_buffer_list_push(list, handle);
     if (st != HURRAY_OK) {
-      hurray_buffer_destroy(handle);
-      hurray_buffer_list_destroy(&list);
+      /* Cleanup on the way out: the push's status is the one reported, so those of the
+       * two destroys are stored and dropped (GCC's warn_unused_result ignores a cast). */
+      HurrayStatus ignored = hurray_buffer_destroy(handle);
+      ignored = hurray_buffer_list_destroy(&list);
+      (void)ignored;
       fprintf(stderr, "push failed: %s\n", hurray_status_name(st));
       return 1;
     }

@@ -56,8 +56,12 @@ static HurrayStatus read_all(const uint8_t *bytes, size_t len, int *tensors, Hur
       const HurrayDescriptor *d = hurray_stream_item_descriptor(item); /* borrowed */
       const uint8_t *data = NULL;                                      /* borrowed */
       uint64_t size = 0, count = 0;
-      hurray_descriptor_element_count(d, &count);
-      hurray_stream_item_buffer(item, 0, &data, &size);
+      st = hurray_descriptor_element_count(d, &count);
+      if (st == HURRAY_OK) st = hurray_stream_item_buffer(item, 0, &data, &size);
+      if (st != HURRAY_OK) {
+        hurray_stream_item_destroy(&item);
+        break;
+      }
       printf("tensor at byte %" PRIu64 ": %" PRIu64 " elements, first %u\n",
              hurray_stream_item_offset(item), count, size > 0 ? data[0] : 0u);
       (*tensors)++;
@@ -84,7 +88,7 @@ int main(void) {
     const void *bufs[1] = {payload};
     uint64_t sizes[1] = {n};
     HurrayStatus st = hurray_stream_writer_write(w, d, bufs, sizes, 1, &err);
-    hurray_descriptor_destroy(d); /* the writer keeps nothing */
+    CHECK(hurray_descriptor_destroy(d)); /* the writer keeps nothing */
     if (st != HURRAY_OK) {
       fprintf(stderr, "write: %s\n", err.message);
       return 1;

@@ -123,21 +123,21 @@ typedef struct HurraySyncEventPayload {
  * HURRAY_ERR_INVALID_ARGUMENT (data + byte_size wraps the address space);
  * HURRAY_ERR_OUT_OF_MEMORY.
  */
-HURRAY_API HurrayStatus hurray_buffer_from_ptr(void *data, uint64_t byte_size,
-                                               uint32_t alignment, uint8_t device_tag,
-                                               uint8_t sync_mode, uint8_t memory_class,
-                                               HurrayReleaseCallback release,
-                                               void *release_context,
-                                               HurrayBuffer **out_handle);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_buffer_from_ptr(void *data, uint64_t byte_size,
+                                                                uint32_t alignment,
+                                                                uint8_t device_tag,
+                                                                uint8_t sync_mode,
+                                                                uint8_t memory_class,
+                                                                HurrayReleaseCallback release,
+                                                                void *release_context,
+                                                                HurrayBuffer **out_handle);
 
 /* hurray_buffer_from_ptr with an optional error detail (err may be NULL):
  * field path ("alignment", "device_tag", ...) and reason. */
-HURRAY_API HurrayStatus hurray_buffer_from_ptr_ex(void *data, uint64_t byte_size,
-                                                  uint32_t alignment, uint8_t device_tag,
-                                                  uint8_t sync_mode, uint8_t memory_class,
-                                                  HurrayReleaseCallback release,
-                                                  void *release_context,
-                                                  HurrayBuffer **out_handle, HurrayError *err);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_buffer_from_ptr_ex(
+    void *data, uint64_t byte_size, uint32_t alignment, uint8_t device_tag, uint8_t sync_mode,
+    uint8_t memory_class, HurrayReleaseCallback release, void *release_context,
+    HurrayBuffer **out_handle, HurrayError *err);
 
 /*
  * Allocates byte_size bytes of CPU memory at `alignment` through the
@@ -154,9 +154,10 @@ HURRAY_API HurrayStatus hurray_buffer_from_ptr_ex(void *data, uint64_t byte_size
  * HURRAY_ERR_INVALID_ARGUMENT (unknown flag bits), HURRAY_ERR_OUT_OF_MEMORY,
  * HURRAY_ERR_MISALIGNED (the installed allocator broke its alignment promise).
  */
-HURRAY_API HurrayStatus hurray_buffer_new(uint64_t byte_size, uint32_t alignment,
-                                          uint32_t flags, HurrayBuffer **out_handle,
-                                          HurrayError *err);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_buffer_new(uint64_t byte_size, uint32_t alignment,
+                                                           uint32_t flags,
+                                                           HurrayBuffer **out_handle,
+                                                           HurrayError *err);
 
 /* ---- references ----------------------------------------------------------- */
 
@@ -166,7 +167,7 @@ HURRAY_API HurrayStatus hurray_buffer_new(uint64_t byte_size, uint32_t alignment
  * borrowed from a list is how to keep it alive past the list.
  * HURRAY_ERR_INVALID_STATE when the count would overflow (2^32 - 1).
  */
-HURRAY_API HurrayStatus hurray_buffer_retain(HurrayBuffer *buffer);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_buffer_retain(HurrayBuffer *buffer);
 
 /*
  * Drops one reference to `buffer` (moved: the caller's reference ends here).
@@ -178,7 +179,7 @@ HURRAY_API HurrayStatus hurray_buffer_retain(HurrayBuffer *buffer);
  * hurray_buffer_list_get) and must not destroy it. HURRAY_ERR_INTERNAL for a
  * handle already destroyed, when handle checks are enabled.
  */
-HURRAY_API HurrayStatus hurray_buffer_destroy(HurrayBuffer *buffer);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_buffer_destroy(HurrayBuffer *buffer);
 
 /* ---- getters ---------------------------------------------------------------
  * In each, `buffer` is borrowed and the out pointer (caller storage, borrowed)
@@ -186,27 +187,28 @@ HURRAY_API HurrayStatus hurray_buffer_destroy(HurrayBuffer *buffer);
 
 /* The data pointer: borrowed from the buffer's owner, valid while the buffer
  * lives; NULL only for an empty buffer. */
-HURRAY_API HurrayStatus hurray_buffer_data_ptr(const HurrayBuffer *buffer, void **out_data);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_buffer_data_ptr(const HurrayBuffer *buffer,
+                                                                void **out_data);
 /* The declared byte size (0 = empty buffer). */
-HURRAY_API HurrayStatus hurray_buffer_byte_size(const HurrayBuffer *buffer,
-                                                uint64_t *out_byte_size);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_buffer_byte_size(
+    const HurrayBuffer *buffer, uint64_t *out_byte_size);
 /* The declared alignment in bytes (a power of two). */
-HURRAY_API HurrayStatus hurray_buffer_alignment(const HurrayBuffer *buffer,
-                                                uint32_t *out_alignment);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_buffer_alignment(
+    const HurrayBuffer *buffer, uint32_t *out_alignment);
 /* The device tag wire byte (HURRAY_DEVICE_* or private). */
-HURRAY_API HurrayStatus hurray_buffer_device_tag(const HurrayBuffer *buffer,
-                                                 uint8_t *out_device_tag);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_buffer_device_tag(
+    const HurrayBuffer *buffer, uint8_t *out_device_tag);
 /* The sync mode wire byte (HURRAY_SYNC_*). */
-HURRAY_API HurrayStatus hurray_buffer_sync_mode(const HurrayBuffer *buffer,
-                                                uint8_t *out_sync_mode);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_buffer_sync_mode(
+    const HurrayBuffer *buffer, uint8_t *out_sync_mode);
 /* The memory class wire byte (HURRAY_MEMORY_* or private). */
-HURRAY_API HurrayStatus hurray_buffer_memory_class(const HurrayBuffer *buffer,
-                                                   uint8_t *out_memory_class);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_buffer_memory_class(
+    const HurrayBuffer *buffer, uint8_t *out_memory_class);
 
 /* All five declarations at once, as the 16-byte wire handle of a descriptor's
  * buffer table (reserved = 0). `out` is borrowed (caller storage). */
-HURRAY_API HurrayStatus hurray_buffer_wire_handle(const HurrayBuffer *buffer,
-                                                  HurrayBufferHandle *out);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_buffer_wire_handle(
+    const HurrayBuffer *buffer, HurrayBufferHandle *out);
 
 /* ---- sync handoff cross-checks (buffer and payload borrowed) -------------- */
 
@@ -214,7 +216,8 @@ HURRAY_API HurrayStatus hurray_buffer_wire_handle(const HurrayBuffer *buffer,
  * Asserts a producer-synced handoff: OK when the buffer declares
  * HURRAY_SYNC_PRODUCER_SYNCED, HURRAY_ERR_SYNC_MODE_MISMATCH otherwise.
  */
-HURRAY_API HurrayStatus hurray_buffer_handoff_producer_synced(const HurrayBuffer *buffer);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_buffer_handoff_producer_synced(
+    const HurrayBuffer *buffer);
 
 /*
  * Checks an Event handoff: the buffer declares HURRAY_SYNC_EVENT, the payload
@@ -222,8 +225,8 @@ HURRAY_API HurrayStatus hurray_buffer_handoff_producer_synced(const HurrayBuffer
  * equals the buffer's device tag. HURRAY_ERR_SYNC_MODE_MISMATCH otherwise.
  * Nothing is called: releasing the event stays the consumer's duty.
  */
-HURRAY_API HurrayStatus hurray_buffer_handoff_event(const HurrayBuffer *buffer,
-                                                    const HurraySyncEventPayload *payload);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_buffer_handoff_event(
+    const HurrayBuffer *buffer, const HurraySyncEventPayload *payload);
 
 /*
  * Checks a ConsumerStream handoff: the buffer declares
@@ -231,7 +234,7 @@ HURRAY_API HurrayStatus hurray_buffer_handoff_event(const HurrayBuffer *buffer,
  * consumer_stream_device_tag equals the buffer's device tag.
  * HURRAY_ERR_SYNC_MODE_MISMATCH otherwise.
  */
-HURRAY_API HurrayStatus hurray_buffer_handoff_consumer_stream(
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_buffer_handoff_consumer_stream(
     const HurrayBuffer *buffer, const HurraySyncConsumerStreamPayload *payload);
 
 /* ---- buffer lists --------------------------------------------------------- */
@@ -242,7 +245,8 @@ HURRAY_API HurrayStatus hurray_buffer_handoff_consumer_stream(
  * out_list receives an owned list (hurray_buffer_list_destroy); NULL on
  * failure (HURRAY_ERR_OUT_OF_MEMORY).
  */
-HURRAY_API HurrayStatus hurray_buffer_list_new(uint64_t capacity, HurrayBufferList **out_list);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_buffer_list_new(uint64_t capacity,
+                                                                HurrayBufferList **out_list);
 
 /*
  * Appends `buffer` at index len, moving one of the caller's references into
@@ -252,10 +256,12 @@ HURRAY_API HurrayStatus hurray_buffer_list_new(uint64_t capacity, HurrayBufferLi
  * (the buffer was borrowed from a list, or is already pushed; retain first);
  * HURRAY_ERR_OUT_OF_MEMORY when the list cannot grow.
  */
-HURRAY_API HurrayStatus hurray_buffer_list_push(HurrayBufferList *list, HurrayBuffer *buffer);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_buffer_list_push(
+    HurrayBufferList *list, HurrayBuffer *buffer);
 
 /* Number of buffers in `list` (borrowed). */
-HURRAY_API HurrayStatus hurray_buffer_list_len(const HurrayBufferList *list, uint64_t *out_len);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_buffer_list_len(const HurrayBufferList *list,
+                                                                uint64_t *out_len);
 
 /*
  * Borrows the buffer at `index`: *out_buffer stays valid until the list is
@@ -263,8 +269,9 @@ HURRAY_API HurrayStatus hurray_buffer_list_len(const HurrayBufferList *list, uin
  * hurray_buffer_destroy (retain it first to keep it longer).
  * HURRAY_ERR_INDEX_OUT_OF_BOUNDS, and *out_buffer = NULL, when index >= len.
  */
-HURRAY_API HurrayStatus hurray_buffer_list_get(const HurrayBufferList *list, uint64_t index,
-                                               HurrayBuffer **out_buffer);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_buffer_list_get(const HurrayBufferList *list,
+                                                                uint64_t index,
+                                                                HurrayBuffer **out_buffer);
 
 /*
  * Destroys *list and drops the reference it owns on each of its buffers,
@@ -273,7 +280,7 @@ HURRAY_API HurrayStatus hurray_buffer_list_get(const HurrayBufferList *list, uin
  * is moved. *list == NULL is a no-op returning HURRAY_OK; list == NULL is
  * HURRAY_ERR_NULL_POINTER.
  */
-HURRAY_API HurrayStatus hurray_buffer_list_destroy(HurrayBufferList **list);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_buffer_list_destroy(HurrayBufferList **list);
 
 /* ---- debug checks --------------------------------------------------------- */
 

@@ -58,10 +58,9 @@ typedef struct HurrayCompositeValidator HurrayCompositeValidator;
  * On success *out is owned: free with hurray_composite_validator_destroy.
  * On failure *out is NULL. HURRAY_ERR_OUT_OF_MEMORY if allocation fails.
  */
-HURRAY_API HurrayStatus hurray_composite_validator_new(const HurrayDescriptorFields *head,
-                                                       uint32_t depth, uint32_t options,
-                                                       HurrayCompositeValidator **out,
-                                                       HurrayError *err);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_composite_validator_new(
+    const HurrayDescriptorFields *head, uint32_t depth, uint32_t options,
+    HurrayCompositeValidator **out, HurrayError *err);
 
 /*
  * Checks the next member (borrowed for the call only). When it is the last
@@ -70,9 +69,8 @@ HURRAY_API HurrayStatus hurray_composite_validator_new(const HurrayDescriptorFie
  * HURRAY_ERR_INVALID_STATE. A member beyond member_count:
  * HURRAY_ERR_INVALID_COMPOSITE. Field paths read "members[i]...".
  */
-HURRAY_API HurrayStatus hurray_composite_validator_push(HurrayCompositeValidator *v,
-                                                        const HurrayDescriptorFields *member,
-                                                        HurrayError *err);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_composite_validator_push(
+    HurrayCompositeValidator *v, const HurrayDescriptorFields *member, HurrayError *err);
 
 /* Number of members still expected (0 once complete, and for NULL); v borrowed. */
 HURRAY_API uint32_t hurray_composite_validator_remaining(const HurrayCompositeValidator *v);
@@ -82,8 +80,8 @@ HURRAY_API uint32_t hurray_composite_validator_remaining(const HurrayCompositeVa
  * check passed; HURRAY_ERR_INVALID_COMPOSITE for a torn composite (fewer
  * members); HURRAY_ERR_INVALID_STATE after an earlier failure.
  */
-HURRAY_API HurrayStatus hurray_composite_validator_finish(HurrayCompositeValidator *v,
-                                                          HurrayError *err);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_composite_validator_finish(
+    HurrayCompositeValidator *v, HurrayError *err);
 
 /* Frees a validator (*v is moved) and sets the caller's *v to NULL. NULL and
  * *v == NULL are no-ops. */
@@ -99,9 +97,9 @@ HURRAY_API void hurray_composite_validator_destroy(HurrayCompositeValidator **v)
  * Nesting deeper than HURRAY_MAX_COMPOSITE_DEPTH: HURRAY_ERR_INVALID_COMPOSITE.
  * HURRAY_ERR_NULL_POINTER when descs or descs[0] is NULL or count is 0.
  */
-HURRAY_API HurrayStatus hurray_composite_validate_preorder(
-    const HurrayDescriptorFields *const *descs, size_t count, uint32_t options,
-    size_t *consumed, HurrayError *err);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_composite_validate_preorder(
+    const HurrayDescriptorFields *const *descs, size_t count, uint32_t options, size_t *consumed,
+    HurrayError *err);
 
 #ifdef __cplusplus
 }

@@ -47,24 +47,21 @@ typedef void (*HurrayOwnerReleaseFn)(void *owner);
  * Statuses: HURRAY_ERR_NULL_POINTER (out_ctx, or descriptor_bytes with a
  * non-zero length), HURRAY_ERR_OUT_OF_MEMORY.
  */
-HURRAY_API HurrayStatus hurray_tensor_context_new(uint32_t abi_version,
-                                                  const uint8_t *descriptor_bytes,
-                                                  uint64_t descriptor_len, void *owner,
-                                                  HurrayOwnerReleaseFn owner_release,
-                                                  HurrayTensorContext **out_ctx);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_tensor_context_new(
+    uint32_t abi_version, const uint8_t *descriptor_bytes, uint64_t descriptor_len, void *owner,
+    HurrayOwnerReleaseFn owner_release, HurrayTensorContext **out_ctx);
 
 /* The producing build's ABI version. Call this first. ctx is borrowed. */
-HURRAY_API HurrayStatus hurray_tensor_context_abi_version(const HurrayTensorContext *ctx,
-                                                          uint32_t *out);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_tensor_context_abi_version(
+    const HurrayTensorContext *ctx, uint32_t *out);
 
 /*
  * Borrows the encoded descriptor: *out_bytes is owned by ctx and valid until
  * the context is destroyed (copy it to keep it longer). An empty descriptor
  * gives *out_bytes = NULL and *out_len = 0. ctx is borrowed.
  */
-HURRAY_API HurrayStatus hurray_tensor_context_descriptor(const HurrayTensorContext *ctx,
-                                                         const uint8_t **out_bytes,
-                                                         uint64_t *out_len);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_tensor_context_descriptor(
+    const HurrayTensorContext *ctx, const uint8_t **out_bytes, uint64_t *out_len);
 
 /*
  * Destroys *ctx, writes NULL to *ctx, then calls owner_release(owner) once
@@ -72,7 +69,7 @@ HURRAY_API HurrayStatus hurray_tensor_context_descriptor(const HurrayTensorConte
  * points to is moved. *ctx == NULL is a no-op returning HURRAY_OK;
  * ctx == NULL is HURRAY_ERR_NULL_POINTER.
  */
-HURRAY_API HurrayStatus hurray_tensor_context_destroy(HurrayTensorContext **ctx);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_tensor_context_destroy(HurrayTensorContext **ctx);
 
 #ifdef __cplusplus
 }

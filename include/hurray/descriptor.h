@@ -164,14 +164,14 @@ typedef struct HurrayDescriptor HurrayDescriptor;
  * *out is NULL. One allocation, bounded by descriptor_length plus a constant;
  * HURRAY_ERR_OUT_OF_MEMORY when it fails.
  */
-HURRAY_API HurrayStatus hurray_descriptor_decode(const uint8_t *bytes, uintptr_t len,
-                                                 HurrayDescriptor **out);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_descriptor_decode(
+    const uint8_t *bytes, uintptr_t len, HurrayDescriptor **out);
 
 /* Decode with options (HURRAY_DECODE_*) and an optional error detail (err
  * is written only on failure). Unknown option bits: HURRAY_ERR_INVALID_ARGUMENT. */
-HURRAY_API HurrayStatus hurray_descriptor_decode_ex(const uint8_t *bytes, uintptr_t len,
-                                                    uint32_t options, HurrayDescriptor **out,
-                                                    HurrayError *err);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_descriptor_decode_ex(
+    const uint8_t *bytes, uintptr_t len, uint32_t options, HurrayDescriptor **out,
+    HurrayError *err);
 
 /*
  * Reads descriptor_length from the first 10 bytes after checking the magic
@@ -180,37 +180,66 @@ HURRAY_API HurrayStatus hurray_descriptor_decode_ex(const uint8_t *bytes, uintpt
  * HURRAY_ERR_INVALID_LAYOUT if len < 10 or the length is < 20;
  * HURRAY_ERR_INVALID_MAGIC, HURRAY_ERR_VERSION_MISMATCH, HURRAY_ERR_NULL_POINTER.
  */
-HURRAY_API HurrayStatus hurray_descriptor_peek_length(const uint8_t *bytes, uintptr_t len,
-                                                      uint32_t *out_length, HurrayError *err);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_descriptor_peek_length(
+    const uint8_t *bytes, uintptr_t len, uint32_t *out_length, HurrayError *err);
 
 /* Validates `f` (strict unless HURRAY_DECODE_PERMISSIVE) and copies it into a
  * new descriptor. `f` and every array it points to are borrowed for the call.
  * *out owned (hurray_descriptor_destroy), NULL on failure. */
-HURRAY_API HurrayStatus hurray_descriptor_from_fields(const HurrayDescriptorFields *f,
-                                                      uint32_t options,
-                                                      HurrayDescriptor **out,
-                                                      HurrayError *err);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_descriptor_from_fields(
+    const HurrayDescriptorFields *f, uint32_t options, HurrayDescriptor **out, HurrayError *err);
+
+/*
+ * The fields of a one-buffer dense tensor, for callers that build many (a
+ * binding wrapping arrays): `type_tag` a named element type, `rank` <= 64
+ * dimensions `shape` (borrowed, rank entries; kept as out->shape, so it must
+ * outlive *out; NULL allowed for rank 0), row-major (`layout_tag` 0x01, any
+ * rank) or column-major (0x02, rank >= 1), one CPU buffer of `buffer_bytes`
+ * bytes aligned to `alignment`, at byte_offset 0.
+ * Fills *handle (caller storage): byte_size = buffer_bytes, the alignment,
+ * CPU, producer_synced, standard memory, reserved 0; and *out (caller
+ * storage): version 1.0, no flags, no section, no trailing bytes, the
+ * layout's payload zeroed, buffer_count 1, buffers = handle (borrowed: *out
+ * points at *handle). Then checks them exactly as
+ * hurray_descriptor_from_fields(out, HURRAY_DECODE_STRICT, ...) would (rank
+ * cap, named type, element count and byte size overflow and below 2^63,
+ * alignment a power of two and >= 64 unless the buffer is empty, buffer at
+ * least the data's bytes, a scalar row-major; a dynamic dimension is
+ * accepted, with no size check, as from_fields accepts it) and gives the
+ * same verdict:
+ * HURRAY_OK exactly when from_fields would accept *out, which then equals
+ * hurray_descriptor_fields of the descriptor it builds; otherwise from_fields's
+ * status and err (field and reason), without a byte offset. Allocates nothing.
+ * *handle and *out are written also on a rule failure (do not use them then).
+ * Errors: those of from_fields for these fields; HURRAY_ERR_INVALID_ARGUMENT
+ * (nothing written) for another layout tag; HURRAY_ERR_NULL_POINTER for
+ * handle or out.
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_descriptor_fields_dense(
+    uint8_t type_tag, uint32_t rank, const uint64_t *shape, uint8_t layout_tag,
+    uint64_t buffer_bytes, uint32_t alignment, HurrayBufferHandle *handle,
+    HurrayDescriptorFields *out, HurrayError *err);
 
 /* Checks `f` (borrowed) as hurray_descriptor_from_fields does, without
  * building anything. */
-HURRAY_API HurrayStatus hurray_descriptor_validate(const HurrayDescriptorFields *f,
-                                                   uint32_t options, HurrayError *err);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_descriptor_validate(
+    const HurrayDescriptorFields *f, uint32_t options, HurrayError *err);
 
 /* Deep copy of `d` (borrowed). *out owned (hurray_descriptor_destroy), NULL on
  * failure (HURRAY_ERR_OUT_OF_MEMORY, HURRAY_ERR_NULL_POINTER). */
-HURRAY_API HurrayStatus hurray_descriptor_clone(const HurrayDescriptor *d,
-                                                HurrayDescriptor **out);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_descriptor_clone(
+    const HurrayDescriptor *d, HurrayDescriptor **out);
 
 /* Frees a descriptor (`d` is moved). NULL is a no-op that returns HURRAY_OK. A handle that
  * was already destroyed is detected on a best-effort basis (while its memory
  * has not been reused): HURRAY_ERR_INTERNAL; every getter does the same. */
-HURRAY_API HurrayStatus hurray_descriptor_destroy(HurrayDescriptor *d);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_descriptor_destroy(HurrayDescriptor *d);
 
 /* ---- encode ---------------------------------------------------------------- */
 
 /* Exact encoded length in bytes. `d` borrowed; *out_len caller storage. */
-HURRAY_API HurrayStatus hurray_descriptor_encoded_len(const HurrayDescriptor *d,
-                                                      uint64_t *out_len);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_descriptor_encoded_len(
+    const HurrayDescriptor *d, uint64_t *out_len);
 
 /*
  * Writes the descriptor (borrowed) into out[0..capacity) (caller memory).
@@ -218,47 +247,52 @@ HURRAY_API HurrayStatus hurray_descriptor_encoded_len(const HurrayDescriptor *d,
  * HURRAY_ERR_BUFFER_TOO_SMALL is returned and nothing is written). `out` may
  * be NULL when capacity is 0.
  */
-HURRAY_API HurrayStatus hurray_descriptor_encode(const HurrayDescriptor *d, uint8_t *out,
-                                                 uint64_t capacity, uint64_t *out_len);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_descriptor_encode(
+    const HurrayDescriptor *d, uint8_t *out, uint64_t capacity, uint64_t *out_len);
 
 /* ---- read ------------------------------------------------------------------ */
 
 /* Fills *out (caller storage) with borrowed views of every field: its
  * pointers point into d, valid while d lives, never to be freed. */
-HURRAY_API HurrayStatus hurray_descriptor_fields(const HurrayDescriptor *d,
-                                                 HurrayDescriptorFields *out);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_descriptor_fields(
+    const HurrayDescriptor *d, HurrayDescriptorFields *out);
 
 /* Getters of the reference C ABI. In every getter `d` is borrowed and the out
  * pointers are caller storage, written on success only; NULL arguments give
  * HURRAY_ERR_NULL_POINTER, a destroyed handle HURRAY_ERR_INTERNAL. */
-HURRAY_API HurrayStatus hurray_descriptor_element_type_tag(const HurrayDescriptor *d,
-                                                           uint8_t *out);
-HURRAY_API HurrayStatus hurray_descriptor_layout_tag(const HurrayDescriptor *d, uint8_t *out);
-HURRAY_API HurrayStatus hurray_descriptor_rank(const HurrayDescriptor *d, uint32_t *out);
-HURRAY_API HurrayStatus hurray_descriptor_byte_offset(const HurrayDescriptor *d, uint64_t *out);
-HURRAY_API HurrayStatus hurray_descriptor_buffer_count(const HurrayDescriptor *d,
-                                                       uint32_t *out);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_descriptor_element_type_tag(
+    const HurrayDescriptor *d, uint8_t *out);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_descriptor_layout_tag(
+    const HurrayDescriptor *d, uint8_t *out);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_descriptor_rank(const HurrayDescriptor *d,
+                                                                uint32_t *out);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_descriptor_byte_offset(
+    const HurrayDescriptor *d, uint64_t *out);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_descriptor_buffer_count(
+    const HurrayDescriptor *d, uint32_t *out);
 /*
  * Shape query. *inout_rank: in, the capacity of out_dims (0 when out_dims is
  * NULL); out, the true rank. HURRAY_ERR_BUFFER_TOO_SMALL when out_dims is
  * NULL or too small (rank still written), else fills out_dims.
  */
-HURRAY_API HurrayStatus hurray_descriptor_shape(const HurrayDescriptor *d, uint64_t *out_dims,
-                                                uintptr_t *inout_rank);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_descriptor_shape(
+    const HurrayDescriptor *d, uint64_t *out_dims, uintptr_t *inout_rank);
 
 /* Additional getters. */
-HURRAY_API HurrayStatus hurray_descriptor_version(const HurrayDescriptor *d, uint8_t *major,
-                                                  uint8_t *minor);
-HURRAY_API HurrayStatus hurray_descriptor_flags(const HurrayDescriptor *d, uint32_t *out);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_descriptor_version(
+    const HurrayDescriptor *d, uint8_t *major, uint8_t *minor);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_descriptor_flags(
+    const HurrayDescriptor *d, uint32_t *out);
 /* Borrowed pointer to buffer handle `index` (HURRAY_ERR_INDEX_OUT_OF_BOUNDS). */
-HURRAY_API HurrayStatus hurray_descriptor_buffer(const HurrayDescriptor *d, uint32_t index,
-                                                 const HurrayBufferHandle **out);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_descriptor_buffer(
+    const HurrayDescriptor *d, uint32_t index, const HurrayBufferHandle **out);
 /* Element count (product of shape; 1 for a scalar). HURRAY_ERR_INVALID_ARGUMENT
  * if a dimension is dynamic or the product overflows. */
-HURRAY_API HurrayStatus hurray_descriptor_element_count(const HurrayDescriptor *d,
-                                                        uint64_t *out);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_descriptor_element_count(
+    const HurrayDescriptor *d, uint64_t *out);
 /* Sum of the buffers' byte sizes. HURRAY_ERR_INVALID_ARGUMENT if it overflows. */
-HURRAY_API HurrayStatus hurray_descriptor_data_bytes(const HurrayDescriptor *d, uint64_t *out);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_descriptor_data_bytes(
+    const HurrayDescriptor *d, uint64_t *out);
 
 /* Value equality of two descriptors (same encoding); both borrowed. False when
  * either is NULL or destroyed. */
@@ -293,9 +327,10 @@ typedef void (*HurrayFieldVisitor)(const HurrayFieldEvent *event, void *ctx);
  * in wire order before validation. `bytes` borrowed; `ctx` borrowed and passed
  * back untouched. Returns the decode status (err explains a failure; events
  * up to the failing field have been delivered). */
-HURRAY_API HurrayStatus hurray_descriptor_walk(const uint8_t *bytes, uintptr_t len,
-                                               uint32_t options, HurrayFieldVisitor visitor,
-                                               void *ctx, HurrayError *err);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_descriptor_walk(const uint8_t *bytes, uintptr_t len,
+                                                                uint32_t options,
+                                                                HurrayFieldVisitor visitor,
+                                                                void *ctx, HurrayError *err);
 
 #ifdef __cplusplus
 }

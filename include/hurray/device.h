@@ -88,9 +88,11 @@ HURRAY_API const char *hurray_sync_mode_name(uint8_t sync_mode);
  * success only); HURRAY_ERR_INVALID_TYPE (devices, classes) or
  * HURRAY_ERR_INVALID_SYNC_MODE when the name is unknown, HURRAY_ERR_NULL_POINTER
  * when name or the out pointer is NULL. */
-HURRAY_API HurrayStatus hurray_device_from_name(const char *name, uint8_t *out_tag);
-HURRAY_API HurrayStatus hurray_memory_class_from_name(const char *name, uint8_t *out);
-HURRAY_API HurrayStatus hurray_sync_mode_from_name(const char *name, uint8_t *out);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_device_from_name(
+    const char *name, uint8_t *out_tag);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_memory_class_from_name(
+    const char *name, uint8_t *out);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_sync_mode_from_name(const char *name, uint8_t *out);
 
 /*
  * The (device, memory class) validity table of buffer-protocol.md. True when a

@@ -97,7 +97,7 @@ HURRAY_API const char *hurray_dtype_name(uint8_t tag);
 /* Looks a name up ("float32", "int4", ...; `name` borrowed). *out_tag (caller
  * storage) is written on success only. HURRAY_ERR_INVALID_TYPE if unknown,
  * HURRAY_ERR_NULL_POINTER if name or out_tag is NULL. */
-HURRAY_API HurrayStatus hurray_dtype_from_name(const char *name, uint8_t *out_tag);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_dtype_from_name(const char *name, uint8_t *out_tag);
 
 /* Predicates; all false for tags that are not named. */
 HURRAY_API bool hurray_dtype_is_float(uint8_t tag);   /* complex counts as float */
@@ -115,8 +115,8 @@ HURRAY_API bool hurray_dtype_is_complex(uint8_t tag);
  * hurray_extension_buffer_size_bytes), HURRAY_ERR_INVALID_ARGUMENT if the
  * result overflows uint64_t, HURRAY_ERR_NULL_POINTER if out is NULL.
  */
-HURRAY_API HurrayStatus hurray_buffer_size_bytes(uint8_t type_tag, uint64_t count,
-                                                 uint64_t *out);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_buffer_size_bytes(
+    uint8_t type_tag, uint64_t count, uint64_t *out);
 
 /*
  * Same for a private type described by an extension type section with the
@@ -127,9 +127,8 @@ HURRAY_API HurrayStatus hurray_buffer_size_bytes(uint8_t type_tag, uint64_t coun
  * HURRAY_ERR_INVALID_ARGUMENT if the result overflows uint64_t,
  * HURRAY_ERR_NULL_POINTER if out is NULL.
  */
-HURRAY_API HurrayStatus hurray_extension_buffer_size_bytes(uint32_t bit_width,
-                                                           uint8_t packing_factor,
-                                                           uint64_t count, uint64_t *out);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_extension_buffer_size_bytes(
+    uint32_t bit_width, uint8_t packing_factor, uint64_t count, uint64_t *out);
 
 #ifdef __cplusplus
 }

@@ -215,9 +215,9 @@ typedef struct HurrayFileWriterOptions {
  * Errors: HURRAY_ERR_INVALID_ARGUMENT (bad alignment, empty path, path is a
  * directory), HURRAY_ERR_IO (cannot create the temporary file).
  */
-HURRAY_API HurrayStatus hurray_file_writer_open(const char *path,
-                                                const HurrayFileWriterOptions *options,
-                                                HurrayFileWriter **out, HurrayError *err);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_writer_open(
+    const char *path, const HurrayFileWriterOptions *options, HurrayFileWriter **out,
+    HurrayError *err);
 
 /*
  * Writes one tensor: its descriptor, then each buffer at the next multiple of
@@ -236,11 +236,9 @@ HURRAY_API HurrayStatus hurray_file_writer_open(const char *path,
  * HURRAY_ERR_NULL_POINTER. HURRAY_ERR_IO leaves the writer failed: only
  * abort/destroy remain (HURRAY_ERR_INVALID_STATE otherwise).
  */
-HURRAY_API HurrayStatus hurray_file_writer_add_tensor(HurrayFileWriter *w, const char *name,
-                                                      size_t name_len,
-                                                      const HurrayDescriptor *descriptor,
-                                                      const void *const *buffers,
-                                                      const uint64_t *sizes, HurrayError *err);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_writer_add_tensor(
+    HurrayFileWriter *w, const char *name, size_t name_len, const HurrayDescriptor *descriptor,
+    const void *const *buffers, const uint64_t *sizes, HurrayError *err);
 
 /*
  * One node of a composite tree to write. A head node has a composite
@@ -266,9 +264,8 @@ typedef struct HurrayFileCompositeNode {
  * rules), so a validation error writes nothing. `root` borrowed.
  * Errors: as hurray_file_writer_add_tensor, plus HURRAY_ERR_INVALID_COMPOSITE.
  */
-HURRAY_API HurrayStatus hurray_file_writer_add_composite(HurrayFileWriter *w,
-                                                         const HurrayFileCompositeNode *root,
-                                                         HurrayError *err);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_writer_add_composite(
+    HurrayFileWriter *w, const HurrayFileCompositeNode *root, HurrayError *err);
 
 /*
  * Adds a file-level KV entry (written at finish, in insertion order). `key`
@@ -277,9 +274,9 @@ HURRAY_API HurrayStatus hurray_file_writer_add_composite(HurrayFileWriter *w,
  * tag, invalid UTF-8 string, section over 4 GiB), HURRAY_ERR_DUPLICATE_NAME,
  * HURRAY_ERR_OUT_OF_MEMORY.
  */
-HURRAY_API HurrayStatus hurray_file_writer_add_kv(HurrayFileWriter *w, const char *key,
-                                                  size_t key_len, const HurrayKvValue *value,
-                                                  HurrayError *err);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_writer_add_kv(
+    HurrayFileWriter *w, const char *key, size_t key_len, const HurrayKvValue *value,
+    HurrayError *err);
 
 /* Number of tensors written so far. */
 HURRAY_API uint64_t hurray_file_writer_tensor_count(const HurrayFileWriter *w);
@@ -292,7 +289,8 @@ HURRAY_API uint64_t hurray_file_writer_tensor_count(const HurrayFileWriter *w);
  * removed; when only the final directory fsync fails, HURRAY_ERR_IO is
  * returned with the file already in place (the message says so).
  */
-HURRAY_API HurrayStatus hurray_file_writer_finish(HurrayFileWriter *w, HurrayError *err);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_writer_finish(
+    HurrayFileWriter *w, HurrayError *err);
 
 /* Abandons the file: removes the temporary file; the target is untouched.
  * NULL-safe; no effect after finish. */
@@ -338,8 +336,9 @@ typedef struct HurrayFileOpenOptions {
  * an index of 4 GiB or more, a section above its limit),
  * HURRAY_ERR_OUT_OF_MEMORY.
  */
-HURRAY_API HurrayStatus hurray_file_open(const char *path, const HurrayFileOpenOptions *options,
-                                         HurrayFile **out, HurrayError *err);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_open(const char *path,
+                                                          const HurrayFileOpenOptions *options,
+                                                          HurrayFile **out, HurrayError *err);
 
 /* Called once no HurrayFile or HurrayFileTensor uses memory given to
  * hurray_file_open_memory. */
@@ -353,10 +352,9 @@ typedef void (*HurrayFileReleaseFn)(void *ctx, const void *data, uint64_t size);
  * long). On failure release is not called. For buffers to meet their
  * declared alignment, align `data` to the file's data alignment.
  */
-HURRAY_API HurrayStatus hurray_file_open_memory(const void *data, uint64_t size,
-                                                HurrayFileReleaseFn release, void *ctx,
-                                                const HurrayFileOpenOptions *options,
-                                                HurrayFile **out, HurrayError *err);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_open_memory(
+    const void *data, uint64_t size, HurrayFileReleaseFn release, void *ctx,
+    const HurrayFileOpenOptions *options, HurrayFile **out, HurrayError *err);
 
 /* Closes the file and sets *f to NULL. Tensors fetched from it stay valid
  * (they hold the mapping). NULL-safe. */
@@ -380,7 +378,7 @@ typedef struct HurrayFileInfo {
 } HurrayFileInfo;
 
 /* Fills *out. */
-HURRAY_API HurrayStatus hurray_file_info(const HurrayFile *f, HurrayFileInfo *out);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_info(const HurrayFile *f, HurrayFileInfo *out);
 
 /* Number of tensors (index entries). 0 for NULL. */
 HURRAY_API uint64_t hurray_file_tensor_count(const HurrayFile *f);
@@ -397,16 +395,17 @@ typedef struct HurrayFileEntry {
 
 /* Entry `index` (index order: write order, or name order with SORTED_INDEX).
  * HURRAY_ERR_INDEX_OUT_OF_BOUNDS. */
-HURRAY_API HurrayStatus hurray_file_entry(const HurrayFile *f, uint64_t index,
-                                          HurrayFileEntry *out);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_entry(const HurrayFile *f, uint64_t index,
+                                                           HurrayFileEntry *out);
 
 /* The index of the `position`-th tensor in file (write) order, which differs
  * from index order when the index is sorted. When it differs, the first call
  * sorts the entries by offset (once; thread-safe) and checks that no two
  * tensors overlap: HURRAY_ERR_INVALID_FILE if two do (hurray_file_verify
  * names them), HURRAY_ERR_OUT_OF_MEMORY. Also HURRAY_ERR_INDEX_OUT_OF_BOUNDS. */
-HURRAY_API HurrayStatus hurray_file_position(const HurrayFile *f, uint64_t position,
-                                             uint64_t *out_index);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_position(const HurrayFile *f,
+                                                              uint64_t position,
+                                                              uint64_t *out_index);
 
 /*
  * Looks a tensor up by name (name_len bytes, borrowed) and sets *out_index.
@@ -418,8 +417,8 @@ HURRAY_API HurrayStatus hurray_file_position(const HurrayFile *f, uint64_t posit
  * Errors: HURRAY_ERR_NOT_FOUND, HURRAY_ERR_DUPLICATE_NAME (the file is
  * invalid: several entries have this name), HURRAY_ERR_NULL_POINTER.
  */
-HURRAY_API HurrayStatus hurray_file_find(const HurrayFile *f, const char *name, size_t name_len,
-                                         uint64_t *out_index);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_find(const HurrayFile *f, const char *name,
+                                                          size_t name_len, uint64_t *out_index);
 
 /*
  * Checks what open leaves to later calls, so that the whole file is proven
@@ -433,15 +432,16 @@ HURRAY_API HurrayStatus hurray_file_find(const HurrayFile *f, const char *name, 
  * names were chosen to collide). Also HURRAY_ERR_NULL_POINTER,
  * HURRAY_ERR_OUT_OF_MEMORY.
  */
-HURRAY_API HurrayStatus hurray_file_verify(const HurrayFile *f, HurrayError *err);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_verify(const HurrayFile *f, HurrayError *err);
 
 /*
  * Decodes the descriptor of tensor `index` only (no data is read). Checks the
  * descriptor's own length against the index. *out owned: free with
  * hurray_descriptor_destroy; NULL on failure.
  */
-HURRAY_API HurrayStatus hurray_file_descriptor(const HurrayFile *f, uint64_t index,
-                                               HurrayDescriptor **out, HurrayError *err);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_descriptor(const HurrayFile *f, uint64_t index,
+                                                                HurrayDescriptor **out,
+                                                                HurrayError *err);
 
 /*
  * Fetches tensor `index`: decodes its descriptor, checks it against the index
@@ -456,8 +456,9 @@ HURRAY_API HurrayStatus hurray_file_descriptor(const HurrayFile *f, uint64_t ind
  * alignment, or caller memory is not aligned), HURRAY_ERR_UNSUPPORTED (a
  * permissively decoded layout whose buffers cannot be located), HURRAY_ERR_IO.
  */
-HURRAY_API HurrayStatus hurray_file_tensor(const HurrayFile *f, uint64_t index,
-                                           HurrayFileTensor **out, HurrayError *err);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_tensor(const HurrayFile *f, uint64_t index,
+                                                            HurrayFileTensor **out,
+                                                            HurrayError *err);
 
 /* Adds a reference (atomic), owned by the caller: drop it with
  * hurray_file_tensor_release. Returns t (NULL for NULL). */
@@ -482,8 +483,8 @@ HURRAY_API uint32_t hurray_file_tensor_buffer_count(const HurrayFileTensor *t);
 
 /* Buffer `i`: *data (borrowed, read-only, valid while t lives; NULL for an
  * empty buffer) and *size. HURRAY_ERR_INDEX_OUT_OF_BOUNDS. */
-HURRAY_API HurrayStatus hurray_file_tensor_buffer(const HurrayFileTensor *t, uint32_t i,
-                                                  const void **data, uint64_t *size);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_tensor_buffer(
+    const HurrayFileTensor *t, uint32_t i, const void **data, uint64_t *size);
 
 /* True when the buffers are views of a mapping (or of memory given to
  * hurray_file_open_memory): read-only. False when they were read into a block
@@ -510,8 +511,10 @@ typedef struct HurrayFileNode {
  * composite head), HURRAY_ERR_INVALID_COMPOSITE (torn, too deep, rules),
  * plus those of hurray_file_tensor and hurray_file_position (file order).
  */
-HURRAY_API HurrayStatus hurray_file_composite(const HurrayFile *f, uint64_t head_index,
-                                              HurrayFileNode **out, HurrayError *err);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_composite(const HurrayFile *f,
+                                                               uint64_t head_index,
+                                                               HurrayFileNode **out,
+                                                               HurrayError *err);
 
 /* Frees a tree (releasing every tensor) and sets *node to NULL. NULL-safe. */
 HURRAY_API void hurray_file_node_destroy(HurrayFileNode **node);
@@ -523,13 +526,15 @@ HURRAY_API uint32_t hurray_file_kv_count(const HurrayFile *f);
 
 /* Entry `i` in file order: *key (not NUL-terminated) and *key_len, *value.
  * All borrowed until close. HURRAY_ERR_INDEX_OUT_OF_BOUNDS. */
-HURRAY_API HurrayStatus hurray_file_kv_get(const HurrayFile *f, uint32_t i, const char **key,
-                                           size_t *key_len, const HurrayKvValue **value);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_kv_get(const HurrayFile *f, uint32_t i,
+                                                            const char **key, size_t *key_len,
+                                                            const HurrayKvValue **value);
 
 /* Looks a key up (key_len bytes, borrowed). *value borrowed until close.
  * HURRAY_ERR_NOT_FOUND. */
-HURRAY_API HurrayStatus hurray_file_kv_find(const HurrayFile *f, const char *key,
-                                            size_t key_len, const HurrayKvValue **value);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_kv_find(const HurrayFile *f, const char *key,
+                                                             size_t key_len,
+                                                             const HurrayKvValue **value);
 
 #ifdef __cplusplus
 }

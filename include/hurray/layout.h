@@ -125,6 +125,65 @@ HURRAY_API HurrayLayoutClass hurray_layout_class(uint8_t layout_tag);
 HURRAY_API bool hurray_layout_nnz(const HurrayLayout *l, uint64_t *out);
 
 /* ==========================================================================
+ * A layout as a value: deep copy, equality, hash (src/layout/value.c).
+ *
+ * What a tag carries: strided strides[rank]; morton bits[rank]; csf nnz and
+ * mode_order[rank]; tiled depth and its levels (outer_layout, inner_layout,
+ * tile_shape[rank], outer_strides[rank] and inner_strides[rank] when
+ * non-NULL: NULL means absent, whatever outer_layout says); hilbert order and
+ * its own rank field; coo nnz and is_sorted; csr/csc nnz; block_paged its
+ * seven scalars; composite rule, combine_op and member_count; a private tag
+ * (0xF0-0xFE) layout_id and data[data_len]; a reserved or unassigned tag the
+ * opaque bytes[len]; row/col-major and the invalid tags nothing but the tag.
+ * `rank` is the entry count of the per-dimension arrays (strided, tiled,
+ * morton, csf) and is ignored for every other tag. An array of 0 entries is
+ * empty whatever its pointer; a required array with entries and a NULL
+ * pointer is "missing" (copying refuses it; equality and hashing treat it as
+ * a value of its own). All pointers are borrowed.
+ * ========================================================================== */
+
+/*
+ * Bytes of caller storage a deep copy of `src` needs (*out_bytes): every
+ * array it carries (above), each rounded up to a multiple of 8, plus the
+ * levels of a tiled layout. 0 for a tag without arrays. Checked arithmetic.
+ * Errors: HURRAY_ERR_NULL_POINTER (src, out_bytes, or a missing array:
+ * err->field names it, e.g. "layout.tiled[1].tile_shape"),
+ * HURRAY_ERR_INVALID_ARGUMENT (the size does not fit in size_t).
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_layout_copy_size(
+    const HurrayLayout *src, uint32_t rank, size_t *out_bytes, HurrayError *err);
+
+/*
+ * Deep copy of `src` into *dst, whose arrays point into `storage` (borrowed,
+ * caller memory, storage_bytes long, 8-byte aligned, not overlapping src's
+ * arrays; NULL allowed when the copy needs 0 bytes): pieces at multiples of 8
+ * in the order copy_size counts them. Zero-length arrays become NULL. *dst
+ * (caller storage, may be src) is written on success only; it is then equal
+ * to src (hurray_layout_equal) and valid while `storage` is.
+ * Errors: as hurray_layout_copy_size, plus HURRAY_ERR_BUFFER_TOO_SMALL
+ * (storage_bytes below the size), HURRAY_ERR_NULL_POINTER (dst, or storage
+ * when bytes are needed), HURRAY_ERR_MISALIGNED (storage not 8-byte aligned).
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_layout_copy(const HurrayLayout *src, uint32_t rank,
+                                                            void *storage, size_t storage_bytes,
+                                                            HurrayLayout *dst, HurrayError *err);
+
+/*
+ * Value equality of two layouts of tensors of rank `rank`: same tag and the
+ * same value in every field the tag carries (above); pointers are never
+ * compared, only what they point to. Layouts of tensors of different ranks
+ * are not compared here: compare the ranks first. False when a or b is NULL.
+ */
+HURRAY_API bool hurray_layout_equal(const HurrayLayout *a, const HurrayLayout *b, uint32_t rank);
+
+/*
+ * A hash of the layout's value, consistent with hurray_layout_equal (equal
+ * layouts of one rank hash alike). Allocates nothing and never fails (0 for
+ * NULL). Not stable across library versions: do not store it.
+ */
+HURRAY_API uint64_t hurray_layout_hash(const HurrayLayout *l, uint32_t rank);
+
+/* ==========================================================================
  * Addressing, bulk copy and index-buffer validation (docs/layouts.md).
  *
  * These functions read a tensor through its descriptor fields (see
@@ -157,8 +216,8 @@ struct HurrayDescriptorFields; /* HurrayDescriptorFields, hurray/descriptor.h */
  * offset. HURRAY_ERR_INVALID_LAYOUT, HURRAY_ERR_INVALID_COMPOSITE,
  * HURRAY_ERR_NULL_POINTER.
  */
-HURRAY_API HurrayStatus hurray_layout_validate_shape(const struct HurrayDescriptorFields *f,
-                                                     uint32_t options, HurrayError *err);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_layout_validate_shape(
+    const struct HurrayDescriptorFields *f, uint32_t options, HurrayError *err);
 
 /*
  * Linear element offset of `index` (f->rank entries, each < shape[k]) in a
@@ -173,9 +232,8 @@ HURRAY_API HurrayStatus hurray_layout_validate_shape(const struct HurrayDescript
  * HURRAY_ERR_INVALID_LAYOUT for malformed layout fields or an offset that
  * does not fit in int64_t.
  */
-HURRAY_API HurrayStatus hurray_layout_element_offset(const struct HurrayDescriptorFields *f,
-                                                     const uint64_t *index, int64_t *out,
-                                                     HurrayError *err);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_layout_element_offset(
+    const struct HurrayDescriptorFields *f, const uint64_t *index, int64_t *out, HurrayError *err);
 
 /*
  * Minimum byte size of layout buffer `buffer_index` implied by the descriptor
@@ -187,9 +245,8 @@ HURRAY_API HurrayStatus hurray_layout_element_offset(const struct HurrayDescript
  * buffer), HURRAY_ERR_UNSUPPORTED (unknown type or layout), or the status the
  * descriptor check fails with.
  */
-HURRAY_API HurrayStatus hurray_layout_min_buffer_size(const struct HurrayDescriptorFields *f,
-                                                      uint32_t buffer_index, uint64_t *out,
-                                                      HurrayError *err);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_layout_min_buffer_size(
+    const struct HurrayDescriptorFields *f, uint32_t buffer_index, uint64_t *out, HurrayError *err);
 
 /*
  * Morton code of `index` per morton.md, literally: bit b of index[d] goes to
@@ -197,8 +254,8 @@ HURRAY_API HurrayStatus hurray_layout_min_buffer_size(const struct HurrayDescrip
  * (borrowed).
  * HURRAY_ERR_INVALID_ARGUMENT when a set bit would land at position >= 64.
  */
-HURRAY_API HurrayStatus hurray_morton_encode(uint32_t rank, const uint32_t *bits,
-                                             const uint64_t *index, uint64_t *out);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_morton_encode(uint32_t rank, const uint32_t *bits,
+                                                              const uint64_t *index, uint64_t *out);
 
 /*
  * Skilling's CoordsToHilbert / HilbertToCoords (hilbert.md, normative).
@@ -207,10 +264,11 @@ HURRAY_API HurrayStatus hurray_morton_encode(uint32_t rank, const uint32_t *bits
  * HURRAY_ERR_INVALID_ARGUMENT unless 1 <= rank <= 64, order >= 1 and
  * rank*order <= 64, or when a coordinate (or h) is out of range.
  */
-HURRAY_API HurrayStatus hurray_hilbert_encode(uint32_t rank, uint32_t order,
-                                              const uint64_t *coords, uint64_t *out);
-HURRAY_API HurrayStatus hurray_hilbert_decode(uint32_t rank, uint32_t order, uint64_t h,
-                                              uint64_t *coords);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_hilbert_encode(uint32_t rank, uint32_t order,
+                                                               const uint64_t *coords,
+                                                               uint64_t *out);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_hilbert_decode(uint32_t rank, uint32_t order,
+                                                               uint64_t h, uint64_t *coords);
 
 /*
  * Copies the tensor's logical contents into `dst` (borrowed, dst_size bytes),
@@ -229,10 +287,9 @@ HURRAY_API HurrayStatus hurray_hilbert_decode(uint32_t rank, uint32_t order, uin
  * HURRAY_ERR_INVALID_ARGUMENT (dynamic dimension, too few buffers),
  * HURRAY_ERR_UNSUPPORTED (block-paged, composite, unknown type or layout).
  */
-HURRAY_API HurrayStatus hurray_layout_to_row_major(const struct HurrayDescriptorFields *f,
-                                                   const void *const *buffers,
-                                                   const uint64_t *sizes, void *dst,
-                                                   uint64_t dst_size, HurrayError *err);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_layout_to_row_major(
+    const struct HurrayDescriptorFields *f, const void *const *buffers, const uint64_t *sizes,
+    void *dst, uint64_t dst_size, HurrayError *err);
 
 /*
  * Element lookup in a sparse tensor (COO: binary search when is_sorted, else
@@ -246,11 +303,9 @@ HURRAY_API HurrayStatus hurray_layout_to_row_major(const struct HurrayDescriptor
  * HURRAY_ERR_INVALID_ARGUMENT (not a sparse layout), HURRAY_ERR_BUFFER_SIZE,
  * HURRAY_ERR_INVALID_INDEX_DATA (a pointer entry that cannot be right).
  */
-HURRAY_API HurrayStatus hurray_layout_sparse_lookup(const struct HurrayDescriptorFields *f,
-                                                    const void *const *buffers,
-                                                    const uint64_t *sizes,
-                                                    const uint64_t *index, bool *found,
-                                                    uint64_t *position, HurrayError *err);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_layout_sparse_lookup(
+    const struct HurrayDescriptorFields *f, const void *const *buffers, const uint64_t *sizes,
+    const uint64_t *index, bool *found, uint64_t *position, HurrayError *err);
 
 /*
  * Block-paged element address (block-paged.md § Element Lookup) of token
@@ -264,12 +319,10 @@ HURRAY_API HurrayStatus hurray_layout_sparse_lookup(const struct HurrayDescripto
  * when seq_ptr decreases there or phys >= num_pages; HURRAY_ERR_BUFFER_SIZE
  * when an index buffer is too short.
  */
-HURRAY_API HurrayStatus hurray_layout_block_paged_address(const struct HurrayDescriptorFields *f,
-                                                          const void *const *buffers,
-                                                          const uint64_t *sizes, uint64_t seq,
-                                                          uint64_t token, uint64_t head,
-                                                          uint64_t dim, uint64_t *out_flat,
-                                                          uint64_t *out_slot, HurrayError *err);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_layout_block_paged_address(
+    const struct HurrayDescriptorFields *f, const void *const *buffers, const uint64_t *sizes,
+    uint64_t seq, uint64_t token, uint64_t head, uint64_t dim, uint64_t *out_flat,
+    uint64_t *out_slot, HurrayError *err);
 
 /*
  * Checks the contents of the index buffers, which the descriptor alone cannot:
@@ -290,10 +343,9 @@ HURRAY_API HurrayStatus hurray_layout_block_paged_address(const struct HurrayDes
  * HURRAY_ERR_INVALID_ARGUMENT (too few buffers, dynamic pointer dimension),
  * HURRAY_ERR_UNSUPPORTED (unknown layout).
  */
-HURRAY_API HurrayStatus hurray_layout_validate_index_buffers(const struct HurrayDescriptorFields *f,
-                                                             const void *const *buffers,
-                                                             const uint64_t *sizes,
-                                                             HurrayError *err);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_layout_validate_index_buffers(
+    const struct HurrayDescriptorFields *f, const void *const *buffers, const uint64_t *sizes,
+    HurrayError *err);
 
 /* Flag of hurray_block_paged_validate_index_buffers: require seq_ptr to hold
  * exactly num_seqs + 1 entries and block_table exactly seq_ptr[num_seqs]
@@ -311,7 +363,7 @@ HURRAY_API HurrayStatus hurray_layout_validate_index_buffers(const struct Hurray
  * shorter than num_seqs + 1 entries, block_table shorter than
  * seq_ptr[num_seqs]), HURRAY_ERR_INVALID_ARGUMENT (index_type, flags).
  */
-HURRAY_API HurrayStatus hurray_block_paged_validate_index_buffers(
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_block_paged_validate_index_buffers(
     uint8_t index_type, uint32_t num_seqs, uint64_t num_pages, const void *seq_ptr,
     uint64_t seq_ptr_size, const void *block_table, uint64_t block_table_size, uint32_t flags,
     HurrayError *err);

@@ -109,8 +109,8 @@ HURRAY_API const float *hurray_nf4_table(void);
  * HURRAY_ERR_INVALID_QUANTIZATION, HURRAY_ERR_INVALID_ARGUMENT (options),
  * HURRAY_ERR_NULL_POINTER.
  */
-HURRAY_API HurrayStatus hurray_quant_check(const HurrayQuantization *q, uint32_t options,
-                                           HurrayError *err);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_quant_check(const HurrayQuantization *q,
+                                                            uint32_t options, HurrayError *err);
 
 /*
  * Decodes a section payload of `len` bytes at `bytes` (borrowed) into *out,
@@ -119,14 +119,15 @@ HURRAY_API HurrayStatus hurray_quant_check(const HurrayQuantization *q, uint32_t
  * out->raw is borrowed from `bytes` and lives as long as it does). Error
  * offsets are relative to bytes[0]. `options`: HURRAY_DECODE_*.
  */
-HURRAY_API HurrayStatus hurray_quant_decode(const uint8_t *bytes, uintptr_t len,
-                                            uint32_t options, HurrayQuantization *out,
-                                            HurrayError *err);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_quant_decode(const uint8_t *bytes, uintptr_t len,
+                                                             uint32_t options,
+                                                             HurrayQuantization *out,
+                                                             HurrayError *err);
 
 /* Encoded payload length: q->raw_len when q->raw is set, else the scheme's
  * length (the 4-byte header alone for a scheme that is not named). */
-HURRAY_API HurrayStatus hurray_quant_encoded_len(const HurrayQuantization *q,
-                                                 uint32_t *out_len);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_quant_encoded_len(
+    const HurrayQuantization *q, uint32_t *out_len);
 
 /*
  * Writes the payload into out[0..capacity) (`out` borrowed; may be NULL when
@@ -134,8 +135,9 @@ HURRAY_API HurrayStatus hurray_quant_encoded_len(const HurrayQuantization *q,
  * reserved bytes. *out_len receives the length, also when the capacity is
  * short (then HURRAY_ERR_BUFFER_TOO_SMALL and nothing is written).
  */
-HURRAY_API HurrayStatus hurray_quant_encode(const HurrayQuantization *q, uint8_t *out,
-                                           uint64_t capacity, uint64_t *out_len);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_quant_encode(const HurrayQuantization *q,
+                                                             uint8_t *out, uint64_t capacity,
+                                                             uint64_t *out_len);
 
 #ifdef __cplusplus
 }

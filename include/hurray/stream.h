@@ -126,8 +126,8 @@ typedef struct HurrayStreamReader HurrayStreamReader;
  * HURRAY_STREAM_OWN_FD then stays the caller's). HURRAY_ERR_INVALID_ARGUMENT
  * for fd < 0, max_composite_depth > 8 or an unknown flag.
  */
-HURRAY_API HurrayStatus hurray_stream_reader_from_fd(int fd, const HurrayStreamReaderOptions *opts,
-                                                     HurrayStreamReader **out);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_stream_reader_from_fd(
+    int fd, const HurrayStreamReaderOptions *opts, HurrayStreamReader **out);
 
 /*
  * Creates a reader over `len` bytes at `bytes` (borrowed: they must outlive
@@ -135,14 +135,14 @@ HURRAY_API HurrayStatus hurray_stream_reader_from_fd(int fd, const HurrayStreamR
  * when len is 0. Nothing is allocated for a buffer that the remaining bytes
  * cannot hold.
  */
-HURRAY_API HurrayStatus hurray_stream_reader_from_memory(const uint8_t *bytes, size_t len,
-                                                         const HurrayStreamReaderOptions *opts,
-                                                         HurrayStreamReader **out);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_stream_reader_from_memory(
+    const uint8_t *bytes, size_t len, const HurrayStreamReaderOptions *opts,
+    HurrayStreamReader **out);
 
 /* Creates a reader over a read callback. `ctx` is borrowed and passed back. */
-HURRAY_API HurrayStatus hurray_stream_reader_from_callback(HurrayStreamReadFn read_fn, void *ctx,
-                                                           const HurrayStreamReaderOptions *opts,
-                                                           HurrayStreamReader **out);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_stream_reader_from_callback(
+    HurrayStreamReadFn read_fn, void *ctx, const HurrayStreamReaderOptions *opts,
+    HurrayStreamReader **out);
 
 typedef struct HurrayStreamItem HurrayStreamItem;
 
@@ -157,8 +157,8 @@ typedef struct HurrayStreamItem HurrayStreamItem;
  * with NULL. On failure *out is NULL, err (optional) says what and where, and
  * the reader is failed: later calls return the same status without reading.
  */
-HURRAY_API HurrayStatus hurray_stream_reader_next_item(HurrayStreamReader *reader,
-                                                       HurrayStreamItem **out, HurrayError *err);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_stream_reader_next_item(
+    HurrayStreamReader *reader, HurrayStreamItem **out, HurrayError *err);
 
 /* Bytes consumed from the stream so far (the offset of the next frame after a
  * successful next_item). 0 for NULL. */
@@ -199,8 +199,8 @@ HURRAY_API uint32_t hurray_stream_item_buffer_count(const HurrayStreamItem *item
  * HURRAY_ERR_INDEX_OUT_OF_BOUNDS past the count, HURRAY_ERR_INVALID_STATE if
  * the buffer was taken. Either out pointer may be NULL.
  */
-HURRAY_API HurrayStatus hurray_stream_item_buffer(const HurrayStreamItem *item, uint32_t index,
-                                                  const uint8_t **out_data, uint64_t *out_size);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_stream_item_buffer(
+    const HurrayStreamItem *item, uint32_t index, const uint8_t **out_data, uint64_t *out_size);
 
 /* True when buffer `index` is a view into the caller's bytes of a memory
  * reader (HURRAY_STREAM_ZERO_COPY) rather than memory the item owns. */
@@ -212,8 +212,8 @@ HURRAY_API bool hurray_stream_item_buffer_is_view(const HurrayStreamItem *item, 
  * hands it out (hurray_stream_item_buffer then answers HURRAY_ERR_INVALID_STATE).
  * A view cannot be moved: HURRAY_ERR_INVALID_STATE (read it in place instead).
  */
-HURRAY_API HurrayStatus hurray_stream_item_take_buffer(HurrayStreamItem *item, uint32_t index,
-                                                       uint8_t **out_data, uint64_t *out_size);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_stream_item_take_buffer(
+    HurrayStreamItem *item, uint32_t index, uint8_t **out_data, uint64_t *out_size);
 
 /* Number of members of a composite item (0 for a tensor). */
 HURRAY_API uint32_t hurray_stream_item_member_count(const HurrayStreamItem *item);
@@ -239,18 +239,18 @@ typedef struct HurrayStreamWriter HurrayStreamWriter;
  * (hurray_stream_writer_destroy); on failure *out is NULL and an fd passed
  * with HURRAY_STREAM_OWN_FD stays the caller's.
  */
-HURRAY_API HurrayStatus hurray_stream_writer_to_fd(int fd, uint32_t flags,
-                                                   HurrayStreamWriter **out);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_stream_writer_to_fd(
+    int fd, uint32_t flags, HurrayStreamWriter **out);
 
 /* Creates a writer that builds the stream in memory; read it with
  * hurray_stream_writer_memory, as many times as wanted. `flags`:
  * HURRAY_STREAM_CROSS_MACHINE, HURRAY_STREAM_PERMISSIVE. */
-HURRAY_API HurrayStatus hurray_stream_writer_to_memory(uint32_t flags, HurrayStreamWriter **out);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_stream_writer_to_memory(
+    uint32_t flags, HurrayStreamWriter **out);
 
 /* Creates a writer over a write callback. `ctx` is borrowed and passed back. */
-HURRAY_API HurrayStatus hurray_stream_writer_to_callback(HurrayStreamWriteFn write_fn, void *ctx,
-                                                         uint32_t flags,
-                                                         HurrayStreamWriter **out);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_stream_writer_to_callback(
+    HurrayStreamWriteFn write_fn, void *ctx, uint32_t flags, HurrayStreamWriter **out);
 
 /*
  * Writes one tensor frame: the descriptor `d` (borrowed), then buffers[i]
@@ -267,11 +267,9 @@ HURRAY_API HurrayStatus hurray_stream_writer_to_callback(HurrayStreamWriteFn wri
  * failed and later writes return HURRAY_ERR_STREAM. Writing after finish is
  * HURRAY_ERR_STREAM too.
  */
-HURRAY_API HurrayStatus hurray_stream_writer_write(HurrayStreamWriter *writer,
-                                                   const HurrayDescriptor *d,
-                                                   const void *const *buffers,
-                                                   const uint64_t *buffer_sizes,
-                                                   uint32_t buffer_count, HurrayError *err);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_stream_writer_write(
+    HurrayStreamWriter *writer, const HurrayDescriptor *d, const void *const *buffers,
+    const uint64_t *buffer_sizes, uint32_t buffer_count, HurrayError *err);
 
 /* One node of a tree to write: a tensor (descriptor + buffers, no members) or a
  * composite (head descriptor + members, no buffers). All pointers borrowed. */
@@ -291,24 +289,22 @@ typedef struct HurrayStreamNode {
  * validator, node member_count == head member_count, nesting at most 8:
  * HURRAY_ERR_STREAM_LIMIT): nothing is written unless the whole tree is valid.
  */
-HURRAY_API HurrayStatus hurray_stream_writer_write_node(HurrayStreamWriter *writer,
-                                                        const HurrayStreamNode *node,
-                                                        HurrayError *err);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_stream_writer_write_node(
+    HurrayStreamWriter *writer, const HurrayStreamNode *node, HurrayError *err);
 
 /* Writes an item read from a stream (a relay), tensor or composite, with the
  * same checks. The item is borrowed. Taken buffers cannot be relayed
  * (HURRAY_ERR_INVALID_STATE). */
-HURRAY_API HurrayStatus hurray_stream_writer_write_item(HurrayStreamWriter *writer,
-                                                        const HurrayStreamItem *item,
-                                                        HurrayError *err);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_stream_writer_write_item(
+    HurrayStreamWriter *writer, const HurrayStreamItem *item, HurrayError *err);
 
 /*
  * The bytes of a memory writer so far: *out_data borrowed, valid until the
  * next write or destroy (NULL when empty), *out_len their count. Repeatable,
  * also after finish. HURRAY_ERR_STREAM for a writer that has a destination.
  */
-HURRAY_API HurrayStatus hurray_stream_writer_memory(const HurrayStreamWriter *writer,
-                                                    const uint8_t **out_data, size_t *out_len);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_stream_writer_memory(
+    const HurrayStreamWriter *writer, const uint8_t **out_data, size_t *out_len);
 
 /* Bytes written so far. 0 for NULL. */
 HURRAY_API uint64_t hurray_stream_writer_offset(const HurrayStreamWriter *writer);
@@ -318,7 +314,8 @@ HURRAY_API uint64_t hurray_stream_writer_offset(const HurrayStreamWriter *writer
  * Idempotent: a second call returns HURRAY_OK. Later writes fail with
  * HURRAY_ERR_STREAM; a memory writer's bytes stay readable.
  */
-HURRAY_API HurrayStatus hurray_stream_writer_finish(HurrayStreamWriter *writer, HurrayError *err);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_stream_writer_finish(
+    HurrayStreamWriter *writer, HurrayError *err);
 
 /* Frees the writer (closing an owned fd if finish did not) and sets *writer
  * to NULL. NULL and *writer == NULL are no-ops. */

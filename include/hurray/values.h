@@ -48,8 +48,9 @@ extern "C" {
  * HURRAY_ERR_INVALID_TYPE (tag not named), HURRAY_ERR_UNSUPPORTED (float128,
  * complex128: wider than 64 bits), HURRAY_ERR_INDEX_OUT_OF_BOUNDS.
  */
-HURRAY_API HurrayStatus hurray_value_get_code(uint8_t type_tag, const void *data, uint64_t size,
-                                              uint64_t index, uint64_t *out_code);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_value_get_code(uint8_t type_tag, const void *data,
+                                                               uint64_t size, uint64_t index,
+                                                               uint64_t *out_code);
 
 /*
  * Writes `code` as element `index`, leaving every other bit of the buffer as
@@ -57,8 +58,9 @@ HURRAY_API HurrayStatus hurray_value_get_code(uint8_t type_tag, const void *data
  * HURRAY_ERR_INVALID_ARGUMENT when `code` does not fit the type's width;
  * otherwise the errors of hurray_value_get_code.
  */
-HURRAY_API HurrayStatus hurray_value_set_code(uint8_t type_tag, void *data, uint64_t size,
-                                              uint64_t index, uint64_t code);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_value_set_code(uint8_t type_tag, void *data,
+                                                               uint64_t size, uint64_t index,
+                                                               uint64_t code);
 
 /*
  * Real value of a code of a real (non-complex) type of at most 64 bits:
@@ -75,8 +77,8 @@ HURRAY_API HurrayStatus hurray_value_set_code(uint8_t type_tag, void *data, uint
  * named), HURRAY_ERR_UNSUPPORTED (complex and float128: use hurray_value_get),
  * HURRAY_ERR_INVALID_ARGUMENT (code wider than the type).
  */
-HURRAY_API HurrayStatus hurray_value_code_to_double(uint8_t type_tag, uint64_t code,
-                                                    double *out);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_value_code_to_double(
+    uint8_t type_tag, uint64_t code, double *out);
 
 /*
  * Reads element `index` of any named type as a double: hurray_value_get_code
@@ -87,8 +89,9 @@ HURRAY_API HurrayStatus hurray_value_code_to_double(uint8_t type_tag, uint64_t c
  * functions above (a reserved e8m0 byte gives NaN and
  * HURRAY_ERR_INVALID_ARGUMENT).
  */
-HURRAY_API HurrayStatus hurray_value_get(uint8_t type_tag, const void *data, uint64_t size,
-                                         uint64_t index, double *out_real, double *out_imag);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_value_get(uint8_t type_tag, const void *data,
+                                                          uint64_t size, uint64_t index,
+                                                          double *out_real, double *out_imag);
 
 /* IEEE binary128 (16 bytes, little-endian; borrowed, not NULL) to the nearest double,
  * ties to even; overflow gives an infinity, underflow a (signed) zero or a
@@ -115,9 +118,8 @@ HURRAY_API double hurray_float128_to_double(const uint8_t *bytes16);
  * block size fields are unusable; HURRAY_ERR_NULL_POINTER. Both outputs may
  * be NULL.
  */
-HURRAY_API HurrayStatus hurray_quant_param_sizes(const HurrayDescriptorFields *f,
-                                                 uint64_t *out_scale_bytes,
-                                                 uint64_t *out_zero_point_bytes);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_quant_param_sizes(
+    const HurrayDescriptorFields *f, uint64_t *out_scale_bytes, uint64_t *out_zero_point_bytes);
 
 /*
  * Number of storage elements of a dense (row- or column-major) quantized
@@ -127,8 +129,8 @@ HURRAY_API HurrayStatus hurray_quant_param_sizes(const HurrayDescriptorFields *f
  * block_size. Size the data buffer with hurray_buffer_size_bytes(type,
  * count). Errors as hurray_quant_param_sizes.
  */
-HURRAY_API HurrayStatus hurray_quant_storage_count(const HurrayDescriptorFields *f,
-                                                   uint64_t *out_count);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_quant_storage_count(
+    const HurrayDescriptorFields *f, uint64_t *out_count);
 
 /*
  * Checks every element of the parameter arrays (the checks the spec lets a
@@ -148,9 +150,9 @@ HURRAY_API HurrayStatus hurray_quant_storage_count(const HurrayDescriptorFields 
  * or a composite head), HURRAY_ERR_INVALID_ARGUMENT (not quantized, dynamic
  * dimensions), HURRAY_ERR_NULL_POINTER.
  */
-HURRAY_API HurrayStatus hurray_quant_check_params(const HurrayDescriptorFields *f,
-                                                  const void *const *buffers,
-                                                  const uint64_t *sizes, HurrayError *err);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_quant_check_params(
+    const HurrayDescriptorFields *f, const void *const *buffers, const uint64_t *sizes,
+    HurrayError *err);
 
 /*
  * Dequantizes a whole row- or column-major quantized tensor to float32, in
@@ -173,10 +175,9 @@ HURRAY_API HurrayStatus hurray_quant_check_params(const HurrayDescriptorFields *
  * for other layouts (strided, tiled, Morton, Hilbert, sparse, block-paged:
  * dequantize their values with the element helpers above).
  */
-HURRAY_API HurrayStatus hurray_quant_dequantize_f32(const HurrayDescriptorFields *f,
-                                                    const void *const *buffers,
-                                                    const uint64_t *sizes, float *out,
-                                                    uint64_t out_count, HurrayError *err);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_quant_dequantize_f32(
+    const HurrayDescriptorFields *f, const void *const *buffers, const uint64_t *sizes, float *out,
+    uint64_t out_count, HurrayError *err);
 
 #ifdef __cplusplus
 }

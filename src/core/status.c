@@ -1,12 +1,13 @@
 /* The status table turned into names and messages (include/hurray/status.h). */
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "internal/common.h"
 
 const char *hurray_status_name(HurrayStatus status) {
   switch (status) {
-#define HURRAY_X_NAME_(name, value, msg, pyexc) \
+#define HURRAY_X_NAME_(name, value, msg) \
   case (value):                                  \
     return #name;
     HURRAY_STATUS_TABLE(HURRAY_X_NAME_)
@@ -18,7 +19,7 @@ const char *hurray_status_name(HurrayStatus status) {
 
 const char *hurray_status_message(HurrayStatus status) {
   switch (status) {
-#define HURRAY_X_MSG_(name, value, msg, pyexc) \
+#define HURRAY_X_MSG_(name, value, msg) \
   case (value):                                 \
     return msg;
     HURRAY_STATUS_TABLE(HURRAY_X_MSG_)
@@ -34,23 +35,32 @@ void hurray_error_clear(HurrayError *err) {
   err->offset = HURRAY_NO_OFFSET;
   err->field[0] = '\0';
   err->message[0] = '\0';
+  err->reason[0] = '\0';
 }
 
 HurrayStatus hurray__fail(HurrayError *err, HurrayStatus status, uint64_t offset,
                           const char *field, const char *fmt, ...) {
   if (err == NULL) return status;
-  err->status = status;
-  err->offset = offset;
-  if (field == NULL) field = "";
-  snprintf(err->field, sizeof err->field, "%s", field);
-
-  char reason[192];
+  /* Both formatted apart first: `field` or an argument may point into *err. */
+  char reason[sizeof err->reason];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(reason, sizeof reason, fmt, ap);
   va_end(ap);
+  char path[sizeof err->field];
+  snprintf(path, sizeof path, "%s", field != NULL ? field : "");
 
-  field = err->field; /* bounded copy */
+  err->status = status;
+  err->offset = offset;
+  memcpy(err->field, path, sizeof path);
+  memcpy(err->reason, reason, sizeof reason);
+  hurray__error_compose(err);
+  return status;
+}
+
+void hurray__error_compose(HurrayError *err) {
+  const char *field = err->field, *reason = err->reason;
+  uint64_t offset = err->offset;
   if (field[0] != '\0' && offset != HURRAY_NO_OFFSET) {
     snprintf(err->message, sizeof err->message, "%s at byte %llu: %s", field,
              (unsigned long long)offset, reason);
@@ -62,7 +72,6 @@ HurrayStatus hurray__fail(HurrayError *err, HurrayStatus status, uint64_t offset
   } else {
     snprintf(err->message, sizeof err->message, "%s", reason);
   }
-  return status;
 }
 
 const char *hurray__path(char *buf, size_t size, const char *fmt, ...) {

@@ -230,6 +230,12 @@ HurrayStatus hurray_descriptor_clone(const HurrayDescriptor *d, HurrayDescriptor
   return hurray__descriptor_materialize(&d->f, d->encoded_len, out, NULL);
 }
 
+void hurray__descriptor_drop(HurrayDescriptor *d) {
+  /* An owned, live handle: destroy returns HURRAY_OK (see common.h). */
+  HurrayStatus st = hurray_descriptor_destroy(d);
+  (void)st;
+}
+
 HurrayStatus hurray_descriptor_destroy(HurrayDescriptor *d) {
   if (d == NULL) return HURRAY_OK;
   if (!hurray__desc_live(d)) return HURRAY_ERR_INTERNAL;

@@ -84,31 +84,27 @@ HURRAY_INTERNAL void hurray__descriptor_write(const HurrayDescriptorFields *f,
  * be the final flags; `f->quantization`, when set, must have been produced by
  * hurray__quant_parse. Fills *o (may be NULL) with the offsets.
  */
-HURRAY_INTERNAL HurrayStatus hurray__descriptor_check(const HurrayDescriptorFields *f,
-                                                      uint32_t options, HurrayOffsets *o,
-                                                      HurrayError *err);
+HURRAY_INTERNAL HURRAY_NODISCARD HurrayStatus hurray__descriptor_check(
+    const HurrayDescriptorFields *f, uint32_t options, HurrayOffsets *o, HurrayError *err);
 
 /* The header rules the parser applies before reading further (as the
  * reference does): reserved flag bits (strict) and the type tag domain. */
-HURRAY_INTERNAL HurrayStatus hurray__check_flags_and_type(uint32_t flags, uint8_t type_tag,
-                                                          uint32_t options, HurrayError *err);
+HURRAY_INTERNAL HURRAY_NODISCARD HurrayStatus hurray__check_flags_and_type(
+    uint32_t flags, uint8_t type_tag, uint32_t options, HurrayError *err);
 
 /* Internal option bit for hurray__descriptor_check: the parser already
  * applied hurray__check_flags_and_type. Never passed on to other modules. */
 #define HURRAY__HEADER_CHECKED 0x80000000u
 
 /* Copies already-validated fields into one new allocation. */
-HURRAY_INTERNAL HurrayStatus hurray__descriptor_materialize(const HurrayDescriptorFields *f,
-                                                            uint64_t encoded_len,
-                                                            HurrayDescriptor **out,
-                                                            HurrayError *err);
+HURRAY_INTERNAL HURRAY_NODISCARD HurrayStatus hurray__descriptor_materialize(
+    const HurrayDescriptorFields *f, uint64_t encoded_len, HurrayDescriptor **out,
+    HurrayError *err);
 
 /* The parser behind decode, decode_ex and walk. `visit` may be NULL. */
-HURRAY_INTERNAL HurrayStatus hurray__descriptor_parse(const uint8_t *bytes, uintptr_t len,
-                                                      uint32_t options,
-                                                      HurrayFieldVisitor visit, void *ctx,
-                                                      HurrayDescriptor **out,
-                                                      HurrayError *err);
+HURRAY_INTERNAL HURRAY_NODISCARD HurrayStatus hurray__descriptor_parse(
+    const uint8_t *bytes, uintptr_t len, uint32_t options, HurrayFieldVisitor visit, void *ctx,
+    HurrayDescriptor **out, HurrayError *err);
 
 /* Value equality of two field views that passed hurray__descriptor_check
  * (equal iff their encodings are equal). */

@@ -38,7 +38,7 @@ struct HurrayBuffer {
 
 /* Moves one of the caller's references to a list: HURRAY_ERR_INVALID_STATE
  * when every reference already belongs to lists. */
-HURRAY_INTERNAL HurrayStatus hurray__buffer_list_acquire(HurrayBuffer *b);
+HURRAY_INTERNAL HURRAY_NODISCARD HurrayStatus hurray__buffer_list_acquire(HurrayBuffer *b);
 
 /* Drops a list-owned reference (releasing the buffer if it was the last). */
 HURRAY_INTERNAL void hurray__buffer_list_release(HurrayBuffer *b);

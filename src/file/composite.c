@@ -136,7 +136,7 @@ HurrayStatus hurray_file_composite(const HurrayFile *f, uint64_t head_index,
   HURRAY_TRY(hurray_file_descriptor(f, head_index, &d, err));
   uint32_t m;
   bool is_head = hurray__file_composite_members(d, &m);
-  hurray_descriptor_destroy(d);
+  hurray__descriptor_drop(d);
   if (!is_head) {
     HurrayFileIndexEntry entry;
     hurray__file_entry_at(f, (uint32_t)head_index, &entry);

@@ -137,7 +137,8 @@ HurrayStatus hurray_file_tensor(const HurrayFile *f, uint64_t index, HurrayFileT
   HurrayStatus st = HURRAY_OK;
   HurrayFileTensor *t = NULL;
   uint32_t nb = 0;
-  (void)hurray_descriptor_buffer_count(d, &nb);
+  st = hurray_descriptor_buffer_count(d, &nb);
+  if (st != HURRAY_OK) goto fail;
 
   if (!buffers_known(d)) {
     st = hurray__fail(err, HURRAY_ERR_UNSUPPORTED, e->desc_off, "layout",
@@ -156,7 +157,8 @@ HurrayStatus hurray_file_tensor(const HurrayFile *f, uint64_t index, HurrayFileT
   uint64_t pos = e->data_off, end = e->data_off, max_align = 64;
   for (uint32_t k = 0; k < nb; k++) {
     const HurrayBufferHandle *h = NULL;
-    (void)hurray_descriptor_buffer(d, k, &h);
+    st = hurray_descriptor_buffer(d, k, &h);
+    if (st != HURRAY_OK) goto fail;
     if (k > 0 && hurray__align_up_u64(end, A, &pos)) goto span;
     if (hurray__add_overflow_u64(pos, h->byte_size, &end)) goto span;
     if (end > e->data_off + e->data_len) goto span;
@@ -205,7 +207,8 @@ HurrayStatus hurray_file_tensor(const HurrayFile *f, uint64_t index, HurrayFileT
   pos = e->data_off;
   for (uint32_t k = 0; k < nb; k++) {
     const HurrayBufferHandle *h = NULL;
-    (void)hurray_descriptor_buffer(d, k, &h);
+    st = hurray_descriptor_buffer(d, k, &h);
+    if (st != HURRAY_OK) goto fail;
     if (k > 0) (void)hurray__align_up_u64(end, A, &pos);
     end = pos + h->byte_size;
     t->buffers[k].size = h->byte_size;
@@ -241,7 +244,7 @@ fail:
     hurray_free(t->owned);
     hurray__free(t);
   }
-  hurray_descriptor_destroy(d);
+  hurray__descriptor_drop(d);
   return st;
 }
 
@@ -255,7 +258,7 @@ void hurray_file_tensor_release(HurrayFileTensor **pt) {
   HurrayFileTensor *t = *pt;
   *pt = NULL;
   if (atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) != 1) return;
-  hurray_descriptor_destroy(t->descriptor);
+  hurray__descriptor_drop(t->descriptor);
   hurray_free(t->owned);
   hurray__source_release(t->source);
   hurray__free(t);

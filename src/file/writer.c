@@ -366,7 +366,8 @@ static HurrayStatus write_tensor(HurrayFileWriter *w, const char *name, size_t n
   uint64_t bpos = data_off;
   for (uint32_t k = 0; st == HURRAY_OK && k < nb; k++) {
     const HurrayBufferHandle *h = NULL;
-    (void)hurray_descriptor_buffer(d, k, &h);
+    st = hurray_descriptor_buffer(d, k, &h);
+    if (st != HURRAY_OK) break;
     if (h->byte_size > 0)
       st = write_data(w, buffers[k], h->byte_size, bpos, "writing a buffer", err);
     (void)hurray__align_up_u64(bpos + h->byte_size, A, &bpos);

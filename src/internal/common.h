@@ -135,16 +135,31 @@ HURRAY_INTERNAL void hurray__alloc_release_kept(void);
 /*
  * Records a failure in *err (NULL allowed) and returns `status`, so a caller
  * writes `return hurray__fail(err, HURRAY_ERR_..., off, "field", "fmt", ...)`.
- * The message reads "<field> at byte <offset>: <reason>"; `offset` may be
- * HURRAY_NO_OFFSET and `field` NULL or "".
+ * err->reason gets the formatted reason alone, err->message reads
+ * "<field> at byte <offset>: <reason>"; `offset` may be HURRAY_NO_OFFSET and
+ * `field` NULL or "" (those parts are then left out of the message).
+ * Not HURRAY_NODISCARD: it returns `status` unchanged, for `return`, so a call
+ * that only records the detail loses nothing.
  */
 HURRAY_INTERNAL HurrayStatus hurray__fail(HurrayError *err, HurrayStatus status,
                                           uint64_t offset, const char *field,
                                           const char *fmt, ...) HURRAY_PRINTF(5, 6);
 
+/* Rewrites err->message from err->field, err->offset and err->reason, in the
+ * form hurray__fail writes (after a caller changed one of them). */
+HURRAY_INTERNAL void hurray__error_compose(HurrayError *err);
+
 /* Formats a field path into buf (e.g. "buffers[%u].alignment") and returns buf. */
 HURRAY_INTERNAL const char *hurray__path(char *buf, size_t size, const char *fmt, ...)
     HURRAY_PRINTF(3, 4);
+
+/* ---- descriptors the library owns ----------------------------------------- */
+
+/* Destroys a descriptor this library created and still owns (NULL allowed).
+ * hurray_descriptor_destroy fails only for a handle already destroyed, which
+ * an owner never holds: its status is dropped here, in one place. */
+struct HurrayDescriptor;
+HURRAY_INTERNAL void hurray__descriptor_drop(struct HurrayDescriptor *d);
 
 #define HURRAY_TRY(expr)                           \
   do {                                             \

@@ -147,9 +147,11 @@ typedef struct HurrayNameIndex {
 } HurrayNameIndex;
 
 /* Allocates for `n` items (n <= UINT32_MAX / 4). */
-HURRAY_INTERNAL HurrayStatus hurray__name_index_init(HurrayNameIndex *ix, uint32_t n);
+HURRAY_INTERNAL HURRAY_NODISCARD HurrayStatus hurray__name_index_init(
+    HurrayNameIndex *ix, uint32_t n);
 /* Grows when needed, then inserts. HURRAY_ERR_OUT_OF_MEMORY. */
-HURRAY_INTERNAL HurrayStatus hurray__name_index_reserve(HurrayNameIndex *ix, uint32_t n);
+HURRAY_INTERNAL HURRAY_NODISCARD HurrayStatus hurray__name_index_reserve(
+    HurrayNameIndex *ix, uint32_t n);
 /*
  * Inserts item `i` with hash `h`, unless an item with an equal name exists:
  * then returns false and sets *dup to that item. Requires room (init or
@@ -170,8 +172,8 @@ HURRAY_INTERNAL int hurray__name_cmp(const uint8_t *a, size_t alen, const uint8_
 
 /* Sorts perm[0..n) by name (stable merge sort, O(n log n) comparisons).
  * HURRAY_ERR_OUT_OF_MEMORY. */
-HURRAY_INTERNAL HurrayStatus hurray__names_sort(uint32_t *perm, uint32_t n, HurrayNameAt at,
-                                                const void *ctx);
+HURRAY_INTERNAL HURRAY_NODISCARD HurrayStatus hurray__names_sort(
+    uint32_t *perm, uint32_t n, HurrayNameAt at, const void *ctx);
 
 /* How a table of unique names is searched. */
 typedef enum HurrayLookupKind {
@@ -196,10 +198,9 @@ typedef struct HurrayNameLookup {
  * `sorted` and the order is wrong returns HURRAY_ERR_INVALID_ARGUMENT with
  * *dup_b the first item out of order. HURRAY_ERR_OUT_OF_MEMORY.
  */
-HURRAY_INTERNAL HurrayStatus hurray__lookup_build(HurrayNameLookup *lk, uint32_t n, bool sorted,
-                                                  HurrayNameAt at, const void *ctx,
-                                                  const uint32_t *hashes, uint32_t *dup_a,
-                                                  uint32_t *dup_b);
+HURRAY_INTERNAL HURRAY_NODISCARD HurrayStatus hurray__lookup_build(
+    HurrayNameLookup *lk, uint32_t n, bool sorted, HurrayNameAt at, const void *ctx,
+    const uint32_t *hashes, uint32_t *dup_a, uint32_t *dup_b);
 HURRAY_INTERNAL bool hurray__lookup_find(const HurrayNameLookup *lk, uint32_t n,
                                          const uint8_t *name, size_t len, HurrayNameAt at,
                                          const void *ctx, uint32_t *out);
@@ -218,13 +219,13 @@ typedef struct HurrayByteBuf {
   size_t cap;
 } HurrayByteBuf;
 
-HURRAY_INTERNAL HurrayStatus hurray__buf_reserve(HurrayByteBuf *b, size_t extra);
+HURRAY_INTERNAL HURRAY_NODISCARD HurrayStatus hurray__buf_reserve(HurrayByteBuf *b, size_t extra);
 HURRAY_INTERNAL void hurray__buf_free(HurrayByteBuf *b);
 
 /* Checks a value given to the writer (tags, UTF-8, sizes) and returns its
  * encoded length (tag byte included) in *out_len. */
-HURRAY_INTERNAL HurrayStatus hurray__kv_value_check(const HurrayKvValue *v, uint64_t *out_len,
-                                                    HurrayError *err);
+HURRAY_INTERNAL HURRAY_NODISCARD HurrayStatus hurray__kv_value_check(
+    const HurrayKvValue *v, uint64_t *out_len, HurrayError *err);
 /* Appends the tag byte and payload of a checked value (room reserved). */
 HURRAY_INTERNAL void hurray__kv_value_encode(const HurrayKvValue *v, uint8_t *out);
 
@@ -250,8 +251,9 @@ typedef struct HurrayKvTable {
  * before anything is allocated; the allocations are bounded by a constant
  * times len. `bytes` must outlive the table. HURRAY_ERR_INVALID_KV.
  */
-HURRAY_INTERNAL HurrayStatus hurray__kv_parse(const uint8_t *bytes, uint64_t len, uint64_t base,
-                                              HurrayKvTable *out, HurrayError *err);
+HURRAY_INTERNAL HURRAY_NODISCARD HurrayStatus hurray__kv_parse(const uint8_t *bytes, uint64_t len,
+                                                               uint64_t base, HurrayKvTable *out,
+                                                               HurrayError *err);
 HURRAY_INTERNAL void hurray__kv_table_free(HurrayKvTable *t);
 HURRAY_INTERNAL const uint8_t *hurray__kv_key_at(const void *ctx, uint32_t i, size_t *len);
 
@@ -277,12 +279,12 @@ HURRAY_INTERNAL void hurray__source_release(HurrayFileSource *s);
 /* ---- I/O helpers over internal/platform.h (src/file/io.c) ------------------------- */
 
 /* Reads exactly len bytes at off; HURRAY_ERR_IO (short file included). */
-HURRAY_INTERNAL HurrayStatus hurray__pread_full(HurrayOsFile fd, void *buf, uint64_t len, uint64_t off,
-                                                const char *what, HurrayError *err);
+HURRAY_INTERNAL HURRAY_NODISCARD HurrayStatus hurray__pread_full(
+    HurrayOsFile fd, void *buf, uint64_t len, uint64_t off, const char *what, HurrayError *err);
 /* Writes exactly len bytes at off. */
-HURRAY_INTERNAL HurrayStatus hurray__pwrite_full(HurrayOsFile fd, const void *buf, uint64_t len,
-                                                 uint64_t off, const char *what,
-                                                 HurrayError *err);
+HURRAY_INTERNAL HURRAY_NODISCARD HurrayStatus hurray__pwrite_full(
+    HurrayOsFile fd, const void *buf, uint64_t len, uint64_t off, const char *what,
+    HurrayError *err);
 /* Starts writing [off, off + len) of fd to the disk without waiting (a hint
  * for durable saves; a no-op where the system has no such call). */
 HURRAY_INTERNAL void hurray__write_behind(HurrayOsFile fd, uint64_t off, uint64_t len);
@@ -292,8 +294,8 @@ HURRAY_INTERNAL void hurray__prefault(void *p, size_t n);
 /* Records a system error code (internal/platform.h) in err as HURRAY_ERR_IO:
  * "<what>: <text> (errno N)" ("(error N)" on Windows, where the system's
  * out-of-memory codes give HURRAY_ERR_OUT_OF_MEMORY instead). */
-HURRAY_INTERNAL HurrayStatus hurray__io_fail(HurrayError *err, int errnum, uint64_t offset,
-                                             const char *what);
+HURRAY_INTERNAL HURRAY_NODISCARD HurrayStatus hurray__io_fail(HurrayError *err, int errnum,
+                                                              uint64_t offset, const char *what);
 
 /* ---- reader internals shared by reader.c, index.c, lookup.c, tensor.c and composite.c */
 
@@ -434,8 +436,8 @@ static inline const uint8_t *hurray__file_entry_name(const HurrayFile *f, uint32
  * f->offsets, f->hashes, f->count, f->in_file_order.
  * Names are not compared with each other here (see lookup.c).
  */
-HURRAY_INTERNAL HurrayStatus hurray__file_parse_index(HurrayFile *f, const uint8_t *ix,
-                                                      HurrayError *err);
+HURRAY_INTERNAL HURRAY_NODISCARD HurrayStatus hurray__file_parse_index(
+    HurrayFile *f, const uint8_t *ix, HurrayError *err);
 
 /* Test hook: when true, the index CRC is computed on its own before the
  * walk, as on CPUs without a CRC instruction. */
@@ -450,15 +452,16 @@ HURRAY_INTERNAL bool hurray__file_writer_preallocates(const HurrayFileWriter *w)
 HURRAY_INTERNAL void hurray__file_index_test_slow_walk(bool on);
 
 /* Name lookups (src/file/lookup.c). */
-HURRAY_INTERNAL HurrayStatus hurray__file_lookup_init(HurrayFile *f);
+HURRAY_INTERNAL HURRAY_NODISCARD HurrayStatus hurray__file_lookup_init(HurrayFile *f);
 HURRAY_INTERNAL void hurray__file_lookup_free(HurrayFile *f);
 /* HURRAY_OK and *out, HURRAY_ERR_NOT_FOUND, or HURRAY_ERR_DUPLICATE_NAME when
  * more than one entry has this name. */
-HURRAY_INTERNAL HurrayStatus hurray__file_lookup_find(const HurrayFile *f, const uint8_t *name,
-                                                      size_t len, uint32_t *out);
+HURRAY_INTERNAL HURRAY_NODISCARD HurrayStatus hurray__file_lookup_find(
+    const HurrayFile *f, const uint8_t *name, size_t len, uint32_t *out);
 /* Compares every name (builds the lookup structure if needed) and reports the
  * first duplicate, or the first name out of order under SORTED_INDEX. */
-HURRAY_INTERNAL HurrayStatus hurray__file_lookup_verify(const HurrayFile *f, HurrayError *err);
+HURRAY_INTERNAL HURRAY_NODISCARD HurrayStatus hurray__file_lookup_verify(
+    const HurrayFile *f, HurrayError *err);
 /* Test hooks: which structure serves the lookups (-1 = none yet: lookups
  * scan; then HURRAY__LOOKUP_HASH, _SORTED or _PERM), and the number of
  * lookups answered by scanning before one is built. */
@@ -473,9 +476,8 @@ HURRAY_INTERNAL const uint8_t *hurray__file_name_at(const void *ctx, uint32_t i,
  * on first call; HURRAY_ERR_INVALID_FILE when two tensors overlap (then for
  * good), HURRAY_ERR_OUT_OF_MEMORY.
  */
-HURRAY_INTERNAL HurrayStatus hurray__file_order_get(const HurrayFile *f,
-                                                    const HurrayFileOrder **out,
-                                                    HurrayError *err);
+HURRAY_INTERNAL HURRAY_NODISCARD HurrayStatus hurray__file_order_get(
+    const HurrayFile *f, const HurrayFileOrder **out, HurrayError *err);
 /* The entry at a position in file order, and the position of an entry. */
 HURRAY_INTERNAL uint32_t hurray__file_order_at(const HurrayFileOrder *o, uint32_t position);
 HURRAY_INTERNAL uint32_t hurray__file_rank_of(const HurrayFileOrder *o, uint32_t entry);
@@ -487,7 +489,7 @@ HURRAY_INTERNAL uint64_t hurray__file_descriptor_decodes(void);
 
 /* Checks one level of a composite (head + direct members, the head at nesting
  * `depth`) with the composite validator of hurray/composite.h. */
-HURRAY_INTERNAL HurrayStatus hurray__file_check_composite_level(
+HURRAY_INTERNAL HURRAY_NODISCARD HurrayStatus hurray__file_check_composite_level(
     const HurrayDescriptor *head, const HurrayDescriptor *const *members, uint32_t n,
     uint32_t depth, uint32_t options, HurrayError *err);
 

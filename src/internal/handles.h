@@ -44,7 +44,7 @@
  * `magic`; HURRAY_ERR_INTERNAL when it was destroyed (graveyard) or its magic
  * is wrong.
  */
-HURRAY_INTERNAL HurrayStatus hurray__handle_check(const void *h, uint64_t magic);
+HURRAY_INTERNAL HURRAY_NODISCARD HurrayStatus hurray__handle_check(const void *h, uint64_t magic);
 
 /* A new handle was just allocated at `h`: forget any graveyard entry there. */
 HURRAY_INTERNAL void hurray__handle_born(const void *h);

@@ -68,9 +68,8 @@ HURRAY_INTERNAL void hurray__descriptor_offsets(const HurrayDescriptorFields *f,
                                                 HurrayOffsets *out);
 
 /* Layout rules (src/layout/validate.c). */
-HURRAY_INTERNAL HurrayStatus hurray__layout_validate(const HurrayDescriptorFields *f,
-                                                     const HurrayOffsets *o,
-                                                     uint32_t options, HurrayError *err);
+HURRAY_INTERNAL HURRAY_NODISCARD HurrayStatus hurray__layout_validate(
+    const HurrayDescriptorFields *f, const HurrayOffsets *o, uint32_t options, HurrayError *err);
 
 /* Number of buffer-table slots the layout itself needs before quantization
  * parameter buffers: dense 1, COO 2, CSR/CSC 3, CSF 2r+1, block-paged 3,
@@ -84,9 +83,9 @@ HURRAY_INTERNAL bool hurray__layout_base_buffer_count(uint8_t layout_tag, uint32
  * in the descriptor, for error messages. Unknown schemes are rejected unless
  * permissive; private schemes are kept opaque. (src/quant)
  */
-HURRAY_INTERNAL HurrayStatus hurray__quant_parse(const uint8_t *raw, uint32_t len,
-                                                 uint32_t options, uint64_t base,
-                                                 HurrayQuantization *q, HurrayError *err);
+HURRAY_INTERNAL HURRAY_NODISCARD HurrayStatus hurray__quant_parse(
+    const uint8_t *raw, uint32_t len, uint32_t options, uint64_t base, HurrayQuantization *q,
+    HurrayError *err);
 
 /* Encoded payload length: raw_len when raw is set, else the scheme's length. */
 HURRAY_INTERNAL uint32_t hurray__quant_encoded_len(const HurrayQuantization *q);
@@ -101,8 +100,7 @@ HURRAY_INTERNAL bool hurray__quant_param_buffer_count(const HurrayQuantization *
                                                       uint32_t *out);
 
 /* Scheme semantics against the rest of the descriptor (src/quant/validate.c). */
-HURRAY_INTERNAL HurrayStatus hurray__quant_validate(const HurrayDescriptorFields *f,
-                                                    const HurrayOffsets *o,
-                                                    uint32_t options, HurrayError *err);
+HURRAY_INTERNAL HURRAY_NODISCARD HurrayStatus hurray__quant_validate(
+    const HurrayDescriptorFields *f, const HurrayOffsets *o, uint32_t options, HurrayError *err);
 
 #endif /* HURRAY_INTERNAL_VALIDATE_H */

@@ -101,35 +101,33 @@ static inline uint64_t hurray__at(const HurrayOffsets *o, uint64_t base, uint64_
 }
 
 /* Shape tier: rank rules and layout payload semantics (o may be NULL). */
-HURRAY_INTERNAL HurrayStatus hurray__layout_check_shape(const HurrayDescriptorFields *f,
-                                                        const HurrayOffsets *o, uint32_t options,
-                                                        HurrayError *err);
+HURRAY_INTERNAL HURRAY_NODISCARD HurrayStatus hurray__layout_check_shape(
+    const HurrayDescriptorFields *f, const HurrayOffsets *o, uint32_t options, HurrayError *err);
 
 /* Composite head rules that depend on nothing but the head's own fields. */
-HURRAY_INTERNAL HurrayStatus hurray__composite_head_check(const HurrayDescriptorFields *f,
-                                                          const HurrayOffsets *o,
-                                                          uint32_t options, HurrayError *err);
+HURRAY_INTERNAL HURRAY_NODISCARD HurrayStatus hurray__composite_head_check(
+    const HurrayDescriptorFields *f, const HurrayOffsets *o, uint32_t options, HurrayError *err);
 
 /* Minimum size of layout buffer i (see hurray_layout_min_buffer_size).
  * Returns HURRAY_ERR_UNSUPPORTED when the size cannot be known (unknown type
  * or layout, dynamic dimension); other failures are reported through err. */
-HURRAY_INTERNAL HurrayStatus hurray__layout_min_size(const HurrayDescriptorFields *f,
-                                                     const HurrayOffsets *o, uint32_t i,
-                                                     uint64_t *out, HurrayError *err);
+HURRAY_INTERNAL HURRAY_NODISCARD HurrayStatus hurray__layout_min_size(
+    const HurrayDescriptorFields *f, const HurrayOffsets *o, uint32_t i, uint64_t *out,
+    HurrayError *err);
 
 /* ---- dense addressing (src/layout/address.c) ------------------------------- */
 
 /* Offset of a dense element; f passed the shape tier, index is in range. */
-HURRAY_INTERNAL HurrayStatus hurray__dense_offset(const HurrayDescriptorFields *f,
-                                                  const uint64_t *index, int64_t *out);
+HURRAY_INTERNAL HURRAY_NODISCARD HurrayStatus hurray__dense_offset(
+    const HurrayDescriptorFields *f, const uint64_t *index, int64_t *out);
 
 /* Smallest and largest offsets a dense layout can address (tiles padded,
  * Morton / Hilbert over the whole curve). f passed the shape tier, has no
  * dynamic dimension and at least one element. HURRAY_ERR_INVALID_LAYOUT when
  * the range does not fit in int64_t. */
-HURRAY_INTERNAL HurrayStatus hurray__dense_offset_range(const HurrayDescriptorFields *f,
-                                                        const HurrayOffsets *o, int64_t *min,
-                                                        int64_t *max, HurrayError *err);
+HURRAY_INTERNAL HURRAY_NODISCARD HurrayStatus hurray__dense_offset_range(
+    const HurrayDescriptorFields *f, const HurrayOffsets *o, int64_t *min, int64_t *max,
+    HurrayError *err);
 
 /* ---- index buffers (src/layout/index_check.c) ------------------------------ */
 
@@ -141,20 +139,22 @@ typedef struct HurrayBufView {
 
 /* Fills views[0..f->buffer_count) from the public (buffers, sizes) pair.
  * HURRAY_ERR_NULL_POINTER when a non-empty buffer is NULL. */
-HURRAY_INTERNAL HurrayStatus hurray__buf_views(const HurrayDescriptorFields *f,
-                                               const void *const *buffers,
-                                               const uint64_t *sizes, HurrayBufView *views,
-                                               HurrayError *err);
+HURRAY_INTERNAL HURRAY_NODISCARD HurrayStatus hurray__buf_views(const HurrayDescriptorFields *f,
+                                                                const void *const *buffers,
+                                                                const uint64_t *sizes,
+                                                                HurrayBufView *views,
+                                                                HurrayError *err);
 
 /* Reads u64 entry k of buffer `which`; BUFFER_SIZE when it is past the end. */
-HURRAY_INTERNAL HurrayStatus hurray__idx_read(const HurrayBufView *v, uint32_t which,
-                                              uint64_t k, uint32_t width, const char *name,
-                                              uint64_t *out, HurrayError *err);
+HURRAY_INTERNAL HURRAY_NODISCARD HurrayStatus hurray__idx_read(const HurrayBufView *v,
+                                                               uint32_t which, uint64_t k,
+                                                               uint32_t width, const char *name,
+                                                               uint64_t *out, HurrayError *err);
 
 /* Checks the index buffers of a sparse or block-paged tensor whose fields
  * passed the strict shape tier and which has at least its base buffers. */
-HURRAY_INTERNAL HurrayStatus hurray__index_check(const HurrayDescriptorFields *f,
-                                                 const HurrayBufView *v, HurrayError *err);
+HURRAY_INTERNAL HURRAY_NODISCARD HurrayStatus hurray__index_check(
+    const HurrayDescriptorFields *f, const HurrayBufView *v, HurrayError *err);
 
 /* ---- sorting ------------------------------------------------------------------ */
 

@@ -72,7 +72,9 @@ static float scale_at(const HurrayQuantPlan *p, const Params *a, uint64_t i) {
   double d = 0.0;
   switch (p->scale_tag) {
     case HURRAY_QUANT_SCALE_F16:
-      (void)hurray_value_code_to_double(HURRAY_DTYPE_FLOAT16, hurray__ld16(s), &d);
+      /* float16 is a named float type: this cannot fail (NaN if it ever did) */
+      if (hurray_value_code_to_double(HURRAY_DTYPE_FLOAT16, hurray__ld16(s), &d) != HURRAY_OK)
+        return NAN;
       return (float)d; /* exact: float16 widens losslessly */
     case HURRAY_QUANT_SCALE_BF16:
       return hurray__f32_from_bits((uint32_t)hurray__ld16(s) << 16);
@@ -313,8 +315,10 @@ HurrayStatus hurray_quant_dequantize_f32(const HurrayDescriptorFields *f,
         float x;
         if (is_float) {
           double dv = 0.0;
-          (void)hurray_value_code_to_double(f->type_tag, code, &dv);
-          x = (float)dv; /* exact: these formats are subsets of float32 */
+          /* a float element type: cannot fail (NaN if it ever did) */
+          x = hurray_value_code_to_double(f->type_tag, code, &dv) == HURRAY_OK
+                  ? (float)dv /* exact: these formats are subsets of float32 */
+                  : NAN;
         } else {
           x = (float)sign_extend(code, info->bit_width, true);
         }

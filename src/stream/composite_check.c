@@ -31,7 +31,8 @@ static void join(char *dst, size_t size, const char *a, const char *b) {
 static HurrayStatus place(const HurrayStreamCompositeCheck *c, HurrayStatus st,
                           const HurrayError *inner, uint64_t offset, HurrayError *err) {
   if (err == NULL) return st;
-  const char *msg = inner->message[0] != '\0' ? inner->message : hurray_status_message(st);
+  bool detail = inner->message[0] != '\0';
+  const char *msg = detail ? inner->message : hurray_status_message(st);
   char lead[128];
   if (c->offset != HURRAY_NO_OFFSET) {
     snprintf(lead, sizeof lead, "composite at stream byte %llu: ", (unsigned long long)c->offset);
@@ -45,6 +46,7 @@ static HurrayStatus place(const HurrayStreamCompositeCheck *c, HurrayStatus st,
   err->offset = c->offset != HURRAY_NO_OFFSET ? offset : HURRAY_NO_OFFSET;
   join(err->field, sizeof err->field, c->where, inner->field);
   join(err->message, sizeof err->message, lead, msg);
+  join(err->reason, sizeof err->reason, "", detail ? inner->reason : msg);
   return st;
 }
 

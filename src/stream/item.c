@@ -6,7 +6,7 @@ HurrayStatus hurray__stream_item_new(HurrayStreamItemKind kind, HurrayDescriptor
   *out = NULL;
   HurrayStreamItem *it = hurray__calloc(1, sizeof *it);
   if (it == NULL) {
-    hurray_descriptor_destroy(desc);
+    hurray__descriptor_drop(desc);
     return HURRAY_ERR_OUT_OF_MEMORY;
   }
   it->kind = kind;
@@ -107,6 +107,6 @@ void hurray_stream_item_destroy(HurrayStreamItem **item) {
   /* Nesting is bounded by HURRAY_STREAM_MAX_COMPOSITE_DEPTH, so recursion is shallow. */
   for (uint32_t i = 0; i < it->member_count; i++) hurray_stream_item_destroy(&it->members[i]);
   hurray__free(it->members);
-  hurray_descriptor_destroy(it->desc);
+  hurray__descriptor_drop(it->desc);
   hurray__free(it);
 }

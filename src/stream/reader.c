@@ -224,8 +224,9 @@ static HurrayStatus rebase(HurrayError *err, HurrayStatus st, const HurrayError 
                            uint64_t frame_off) {
   if (err == NULL) return st;
   uint64_t off = inner->offset == HURRAY_NO_OFFSET ? frame_off : frame_off + inner->offset;
-  const char *msg = inner->message[0] != '\0' ? inner->message : hurray_status_message(st);
-  hurray__fail(err, st, off, inner->field, "%s", "");
+  bool detail = inner->message[0] != '\0';
+  const char *msg = detail ? inner->message : hurray_status_message(st);
+  hurray__fail(err, st, off, inner->field, "%s", detail ? inner->reason : msg);
   char head[64];
   int hn = snprintf(head, sizeof head, "descriptor at stream byte %llu: ",
                     (unsigned long long)frame_off);
@@ -456,11 +457,11 @@ static HurrayStatus read_item(HurrayStreamReader *r, uint32_t depth, HurrayStrea
   HurrayDescriptorFields f;
   HurrayStatus st = hurray_descriptor_fields(d, &f);
   if (st != HURRAY_OK) {
-    hurray_descriptor_destroy(d);
+    hurray__descriptor_drop(d);
     return hurray__fail(err, st, frame_off, "descriptor", "cannot read the decoded descriptor");
   }
   if (!framable(&f)) {
-    hurray_descriptor_destroy(d);
+    hurray__descriptor_drop(d);
     return hurray__fail(err, HURRAY_ERR_UNSUPPORTED, frame_off + 15, "layout_tag",
                         "layout tag 0x%02X is not known, so the buffer table and the frame's "
                         "length cannot be located",
@@ -468,7 +469,7 @@ static HurrayStatus read_item(HurrayStreamReader *r, uint32_t depth, HurrayStrea
   }
   const bool composite = f.layout.tag == HURRAY_LAYOUT_COMPOSITE;
   if (composite && depth >= r->opt.max_composite_depth) {
-    hurray_descriptor_destroy(d);
+    hurray__descriptor_drop(d);
     return hurray__fail(err, HURRAY_ERR_STREAM_LIMIT, frame_off, "layout",
                         "composite head at stream byte %llu is nested %u levels deep, over the "
                         "limit max_composite_depth = %u",

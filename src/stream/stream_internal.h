@@ -32,13 +32,12 @@ struct HurrayStreamItem {
 
 /* Allocates an empty item of `kind` owning `desc` (moved in even on failure:
  * it is destroyed when the item cannot be created). */
-HURRAY_INTERNAL HurrayStatus hurray__stream_item_new(HurrayStreamItemKind kind,
-                                                     HurrayDescriptor *desc, uint64_t offset,
-                                                     HurrayStreamItem **out);
+HURRAY_INTERNAL HURRAY_NODISCARD HurrayStatus hurray__stream_item_new(
+    HurrayStreamItemKind kind, HurrayDescriptor *desc, uint64_t offset, HurrayStreamItem **out);
 
 /* Appends `member` (moved in; destroyed on failure) to a composite item. */
-HURRAY_INTERNAL HurrayStatus hurray__stream_item_add_member(HurrayStreamItem *parent,
-                                                            HurrayStreamItem *member);
+HURRAY_INTERNAL HURRAY_NODISCARD HurrayStatus hurray__stream_item_add_member(
+    HurrayStreamItem *parent, HurrayStreamItem *member);
 
 /* ---- composite validation glue ------------------------------------------------
  * The composite rules live with the composite validator (include/hurray/
@@ -52,21 +51,19 @@ typedef struct HurrayStreamCompositeCheck HurrayStreamCompositeCheck;
 /* Starts validating the composite whose head is `head` (borrowed) at nesting
  * `depth` (0 = outermost) with HURRAY_DECODE_* `options`. *out owned
  * (hurray__stream_composite_free). */
-HURRAY_INTERNAL HurrayStatus hurray__stream_composite_begin(const HurrayDescriptor *head,
-                                                            uint32_t depth, uint32_t options,
-                                                            uint64_t offset, const char *where,
-                                                            HurrayStreamCompositeCheck **out,
-                                                            HurrayError *err);
+HURRAY_INTERNAL HURRAY_NODISCARD HurrayStatus hurray__stream_composite_begin(
+    const HurrayDescriptor *head, uint32_t depth, uint32_t options, uint64_t offset,
+    const char *where, HurrayStreamCompositeCheck **out, HurrayError *err);
 
 /* Checks the next member (its descriptor, or its head for a nested
  * composite); the last one also runs the close-time checks. */
-HURRAY_INTERNAL HurrayStatus hurray__stream_composite_member(HurrayStreamCompositeCheck *c,
-                                                             const HurrayDescriptor *member,
-                                                             uint64_t offset, HurrayError *err);
+HURRAY_INTERNAL HURRAY_NODISCARD HurrayStatus hurray__stream_composite_member(
+    HurrayStreamCompositeCheck *c, const HurrayDescriptor *member, uint64_t offset,
+    HurrayError *err);
 
 /* After the last member: HURRAY_OK when all arrived and every check passed. */
-HURRAY_INTERNAL HurrayStatus hurray__stream_composite_finish(HurrayStreamCompositeCheck *c,
-                                                             HurrayError *err);
+HURRAY_INTERNAL HURRAY_NODISCARD HurrayStatus hurray__stream_composite_finish(
+    HurrayStreamCompositeCheck *c, HurrayError *err);
 
 HURRAY_INTERNAL void hurray__stream_composite_free(HurrayStreamCompositeCheck *c);
 

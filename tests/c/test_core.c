@@ -1,4 +1,5 @@
 /* Type system, devices, memory classes, sync modes, statuses, allocator hook. */
+#include <stdio.h>
 #include <string.h>
 
 #include "testutil.h"
@@ -45,9 +46,80 @@ static void test_error_detail(void **state) {
   assert_int_equal(e.offset, 53);
   assert_string_equal(e.field, "buffers[0].alignment");
   assert_string_equal(e.message, "buffers[0].alignment at byte 53: must be a power of two, got 3");
+  assert_string_equal(e.reason, "must be a power of two, got 3");
   assert_int_equal(hurray__fail(NULL, HURRAY_ERR_INTERNAL, 0, NULL, "x"), HURRAY_ERR_INTERNAL);
   hurray__fail(&e, HURRAY_ERR_IO, HURRAY_NO_OFFSET, NULL, "plain");
   assert_string_equal(e.message, "plain");
+  assert_string_equal(e.reason, "plain");
+  assert_string_equal(e.field, "");
+  /* Each form of the message; the reason is the same text in all of them. */
+  hurray__fail(&e, HURRAY_ERR_IO, HURRAY_NO_OFFSET, "rank", "too %s", "big");
+  assert_string_equal(e.message, "rank: too big");
+  assert_string_equal(e.reason, "too big");
+  hurray__fail(&e, HURRAY_ERR_IO, 7, "", "too %s", "big");
+  assert_string_equal(e.message, "at byte 7: too big");
+  assert_string_equal(e.reason, "too big");
+  hurray__fail(&e, HURRAY_ERR_IO, 7, NULL, "%s", "");
+  assert_string_equal(e.reason, "");
+  hurray_error_clear(&e);
+  assert_string_equal(e.reason, "");
+  assert_string_equal(e.message, "");
+}
+
+/* The field and the arguments may point into the error being written. */
+static void test_error_detail_aliasing(void **state) {
+  (void)state;
+  HurrayError e;
+  hurray__fail(&e, HURRAY_ERR_INVALID_LAYOUT, 9, "shape[2]", "dimension %d is dynamic", 2);
+  hurray__fail(&e, HURRAY_ERR_INVALID_SHARD, HURRAY_NO_OFFSET, e.field, "again: %s", e.reason);
+  assert_int_equal(e.status, HURRAY_ERR_INVALID_SHARD);
+  assert_true(e.offset == HURRAY_NO_OFFSET);
+  assert_string_equal(e.field, "shape[2]");
+  assert_string_equal(e.reason, "again: dimension 2 is dynamic");
+  assert_string_equal(e.message, "shape[2]: again: dimension 2 is dynamic");
+}
+
+/* Long parts are cut to fit, always NUL-terminated; the composed message holds
+ * the longest field, an offset and the longest reason whole. */
+static void test_error_detail_truncation(void **state) {
+  (void)state;
+  char longf[300], longr[300];
+  memset(longf, 'f', sizeof longf - 1);
+  longf[sizeof longf - 1] = '\0';
+  memset(longr, 'r', sizeof longr - 1);
+  longr[sizeof longr - 1] = '\0';
+  HurrayError e;
+  hurray__fail(&e, HURRAY_ERR_IO, UINT64_MAX - 1, longf, "%s", longr);
+  assert_int_equal(strlen(e.field), sizeof e.field - 1);
+  assert_int_equal(strlen(e.reason), sizeof e.reason - 1);
+  char want[sizeof e.message];
+  snprintf(want, sizeof want, "%s at byte %llu: %s", e.field,
+           (unsigned long long)(UINT64_MAX - 1), e.reason);
+  assert_int_equal(strlen(want), strlen(e.field) + 9 + 20 + 2 + strlen(e.reason));
+  assert_string_equal(e.message, want);
+}
+
+/* A caller rebuilds the message without the offset from field and reason,
+ * through the public API (the error of a decode). */
+static void test_error_reason_public(void **state) {
+  (void)state;
+  uint8_t bytes[64];
+  memset(bytes, 0, sizeof bytes);
+  memcpy(bytes, "XXXX", 4);
+  HurrayDescriptor *d = NULL;
+  HurrayError e;
+  hurray_error_clear(&e);
+  assert_int_equal(hurray_descriptor_decode_ex(bytes, sizeof bytes, 0, &d, &e),
+                   HURRAY_ERR_INVALID_MAGIC);
+  assert_null(d);
+  assert_string_equal(e.field, "magic");
+  assert_int_equal(e.offset, 0);
+  assert_true(e.reason[0] != '\0');
+  assert_null(strstr(e.reason, "at byte"));
+  assert_null(strstr(e.reason, "magic:"));
+  char want[sizeof e.message];
+  snprintf(want, sizeof want, "magic at byte 0: %s", e.reason);
+  assert_string_equal(e.message, want);
 }
 
 static void test_dtype_table(void **state) {
@@ -277,6 +349,9 @@ static void test_allocator_hook(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_status_table),   cmocka_unit_test(test_error_detail),
+      cmocka_unit_test(test_error_detail_aliasing),
+      cmocka_unit_test(test_error_detail_truncation),
+      cmocka_unit_test(test_error_reason_public),
       cmocka_unit_test(test_dtype_table),    cmocka_unit_test(test_dtype_predicates),
       cmocka_unit_test(test_buffer_size_bytes), cmocka_unit_test(test_devices),
       cmocka_unit_test(test_validity_table), cmocka_unit_test(test_layout_and_scheme_tags),

@@ -68,7 +68,7 @@ static void test_getters_null(void **state) {
   assert_false(hurray_descriptor_equal(d, NULL));
   assert_false(hurray_descriptor_equal(NULL, NULL));
   assert_true(hurray_descriptor_equal(d, d));
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
 }
 
 static void test_getter_values(void **state) {
@@ -99,7 +99,7 @@ static void test_getter_values(void **state) {
   assert_int_equal(h->byte_size, 48);
   assert_int_equal(hurray_descriptor_buffer(d, 1, &h), HURRAY_ERR_INDEX_OUT_OF_BOUNDS);
   assert_int_equal(hurray_descriptor_buffer(d, UINT32_MAX, &h), HURRAY_ERR_INDEX_OUT_OF_BOUNDS);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
 
   /* Sum of buffer sizes of a CSR matrix. */
   W w;
@@ -115,7 +115,7 @@ static void test_getter_values(void **state) {
   d = expect_decode(w.b, w.n, 0, HURRAY_OK, NULL);
   assert_int_equal(hurray_descriptor_data_bytes(d, &v), HURRAY_OK);
   assert_int_equal(v, 56);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
 }
 
 static void test_shape_query(void **state) {
@@ -135,7 +135,7 @@ static void test_shape_query(void **state) {
   assert_int_equal(dims[0], 3);
   assert_int_equal(dims[1], 4);
   assert_int_equal(dims[2], 9);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
   /* A scalar: a NULL array is still "too small" (reference behaviour), an
    * empty one is fine. */
   W w;
@@ -149,7 +149,7 @@ static void test_shape_query(void **state) {
   assert_int_equal(hurray_descriptor_shape(d, NULL, &n), HURRAY_ERR_BUFFER_TOO_SMALL);
   assert_int_equal(n, 0);
   assert_int_equal(hurray_descriptor_shape(d, dims, &n), HURRAY_OK);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
 }
 
 static void test_element_count_limits(void **state) {
@@ -158,16 +158,16 @@ static void test_element_count_limits(void **state) {
   uint64_t v = 0;
   assert_int_equal(group_head((const uint64_t[]){HURRAY_DYNAMIC_DIM, 4}, 2, &d), HURRAY_OK);
   assert_int_equal(hurray_descriptor_element_count(d, &v), HURRAY_ERR_INVALID_ARGUMENT);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
   assert_int_equal(group_head((const uint64_t[]){1ull << 32, 1ull << 32}, 2, &d), HURRAY_OK);
   assert_int_equal(hurray_descriptor_element_count(d, &v), HURRAY_ERR_INVALID_ARGUMENT);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
   assert_int_equal(group_head((const uint64_t[]){0, 1ull << 40}, 2, &d), HURRAY_OK);
   assert_int_equal(hurray_descriptor_element_count(d, &v), HURRAY_OK);
   assert_int_equal(v, 0);
   assert_int_equal(hurray_descriptor_data_bytes(d, &v), HURRAY_OK);
   assert_int_equal(v, 0);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
 }
 
 static void test_encode_capacity(void **state) {
@@ -187,7 +187,7 @@ static void test_encode_capacity(void **state) {
   assert_int_equal(hurray_descriptor_encode(NULL, out, 64, &n), HURRAY_ERR_NULL_POINTER);
   assert_int_equal(hurray_descriptor_encode(d, out, 61, &n), HURRAY_OK);
   assert_int_equal(out[61], 0x77); /* exactly 61 bytes written */
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
 }
 
 /* ---- from_fields argument checks ------------------------------------------------ */
@@ -215,7 +215,7 @@ static void expect_fields(const HurrayDescriptorFields *f, uint32_t options, Hur
              hurray_status_name(got), err.message);
   assert_int_equal(hurray_descriptor_validate(f, options, NULL), st);
   if (st == HURRAY_OK) {
-    hurray_descriptor_destroy(d);
+    assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
     return;
   }
   assert_null(d);
@@ -237,10 +237,10 @@ static void test_from_fields_arguments(void **state) {
   /* version 0 means 1.0; 2 is not supported. */
   assert_int_equal(hurray_descriptor_from_fields(&f, 0, &d, NULL), HURRAY_OK);
   uint8_t major = 0, minor = 9;
-  hurray_descriptor_version(d, &major, &minor);
+  assert_int_equal(hurray_descriptor_version(d, &major, &minor), HURRAY_OK);
   assert_int_equal(major, 1);
   assert_int_equal(minor, 0);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
   f.version_major = 2;
   expect_fields(&f, 0, HURRAY_ERR_VERSION_MISMATCH, "version_major");
   f.version_major = 1;
@@ -330,9 +330,9 @@ static void test_from_fields_tiled_structure(void **state) {
   assert_int_equal(hurray_descriptor_encoded_len(d, &n), HURRAY_OK);
   assert_int_equal(n, 20 + 16 + 8 + 2 * 20 + 1 + 16);
   HurrayDescriptorFields g;
-  hurray_descriptor_fields(d, &g);
+  assert_int_equal(hurray_descriptor_fields(d, &g), HURRAY_OK);
   assert_null(g.layout.u.tiled.levels[1].outer_strides);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
 }
 
 /* ---- allocation discipline -------------------------------------------------------- */
@@ -356,7 +356,7 @@ static size_t decode_alloc_size(const W *w) {
   HurrayDescriptor *d = expect_decode(w->b, w->n, HURRAY_DECODE_PERMISSIVE, HURRAY_OK, NULL);
   size_t n = g_last_size;
   assert_int_equal(g_allocs, 1);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
   hurray_set_allocator(NULL);
   return n;
 }
@@ -417,7 +417,7 @@ static void test_allocation_failure(void **state) {
   HurrayDescriptor *d = expect_decode(w.b, w.n, 0, HURRAY_OK, NULL);
   assert_int_equal(tu_alloc_count(), 1);
   HurrayDescriptorFields f;
-  hurray_descriptor_fields(d, &f);
+  assert_int_equal(hurray_descriptor_fields(d, &f), HURRAY_OK);
   HurrayDescriptor *r = NULL, *c = NULL;
   long before = tu_alloc_count();
   assert_int_equal(hurray_descriptor_from_fields(&f, 0, &r, NULL), HURRAY_OK);
@@ -425,8 +425,8 @@ static void test_allocation_failure(void **state) {
   before = tu_alloc_count();
   assert_int_equal(hurray_descriptor_clone(d, &c), HURRAY_OK);
   assert_int_equal(tu_alloc_count() - before, 1);
-  hurray_descriptor_destroy(c);
-  hurray_descriptor_destroy(r);
+  assert_int_equal(hurray_descriptor_destroy(c), HURRAY_OK);
+  assert_int_equal(hurray_descriptor_destroy(r), HURRAY_OK);
   assert_int_equal(tu_alloc_live(), 1);
 
   /* Each path fails cleanly when its allocation fails. */
@@ -451,7 +451,7 @@ static void test_allocation_failure(void **state) {
                    HURRAY_ERR_OUT_OF_MEMORY);
   tu_alloc_reset();
   assert_int_equal(tu_alloc_live(), 1);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
   assert_int_equal(tu_alloc_live(), 0);
   /* Validation failures after the allocation free it. */
   w.b[61 + 4] = 1;

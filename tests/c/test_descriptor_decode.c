@@ -39,7 +39,7 @@ static void test_worked_example(void **state) {
   assert_null(f.extension_type);
   assert_null(f.composite_member);
   assert_int_equal(f.trailing_len, 0);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
 
   /* Built field by field, it encodes to exactly the spec's bytes. */
   static const uint64_t dims[2] = {3, 4};
@@ -60,7 +60,7 @@ static void test_worked_example(void **state) {
   assert_int_equal(hurray_descriptor_encode(d, out, sizeof out, &n), HURRAY_OK);
   assert_int_equal(n, 61);
   assert_memory_equal(out, k_worked, 61);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
 }
 
 /* ---- fixed header ------------------------------------------------------------ */
@@ -98,7 +98,7 @@ static void test_header_rejects(void **state) {
   /* Bytes after descriptor_length are not part of the descriptor. */
   b[61] = 0xEE;
   HurrayDescriptor *d = expect_decode(b, 62, 0, HURRAY_OK, NULL);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
   /* Unknown option bits. */
   expect_decode(b, 61, 0x80, HURRAY_ERR_INVALID_ARGUMENT, "options");
   /* NULL arguments. */
@@ -117,11 +117,11 @@ static void test_minor_version_trailing(void **state) {
   w_finish(&w);
   HurrayDescriptor *d = expect_roundtrip(w.b, w.n, 0);
   HurrayDescriptorFields f;
-  hurray_descriptor_fields(d, &f);
+  assert_int_equal(hurray_descriptor_fields(d, &f), HURRAY_OK);
   assert_int_equal(f.version_minor, 1);
   assert_int_equal(f.trailing_len, 5);
   assert_memory_equal(f.trailing, "\x01\x02\x03\x04\x05", 5);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
   /* The same bytes as a 1.0 descriptor: exact length required. */
   w.b[5] = 0;
   expect_reject(&w, 0, HURRAY_ERR_INVALID_LAYOUT, "descriptor_length");
@@ -173,7 +173,7 @@ static void test_scalar(void **state) {
   uint64_t count = 0;
   assert_int_equal(hurray_descriptor_element_count(d, &count), HURRAY_OK);
   assert_int_equal(count, 1);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
 }
 
 static void test_type_tags(void **state) {
@@ -218,11 +218,11 @@ static void test_private_type_extension(void **state) {
   w_finish(&w);
   HurrayDescriptor *d = expect_roundtrip(w.b, w.n, 0);
   HurrayDescriptorFields f;
-  hurray_descriptor_fields(d, &f);
+  assert_int_equal(hurray_descriptor_fields(d, &f), HURRAY_OK);
   assert_non_null(f.extension_type);
   assert_int_equal(f.extension_type->bit_width, 8);
   assert_int_equal(f.flags, HURRAY_FLAG_HAS_EXTENSION_TYPE);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
   /* HAS_EXTENSION_TYPE on a named type. */
   w.b[14] = HURRAY_DTYPE_UINT8;
   expect_reject(&w, 0, HURRAY_ERR_INVALID_LAYOUT, "flags");
@@ -254,10 +254,10 @@ static void test_layout_strided(void **state) {
   w_finish(&w);
   HurrayDescriptor *d = expect_roundtrip(w.b, w.n, 0);
   HurrayDescriptorFields f;
-  hurray_descriptor_fields(d, &f);
+  assert_int_equal(hurray_descriptor_fields(d, &f), HURRAY_OK);
   assert_int_equal(f.layout.u.strided.strides[0], -4);
   assert_int_equal(f.layout.u.strided.strides[1], 1);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
   /* Truncated inside the strides. */
   w.n = 20 + 16 + 8 + 12;
   w_finish(&w);
@@ -285,12 +285,12 @@ static void test_layout_tiled(void **state) {
   w_finish(&w);
   HurrayDescriptor *d = expect_roundtrip(w.b, w.n, 0);
   HurrayDescriptorFields f;
-  hurray_descriptor_fields(d, &f);
+  assert_int_equal(hurray_descriptor_fields(d, &f), HURRAY_OK);
   assert_int_equal(f.layout.u.tiled.depth, 1);
   assert_int_equal(f.layout.u.tiled.levels[0].tile_shape[1], 4);
   assert_null(f.layout.u.tiled.levels[0].outer_strides);
   assert_null(f.layout.u.tiled.levels[0].inner_strides);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
 
   /* Strided outer (tile units) and strided inner (element units). */
   w_header(&w, 0, 0, HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_TILED, 2);
@@ -304,10 +304,10 @@ static void test_layout_tiled(void **state) {
   w_cpu_buffer(&w, 192);
   w_finish(&w);
   d = expect_roundtrip(w.b, w.n, 0);
-  hurray_descriptor_fields(d, &f);
+  assert_int_equal(hurray_descriptor_fields(d, &f), HURRAY_OK);
   assert_int_equal(f.layout.u.tiled.levels[0].outer_strides[0], 2);
   assert_int_equal(f.layout.u.tiled.levels[0].inner_strides[0], 4);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
 
   /* Two levels: [8, 8] in [4, 4] tiles, each in [2, 2] column-major tiles. */
   w_header(&w, 0, 0, HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_TILED, 2);
@@ -318,10 +318,10 @@ static void test_layout_tiled(void **state) {
   w_cpu_buffer(&w, 256);
   w_finish(&w);
   d = expect_roundtrip(w.b, w.n, 0);
-  hurray_descriptor_fields(d, &f);
+  assert_int_equal(hurray_descriptor_fields(d, &f), HURRAY_OK);
   assert_int_equal(f.layout.u.tiled.depth, 2);
   assert_int_equal(f.layout.u.tiled.levels[1].inner_layout, 0x02);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
 }
 
 static void w_tiled_depth(W *w, unsigned depth) {
@@ -341,10 +341,10 @@ static void test_layout_tiled_depth(void **state) {
   w_tiled_depth(&w, HURRAY_MAX_TILED_DEPTH);
   HurrayDescriptor *d = expect_roundtrip(w.b, w.n, 0);
   HurrayDescriptorFields f;
-  hurray_descriptor_fields(d, &f);
+  assert_int_equal(hurray_descriptor_fields(d, &f), HURRAY_OK);
   assert_int_equal(f.layout.u.tiled.depth, 8);
   assert_int_equal(f.layout.u.tiled.levels[7].tile_shape[0], 2);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
   w_tiled_depth(&w, HURRAY_MAX_TILED_DEPTH + 1);
   expect_reject(&w, 0, HURRAY_ERR_INVALID_LAYOUT, "layout.tiled[8]");
   expect_reject(&w, HURRAY_DECODE_PERMISSIVE, HURRAY_ERR_INVALID_LAYOUT, "layout.tiled[8]");
@@ -397,9 +397,9 @@ static void test_layout_morton_hilbert(void **state) {
   w_finish(&w);
   HurrayDescriptor *d = expect_roundtrip(w.b, w.n, 0);
   HurrayDescriptorFields f;
-  hurray_descriptor_fields(d, &f);
+  assert_int_equal(hurray_descriptor_fields(d, &f), HURRAY_OK);
   assert_int_equal(f.layout.u.morton.bits[1], 2);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
 
   w_header(&w, 0, 0, HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_HILBERT, 2);
   w_shape(&w, 2, (const uint64_t[]){4, 4}, 0);
@@ -409,10 +409,10 @@ static void test_layout_morton_hilbert(void **state) {
   w_cpu_buffer(&w, 64);
   w_finish(&w);
   d = expect_roundtrip(w.b, w.n, 0);
-  hurray_descriptor_fields(d, &f);
+  assert_int_equal(hurray_descriptor_fields(d, &f), HURRAY_OK);
   assert_int_equal(f.layout.u.hilbert.order, 2);
   assert_int_equal(f.layout.u.hilbert.rank, 2);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
   w.n -= 17 + 4; /* cut inside the hilbert payload */
   w_finish(&w);
   expect_reject(&w, 0, HURRAY_ERR_INVALID_LAYOUT, "layout.order");
@@ -425,10 +425,10 @@ static void test_layout_coo(void **state) {
   w_finish(&w);
   HurrayDescriptor *d = expect_roundtrip(w.b, w.n, 0);
   HurrayDescriptorFields f;
-  hurray_descriptor_fields(d, &f);
+  assert_int_equal(hurray_descriptor_fields(d, &f), HURRAY_OK);
   assert_int_equal(f.layout.u.coo.nnz, 3);
   assert_int_equal(f.layout.u.coo.is_sorted, 1);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
   w_coo_f32_4x4(&w, 0, 0, 0); /* empty: nnz 0, empty buffers */
   w_finish(&w);
   expect_roundtrip_w(&w, 0);
@@ -465,10 +465,10 @@ static void test_layout_csr_csc(void **state) {
     w_finish(&w);
     HurrayDescriptor *d = expect_roundtrip(w.b, w.n, 0);
     HurrayDescriptorFields f;
-    hurray_descriptor_fields(d, &f);
+    assert_int_equal(hurray_descriptor_fields(d, &f), HURRAY_OK);
     assert_int_equal(f.layout.u.csr.nnz, 2);
     assert_int_equal(f.buffer_count, 3);
-    hurray_descriptor_destroy(d);
+    assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
     for (size_t k = 0; k < 8; k++) {
       w_csr(&w, tag);
       w.b[44 + 8 + k] = 1;
@@ -501,16 +501,16 @@ static void test_layout_csf(void **state) {
   w_finish(&w);
   HurrayDescriptor *d = expect_roundtrip(w.b, w.n, 0);
   HurrayDescriptorFields f;
-  hurray_descriptor_fields(d, &f);
+  assert_int_equal(hurray_descriptor_fields(d, &f), HURRAY_OK);
   assert_int_equal(f.layout.u.csf.nnz, 4);
   assert_int_equal(f.layout.u.csf.mode_order[2], 2);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
   w_csf(&w, (const uint32_t[]){2, 0, 1}, 0);
   w_finish(&w);
   d = expect_roundtrip(w.b, w.n, 0);
-  hurray_descriptor_fields(d, &f);
+  assert_int_equal(hurray_descriptor_fields(d, &f), HURRAY_OK);
   assert_int_equal(f.layout.u.csf.mode_order[0], 2);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
   for (size_t k = 0; k < 8; k++) {
     w_csf(&w, (const uint32_t[]){0, 1, 2}, 4);
     w.b[72 + k] = 0x10;
@@ -547,7 +547,7 @@ static void test_layout_block_paged(void **state) {
   w_finish(&w);
   HurrayDescriptor *d = expect_roundtrip(w.b, w.n, 0);
   HurrayDescriptorFields f;
-  hurray_descriptor_fields(d, &f);
+  assert_int_equal(hurray_descriptor_fields(d, &f), HURRAY_OK);
   assert_int_equal(f.layout.u.block_paged.page_size, 16);
   assert_int_equal(f.layout.u.block_paged.num_pages, 2);
   assert_int_equal(f.layout.u.block_paged.paged_axis, 0);
@@ -555,7 +555,7 @@ static void test_layout_block_paged(void **state) {
   assert_int_equal(f.layout.u.block_paged.kv_role, 1);
   assert_int_equal(f.layout.u.block_paged.layer_index, 5);
   assert_int_equal(f.layout.u.block_paged.block_table_index_type, 0);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
   /* The six reserved bytes at payload offset 26. */
   for (size_t k = 0; k < 6; k++) {
     w_block_paged(&w, 0);
@@ -583,11 +583,11 @@ static void test_layout_composite(void **state) {
   w_finish(&w);
   HurrayDescriptor *d = expect_roundtrip(w.b, w.n, 0);
   HurrayDescriptorFields f;
-  hurray_descriptor_fields(d, &f);
+  assert_int_equal(hurray_descriptor_fields(d, &f), HURRAY_OK);
   assert_int_equal(f.layout.u.composite.rule, HURRAY_COMPOSITE_PARTITION);
   assert_int_equal(f.layout.u.composite.member_count, 2);
   assert_int_equal(f.buffer_count, 0);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
   w_composite(&w, HURRAY_COMPOSITE_OVERLAY, HURRAY_COMBINE_ADD, 3);
   w_finish(&w);
   expect_roundtrip_w(&w, 0);

@@ -30,7 +30,7 @@ static void test_reserved_type_tags(void **state) {
     HurrayDescriptor *r = NULL;
     assert_int_equal(hurray_descriptor_from_fields(&f, 0, &r, NULL), HURRAY_ERR_INVALID_TYPE);
     assert_null(r);
-    hurray_descriptor_destroy(d);
+    assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
   }
   /* Invalid stays invalid. */
   for (int t = 0; t < 2; t++) {
@@ -77,7 +77,7 @@ static void test_opaque_layout(void **state) {
     assert_int_equal(hurray_descriptor_from_fields(&f, PERM, &r, NULL),
                      HURRAY_ERR_INVALID_LAYOUT);
     assert_null(r);
-    hurray_descriptor_destroy(d);
+    assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
   }
   /* An empty opaque payload: the descriptor ends right after byte_offset. */
   W w;
@@ -86,12 +86,12 @@ static void test_opaque_layout(void **state) {
   w_finish(&w);
   HurrayDescriptor *d = expect_roundtrip(w.b, w.n, PERM);
   assert_int_equal(fields_of(d).layout.u.opaque.len, 0);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
   /* Private type with an opaque layout still needs HAS_EXTENSION_TYPE. */
   w.b[14] = 0xF5;
   expect_reject(&w, PERM, HURRAY_ERR_INVALID_LAYOUT, "flags");
   w.b[10] = HURRAY_FLAG_HAS_EXTENSION_TYPE;
-  hurray_descriptor_destroy(expect_roundtrip(w.b, w.n, PERM));
+  assert_int_equal(hurray_descriptor_destroy(expect_roundtrip(w.b, w.n, PERM)), HURRAY_OK);
   /* Invalid layout tags stay invalid. */
   w.b[10] = 0;
   w.b[14] = HURRAY_DTYPE_FLOAT32;
@@ -123,7 +123,7 @@ static void test_private_layout(void **state) {
       assert_int_equal(f.layout.u.private_ext.data_len, len);
       if (len) assert_memory_equal(f.layout.u.private_ext.data, data, len);
       assert_int_equal(f.buffer_count, 1);
-      hurray_descriptor_destroy(d);
+      assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
       /* extension_data_length past the end. */
       w.b[44 + 8] = 0xFF;
       expect_reject(&w, PERM, HURRAY_ERR_INVALID_LAYOUT, "layout.data");
@@ -160,8 +160,8 @@ static void test_reserved_flag_bits_and_trailing(void **state) {
   HurrayDescriptor *r = NULL;
   assert_int_equal(hurray_descriptor_from_fields(&f, PERM, &r, NULL), HURRAY_OK);
   assert_true(hurray_descriptor_equal(d, r));
-  hurray_descriptor_destroy(r);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(r), HURRAY_OK);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
 }
 
 static void test_reserved_device_and_class(void **state) {
@@ -181,7 +181,7 @@ static void test_reserved_device_and_class(void **state) {
     assert_int_equal(hurray_descriptor_buffer(d, 0, &h), HURRAY_OK);
     assert_int_equal(h->device_tag, k[i].dev);
     assert_int_equal(h->memory_class, k[i].cls);
-    hurray_descriptor_destroy(d);
+    assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
   }
   /* Invalid bytes, the reserved handle byte and bad sync modes stay rejected. */
   W w;
@@ -214,7 +214,7 @@ static void test_unknown_values_kept(void **state) {
   w_finish(&w);
   HurrayDescriptor *d = expect_roundtrip(w.b, w.n, PERM);
   assert_int_equal(fields_of(d).layout.u.coo.is_sorted, 2);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
 
   /* Statistics: reserved mask bit and a has_nan byte of 2. */
   w_dense_f32_3x4(&w, HURRAY_FLAG_HAS_STATISTICS);
@@ -224,7 +224,7 @@ static void test_unknown_values_kept(void **state) {
   d = expect_roundtrip(w.b, w.n, PERM);
   assert_int_equal(fields_of(d).statistics->has_nan, 2);
   assert_int_equal(fields_of(d).statistics->computed_mask, HURRAY_STAT_NAN_INF_VALID | 0x40);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
   /* ...but known rules on known fields still apply. */
   w_dense_f32_3x4(&w, HURRAY_FLAG_HAS_STATISTICS);
   w_stats(&w, HURRAY_STAT_SPARSITY_VALID, 0, 2.0, 0, 0, 0, 0, 0);
@@ -238,7 +238,7 @@ static void test_unknown_values_kept(void **state) {
   w_finish(&w);
   d = expect_roundtrip(w.b, w.n, PERM);
   assert_int_equal(fields_of(d).composite_member->role, 7);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
 
   /* Extension type with is_float = 3 and has_inf = 2. */
   w_header(&w, 0, HURRAY_FLAG_HAS_EXTENSION_TYPE, 0xF8, HURRAY_LAYOUT_ROW_MAJOR, 2);
@@ -250,7 +250,7 @@ static void test_unknown_values_kept(void **state) {
   expect_reject(&w, 0, HURRAY_ERR_INVALID_TYPE, "extension_type.is_float");
   d = expect_roundtrip(w.b, w.n, PERM);
   assert_int_equal(fields_of(d).extension_type->is_float, 3);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
   /* The packing rule does not depend on unknown values: still enforced. */
   w.b[61 + 4] = 2;
   expect_reject(&w, PERM, HURRAY_ERR_INVALID_LAYOUT, "extension_type.packing_factor");
@@ -275,7 +275,7 @@ static void test_unknown_quant_scheme_kept(void **state) {
   assert_int_equal(f.quantization->scheme, 0x3A);
   assert_int_equal(f.quantization->raw_len, 11);
   assert_memory_equal(f.quantization->raw, w.b + 65, 11);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
 }
 
 static void test_trailing_in_minor_zero(void **state) {
@@ -293,7 +293,7 @@ static void test_trailing_in_minor_zero(void **state) {
   /* ...and accepts them in a 1.1 one. */
   f.version_minor = 1;
   assert_int_equal(hurray_descriptor_validate(&f, 0, NULL), HURRAY_OK);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
 }
 
 int main(void) {

@@ -31,22 +31,22 @@ static void test_quantization_framing(void **state) {
   w_finish(&w);
   HurrayDescriptor *d = expect_roundtrip(w.b, w.n, 0);
   HurrayDescriptorFields f;
-  hurray_descriptor_fields(d, &f);
+  assert_int_equal(hurray_descriptor_fields(d, &f), HURRAY_OK);
   assert_non_null(f.quantization);
   assert_int_equal(f.flags, HURRAY_FLAG_HAS_QUANTIZATION);
   assert_int_equal(f.quantization->scheme, HURRAY_QUANT_PER_TENSOR_AFFINE);
   assert_int_equal(f.quantization->version, 1);
   assert_int_equal(f.quantization->raw_len, 16);
   assert_memory_equal(f.quantization->raw, w.b + 65, 16);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
 
   /* Writer padding after the scheme payload travels with the section. */
   w_int8_quant(&w, 0x3F000000u, 24);
   w_finish(&w);
   d = expect_roundtrip(w.b, w.n, 0);
-  hurray_descriptor_fields(d, &f);
+  assert_int_equal(hurray_descriptor_fields(d, &f), HURRAY_OK);
   assert_int_equal(f.quantization->raw_len, 24);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
 
   /* A length running past descriptor_length. */
   w_int8_quant(&w, 0x3F000000u, 16);
@@ -73,12 +73,12 @@ static void test_quantization_subnormal_scale_bits(void **state) {
     w_finish(&w);
     HurrayDescriptor *d = expect_roundtrip(w.b, w.n, 0);
     HurrayDescriptorFields f;
-    hurray_descriptor_fields(d, &f);
+    assert_int_equal(hurray_descriptor_fields(d, &f), HURRAY_OK);
     assert_int_equal(hurray__ld32(f.quantization->raw + 4), bits[i]);
     /* When the scheme parser fills the typed fields, they keep the bits too. */
     uint32_t typed = hurray__f32_bits(f.quantization->u.per_tensor.scale);
     if (typed != 0) assert_int_equal(typed, bits[i]);
-    hurray_descriptor_destroy(d);
+    assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
   }
 }
 
@@ -106,7 +106,7 @@ static void test_quantization_from_typed_fields(void **state) {
   HurrayStatus st = hurray_descriptor_from_fields(&f, 0, &d, &err);
   if (st != HURRAY_OK) fail_msg("%s", err.message);
   HurrayDescriptorFields g;
-  hurray_descriptor_fields(d, &g);
+  assert_int_equal(hurray_descriptor_fields(d, &g), HURRAY_OK);
   assert_int_equal(g.flags, HURRAY_FLAG_HAS_QUANTIZATION);
   assert_non_null(g.quantization->raw);
   assert_int_equal(g.quantization->raw_len, hurray__quant_encoded_len(&q));
@@ -115,8 +115,8 @@ static void test_quantization_from_typed_fields(void **state) {
   uint8_t out[256];
   uint64_t n = 0;
   assert_int_equal(hurray_descriptor_encode(d, out, sizeof out, &n), HURRAY_OK);
-  hurray_descriptor_destroy(expect_roundtrip(out, n, 0));
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(expect_roundtrip(out, n, 0)), HURRAY_OK);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
   /* Validation alone accepts the same typed fields (raw_len is ignored while
    * raw is NULL). */
   q.raw_len = 12345;
@@ -143,11 +143,11 @@ static void test_shard(void **state) {
   w_shard(&w, 8, 4, 8, 8, 0, 4);
   HurrayDescriptor *d = expect_roundtrip(w.b, w.n, 0);
   HurrayDescriptorFields f;
-  hurray_descriptor_fields(d, &f);
+  assert_int_equal(hurray_descriptor_fields(d, &f), HURRAY_OK);
   assert_non_null(f.shard);
   assert_int_equal(f.shard->parent_shape[1], 8);
   assert_int_equal(f.shard->offset[1], 4);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
   /* offset + shape == parent is the boundary. */
   w_shard(&w, 8, 4, 8, 4, 0, 0);
   expect_roundtrip_w(&w, 0);
@@ -225,7 +225,7 @@ static void test_statistics(void **state) {
   w_dense_stats(&w, HURRAY_STAT_KNOWN, 12, 0.0, 1.0, 2, 4, 0, 1);
   HurrayDescriptor *d = expect_roundtrip(w.b, w.n, 0);
   HurrayDescriptorFields f;
-  hurray_descriptor_fields(d, &f);
+  assert_int_equal(hurray_descriptor_fields(d, &f), HURRAY_OK);
   assert_non_null(f.statistics);
   assert_int_equal(f.statistics->computed_mask, HURRAY_STAT_KNOWN);
   assert_int_equal(f.statistics->nnz, 12);
@@ -236,7 +236,7 @@ static void test_statistics(void **state) {
   assert_int_equal(f.statistics->nm_n, 2);
   assert_int_equal(f.statistics->nm_m, 4);
   assert_int_equal(f.statistics->has_inf, 1);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
 
   /* Reserved mask bits. */
   for (unsigned bit = 6; bit < 32; bit += 5) {
@@ -355,7 +355,7 @@ static void test_statistics_float_bits(void **state) {
   /* value_stddev (index 5 above = +inf) is only checked with VALUE_STATS_VALID. */
   HurrayDescriptor *d = expect_roundtrip(w.b, w.n, 0);
   HurrayDescriptorFields f;
-  hurray_descriptor_fields(d, &f);
+  assert_int_equal(hurray_descriptor_fields(d, &f), HURRAY_OK);
   const double got[6] = {f.statistics->sparsity_ratio, f.statistics->value_min,
                          f.statistics->value_max,      f.statistics->value_abs_max,
                          f.statistics->value_mean,     f.statistics->value_stddev};
@@ -376,9 +376,9 @@ static void test_statistics_float_bits(void **state) {
   HurrayDescriptor *r2 = NULL;
   assert_int_equal(hurray_descriptor_from_fields(&g, 0, &r2, NULL), HURRAY_OK);
   assert_false(hurray_descriptor_equal(r, r2));
-  hurray_descriptor_destroy(r2);
-  hurray_descriptor_destroy(r);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(r2), HURRAY_OK);
+  assert_int_equal(hurray_descriptor_destroy(r), HURRAY_OK);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
 }
 
 /* ---- extension type -------------------------------------------------------------- */
@@ -482,9 +482,9 @@ static void test_composite_member(void **state) {
     if (role <= 1) {
       HurrayDescriptor *d = expect_roundtrip(w.b, w.n, 0);
       HurrayDescriptorFields f;
-      hurray_descriptor_fields(d, &f);
+      assert_int_equal(hurray_descriptor_fields(d, &f), HURRAY_OK);
       assert_int_equal(f.composite_member->role, role);
-      hurray_descriptor_destroy(d);
+      assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
     } else {
       expect_reject(&w, 0, HURRAY_ERR_INVALID_COMPOSITE, "composite_member.role");
     }
@@ -512,7 +512,7 @@ static void test_composite_member(void **state) {
   w_member(&w, HURRAY_MEMBER_ROLE_BASE, bigger, down);
   expect_reject(&w, 0, HURRAY_ERR_INVALID_COMPOSITE, "shard.offset[0]");
   w_member(&w, HURRAY_MEMBER_ROLE_CORRECTION, bigger, down);
-  hurray_descriptor_destroy(expect_roundtrip(w.b, w.n, 0));
+  assert_int_equal(hurray_descriptor_destroy(expect_roundtrip(w.b, w.n, 0)), HURRAY_OK);
 }
 
 /* ---- section order (docs/decisions.md § Descriptor encoding) ----------------------- */
@@ -542,7 +542,7 @@ static void test_section_order(void **state) {
   assert_int_equal(w.n, 61 + 32 + 72 + 20 + 16);
   HurrayDescriptor *d = expect_roundtrip(w.b, w.n, 0);
   HurrayDescriptorFields f;
-  hurray_descriptor_fields(d, &f);
+  assert_int_equal(hurray_descriptor_fields(d, &f), HURRAY_OK);
   HurrayOffsets o;
   hurray__descriptor_offsets(&f, &o);
   assert_int_equal(o.shard, shard_at);
@@ -553,7 +553,7 @@ static void test_section_order(void **state) {
   assert_int_equal(o.end, w.n);
   assert_int_equal(o.quantization, shard_at);
   assert_int_equal(f.flags, flags);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
 
   /* The same sections in flag-bit order (extension before statistics) is not
    * a valid encoding. */

@@ -245,14 +245,14 @@ static inline HurrayDescriptor *expect_roundtrip(const uint8_t *b, size_t n, uin
   assert_memory_equal(out, b, n);
 
   expect_walk_covers(b, n, options);
-  hurray_descriptor_destroy(c);
-  hurray_descriptor_destroy(r);
+  assert_int_equal(hurray_descriptor_destroy(c), HURRAY_OK);
+  assert_int_equal(hurray_descriptor_destroy(r), HURRAY_OK);
   free(out);
   return d;
 }
 
 static inline void expect_roundtrip_w(const W *w, uint32_t options) {
-  hurray_descriptor_destroy(expect_roundtrip(w->b, w->n, options));
+  assert_int_equal(hurray_descriptor_destroy(expect_roundtrip(w->b, w->n, options)), HURRAY_OK);
 }
 
 #endif

@@ -127,7 +127,7 @@ static HurrayStatus consume(const HurrayBufferList *list, const HurrayTensorCont
     r->first_byte[i] = size != 0 ? *(const uint8_t *)data : 0;
   }
 done:
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
   return st;
 }
 

@@ -164,10 +164,10 @@ static void test_group_round_trip(void **state) {
     hurray_file_close(&f);
   }
   hurray_file_node_destroy(NULL);
-  hurray_descriptor_destroy(g);
-  hurray_descriptor_destroy(a);
-  hurray_descriptor_destroy(b);
-  hurray_descriptor_destroy(z);
+  assert_int_equal(hurray_descriptor_destroy(g), HURRAY_OK);
+  assert_int_equal(hurray_descriptor_destroy(a), HURRAY_OK);
+  assert_int_equal(hurray_descriptor_destroy(b), HURRAY_OK);
+  assert_int_equal(hurray_descriptor_destroy(z), HURRAY_OK);
 }
 
 static void test_nested_with_sorted_index(void **state) {
@@ -214,8 +214,8 @@ static void test_nested_with_sorted_index(void **state) {
   assert_int_equal(hurray_file_composite(f, find(f, "y"), &tree, &e), HURRAY_OK);
   hurray_file_node_destroy(&tree);
   hurray_file_close(&f);
-  hurray_descriptor_destroy(g2);
-  hurray_descriptor_destroy(leafd);
+  assert_int_equal(hurray_descriptor_destroy(g2), HURRAY_OK);
+  assert_int_equal(hurray_descriptor_destroy(leafd), HURRAY_OK);
 }
 
 static void test_partition_round_trip(void **state) {
@@ -243,9 +243,9 @@ static void test_partition_round_trip(void **state) {
   assert_memory_equal(q, r, 32);
   hurray_file_node_destroy(&tree);
   hurray_file_close(&f);
-  hurray_descriptor_destroy(h);
-  hurray_descriptor_destroy(left);
-  hurray_descriptor_destroy(right);
+  assert_int_equal(hurray_descriptor_destroy(h), HURRAY_OK);
+  assert_int_equal(hurray_descriptor_destroy(left), HURRAY_OK);
+  assert_int_equal(hurray_descriptor_destroy(right), HURRAY_OK);
 }
 
 static void test_writer_rejects(void **state) {
@@ -322,9 +322,9 @@ static void test_writer_rejects(void **state) {
   assert_int_equal(hurray_file_composite(f, find(f, "h"), &tree, &e), HURRAY_OK);
   hurray_file_node_destroy(&tree);
   hurray_file_close(&f);
-  hurray_descriptor_destroy(g2);
-  hurray_descriptor_destroy(g1);
-  hurray_descriptor_destroy(leafd);
+  assert_int_equal(hurray_descriptor_destroy(g2), HURRAY_OK);
+  assert_int_equal(hurray_descriptor_destroy(g1), HURRAY_OK);
+  assert_int_equal(hurray_descriptor_destroy(leafd), HURRAY_OK);
 }
 
 static void test_reader_rejects_torn_and_deep(void **state) {
@@ -386,10 +386,10 @@ static void test_reader_rejects_torn_and_deep(void **state) {
   hurray_file_node_destroy(&tree);
   hurray_file_close(&f);
   free(im.p);
-  hurray_descriptor_destroy(g3);
-  hurray_descriptor_destroy(g2);
-  hurray_descriptor_destroy(g1);
-  hurray_descriptor_destroy(leafd);
+  assert_int_equal(hurray_descriptor_destroy(g3), HURRAY_OK);
+  assert_int_equal(hurray_descriptor_destroy(g2), HURRAY_OK);
+  assert_int_equal(hurray_descriptor_destroy(g1), HURRAY_OK);
+  assert_int_equal(hurray_descriptor_destroy(leafd), HURRAY_OK);
 }
 
 
@@ -443,11 +443,11 @@ static void test_composition_rules(void **state) {
   hurray_file_tensor_release(&t);
   hurray_file_close(&f);
   free(im.p);
-  hurray_descriptor_destroy(h);
-  hurray_descriptor_destroy(ov);
-  hurray_descriptor_destroy(left);
-  hurray_descriptor_destroy(right);
-  hurray_descriptor_destroy(mid);
+  assert_int_equal(hurray_descriptor_destroy(h), HURRAY_OK);
+  assert_int_equal(hurray_descriptor_destroy(ov), HURRAY_OK);
+  assert_int_equal(hurray_descriptor_destroy(left), HURRAY_OK);
+  assert_int_equal(hurray_descriptor_destroy(right), HURRAY_OK);
+  assert_int_equal(hurray_descriptor_destroy(mid), HURRAY_OK);
 }
 
 static size_t g_max_alloc;
@@ -483,8 +483,8 @@ static void test_huge_member_count_allocates_nothing(void **state) {
   hurray_file_close(&f);
   hurray_set_allocator(NULL);
   free(im.p);
-  hurray_descriptor_destroy(g);
-  hurray_descriptor_destroy(leafd);
+  assert_int_equal(hurray_descriptor_destroy(g), HURRAY_OK);
+  assert_int_equal(hurray_descriptor_destroy(leafd), HURRAY_OK);
 }
 
 static void test_composite_allocation_failures(void **state) {
@@ -518,8 +518,8 @@ static void test_composite_allocation_failures(void **state) {
     assert_true(n < 200);
   }
   hurray_set_allocator(NULL);
-  hurray_descriptor_destroy(g2);
-  hurray_descriptor_destroy(leafd);
+  assert_int_equal(hurray_descriptor_destroy(g2), HURRAY_OK);
+  assert_int_equal(hurray_descriptor_destroy(leafd), HURRAY_OK);
 }
 
 int main(void) {

@@ -41,7 +41,7 @@ static void write_many(const char *path, int n, bool sorted) {
   assert_int_equal(hurray_file_writer_add_kv(w, "count", 5, &v, &e), HURRAY_OK);
   assert_int_equal(hurray_file_writer_finish(w, &e), HURRAY_OK);
   hurray_file_writer_destroy(&w);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
 }
 
 static void fetch_one(const HurrayFile *f, const char *name, HurrayStatus want) {

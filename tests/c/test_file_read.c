@@ -38,9 +38,9 @@ static uint8_t *base_file(size_t *len) {
   assert_int_equal(hurray_file_writer_add_kv(w, "k", 1, &v, &e), HURRAY_OK);
   assert_int_equal(hurray_file_writer_finish(w, &e), HURRAY_OK);
   hurray_file_writer_destroy(&w);
-  hurray_descriptor_destroy(d0);
-  hurray_descriptor_destroy(d1);
-  hurray_descriptor_destroy(d2);
+  assert_int_equal(hurray_descriptor_destroy(d0), HURRAY_OK);
+  assert_int_equal(hurray_descriptor_destroy(d1), HURRAY_OK);
+  assert_int_equal(hurray_descriptor_destroy(d2), HURRAY_OK);
   uint8_t *p = tf_load(path, len);
   assert_int_equal(*len, 20496 + 8 + 36 * 3 + 40);
   assert_int_equal(hurray__ld64(p + *len - 40), 20496);
@@ -145,7 +145,7 @@ static void test_base_file_reads(void **state) {
     uint64_t bytes;
     assert_int_equal(hurray_descriptor_data_bytes(d, &bytes), HURRAY_OK);
     assert_int_equal(bytes, 5);
-    hurray_descriptor_destroy(d);
+    assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
     const HurrayKvValue *v;
     assert_int_equal(hurray_file_kv_find(f, "k", 1, &v), HURRAY_OK);
     assert_true(v->tag == HURRAY_KV_INT64 && v->v.i64 == 7);
@@ -299,7 +299,9 @@ static void expect_names(const uint8_t *p, size_t len, HurrayStatus status, cons
   check_finds(f); /* scanning */
   for (unsigned k = 0; k < HURRAY__FILE_SCAN_FINDS; k++) {
     uint64_t idx;
-    (void)hurray_file_find(f, "t0", 2, &idx);
+    /* Only the number of finds matters here: "t0" may be missing or repeated. */
+    HurrayStatus st = hurray_file_find(f, "t0", 2, &idx);
+    assert_true(st == HURRAY_OK || st == HURRAY_ERR_NOT_FOUND || st == HURRAY_ERR_DUPLICATE_NAME);
   }
   assert_int_not_equal(hurray__file_lookup_kind(f), -1);
   check_finds(f); /* with the lookup structure */
@@ -447,7 +449,7 @@ static void test_out_of_order_index(void **state) {
     HurrayError err;
     assert_int_equal(hurray_file_tensor(f, idx, &t, &err), HURRAY_OK);
     const void *q;
-    hurray_file_tensor_buffer(t, 0, &q, NULL);
+    assert_int_equal(hurray_file_tensor_buffer(t, 0, &q, NULL), HURRAY_OK);
     assert_int_equal(((const uint8_t *)q)[9], pos + 1);
     hurray_file_tensor_release(&t);
   }
@@ -462,7 +464,7 @@ static void test_out_of_order_index(void **state) {
   tf_finish(&im, e, 3, NULL, 0, HURRAY_FILE_FLAG_HAS_INDEX_CRC32C, 4096);
   expect_overlap(im.p, im.len, "index[0].descriptor_offset");
   free(im.p);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
 }
 
 static void test_fetch_rules(void **state) {
@@ -513,6 +515,12 @@ static void test_fetch_rules(void **state) {
         /* A descriptor error names the tensor and a file offset. */
         assert_non_null(strstr(e.message, "\"t0\""));
         assert_int_equal(e.offset, 64);
+        /* ... in the message; the reason is the decoder's alone. */
+        assert_string_equal(e.field, "magic");
+        assert_true(e.reason[0] != '\0');
+        assert_null(strstr(e.reason, "t0"));
+        assert_null(strstr(e.reason, "at byte"));
+        assert_string_equal(e.message + strlen(e.message) - strlen(e.reason), e.reason);
       }
       /* The other tensors are unaffected. */
       for (uint64_t i = 0; i < 3; i++) {
@@ -874,7 +882,7 @@ static void test_hash_flooding_falls_back(void **state) {
     uint64_t idx;
     assert_int_equal(hurray_file_find(f, name, strlen(name), &idx), HURRAY_OK);
     HurrayFileEntry en;
-    hurray_file_entry(f, idx, &en);
+    assert_int_equal(hurray_file_entry(f, idx, &en), HURRAY_OK);
     assert_memory_equal(en.name, name, en.name_len);
   }
   assert_int_equal(hurray__file_lookup_kind(f), HURRAY__LOOKUP_PERM);
@@ -902,7 +910,7 @@ static void test_hash_flooding_falls_back(void **state) {
   hurray_file_close(&g);
   free(p);
   hurray__name_hash_test_constant(false);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
 }
 
 /* ---- the reference implementation's file ------------------------------------------ */
@@ -925,7 +933,7 @@ static void test_golden_basic(void **state) {
     HurrayStatus st = hurray_file_open(path, &o, &f, &e);
     if (st != HURRAY_OK) fail_msg("%s", e.message);
     HurrayFileInfo in;
-    hurray_file_info(f, &in);
+    assert_int_equal(hurray_file_info(f, &in), HURRAY_OK);
     assert_int_equal(in.flags, HURRAY_FILE_FLAG_HAS_INDEX_CRC32C); /* KV flag clear */
     assert_int_equal(in.index_crc32c, 0x51349F72u);
     assert_int_equal(hurray_file_tensor_count(f), 2);
@@ -946,7 +954,7 @@ static void test_golden_basic(void **state) {
       if (st != HURRAY_OK) fail_msg("%s", e.message);
       const HurrayDescriptor *d = hurray_file_tensor_descriptor(t);
       uint8_t type;
-      hurray_descriptor_element_type_tag(d, &type);
+      assert_int_equal(hurray_descriptor_element_type_tag(d, &type), HURRAY_OK);
       assert_int_equal(type, want[i].type);
       uint64_t dims[2];
       uintptr_t rank = 2;

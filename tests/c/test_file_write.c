@@ -135,8 +135,8 @@ static void test_layout_is_spec_literal(void **state) {
   assert_int_equal(hurray__ld32(p + len - 40 + 24), 0);
   assert_int_equal(hurray__ld64(p + len - 40), 8192); /* index after the padded buffer */
   free(p);
-  hurray_descriptor_destroy(w32);
-  hurray_descriptor_destroy(b8);
+  assert_int_equal(hurray_descriptor_destroy(w32), HURRAY_OK);
+  assert_int_equal(hurray_descriptor_destroy(b8), HURRAY_OK);
 }
 
 static void test_empty_file_and_empty_tensors(void **state) {
@@ -204,9 +204,9 @@ static void test_empty_file_and_empty_tensors(void **state) {
     }
     hurray_file_close(&f);
   }
-  hurray_descriptor_destroy(z);
-  hurray_descriptor_destroy(z2);
-  hurray_descriptor_destroy(one);
+  assert_int_equal(hurray_descriptor_destroy(z), HURRAY_OK);
+  assert_int_equal(hurray_descriptor_destroy(z2), HURRAY_OK);
+  assert_int_equal(hurray_descriptor_destroy(one), HURRAY_OK);
 }
 
 static void test_alignment_option(void **state) {
@@ -263,8 +263,8 @@ static void test_alignment_option(void **state) {
                    HURRAY_ERR_INVALID_ARGUMENT);
   assert_string_equal(e.field, "buffers[0]");
   hurray_file_writer_destroy(&w);
-  hurray_descriptor_destroy(d);
-  hurray_descriptor_destroy(d64);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
+  assert_int_equal(hurray_descriptor_destroy(d64), HURRAY_OK);
 }
 
 static void test_sorted_index(void **state) {
@@ -283,7 +283,7 @@ static void test_sorted_index(void **state) {
   HurrayError e;
   assert_int_equal(hurray_file_open(path, NULL, &f, &e), HURRAY_OK);
   HurrayFileInfo info;
-  hurray_file_info(f, &info);
+  assert_int_equal(hurray_file_info(f, &info), HURRAY_OK);
   assert_true(info.flags & HURRAY_FILE_FLAG_SORTED_INDEX);
   /* Index order is byte order of the names. */
   static const char *want[] = {"Beta", "a", "alpha", "alpha2", "zeta", "\xC3\xA9t\xC3\xA9"};
@@ -312,7 +312,7 @@ static void test_sorted_index(void **state) {
     uint64_t idx;
     assert_int_equal(hurray_file_find(f, names[i], strlen(names[i]), &idx), HURRAY_OK);
     HurrayFileEntry en;
-    hurray_file_entry(f, idx, &en);
+    assert_int_equal(hurray_file_entry(f, idx, &en), HURRAY_OK);
     assert_memory_equal(en.name, names[i], en.name_len);
   }
   uint64_t idx;
@@ -321,7 +321,7 @@ static void test_sorted_index(void **state) {
   assert_int_equal(hurray_file_find(f, "", 0, &idx), HURRAY_ERR_NOT_FOUND);
   assert_int_equal(hurray_file_position(f, 6, &idx), HURRAY_ERR_INDEX_OUT_OF_BOUNDS);
   hurray_file_close(&f);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
 }
 
 /* ---- argument checks ---------------------------------------------------------------- */
@@ -377,7 +377,7 @@ static void test_add_tensor_rejects(void **state) {
   assert_int_equal(idx, 0);
   hurray_file_close(&f);
   free(long_name);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
 
   /* NULL writer / after finish. */
   assert_int_equal(hurray_file_writer_add_tensor(NULL, "t", 1, d, bufs, NULL, &e),
@@ -395,7 +395,7 @@ static void test_add_tensor_rejects(void **state) {
   hurray_file_writer_destroy(&w); /* NULL-safe */
   hurray_file_writer_destroy(NULL);
   hurray_file_writer_abort(NULL);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
 }
 
 static void test_open_rejects(void **state) {
@@ -469,8 +469,8 @@ static void test_durable_write_behind_windows(void **state) {
   }
   hurray_file_close(&f);
   assert_int_equal(tf_dir_entries(), 1); /* no temporary file left */
-  hurray_descriptor_destroy(bd);
-  hurray_descriptor_destroy(sd);
+  assert_int_equal(hurray_descriptor_destroy(bd), HURRAY_OK);
+  assert_int_equal(hurray_descriptor_destroy(sd), HURRAY_OK);
   free(big);
   free(small);
 }
@@ -484,7 +484,7 @@ static void write_old(const char *path, uint8_t v) {
   memset(data, v, 8);
   add(w, "old", d, data);
   finish(&w);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
 }
 
 static void expect_old(const char *path, uint8_t v) {
@@ -537,7 +537,7 @@ static void test_target_untouched_until_finish(void **state) {
   finish(&w);
   assert_int_equal(tf_dir_entries(), 1);
   expect_old(path, 2);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
 }
 
 #if defined(_WIN32)
@@ -710,7 +710,7 @@ static uint8_t *write_mixed(const char *path, bool prealloc, bool *did, size_t *
     char name[8];
     snprintf(name, sizeof name, "t%zu", k);
     add(w, name, d, data);
-    hurray_descriptor_destroy(d);
+    assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
     free(data);
   }
   finish(&w);
@@ -814,7 +814,7 @@ static void test_writer_allocation_failures(void **state) {
     unlink(tf_path("oom.hrry"));
   }
   hurray_set_allocator(NULL);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
 }
 
 int main(int argc, char **argv) {

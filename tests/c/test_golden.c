@@ -54,7 +54,7 @@ static void check_one(const char *dir, const VjValue *entry) {
   HurrayDescriptor *d2 = NULL;
   assert_int_equal(hurray_descriptor_decode(bytes, len, &d2), HURRAY_OK);
   assert_true(hurray_descriptor_equal(d, d2));
-  hurray_descriptor_destroy(d2);
+  assert_int_equal(hurray_descriptor_destroy(d2), HURRAY_OK);
 
   uint8_t major = 0, minor = 0;
   assert_int_equal(hurray_descriptor_version(d, &major, &minor), HURRAY_OK);
@@ -132,8 +132,8 @@ static void check_one(const char *dir, const VjValue *entry) {
 
   printf("golden: %-45s ok (%zu bytes)\n", file, len);
   free(out);
-  hurray_descriptor_destroy(rebuilt);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(rebuilt), HURRAY_OK);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
   free(bytes);
 }
 

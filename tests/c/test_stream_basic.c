@@ -61,7 +61,7 @@ static void test_memory_round_trip(void **state) {
   assert_memory_equal(bytes + dlen + 12, "HRRY", 4); /* next frame follows at once */
   free(pat);
   free(enc);
-  hurray_descriptor_destroy(d0);
+  assert_int_equal(hurray_descriptor_destroy(d0), HURRAY_OK);
 
   HurrayStreamReader *r = NULL;
   assert_int_equal(hurray_stream_reader_from_memory(bytes, len, NULL, &r), HURRAY_OK);
@@ -91,8 +91,8 @@ static void test_zero_copy_views(void **state) {
   /* Place the stream so that the first buffer lands on a 64-byte boundary. */
   HurrayDescriptor *d0 = su_dense(3);
   uint64_t dlen = 0;
-  hurray_descriptor_encoded_len(d0, &dlen);
-  hurray_descriptor_destroy(d0);
+  assert_int_equal(hurray_descriptor_encoded_len(d0, &dlen), HURRAY_OK);
+  assert_int_equal(hurray_descriptor_destroy(d0), HURRAY_OK);
   uint8_t *raw = hurray_alloc(len + 128, 64);
   assert_non_null(raw);
   size_t shift = (size_t)((64 - dlen % 64) % 64);
@@ -294,7 +294,7 @@ static void test_writer_after_finish(void **state) {
   hurray_stream_writer_destroy(&w);
   close(fds[0]);
   close(fds[1]);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
 }
 
 static void test_writer_validates_buffers(void **state) {
@@ -329,14 +329,14 @@ static void test_writer_validates_buffers(void **state) {
   /* the accept side of the boundary */
   assert_int_equal(hurray_stream_writer_write(w, d, bufs, sizes, 1, &e), HURRAY_OK);
   uint64_t dlen = 0;
-  hurray_descriptor_encoded_len(d, &dlen);
+  assert_int_equal(hurray_descriptor_encoded_len(d, &dlen), HURRAY_OK);
   assert_int_equal(hurray_stream_writer_offset(w), dlen + 16);
   /* an empty buffer may have a NULL pointer */
   HurrayDescriptor *empty = su_dense(0);
   sizes[0] = 0;
   assert_int_equal(hurray_stream_writer_write(w, empty, nulls, sizes, 1, &e), HURRAY_OK);
-  hurray_descriptor_destroy(empty);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(empty), HURRAY_OK);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
   hurray_stream_writer_destroy(&w);
   /* unknown flags */
   assert_int_equal(hurray_stream_writer_to_memory(0x80, &w), HURRAY_ERR_INVALID_ARGUMENT);
@@ -388,7 +388,7 @@ static void test_plain_write_refuses_head(void **state) {
   assert_int_equal(hurray_stream_writer_write(w, h, NULL, NULL, 0, &e),
                    HURRAY_ERR_INVALID_COMPOSITE);
   assert_int_equal(hurray_stream_writer_offset(w), 0);
-  hurray_descriptor_destroy(h);
+  assert_int_equal(hurray_descriptor_destroy(h), HURRAY_OK);
   hurray_stream_writer_destroy(&w);
 }
 
@@ -444,7 +444,7 @@ static void test_alloc_failures_do_not_leak(void **state) {
       else assert_int_equal(st, HURRAY_ERR_OUT_OF_MEMORY);
       free(data);
       tu_alloc_reset();
-      hurray_descriptor_destroy(d);
+      assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
       hurray_stream_writer_destroy(&w);
     }
     tu_alloc_reset();
@@ -463,7 +463,7 @@ static void test_permissive_relay(void **state) {
   uint8_t bytes[256];
   uint64_t dlen = 0;
   assert_int_equal(hurray_descriptor_encode(d, bytes, sizeof bytes, &dlen), HURRAY_OK);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
   memset(bytes + dlen, 0x5A, 16);
   size_t len = (size_t)dlen + 16;
   bytes[36 + 1 + 12] = 0x09; /* buffers[0].device_tag: reserved */

@@ -29,7 +29,7 @@ static void leaf_init(Leaf *l, HurrayDescriptor *d, unsigned seed, HurrayStreamN
 
 static void leaf_free(Leaf *l) {
   free(l->data);
-  hurray_descriptor_destroy(l->d);
+  assert_int_equal(hurray_descriptor_destroy(l->d), HURRAY_OK);
 }
 
 static void check_leaf(const HurrayStreamItem *it, const Leaf *l, unsigned seed) {
@@ -77,8 +77,8 @@ static void tree_init(Tree *t) {
 }
 
 static void tree_free(Tree *t) {
-  hurray_descriptor_destroy(t->p);
-  hurray_descriptor_destroy(t->q);
+  assert_int_equal(hurray_descriptor_destroy(t->p), HURRAY_OK);
+  assert_int_equal(hurray_descriptor_destroy(t->q), HURRAY_OK);
   leaf_free(&t->a);
   leaf_free(&t->b);
   leaf_free(&t->c);
@@ -282,7 +282,7 @@ static void test_empty_group(void **state) {
   hurray_stream_item_destroy(&it);
   hurray_stream_reader_destroy(&r);
   hurray_stream_writer_destroy(&w);
-  hurray_descriptor_destroy(g);
+  assert_int_equal(hurray_descriptor_destroy(g), HURRAY_OK);
 }
 
 /* A head claiming far more members than arrive never allocates for the claim. */
@@ -303,7 +303,7 @@ static void test_member_count_claim_is_not_trusted(void **state) {
   hurray_stream_reader_destroy(&r);
   assert_int_equal(tu_alloc_live(), 0);
   hurray_set_allocator(NULL);
-  hurray_descriptor_destroy(g);
+  assert_int_equal(hurray_descriptor_destroy(g), HURRAY_OK);
 }
 
 /* Allocation failures while assembling a tree leak nothing. */
@@ -413,6 +413,10 @@ static void test_reader_applies_composite_rules(void **state) {
   assert_int_equal(read_first(buf, len, &e), HURRAY_ERR_INVALID_COMPOSITE);
   assert_int_equal(e.offset, last);
   assert_non_null(strstr(e.message, "composite at stream byte 0"));
+  /* The validator's reason, without the stream position the message leads with. */
+  assert_true(e.reason[0] != '\0');
+  assert_null(strstr(e.reason, "stream byte"));
+  assert_string_equal(e.message + strlen(e.message) - strlen(e.reason), e.reason);
 
   /* An overlap. */
   len = 0;
@@ -460,7 +464,8 @@ static void test_reader_applies_composite_rules(void **state) {
   assert_int_equal(e.offset, 48);
 
   HurrayDescriptor *all[] = {head, left, right, narrow, stranger, overlap, ov, base, fix};
-  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) hurray_descriptor_destroy(all[i]);
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+    assert_int_equal(hurray_descriptor_destroy(all[i]), HURRAY_OK);
 }
 
 static void test_writer_applies_composite_rules(void **state) {
@@ -490,7 +495,7 @@ static void test_writer_applies_composite_rules(void **state) {
   leaf_free(&l);
   /* Repaired: accepted. */
   assert_int_equal(hurray_stream_writer_write_node(w, &t.root, &e), HURRAY_OK);
-  hurray_descriptor_destroy(moved);
+  assert_int_equal(hurray_descriptor_destroy(moved), HURRAY_OK);
   hurray_stream_writer_destroy(&w);
   tree_free(&t);
 }

@@ -115,7 +115,7 @@ static void test_descriptor_limit_boundary(void **state) {
     assert_int_equal(read_one(bytes, len, cb, &o, &e, NULL), HURRAY_OK);
   }
   free(bytes);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
 }
 
 static void test_descriptor_limit_before_allocation(void **state) {
@@ -148,7 +148,7 @@ static void test_buffer_limit_boundary(void **state) {
   size_t len = 0;
   uint8_t *bytes = frame(d, size, &len);
   HurrayDescriptorFields f;
-  hurray_descriptor_fields(d, &f);
+  assert_int_equal(hurray_descriptor_fields(d, &f), HURRAY_OK);
   HurrayOffsets off;
   hurray__descriptor_offsets(&f, &off);
   HurrayStreamReaderOptions o;
@@ -169,7 +169,7 @@ static void test_buffer_limit_boundary(void **state) {
   }
   hurray_set_allocator(NULL);
   free(bytes);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
 }
 
 static void test_huge_buffer_claim(void **state) {
@@ -196,7 +196,7 @@ static void test_huge_buffer_claim(void **state) {
   assert_int_equal(read_one(bytes, len, true, NULL, &e, NULL), HURRAY_ERR_OUT_OF_MEMORY);
   hurray_set_allocator(NULL);
   free(bytes);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
 }
 
 /* A huge declared alignment on a small buffer cannot inflate the allocation;
@@ -245,7 +245,7 @@ static void test_alignment_cannot_inflate_allocations(void **state) {
     hurray_stream_reader_destroy(&r);
     hurray_set_allocator(NULL);
     free(bytes);
-    hurray_descriptor_destroy(d);
+    assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
   }
 }
 
@@ -264,7 +264,7 @@ static uint8_t *nested(unsigned depth, size_t *len) {
     memcpy(p + n, hb, hl);
     n += hl;
     free(hb);
-    hurray_descriptor_destroy(h);
+    assert_int_equal(hurray_descriptor_destroy(h), HURRAY_OK);
   }
   HurrayDescriptor *d = su_dense(2);
   size_t fl = 0;
@@ -273,7 +273,7 @@ static uint8_t *nested(unsigned depth, size_t *len) {
   memcpy(p + n, fb, fl);
   n += fl;
   free(fb);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
   *len = n;
   return p;
 }
@@ -344,8 +344,8 @@ static void test_writer_depth_limit(void **state) {
     }
     hurray_stream_writer_destroy(&w);
   }
-  hurray_descriptor_destroy(head);
-  hurray_descriptor_destroy(leaf);
+  assert_int_equal(hurray_descriptor_destroy(head), HURRAY_OK);
+  assert_int_equal(hurray_descriptor_destroy(leaf), HURRAY_OK);
 }
 
 /* ---- cross-machine ------------------------------------------------------------------ */
@@ -358,7 +358,7 @@ static void test_cross_machine_reader(void **state) {
     size_t len = 0;
     uint8_t *bytes = frame(gpu, 16, &len);
     HurrayDescriptorFields f;
-    hurray_descriptor_fields(gpu, &f);
+    assert_int_equal(hurray_descriptor_fields(gpu, &f), HURRAY_OK);
     HurrayOffsets off;
     hurray__descriptor_offsets(&f, &off);
     HurrayStreamReaderOptions o;
@@ -375,7 +375,7 @@ static void test_cross_machine_reader(void **state) {
     assert_int_equal(feed.pos, off.end);
     assert_int_equal(read_one(bytes, len, false, &o, &e, NULL), HURRAY_ERR_CROSS_MACHINE);
     free(bytes);
-    hurray_descriptor_destroy(gpu);
+    assert_int_equal(hurray_descriptor_destroy(gpu), HURRAY_OK);
   }
   /* A producer-synced device buffer crosses machines. */
   HurrayDescriptor *ok = su_dense_dev(4, HURRAY_DEVICE_CUDA, HURRAY_SYNC_PRODUCER_SYNCED);
@@ -387,7 +387,7 @@ static void test_cross_machine_reader(void **state) {
   HurrayError e;
   assert_int_equal(read_one(bytes, len, true, &o, &e, NULL), HURRAY_OK);
   free(bytes);
-  hurray_descriptor_destroy(ok);
+  assert_int_equal(hurray_descriptor_destroy(ok), HURRAY_OK);
 }
 
 static void test_cross_machine_writer(void **state) {
@@ -431,9 +431,9 @@ static void test_cross_machine_writer(void **state) {
   assert_string_equal(e.field, "members[1].buffers[0].sync_mode");
   assert_int_equal(hurray_stream_writer_offset(w), after_ok);
   hurray_stream_writer_destroy(&w);
-  hurray_descriptor_destroy(head);
-  hurray_descriptor_destroy(gpu);
-  hurray_descriptor_destroy(ok);
+  assert_int_equal(hurray_descriptor_destroy(head), HURRAY_OK);
+  assert_int_equal(hurray_descriptor_destroy(gpu), HURRAY_OK);
+  assert_int_equal(hurray_descriptor_destroy(ok), HURRAY_OK);
 }
 
 int main(void) {

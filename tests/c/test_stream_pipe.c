@@ -292,7 +292,7 @@ static void test_callback_failures(void **state) {
     /* The stream is torn: later writes are refused. */
     assert_int_equal(hurray_stream_writer_write(w, d, bufs, sizes, 1, &e), HURRAY_ERR_STREAM);
     assert_non_null(strstr(e.message, "torn"));
-    hurray_descriptor_destroy(d);
+    assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
     hurray_stream_writer_destroy(&w);
   }
 }
@@ -413,7 +413,7 @@ static void write_to_closed_pipe(void) {
   assert_false(sigismember(&mask, SIGPIPE));
   hurray_stream_writer_destroy(&w);
   close(fds[1]);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
 }
 
 static void test_sigpipe_on_pipe_does_not_kill(void **state) {
@@ -446,7 +446,7 @@ static void test_sigpipe_on_socket_does_not_kill(void **state) {
   assert_int_equal(hurray_stream_writer_write(w, d, bufs, sizes, 1, &e), HURRAY_ERR_IO);
   assert_non_null(strstr(e.message, "errno 32"));
   hurray_stream_writer_destroy(&w);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
 }
 #endif
 

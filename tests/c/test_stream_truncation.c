@@ -67,9 +67,9 @@ static uint8_t *build(size_t *len, size_t ends[3]) {
   memcpy(copy, data, *len);
   hurray_stream_writer_destroy(&w);
   free(p0);
-  hurray_descriptor_destroy(m0);
-  hurray_descriptor_destroy(m1);
-  hurray_descriptor_destroy(head);
+  assert_int_equal(hurray_descriptor_destroy(m0), HURRAY_OK);
+  assert_int_equal(hurray_descriptor_destroy(m1), HURRAY_OK);
+  assert_int_equal(hurray_descriptor_destroy(head), HURRAY_OK);
   return copy;
 }
 
@@ -161,8 +161,8 @@ static void test_torn_composite_message(void **state) {
   HurrayDescriptor *h = su_head(HURRAY_COMPOSITE_GROUP, 0, 2, 1, 1, 0, 0, 0, 0);
   HurrayDescriptor *m0 = su_dense(2);
   uint64_t hl = 0, ml = 0;
-  hurray_descriptor_encoded_len(h, &hl);
-  hurray_descriptor_encoded_len(m0, &ml);
+  assert_int_equal(hurray_descriptor_encoded_len(h, &hl), HURRAY_OK);
+  assert_int_equal(hurray_descriptor_encoded_len(m0, &ml), HURRAY_OK);
   size_t cut = ends[0] + (size_t)hl + (size_t)ml + 8;
   size_t items = 0;
   HurrayError e;
@@ -171,8 +171,8 @@ static void test_torn_composite_message(void **state) {
   assert_non_null(strstr(e.message, "torn composite"));
   assert_non_null(strstr(e.message, "declares 2 members"));
   assert_non_null(strstr(e.message, "after 1"));
-  hurray_descriptor_destroy(h);
-  hurray_descriptor_destroy(m0);
+  assert_int_equal(hurray_descriptor_destroy(h), HURRAY_OK);
+  assert_int_equal(hurray_descriptor_destroy(m0), HURRAY_OK);
   free(bytes);
 }
 
@@ -211,6 +211,15 @@ static void test_decode_error_offsets_are_stream_offsets(void **state) {
   char want[64];
   snprintf(want, sizeof want, "descriptor at stream byte %zu", ends[1]);
   assert_non_null(strstr(e.message, want));
+  /* The reason is the decoder's alone: no stream position, no field; the
+   * message ends with it. */
+  assert_string_equal(e.field, "rank");
+  assert_true(e.reason[0] != '\0');
+  assert_null(strstr(e.reason, "stream byte"));
+  assert_null(strstr(e.reason, "at byte"));
+  size_t rl = strlen(e.reason), ml = strlen(e.message);
+  assert_true(ml > rl);
+  assert_string_equal(e.message + ml - rl, e.reason);
   free(copy);
   free(bytes);
 }

@@ -120,7 +120,7 @@ static inline void su_write_dense(HurrayStreamWriter *w, uint64_t n, unsigned se
   HurrayStatus st = hurray_stream_writer_write(w, d, bufs, sizes, 1, &e);
   if (st != HURRAY_OK) fail_msg("su_write_dense: %s", e.message);
   free(data);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
 }
 
 /* Asserts that `it` is a dense tensor of n floats with pattern `seed`. */

@@ -609,13 +609,13 @@ static void test_valid_vectors(void **state) {
           check_encode(&r, "from_fields encode", d2, data, dlen);
           if (!hurray_descriptor_equal(d, d2)) mismatch(&r, "from_fields copy is not equal");
         }
-        hurray_descriptor_destroy(d2);
+        assert_int_equal(hurray_descriptor_destroy(d2), HURRAY_OK);
       }
       HurrayDescriptor *d3 = NULL;
       if (hurray_descriptor_clone(d, &d3) != HURRAY_OK || !hurray_descriptor_equal(d, d3))
         mismatch(&r, "clone is not equal");
-      hurray_descriptor_destroy(d3);
-      hurray_descriptor_destroy(d);
+      assert_int_equal(hurray_descriptor_destroy(d3), HURRAY_OK);
+      assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
     }
     HurrayDescriptor *p = NULL;
     st = hurray_descriptor_decode_ex(data, n, HURRAY_DECODE_PERMISSIVE, &p, &err);
@@ -623,13 +623,13 @@ static void test_valid_vectors(void **state) {
       mismatch(&r, "permissive decode failed: %s", describe(&err));
     } else {
       check_encode(&r, "permissive re-encode", p, data, dlen);
-      hurray_descriptor_destroy(p);
+      assert_int_equal(hurray_descriptor_destroy(p), HURRAY_OK);
     }
     HurrayDescriptor *q = NULL;
     st = hurray_descriptor_decode(data, n, &q);
     if (st != HURRAY_OK) mismatch(&r, "hurray_descriptor_decode returned %s",
                                   hurray_status_name(st));
-    hurray_descriptor_destroy(q);
+    assert_int_equal(hurray_descriptor_destroy(q), HURRAY_OK);
     if (r.bad) failing++;
     free(data);
   }
@@ -655,7 +655,7 @@ static void test_invalid_vectors(void **state) {
     HurrayStatus st = hurray_descriptor_decode_ex(data, n, HURRAY_DECODE_STRICT, &d, &err);
     if (st == HURRAY_OK) {
       mismatch(&r, "strict decode accepted it (expected %s)", hurray_status_name(want));
-      hurray_descriptor_destroy(d);
+      assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
     } else {
       if (d != NULL) mismatch(&r, "*out not NULL after a failure");
       if (st != want) mismatch(&r, "expected %s, got %s", hurray_status_name(want),
@@ -674,7 +674,7 @@ static void test_invalid_vectors(void **state) {
     st = hurray_descriptor_decode(data, n, &q);
     if (st != want) mismatch(&r, "hurray_descriptor_decode returned %s, expected %s",
                              hurray_status_name(st), hurray_status_name(want));
-    hurray_descriptor_destroy(q);
+    assert_int_equal(hurray_descriptor_destroy(q), HURRAY_OK);
     if (r.bad) failing++;
     free(data);
   }
@@ -705,13 +705,13 @@ static void test_permissive_vectors(void **state) {
         mismatch(&r, "permissive decode failed: %s", describe(&err));
       } else {
         check_encode(&r, "permissive re-encode", d, data, n);
-        hurray_descriptor_destroy(d);
+        assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
       }
     } else if (strcmp(mode, "reject") == 0) {
       HurrayStatus want = status_from_name(ks(e, "status"));
       if (st == HURRAY_OK) {
         mismatch(&r, "permissive decode accepted it");
-        hurray_descriptor_destroy(d);
+        assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
       } else if (st != want) {
         mismatch(&r, "permissive: expected %s, got %s", hurray_status_name(want),
                  describe(&err));
@@ -752,7 +752,7 @@ static void test_valid_prefixes(void **state) {
       HurrayStatus st = hurray_descriptor_decode_ex(copy, k, HURRAY_DECODE_PERMISSIVE, &d, &err);
       if (st == HURRAY_OK) {
         mismatch(&r, "a %zu-byte prefix decoded", k);
-        hurray_descriptor_destroy(d);
+        assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
       } else if (d != NULL) {
         mismatch(&r, "*out not NULL after a failure on a %zu-byte prefix", k);
       }

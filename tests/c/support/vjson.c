@@ -16,6 +16,18 @@ typedef struct VjParser {
   bool failed;
 } VjParser;
 
+/* printf-checked: every caller passes a literal format (Clang's -Wformat-nonliteral
+ * under -Wformat=2 rejects vsnprintf on an unchecked one). */
+#if defined(__MINGW32__)
+#define VJ_PRINTF(f, a) __attribute__((format(gnu_printf, f, a)))
+#elif defined(__GNUC__) || defined(__clang__)
+#define VJ_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define VJ_PRINTF(f, a)
+#endif
+
+static void vj_fail(VjParser *ps, const char *fmt, ...) VJ_PRINTF(2, 3);
+
 static void vj_fail(VjParser *ps, const char *fmt, ...) {
   if (ps->failed) return;
   ps->failed = true;
