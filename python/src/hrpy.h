@@ -631,6 +631,18 @@ PyObject *hrpy_zeros(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObj
 PyObject *hrpy_ones(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);
 PyObject *hrpy_empty(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);
 PyObject *hrpy_full(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);
+PyObject *hrpy_zeros_like(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
+                          PyObject *kwnames);
+PyObject *hrpy_ones_like(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
+                         PyObject *kwnames);
+PyObject *hrpy_empty_like(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
+                          PyObject *kwnames);
+PyObject *hrpy_full_like(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
+                         PyObject *kwnames);
+PyObject *hrpy_arange(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);
+PyObject *hrpy_linspace(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
+                        PyObject *kwnames);
+PyObject *hrpy_eye(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);
 
 /* aligned NumPy allocator (allocator.c) */
 PyObject *hrpy_aligned_mem_handler(PyObject *m, PyObject *unused);
