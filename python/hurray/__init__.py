@@ -79,6 +79,7 @@ from ._hurray import (
     zeros_like,
 )
 from . import device, dtype
+from ._display import PrintOptionsCtx, get_print_options, print_options, set_print_options
 from ._interop import aligned_allocator, asarray
 from ._sparse import from_scipy, sparse_coo
 
@@ -138,6 +139,7 @@ __all__ = [
     "from_torch",
     "full",
     "full_like",
+    "get_print_options",
     "HilbertLayout",
     "int16",
     "int32",
@@ -163,9 +165,12 @@ __all__ = [
     "PerBlockAffine",
     "PerChannelAffine",
     "PerTensorAffine",
+    "print_options",
+    "PrintOptionsCtx",
     "PrivateExtensionLayout",
     "RowMajorLayout",
     "save",
+    "set_print_options",
     "Shard",
     "sparse_coo",
     "Statistics",
