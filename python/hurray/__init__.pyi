@@ -1,7 +1,8 @@
 """Type stubs of the hurray package."""
 
 from collections.abc import Sequence
-from typing import Any
+from types import TracebackType
+from typing import Any, Literal
 
 from . import device as device
 from . import dtype as dtype
@@ -51,20 +52,27 @@ from ._hurray import (
     Tensor as Tensor,
     UnsupportedError as UnsupportedError,
     __version__ as __version__,
+    arange as arange,
     buffer_size_bytes as buffer_size_bytes,
     empty as empty,
+    empty_like as empty_like,
+    eye as eye,
     from_dlpack as from_dlpack,
     from_hurray as from_hurray,
     from_numpy as from_numpy,
     from_torch as from_torch,
     full as full,
+    full_like as full_like,
     layout_tag_kind as layout_tag_kind,
+    linspace as linspace,
     load as load,
     load_kv as load_kv,
     open as open,
     save as save,
     ones as ones,
+    ones_like as ones_like,
     zeros as zeros,
+    zeros_like as zeros_like,
 )
 
 float16: Dtype
@@ -96,3 +104,18 @@ class aligned_allocator:
     def __init__(self) -> None: ...
     def __enter__(self) -> aligned_allocator: ...
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool: ...
+
+SparseDisplay = Literal["metadata", "content"]
+
+def set_print_options(*, sparse_display: SparseDisplay | None = None) -> None: ...
+def get_print_options() -> dict[str, str]: ...
+
+class PrintOptionsCtx:
+    def __init__(self, *, sparse_display: SparseDisplay | None = None) -> None: ...
+    def __enter__(self) -> None: ...
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool: ...
+
+def print_options(*, sparse_display: SparseDisplay | None = None) -> PrintOptionsCtx: ...

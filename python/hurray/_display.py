@@ -1,11 +1,104 @@
-"""repr and str of hurray.Tensor and hurray.Composite (cold paths, called from C).
+"""repr and str of hurray.Tensor and hurray.Composite (cold paths, called from C),
+and the print options that steer them.
 
 Data is rendered only for a host tensor whose every dimension is known: a
 dynamic dimension reaches NumPy as -1 ("infer"), which would print an
 unresolved tensor as an empty one. Sparse and other non-dense tensors show
-their metadata (layout, nnz); their buffers are reached with the component
-accessors or Tensor.buffer(i).
+their metadata (layout, nnz); with ``sparse_display="content"`` a COO, CSR or
+CSC tensor also shows its component arrays. Their buffers are reached with the
+component accessors or Tensor.buffer(i).
+
+The print options live in one ContextVar holding an immutable mapping, so each
+thread and asyncio task sees its own: a new thread starts from the defaults (or
+a copy of its creator's context where threads inherit contexts), a task from a
+copy of its creator's context.
 """
+
+import contextvars
+import types
+
+_DEFAULTS = types.MappingProxyType({"sparse_display": "metadata"})
+_SPARSE_DISPLAY = ("metadata", "content")
+_OPTIONS = contextvars.ContextVar("hurray.print_options", default=_DEFAULTS)
+
+
+def _check_sparse_display(value):
+    if value is None:
+        return
+    if not isinstance(value, str):
+        raise TypeError(
+            f"sparse_display must be a str ('metadata' or 'content'), not {type(value).__name__}"
+        )
+    if value not in _SPARSE_DISPLAY:
+        raise ValueError(
+            f"invalid sparse_display value {value!r}; expected 'metadata' or 'content'"
+        )
+
+
+def _merged(sparse_display):
+    current = _OPTIONS.get()
+    if sparse_display is None or sparse_display == current["sparse_display"]:
+        return current
+    return types.MappingProxyType({**current, "sparse_display": sparse_display})
+
+
+def set_print_options(*, sparse_display=None):
+    """set_print_options(*, sparse_display=None)
+
+    Set print options for the current context (thread or asyncio task). An
+    option left as None is unchanged. ``sparse_display``: ``"metadata"`` (the
+    default) shows a COO, CSR or CSC tensor's layout, shape, nnz and dtype;
+    ``"content"`` also shows its component arrays. ValueError for any other
+    string, TypeError for a value that is not a str.
+    """
+    _check_sparse_display(sparse_display)
+    _OPTIONS.set(_merged(sparse_display))
+
+
+def get_print_options():
+    """get_print_options()
+
+    The print options of the current context, as a new dict.
+    """
+    return dict(_OPTIONS.get())
+
+
+class PrintOptionsCtx:
+    """PrintOptionsCtx(*, sparse_display=None)
+
+    Context manager that sets print options on entry and restores the exact
+    previous ones on exit, exception or not (what ``hurray.print_options``
+    returns). The options are checked when it is made. Nesting works, and so
+    does entering the same object again.
+    """
+
+    __slots__ = ("_sparse_display", "_tokens")
+
+    def __init__(self, *, sparse_display=None):
+        _check_sparse_display(sparse_display)
+        self._sparse_display = sparse_display
+        self._tokens = []
+
+    def __enter__(self):
+        self._tokens.append(_OPTIONS.set(_merged(self._sparse_display)))
+        return None
+
+    def __exit__(self, exc_type, exc, tb):
+        _OPTIONS.reset(self._tokens.pop())
+        return False
+
+    def __repr__(self):
+        return f"hurray.PrintOptionsCtx(sparse_display={self._sparse_display!r})"
+
+
+def print_options(*, sparse_display=None):
+    """print_options(*, sparse_display=None)
+
+    A context manager (PrintOptionsCtx) applying these print options inside a
+    ``with`` block and restoring the previous ones when it ends.
+    """
+    return PrintOptionsCtx(sparse_display=sparse_display)
+
 
 _DENSE = ("row_major", "col_major", "strided", "tiled", "morton", "hilbert")
 
@@ -19,6 +112,37 @@ def _meta(t):
         if nnz is not None:
             extra += f", nnz={nnz}"
     return f"hurray.Tensor(shape={t.shape!r}, dtype={t.dtype}{extra}, device={t.device!r})"
+
+
+# The component arrays "content" shows, in buffer-table order.
+_COMPONENTS = {
+    "coo": ("indices", "values"),
+    "csr": ("values", "col_indices", "row_ptr"),
+    "csc": ("values", "row_indices", "col_ptr"),
+}
+
+
+def _sparse(t):
+    """The metadata, and with sparse_display="content" the component arrays of
+    a COO, CSR or CSC tensor, one per line; the metadata alone when an array
+    cannot be rendered (no NumPy, a device buffer, no NumPy dtype)."""
+    meta = _meta(t)
+    names = _COMPONENTS.get(t.layout.name)
+    if names is None or _OPTIONS.get()["sparse_display"] != "content":
+        return meta
+    if t.size is None or t.device.kind != "cpu":
+        return meta
+    try:
+        import numpy as np
+
+        parts = []
+        for name in names:
+            prefix = f"  {name}="
+            arr = np.asarray(getattr(t, name))
+            parts.append(prefix + np.array2string(arr, separator=", ", prefix=prefix))
+    except Exception:  # no NumPy, no NumPy dtype, unreadable buffers: metadata only
+        return meta
+    return meta[:-1] + ",\n" + ",\n".join(parts) + ")"
 
 
 def _data(t, prefix):
@@ -37,14 +161,14 @@ def tensor_repr(t):
     prefix = "hurray.Tensor("
     data = _data(t, prefix)
     if data is None:
-        return _meta(t)
+        return _sparse(t)
     extra = "" if t.device.kind == "cpu" and t.device.device_id == 0 else f", device={t.device!r}"
     return f"{prefix}{data}, dtype={t.dtype}{extra})"
 
 
 def tensor_str(t):
     data = _data(t, "")
-    return data if data is not None else _meta(t)
+    return data if data is not None else _sparse(t)
 
 
 def _member_line(m):

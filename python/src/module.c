@@ -88,6 +88,32 @@ static PyMethodDef module_methods[] = {
     {"full", FASTKW(hrpy_full),
      "full(shape, fill_value, *, dtype=None, device=None)\n--\n\nA new tensor filled "
      "with `fill_value` (dtype defaults from the value's Python type, as NumPy)."},
+    {"zeros_like", FASTKW(hrpy_zeros_like),
+     "zeros_like(x, *, dtype=None, device=None)\n--\n\nA new tensor of zeros with the shape "
+     "of the hurray.Tensor `x`, and its dtype and device unless given."},
+    {"ones_like", FASTKW(hrpy_ones_like),
+     "ones_like(x, *, dtype=None, device=None)\n--\n\nA new tensor of ones with the shape "
+     "of the hurray.Tensor `x`, and its dtype and device unless given."},
+    {"empty_like", FASTKW(hrpy_empty_like),
+     "empty_like(x, *, dtype=None, device=None)\n--\n\nA new tensor with unspecified "
+     "contents with the shape of the hurray.Tensor `x`, and its dtype and device unless "
+     "given."},
+    {"full_like", FASTKW(hrpy_full_like),
+     "full_like(x, fill_value, *, dtype=None, device=None)\n--\n\nA new tensor filled "
+     "with `fill_value` with the shape of the hurray.Tensor `x`, and its dtype (not the "
+     "value's) and device unless given."},
+    {"arange", FASTKW(hrpy_arange),
+     "arange(start, stop=None, step=None, *, dtype=None, device=None)\n--\n\nEvenly "
+     "spaced values in [start, stop) (arange(stop): from 0), computed as NumPy does; dtype "
+     "defaults to int64 when every argument is an integer, else float64."},
+    {"linspace", FASTKW(hrpy_linspace),
+     "linspace(start, stop, num=50, endpoint=True, *, dtype=None, device=None)\n--\n\n"
+     "`num` evenly spaced values from start to stop (stop included unless endpoint is "
+     "false), computed as NumPy does; dtype defaults to float64."},
+    {"eye", FASTKW(hrpy_eye),
+     "eye(n_rows, n_cols=None, k=0, *, dtype=None, device=None)\n--\n\nA 2-D tensor with "
+     "ones on diagonal k (0 the main one, > 0 above, < 0 below) and zeros elsewhere; "
+     "n_cols defaults to n_rows, dtype to float64."},
     {"from_numpy", FASTKW(hrpy_from_numpy),
      "from_numpy(array, /, *, copy=None)\n--\n\nWrap a numpy.ndarray (or any object "
      "exporting a buffer) as a hurray.Tensor, sharing its memory when the address meets "

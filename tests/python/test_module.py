@@ -132,3 +132,43 @@ def test_stubs_cover_the_public_surface():
     missing = [n for n in hurray.__all__ if n not in names]
     assert not missing
     assert (pkg / "py.typed").is_file()
+
+
+def _stub_parameters(fn):
+    """(name, kind, default) of each parameter of a stub's `def` (defaults are literals)."""
+    import ast
+
+    a = fn.args
+    pos = a.posonlyargs + a.args
+    defaults = [None] * (len(pos) - len(a.defaults)) + list(a.defaults)
+    out = []
+    for i, (p, d) in enumerate(zip(pos, defaults)):
+        kind = "POSITIONAL_ONLY" if i < len(a.posonlyargs) else "POSITIONAL_OR_KEYWORD"
+        out.append((p.arg, kind, inspect.Parameter.empty if d is None else ast.literal_eval(d)))
+    if a.vararg is not None:
+        out.insert(len(pos), (a.vararg.arg, "VAR_POSITIONAL", inspect.Parameter.empty))
+    for p, d in zip(a.kwonlyargs, a.kw_defaults):
+        out.append((p.arg, "KEYWORD_ONLY", inspect.Parameter.empty if d is None else
+                    ast.literal_eval(d)))
+    if a.kwarg is not None:
+        out.append((a.kwarg.arg, "VAR_KEYWORD", inspect.Parameter.empty))
+    return out
+
+
+def test_stub_signatures_match_the_runtime():
+    """Every module-level function of the stubs has the runtime's parameters:
+    names, kinds (positional-only, keyword-only) and defaults."""
+    import ast
+    import pathlib
+
+    pkg = pathlib.Path(hurray.__file__).parent
+    checked = 0
+    for stub, module in (("_hurray.pyi", hurray._hurray), ("__init__.pyi", hurray)):
+        for node in ast.parse((pkg / stub).read_text()).body:
+            if not isinstance(node, ast.FunctionDef):
+                continue
+            runtime = inspect.signature(getattr(module, node.name))
+            got = [(p.name, p.kind.name, p.default) for p in runtime.parameters.values()]
+            assert got == _stub_parameters(node), (stub, node.name)
+            checked += 1
+    assert checked >= 20

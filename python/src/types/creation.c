@@ -1,10 +1,11 @@
 /*
- * types/creation.c - zeros, ones, empty, full: tensors whose one buffer this module
- * allocates (64-byte aligned, host memory).
+ * types/creation.c - zeros, ones, empty, full, their *_like forms, arange, linspace
+ * and eye: tensors whose one buffer this module allocates (64-byte aligned,
+ * host memory, row-major).
  *
  * These functions allocate a buffer sized from the shape, so a dynamic
  * dimension is refused with InvalidDescriptorError naming the call and the
- * index.
+ * index; every size is checked before the allocation.
  */
 #include "types/creation.h"
 
@@ -164,45 +165,72 @@ static void fill_pattern(uint8_t *dst, uint64_t nbytes, const uint8_t *elem, uns
 /* How the buffer is filled. */
 typedef enum { FILL_NONE, FILL_ZERO, FILL_ONE, FILL_VALUE } FillKind;
 
-static PyObject *create(PyObject *m, const char *fname, FillKind kind, PyObject *shapeobj,
-                        PyObject *value, PyObject *dtobj, PyObject *devobj) {
-  HrpyState *st = hrpy_state_of_module(m);
-  uint8_t tag = HURRAY_DTYPE_FLOAT64;
-  if (dtobj != NULL && dtobj != Py_None) {
-    if (hrpy_dtype_converter(st, dtobj, &tag) < 0) return NULL;
-  } else if (kind == FILL_VALUE) {
-    /* As NumPy: the fill value's Python type chooses the default. */
-    if (PyBool_Check(value)) {
-      tag = HURRAY_DTYPE_BOOL;
-    } else if (PyLong_Check(value)) {
-      tag = HURRAY_DTYPE_INT64;
-    } else if (PyComplex_Check(value)) {
-      tag = HURRAY_DTYPE_COMPLEX128;
-    }
-  }
-  uint64_t shape[HURRAY_MAX_RANK];
-  uint32_t rank = 0;
-  if (hrpy_parse_shape(st, shapeobj, shape, &rank, fname) < 0) return NULL;
-  for (uint32_t i = 0; i < rank; i++) {
-    if (shape[i] == HURRAY_DYNAMIC_DIM) {
-      return hrpy_raise(st->InvalidDescriptorError,
-                       "%s: shape[%u] is dynamic (None); %s allocates a buffer, which needs "
-                       "every extent",
-                       fname, (unsigned)i, fname);
-    }
-  }
-  PyObject *device = st->cpu;
+/* The device a creation function allocates for: `devobj` when given (a
+ * hurray.Device), else `dflt`; either must be a CPU device (this module
+ * allocates host memory). Borrowed; NULL with an exception set. */
+static PyObject *resolve_device(HrpyState *st, const char *fname, PyObject *devobj,
+                                PyObject *dflt) {
+  PyObject *device = dflt;
   if (devobj != NULL && devobj != Py_None) {
     if (!hrpy_device_check(st, devobj)) {
       return PyErr_Format(PyExc_TypeError, "%s: device must be a hurray.Device, not %.100s",
                           fname, Py_TYPE(devobj)->tp_name);
     }
-    if (hrpy_device_tag(devobj) != HURRAY_DEVICE_CPU) {
-      return hrpy_raise(st->UnsupportedError,
-                       "%s: this module allocates host memory only; got %R", fname, devobj);
-    }
     device = devobj;
   }
+  if (hrpy_device_tag(device) != HURRAY_DEVICE_CPU) {
+    return hrpy_raise(st->UnsupportedError, "%s: this module allocates host memory only; got %R",
+                     fname, device);
+  }
+  return device;
+}
+
+/* InvalidDescriptorError for a dynamic extent: these functions allocate. */
+static int check_extents(HrpyState *st, const char *fname, uint32_t rank, const uint64_t *shape) {
+  for (uint32_t i = 0; i < rank; i++) {
+    if (shape[i] == HURRAY_DYNAMIC_DIM) {
+      hrpy_raise(st->InvalidDescriptorError,
+                "%s: shape[%u] is dynamic (None); %s allocates a buffer, which needs "
+                "every extent",
+                fname, (unsigned)i, fname);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* The element count and byte size of a dense shape whose every extent is
+ * known, checked before anything is allocated (so no argument makes an
+ * unbounded request): a dynamic extent or a size over 64 bits is
+ * InvalidDescriptorError. */
+static int dense_size(HrpyState *st, const char *fname, uint8_t tag, uint32_t rank,
+                      const uint64_t *shape, uint64_t *count, uint64_t *nbytes) {
+  if (check_extents(st, fname, rank, shape) < 0) return -1;
+  if (!hrpy_element_count(rank, shape, count) ||
+      hurray_buffer_size_bytes(tag, *count, nbytes) != HURRAY_OK) {
+    hrpy_raise(st->InvalidDescriptorError, "%s: the shape's size overflows 64 bits", fname);
+    return -1;
+  }
+  return 0;
+}
+
+/* An owned buffer of nbytes (zeroed when `zero`) in *b; MemoryError when
+ * the allocator refuses it. */
+static int alloc_owned(uint64_t nbytes, bool zero, HrpyBuffer *b) {
+  memset(b, 0, sizeof *b);
+  b->owned = hrpy_alloc_buffer(nbytes, zero);
+  if (b->owned == NULL) return -1;
+  b->data = b->owned;
+  b->size = nbytes;
+  return 0;
+}
+
+/* The tensor of a creation function once its arguments are resolved: `tag`
+ * (from a Dtype), `shape`, `device` (borrowed, from resolve_device) and, for
+ * FILL_VALUE, the Python value to encode. */
+static PyObject *create_tensor(HrpyState *st, const char *fname, FillKind kind, uint8_t tag,
+                               uint32_t rank, const uint64_t *shape, PyObject *value,
+                               PyObject *device) {
   const HurrayDtypeInfo *info = hurray_dtype_info(tag);
   if (info == NULL) {
     return hrpy_raise(st->UnsupportedError, "%s: a private type cannot be allocated by tag",
@@ -219,13 +247,7 @@ static PyObject *create(PyObject *m, const char *fname, FillKind kind, PyObject 
                      fname, info->name);
   }
   uint64_t count, nbytes;
-  if (!hrpy_element_count(rank, shape, &count) ||
-      hurray_buffer_size_bytes(tag, count, &nbytes) != HURRAY_OK) {
-    return hrpy_raise(st->InvalidDescriptorError, "%s: the shape's size overflows 64 bits",
-                     fname);
-  }
-  HrpyBuffer b;
-  memset(&b, 0, sizeof b);
+  if (dense_size(st, fname, tag, rank, shape, &count, &nbytes) < 0) return NULL;
   uint8_t elem[16];
   unsigned isz = info->bit_width >= 8 ? info->bit_width / 8u : 0;
   if (kind == FILL_ONE || kind == FILL_VALUE) {
@@ -245,10 +267,10 @@ static PyObject *create(PyObject *m, const char *fname, FillKind kind, PyObject 
     }
   }
   /* Sub-byte padding bits must be zero, so empty() zeroes those buffers. */
-  b.owned = hrpy_alloc_buffer(nbytes, kind == FILL_ZERO || (kind == FILL_NONE && info->bit_width < 8));
-  if (b.owned == NULL) return NULL;
-  b.data = b.owned;
-  b.size = nbytes;
+  HrpyBuffer b;
+  if (alloc_owned(nbytes, kind == FILL_ZERO || (kind == FILL_NONE && info->bit_width < 8), &b) <
+      0)
+    return NULL;
   if ((kind == FILL_ONE || kind == FILL_VALUE) && nbytes > 0) {
     uint64_t fill = tag == HURRAY_DTYPE_BOOL ? nbytes : count * isz;
     if (fill >= HRPY_NOGIL_FILL_BYTES) {
@@ -263,6 +285,31 @@ static PyObject *create(PyObject *m, const char *fname, FillKind kind, PyObject 
     }
   }
   return hrpy_tensor_new_dense(st, tag, rank, shape, HURRAY_LAYOUT_ROW_MAJOR, device, &b, fname);
+}
+
+static PyObject *create(PyObject *m, const char *fname, FillKind kind, PyObject *shapeobj,
+                        PyObject *value, PyObject *dtobj, PyObject *devobj) {
+  HrpyState *st = hrpy_state_of_module(m);
+  uint8_t tag = HURRAY_DTYPE_FLOAT64;
+  if (dtobj != NULL && dtobj != Py_None) {
+    if (hrpy_dtype_converter(st, dtobj, &tag) < 0) return NULL;
+  } else if (kind == FILL_VALUE) {
+    /* As NumPy: the fill value's Python type chooses the default. */
+    if (PyBool_Check(value)) {
+      tag = HURRAY_DTYPE_BOOL;
+    } else if (PyLong_Check(value)) {
+      tag = HURRAY_DTYPE_INT64;
+    } else if (PyComplex_Check(value)) {
+      tag = HURRAY_DTYPE_COMPLEX128;
+    }
+  }
+  uint64_t shape[HURRAY_MAX_RANK];
+  uint32_t rank = 0;
+  if (hrpy_parse_shape(st, shapeobj, shape, &rank, fname) < 0) return NULL;
+  if (check_extents(st, fname, rank, shape) < 0) return NULL;
+  PyObject *device = resolve_device(st, fname, devobj, st->cpu);
+  if (device == NULL) return NULL;
+  return create_tensor(st, fname, kind, tag, rank, shape, value, device);
 }
 
 static const char *const shape_names[] = {"shape", "dtype", "device", NULL};
@@ -290,4 +337,798 @@ PyObject *hrpy_full(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObje
   PyObject *a[4];
   if (hrpy_parse_args("full", args, nargs, kwnames, names, 2, 2, a) < 0) return NULL;
   return create(m, "full", FILL_VALUE, a[0], a[1], a[2], a[3]);
+}
+
+/* ---- zeros_like, ones_like, empty_like, full_like ------------------------------ */
+
+/* What a *_like function takes from its source `x` (a hurray.Tensor): element
+ * type, shape and device (borrowed). The one place this file reads a
+ * tensor's fields. */
+static int like_source(HrpyState *st, const char *fname, PyObject *x, uint8_t *tag,
+                       uint32_t *rank, uint64_t *shape, PyObject **device) {
+  if (!hrpy_tensor_check(st, x)) {
+    PyErr_Format(PyExc_TypeError, "%s: x must be a hurray.Tensor, not %.100s", fname,
+                 Py_TYPE(x)->tp_name);
+    return -1;
+  }
+  const HurrayDescriptorFields *f = hrpy_tensor_fields(x);
+  *tag = f->type_tag;
+  *rank = f->rank;
+  for (uint32_t i = 0; i < f->rank; i++) shape[i] = f->shape[i];
+  *device = hrpy_tensor_device(x);
+  return 0;
+}
+
+/* A tensor with x's shape, of x's element type and on x's device unless
+ * dtype= / device= say otherwise (row-major, like every creation function). */
+static PyObject *create_like(PyObject *m, const char *fname, FillKind kind, PyObject *x,
+                             PyObject *value, PyObject *dtobj, PyObject *devobj) {
+  HrpyState *st = hrpy_state_of_module(m);
+  uint8_t tag;
+  uint32_t rank;
+  uint64_t shape[HURRAY_MAX_RANK];
+  PyObject *xdev;
+  if (like_source(st, fname, x, &tag, &rank, shape, &xdev) < 0) return NULL;
+  if (dtobj != NULL && dtobj != Py_None) {
+    if (hrpy_dtype_converter(st, dtobj, &tag) < 0) return NULL;
+  } else if (hurray_dtype_info(tag) == NULL) {
+    return hrpy_raise(st->UnsupportedError,
+                     "%s: x's element type (tag 0x%s) is private or unknown, so it cannot "
+                     "be allocated by tag; pass dtype=",
+                     fname, hrpy_hex(tag).s);
+  }
+  if (check_extents(st, fname, rank, shape) < 0) return NULL;
+  PyObject *device = resolve_device(st, fname, devobj, xdev);
+  if (device == NULL) return NULL;
+  return create_tensor(st, fname, kind, tag, rank, shape, value, device);
+}
+
+static const char *const like_names[] = {"x", "dtype", "device", NULL};
+
+PyObject *hrpy_zeros_like(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
+                          PyObject *kwnames) {
+  PyObject *a[3];
+  if (hrpy_parse_args("zeros_like", args, nargs, kwnames, like_names, 1, 1, a) < 0) return NULL;
+  return create_like(m, "zeros_like", FILL_ZERO, a[0], NULL, a[1], a[2]);
+}
+
+PyObject *hrpy_ones_like(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
+                         PyObject *kwnames) {
+  PyObject *a[3];
+  if (hrpy_parse_args("ones_like", args, nargs, kwnames, like_names, 1, 1, a) < 0) return NULL;
+  return create_like(m, "ones_like", FILL_ONE, a[0], NULL, a[1], a[2]);
+}
+
+PyObject *hrpy_empty_like(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
+                          PyObject *kwnames) {
+  PyObject *a[3];
+  if (hrpy_parse_args("empty_like", args, nargs, kwnames, like_names, 1, 1, a) < 0) return NULL;
+  return create_like(m, "empty_like", FILL_NONE, a[0], NULL, a[1], a[2]);
+}
+
+PyObject *hrpy_full_like(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
+                         PyObject *kwnames) {
+  static const char *const names[] = {"x", "fill_value", "dtype", "device", NULL};
+  PyObject *a[4];
+  if (hrpy_parse_args("full_like", args, nargs, kwnames, names, 2, 2, a) < 0) return NULL;
+  return create_like(m, "full_like", FILL_VALUE, a[0], a[1], a[2], a[3]);
+}
+
+/* ---- arange, linspace, eye -------------------------------------------------------- */
+
+/*
+ * Values are computed as NumPy computes them, so that the same call gives the
+ * same bits:
+ * - arange: the length is ceil((stop - start) / step) with Python's true
+ *   division (exact rounding for integers); element 0 is start and element 1
+ *   start + step, both converted to the element type, and element i >= 2 is
+ *   e0 + i * (e1 - e0) in the element type's arithmetic (float32 in float32,
+ *   float16 and bfloat16 in float32 then rounded, integers exactly).
+ * - linspace: in float64, i * step + start with step = (stop - start) / div
+ *   (div = num - 1, or num without the endpoint; (i / div) * delta + start
+ *   when step underflows to zero), the last element exactly stop, then
+ *   converted to the element type (integers floor first).
+ * Integer results that do not fit the element type raise OverflowError
+ * (NumPy wraps them silently); arguments are finite real numbers.
+ */
+
+/* FP contraction would fuse i * step + start into one rounding (NumPy rounds
+ * twice); the build is ISO C (GCC: contraction off); clang needs telling. */
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#endif
+
+/* How the elements of a range are computed and stored. */
+typedef enum { RK_INT, RK_F16, RK_BF16, RK_F32, RK_F64, RK_C64, RK_C128 } RangeKind;
+
+/* The range kind of `tag`, or raises UnsupportedError: integers of 8 bits or
+ * more, float16, bfloat16, float32, float64, complex64, complex128 (a range
+ * of booleans or of Tier 2 numbers has no defined step). */
+static int range_kind(HrpyState *st, const char *fname, uint8_t tag, RangeKind *out) {
+  switch (tag) {
+    case HURRAY_DTYPE_FLOAT16: *out = RK_F16; return 0;
+    case HURRAY_DTYPE_BFLOAT16: *out = RK_BF16; return 0;
+    case HURRAY_DTYPE_FLOAT32: *out = RK_F32; return 0;
+    case HURRAY_DTYPE_FLOAT64: *out = RK_F64; return 0;
+    case HURRAY_DTYPE_COMPLEX64: *out = RK_C64; return 0;
+    case HURRAY_DTYPE_COMPLEX128: *out = RK_C128; return 0;
+    case HURRAY_DTYPE_BOOL:
+      hrpy_raise(st->UnsupportedError,
+                "%s does not support dtype=bool (a range of booleans has no step); use "
+                "zeros, ones or full",
+                fname);
+      return -1;
+    default:
+      break;
+  }
+  const HurrayDtypeInfo *info = hurray_dtype_info(tag);
+  if (info != NULL && (info->flags & HURRAY_DTF_INT) != 0 && info->bit_width >= 8) {
+    *out = RK_INT;
+    return 0;
+  }
+  hrpy_raise(st->UnsupportedError,
+            "%s: dtype %s is not supported (integer types of 8 bits or more, float16, "
+            "bfloat16, float32, float64, complex64 and complex128 only)",
+            fname, info != NULL ? info->name : "(a private type)");
+  return -1;
+}
+
+/* One real argument of a range: an integer (Python int or anything with
+ * __index__; `i` a new reference) or a float (`d`). */
+typedef struct {
+  PyObject *i;
+  double d;
+  bool is_int;
+} RangeArg;
+
+static void range_arg_clear(RangeArg *r) { Py_CLEAR(r->i); }
+
+static int range_arg(const char *fname, const char *name, PyObject *o, RangeArg *out) {
+  out->i = NULL;
+  out->d = 0.0;
+  out->is_int = false;
+  if (PyComplex_Check(o)) {
+    PyErr_Format(PyExc_TypeError, "%s: %s must be a real number, not complex", fname, name);
+    return -1;
+  }
+  if (PyLong_Check(o) || (!PyFloat_Check(o) && PyIndex_Check(o))) {
+    out->i = PyNumber_Index(o);
+    if (out->i == NULL) return -1;
+    out->is_int = true;
+    return 0;
+  }
+  PyNumberMethods *nb = Py_TYPE(o)->tp_as_number;
+  if (!PyFloat_Check(o) && (nb == NULL || nb->nb_float == NULL)) {
+    PyErr_Format(PyExc_TypeError, "%s: %s must be a real number, not %.100s", fname, name,
+                 Py_TYPE(o)->tp_name);
+    return -1;
+  }
+  out->d = PyFloat_AsDouble(o);
+  if (out->d == -1.0 && PyErr_Occurred()) return -1;
+  return 0;
+}
+
+/* The argument as a float64 (an integer converted, OverflowError naming it
+ * when it is beyond float64); InvalidDescriptorError unless finite. */
+static int range_arg_double(HrpyState *st, const char *fname, const char *name,
+                            const RangeArg *r, double *out) {
+  double d = r->d;
+  if (r->is_int) {
+    d = PyLong_AsDouble(r->i);
+    if (d == -1.0 && PyErr_Occurred()) {
+      if (!PyErr_ExceptionMatches(PyExc_OverflowError)) return -1;
+      PyErr_Clear();
+      PyErr_Format(PyExc_OverflowError, "%s: %s=%R is too large for a float64", fname, name,
+                   r->i);
+      return -1;
+    }
+  }
+  if (!isfinite(d)) {
+    PyObject *f = PyFloat_FromDouble(d);
+    if (f == NULL) return -1;
+    hrpy_raise(st->InvalidDescriptorError, "%s: %s must be finite, got %R", fname, name, f);
+    Py_DECREF(f);
+    return -1;
+  }
+  *out = d;
+  return 0;
+}
+
+/* Whether the Python int `v` fits the integer type `info`: 1 (with *bits its
+ * two's complement low 64 bits), 0, or -1 on error. */
+static int int_fits(PyObject *v, const HurrayDtypeInfo *info, uint64_t *bits) {
+  unsigned bytes = info->bit_width / 8u;
+  bool is_signed = (info->flags & HURRAY_DTF_SIGNED) != 0;
+  int overflow = 0;
+  long long s = PyLong_AsLongLongAndOverflow(v, &overflow);
+  if (s == -1 && PyErr_Occurred()) return -1;
+  if (overflow == 0) {
+    *bits = (uint64_t)s;
+    if (is_signed) {
+      long long lo = bytes == 8 ? INT64_MIN : -(1ll << (8 * bytes - 1));
+      long long hi = bytes == 8 ? INT64_MAX : (1ll << (8 * bytes - 1)) - 1;
+      return s >= lo && s <= hi;
+    }
+    return s >= 0 && (bytes == 8 || (unsigned long long)s < (1ull << (8 * bytes)));
+  }
+  if (overflow > 0 && !is_signed && bytes == 8) {
+    unsigned long long u = PyLong_AsUnsignedLongLong(v);
+    if (u == (unsigned long long)-1 && PyErr_Occurred()) {
+      if (!PyErr_ExceptionMatches(PyExc_OverflowError)) return -1;
+      PyErr_Clear();
+      return 0;
+    }
+    *bits = u;
+    return 1;
+  }
+  return 0;
+}
+
+/* The element count of a range (`len`, from its computation) checked against
+ * a 64-bit byte size; `what` names the argument it came from. */
+static int range_size(HrpyState *st, const char *fname, const char *what, uint8_t tag,
+                      uint64_t len, uint64_t *nbytes) {
+  if (len > (uint64_t)INT64_MAX || hurray_buffer_size_bytes(tag, len, nbytes) != HURRAY_OK ||
+      *nbytes > (uint64_t)INT64_MAX) {
+    hrpy_raise(st->InvalidDescriptorError,
+              "%s: %s gives %llu elements of %s, whose byte size overflows 64 bits", fname,
+              what, (unsigned long long)len, hurray_dtype_info(tag)->name);
+    return -1;
+  }
+  return 0;
+}
+
+/* Element i = first + i * delta (modulo 2**64), its low `isz` bytes stored
+ * little-endian: native stores on a little-endian host, bytes otherwise. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define STORE_INTS_NATIVE 1
+#else
+#define STORE_INTS_NATIVE 0
+#endif
+static void store_ints(uint8_t *dst, uint64_t n, unsigned isz, uint64_t first, uint64_t delta) {
+  uint64_t v = first;
+#if STORE_INTS_NATIVE
+  switch (isz) {
+    case 1:
+      for (uint64_t i = 0; i < n; i++, v += delta) dst[i] = (uint8_t)v;
+      return;
+    case 2:
+      for (uint64_t i = 0; i < n; i++, v += delta) {
+        uint16_t w = (uint16_t)v;
+        memcpy(dst + 2 * i, &w, 2);
+      }
+      return;
+    case 4:
+      for (uint64_t i = 0; i < n; i++, v += delta) {
+        uint32_t w = (uint32_t)v;
+        memcpy(dst + 4 * i, &w, 4);
+      }
+      return;
+    default:
+      for (uint64_t i = 0; i < n; i++, v += delta) memcpy(dst + 8 * i, &v, 8);
+      return;
+  }
+#else
+  for (uint64_t i = 0; i < n; i++, v += delta)
+    for (unsigned b = 0; b < isz; b++) dst[isz * i + b] = (uint8_t)(v >> (8 * b));
+#endif
+}
+
+/* IEEE binary16 to float (exact). */
+static float f16_to_f32(uint16_t h) {
+  uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+  uint32_t exp = (h >> 10) & 0x1Fu, man = h & 0x3FFu, x;
+  if (exp == 0x1F) {
+    x = sign | 0x7F800000u | (man << 13);
+  } else if (exp != 0) {
+    x = sign | ((exp + 112u) << 23) | (man << 13);
+  } else if (man == 0) {
+    x = sign;
+  } else { /* subnormal: normalise */
+    int e = -1;
+    do {
+      e++;
+      man <<= 1;
+    } while ((man & 0x400u) == 0);
+    x = sign | ((uint32_t)(112 - e) << 23) | ((man & 0x3FFu) << 13);
+  }
+  float f;
+  memcpy(&f, &x, sizeof f);
+  return f;
+}
+
+static float bf16_to_f32(uint16_t h) {
+  uint32_t x = (uint32_t)h << 16;
+  float f;
+  memcpy(&f, &x, sizeof f);
+  return f;
+}
+
+/* An arange, once its arguments are resolved (see the comment above). */
+typedef struct {
+  RangeKind kind;
+  unsigned isz;
+  uint64_t n;
+  uint64_t ifirst, idelta; /* RK_INT: element 0 and the step, modulo 2**64 */
+  double e0, e1;           /* the others: elements 0 and 1 before conversion */
+} ArangePlan;
+
+static void arange_fill(uint8_t *dst, const ArangePlan *p) {
+  uint64_t n = p->n;
+  switch (p->kind) {
+    case RK_INT:
+      store_ints(dst, n, p->isz, p->ifirst, p->idelta);
+      return;
+    case RK_F64:
+    case RK_C128: {
+      /* complex: the imaginary parts stay zero (the buffer is zeroed) */
+      size_t stride = p->kind == RK_F64 ? 8 : 16;
+      double s = p->e0, nx = p->e1, d = nx - s;
+      if (n > 0) memcpy(dst, &s, 8);
+      if (n > 1) memcpy(dst + stride, &nx, 8);
+      for (uint64_t i = 2; i < n; i++) {
+        double prod = (double)i * d;
+        double v = s + prod;
+        memcpy(dst + stride * i, &v, 8);
+      }
+      return;
+    }
+    case RK_F32:
+    case RK_C64: {
+      size_t stride = p->kind == RK_F32 ? 4 : 8;
+      float s = (float)p->e0, nx = (float)p->e1, d = nx - s;
+      if (n > 0) memcpy(dst, &s, 4);
+      if (n > 1) memcpy(dst + stride, &nx, 4);
+      for (uint64_t i = 2; i < n; i++) {
+        float prod = (float)i * d;
+        float v = s + prod;
+        memcpy(dst + stride * i, &v, 4);
+      }
+      return;
+    }
+    case RK_F16:
+    case RK_BF16: {
+      bool half = p->kind == RK_F16;
+      uint16_t h0 = half ? f64_to_f16(p->e0) : f64_to_bf16(p->e0);
+      uint16_t h1 = half ? f64_to_f16(p->e1) : f64_to_bf16(p->e1);
+      float s = half ? f16_to_f32(h0) : bf16_to_f32(h0);
+      float d = (half ? f16_to_f32(h1) : bf16_to_f32(h1)) - s;
+      if (n > 0) memcpy(dst, &h0, 2);
+      if (n > 1) memcpy(dst + 2, &h1, 2);
+      for (uint64_t i = 2; i < n; i++) {
+        float prod = (float)i * d;
+        float v = s + prod;
+        uint16_t h = half ? f64_to_f16((double)v) : f64_to_bf16((double)v);
+        memcpy(dst + 2 * i, &h, 2);
+      }
+      return;
+    }
+  }
+}
+
+/* Runs fn(dst, plan) with the GIL released when the buffer is large. */
+#define RUN_FILL(fn, dst, plan, nbytes)          \
+  do {                                          \
+    if ((nbytes) >= HRPY_NOGIL_FILL_BYTES) {    \
+      Py_BEGIN_ALLOW_THREADS fn((dst), (plan)); \
+      Py_END_ALLOW_THREADS                      \
+    } else {                                    \
+      fn((dst), (plan));                        \
+    }                                           \
+  } while (0)
+
+/* The length of a range from q = (stop - start) / step, as NumPy: a nonzero
+ * span whose quotient underflows to zero has one element when positive. */
+static int arange_length(HrpyState *st, double q, bool span_nonzero, uint64_t *n) {
+  if (span_nonzero && q == 0.0) {
+    *n = signbit(q) ? 0 : 1;
+    return 0;
+  }
+  double c = ceil(q);
+  if (!(c < 9223372036854775808.0)) { /* 2**63; also inf */
+    PyObject *f = PyFloat_FromDouble(q);
+    if (f == NULL) return -1;
+    hrpy_raise(st->InvalidDescriptorError,
+              "arange: the length (stop - start) / step = %R does not fit 63 bits", f);
+    Py_DECREF(f);
+    return -1;
+  }
+  *n = c > 0.0 ? (uint64_t)c : 0;
+  return 0;
+}
+
+/* For an integer element type: element 0 (`first`) and the step (`delta`),
+ * Python ints, give the plan's bits after checking that the first and the
+ * last element fit (OverflowError naming them). */
+static int arange_int_plan(uint8_t tag, PyObject *first, PyObject *delta, ArangePlan *p) {
+  const HurrayDtypeInfo *info = hurray_dtype_info(tag);
+  p->isz = info->bit_width / 8u;
+  p->ifirst = p->idelta = 0;
+  if (p->n == 0) return 0;
+  int ok = int_fits(first, info, &p->ifirst);
+  if (ok < 0) return -1;
+  if (!ok) {
+    PyErr_Format(PyExc_OverflowError, "arange: start=%R is out of range for %s", first,
+                 info->name);
+    return -1;
+  }
+  if (p->n == 1) return 0;
+  PyObject *k = PyLong_FromUnsignedLongLong(p->n - 1);
+  PyObject *span = k != NULL ? PyNumber_Multiply(k, delta) : NULL;
+  PyObject *last = span != NULL ? PyNumber_Add(first, span) : NULL;
+  Py_XDECREF(k);
+  Py_XDECREF(span);
+  if (last == NULL) return -1;
+  uint64_t unused;
+  ok = int_fits(last, info, &unused);
+  if (ok == 0) {
+    PyErr_Format(PyExc_OverflowError,
+                 "arange: the last element, %R, is out of range for %s (stop or step too "
+                 "large for the type)",
+                 last, info->name);
+  }
+  Py_DECREF(last);
+  if (ok <= 0) return -1;
+  /* |delta| <= |last - first| < 2**64: its low 64 bits are exact modulo 2**64 */
+  p->idelta = PyLong_AsUnsignedLongLongMask(delta);
+  if (p->idelta == (uint64_t)-1 && PyErr_Occurred()) return -1;
+  return 0;
+}
+
+PyObject *hrpy_arange(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+  static const char *const names[] = {"start", "stop", "step", "dtype", "device", NULL};
+  PyObject *a[5];
+  if (hrpy_parse_args("arange", args, nargs, kwnames, names, 3, 1, a) < 0) return NULL;
+  HrpyState *st = hrpy_state_of_module(m);
+  PyObject *o_start = a[0], *o_stop = a[1], *o_step = a[2];
+  if (o_stop == NULL || o_stop == Py_None) { /* arange(stop) */
+    o_stop = o_start;
+    o_start = NULL;
+  }
+  RangeArg start = {NULL, 0.0, true}, stop = {NULL, 0.0, true}, step = {NULL, 0.0, true};
+  PyObject *result = NULL, *first = NULL, *delta = NULL, *tmp = NULL;
+  if (o_start == NULL) {
+    if ((start.i = PyLong_FromLong(0)) == NULL) goto done;
+  } else if (range_arg("arange", "start", o_start, &start) < 0) {
+    goto done;
+  }
+  if (range_arg("arange", "stop", o_stop, &stop) < 0) goto done;
+  if (o_step == NULL || o_step == Py_None) {
+    if ((step.i = PyLong_FromLong(1)) == NULL) goto done;
+  } else if (range_arg("arange", "step", o_step, &step) < 0) {
+    goto done;
+  }
+  bool all_int = start.is_int && stop.is_int && step.is_int;
+  uint8_t tag = all_int ? HURRAY_DTYPE_INT64 : HURRAY_DTYPE_FLOAT64;
+  if (a[3] != NULL && a[3] != Py_None && hrpy_dtype_converter(st, a[3], &tag) < 0) goto done;
+  ArangePlan plan;
+  memset(&plan, 0, sizeof plan);
+  if (range_kind(st, "arange", tag, &plan.kind) < 0) goto done;
+  PyObject *device = resolve_device(st, "arange", a[4], st->cpu);
+  if (device == NULL) goto done;
+
+  if (all_int) {
+    int zero = PyObject_Not(step.i);
+    if (zero < 0) goto done;
+    if (zero) {
+      hrpy_raise(st->InvalidDescriptorError, "arange: step must not be zero");
+      goto done;
+    }
+    PyObject *span = PyNumber_Subtract(stop.i, start.i);
+    if (span == NULL) goto done;
+    int nonzero = PyObject_IsTrue(span);
+    PyObject *q = nonzero >= 0 ? PyNumber_TrueDivide(span, step.i) : NULL;
+    Py_DECREF(span);
+    if (q == NULL) {
+      if (nonzero >= 0 && PyErr_ExceptionMatches(PyExc_OverflowError)) {
+        PyErr_Clear();
+        hrpy_raise(st->InvalidDescriptorError,
+                  "arange: the length (stop - start) / step does not fit 63 bits");
+      }
+      goto done;
+    }
+    double qd = PyFloat_AsDouble(q);
+    Py_DECREF(q);
+    if (qd == -1.0 && PyErr_Occurred()) goto done;
+    if (arange_length(st, qd, nonzero != 0, &plan.n) < 0) goto done;
+  } else {
+    if (range_arg_double(st, "arange", "start", &start, &start.d) < 0 ||
+        range_arg_double(st, "arange", "stop", &stop, &stop.d) < 0 ||
+        range_arg_double(st, "arange", "step", &step, &step.d) < 0)
+      goto done;
+    if (step.d == 0.0) {
+      hrpy_raise(st->InvalidDescriptorError, "arange: step must not be zero");
+      goto done;
+    }
+    double span = stop.d - start.d;
+    if (arange_length(st, span / step.d, span != 0.0, &plan.n) < 0) goto done;
+  }
+  uint64_t nbytes;
+  if (range_size(st, "arange", "(stop - start) / step", tag, plan.n, &nbytes) < 0) goto done;
+
+  if (plan.kind == RK_INT) {
+    if (all_int) {
+      first = Py_NewRef(start.i);
+      delta = Py_NewRef(step.i);
+    } else {
+      /* NumPy converts elements 0 and 1 (start, start + step) to the integer
+       * type, truncating, and steps by their difference */
+      if ((first = PyLong_FromDouble(start.d)) == NULL) goto done;
+      if (plan.n > 1) {
+        if ((tmp = PyLong_FromDouble(start.d + step.d)) == NULL) goto done;
+        delta = PyNumber_Subtract(tmp, first);
+      } else {
+        delta = PyLong_FromLong(0);
+      }
+      if (delta == NULL) goto done;
+    }
+    if (arange_int_plan(tag, first, delta, &plan) < 0) goto done;
+  } else if (all_int) {
+    RangeArg e1 = {NULL, 0.0, true};
+    if (range_arg_double(st, "arange", "start", &start, &plan.e0) < 0) goto done;
+    if (plan.n > 1) {
+      if ((e1.i = PyNumber_Add(start.i, step.i)) == NULL) goto done;
+      int rc = range_arg_double(st, "arange", "start + step", &e1, &plan.e1);
+      range_arg_clear(&e1);
+      if (rc < 0) goto done;
+    }
+  } else {
+    plan.e0 = start.d;
+    plan.e1 = start.d + step.d;
+  }
+  HrpyBuffer b;
+  if (alloc_owned(nbytes, plan.kind == RK_C64 || plan.kind == RK_C128, &b) < 0) goto done;
+  RUN_FILL(arange_fill, b.data, &plan, nbytes);
+  result = hrpy_tensor_new_dense(st, tag, 1, &plan.n, HURRAY_LAYOUT_ROW_MAJOR, device, &b,
+                                 "arange");
+done:
+  range_arg_clear(&start);
+  range_arg_clear(&stop);
+  range_arg_clear(&step);
+  Py_XDECREF(first);
+  Py_XDECREF(delta);
+  Py_XDECREF(tmp);
+  return result;
+}
+
+/* A linspace, once its arguments are resolved (see the comment above). */
+typedef struct {
+  RangeKind kind;
+  const HurrayDtypeInfo *info;
+  uint64_t n, div;
+  double start, stop, delta, step;
+  bool endpoint, step_zero;
+  bool out_of_range; /* set by the fill: an integer element does not fit */
+  double bad;        /* the first such element */
+} LinspacePlan;
+
+/* Whether floor(y) (a float64) fits the integer type. */
+static bool double_fits(double y, const HurrayDtypeInfo *info) {
+  unsigned bits = info->bit_width;
+  if ((info->flags & HURRAY_DTF_SIGNED) != 0) {
+    double lim = ldexp(1.0, (int)bits - 1); /* 2**(bits-1), exact */
+    return y >= -lim && y < lim;
+  }
+  return y >= 0.0 && y < ldexp(1.0, (int)bits);
+}
+
+static void linspace_fill(uint8_t *dst, LinspacePlan *p) {
+  unsigned isz = p->kind == RK_INT ? p->info->bit_width / 8u : 0;
+  bool is_signed = p->kind == RK_INT && (p->info->flags & HURRAY_DTF_SIGNED) != 0;
+  double divd = (double)p->div;
+  for (uint64_t i = 0; i < p->n; i++) {
+    double y;
+    if (p->div == 0) {
+      y = (double)i * p->delta;
+    } else if (p->step_zero) { /* the step underflowed: scale first */
+      double f = (double)i / divd;
+      y = f * p->delta;
+    } else {
+      y = (double)i * p->step;
+    }
+    y = y + p->start;
+    if (p->endpoint && p->n > 1 && i == p->n - 1) y = p->stop;
+    switch (p->kind) {
+      case RK_F64:
+        memcpy(dst + 8 * i, &y, 8);
+        break;
+      case RK_C128:
+        memcpy(dst + 16 * i, &y, 8); /* imaginary part zeroed */
+        break;
+      case RK_F32:
+      case RK_C64: {
+        float f = (float)y;
+        memcpy(dst + (p->kind == RK_F32 ? 4 : 8) * i, &f, 4);
+        break;
+      }
+      case RK_F16:
+      case RK_BF16: {
+        uint16_t h = p->kind == RK_F16 ? f64_to_f16(y) : f64_to_bf16(y);
+        memcpy(dst + 2 * i, &h, 2);
+        break;
+      }
+      case RK_INT: {
+        y = floor(y);
+        if (!double_fits(y, p->info)) {
+          if (!p->out_of_range) p->bad = y;
+          p->out_of_range = true;
+          break;
+        }
+        uint64_t v = is_signed ? (uint64_t)(int64_t)y : (uint64_t)y;
+        for (unsigned b = 0; b < isz; b++) dst[isz * i + b] = (uint8_t)(v >> (8 * b));
+        break;
+      }
+    }
+  }
+}
+
+/* A count argument (num, n_rows, n_cols): an int >= 0 (TypeError for a
+ * non-integer, InvalidDescriptorError naming it when negative or beyond 64
+ * bits). */
+static int count_arg(HrpyState *st, const char *fname, const char *name, PyObject *o,
+                     uint64_t *out) {
+  PyObject *v = PyNumber_Index(o);
+  if (v == NULL) {
+    if (PyErr_ExceptionMatches(PyExc_TypeError)) {
+      PyErr_Clear();
+      PyErr_Format(PyExc_TypeError, "%s: %s must be an int, not %.100s", fname, name,
+                   Py_TYPE(o)->tp_name);
+    }
+    return -1;
+  }
+  int overflow = 0;
+  long long s = PyLong_AsLongLongAndOverflow(v, &overflow);
+  if (s == -1 && PyErr_Occurred()) {
+    Py_DECREF(v);
+    return -1;
+  }
+  if (overflow < 0 || (overflow == 0 && s < 0)) {
+    hrpy_raise(st->InvalidDescriptorError, "%s: %s must be non-negative, got %R", fname, name, v);
+    Py_DECREF(v);
+    return -1;
+  }
+  if (overflow > 0) {
+    unsigned long long u = PyLong_AsUnsignedLongLong(v);
+    if (u == (unsigned long long)-1 && PyErr_Occurred()) {
+      PyErr_Clear();
+      hrpy_raise(st->InvalidDescriptorError, "%s: %s=%R does not fit 64 bits", fname, name, v);
+      Py_DECREF(v);
+      return -1;
+    }
+    *out = u;
+  } else {
+    *out = (uint64_t)s;
+  }
+  Py_DECREF(v);
+  return 0;
+}
+
+PyObject *hrpy_linspace(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
+                        PyObject *kwnames) {
+  static const char *const names[] = {"start", "stop", "num", "endpoint", "dtype", "device",
+                                      NULL};
+  PyObject *a[6];
+  if (hrpy_parse_args("linspace", args, nargs, kwnames, names, 4, 2, a) < 0) return NULL;
+  HrpyState *st = hrpy_state_of_module(m);
+  LinspacePlan plan;
+  memset(&plan, 0, sizeof plan);
+  RangeArg start, stop;
+  if (range_arg("linspace", "start", a[0], &start) < 0) return NULL;
+  int rc = range_arg_double(st, "linspace", "start", &start, &plan.start);
+  range_arg_clear(&start);
+  if (rc < 0) return NULL;
+  if (range_arg("linspace", "stop", a[1], &stop) < 0) return NULL;
+  rc = range_arg_double(st, "linspace", "stop", &stop, &plan.stop);
+  range_arg_clear(&stop);
+  if (rc < 0) return NULL;
+  plan.n = 50;
+  if (a[2] != NULL && count_arg(st, "linspace", "num", a[2], &plan.n) < 0) return NULL;
+  plan.endpoint = true;
+  if (a[3] != NULL) {
+    int t = PyObject_IsTrue(a[3]);
+    if (t < 0) return NULL;
+    plan.endpoint = t != 0;
+  }
+  uint8_t tag = HURRAY_DTYPE_FLOAT64;
+  if (a[4] != NULL && a[4] != Py_None && hrpy_dtype_converter(st, a[4], &tag) < 0) return NULL;
+  if (range_kind(st, "linspace", tag, &plan.kind) < 0) return NULL;
+  plan.info = hurray_dtype_info(tag);
+  PyObject *device = resolve_device(st, "linspace", a[5], st->cpu);
+  if (device == NULL) return NULL;
+  plan.delta = plan.stop - plan.start;
+  if (!isfinite(plan.delta)) {
+    return hrpy_raise(st->InvalidDescriptorError,
+                     "linspace: stop - start overflows float64 (start=%R, stop=%R)", a[0], a[1]);
+  }
+  uint64_t nbytes;
+  if (range_size(st, "linspace", "num", tag, plan.n, &nbytes) < 0) return NULL;
+  plan.div = plan.endpoint ? (plan.n > 0 ? plan.n - 1 : 0) : plan.n;
+  if (plan.div > 0) {
+    plan.step = plan.delta / (double)plan.div;
+    plan.step_zero = plan.step == 0.0;
+  }
+  HrpyBuffer b;
+  if (alloc_owned(nbytes, plan.kind == RK_C64 || plan.kind == RK_C128, &b) < 0) return NULL;
+  RUN_FILL(linspace_fill, b.data, &plan, nbytes);
+  if (plan.out_of_range) {
+    hrpy_buffer_release(&b);
+    PyObject *f = PyFloat_FromDouble(plan.bad);
+    if (f == NULL) return NULL;
+    PyErr_Format(PyExc_OverflowError, "linspace: the element %R is out of range for %s", f,
+                 plan.info->name);
+    Py_DECREF(f);
+    return NULL;
+  }
+  return hrpy_tensor_new_dense(st, tag, 1, &plan.n, HURRAY_LAYOUT_ROW_MAJOR, device, &b,
+                               "linspace");
+}
+
+PyObject *hrpy_eye(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+  static const char *const names[] = {"n_rows", "n_cols", "k", "dtype", "device", NULL};
+  PyObject *a[5];
+  if (hrpy_parse_args("eye", args, nargs, kwnames, names, 3, 1, a) < 0) return NULL;
+  HrpyState *st = hrpy_state_of_module(m);
+  uint64_t shape[2];
+  if (count_arg(st, "eye", "n_rows", a[0], &shape[0]) < 0) return NULL;
+  shape[1] = shape[0];
+  if (a[1] != NULL && a[1] != Py_None && count_arg(st, "eye", "n_cols", a[1], &shape[1]) < 0)
+    return NULL;
+  /* the diagonal: k >= 0 starts at (0, k), k < 0 at (-k, 0); one beyond the
+   * matrix (or beyond 64 bits) leaves it all zeros */
+  bool upper = true, none = false;
+  uint64_t off = 0;
+  if (a[2] != NULL) {
+    PyObject *k = PyNumber_Index(a[2]);
+    if (k == NULL) return NULL;
+    int overflow = 0;
+    long long kv = PyLong_AsLongLongAndOverflow(k, &overflow);
+    Py_DECREF(k);
+    if (kv == -1 && PyErr_Occurred()) return NULL;
+    if (overflow != 0) {
+      none = true;
+    } else {
+      upper = kv >= 0;
+      off = upper ? (uint64_t)kv : (uint64_t)0 - (uint64_t)kv;
+    }
+  }
+  uint8_t tag = HURRAY_DTYPE_FLOAT64;
+  if (a[3] != NULL && a[3] != Py_None && hrpy_dtype_converter(st, a[3], &tag) < 0) return NULL;
+  PyObject *device = resolve_device(st, "eye", a[4], st->cpu);
+  if (device == NULL) return NULL;
+  const HurrayDtypeInfo *info = hurray_dtype_info(tag);
+  if (info == NULL || !(info->tier == 1 || tag == HURRAY_DTYPE_COMPLEX64 ||
+                        tag == HURRAY_DTYPE_COMPLEX128)) {
+    return hrpy_raise(st->UnsupportedError,
+                     "eye: %s values cannot be encoded here (Tier 1 types and complex only)",
+                     info != NULL ? info->name : "private type");
+  }
+  uint64_t count, nbytes;
+  if (dense_size(st, "eye", tag, 2, shape, &count, &nbytes) < 0) return NULL;
+  uint8_t one[16];
+  unsigned isz = info->bit_width / 8u;
+  if (tag != HURRAY_DTYPE_BOOL) {
+    PyObject *o = PyLong_FromLong(1);
+    if (o == NULL) return NULL;
+    int rc = encode_value(st, tag, o, one);
+    Py_DECREF(o);
+    if (rc < 0) return NULL;
+  }
+  HrpyBuffer b;
+  if (alloc_owned(nbytes, true, &b) < 0) return NULL;
+  uint64_t rows = shape[0], cols = shape[1], i0 = 0, i1 = 0;
+  if (!none && upper && off < cols) {
+    i1 = rows < cols - off ? rows : cols - off;
+  } else if (!none && !upper && off < rows) {
+    i0 = off;
+    i1 = rows - off < cols ? rows : cols + off;
+  }
+  for (uint64_t i = i0; i < i1; i++) {
+    uint64_t idx = i * cols + (upper ? i + off : i - off);
+    if (tag == HURRAY_DTYPE_BOOL) {
+      b.data[idx / 8u] = (uint8_t)(b.data[idx / 8u] | (1u << (idx % 8u)));
+    } else {
+      memcpy(b.data + idx * isz, one, isz);
+    }
+  }
+  return hrpy_tensor_new_dense(st, tag, 2, shape, HURRAY_LAYOUT_ROW_MAJOR, device, &b, "eye");
 }
