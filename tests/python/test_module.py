@@ -172,3 +172,40 @@ def test_stub_signatures_match_the_runtime():
             assert got == _stub_parameters(node), (stub, node.name)
             checked += 1
     assert checked >= 20
+
+
+# The binding's own table from C status to exception class (docs/python.md,
+# "Exceptions"); the C library's status table names no Python class.
+STATUS_CLASSES = {
+    -1: "InvalidDescriptorError", -2: "InvalidDescriptorError", -3: "InvalidDescriptorError",
+    -4: "InvalidDescriptorError", -5: "BufferError", -6: "InternalError", -7: "InternalError",
+    -8: "InvalidDescriptorError", -9: "BufferError", -10: "InternalError", -11: IndexError,
+    -12: "InvalidDescriptorError", -13: "InvalidDescriptorError", -14: "BufferError",
+    -15: "BufferError", -16: "InvalidDescriptorError", -17: "InvalidDescriptorError",
+    -18: "UnsupportedError", -19: MemoryError, -20: "FileError", -21: "FileError",
+    -22: "FileError", -23: "FileError", -24: KeyError, -25: "FileError", -26: "StreamError",
+    -27: "StreamError", -28: "StreamError", -29: ValueError, -30: ValueError,
+    -31: "InvalidDescriptorError", -32: "InvalidDescriptorError",
+}
+
+
+@pytest.mark.parametrize("code", sorted(STATUS_CLASSES))
+def test_every_status_raises_its_documented_class(code):
+    want = STATUS_CLASSES[code]
+    want = getattr(hurray, want) if isinstance(want, str) else want
+    assert hurray._hurray._exception_for(code) is want
+
+
+def test_unknown_statuses_are_internal_errors():
+    for code in (0, 1, -33, -1000):
+        assert hurray._hurray._exception_for(code) is hurray.InternalError
+
+
+def test_exceptions_carry_the_reason_apart_from_field_and_offset():
+    with pytest.raises(hurray.InvalidDescriptorError) as ei:
+        hurray.Descriptor.decode(b"XXXX" + bytes(40))
+    e = ei.value
+    assert e.reason and e.reason in str(e)
+    assert e.field not in e.reason and "at byte" not in e.reason
+    # an error raised with a message only has the attributes too (None)
+    assert hurray.InvalidDescriptorError("x").reason is None

@@ -165,7 +165,7 @@ PyObject *hrpy_tensor_build_ex(HrpyState *st, uint8_t type_tag, uint32_t rank,
   }
   t = PyObject_GC_New(HrpyTensor, st->TensorType);
   if (t == NULL) {
-    hurray_descriptor_destroy(desc);
+    HRPY_CANNOT_FAIL(hurray_descriptor_destroy(desc));
     goto fail;
   }
   t->desc = desc;
@@ -208,33 +208,40 @@ fail:
 }
 
 PyObject *hrpy_tensor_new_dense(HrpyState *st, uint8_t type_tag, uint32_t rank,
-                               const uint64_t *shape, uint8_t layout_tag, PyObject *device,
-                               HrpyBuffer *b, const char *context) {
-  uint64_t count = 0, need = 0;
+                                const uint64_t *shape, uint8_t layout_tag, PyObject *device,
+                                HrpyBuffer *b, const char *context) {
   uint32_t alignment = b->owned != NULL && b->size > 0 ? HURRAY_MIN_BUFFER_ALIGNMENT
-                                                      : hrpy_measure_alignment(b->data, b->size);
-  /* Each condition is a rule hurray_descriptor_from_fields would check for
-   * these fields (the rest hold for any tensor built here: version 1, no
-   * flags, no section, byte_offset 0, one producer-synced buffer). */
-  bool valid = rank <= HURRAY_MAX_RANK && hurray_dtype_tag_kind(type_tag) == HURRAY_TAG_NAMED &&
-               hurray_dtype_info(type_tag) != NULL &&
-               (layout_tag == HURRAY_LAYOUT_ROW_MAJOR ||
-                (layout_tag == HURRAY_LAYOUT_COL_MAJOR && rank > 0)) &&
-               hrpy_device_tag(device) == HURRAY_DEVICE_CPU &&
+                                                       : hrpy_measure_alignment(b->data, b->size);
+  /* What the binding decides (a host tensor of standard memory, synced, in
+   * one of the two dense orders); every format rule is the C library's. */
+  bool plain = rank <= HURRAY_MAX_RANK && hrpy_device_tag(device) == HURRAY_DEVICE_CPU &&
                hrpy_device_memory_class(device) == HURRAY_MEMORY_STANDARD &&
                b->sync_mode == HURRAY_SYNC_PRODUCER_SYNCED &&
-               (b->size == 0 || alignment >= HURRAY_MIN_BUFFER_ALIGNMENT) &&
-               hrpy_element_count(rank, shape, &count) && count <= (uint64_t)INT64_MAX &&
-               hurray_buffer_size_bytes(type_tag, count, &need) == HURRAY_OK &&
-               need <= (uint64_t)INT64_MAX && b->size >= need;
-  if (!valid) {
+               (layout_tag == HURRAY_LAYOUT_ROW_MAJOR || layout_tag == HURRAY_LAYOUT_COL_MAJOR);
+  LazyBlock *blk = NULL;
+  HurrayDescriptorFields f;
+  if (plain) {
+    blk = PyMem_Malloc(sizeof *blk + (size_t)rank * sizeof(uint64_t));
+    if (blk == NULL) {
+      hrpy_buffer_release(b);
+      return PyErr_NoMemory();
+    }
+    for (uint32_t i = 0; i < rank; i++) blk->shape[i] = shape[i]; /* no rep movs for rank 1 */
+    if (hurray_descriptor_fields_dense(type_tag, rank, rank > 0 ? blk->shape : NULL, layout_tag,
+                                       b->size, alignment, &blk->handle, &f, NULL) != HURRAY_OK) {
+      PyMem_Free(blk);
+      blk = NULL;
+    }
+  }
+  if (blk == NULL) {
+    /* refused, or not the plain case: the general build validates and raises
+     * with every detail (buffer roles included) */
     HurrayLayout lay;
     memset(&lay, 0, sizeof lay);
     lay.tag = layout_tag;
     return hrpy_tensor_build(st, type_tag, rank, shape, &lay, 0, device, b, 1, context);
   }
-  LazyBlock *blk = PyMem_Malloc(sizeof *blk + (size_t)rank * sizeof(uint64_t));
-  PyObject *dtype = blk != NULL ? hrpy_dtype_from_tag(st, type_tag) : PyErr_NoMemory();
+  PyObject *dtype = hrpy_dtype_from_tag(st, type_tag);
   HrpyTensor *t = dtype != NULL ? PyObject_GC_New(HrpyTensor, st->TensorType) : NULL;
   if (t == NULL) {
     Py_XDECREF(dtype);
@@ -261,34 +268,7 @@ PyObject *hrpy_tensor_new_dense(HrpyState *st, uint8_t type_tag, uint32_t rank,
   b->owner = NULL;
   b->owned = NULL;
   b->data = NULL;
-  blk->handle.byte_size = blk->buf.size;
-  blk->handle.alignment = alignment;
-  blk->handle.device_tag = HURRAY_DEVICE_CPU;
-  blk->handle.sync_mode = HURRAY_SYNC_PRODUCER_SYNCED;
-  blk->handle.memory_class = HURRAY_MEMORY_STANDARD;
-  blk->handle.reserved = 0;
-  for (uint32_t i = 0; i < rank; i++) blk->shape[i] = shape[i]; /* no rep movs for rank 1 */
-  /* exactly what hurray_descriptor_fields reports after from_fields (every
-   * field written: no memset of the whole struct) */
-  HurrayDescriptorFields *f = &t->f;
-  f->version_major = HURRAY_DESCRIPTOR_VERSION_MAJOR;
-  f->version_minor = 0;
-  f->flags = 0;
-  f->type_tag = type_tag;
-  f->rank = rank;
-  f->shape = rank > 0 ? blk->shape : NULL;
-  f->byte_offset = 0;
-  memset(&f->layout, 0, sizeof f->layout);
-  f->layout.tag = layout_tag;
-  f->buffer_count = 1;
-  f->buffers = &blk->handle;
-  f->quantization = NULL;
-  f->shard = NULL;
-  f->statistics = NULL;
-  f->extension_type = NULL;
-  f->composite_member = NULL;
-  f->trailing = NULL;
-  f->trailing_len = 0;
+  t->f = f; /* points at blk->shape and blk->handle */
   t->desc = NULL;
   t->dtype = dtype;
   t->device = Py_NewRef(device);
@@ -385,7 +365,7 @@ int hrpy_decode_descriptor(HrpyState *st, const uint8_t *bytes, uint64_t len, bo
         *options = HURRAY_DECODE_PERMISSIVE;
         return 0;
       }
-      hurray_descriptor_destroy(d);
+      HRPY_CANNOT_FAIL(hurray_descriptor_destroy(d));
     }
   }
   if (rc != HURRAY_OK) {

@@ -72,7 +72,7 @@ const HurrayDescriptor *hrpy_tensor_desc(HrpyState *st, PyObject *o) {
   /* t->f keeps pointing at the block: the same values. A thread that lost
    * the race drops its copy and uses the winner's. */
   if (!hrpy_cas_ptr((void **)&t->desc, NULL, d)) {
-    hurray_descriptor_destroy(d);
+    HRPY_CANNOT_FAIL(hurray_descriptor_destroy(d));
     d = hrpy_load_ptr((void *const *)&t->desc);
   }
   return d;
@@ -138,7 +138,7 @@ static void tensor_dealloc(PyObject *s) {
   (void)tensor_clear(s);
   PyMem_Free(t->bufs);
   t->bufs = NULL;
-  hurray_descriptor_destroy(t->desc);
+  HRPY_CANNOT_FAIL(hurray_descriptor_destroy(t->desc));
   t->desc = NULL;
   tp->tp_free(s);
   Py_DECREF(tp);

@@ -59,8 +59,8 @@ static void capsule_destructor(PyObject *cap) {
   PyErr_Fetch(&type, &value, &tb);
   HurrayBufferList *list = PyCapsule_GetPointer(cap, CAPSULE_NAME);
   HurrayTensorContext *ctx = PyCapsule_GetContext(cap);
-  (void)hurray_buffer_list_destroy(&list);
-  (void)hurray_tensor_context_destroy(&ctx);
+  HRPY_CANNOT_FAIL(hurray_buffer_list_destroy(&list));
+  HRPY_CANNOT_FAIL(hurray_tensor_context_destroy(&ctx));
   PyErr_Clear();
   PyErr_Restore(type, value, tb);
 }
@@ -133,7 +133,7 @@ PyObject *hrpy_tensor_hurray(PyObject *self, PyObject *const *args, Py_ssize_t n
     }
     rc = hurray_buffer_list_push(list, b);
     if (rc != HURRAY_OK) {
-      (void)hurray_buffer_destroy(b); /* runs release_buffer: drops the reference */
+      HRPY_CANNOT_FAIL(hurray_buffer_destroy(b)); /* runs release_buffer: drops the reference */
       goto status_fail;
     }
   }
@@ -150,7 +150,7 @@ PyObject *hrpy_tensor_hurray(PyObject *self, PyObject *const *args, Py_ssize_t n
   if (cap == NULL) goto fail;
   list = NULL; /* the capsule's now */
   if (PyCapsule_SetContext(cap, ctx) < 0) {
-    (void)hurray_tensor_context_destroy(&ctx);
+    HRPY_CANNOT_FAIL(hurray_tensor_context_destroy(&ctx));
     Py_DECREF(cap); /* destroys the list */
     return NULL;
   }
@@ -160,8 +160,8 @@ status_fail:
   hrpy_raise_status(st, rc, err.status == rc ? &err : NULL, ctxname);
 fail:
   PyMem_Free(bytes);
-  (void)hurray_buffer_list_destroy(&list);
-  (void)hurray_tensor_context_destroy(&ctx);
+  HRPY_CANNOT_FAIL(hurray_buffer_list_destroy(&list));
+  HRPY_CANNOT_FAIL(hurray_tensor_context_destroy(&ctx));
   return NULL;
 }
 
@@ -172,7 +172,7 @@ static void keeper_destructor(PyObject *cap) {
   PyObject *type, *value, *tb;
   PyErr_Fetch(&type, &value, &tb);
   HurrayBufferList *list = PyCapsule_GetPointer(cap, KEEPER_NAME);
-  (void)hurray_buffer_list_destroy(&list);
+  HRPY_CANNOT_FAIL(hurray_buffer_list_destroy(&list));
   PyErr_Clear();
   PyErr_Restore(type, value, tb);
 }
@@ -279,9 +279,9 @@ PyObject *hrpy_from_hurray(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
   if (hrpy_decode_descriptor(st, dbytes, dlen, permissive != 0, &desc, &options, ctxname) < 0)
     goto done;
   /* Releases the producer's owner reference: the buffers hold their own. */
-  (void)hurray_tensor_context_destroy(&ctx);
+  HRPY_CANNOT_FAIL(hurray_tensor_context_destroy(&ctx));
   HurrayDescriptorFields f;
-  (void)hurray_descriptor_fields(desc, &f);
+  HRPY_CANNOT_FAIL(hurray_descriptor_fields(desc, &f));
   uint64_t n = 0;
   if (hurray_buffer_list_len(list, &n) != HURRAY_OK) {
     hrpy_raise(st->BufferError, "%s: the capsule's pointer is not a live HurrayBufferList",
@@ -354,9 +354,9 @@ done:;
   PyErr_Fetch(&type, &value, &tb);
   PyMem_Free(bufs);
   Py_XDECREF(keeper);
-  (void)hurray_buffer_list_destroy(&list);
-  (void)hurray_tensor_context_destroy(&ctx);
-  hurray_descriptor_destroy(desc);
+  HRPY_CANNOT_FAIL(hurray_buffer_list_destroy(&list));
+  HRPY_CANNOT_FAIL(hurray_tensor_context_destroy(&ctx));
+  HRPY_CANNOT_FAIL(hurray_descriptor_destroy(desc));
   if (claimed && !owned) {
     /* not consumed after all: the capsule keeps its list and context */
     Py_BEGIN_CRITICAL_SECTION(cap);

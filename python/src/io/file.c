@@ -97,7 +97,7 @@ static PyObject *tensor_from_file(HrpyState *st, HurrayFileTensor *ft, uint32_t 
   for (uint32_t i = 0; i < n; i++) {
     const void *data = NULL;
     uint64_t size = 0;
-    (void)hurray_file_tensor_buffer(ft, i, &data, &size);
+    HRPY_CANNOT_FAIL(hurray_file_tensor_buffer(ft, i, &data, &size));
     /* A mapped buffer is handed out read-only (readonly below), so the
      * const is honoured; a read buffer belongs to this tensor alone. */
     bufs[i].data = (uint8_t *)(uintptr_t)data;
@@ -108,7 +108,7 @@ static PyObject *tensor_from_file(HrpyState *st, HurrayFileTensor *ft, uint32_t 
   }
   const HurrayDescriptor *d = hurray_file_tensor_descriptor(ft);
   HurrayDescriptorFields f;
-  (void)hurray_descriptor_fields(d, &f);
+  HRPY_CANNOT_FAIL(hurray_descriptor_fields(d, &f));
   PyObject *r = hrpy_tensor_from_descriptor(st, d, bufs, n, options | hrpy_options_for_descriptor(&f),
                                            context);
   if (bufs != small) PyMem_Free(bufs);
@@ -329,7 +329,7 @@ static PyObject *m_load(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
       key = Py_NewRef(PyTuple_GET_ITEM(wanted, (Py_ssize_t)i));
     } else {
       HurrayFileEntry e;
-      (void)hurray_file_entry(f, items[i].index, &e);
+      HRPY_CANNOT_FAIL(hurray_file_entry(f, items[i].index, &e));
       key = PyUnicode_DecodeUTF8(e.name, (Py_ssize_t)e.name_len, "strict");
     }
     PyObject *obj = key != NULL ? fetch_to_py(st, &items[i], options, ctx) : NULL;

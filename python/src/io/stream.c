@@ -488,7 +488,7 @@ static PyObject *item_to_py(HrpyState *st, HrpyStreamReader *self, HurrayStreamI
     if (hurray_stream_item_buffer_is_view(item, got)) {
       const uint8_t *data = NULL;
       uint64_t size = 0;
-      (void)hurray_stream_item_buffer(item, got, &data, &size);
+      HRPY_CANNOT_FAIL(hurray_stream_item_buffer(item, got, &data, &size));
       b->data = (uint8_t *)(uintptr_t)data;
       b->size = size;
       b->owner = Py_NewRef(self->source); /* the memoryview keeps the export */
@@ -509,7 +509,7 @@ static PyObject *item_to_py(HrpyState *st, HrpyStreamReader *self, HurrayStreamI
   PyObject *r = NULL;
   if (got == n) {
     HurrayDescriptorFields f;
-    (void)hurray_descriptor_fields(d, &f);
+    HRPY_CANNOT_FAIL(hurray_descriptor_fields(d, &f));
     r = hrpy_tensor_from_descriptor(st, d, bufs, n, self->options | hrpy_options_for_descriptor(&f),
                                    context);
   } else {

@@ -90,7 +90,7 @@ static void tree_fill(HrpyState *st, const HrpyComposite *c, HurrayDescriptorFie
     if (hrpy_composite_check(st, m)) {
       tree_fill(st, C(m), fields, pos);
     } else {
-      (void)hurray_descriptor_fields(member_descriptor(st, c, i), &fields[*pos]);
+      HRPY_CANNOT_FAIL(hurray_descriptor_fields(member_descriptor(st, c, i), &fields[*pos]));
       (*pos)++;
     }
   }
@@ -158,7 +158,7 @@ PyObject *hrpy_composite_from_head(HrpyState *st, HurrayDescriptor *head, PyObje
                                   const char *context) {
   HrpyComposite *c = PyObject_GC_New(HrpyComposite, st->CompositeType);
   if (c == NULL) {
-    hurray_descriptor_destroy(head);
+    HRPY_CANNOT_FAIL(hurray_descriptor_destroy(head));
     return NULL;
   }
   c->head = head;
@@ -451,8 +451,8 @@ static bool same_but_alignment(const HurrayDescriptor *a, const HurrayDescriptor
   if (hurray_descriptor_equal(a, b)) return true;
   HurrayDescriptor *x = without_alignment(a), *y = without_alignment(b);
   bool eq = x != NULL && y != NULL && hurray_descriptor_equal(x, y);
-  hurray_descriptor_destroy(x);
-  hurray_descriptor_destroy(y);
+  HRPY_CANNOT_FAIL(hurray_descriptor_destroy(x));
+  HRPY_CANNOT_FAIL(hurray_descriptor_destroy(y));
   return eq;
 }
 
@@ -518,10 +518,10 @@ static void composite_dealloc(PyObject *s) {
   PyObject_GC_UnTrack(s);
   (void)composite_clear(s);
   if (c->presented != NULL) {
-    for (uint32_t i = 0; i < c->count; i++) hurray_descriptor_destroy(c->presented[i]);
+    for (uint32_t i = 0; i < c->count; i++) HRPY_CANNOT_FAIL(hurray_descriptor_destroy(c->presented[i]));
     PyMem_Free(c->presented);
   }
-  hurray_descriptor_destroy(c->head);
+  HRPY_CANNOT_FAIL(hurray_descriptor_destroy(c->head));
   tp->tp_free(s);
   Py_DECREF(tp);
 }

@@ -40,7 +40,7 @@ const HurrayDescriptor *hrpy_descriptor_get(HrpyState *st, PyObject *o) {
 PyObject *hrpy_descriptor_wrap(HrpyState *st, HurrayDescriptor *desc, PyObject *device) {
   HrpyDescriptor *d = PyObject_GC_New(HrpyDescriptor, st->DescriptorType);
   if (d == NULL) {
-    hurray_descriptor_destroy(desc);
+    HRPY_CANNOT_FAIL(hurray_descriptor_destroy(desc));
     return NULL;
   }
   d->desc = desc;
@@ -245,7 +245,7 @@ static void ds_dealloc(PyObject *s) {
   PyTypeObject *tp = Py_TYPE(s);
   PyObject_GC_UnTrack(s);
   (void)ds_clear(s);
-  hurray_descriptor_destroy(DS(s)->desc);
+  HRPY_CANNOT_FAIL(hurray_descriptor_destroy(DS(s)->desc));
   tp->tp_free(s);
   Py_DECREF(tp);
 }

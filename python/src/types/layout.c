@@ -69,104 +69,15 @@ PyTypeObject *hrpy_layout_class_for_tag(HrpyState *st, uint8_t tag) {
   }
 }
 
-/* ---- deep copy ---------------------------------------------------------------- */
-
-/* A bump allocator over one PyMem block; every piece 8-byte aligned. */
-typedef struct {
-  uint8_t *base;
-  size_t used, cap;
-} Bump;
-
-static size_t round8(size_t n) { return (n + 7u) & ~(size_t)7u; }
-
-static void *bump(Bump *b, size_t n) {
-  if (n == 0) return NULL;
-  void *p = b->base + b->used;
-  b->used += round8(n);
-  return p;
-}
-
-static size_t tiled_bytes(const HurrayLayout *l, uint32_t n) {
-  size_t total = round8(l->u.tiled.depth * sizeof(HurrayTiledLevel));
-  for (uint32_t d = 0; d < l->u.tiled.depth; d++) {
-    const HurrayTiledLevel *v = &l->u.tiled.levels[d];
-    total += round8(n * sizeof(uint64_t));
-    if (v->outer_strides != NULL) total += round8(n * sizeof(int64_t));
-    if (v->inner_strides != NULL) total += round8(n * sizeof(int64_t));
-  }
-  return total;
-}
-
-static size_t layout_bytes(const HurrayLayout *l, uint32_t n) {
-  switch (l->tag) {
-    case HURRAY_LAYOUT_STRIDED: return round8(n * sizeof(int64_t));
-    case HURRAY_LAYOUT_TILED: return tiled_bytes(l, n);
-    case HURRAY_LAYOUT_MORTON: return round8(n * sizeof(uint32_t));
-    case HURRAY_LAYOUT_CSF: return round8(n * sizeof(uint32_t));
-    default: break;
-  }
-  switch (hurray_layout_tag_kind(l->tag)) {
-    case HURRAY_TAG_PRIVATE: return round8(l->u.private_ext.data_len);
-    case HURRAY_TAG_RESERVED:
-    case HURRAY_TAG_UNASSIGNED: return round8(l->u.opaque.len);
-    default: return 0;
-  }
-}
-
-static void *copy_array(Bump *b, const void *src, size_t bytes) {
-  void *p = bump(b, bytes);
-  if (p != NULL && src != NULL) memcpy(p, src, bytes);
-  return p;
-}
-
-/* Copies l's arrays into b; dst gets l with pointers into b. */
-static void layout_copy(const HurrayLayout *l, uint32_t n, Bump *b, HurrayLayout *dst) {
-  *dst = *l;
-  switch (l->tag) {
-    case HURRAY_LAYOUT_STRIDED:
-      dst->u.strided.strides = copy_array(b, l->u.strided.strides, n * sizeof(int64_t));
-      return;
-    case HURRAY_LAYOUT_MORTON:
-      dst->u.morton.bits = copy_array(b, l->u.morton.bits, n * sizeof(uint32_t));
-      return;
-    case HURRAY_LAYOUT_CSF:
-      dst->u.csf.mode_order = copy_array(b, l->u.csf.mode_order, n * sizeof(uint32_t));
-      return;
-    case HURRAY_LAYOUT_TILED: {
-      uint32_t depth = l->u.tiled.depth;
-      HurrayTiledLevel *lv = bump(b, depth * sizeof(HurrayTiledLevel));
-      for (uint32_t d = 0; d < depth; d++) {
-        const HurrayTiledLevel *s = &l->u.tiled.levels[d];
-        lv[d] = *s;
-        lv[d].tile_shape = copy_array(b, s->tile_shape, n * sizeof(uint64_t));
-        lv[d].outer_strides =
-            s->outer_strides != NULL ? copy_array(b, s->outer_strides, n * sizeof(int64_t)) : NULL;
-        lv[d].inner_strides =
-            s->inner_strides != NULL ? copy_array(b, s->inner_strides, n * sizeof(int64_t)) : NULL;
-      }
-      dst->u.tiled.levels = lv;
-      return;
-    }
-    default:
-      break;
-  }
-  switch (hurray_layout_tag_kind(l->tag)) {
-    case HURRAY_TAG_PRIVATE:
-      dst->u.private_ext.data = copy_array(b, l->u.private_ext.data, l->u.private_ext.data_len);
-      return;
-    case HURRAY_TAG_RESERVED:
-    case HURRAY_TAG_UNASSIGNED:
-      dst->u.opaque.bytes = copy_array(b, l->u.opaque.bytes, l->u.opaque.len);
-      return;
-    default:
-      return;
-  }
-}
+/* ---- value: the C library copies, compares and hashes ---------------------- */
 
 PyObject *hrpy_layout_new(HrpyState *st, PyTypeObject *type, const HurrayLayout *src, uint32_t n) {
-  (void)st;
   if (!hrpy_layout_has_arrays(src->tag)) n = 0;
-  size_t need = layout_bytes(src, n);
+  HurrayError err;
+  hurray_error_clear(&err);
+  size_t need = 0;
+  HurrayStatus rc = hurray_layout_copy_size(src, n, &need, &err);
+  if (rc != HURRAY_OK) return hrpy_raise_status(st, rc, &err, "Layout");
   void *mem = NULL;
   if (need > 0) {
     mem = PyMem_Malloc(need);
@@ -177,8 +88,14 @@ PyObject *hrpy_layout_new(HrpyState *st, PyTypeObject *type, const HurrayLayout 
     PyMem_Free(mem);
     return NULL;
   }
-  Bump b = {mem, 0, need};
-  layout_copy(src, n, &b, &self->lay);
+  rc = hurray_layout_copy(src, n, mem, need, &self->lay, &err);
+  if (rc != HURRAY_OK) {
+    self->mem = mem; /* freed with the object */
+    self->n = 0;
+    memset(&self->lay, 0, sizeof self->lay);
+    Py_DECREF(self);
+    return hrpy_raise_status(st, rc, &err, "Layout");
+  }
   self->n = n;
   self->mem = mem;
   return (PyObject *)self;
@@ -188,144 +105,17 @@ PyObject *hrpy_layout_object(HrpyState *st, const HurrayDescriptorFields *f) {
   return hrpy_layout_new(st, hrpy_layout_class_for_tag(st, f->layout.tag), &f->layout, f->rank);
 }
 
-/* ---- value: a canonical byte key for equality and hashing --------------------- */
-
-typedef struct {
-  uint8_t *p;
-  size_t len, cap;
-  bool failed;
-} Key;
-
-static void key_put(Key *k, const void *src, size_t n) {
-  if (k->failed || n == 0) return;
-  if (k->len + n > k->cap) {
-    size_t cap = k->cap * 2 + n + 64;
-    uint8_t *p = PyMem_Realloc(k->p, cap);
-    if (p == NULL) {
-      k->failed = true;
-      return;
-    }
-    k->p = p;
-    k->cap = cap;
-  }
-  memcpy(k->p + k->len, src, n);
-  k->len += n;
-}
-static void key_u64(Key *k, uint64_t v) { key_put(k, &v, sizeof v); }
-
-/* Every field that distinguishes two layouts, in a fixed order. Arrays are
- * written with their length so adjacent fields cannot alias. */
-static bool layout_key(const HrpyLayout *o, Key *k) {
-  const HurrayLayout *l = &o->lay;
-  uint32_t n = o->n;
-  key_u64(k, l->tag);
-  switch (l->tag) {
-    case HURRAY_LAYOUT_ROW_MAJOR:
-    case HURRAY_LAYOUT_COL_MAJOR:
-      break;
-    case HURRAY_LAYOUT_STRIDED:
-      key_u64(k, n);
-      key_put(k, l->u.strided.strides, n * sizeof(int64_t));
-      break;
-    case HURRAY_LAYOUT_MORTON:
-      key_u64(k, n);
-      key_put(k, l->u.morton.bits, n * sizeof(uint32_t));
-      break;
-    case HURRAY_LAYOUT_TILED:
-      key_u64(k, n);
-      key_u64(k, l->u.tiled.depth);
-      for (uint32_t d = 0; d < l->u.tiled.depth; d++) {
-        const HurrayTiledLevel *v = &l->u.tiled.levels[d];
-        key_u64(k, v->outer_layout);
-        key_u64(k, v->inner_layout);
-        key_put(k, v->tile_shape, n * sizeof(uint64_t));
-        key_u64(k, v->outer_strides != NULL);
-        if (v->outer_strides != NULL) key_put(k, v->outer_strides, n * sizeof(int64_t));
-        key_u64(k, v->inner_strides != NULL);
-        if (v->inner_strides != NULL) key_put(k, v->inner_strides, n * sizeof(int64_t));
-      }
-      break;
-    case HURRAY_LAYOUT_HILBERT:
-      key_u64(k, l->u.hilbert.order);
-      key_u64(k, l->u.hilbert.rank);
-      break;
-    case HURRAY_LAYOUT_COO:
-      key_u64(k, l->u.coo.nnz);
-      key_u64(k, l->u.coo.is_sorted);
-      break;
-    case HURRAY_LAYOUT_CSR:
-    case HURRAY_LAYOUT_CSC:
-      key_u64(k, l->u.csr.nnz);
-      break;
-    case HURRAY_LAYOUT_CSF:
-      key_u64(k, l->u.csf.nnz);
-      key_u64(k, n);
-      key_put(k, l->u.csf.mode_order, n * sizeof(uint32_t));
-      break;
-    case HURRAY_LAYOUT_BLOCK_PAGED:
-      key_u64(k, l->u.block_paged.page_size);
-      key_u64(k, l->u.block_paged.num_pages);
-      key_u64(k, l->u.block_paged.paged_axis);
-      key_u64(k, l->u.block_paged.num_seqs);
-      key_u64(k, l->u.block_paged.kv_role);
-      key_u64(k, l->u.block_paged.layer_index);
-      key_u64(k, l->u.block_paged.block_table_index_type);
-      break;
-    case HURRAY_LAYOUT_COMPOSITE:
-      key_u64(k, l->u.composite.rule);
-      key_u64(k, l->u.composite.combine_op);
-      key_u64(k, l->u.composite.member_count);
-      break;
-    default:
-      switch (hurray_layout_tag_kind(l->tag)) {
-        case HURRAY_TAG_PRIVATE:
-          key_u64(k, l->u.private_ext.layout_id);
-          key_u64(k, l->u.private_ext.data_len);
-          key_put(k, l->u.private_ext.data, l->u.private_ext.data_len);
-          break;
-        case HURRAY_TAG_RESERVED:
-        case HURRAY_TAG_UNASSIGNED:
-          key_u64(k, l->u.opaque.len);
-          key_put(k, l->u.opaque.bytes, l->u.opaque.len);
-          break;
-        default:
-          break;
-      }
-      break;
-  }
-  if (k->failed) {
-    PyMem_Free(k->p);
-    PyErr_NoMemory();
-    return false;
-  }
-  return true;
-}
-
 static PyObject *layout_richcompare(PyObject *a, PyObject *b, int op) {
   HrpyState *st = hrpy_state_of(a);
   if ((op != Py_EQ && op != Py_NE) || !hrpy_layout_check(st, b)) Py_RETURN_NOTIMPLEMENTED;
-  Key ka = {NULL, 0, 0, false}, kb = {NULL, 0, 0, false};
-  if (!layout_key(L(a), &ka)) return NULL;
-  if (!layout_key(L(b), &kb)) {
-    PyMem_Free(ka.p);
-    return NULL;
-  }
-  bool eq = ka.len == kb.len && (ka.len == 0 || memcmp(ka.p, kb.p, ka.len) == 0);
-  PyMem_Free(ka.p);
-  PyMem_Free(kb.p);
+  /* the rank of the per-dimension arrays is part of the value */
+  bool eq = L(a)->n == L(b)->n && hurray_layout_equal(&L(a)->lay, &L(b)->lay, L(a)->n);
   return PyBool_FromLong(op == Py_EQ ? eq : !eq);
 }
 
 static Py_hash_t layout_hash(PyObject *self) {
-  Key k = {NULL, 0, 0, false};
-  if (!layout_key(L(self), &k)) return -1;
-  /* FNV-1a over the key, folded to Py_hash_t. */
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (size_t i = 0; i < k.len; i++) {
-    h ^= k.p[i];
-    h *= 0x100000001b3ull;
-  }
-  PyMem_Free(k.p);
+  uint64_t h = hurray_layout_hash(&L(self)->lay, L(self)->n);
+  h ^= (uint64_t)L(self)->n * 0x9E3779B97F4A7C15ull;
   Py_hash_t r = (Py_hash_t)(h ^ (h >> 32));
   return r == -1 ? -2 : r;
 }

@@ -9,6 +9,8 @@
  */
 #include "util/errors.h"
 
+#include "util/args.h"
+
 #include <stdarg.h>
 
 PyObject *hrpy_exception_for(HrpyState *st, HurrayStatus status) {
@@ -93,19 +95,25 @@ PyObject *hrpy_raise_status_as(HrpyState *st, PyObject *exc, HurrayStatus status
     PyObject *offset = detail && err->offset != HURRAY_NO_OFFSET
                            ? PyLong_FromUnsignedLongLong(err->offset)
                            : Py_NewRef(Py_None);
-    if (name == NULL || field == NULL || offset == NULL ||
+    /* the reason alone (no field, offset or context), from the C library's
+     * structured detail; the status's default message without one */
+    PyObject *reason = PyUnicode_FromString(detail && err->reason[0] != '\0' ? err->reason : text);
+    if (name == NULL || field == NULL || offset == NULL || reason == NULL ||
         PyObject_SetAttrString(inst, "status", name) < 0 ||
         PyObject_SetAttrString(inst, "field", field) < 0 ||
-        PyObject_SetAttrString(inst, "offset", offset) < 0) {
+        PyObject_SetAttrString(inst, "offset", offset) < 0 ||
+        PyObject_SetAttrString(inst, "reason", reason) < 0) {
       Py_XDECREF(name);
       Py_XDECREF(field);
       Py_XDECREF(offset);
+      Py_XDECREF(reason);
       Py_DECREF(inst);
       return NULL;
     }
     Py_DECREF(name);
     Py_DECREF(field);
     Py_DECREF(offset);
+    Py_DECREF(reason);
   }
   PyErr_SetObject((PyObject *)Py_TYPE(inst), inst);
   Py_DECREF(inst);
@@ -115,11 +123,11 @@ PyObject *hrpy_raise_status_as(HrpyState *st, PyObject *exc, HurrayStatus status
 void hrpy_error_drop_offset(HurrayError *err) {
   if (err->offset == HURRAY_NO_OFFSET) return;
   err->offset = HURRAY_NO_OFFSET;
-  char *at = strstr(err->message, " at byte ");
-  if (at == NULL) return;
-  char *colon = strstr(at, ": ");
-  if (colon == NULL) return;
-  memmove(at, colon, strlen(colon) + 1);
+  /* the message again from its parts, without the offset */
+  if (err->field[0] != '\0')
+    PyOS_snprintf(err->message, sizeof err->message, "%s: %s", err->field, err->reason);
+  else
+    PyOS_snprintf(err->message, sizeof err->message, "%s", err->reason);
 }
 
 PyObject *hrpy_raise_rule(HrpyState *st, HurrayStatus status, const char *field,
@@ -130,17 +138,18 @@ PyObject *hrpy_raise_rule(HrpyState *st, HurrayStatus status, const char *field,
   PyOS_snprintf(err.field, sizeof err.field, "%s", field != NULL ? field : "");
   va_list ap;
   va_start(ap, fmt);
-  PyOS_vsnprintf(err.message, sizeof err.message, fmt, ap);
+  PyOS_vsnprintf(err.reason, sizeof err.reason, fmt, ap);
   va_end(ap);
+  PyOS_snprintf(err.message, sizeof err.message, "%s", err.reason);
   return hrpy_raise_status(st, status, &err, context);
 }
 
 static int add_exc(PyObject *m, PyObject **slot, const char *qualname, const char *doc,
                    PyObject *base) {
-  /* status, field and offset default to None at class level, so every
+  /* status, field, offset and reason default to None at class level, so every
    * instance has them, also one raised with a message only */
-  PyObject *dict = Py_BuildValue("{sOsOsO}", "status", Py_None, "field", Py_None, "offset",
-                                 Py_None);
+  PyObject *dict = Py_BuildValue("{sOsOsOsO}", "status", Py_None, "field", Py_None, "offset",
+                                 Py_None, "reason", Py_None);
   if (dict == NULL) return -1;
   *slot = PyErr_NewExceptionWithDoc(qualname, doc, base, dict);
   Py_DECREF(dict);
@@ -149,7 +158,24 @@ static int add_exc(PyObject *m, PyObject **slot, const char *qualname, const cha
   return PyModule_AddObjectRef(m, dot != NULL ? dot + 1 : qualname, *slot);
 }
 
+/* _exception_for(status, /): the class a C status code raises (tests check
+ * the binding's table against the documented one). */
+static PyObject *m_exception_for(PyObject *m, PyObject *arg) {
+  int64_t code;
+  if (hrpy_arg_int_as(PyExc_ValueError, arg, "_exception_for", "status", INT32_MIN, INT32_MAX,
+                      &code) < 0)
+    return NULL;
+  return Py_NewRef(hrpy_exception_for(hrpy_state_of_module(m), (HurrayStatus)code));
+}
+
+static PyMethodDef errors_module_methods[] = {
+    {"_exception_for", m_exception_for, METH_O,
+     "_exception_for(status, /)\n--\n\nThe exception class a C status code raises (tests)."},
+    {NULL, NULL, 0, NULL},
+};
+
 int hrpy_errors_init(PyObject *m, HrpyState *st) {
+  if (PyModule_AddFunctions(m, errors_module_methods) < 0) return -1;
   if (add_exc(m, &st->InvalidDescriptorError, "hurray.InvalidDescriptorError",
               "A descriptor (or a value meant to become one) breaks a rule of the "
               "Hurray format.\n\nSubclass of ValueError. Instances raised from the C "

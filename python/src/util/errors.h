@@ -10,6 +10,8 @@
 #ifndef HURRAY_PY_UTIL_ERRORS_H
 #define HURRAY_PY_UTIL_ERRORS_H
 
+#include <assert.h>
+
 #include "util/state.h"
 
 /* Creates the exception classes into st and adds them to module m. */
@@ -44,6 +46,17 @@ void hrpy_error_drop_offset(HurrayError *err);
  * `status` and `field` (offset unknown). printf-style `fmt`. Returns NULL. */
 PyObject *hrpy_raise_rule(HrpyState *st, HurrayStatus status, const char *field,
                           const char *context, const char *fmt, ...);
+
+/* A C call that cannot fail where it is made (the destroy of a handle the
+ * caller owns, the fields of a descriptor it holds, an index below a count
+ * it just read): the status is checked by assert in debug builds (the
+ * sanitizer suite builds Debug), so a broken assumption fails loudly there. */
+#define HRPY_CANNOT_FAIL(call)               \
+  do {                                       \
+    HurrayStatus hrpy_must_ = (call);        \
+    assert(hrpy_must_ == HURRAY_OK);         \
+    (void)hrpy_must_;                        \
+  } while (0)
 
 /* Raise `exc` with a formatted message (PyUnicode_FromFormat); returns NULL. */
 PyObject *hrpy_raise(PyObject *exc, const char *fmt, ...);
