@@ -358,3 +358,31 @@ def test_from_dlpack_errors():
     with pytest.raises(BufferError):
         hurray.from_dlpack(np.zeros(2), device=hurray.Device("cuda"))
     assert hurray.from_dlpack(np.zeros(2), device=hurray.device.cpu).shape == (2,)
+
+
+def test_unconsumed_capsule_dies_during_an_exception_without_losing_it():
+    """Capsule destructors set a pending exception aside and put it back; what
+    their own work raises goes to sys.unraisablehook, never silently away."""
+    import gc
+    import sys
+    import weakref
+
+    seen = []
+    old = sys.unraisablehook
+    sys.unraisablehook = seen.append
+    try:
+        t = hurray.from_numpy(np.arange(4, dtype=np.float32))
+        ref = weakref.ref(t)
+
+        def fail_with_capsule_alive():
+            cap = t.__dlpack__(max_version=(1, 0))  # noqa: F841 - dies in the unwinding
+            raise KeyError("kept")
+
+        with pytest.raises(KeyError, match="kept"):
+            fail_with_capsule_alive()
+        del t
+        gc.collect()
+        assert ref() is None  # the capsule's destructor released the tensor
+        assert seen == []
+    finally:
+        sys.unraisablehook = old

@@ -71,8 +71,8 @@ static void deleter_versioned(HrpyDLManagedTensorVersioned *m) {
 }
 
 static void capsule_dtor(PyObject *cap) {
-  PyObject *type, *value, *tb;
-  PyErr_Fetch(&type, &value, &tb);
+  HrpySavedError saved;
+  hrpy_dtor_begin(&saved);
   if (PyCapsule_IsValid(cap, NAME_VERSIONED)) {
     HrpyDLManagedTensorVersioned *m = PyCapsule_GetPointer(cap, NAME_VERSIONED);
     if (m != NULL && m->deleter != NULL) m->deleter(m);
@@ -81,8 +81,7 @@ static void capsule_dtor(PyObject *cap) {
     if (m != NULL && m->deleter != NULL) m->deleter(m);
   }
   /* renamed "used_*": the consumer owns it now */
-  PyErr_Clear();
-  PyErr_Restore(type, value, tb);
+  hrpy_dtor_end(&saved, cap);
 }
 
 /* DLPack element type of a Hurray type; false when DLPack has none or the
@@ -331,6 +330,8 @@ PyObject *hrpy_tensor_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t n
 /* ---- consumer --------------------------------------------------------------- */
 
 static void import_owner_dtor(PyObject *cap) {
+  HrpySavedError saved;
+  hrpy_dtor_begin(&saved);
   if (PyCapsule_IsValid(cap, NAME_OWNER_VERSIONED)) {
     HrpyDLManagedTensorVersioned *m = PyCapsule_GetPointer(cap, NAME_OWNER_VERSIONED);
     if (m != NULL && m->deleter != NULL) m->deleter(m);
@@ -338,6 +339,7 @@ static void import_owner_dtor(PyObject *cap) {
     HrpyDLManagedTensor *m = PyCapsule_GetPointer(cap, NAME_OWNER_LEGACY);
     if (m != NULL && m->deleter != NULL) m->deleter(m);
   }
+  hrpy_dtor_end(&saved, cap); /* a producer's deleter that raised */
 }
 
 static uint8_t tag_of_dl(HrpyDLDataType dt, bool padded) {

@@ -51,18 +51,14 @@ static void release_buffer(void *data, void *context) {
 
 static void capsule_destructor(PyObject *cap) {
   /* Only an unconsumed capsule still owns its list and context. */
-  if (!PyCapsule_IsValid(cap, CAPSULE_NAME)) {
-    PyErr_Clear();
-    return;
-  }
-  PyObject *type, *value, *tb;
-  PyErr_Fetch(&type, &value, &tb);
+  if (!PyCapsule_IsValid(cap, CAPSULE_NAME)) return;
+  HrpySavedError saved;
+  hrpy_dtor_begin(&saved);
   HurrayBufferList *list = PyCapsule_GetPointer(cap, CAPSULE_NAME);
   HurrayTensorContext *ctx = PyCapsule_GetContext(cap);
   HRPY_CANNOT_FAIL(hurray_buffer_list_destroy(&list));
   HRPY_CANNOT_FAIL(hurray_tensor_context_destroy(&ctx));
-  PyErr_Clear();
-  PyErr_Restore(type, value, tb);
+  hrpy_dtor_end(&saved, cap); /* what the release callbacks raised */
 }
 
 /* The encoded descriptor of a tensor, in *out (PyMem, free with PyMem_Free). */
@@ -169,12 +165,11 @@ fail:
 
 /* The object owning a consumed list inside the tensors built from it. */
 static void keeper_destructor(PyObject *cap) {
-  PyObject *type, *value, *tb;
-  PyErr_Fetch(&type, &value, &tb);
+  HrpySavedError saved;
+  hrpy_dtor_begin(&saved);
   HurrayBufferList *list = PyCapsule_GetPointer(cap, KEEPER_NAME);
   HRPY_CANNOT_FAIL(hurray_buffer_list_destroy(&list));
-  PyErr_Clear();
-  PyErr_Restore(type, value, tb);
+  hrpy_dtor_end(&saved, cap);
 }
 
 /* The capsule to consume: `obj` itself, or what obj.__hurray__() returns. */

@@ -214,14 +214,15 @@ typedef struct {
 } HrpyArrayStruct;
 
 static void array_struct_dtor(PyObject *cap) {
+  HrpySavedError saved;
+  hrpy_dtor_begin(&saved);
   HrpyArrayStruct *s = PyCapsule_GetPointer(cap, NULL);
-  if (s == NULL) {
-    PyErr_Clear();
-    return;
+  if (s != NULL) {
+    Py_XDECREF(s->owner);
+    Py_XDECREF(s->inter.descr);
+    PyMem_Free(s);
   }
-  Py_XDECREF(s->owner);
-  Py_XDECREF(s->inter.descr);
-  PyMem_Free(s);
+  hrpy_dtor_end(&saved, cap);
 }
 
 /* numpy.dtype for a tag with a typestr (borrowed from the state), made on

@@ -31,6 +31,7 @@
 #include "util/atomic.h"
 #include "util/bytes.h"
 #include "util/errors.h"
+#include "util/runtime.h"
 
 #include <string.h>
 
@@ -67,12 +68,11 @@ static void tensor_context(char *buf, size_t n, const char *op, const HurrayFile
 /* ---- tensors out of a file ------------------------------------------------------------- */
 
 static void keeper_destructor(PyObject *cap) {
+  HrpySavedError saved;
+  hrpy_dtor_begin(&saved);
   HurrayFileTensor *t = PyCapsule_GetPointer(cap, KEEPER_NAME);
-  if (t == NULL) {
-    PyErr_Clear();
-    return;
-  }
-  hurray_file_tensor_release(&t); /* the last user unmaps the file */
+  if (t != NULL) hurray_file_tensor_release(&t); /* the last user unmaps the file */
+  hrpy_dtor_end(&saved, cap);
 }
 
 /* A hurray.Tensor over the buffers of ft (borrowed: the tensor takes its own

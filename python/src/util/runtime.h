@@ -15,6 +15,22 @@ bool hrpy_interpreter_gone(void);
  * C callback (HurrayOwnerReleaseFn). NULL-safe. */
 void hrpy_release_object(void *obj);
 
+/* Capsule destructors (and C callbacks) run while an exception may be
+ * pending and cannot return one. hrpy_dtor_begin sets the pending one aside;
+ * hrpy_dtor_end reports whatever the destructor's own work raised through
+ * sys.unraisablehook (PyErr_WriteUnraisable, naming `obj`), never clearing it
+ * silently, then puts the pending one back. */
+typedef struct HrpySavedError {
+  PyObject *type, *value, *tb;
+} HrpySavedError;
+static inline void hrpy_dtor_begin(HrpySavedError *saved) {
+  PyErr_Fetch(&saved->type, &saved->value, &saved->tb);
+}
+static inline void hrpy_dtor_end(HrpySavedError *saved, PyObject *obj) {
+  if (PyErr_Occurred()) PyErr_WriteUnraisable(obj);
+  PyErr_Restore(saved->type, saved->value, saved->tb);
+}
+
 /* A lazily imported module (`attr` NULL) or one of its attributes, cached in
  * `slot` (a field of the module state) on first success; borrowed. NULL with
  * the exception set when the import or the lookup fails (nothing cached, so a
