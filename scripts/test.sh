@@ -37,6 +37,10 @@ if [ -d tests/python ] && ls tests/python/test_*.py >/dev/null 2>&1 && [ -f pyth
   banner "Python suite"
   scripts/python_tests.sh
 
+  banner "stubs against the runtime (mypy.stubtest)"
+  python3 -m mypy.stubtest hurray --mypy-config-file tests/stubtest/mypy.ini \
+    --allowlist tests/stubtest/allowlist.txt
+
   banner "layers of the extension (no upward call, no cycle)"
   python3 scripts/check_layers.py --self-test
   python3 scripts/check_layers.py build/python

@@ -1,5 +1,6 @@
 """Type stubs of the hurray package."""
 
+import builtins
 from collections.abc import Sequence
 from types import TracebackType
 from typing import Any, Literal
@@ -91,19 +92,19 @@ bool: Dtype
 
 def asarray(
     obj: Any, /, *, dtype: Dtype | str | None = None, device: Device | None = None,
-    copy: bool | None = None,
+    copy: builtins.bool | None = None,
 ) -> Tensor: ...
 
 def sparse_coo(
-    values: Any, indices: Any, shape: Sequence[int], *, is_sorted: bool | None = None,
-    copy: bool | None = None,
+    values: Any, indices: Any, shape: Sequence[int], *, is_sorted: builtins.bool | None = None,
+    copy: builtins.bool | None = None,
 ) -> Tensor: ...
-def from_scipy(matrix: Any, /, *, copy: bool | None = None) -> Tensor: ...
+def from_scipy(matrix: Any, /, *, copy: builtins.bool | None = None) -> Tensor: ...
 
 class aligned_allocator:
     def __init__(self) -> None: ...
     def __enter__(self) -> aligned_allocator: ...
-    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool: ...
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> builtins.bool: ...
 
 SparseDisplay = Literal["metadata", "content"]
 
@@ -116,6 +117,6 @@ class PrintOptionsCtx:
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None,
         tb: TracebackType | None,
-    ) -> bool: ...
+    ) -> builtins.bool: ...
 
 def print_options(*, sparse_display: SparseDisplay | None = None) -> PrintOptionsCtx: ...

@@ -13,21 +13,20 @@ PAGE_ALIGNMENT: Final[int]
 MAX_RANK: Final[int]
 C_ABI_VERSION: Final[int]
 
-class InvalidDescriptorError(ValueError):
-    status: str
+class _HurrayErrorDetail:
+    # What a C-library failure carries (None when the error has no such detail).
+    status: str | None
     field: str | None
     offset: int | None
+    reason: str | None
 
-class BufferError(ValueError):
-    status: str
-    field: str | None
-    offset: int | None
-
-class CopyRequiredError(ValueError): ...
-class UnsupportedError(NotImplementedError): ...
-class InternalError(RuntimeError): ...
-class FileError(OSError): ...
-class StreamError(OSError): ...
+class InvalidDescriptorError(_HurrayErrorDetail, ValueError): ...
+class BufferError(_HurrayErrorDetail, ValueError): ...
+class CopyRequiredError(_HurrayErrorDetail, ValueError): ...
+class UnsupportedError(_HurrayErrorDetail, NotImplementedError): ...
+class InternalError(_HurrayErrorDetail, RuntimeError): ...
+class FileError(_HurrayErrorDetail, OSError): ...
+class StreamError(_HurrayErrorDetail, OSError): ...
 
 DtypeLike = Dtype | str
 ShapeLike = int | Sequence[int | None]
@@ -71,9 +70,9 @@ class Dtype:
 
 @final
 class Device:
-    def __init__(
-        self, kind: str | int, device_id: int | None = 0, memory_class: str | int | None = "standard"
-    ) -> None: ...
+    def __new__(
+        cls, kind: str | int, device_id: int | None = 0, memory_class: str | int | None = "standard"
+    ) -> Self: ...
     @property
     def kind(self) -> str: ...
     @property
@@ -117,34 +116,34 @@ class Layout:
     @property
     def is_virtual(self) -> bool: ...
     def validate_against_shape(self, shape: ShapeLike, /) -> None: ...
-    def __eq__(self, other: object) -> bool: ...
+    def __eq__(self, other: object, /) -> bool: ...
     def __hash__(self) -> int: ...
 
 @final
 class RowMajorLayout(Layout):
-    def __init__(self) -> None: ...
+    def __new__(cls) -> Self: ...
 
 @final
 class ColMajorLayout(Layout):
-    def __init__(self) -> None: ...
+    def __new__(cls) -> Self: ...
 
 @final
 class StridedLayout(Layout):
-    def __init__(self, strides: Sequence[int]) -> None: ...
+    def __new__(cls, strides: Sequence[int]) -> Self: ...
     @property
     def strides(self) -> tuple[int, ...]: ...
 
 @final
 class TiledLayout(Layout):
-    def __init__(
-        self,
+    def __new__(
+        cls,
         tile_shape: Sequence[int],
         outer_layout: TileOrder = "row_major",
         inner_layout: TileOrder | Literal["tiled"] = "row_major",
         outer_strides: Sequence[int] | None = None,
         inner_strides: Sequence[int] | None = None,
         inner_tiled: TiledLayout | None = None,
-    ) -> None: ...
+    ) -> Self: ...
     @property
     def tile_shape(self) -> tuple[int, ...]: ...
     @property
@@ -160,13 +159,13 @@ class TiledLayout(Layout):
 
 @final
 class MortonLayout(Layout):
-    def __init__(self, morton_bits: Sequence[int]) -> None: ...
+    def __new__(cls, morton_bits: Sequence[int]) -> Self: ...
     @property
     def morton_bits(self) -> tuple[int, ...]: ...
 
 @final
 class HilbertLayout(Layout):
-    def __init__(self, hilbert_order: int, hilbert_rank: int) -> None: ...
+    def __new__(cls, hilbert_order: int, hilbert_rank: int) -> Self: ...
     @property
     def hilbert_order(self) -> int: ...
     @property
@@ -174,7 +173,7 @@ class HilbertLayout(Layout):
 
 @final
 class CooLayout(Layout):
-    def __init__(self, nnz: int, is_sorted: bool = False) -> None: ...
+    def __new__(cls, nnz: int, is_sorted: bool = False) -> Self: ...
     @property
     def nnz(self) -> int: ...
     @property
@@ -182,19 +181,19 @@ class CooLayout(Layout):
 
 @final
 class CsrLayout(Layout):
-    def __init__(self, nnz: int) -> None: ...
+    def __new__(cls, nnz: int) -> Self: ...
     @property
     def nnz(self) -> int: ...
 
 @final
 class CscLayout(Layout):
-    def __init__(self, nnz: int) -> None: ...
+    def __new__(cls, nnz: int) -> Self: ...
     @property
     def nnz(self) -> int: ...
 
 @final
 class CsfLayout(Layout):
-    def __init__(self, nnz: int, mode_order: Sequence[int]) -> None: ...
+    def __new__(cls, nnz: int, mode_order: Sequence[int]) -> Self: ...
     @property
     def nnz(self) -> int: ...
     @property
@@ -202,8 +201,8 @@ class CsfLayout(Layout):
 
 @final
 class BlockPagedLayout(Layout):
-    def __init__(
-        self,
+    def __new__(
+        cls,
         page_size: int,
         num_pages: int,
         paged_axis: int,
@@ -211,7 +210,7 @@ class BlockPagedLayout(Layout):
         kv_role: Literal["key", "value", "fused"] = "key",
         layer_index: int | None = None,
         block_table_index_type: Literal["uint32", "uint64"] = "uint32",
-    ) -> None: ...
+    ) -> Self: ...
     @property
     def page_size(self) -> int: ...
     @property
@@ -231,12 +230,12 @@ class BlockPagedLayout(Layout):
 
 @final
 class CompositeLayout(Layout):
-    def __init__(
-        self,
+    def __new__(
+        cls,
         composition_rule: Literal["partition", "overlay", "group"],
         member_count: int,
         combine_op: Literal["replace", "add"] | None = None,
-    ) -> None: ...
+    ) -> Self: ...
     @property
     def composition_rule(self) -> Literal["partition", "overlay", "group", "private"]: ...
     @property
@@ -246,7 +245,7 @@ class CompositeLayout(Layout):
 
 @final
 class PrivateExtensionLayout(Layout):
-    def __init__(self, tag: int, extension_layout_id: int, extension_data: Buffer | None = None) -> None: ...
+    def __new__(cls, tag: int, extension_layout_id: int, extension_data: Buffer | None = None) -> Self: ...
     @property
     def extension_layout_id(self) -> int: ...
     @property
@@ -254,7 +253,7 @@ class PrivateExtensionLayout(Layout):
 
 @final
 class UnknownLayout(Layout):
-    def __init__(self, tag: int, raw_bytes: Buffer | None = None) -> None: ...
+    def __new__(cls, tag: int, raw_bytes: Buffer | None = None) -> Self: ...
     @property
     def raw_bytes(self) -> bytes: ...
 
@@ -266,11 +265,11 @@ class _Scheme:
     @property
     def scheme_tag(self) -> int: ...
     def encode(self) -> bytes: ...
-    def __eq__(self, other: object) -> bool: ...
+    def __eq__(self, other: object, /) -> bool: ...
 
 @final
 class PerTensorAffine(_Scheme):
-    def __init__(self, scale: float, zero_point: int = 0) -> None: ...
+    def __new__(cls, scale: float, zero_point: int = 0) -> Self: ...
     @property
     def scale(self) -> float: ...
     @property
@@ -279,7 +278,7 @@ class PerTensorAffine(_Scheme):
 
 @final
 class PerChannelAffine(_Scheme):
-    def __init__(self, axis: int, scale_buffer_index: int, zero_point_buffer_index: int | None = None) -> None: ...
+    def __new__(cls, axis: int, scale_buffer_index: int, zero_point_buffer_index: int | None = None) -> Self: ...
     @classmethod
     def symmetric(cls, axis: int, scale_buffer_index: int) -> PerChannelAffine: ...
     @classmethod
@@ -296,14 +295,14 @@ class PerChannelAffine(_Scheme):
 
 @final
 class PerBlockAffine(_Scheme):
-    def __init__(
-        self,
+    def __new__(
+        cls,
         axis: int,
         block_size: int,
         scale_buffer_index: int,
         zero_point_buffer_index: int | None = None,
         scale_type: DtypeLike = "float32",
-    ) -> None: ...
+    ) -> Self: ...
     @classmethod
     def symmetric(cls, axis: int, block_size: int, scale_buffer_index: int, scale_type: DtypeLike) -> PerBlockAffine: ...
     @classmethod
@@ -325,7 +324,7 @@ class PerBlockAffine(_Scheme):
 
 @final
 class NF4(_Scheme):
-    def __init__(self, axis: int, block_size: int, scale_buffer_index: int) -> None: ...
+    def __new__(cls, axis: int, block_size: int, scale_buffer_index: int) -> Self: ...
     @property
     def axis(self) -> int: ...
     @property
@@ -336,7 +335,7 @@ class NF4(_Scheme):
 
 @final
 class MXFP(_Scheme):
-    def __init__(self, axis: int, block_size: int, scale_buffer_index: int) -> None: ...
+    def __new__(cls, axis: int, block_size: int, scale_buffer_index: int) -> Self: ...
     @property
     def axis(self) -> int: ...
     @property
@@ -347,7 +346,7 @@ class MXFP(_Scheme):
 
 @final
 class OpaqueQuantization(_Scheme):
-    def __init__(self, payload: Buffer) -> None: ...
+    def __new__(cls, payload: Buffer) -> Self: ...
     @property
     def payload(self) -> bytes: ...
     def __hash__(self) -> int: ...
@@ -358,8 +357,8 @@ def decode_quantization(data: Buffer, /, *, permissive: bool = False) -> Quantiz
 
 @final
 class Statistics:
-    def __init__(
-        self,
+    def __new__(
+        cls,
         *,
         nnz: int | None = None,
         sparsity_ratio: float | None = None,
@@ -372,7 +371,7 @@ class Statistics:
         nm_m: int | None = None,
         has_nan: bool | None = None,
         has_inf: bool | None = None,
-    ) -> None: ...
+    ) -> Self: ...
     @property
     def nnz(self) -> int | None: ...
     @property
@@ -401,7 +400,7 @@ class Statistics:
 
 @final
 class Shard:
-    def __init__(self, parent_shape: Sequence[int], shard_offset: Sequence[int]) -> None: ...
+    def __new__(cls, parent_shape: Sequence[int], shard_offset: Sequence[int]) -> Self: ...
     @property
     def parent_shape(self) -> tuple[int, ...]: ...
     @property
@@ -412,8 +411,8 @@ class Shard:
 
 @final
 class Composite:
-    def __init__(
-        self,
+    def __new__(
+        cls,
         composition_rule: Literal["partition", "overlay", "group"],
         shape: Sequence[int],
         dtype: DtypeLike,
@@ -421,7 +420,7 @@ class Composite:
         combine_op: Literal["replace", "add"] | None = None,
         *,
         shard: Shard | None = None,
-    ) -> None: ...
+    ) -> Self: ...
     @property
     def composition_rule(self) -> Literal["partition", "overlay", "group", "private"]: ...
     @property
@@ -485,8 +484,8 @@ class Descriptor:
 
 @final
 class Tensor:
-    def __init__(
-        self,
+    def __new__(
+        cls,
         buffer: Buffer | list[Buffer] | tuple[Buffer, ...] | None,
         dtype: DtypeLike,
         shape: ShapeLike,
@@ -499,7 +498,7 @@ class Tensor:
         shard: Shard | None = None,
         byte_offset: int = 0,
         copy: bool | None = None,
-    ) -> None: ...
+    ) -> Self: ...
     @property
     def dtype(self) -> Dtype: ...
     @property
@@ -649,11 +648,11 @@ StreamSource = StrPath | int | Buffer | Any  # Any: an object with fileno()
 
 @final
 class StreamReader:
-    def __init__(
-        self, source: StreamSource, *, max_descriptor_bytes: int | None = 16777216,
+    def __new__(
+        cls, source: StreamSource, *, max_descriptor_bytes: int | None = 16777216,
         max_buffer_bytes: int | None = None, max_composite_depth: int = 8,
         cross_machine: bool = False, permissive: bool = False,
-    ) -> None: ...
+    ) -> Self: ...
     def __iter__(self) -> Self: ...
     def __next__(self) -> Tensor | Composite: ...
     def close(self) -> None: ...
@@ -666,9 +665,9 @@ class StreamReader:
 
 @final
 class StreamWriter:
-    def __init__(
-        self, destination: StrPath | int | Any | None = None, *, cross_machine: bool = False,
-    ) -> None: ...
+    def __new__(
+        cls, destination: StrPath | int | Any | None = None, *, cross_machine: bool = False,
+    ) -> Self: ...
     def write(self, tensor: Tensor | Composite, /) -> None: ...
     def finish(self) -> None: ...
     def close(self) -> None: ...
