@@ -294,6 +294,20 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_descriptor_element_count(
 HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_descriptor_data_bytes(
     const HurrayDescriptor *d, uint64_t *out);
 
+/*
+ * What buffer `index` of a descriptor with these fields holds, for messages:
+ * "quantization scales", "quantization zero points" (or both), then by layout
+ * "element data" (buffer 0 of a dense layout), "values", "indices" (COO),
+ * "col_indices" / "row_ptr" (CSR), "row_indices" / "col_ptr" (CSC),
+ * "pos_<L>" / "crd_<L>" (CSF level L), "page_pool" / "block_table" /
+ * "seq_ptr" (block-paged). The name is a static string, or written into `buf`
+ * (`buf_len` bytes; 16 suffice) for a CSF level. NULL when the fields do not
+ * say (a private or unknown layout, an index past the layout's buffers, a NULL
+ * argument). `f` borrowed.
+ */
+HURRAY_API const char *hurray_descriptor_buffer_role(const HurrayDescriptorFields *f,
+                                                     uint32_t index, char *buf, size_t buf_len);
+
 /* Value equality of two descriptors (same encoding); both borrowed. False when
  * either is NULL or destroyed. */
 HURRAY_API bool hurray_descriptor_equal(const HurrayDescriptor *a, const HurrayDescriptor *b);

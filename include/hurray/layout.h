@@ -124,6 +124,19 @@ HURRAY_API HurrayLayoutClass hurray_layout_class(uint8_t layout_tag);
  * *out = nnz; false (and *out untouched) for every other layout. `l` borrowed. */
 HURRAY_API bool hurray_layout_nnz(const HurrayLayout *l, uint64_t *out);
 
+/* Buffers a layout itself needs for a tensor of `rank` dimensions (before any
+ * quantization parameter buffer): dense layouts 1, COO 2, CSR, CSC and
+ * block-paged 3, CSF 2 * rank + 1, a composite head 0. True with *out set;
+ * false (*out untouched) for a private, reserved or invalid tag, whose count
+ * only its definer knows. */
+HURRAY_API bool hurray_layout_buffer_count(uint8_t layout_tag, uint32_t rank, uint32_t *out);
+
+/* The name of the per-dimension array a layout carries ("strides" for
+ * strided, "tile_shape" for tiled, "morton_bits" for Morton, "mode_order" for
+ * CSF): it has one entry per dimension of the tensor. NULL for every other
+ * tag, whose payload has no such array. Static string. */
+HURRAY_API const char *hurray_layout_rank_array(uint8_t layout_tag);
+
 /* ==========================================================================
  * A layout as a value: deep copy, equality, hash (src/layout/value.c).
  *

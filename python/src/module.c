@@ -196,7 +196,7 @@ static int module_traverse(PyObject *m, visitproc visit, void *arg) {
   Py_VISIT(st->BufferHandleType);
   Py_VISIT(st->DescriptorType);
   Py_VISIT(st->LayoutType);
-  for (int i = 0; i < HRPY_L_COUNT; i++) Py_VISIT(st->LayoutClasses[i]);
+  Py_VISIT(st->layout_classes);
   for (int i = 0; i < 6; i++) Py_VISIT(st->QuantClasses[i]);
   Py_VISIT(st->StatisticsType);
   Py_VISIT(st->ShardType);
@@ -233,7 +233,10 @@ static int module_clear(PyObject *m) {
   Py_CLEAR(st->BufferHandleType);
   Py_CLEAR(st->DescriptorType);
   Py_CLEAR(st->LayoutType);
-  for (int i = 0; i < HRPY_L_COUNT; i++) Py_CLEAR(st->LayoutClasses[i]);
+  Py_CLEAR(st->layout_classes); /* LayoutByTag and the catch-alls borrowed from it */
+  memset(st->LayoutByTag, 0, sizeof st->LayoutByTag);
+  st->PrivateLayoutType = NULL;
+  st->UnknownLayoutType = NULL;
   for (int i = 0; i < 6; i++) Py_CLEAR(st->QuantClasses[i]);
   Py_CLEAR(st->StatisticsType);
   Py_CLEAR(st->ShardType);

@@ -1,6 +1,7 @@
 /* Layout tag classification (include/hurray/layout.h; spec: memory-layout.md). */
 #include "hurray/layout.h"
 #include "internal/common.h"
+#include "internal/validate.h"
 
 HurrayTagKind hurray_layout_tag_kind(uint8_t tag) {
   if (tag == 0x00 || tag == 0xFF) return HURRAY_TAG_INVALID;
@@ -52,5 +53,23 @@ bool hurray_layout_nnz(const HurrayLayout *l, uint64_t *out) {
     case HURRAY_LAYOUT_CSC: *out = l->u.csr.nnz; return true;
     case HURRAY_LAYOUT_CSF: *out = l->u.csf.nnz; return true;
     default: return false;
+  }
+}
+
+bool hurray_layout_buffer_count(uint8_t layout_tag, uint32_t rank, uint32_t *out) {
+  if (out == NULL) return false;
+  uint32_t n;
+  if (!hurray__layout_base_buffer_count(layout_tag, rank, &n)) return false;
+  *out = n;
+  return true;
+}
+
+const char *hurray_layout_rank_array(uint8_t layout_tag) {
+  switch (layout_tag) {
+    case HURRAY_LAYOUT_STRIDED: return "strides";
+    case HURRAY_LAYOUT_TILED: return "tile_shape";
+    case HURRAY_LAYOUT_MORTON: return "morton_bits";
+    case HURRAY_LAYOUT_CSF: return "mode_order";
+    default: return NULL;
   }
 }

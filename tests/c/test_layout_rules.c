@@ -740,6 +740,70 @@ static void test_base_buffer_count(void **state) {
   assert_true(hurray__layout_base_buffer_count(HURRAY_LAYOUT_COMPOSITE, 5, &n));
   assert_int_equal(n, 0);
   assert_false(hurray__layout_base_buffer_count(0xF0, 1, &n));
+  /* the public form agrees for every tag and leaves *out alone when unknown */
+  for (unsigned t = 0; t < 256; t++) {
+    uint32_t a = 77, b = 77;
+    bool known = hurray__layout_base_buffer_count((uint8_t)t, 3, &a);
+    assert_int_equal(hurray_layout_buffer_count((uint8_t)t, 3, &b), known);
+    assert_int_equal(a, b);
+  }
+  assert_true(hurray_layout_buffer_count(HURRAY_LAYOUT_CSF, 3, &n));
+  assert_int_equal(n, 7);
+  assert_false(hurray_layout_buffer_count(HURRAY_LAYOUT_CSR, 1, NULL));
+}
+
+static void test_rank_arrays(void **state) {
+  (void)state;
+  assert_string_equal(hurray_layout_rank_array(HURRAY_LAYOUT_STRIDED), "strides");
+  assert_string_equal(hurray_layout_rank_array(HURRAY_LAYOUT_TILED), "tile_shape");
+  assert_string_equal(hurray_layout_rank_array(HURRAY_LAYOUT_MORTON), "morton_bits");
+  assert_string_equal(hurray_layout_rank_array(HURRAY_LAYOUT_CSF), "mode_order");
+  unsigned with = 0;
+  for (unsigned t = 0; t < 256; t++) with += hurray_layout_rank_array((uint8_t)t) != NULL;
+  assert_int_equal(with, 4);
+}
+
+static void test_buffer_roles(void **state) {
+  (void)state;
+  HurrayDescriptorFields f;
+  memset(&f, 0, sizeof f);
+  char buf[16];
+  f.rank = 2;
+  f.layout.tag = HURRAY_LAYOUT_ROW_MAJOR;
+  assert_string_equal(hurray_descriptor_buffer_role(&f, 0, buf, sizeof buf), "element data");
+  assert_null(hurray_descriptor_buffer_role(&f, 1, buf, sizeof buf));
+  f.layout.tag = HURRAY_LAYOUT_CSR;
+  assert_string_equal(hurray_descriptor_buffer_role(&f, 2, buf, sizeof buf), "row_ptr");
+  assert_null(hurray_descriptor_buffer_role(&f, 3, buf, sizeof buf));
+  f.layout.tag = HURRAY_LAYOUT_CSC;
+  assert_string_equal(hurray_descriptor_buffer_role(&f, 1, buf, sizeof buf), "row_indices");
+  f.layout.tag = HURRAY_LAYOUT_COO;
+  assert_string_equal(hurray_descriptor_buffer_role(&f, 1, buf, sizeof buf), "indices");
+  f.layout.tag = HURRAY_LAYOUT_BLOCK_PAGED;
+  assert_string_equal(hurray_descriptor_buffer_role(&f, 1, buf, sizeof buf), "block_table");
+  f.layout.tag = HURRAY_LAYOUT_CSF;
+  assert_string_equal(hurray_descriptor_buffer_role(&f, 0, buf, sizeof buf), "values");
+  assert_string_equal(hurray_descriptor_buffer_role(&f, 1, buf, sizeof buf), "pos_0");
+  assert_string_equal(hurray_descriptor_buffer_role(&f, 4, buf, sizeof buf), "crd_1");
+  assert_null(hurray_descriptor_buffer_role(&f, 5, buf, sizeof buf));
+  assert_null(hurray_descriptor_buffer_role(&f, 1, NULL, 0));
+  f.layout.tag = 0xF3; /* private: only its definer knows */
+  assert_null(hurray_descriptor_buffer_role(&f, 0, buf, sizeof buf));
+  /* a quantization parameter buffer is named by the scheme first */
+  HurrayQuantization q;
+  memset(&q, 0, sizeof q);
+  q.scheme = HURRAY_QUANT_PER_BLOCK_AFFINE;
+  q.u.per_block.scale_buffer_index = 1;
+  q.u.per_block.zero_point_buffer_index = 2;
+  f.layout.tag = HURRAY_LAYOUT_ROW_MAJOR;
+  f.quantization = &q;
+  assert_string_equal(hurray_descriptor_buffer_role(&f, 1, buf, sizeof buf), "quantization scales");
+  assert_string_equal(hurray_descriptor_buffer_role(&f, 2, buf, sizeof buf),
+                      "quantization zero points");
+  q.u.per_block.zero_point_buffer_index = 1;
+  assert_string_equal(hurray_descriptor_buffer_role(&f, 1, buf, sizeof buf),
+                      "quantization scales and zero points");
+  assert_null(hurray_descriptor_buffer_role(NULL, 0, buf, sizeof buf));
 }
 
 static void test_golden_shapes(void **state) {
@@ -792,6 +856,8 @@ int main(void) {
       cmocka_unit_test(test_validate_shape_api),
       cmocka_unit_test(test_unknown_layout_tags),
       cmocka_unit_test(test_base_buffer_count),
+      cmocka_unit_test(test_rank_arrays),
+      cmocka_unit_test(test_buffer_roles),
       cmocka_unit_test(test_golden_shapes),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

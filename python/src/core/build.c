@@ -26,57 +26,12 @@ typedef struct LazyBlock {
   uint64_t shape[]; /* rank entries */
 } LazyBlock;
 
-/* What buffer `i` of a descriptor holds, for error messages ("values",
- * "row_ptr", "quantization scales", ...); NULL when the layout does not say. */
-static const char *buffer_role(const HurrayDescriptorFields *f, uint32_t i, char *buf,
-                               size_t n) {
-  const HurrayQuantization *q = f->quantization;
-  if (q != NULL) {
-    uint32_t s = HURRAY_QUANT_NO_BUFFER, z = HURRAY_QUANT_NO_BUFFER;
-    switch (q->scheme) {
-      case HURRAY_QUANT_PER_CHANNEL_AFFINE:
-        s = q->u.per_channel.scale_buffer_index;
-        z = q->u.per_channel.zero_point_buffer_index;
-        break;
-      case HURRAY_QUANT_PER_BLOCK_AFFINE:
-        s = q->u.per_block.scale_buffer_index;
-        z = q->u.per_block.zero_point_buffer_index;
-        break;
-      case HURRAY_QUANT_NF4: s = q->u.nf4.scale_buffer_index; break;
-      case HURRAY_QUANT_MXFP: s = q->u.mxfp.scale_buffer_index; break;
-      default: break;
-    }
-    if (i == s && i == z) return "quantization scales and zero points";
-    if (i == s) return "quantization scales";
-    if (i == z) return "quantization zero points";
-  }
-  static const char *const coo[] = {"values", "indices"};
-  static const char *const csr[] = {"values", "col_indices", "row_ptr"};
-  static const char *const csc[] = {"values", "row_indices", "col_ptr"};
-  static const char *const paged[] = {"page_pool", "block_table", "seq_ptr"};
-  switch (f->layout.tag) {
-    case HURRAY_LAYOUT_COO: return i < 2 ? coo[i] : NULL;
-    case HURRAY_LAYOUT_CSR: return i < 3 ? csr[i] : NULL;
-    case HURRAY_LAYOUT_CSC: return i < 3 ? csc[i] : NULL;
-    case HURRAY_LAYOUT_BLOCK_PAGED: return i < 3 ? paged[i] : NULL;
-    case HURRAY_LAYOUT_CSF:
-      if (i == 0) return "values";
-      if (i > 2u * f->rank) return NULL;
-      PyOS_snprintf(buf, n, "%s_%u", i % 2 == 1 ? "pos" : "crd", (unsigned)((i - 1) / 2));
-      return buf;
-    default:
-      return hurray_layout_class(f->layout.tag) == HURRAY_LAYOUT_CLASS_DENSE && i == 0
-                 ? "element data"
-                 : NULL;
-  }
-}
-
 /* Appends what the buffer named by err->field ("buffers[i]...") holds. */
 static void name_buffer(HurrayError *err, const HurrayDescriptorFields *f) {
   unsigned i;
   if (sscanf(err->field, "buffers[%u]", &i) != 1 || i >= f->buffer_count) return;
   char tmp[16];
-  const char *role = buffer_role(f, (uint32_t)i, tmp, sizeof tmp);
+  const char *role = hurray_descriptor_buffer_role(f, (uint32_t)i, tmp, sizeof tmp);
   if (role == NULL) return;
   size_t used = strlen(err->message);
   if (used + 1 < sizeof err->message)

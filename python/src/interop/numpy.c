@@ -64,8 +64,9 @@ typedef enum { ARR_DIRECT, ARR_BOOL, ARR_BF16 } ArrKind;
 /* Dense layouts NumPy cannot view: their elements are copied out in row-major
  * order through the layout's addressing (hurray_layout_to_row_major). */
 static bool needs_gather(uint8_t layout_tag) {
-  return layout_tag == HURRAY_LAYOUT_TILED || layout_tag == HURRAY_LAYOUT_MORTON ||
-         layout_tag == HURRAY_LAYOUT_HILBERT;
+  return hurray_layout_class(layout_tag) == HURRAY_LAYOUT_CLASS_DENSE &&
+         layout_tag != HURRAY_LAYOUT_ROW_MAJOR && layout_tag != HURRAY_LAYOUT_COL_MAJOR &&
+         layout_tag != HURRAY_LAYOUT_STRIDED;
 }
 
 /* Everything that keeps a tensor from becoming an ndarray. */

@@ -40,32 +40,15 @@ uint32_t hrpy_layout_rank(PyObject *obj) { return L(obj)->n; }
 
 /* ---- classification ----------------------------------------------------------- */
 
-bool hrpy_layout_has_arrays(uint8_t tag) {
-  return tag == HURRAY_LAYOUT_STRIDED || tag == HURRAY_LAYOUT_TILED ||
-         tag == HURRAY_LAYOUT_MORTON || tag == HURRAY_LAYOUT_CSF;
-}
+bool hrpy_layout_has_arrays(uint8_t tag) { return hurray_layout_rank_array(tag) != NULL; }
 
 PyTypeObject *hrpy_layout_class_for_tag(HrpyState *st, uint8_t tag) {
-  switch (tag) {
-    case HURRAY_LAYOUT_ROW_MAJOR: return st->LayoutClasses[HRPY_L_ROW_MAJOR];
-    case HURRAY_LAYOUT_COL_MAJOR: return st->LayoutClasses[HRPY_L_COL_MAJOR];
-    case HURRAY_LAYOUT_STRIDED: return st->LayoutClasses[HRPY_L_STRIDED];
-    case HURRAY_LAYOUT_TILED: return st->LayoutClasses[HRPY_L_TILED];
-    case HURRAY_LAYOUT_MORTON: return st->LayoutClasses[HRPY_L_MORTON];
-    case HURRAY_LAYOUT_HILBERT: return st->LayoutClasses[HRPY_L_HILBERT];
-    case HURRAY_LAYOUT_COO: return st->LayoutClasses[HRPY_L_COO];
-    case HURRAY_LAYOUT_CSR: return st->LayoutClasses[HRPY_L_CSR];
-    case HURRAY_LAYOUT_CSC: return st->LayoutClasses[HRPY_L_CSC];
-    case HURRAY_LAYOUT_CSF: return st->LayoutClasses[HRPY_L_CSF];
-    case HURRAY_LAYOUT_BLOCK_PAGED: return st->LayoutClasses[HRPY_L_BLOCK_PAGED];
-    case HURRAY_LAYOUT_COMPOSITE: return st->LayoutClasses[HRPY_L_COMPOSITE];
-    default:
-      break;
-  }
+  PyTypeObject *c = st->LayoutByTag[tag];
+  if (c != NULL) return c;
   switch (hurray_layout_tag_kind(tag)) {
-    case HURRAY_TAG_PRIVATE: return st->LayoutClasses[HRPY_L_PRIVATE];
+    case HURRAY_TAG_PRIVATE: return st->PrivateLayoutType;
     case HURRAY_TAG_NAMED: return st->LayoutType; /* named by the library, not bound here */
-    default: return st->LayoutClasses[HRPY_L_UNKNOWN];
+    default: return st->UnknownLayoutType;
   }
 }
 
@@ -122,22 +105,14 @@ static Py_hash_t layout_hash(PyObject *self) {
 
 /* ---- the shape tier, shared with Tensor ---------------------------------------- */
 
-static const char *array_name(uint8_t tag) {
-  switch (tag) {
-    case HURRAY_LAYOUT_STRIDED: return "strides";
-    case HURRAY_LAYOUT_TILED: return "tile_shape entries";
-    case HURRAY_LAYOUT_MORTON: return "morton_bits";
-    default: return "mode_order entries";
-  }
-}
 
 int hrpy_layout_for_rank(HrpyState *st, PyObject *obj, uint32_t rank, HurrayLayout *out,
                         const char *context) {
   const HrpyLayout *l = L(obj);
   if (hrpy_layout_has_arrays(l->lay.tag) && l->n != rank) {
     hrpy_raise_rule(st, HURRAY_ERR_INVALID_LAYOUT, "rank", context,
-                   "%s has %u %s, but the tensor has rank %u (one per dimension)",
-                   Py_TYPE(obj)->tp_name, (unsigned)l->n, array_name(l->lay.tag),
+                   "%s has %u %s entries, but the tensor has rank %u (one per dimension)",
+                   Py_TYPE(obj)->tp_name, (unsigned)l->n, hurray_layout_rank_array(l->lay.tag),
                    (unsigned)rank);
     return -1;
   }
@@ -177,20 +152,10 @@ static PyObject *lg_name(PyObject *s, void *c) {
 
 static PyObject *lg_buffer_count(PyObject *s, void *c) {
   (void)c;
-  const HrpyLayout *l = L(s);
-  switch (hurray_layout_class(l->lay.tag)) {
-    case HURRAY_LAYOUT_CLASS_DENSE: return PyLong_FromLong(1);
-    case HURRAY_LAYOUT_CLASS_INDIRECT: return PyLong_FromLong(3);
-    case HURRAY_LAYOUT_CLASS_VIRTUAL: return PyLong_FromLong(0);
-    case HURRAY_LAYOUT_CLASS_SPARSE:
-      switch (l->lay.tag) {
-        case HURRAY_LAYOUT_COO: return PyLong_FromLong(2);
-        case HURRAY_LAYOUT_CSF: return PyLong_FromUnsignedLong(2ul * l->n + 1ul);
-        default: return PyLong_FromLong(3);
-      }
-    default:
-      Py_RETURN_NONE; /* private or unknown: only its definer knows */
-  }
+  uint32_t n;
+  if (!hurray_layout_buffer_count(L(s)->lay.tag, L(s)->n, &n))
+    Py_RETURN_NONE; /* private or unknown: only its definer knows */
+  return PyLong_FromUnsignedLong(n);
 }
 
 static PyObject *lg_is_dense(PyObject *s, void *c) {

@@ -9,30 +9,12 @@
 
 #include "util/state.h"
 
-typedef enum HrpyLayoutKind {
-  HRPY_L_ROW_MAJOR = 0,
-  HRPY_L_COL_MAJOR,
-  HRPY_L_STRIDED,
-  HRPY_L_TILED,
-  HRPY_L_MORTON,
-  HRPY_L_HILBERT,
-  HRPY_L_COO,
-  HRPY_L_CSR,
-  HRPY_L_CSC,
-  HRPY_L_CSF,
-  HRPY_L_BLOCK_PAGED,
-  HRPY_L_COMPOSITE,
-  HRPY_L_PRIVATE,
-  HRPY_L_UNKNOWN,
-  HRPY_L_COUNT
-} HrpyLayoutKind;
-_Static_assert(HRPY_L_COUNT == HRPY_LAYOUT_KIND_COUNT,
-               "HrpyState.LayoutClasses has one slot per kind");
 
 /* Creates hurray.Layout (the base) into st->LayoutType (types/layout.c). */
 int hrpy_layout_init(PyObject *m, HrpyState *st);
-/* Creates the subclasses into st->LayoutClasses (types/layout_types.c);
- * after hrpy_layout_init. */
+/* Creates the subclasses (types/layout_types.c: one entry of its class table
+ * per layout) into st->layout_classes and st->LayoutByTag; after
+ * hrpy_layout_init. */
 int hrpy_layout_types_init(PyObject *m, HrpyState *st);
 
 static inline int hrpy_layout_check(HrpyState *st, PyObject *o) {

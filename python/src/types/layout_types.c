@@ -184,7 +184,7 @@ static PyObject *tiled_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
   }
   uint32_t depth = 1;
   if (nested != Py_None) {
-    if (!Py_IS_TYPE(nested, st->LayoutClasses[HRPY_L_TILED]))
+    if (!Py_IS_TYPE(nested, st->LayoutByTag[HURRAY_LAYOUT_TILED]))
       return PyErr_Format(PyExc_TypeError, "%s: inner_tiled must be a hurray.TiledLayout, not %.100s",
                           ctx, Py_TYPE(nested)->tp_name);
     const HurrayLayout *in = hrpy_layout_value(nested);
@@ -996,8 +996,13 @@ static PyGetSetDef unknown_getset[] = {
 
 static PyMethodDef no_methods[] = {{NULL, NULL, 0, NULL}};
 
+/* One bound layout class. `tag` is the named tag it binds; the two
+ * catch-all classes (private tags, unknown tags) have tag 0 and a role. */
+typedef enum { CLASS_NAMED, CLASS_PRIVATE, CLASS_UNKNOWN } ClassRole;
+
 typedef struct {
-  HrpyLayoutKind kind;
+  uint8_t tag;
+  ClassRole role;
   const char *name;
   const char *doc;
   newfunc tp_new;
@@ -1006,71 +1011,77 @@ typedef struct {
   PyMethodDef *methods;
 } ClassDef;
 
-static const ClassDef k_classes[HRPY_L_COUNT] = {
-    {HRPY_L_ROW_MAJOR, "hurray.RowMajorLayout",
+/* The layout classes: adding a layout adds its entry here (and its
+ * constructor, getters and repr above); nothing else in the extension
+ * switches over layout tags. */
+static const ClassDef k_classes[] = {
+    {HURRAY_LAYOUT_ROW_MAJOR, CLASS_NAMED, "hurray.RowMajorLayout",
      "RowMajorLayout()\n--\n\nRow-major (C-order) layout, tag 0x01: the default.", rowmajor_new,
      rowmajor_repr, no_getset, no_methods},
-    {HRPY_L_COL_MAJOR, "hurray.ColMajorLayout",
+    {HURRAY_LAYOUT_COL_MAJOR, CLASS_NAMED, "hurray.ColMajorLayout",
      "ColMajorLayout()\n--\n\nColumn-major (Fortran-order) layout, tag 0x02.", colmajor_new,
      colmajor_repr, no_getset, no_methods},
-    {HRPY_L_STRIDED, "hurray.StridedLayout",
+    {HURRAY_LAYOUT_STRIDED, CLASS_NAMED, "hurray.StridedLayout",
      "StridedLayout(strides)\n--\n\nExplicit per-dimension strides, tag 0x03. Strides are in "
      "logical elements (not bytes), signed, and may be negative or zero.",
      strided_new, strided_repr, strided_getset, no_methods},
-    {HRPY_L_TILED, "hurray.TiledLayout",
+    {HURRAY_LAYOUT_TILED, CLASS_NAMED, "hurray.TiledLayout",
      "TiledLayout(tile_shape, outer_layout='row_major', inner_layout='row_major', "
      "outer_strides=None, inner_strides=None, inner_tiled=None)\n--\n\nTiled (blocked) "
      "layout, tag 0x04. Strides are given exactly when the matching ordering is 'strided', "
      "inner_tiled exactly when inner_layout is 'tiled' (at most 8 levels).",
      tiled_new, tiled_repr, tiled_getset, no_methods},
-    {HRPY_L_MORTON, "hurray.MortonLayout",
+    {HURRAY_LAYOUT_MORTON, CLASS_NAMED, "hurray.MortonLayout",
      "MortonLayout(morton_bits)\n--\n\nMorton (Z-order) layout, tag 0x05: morton_bits[k] "
      "index bits interleaved for dimension k.",
      morton_new, morton_repr, morton_getset, no_methods},
-    {HRPY_L_HILBERT, "hurray.HilbertLayout",
+    {HURRAY_LAYOUT_HILBERT, CLASS_NAMED, "hurray.HilbertLayout",
      "HilbertLayout(hilbert_order, hilbert_rank)\n--\n\nHilbert-curve layout, tag 0x40: every "
      "dimension is 2**hilbert_order long and hilbert_rank is the tensor's rank.",
      hilbert_new, hilbert_repr, hilbert_getset, no_methods},
-    {HRPY_L_COO, "hurray.CooLayout",
+    {HURRAY_LAYOUT_COO, CLASS_NAMED, "hurray.CooLayout",
      "CooLayout(nnz, is_sorted=False)\n--\n\nCoordinate-list sparse layout, tag 0x06: values, "
      "then [nnz, rank] uint64 indices. nnz is required: it is never inferred from buffers.",
      coo_new, coo_repr, coo_getset, no_methods},
-    {HRPY_L_CSR, "hurray.CsrLayout",
+    {HURRAY_LAYOUT_CSR, CLASS_NAMED, "hurray.CsrLayout",
      "CsrLayout(nnz)\n--\n\nCompressed sparse rows, tag 0x07 (rank 2): values, col_indices, "
      "row_ptr (uint64).",
      csr_new, csr_repr, csr_getset, no_methods},
-    {HRPY_L_CSC, "hurray.CscLayout",
+    {HURRAY_LAYOUT_CSC, CLASS_NAMED, "hurray.CscLayout",
      "CscLayout(nnz)\n--\n\nCompressed sparse columns, tag 0x08 (rank 2): values, "
      "row_indices, col_ptr (uint64).",
      csc_new, csc_repr, csr_getset, no_methods},
-    {HRPY_L_CSF, "hurray.CsfLayout",
+    {HURRAY_LAYOUT_CSF, CLASS_NAMED, "hurray.CsfLayout",
      "CsfLayout(nnz, mode_order)\n--\n\nCompressed sparse fibers, tag 0x09 (rank >= 3): "
      "values, then a (pos, crd) pair per level: 2 * rank + 1 buffers, reached with "
      "Tensor.buffer(i).",
      csf_new, csf_repr, csf_getset, no_methods},
-    {HRPY_L_BLOCK_PAGED, "hurray.BlockPagedLayout",
+    {HURRAY_LAYOUT_BLOCK_PAGED, CLASS_NAMED, "hurray.BlockPagedLayout",
      "BlockPagedLayout(page_size, num_pages, paged_axis, num_seqs, kv_role='key', "
      "layer_index=None, block_table_index_type='uint32')\n--\n\nBlock-paged KV-cache layout, "
      "tag 0x0A (rank 3): page pool, block table, seq_ptr.",
      paged_new, paged_repr, paged_getset, paged_methods},
-    {HRPY_L_COMPOSITE, "hurray.CompositeLayout",
+    {HURRAY_LAYOUT_COMPOSITE, CLASS_NAMED, "hurray.CompositeLayout",
      "CompositeLayout(composition_rule, member_count, combine_op=None)\n--\n\nComposite head, "
      "tag 0x0B: owns no buffers. combine_op is required for 'overlay' and refused otherwise. "
      "Readable in full; hurray.Tensor refuses it (use hurray.Composite).",
      composite_new, composite_repr, composite_getset, no_methods},
-    {HRPY_L_PRIVATE, "hurray.PrivateExtensionLayout",
+    {0, CLASS_PRIVATE, "hurray.PrivateExtensionLayout",
      "PrivateExtensionLayout(tag, extension_layout_id, extension_data=None)\n--\n\nAn "
      "implementation-private layout, tags 0xF0-0xFE. Its buffer count is not knowable, so "
      "the buffer-count and buffer-size tiers cannot run for it.",
      private_new, private_repr, private_getset, no_methods},
-    {HRPY_L_UNKNOWN, "hurray.UnknownLayout",
+    {0, CLASS_UNKNOWN, "hurray.UnknownLayout",
      "UnknownLayout(tag, raw_bytes=None)\n--\n\nA reserved layout tag this build cannot parse "
      "(a newer format), kept for permissive relays. Named and private tags are refused.",
      unknown_new, unknown_repr, unknown_getset, no_methods},
 };
 
 int hrpy_layout_types_init(PyObject *m, HrpyState *st) {
-  for (int i = 0; i < HRPY_L_COUNT; i++) {
+  const size_t count = sizeof k_classes / sizeof k_classes[0];
+  st->layout_classes = PyTuple_New((Py_ssize_t)count);
+  if (st->layout_classes == NULL) return -1;
+  for (size_t i = 0; i < count; i++) {
     const ClassDef *c = &k_classes[i];
     PyType_Slot slots[] = {
         {Py_tp_doc, (void *)c->doc},      {Py_tp_new, (void *)c->tp_new},
@@ -1086,7 +1097,12 @@ int hrpy_layout_types_init(PyObject *m, HrpyState *st) {
     PyTypeObject *t =
         (PyTypeObject *)PyType_FromModuleAndSpec(m, &spec, (PyObject *)st->LayoutType);
     if (t == NULL) return -1;
-    st->LayoutClasses[c->kind] = t;
+    PyTuple_SET_ITEM(st->layout_classes, (Py_ssize_t)i, (PyObject *)t); /* owns t */
+    switch (c->role) {
+      case CLASS_NAMED: st->LayoutByTag[c->tag] = t; break;
+      case CLASS_PRIVATE: st->PrivateLayoutType = t; break;
+      case CLASS_UNKNOWN: st->UnknownLayoutType = t; break;
+    }
     if (PyModule_AddType(m, t) < 0) return -1;
   }
   return 0;

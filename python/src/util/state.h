@@ -22,8 +22,6 @@
 
 #include "hurray/hurray.h"
 
-/* Layout classes bound by the module (types/layout.h: HrpyLayoutKind). */
-#define HRPY_LAYOUT_KIND_COUNT 14
 /* Quantization classes: one per named scheme (tag - 1), then OpaqueQuantization. */
 #define HRPY_QUANT_CLASS_COUNT 6
 
@@ -35,7 +33,13 @@ typedef struct HrpyState {
   PyTypeObject *BufferHandleType;   /* types/buffer_handle.c */
   PyTypeObject *DescriptorType;     /* types/descriptor.c */
   PyTypeObject *LayoutType;         /* types/layout.c: hurray.Layout, the base */
-  PyTypeObject *LayoutClasses[HRPY_LAYOUT_KIND_COUNT]; /* types/layout_types.c */
+  /* The layout subclasses (types/layout_types.c): `layout_classes` owns them
+   * (a tuple); LayoutByTag[tag] is the class of each named tag it binds, and
+   * the two catch-all classes are kept apart (all three borrowed). */
+  PyObject *layout_classes;
+  PyTypeObject *LayoutByTag[256];
+  PyTypeObject *PrivateLayoutType;  /* hurray.PrivateExtensionLayout */
+  PyTypeObject *UnknownLayoutType;  /* hurray.UnknownLayout */
   PyTypeObject *QuantClasses[HRPY_QUANT_CLASS_COUNT];  /* types/quant.c */
   PyTypeObject *StatisticsType;     /* types/sections.c */
   PyTypeObject *ShardType;          /* types/sections.c */
