@@ -197,7 +197,7 @@ static int module_traverse(PyObject *m, visitproc visit, void *arg) {
   Py_VISIT(st->DescriptorType);
   Py_VISIT(st->LayoutType);
   Py_VISIT(st->layout_classes);
-  for (int i = 0; i < 6; i++) Py_VISIT(st->QuantClasses[i]);
+  Py_VISIT(st->quant_classes);
   Py_VISIT(st->StatisticsType);
   Py_VISIT(st->ShardType);
   Py_VISIT(st->CompositeType);
@@ -237,7 +237,9 @@ static int module_clear(PyObject *m) {
   memset(st->LayoutByTag, 0, sizeof st->LayoutByTag);
   st->PrivateLayoutType = NULL;
   st->UnknownLayoutType = NULL;
-  for (int i = 0; i < 6; i++) Py_CLEAR(st->QuantClasses[i]);
+  Py_CLEAR(st->quant_classes); /* QuantByScheme and OpaqueQuantType borrowed from it */
+  memset(st->QuantByScheme, 0, sizeof st->QuantByScheme);
+  st->OpaqueQuantType = NULL;
   Py_CLEAR(st->StatisticsType);
   Py_CLEAR(st->ShardType);
   Py_CLEAR(st->CompositeType);

@@ -34,12 +34,11 @@ typedef struct {
 #define Q(o) ((HrpyQuant *)(o))
 
 const HurrayQuantization *hrpy_quant_value(PyObject *o) { return &Q(o)->q; }
-#define OPAQUE_INDEX 5
-
-static int class_index(uint8_t scheme) {
-  return scheme >= HURRAY_QUANT_PER_TENSOR_AFFINE && scheme <= HURRAY_QUANT_MXFP
-             ? scheme - 1
-             : OPAQUE_INDEX;
+/* The class of a scheme tag: its bound class, else OpaqueQuantization
+ * (borrowed). */
+static PyTypeObject *class_of(HrpyState *st, uint8_t scheme) {
+  PyTypeObject *c = st->QuantByScheme[scheme];
+  return c != NULL ? c : st->OpaqueQuantType;
 }
 
 /* Takes a copy of q's payload (q->raw set) into a new object of its class. */
@@ -48,7 +47,7 @@ static PyObject *quant_wrap(HrpyState *st, const HurrayQuantization *q) {
   uint8_t *raw = PyMem_Malloc(len > 0 ? len : 1);
   if (raw == NULL) return PyErr_NoMemory();
   if (len > 0) memcpy(raw, q->raw, len);
-  HrpyQuant *o = PyObject_New(HrpyQuant, st->QuantClasses[class_index(q->scheme)]);
+  HrpyQuant *o = PyObject_New(HrpyQuant, class_of(st, q->scheme));
   if (o == NULL) {
     PyMem_Free(raw);
     return NULL;
@@ -306,7 +305,7 @@ static PyObject *opaque_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
   PyObject *r = NULL;
   if (rc != HURRAY_OK) {
     hrpy_raise_status(st, rc, &err, "OpaqueQuantization");
-  } else if (class_index(q.scheme) != OPAQUE_INDEX) {
+  } else if (st->QuantByScheme[q.scheme] != NULL) {
     PyErr_Format(PyExc_ValueError,
                  "OpaqueQuantization: scheme 0x%s is %s; use hurray.decode_quantization",
                  hrpy_hex(q.scheme).s, hurray_quant_scheme_name(q.scheme));
@@ -435,7 +434,7 @@ static PyObject *q_encode(PyObject *s, PyObject *unused) {
 static PyObject *q_reduce(PyObject *s, PyObject *unused) {
   (void)unused;
   PyObject *fn;
-  if (class_index(Q(s)->q.scheme) == OPAQUE_INDEX) {
+  if (hrpy_state_of(s)->QuantByScheme[Q(s)->q.scheme] == NULL) {
     fn = Py_NewRef((PyObject *)Py_TYPE(s));
   } else {
     PyObject *mod = PyType_GetModule(Py_TYPE(s));
@@ -607,37 +606,43 @@ typedef struct {
   PyGetSetDef *getset;
   PyMethodDef *methods;
   bool hashable;
+  uint8_t scheme; /* the scheme tag it binds; 0 for OpaqueQuantization */
 } QClass;
 
-static const QClass k_qclasses[6] = {
+/* The quantization classes: adding a scheme adds its entry here (and its
+ * constructor, getters and repr above). */
+static const QClass k_qclasses[] = {
     {"hurray.PerTensorAffine",
      "PerTensorAffine(scale, zero_point=0)\n--\n\nOne scale and zero point for the whole "
      "tensor, inline in the descriptor (scheme 0x01). value = scale * (q - zero_point). The "
      "scale is stored as float32 and must be finite and non-zero. Unhashable (a float field).",
-     per_tensor_new, per_tensor_repr, per_tensor_getset, plain_methods, false},
+     per_tensor_new, per_tensor_repr, per_tensor_getset, plain_methods, false,
+     HURRAY_QUANT_PER_TENSOR_AFFINE},
     {"hurray.PerChannelAffine",
      "PerChannelAffine(axis, scale_buffer_index, zero_point_buffer_index=None)\n--\n\nOne "
      "float32 scale (and int32 zero point) per slice along axis, in buffers referenced by "
      "index (scheme 0x02). None for zero_point_buffer_index means symmetric.",
-     per_channel_new, per_channel_repr, per_channel_getset, per_channel_methods, true},
+     per_channel_new, per_channel_repr, per_channel_getset, per_channel_methods, true,
+     HURRAY_QUANT_PER_CHANNEL_AFFINE},
     {"hurray.PerBlockAffine",
      "PerBlockAffine(axis, block_size, scale_buffer_index, zero_point_buffer_index=None, "
      "scale_type='float32')\n--\n\nOne scale (and zero point) per block of block_size elements "
      "along axis (scheme 0x03); block_size is a power of two >= 2.",
-     per_block_new, per_block_repr, per_block_getset, per_block_methods, true},
+     per_block_new, per_block_repr, per_block_getset, per_block_methods, true,
+     HURRAY_QUANT_PER_BLOCK_AFFINE},
     {"hurray.NF4",
      "NF4(axis, block_size, scale_buffer_index)\n--\n\nNormalFloat4: uint4 codes into the "
      "fixed NF4 table, one float32 absmax scale per block (scheme 0x04; block_size a power "
      "of two >= 8).",
-     nf4_new, block_repr, block_getset, plain_methods, true},
+     nf4_new, block_repr, block_getset, plain_methods, true, HURRAY_QUANT_NF4},
     {"hurray.MXFP",
      "MXFP(axis, block_size, scale_buffer_index)\n--\n\nOCP Microscaling: one float8_e8m0 "
      "shared exponent per block (scheme 0x05; block_size a power of two in [16, 2048]).",
-     mxfp_new, block_repr, block_getset, plain_methods, true},
+     mxfp_new, block_repr, block_getset, plain_methods, true, HURRAY_QUANT_MXFP},
     {"hurray.OpaqueQuantization",
      "OpaqueQuantization(payload)\n--\n\nA private (0xF0-0xFE) or unknown scheme, carried "
      "verbatim for relays: only its agreed reader can interpret it.",
-     opaque_new, opaque_repr, opaque_getset, plain_methods, true},
+     opaque_new, opaque_repr, opaque_getset, plain_methods, true, 0},
 };
 
 static PyMethodDef quant_module_methods[] = {
@@ -650,7 +655,10 @@ static PyMethodDef quant_module_methods[] = {
 };
 
 int hrpy_quant_init(PyObject *m, HrpyState *st) {
-  for (int i = 0; i < 6; i++) {
+  const size_t count = sizeof k_qclasses / sizeof k_qclasses[0];
+  st->quant_classes = PyTuple_New((Py_ssize_t)count);
+  if (st->quant_classes == NULL) return -1;
+  for (size_t i = 0; i < count; i++) {
     const QClass *c = &k_qclasses[i];
     PyType_Slot slots[] = {
         {Py_tp_doc, (void *)c->doc},
@@ -669,9 +677,14 @@ int hrpy_quant_init(PyObject *m, HrpyState *st) {
         .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
         .slots = slots,
     };
-    st->QuantClasses[i] = (PyTypeObject *)PyType_FromModuleAndSpec(m, &spec, NULL);
-    if (st->QuantClasses[i] == NULL) return -1;
-    if (PyModule_AddType(m, st->QuantClasses[i]) < 0) return -1;
+    PyTypeObject *t = (PyTypeObject *)PyType_FromModuleAndSpec(m, &spec, NULL);
+    if (t == NULL) return -1;
+    PyTuple_SET_ITEM(st->quant_classes, (Py_ssize_t)i, (PyObject *)t); /* owns t */
+    if (c->scheme != 0)
+      st->QuantByScheme[c->scheme] = t;
+    else
+      st->OpaqueQuantType = t;
+    if (PyModule_AddType(m, t) < 0) return -1;
   }
   return PyModule_AddFunctions(m, quant_module_methods);
 }

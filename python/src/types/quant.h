@@ -10,8 +10,9 @@
 
 int hrpy_quant_init(PyObject *m, HrpyState *st);
 static inline int hrpy_quant_check_type(HrpyState *st, PyObject *o) {
-  for (int i = 0; i < HRPY_QUANT_CLASS_COUNT; i++)
-    if (Py_IS_TYPE(o, st->QuantClasses[i])) return 1;
+  Py_ssize_t n = PyTuple_GET_SIZE(st->quant_classes);
+  for (Py_ssize_t i = 0; i < n; i++)
+    if (Py_IS_TYPE(o, (PyTypeObject *)PyTuple_GET_ITEM(st->quant_classes, i))) return 1;
   return 0;
 }
 /* The section a quantization object holds (borrowed, immutable; `o` must be

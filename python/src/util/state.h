@@ -22,8 +22,6 @@
 
 #include "hurray/hurray.h"
 
-/* Quantization classes: one per named scheme (tag - 1), then OpaqueQuantization. */
-#define HRPY_QUANT_CLASS_COUNT 6
 
 typedef struct HrpyState {
   /* classes */
@@ -40,7 +38,12 @@ typedef struct HrpyState {
   PyTypeObject *LayoutByTag[256];
   PyTypeObject *PrivateLayoutType;  /* hurray.PrivateExtensionLayout */
   PyTypeObject *UnknownLayoutType;  /* hurray.UnknownLayout */
-  PyTypeObject *QuantClasses[HRPY_QUANT_CLASS_COUNT];  /* types/quant.c */
+  /* The quantization classes (types/quant.c), owned by `quant_classes` (a
+   * tuple): QuantByScheme[tag] for each bound scheme, OpaqueQuantType for
+   * the rest (borrowed). */
+  PyObject *quant_classes;
+  PyTypeObject *QuantByScheme[256];
+  PyTypeObject *OpaqueQuantType;
   PyTypeObject *StatisticsType;     /* types/sections.c */
   PyTypeObject *ShardType;          /* types/sections.c */
   PyTypeObject *CompositeType;      /* types/composite.c */
