@@ -52,6 +52,16 @@ static PyObject *m_buffer_size_bytes(PyObject *m, PyObject *const *args, Py_ssiz
   return PyLong_FromUnsignedLongLong(out);
 }
 
+/* _exception_for(status, /): the class a C status code raises (tests check
+ * the binding's table against the documented one). */
+static PyObject *m_exception_for(PyObject *m, PyObject *arg) {
+  int64_t code;
+  if (hrpy_arg_int_as(PyExc_ValueError, arg, "_exception_for", "status", INT32_MIN, INT32_MAX,
+                      &code) < 0)
+    return NULL;
+  return Py_NewRef(hrpy_exception_for(hrpy_state_of_module(m), (HurrayStatus)code));
+}
+
 static PyObject *m_layout_tag_kind(PyObject *m, PyObject *arg) {
   (void)m;
   uint64_t v;
@@ -75,6 +85,8 @@ static PyMethodDef module_methods[] = {
     {"buffer_size_bytes", FASTKW(m_buffer_size_bytes),
      "buffer_size_bytes(dtype, count)\n--\n\nBytes needed to store `count` packed elements "
      "of `dtype` (sub-byte types packed LSB-first; 6-bit types in 3-byte groups)."},
+    {"_exception_for", m_exception_for, METH_O,
+     "_exception_for(status, /)\n--\n\nThe exception class a C status code raises (tests)."},
     {"layout_tag_kind", m_layout_tag_kind, METH_O,
      "layout_tag_kind(tag, /)\n--\n\n'named', 'reserved', 'private' or 'invalid': the four "
      "partition the byte space."},

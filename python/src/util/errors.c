@@ -9,8 +9,6 @@
  */
 #include "util/errors.h"
 
-#include "util/args.h"
-
 #include <stdarg.h>
 
 PyObject *hrpy_exception_for(HrpyState *st, HurrayStatus status) {
@@ -158,24 +156,7 @@ static int add_exc(PyObject *m, PyObject **slot, const char *qualname, const cha
   return PyModule_AddObjectRef(m, dot != NULL ? dot + 1 : qualname, *slot);
 }
 
-/* _exception_for(status, /): the class a C status code raises (tests check
- * the binding's table against the documented one). */
-static PyObject *m_exception_for(PyObject *m, PyObject *arg) {
-  int64_t code;
-  if (hrpy_arg_int_as(PyExc_ValueError, arg, "_exception_for", "status", INT32_MIN, INT32_MAX,
-                      &code) < 0)
-    return NULL;
-  return Py_NewRef(hrpy_exception_for(hrpy_state_of_module(m), (HurrayStatus)code));
-}
-
-static PyMethodDef errors_module_methods[] = {
-    {"_exception_for", m_exception_for, METH_O,
-     "_exception_for(status, /)\n--\n\nThe exception class a C status code raises (tests)."},
-    {NULL, NULL, 0, NULL},
-};
-
 int hrpy_errors_init(PyObject *m, HrpyState *st) {
-  if (PyModule_AddFunctions(m, errors_module_methods) < 0) return -1;
   if (add_exc(m, &st->InvalidDescriptorError, "hurray.InvalidDescriptorError",
               "A descriptor (or a value meant to become one) breaks a rule of the "
               "Hurray format.\n\nSubclass of ValueError. Instances raised from the C "
