@@ -428,7 +428,7 @@ static void test_interrupt_races(void **state) {
     job_start(&j, r, &rt);
     assert_int_equal(pthread_create(&wt, NULL, write_main, &wj), 0);
     seed = seed * 1103515245u + 12345u;
-    struct timespec ts = {0, (long)((seed >> 8) % 6000u) * 1000L};
+    struct timespec ts = {0, (long)((seed >> 8) % 12000u) * 1000L};
     nanosleep(&ts, NULL);
     assert_int_equal(hurray_stream_reader_interrupt(r), HURRAY_OK);
     if (!job_wait(&j, WAKE_BOUND_MS)) fail_msg("round %d: the reader was not woken", round);
@@ -439,8 +439,10 @@ static void test_interrupt_races(void **state) {
       assert_int_equal(j.items, 8); /* it ended before the interrupt */
       whole++;
     } else {
+      /* Interrupted mid-stream, or after the last item while it waited
+       * for the end (the writer had not closed yet). */
       expect_interrupted(j.st, &j.err);
-      assert_true(j.items < 8);
+      assert_true(j.items <= 8);
       interrupted++;
     }
     expect_stays_interrupted(r);
