@@ -766,7 +766,8 @@ HurrayStatus hurray_file_writer_finish(HurrayFileWriter *w, HurrayError *err) {
   int e;
   if (st == HURRAY_OK && !w->skip_fsync && (e = hurray__os_sync(w->fd)) != 0)
     st = hurray__io_fail(err, e, HURRAY_NO_OFFSET, "syncing the file");
-  /* Synced, then named: a name never shows an incomplete file. */
+  /* Complete (and synced, unless skip_fsync), then named: no name ever shows
+   * a file still being written. */
   if (st == HURRAY_OK && w->unnamed) st = name_temp(w, err);
   HurrayOsFile fd = w->fd;
   w->fd = HURRAY__OS_FILE_NONE;
