@@ -12,7 +12,10 @@
  * included, is padded to the data alignment; the index carries a CRC-32C. The
  * bytes go to a temporary file in the target's directory, which
  * hurray_file_writer_finish() syncs and renames into place: a crash never
- * leaves a half-written file under the target name.
+ * leaves a half-written file under the target name. On Linux that file has
+ * no name until finish (O_TMPFILE), so a killed save leaves nothing behind;
+ * elsewhere it is ".<name>.tmp-XXXXXX", which a killed save leaves behind
+ * and hurray_file_remove_stale_temporaries() removes.
  *
  * Reading (HurrayFile) maps the file (zero-copy, read-only) or, for file
  * systems where mapping is slow, reads each tensor into owned aligned memory.
@@ -208,9 +211,17 @@ typedef struct HurrayFileWriterOptions {
 
 /*
  * Starts writing a file that will appear at `path` (borrowed) when
- * hurray_file_writer_finish() succeeds. The bytes go to a new temporary file
- * ".<name>.tmp-XXXXXX" in the same directory, created with mode 0666 less the
- * umask. `options` borrowed, NULL for the defaults. On success *out is owned:
+ * hurray_file_writer_finish() succeeds. The bytes go to a new file in the same
+ * directory, created with mode 0666 less the umask (the mode of an existing
+ * target is not carried over): on Linux a file without a name (O_TMPFILE),
+ * which finish names ".<name>.tmp-XXXXXX" once it is complete and synced and
+ * at once renames over the target, so that a process killed before finish
+ * leaves nothing behind; where the system or the file system has no such
+ * files (other systems, Linux file systems without O_TMPFILE, no /proc), a
+ * temporary file ".<name>.tmp-XXXXXX" from the start, which a killed process
+ * leaves behind (see hurray_file_remove_stale_temporaries). On POSIX systems
+ * the writer holds an flock on it while it lives.
+ * `options` borrowed, NULL for the defaults. On success *out is owned:
  * free with hurray_file_writer_destroy. On failure *out is NULL.
  * Errors: HURRAY_ERR_INVALID_ARGUMENT (bad alignment, empty path, path is a
  * directory), HURRAY_ERR_IO (cannot create the temporary file).
@@ -298,6 +309,34 @@ HURRAY_API void hurray_file_writer_abort(HurrayFileWriter *w);
 
 /* Aborts if not finished, frees the writer and sets *w to NULL. NULL-safe. */
 HURRAY_API void hurray_file_writer_destroy(HurrayFileWriter **w);
+
+/*
+ * Removes the temporary files that killed saves left behind (where the
+ * writer's file has a name while it is written: see hurray_file_writer_open).
+ * `dir_or_target` (borrowed): a directory, for the temporaries of every
+ * target in it, or a target path (existing or not), for that target's only.
+ * A file is removed only when all of these hold: its name is one the writer
+ * makes (".<name>.tmp-" and 6 letters of a-z2-7, <name> not empty); it is a
+ * regular file, not a link or a directory; it is owned by this process's
+ * (effective) user; it was last modified at least `min_age_seconds` ago; and
+ * no live writer holds it (POSIX: the writer's flock is free; Windows: no
+ * other handle is open on it, checked by opening it without sharing and
+ * deleting through that handle). Anything else, the target itself included,
+ * is never touched. The age keeps files that a save in progress is still
+ * writing safe where the lock cannot tell (a writer of an older version, a
+ * file system without locks); 0 removes every unlocked match, including one
+ * a writer created a moment ago and has not locked yet: pass 0 only when no
+ * save into that directory can be running. Subdirectories are not searched.
+ * `removed` (optional) receives the number of files removed, also on failure.
+ * Errors: HURRAY_ERR_NULL_POINTER, HURRAY_ERR_INVALID_ARGUMENT (empty path, a
+ * path ending in "/", "." or ".." that is no directory), HURRAY_ERR_IO (the
+ * directory cannot be read; or a file could not be removed: the others still
+ * were, and the message names the first that failed).
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_remove_stale_temporaries(const char *dir_or_target,
+                                                             uint32_t min_age_seconds,
+                                                             uint32_t *removed,
+                                                             HurrayError *err);
 
 /* ---- reading -------------------------------------------------------------------- */
 

@@ -25,7 +25,9 @@
  * Threads: readers and writers keep no global state, so different objects
  * may be used from different threads at the same time (the calls block; the
  * Python layer releases the GIL around them). One object must not be used by
- * two threads at once.
+ * two threads at once, with one exception: hurray_stream_reader_interrupt
+ * may be called from any thread while another is inside
+ * hurray_stream_reader_next_item on the same reader (see there).
  *
  * SIGPIPE: a writer never lets SIGPIPE kill the process. On a socket it
  * sends with MSG_NOSIGNAL; on a pipe, unless SIGPIPE is already ignored, it
@@ -121,10 +123,14 @@ typedef struct HurrayStreamReader HurrayStreamReader;
  * positioned at the start of a frame. `opts` (borrowed, copied) may be NULL
  * for the defaults. The fd is borrowed unless HURRAY_STREAM_OWN_FD is set.
  * The reader reads ahead into an internal 64 KiB buffer (read(2) returns what
- * has arrived, so this never delays an item). *out owned: free with
+ * has arrived, so this never delays an item). Over anything but a regular
+ * file or a block device it also holds a wake channel for
+ * hurray_stream_reader_interrupt (an eventfd on Linux, a pipe on other POSIX
+ * systems: one or two more descriptors, close-on-exec). *out owned: free with
  * hurray_stream_reader_destroy; NULL on failure (an fd passed with
  * HURRAY_STREAM_OWN_FD then stays the caller's). HURRAY_ERR_INVALID_ARGUMENT
- * for fd < 0, max_composite_depth > 8 or an unknown flag.
+ * for fd < 0, max_composite_depth > 8 or an unknown flag; HURRAY_ERR_IO when
+ * the wake channel cannot be made (out of descriptors).
  */
 HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_stream_reader_from_fd(
     int fd, const HurrayStreamReaderOptions *opts, HurrayStreamReader **out);
@@ -164,9 +170,51 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_stream_reader_next_item(
  * successful next_item). 0 for NULL. */
 HURRAY_API uint64_t hurray_stream_reader_offset(const HurrayStreamReader *reader);
 
+/*
+ * Interrupts the reader, from any thread: a hurray_stream_reader_next_item
+ * running on another thread returns promptly with HURRAY_ERR_STREAM ("the
+ * reader was interrupted"), also when it is blocked in the middle of a frame
+ * waiting for bytes from a pipe or a socket, and drops the item it was
+ * reading; every later next_item returns that error without reading (also
+ * after a clean end of stream or an earlier failure). How many bytes of the
+ * stream were consumed is then unspecified. Calling it again is a no-op, and
+ * calling it before any read makes the first read fail.
+ *
+ * Threading contract: `reader` is borrowed. interrupt may run at the same
+ * time as one next_item call (on another thread) and as other interrupt
+ * calls; nothing else of the reader may run concurrently with next_item
+ * (not hurray_stream_reader_offset, not destroy). The reader must stay
+ * alive until every interrupt call has returned: the thread that owns the
+ * reader destroys it after the reading thread has returned from next_item
+ * (joined) and the interrupting call has returned. An owned fd is closed by
+ * destroy, never by interrupt (closing an fd another thread is reading
+ * from would race with the reuse of its number).
+ *
+ * Transports. fd readers over a pipe, socket, FIFO or terminal wait in
+ * poll(2) on the fd and a wake channel (an eventfd on Linux, a pipe
+ * elsewhere, made by hurray_stream_reader_from_fd) before each read(2);
+ * this call makes the channel readable. Non-blocking fds and EINTR keep
+ * working as before. The fd must not also be read by someone else: a read
+ * that poll found ready could otherwise block after all. Regular files and
+ * block devices never wait, so the interrupt is seen before the next read.
+ * Memory readers never block: the interrupt is seen at the next call.
+ * Callback readers: a callback blocked in its own wait is not woken (it
+ * must return on its own, e.g. when its peer closes or its own timeout
+ * fires); the interrupt is seen before the next call of the callback.
+ * Windows: fd readers have no wake channel; the reader is marked as
+ * interrupted (the next read fails as above) but a _read or recv already
+ * blocked is not woken, and HURRAY_ERR_UNSUPPORTED says so: end that read by
+ * other means (shutdown(SD_BOTH) on a socket, closing the pipe's write end).
+ *
+ * Returns HURRAY_OK; HURRAY_ERR_NULL_POINTER for NULL; HURRAY_ERR_UNSUPPORTED
+ * as said for Windows fd readers over a pipe or socket.
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_stream_reader_interrupt(HurrayStreamReader *reader);
+
 /* Frees the reader (closing an owned fd) and sets *reader to NULL. NULL and
  * *reader == NULL are no-ops. Items already handed out stay valid (views into
- * a memory source stay bound to the caller's bytes, not to the reader). */
+ * a memory source stay bound to the caller's bytes, not to the reader). Not
+ * while another thread is inside a call on it, interrupt included. */
 HURRAY_API void hurray_stream_reader_destroy(HurrayStreamReader **reader);
 
 /* ---- items ------------------------------------------------------------------ */

@@ -3,9 +3,11 @@
 
 #if !defined(_WIN32)
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -49,10 +51,72 @@ int hurray__os_open_read(const char *path, HurrayOsFile *out) {
   return fd < 0 ? errno : 0;
 }
 
+/* Marks a writer's file as held (hurray__os_remove_stale): a hint, so a
+ * file system without locks only loses that protection. */
+static void lock_held(int fd) {
+#if defined(LOCK_EX)
+  while (flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EINTR) {
+  }
+#else
+  (void)fd;
+#endif
+}
+
 int hurray__os_create_new(const char *path, HurrayOsFile *out) {
   int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
   *out = fd;
-  return fd < 0 ? errno : 0;
+  if (fd < 0) return errno;
+  lock_held(fd);
+  return 0;
+}
+
+#if defined(__linux__) && defined(O_TMPFILE)
+static void proc_fd_path(char *buf, size_t n, int fd) {
+  snprintf(buf, n, "/proc/self/fd/%d", fd);
+}
+#endif
+
+int hurray__os_create_unnamed(const char *dir, HurrayOsFile *out) {
+  *out = -1;
+#if defined(__linux__) && defined(O_TMPFILE)
+  int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0666);
+  if (fd < 0) return errno;
+  /* linkat(AT_EMPTY_PATH) needs CAP_DAC_READ_SEARCH on most kernels; the
+   * /proc/self/fd link needs /proc. Without it, the file could not be given
+   * a name at the end: refuse now, while falling back costs nothing. */
+  char p[40];
+  struct stat st;
+  proc_fd_path(p, sizeof p, fd);
+  if (stat(p, &st) != 0) {
+    close(fd);
+    return EOPNOTSUPP;
+  }
+  lock_held(fd);
+  *out = fd;
+  return 0;
+#else
+  (void)dir;
+  return ENOTSUP;
+#endif
+}
+
+int hurray__os_link_unnamed(HurrayOsFile f, const char *path) {
+#if defined(__linux__) && defined(O_TMPFILE)
+  char p[40];
+  proc_fd_path(p, sizeof p, f);
+  if (linkat(AT_FDCWD, p, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0) return 0;
+  int e = errno;
+  if (e == EEXIST) return e;
+#if defined(AT_EMPTY_PATH)
+  if (linkat(f, "", AT_FDCWD, path, AT_EMPTY_PATH) == 0) return 0;
+  if (errno == EEXIST) return EEXIST;
+#endif
+  return e;
+#else
+  (void)f;
+  (void)path;
+  return ENOTSUP;
+#endif
 }
 
 int hurray__os_file_size(HurrayOsFile f, uint64_t *size, bool *regular) {
@@ -150,6 +214,78 @@ int hurray__os_sync_dir(const char *dir, bool *opened) {
   /* Some file systems cannot sync a directory; the rename is then as durable
    * as they make it. */
   if (rc != 0 && e != EINVAL && e != ENOTSUP) return e;
+  return 0;
+}
+
+/* Whether the entry `name` of directory `dfd` is a stray that may go: see
+ * hurray__os_remove_stale. Returns 0 (removed or left alone: *gone says
+ * which) or the errno of a removal that failed. */
+static int remove_if_stale(int dfd, const char *name, uint64_t min_age, uint64_t now,
+                           bool *gone) {
+  *gone = false;
+  struct stat a;
+  if (fstatat(dfd, name, &a, AT_SYMLINK_NOFOLLOW) != 0) return 0; /* vanished */
+  if (!S_ISREG(a.st_mode) || a.st_uid != geteuid()) return 0;
+  if (a.st_mtime < 0 || (uint64_t)a.st_mtime > now || now - (uint64_t)a.st_mtime < min_age)
+    return 0; /* young, or from the future: maybe a save in progress */
+  /* The same file, opened: is a live writer holding its lock? */
+  int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  struct stat b;
+  int rc = 0;
+  if (fstat(fd, &b) != 0 || b.st_dev != a.st_dev || b.st_ino != a.st_ino) goto done;
+#if defined(LOCK_EX)
+  for (;;) {
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0) break;
+    if (errno == EINTR) continue;
+    if (errno == EWOULDBLOCK || errno == EAGAIN) goto done; /* held: in use */
+    break; /* no locks on this file system: the age alone decides */
+  }
+#endif
+  /* Still the same name for the same file (not replaced meanwhile)? */
+  if (fstatat(dfd, name, &a, AT_SYMLINK_NOFOLLOW) != 0 || a.st_dev != b.st_dev ||
+      a.st_ino != b.st_ino)
+    goto done;
+  if (unlinkat(dfd, name, 0) == 0) {
+    *gone = true;
+  } else if (errno != ENOENT) {
+    rc = errno;
+  }
+done:
+  close(fd);
+  return rc;
+}
+
+int hurray__os_remove_stale(const char *dir, bool (*is_temp)(void *ctx, const char *name),
+                            void *ctx, uint64_t min_age, uint32_t *removed, int *first_error,
+                            char *first_name, size_t name_cap) {
+  *removed = 0;
+  *first_error = 0;
+  if (name_cap > 0) first_name[0] = '\0';
+  int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) return errno;
+  DIR *d = fdopendir(dfd);
+  if (d == NULL) {
+    int e = errno;
+    close(dfd);
+    return e;
+  }
+  uint64_t now = 0, nsec = 0;
+  if (!hurray__os_clock(false, &now, &nsec)) now = 0; /* nothing is old */
+  for (;;) {
+    errno = 0;
+    struct dirent *ent = readdir(d);
+    if (ent == NULL) break;
+    if (!is_temp(ctx, ent->d_name)) continue;
+    bool gone = false;
+    int e = remove_if_stale(dfd, ent->d_name, min_age, now, &gone);
+    if (gone && *removed < UINT32_MAX) (*removed)++;
+    if (e != 0 && *first_error == 0) {
+      *first_error = e;
+      if (name_cap > 0) snprintf(first_name, name_cap, "%s", ent->d_name);
+    }
+  }
+  closedir(d); /* closes dfd */
   return 0;
 }
 

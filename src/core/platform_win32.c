@@ -11,7 +11,12 @@
 #endif
 #include <windows.h>
 
+#include <aclapi.h>
 #include <stdio.h>
+
+#if defined(_MSC_VER)
+#pragma comment(lib, "advapi32.lib") /* GetSecurityInfo, OpenProcessToken */
+#endif
 
 _Static_assert(sizeof(HurrayOnce) == sizeof(INIT_ONCE), "HurrayOnce holds an INIT_ONCE");
 _Static_assert(sizeof(HurrayMutex) == sizeof(SRWLOCK), "HurrayMutex holds an SRWLOCK");
@@ -156,6 +161,20 @@ int hurray__os_create_new(const char *path, HurrayOsFile *out) {
                    FILE_ATTRIBUTE_NORMAL, out);
 }
 
+/* Windows has no file without a name that can be given one later: the
+ * writer uses a named temporary file (and hurray__os_remove_stale). */
+int hurray__os_create_unnamed(const char *dir, HurrayOsFile *out) {
+  (void)dir;
+  *out = HURRAY__OS_FILE_NONE;
+  return ERROR_NOT_SUPPORTED;
+}
+
+int hurray__os_link_unnamed(HurrayOsFile f, const char *path) {
+  (void)f;
+  (void)path;
+  return ERROR_NOT_SUPPORTED;
+}
+
 int hurray__os_file_size(HurrayOsFile f, uint64_t *size, bool *regular) {
   BY_HANDLE_FILE_INFORMATION info;
   if (!GetFileInformationByHandle(f, &info)) return last_error();
@@ -261,6 +280,125 @@ int hurray__os_sync_dir(const char *dir, bool *opened) {
   (void)dir;
   *opened = true;
   return 0; /* MOVEFILE_WRITE_THROUGH returned once the rename was on disk */
+}
+
+/* The SID of this process's user, copied into buf; NULL when unknown. */
+static PSID process_user(void *buf, DWORD cap) {
+  HANDLE tok = NULL;
+  if (!OpenProcessToken(GetCurrentProcess(), TOKEN_QUERY, &tok)) return NULL;
+  DWORD len = 0;
+  PSID sid = NULL;
+  if (GetTokenInformation(tok, TokenUser, buf, cap, &len))
+    sid = ((TOKEN_USER *)buf)->User.Sid;
+  CloseHandle(tok);
+  return sid;
+}
+
+/* Whether the open file h is owned by `user`. */
+static bool owned_by(HANDLE h, PSID user) {
+  PSID owner = NULL;
+  PSECURITY_DESCRIPTOR sd = NULL;
+  if (GetSecurityInfo(h, SE_FILE_OBJECT, OWNER_SECURITY_INFORMATION, &owner, NULL, NULL, NULL,
+                      &sd) != ERROR_SUCCESS)
+    return false;
+  bool same = owner != NULL && EqualSid(owner, user);
+  LocalFree(sd);
+  return same;
+}
+
+/*
+ * One entry `name` (UTF-16, inside `dir`, a UTF-16 path with room for it):
+ * opened without sharing (so the open fails while anybody, a live writer
+ * included, holds the file), checked, and deleted through that handle, so
+ * that what is checked is what goes.
+ */
+static int remove_if_stale(const wchar_t *path, PSID user, uint64_t min_age, uint64_t now,
+                           bool *gone) {
+  *gone = false;
+  HANDLE h = CreateFileW(path, DELETE | READ_CONTROL | FILE_READ_ATTRIBUTES, 0, NULL,
+                         OPEN_EXISTING, FILE_FLAG_OPEN_REPARSE_POINT, NULL);
+  if (h == INVALID_HANDLE_VALUE) return 0; /* in use, vanished, or not ours to open */
+  int rc = 0;
+  BY_HANDLE_FILE_INFORMATION info;
+  if (!GetFileInformationByHandle(h, &info) ||
+      (info.dwFileAttributes & (FILE_ATTRIBUTE_DIRECTORY | FILE_ATTRIBUTE_REPARSE_POINT |
+                                FILE_ATTRIBUTE_DEVICE)) != 0)
+    goto done;
+  uint64_t t = ((uint64_t)info.ftLastWriteTime.dwHighDateTime << 32) |
+               info.ftLastWriteTime.dwLowDateTime;
+  const uint64_t unix_epoch = UINT64_C(116444736000000000);
+  uint64_t mtime = t > unix_epoch ? (t - unix_epoch) / 10000000u : 0;
+  if (mtime > now || now - mtime < min_age) goto done;
+  if (user == NULL || !owned_by(h, user)) goto done;
+  FILE_DISPOSITION_INFO del;
+  del.DeleteFile = TRUE;
+  if (SetFileInformationByHandle(h, FileDispositionInfo, &del, sizeof del))
+    *gone = true;
+  else
+    rc = last_error();
+done:
+  CloseHandle(h); /* deletes the file when marked */
+  return rc;
+}
+
+int hurray__os_remove_stale(const char *dir, bool (*is_temp)(void *ctx, const char *name),
+                            void *ctx, uint64_t min_age, uint32_t *removed, int *first_error,
+                            char *first_name, size_t name_cap) {
+  *removed = 0;
+  *first_error = 0;
+  if (name_cap > 0) first_name[0] = '\0';
+  WidePath wp;
+  int e = widen(dir, &wp);
+  if (e != 0) return e;
+  size_t dl = wcslen(wp.w);
+  /* dir + '\\' + a name of at most MAX_PATH UTF-16 units + NUL */
+  wchar_t *path = hurray__malloc((dl + 2 + MAX_PATH + 1) * sizeof *path);
+  if (path == NULL) {
+    widen_done(&wp);
+    return ERROR_NOT_ENOUGH_MEMORY;
+  }
+  memcpy(path, wp.w, dl * sizeof *path);
+  widen_done(&wp);
+  if (dl > 0 && path[dl - 1] != L'\\' && path[dl - 1] != L'/' && path[dl - 1] != L':')
+    path[dl++] = L'\\';
+  path[dl] = L'*';
+  path[dl + 1] = L'\0';
+  WIN32_FIND_DATAW fd;
+  HANDLE find = FindFirstFileW(path, &fd);
+  if (find == INVALID_HANDLE_VALUE) {
+    e = last_error();
+    hurray__free(path);
+    return e == ERROR_FILE_NOT_FOUND ? 0 : e; /* an empty drive root */
+  }
+  union {
+    TOKEN_USER tu;
+    char bytes[256];
+  } ubuf;
+  PSID user = process_user(&ubuf, (DWORD)sizeof ubuf);
+  uint64_t now = 0, nsec = 0;
+  if (!hurray__os_clock(false, &now, &nsec)) now = 0;
+  do {
+    if ((fd.dwFileAttributes & (FILE_ATTRIBUTE_DIRECTORY | FILE_ATTRIBUTE_REPARSE_POINT)) != 0)
+      continue;
+    char name[4 * MAX_PATH];
+    if (WideCharToMultiByte(CP_UTF8, WC_ERR_INVALID_CHARS, fd.cFileName, -1, name,
+                            (int)sizeof name, NULL, NULL) <= 0)
+      continue;
+    if (!is_temp(ctx, name)) continue;
+    size_t nl = wcslen(fd.cFileName);
+    if (nl > MAX_PATH) continue;
+    memcpy(path + dl, fd.cFileName, (nl + 1) * sizeof *path);
+    bool gone = false;
+    e = remove_if_stale(path, user, min_age, now, &gone);
+    if (gone && *removed < UINT32_MAX) (*removed)++;
+    if (e != 0 && *first_error == 0) {
+      *first_error = e;
+      if (name_cap > 0) snprintf(first_name, name_cap, "%s", name);
+    }
+  } while (FindNextFileW(find, &fd));
+  FindClose(find);
+  hurray__free(path);
+  return 0;
 }
 
 /* ---- memory mapping ----------------------------------------------------------------- */

@@ -74,11 +74,7 @@ static HurrayStatus build(const HurrayFile *f, HurrayFileOrder **out) {
   uint64_t *start = hurray__malloc(m * 2 * sizeof *start); /* then the ends */
   uint32_t *counts = NULL;
   uint32_t nb = 1;
-  unsigned nb_bits = 0;
-  while (nb < n) {
-    nb *= 2;
-    nb_bits++;
-  }
+  while (nb < n) nb *= 2;
   counts = hurray__calloc((size_t)nb + 1, sizeof *counts);
   if (o != NULL) {
     o->order = hurray__malloc(m * sizeof *o->order);

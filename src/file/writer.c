@@ -44,8 +44,12 @@ typedef enum WState { W_OPEN = 0, W_FAILED = 1, W_DONE = 2 } WState;
 struct HurrayFileWriter {
   HurrayOsFile fd;
   char *path;     /* target */
-  char *tmp_path; /* the temporary file being written */
-  char *dir_path; /* their directory (fsync after rename) */
+  char *tmp_path; /* the temporary file's name (buffer of tmp_cap bytes) */
+  size_t tmp_cap;
+  size_t base_off; /* where the target's file name starts in path */
+  bool unnamed;    /* fd is a file without a name (O_TMPFILE) until finish */
+  bool named;      /* a file named tmp_path exists and is ours to remove */
+  char *dir_path;  /* their directory (fsync after rename) */
   uint32_t align;
   bool sorted;
   bool skip_fsync;
@@ -149,42 +153,84 @@ oom:
 
 static atomic_uint_fast64_t g_tmp_counter;
 static atomic_bool g_no_prealloc; /* tests: writers opened while set never preallocate */
+static atomic_bool g_named_temp;  /* tests: writers opened while set use a named temp file */
 
 void hurray__file_writer_test_no_prealloc(bool on) { atomic_store(&g_no_prealloc, on); }
 bool hurray__file_writer_preallocates(const HurrayFileWriter *w) { return w->prealloc; }
+void hurray__file_writer_test_named_temp(bool on) { atomic_store(&g_named_temp, on); }
+bool hurray__file_writer_unnamed(const HurrayFileWriter *w) { return w->unnamed; }
 
-/* Creates the temporary file beside the target: the target's directory part
- * (`dlen` bytes of the path, separator included), then ".<base>.tmp-XXXXXX". */
-static HurrayStatus create_temp(HurrayFileWriter *w, size_t dlen, const char *base, size_t blen,
-                                HurrayError *err) {
-  static const char digits[] = "abcdefghijklmnopqrstuvwxyz234567";
-  size_t n = dlen + 1 + blen + 5 + 6 + 1;
-  w->tmp_path = hurray__malloc(n);
+/* The letters of a temporary name's suffix (base32, lower case). */
+static const char g_suffix_digits[] = "abcdefghijklmnopqrstuvwxyz234567";
+#define TEMP_MARK ".tmp-"
+#define TEMP_MARK_LEN 5u
+#define TEMP_SUFFIX_LEN 6u
+
+/* Writes a fresh temporary name into tmp_path: the target's directory part,
+ * then ".<base>.tmp-XXXXXX". */
+static void next_temp_name(HurrayFileWriter *w) {
+  uint64_t sec = 0, nsec = 0;
+  (void)hurray__os_clock(false, &sec, &nsec);
+  uint64_t r = nsec ^ (hurray__os_pid() << 20) ^ ((uint64_t)(uintptr_t)w << 7) ^
+               ((uint64_t)atomic_fetch_add_explicit(&g_tmp_counter, 1, memory_order_relaxed) *
+                0x9E3779B97F4A7C15ull);
+  char suffix[TEMP_SUFFIX_LEN + 1];
+  for (unsigned k = 0; k < TEMP_SUFFIX_LEN; k++) {
+    suffix[k] = g_suffix_digits[r & 31u];
+    r >>= 5;
+  }
+  suffix[TEMP_SUFFIX_LEN] = '\0';
+  snprintf(w->tmp_path, w->tmp_cap, "%.*s.%s" TEMP_MARK "%s", (int)w->base_off, w->path,
+           w->path + w->base_off, suffix);
+}
+
+/*
+ * Creates the file being written, in the target's directory. Linux: a file
+ * without a name (O_TMPFILE), named only in finish, so that a process killed
+ * mid-save leaves nothing behind. Elsewhere, or where the file system has no
+ * such files: a named temporary file ".<base>.tmp-XXXXXX", which a killed
+ * save leaves behind (hurray_file_remove_stale_temporaries removes those).
+ */
+static HurrayStatus create_temp(HurrayFileWriter *w, HurrayError *err) {
+  w->tmp_cap = strlen(w->path) + 1 + TEMP_MARK_LEN + TEMP_SUFFIX_LEN + 1;
+  w->tmp_path = hurray__malloc(w->tmp_cap);
   if (w->tmp_path == NULL)
     return hurray__fail(err, HURRAY_ERR_OUT_OF_MEMORY, HURRAY_NO_OFFSET, "writer",
                         "out of memory");
+  if (!atomic_load_explicit(&g_named_temp, memory_order_relaxed) &&
+      hurray__os_create_unnamed(w->dir_path, &w->fd) == 0) {
+    w->unnamed = true;
+    return HURRAY_OK;
+  }
+  w->fd = HURRAY__OS_FILE_NONE;
   int e = 0;
   for (int attempt = 0; attempt < 64; attempt++) {
-    uint64_t sec = 0, nsec = 0;
-    (void)hurray__os_clock(false, &sec, &nsec);
-    uint64_t r = nsec ^ (hurray__os_pid() << 20) ^ ((uint64_t)(uintptr_t)w << 7) ^
-                 ((uint64_t)atomic_fetch_add_explicit(&g_tmp_counter, 1, memory_order_relaxed) *
-                  0x9E3779B97F4A7C15ull);
-    char suffix[7];
-    for (int k = 0; k < 6; k++) {
-      suffix[k] = digits[r & 31u];
-      r >>= 5;
-    }
-    suffix[6] = '\0';
-    snprintf(w->tmp_path, n, "%.*s.%.*s.tmp-%s", (int)dlen, w->path, (int)blen, base, suffix);
+    next_temp_name(w);
     e = hurray__os_create_new(w->tmp_path, &w->fd);
-    if (e == 0) return HURRAY_OK;
+    if (e == 0) {
+      w->named = true;
+      return HURRAY_OK;
+    }
     w->fd = HURRAY__OS_FILE_NONE;
     if (!hurray__os_error_is_exists(e)) break;
   }
-  hurray__free(w->tmp_path);
-  w->tmp_path = NULL;
   return hurray__io_fail(err, e, HURRAY_NO_OFFSET, "creating the temporary file");
+}
+
+/* Finish, unnamed file: gives it a temporary name (the rename then replaces
+ * the target atomically, which a link cannot). */
+static HurrayStatus name_temp(HurrayFileWriter *w, HurrayError *err) {
+  int e = 0;
+  for (int attempt = 0; attempt < 64; attempt++) {
+    next_temp_name(w);
+    e = hurray__os_link_unnamed(w->fd, w->tmp_path);
+    if (e == 0) {
+      w->named = true;
+      return HURRAY_OK;
+    }
+    if (!hurray__os_error_is_exists(e)) break;
+  }
+  return hurray__io_fail(err, e, HURRAY_NO_OFFSET, "naming the file");
 }
 
 HurrayStatus hurray_file_writer_open(const char *path, const HurrayFileWriterOptions *options,
@@ -236,7 +282,8 @@ HurrayStatus hurray_file_writer_open(const char *path, const HurrayFileWriterOpt
                           "out of memory");
     goto fail;
   }
-  status = create_temp(w, (size_t)(base - path), base, blen, err);
+  w->base_off = (size_t)(base - path);
+  status = create_temp(w, err);
   if (status != HURRAY_OK) goto fail;
   w->prealloc = hurray__os_preallocate_pays(w->fd) &&
                 !atomic_load_explicit(&g_no_prealloc, memory_order_relaxed);
@@ -721,20 +768,22 @@ HurrayStatus hurray_file_writer_finish(HurrayFileWriter *w, HurrayError *err) {
   int e;
   if (st == HURRAY_OK && !w->skip_fsync && (e = hurray__os_sync(w->fd)) != 0)
     st = hurray__io_fail(err, e, HURRAY_NO_OFFSET, "syncing the file");
+  /* Complete (and synced, unless skip_fsync), then named: no name ever shows
+   * a file still being written. */
+  if (st == HURRAY_OK && w->unnamed) st = name_temp(w, err);
   HurrayOsFile fd = w->fd;
   w->fd = HURRAY__OS_FILE_NONE;
   if ((e = hurray__os_close(fd)) != 0 && st == HURRAY_OK)
     st = hurray__io_fail(err, e, HURRAY_NO_OFFSET, "closing the file");
   if (st == HURRAY_OK && (e = hurray__os_replace(w->tmp_path, w->path)) != 0)
     st = hurray__io_fail(err, e, HURRAY_NO_OFFSET, "renaming the file into place");
+  w->state = W_DONE;
   if (st != HURRAY_OK) {
-    (void)hurray__os_remove(w->tmp_path);
-    w->state = W_DONE;
+    if (w->named) (void)hurray__os_remove(w->tmp_path);
+    w->named = false;
     return st;
   }
-  w->state = W_DONE;
-  hurray__free(w->tmp_path);
-  w->tmp_path = NULL; /* nothing left to remove */
+  w->named = false; /* renamed: nothing left to remove */
   if (!w->skip_fsync) return sync_dir(w, err);
   return HURRAY_OK;
 }
@@ -745,11 +794,8 @@ void hurray_file_writer_abort(HurrayFileWriter *w) {
     (void)hurray__os_close(w->fd);
     w->fd = HURRAY__OS_FILE_NONE;
   }
-  if (w->tmp_path != NULL) {
-    (void)hurray__os_remove(w->tmp_path);
-    hurray__free(w->tmp_path);
-    w->tmp_path = NULL;
-  }
+  if (w->named) (void)hurray__os_remove(w->tmp_path);
+  w->named = false;
   w->state = W_DONE;
 }
 
@@ -759,6 +805,7 @@ void hurray_file_writer_destroy(HurrayFileWriter **pw) {
   *pw = NULL;
   hurray_file_writer_abort(w);
   hurray__free(w->path);
+  hurray__free(w->tmp_path);
   hurray__free(w->dir_path);
   hurray__free(w->entries);
   hurray__buf_free(&w->names);
@@ -768,4 +815,75 @@ void hurray_file_writer_destroy(HurrayFileWriter **pw) {
   hurray__name_index_free(&w->kv_ix);
   hurray__buf_free(&w->scratch);
   hurray__free(w);
+}
+
+/* ---- stray temporary files ---------------------------------------------------------- */
+
+typedef struct StaleMatch {
+  const char *base; /* only temporaries of this target name; NULL: any */
+  size_t blen;
+} StaleMatch;
+
+/* Whether `name` is one of this writer's temporary names: ".<base>.tmp-"
+ * then 6 letters of g_suffix_digits, <base> not empty. */
+static bool is_writer_temp(void *ctx, const char *name) {
+  const StaleMatch *m = ctx;
+  size_t n = strlen(name);
+  if (n < 2u + TEMP_MARK_LEN + TEMP_SUFFIX_LEN || name[0] != '.') return false;
+  const char *mark = name + n - TEMP_SUFFIX_LEN - TEMP_MARK_LEN;
+  if (memcmp(mark, TEMP_MARK, TEMP_MARK_LEN) != 0) return false;
+  for (const char *c = mark + TEMP_MARK_LEN; *c != '\0'; c++)
+    if (!((*c >= 'a' && *c <= 'z') || (*c >= '2' && *c <= '7'))) return false;
+  size_t blen = (size_t)(mark - name) - 1u;
+  if (m->base == NULL) return true;
+  return blen == m->blen && memcmp(name + 1, m->base, blen) == 0;
+}
+
+HurrayStatus hurray_file_remove_stale_temporaries(const char *dir_or_target,
+                                                  uint32_t min_age_seconds, uint32_t *removed,
+                                                  HurrayError *err) {
+  if (removed != NULL) *removed = 0;
+  if (dir_or_target == NULL)
+    return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, "dir_or_target",
+                        "is NULL");
+  StaleMatch m = {NULL, 0};
+  char *dir = NULL;
+  const char *where = dir_or_target;
+  if (dir_or_target[0] == '\0')
+    return hurray__fail(err, HURRAY_ERR_INVALID_ARGUMENT, HURRAY_NO_OFFSET, "dir_or_target",
+                        "is empty");
+  if (!hurray__os_is_dir(dir_or_target)) {
+    /* A target: its temporaries only, in its directory (as the writer places them). */
+    const char *base = hurray__path_base(dir_or_target);
+    m.base = base;
+    m.blen = strlen(base);
+    if (m.blen == 0 || (m.blen == 1 && base[0] == '.') ||
+        (m.blen == 2 && memcmp(base, "..", 2) == 0))
+      return hurray__fail(err, HURRAY_ERR_INVALID_ARGUMENT, HURRAY_NO_OFFSET, "dir_or_target",
+                          "\"%s\" names neither a directory nor a file", dir_or_target);
+    if (base == dir_or_target) {
+      where = ".";
+    } else {
+      size_t dlen = base - 1 == dir_or_target ? 1u : (size_t)(base - 1 - dir_or_target);
+      dir = dup_str(dir_or_target, dlen);
+      if (dir == NULL)
+        return hurray__fail(err, HURRAY_ERR_OUT_OF_MEMORY, HURRAY_NO_OFFSET, "dir_or_target",
+                            "out of memory");
+      where = dir;
+    }
+  }
+  uint32_t n = 0;
+  int first = 0;
+  char first_name[80];
+  int e = hurray__os_remove_stale(where, is_writer_temp, &m, min_age_seconds, &n, &first,
+                                  first_name, sizeof first_name);
+  hurray__free(dir);
+  if (removed != NULL) *removed = n;
+  if (e != 0) return hurray__io_fail(err, e, HURRAY_NO_OFFSET, "opening the directory");
+  if (first != 0) {
+    char what[128];
+    snprintf(what, sizeof what, "removing \"%s\"", first_name);
+    return hurray__io_fail(err, first, HURRAY_NO_OFFSET, what);
+  }
+  return HURRAY_OK;
 }

@@ -447,6 +447,11 @@ HURRAY_INTERNAL void hurray__file_index_test_no_fused_crc(bool on);
 HURRAY_INTERNAL void hurray__file_writer_test_no_prealloc(bool on);
 /* Whether a writer reserves each large tensor's blocks before writing it. */
 HURRAY_INTERNAL bool hurray__file_writer_preallocates(const HurrayFileWriter *w);
+/* Tests: writers opened while `on` write a named temporary file, as where
+ * the system has no unnamed files (the fallback of O_TMPFILE). */
+HURRAY_INTERNAL void hurray__file_writer_test_named_temp(bool on);
+/* Whether a writer's file has no name until finish (Linux O_TMPFILE). */
+HURRAY_INTERNAL bool hurray__file_writer_unnamed(const HurrayFileWriter *w);
 /* Test hook: when true, every entry goes through the rule-by-rule check (no
  * fast loop), so the two can be compared. */
 HURRAY_INTERNAL void hurray__file_index_test_slow_walk(bool on);

@@ -118,9 +118,27 @@ static inline const char *hurray__path_base(const char *path) {
 /* Opens an existing file for reading (close-on-exec; on Windows shared for
  * reading, writing and deletion, so that it can be replaced while open). */
 HURRAY_INTERNAL int hurray__os_open_read(const char *path, HurrayOsFile *out);
-/* Creates a new file for writing; fails (hurray__os_error_is_exists) when
- * the path exists. */
+/* Creates a new file for writing, mode 0666 less the umask; fails
+ * (hurray__os_error_is_exists) when the path exists. On POSIX the file is
+ * also locked (flock LOCK_EX, released when the descriptor is closed or the
+ * process ends), which is how hurray__os_remove_stale tells a temporary file
+ * that a live writer holds from a stray one. */
 HURRAY_INTERNAL int hurray__os_create_new(const char *path, HurrayOsFile *out);
+/*
+ * Creates a file without a name in directory `dir`, for writing (Linux
+ * O_TMPFILE; mode 0666 less the umask, locked as by hurray__os_create_new):
+ * if the process dies before hurray__os_link_unnamed names it, the system
+ * frees it and nothing is left behind. Fails (any code: the caller falls back
+ * to a named temporary file) where the system or the file system has no such
+ * files (EOPNOTSUPP, EISDIR, EINVAL; every system but Linux) or where the file
+ * could not be named later (no /proc/self/fd).
+ */
+HURRAY_INTERNAL int hurray__os_create_unnamed(const char *dir, HurrayOsFile *out);
+/* Gives the unnamed file `f` (from hurray__os_create_unnamed) the name
+ * `path`, in the directory it was created in (linkat through
+ * /proc/self/fd/N, else AT_EMPTY_PATH); fails (hurray__os_error_is_exists)
+ * when `path` exists. */
+HURRAY_INTERNAL int hurray__os_link_unnamed(HurrayOsFile f, const char *path);
 /* Size of an open file, and whether it is a regular file. */
 HURRAY_INTERNAL int hurray__os_file_size(HurrayOsFile f, uint64_t *size, bool *regular);
 /* One positioned read of at most n bytes at offset `off` (< 2^63); *got
@@ -161,6 +179,23 @@ HURRAY_INTERNAL int hurray__os_remove(const char *path);
  * directory could be opened.
  */
 HURRAY_INTERNAL int hurray__os_sync_dir(const char *dir, bool *opened);
+/*
+ * Removes the stray temporary files of directory `dir`: each entry whose
+ * name `is_temp(ctx, name)` accepts (name borrowed, NUL-terminated UTF-8 on
+ * Windows) and that is a regular file (not a link, not a directory), owned
+ * by this process's (effective) user, last modified at least `min_age`
+ * seconds ago and not held by a live writer (POSIX: its flock is free;
+ * Windows: no other handle is open on it). Anything else is left alone.
+ * *removed receives the count. Returns 0, or the system error code of
+ * opening the directory; a file that cannot be removed is skipped, its code
+ * kept in *first_error (0 when none) with its name in
+ * first_name[0..name_cap) (truncated, NUL-terminated).
+ */
+HURRAY_INTERNAL int hurray__os_remove_stale(const char *dir,
+                                            bool (*is_temp)(void *ctx, const char *name),
+                                            void *ctx, uint64_t min_age, uint32_t *removed,
+                                            int *first_error, char *first_name,
+                                            size_t name_cap);
 
 /* ---- memory mapping ----------------------------------------------------------------- */
 

@@ -4,6 +4,7 @@
  * composites into trees.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -48,6 +49,12 @@ struct HurrayStreamReader {
   bool ended;
   HurrayStatus failed;
   HurrayError fail_err;
+  /* interruption (hurray_stream_reader_interrupt): the only fields another
+   * thread touches while a read runs; both set before the reader is handed
+   * out, the flag then only ever set. */
+  atomic_bool interrupted;
+  HurrayFdWaker waker; /* fd readers that can block: polled beside fd */
+  bool interrupt_seen; /* the reading thread has turned the flag into `failed` */
 };
 
 void hurray_stream_reader_options_init(HurrayStreamReaderOptions *opts) {
@@ -77,6 +84,9 @@ static HurrayStatus reader_new(SourceKind kind, const HurrayStreamReaderOptions 
   r->decode_options =
       (o.flags & HURRAY_STREAM_PERMISSIVE) ? HURRAY_DECODE_PERMISSIVE : HURRAY_DECODE_STRICT;
   r->fd = -1;
+  r->waker.rd = r->waker.wr = -1;
+  r->waker.poll_first = false;
+  atomic_init(&r->interrupted, false);
   r->failed = HURRAY_OK;
   hurray_error_clear(&r->fail_err);
   *out = r;
@@ -94,6 +104,13 @@ HurrayStatus hurray_stream_reader_from_fd(int fd, const HurrayStreamReaderOption
   if (r->ahead == NULL) {
     hurray__free(r);
     return HURRAY_ERR_OUT_OF_MEMORY;
+  }
+  /* A read that can wait for a peer (pipe, socket, terminal, ...) waits in
+   * poll beside a wake channel, so that an interrupt can end it. */
+  if (!hurray__fd_never_blocks(fd) && hurray__fd_waker_open(&r->waker) != 0) {
+    hurray__free(r->ahead);
+    hurray__free(r);
+    return HURRAY_ERR_IO;
   }
   r->fd = fd;
   r->own_fd = (r->opt.flags & HURRAY_STREAM_OWN_FD) != 0;
@@ -141,14 +158,37 @@ void hurray_stream_reader_destroy(HurrayStreamReader **reader) {
   HurrayStreamReader *r = *reader;
   *reader = NULL;
   if (r->kind == SOURCE_FD && r->own_fd && r->fd >= 0) (void)hurray__fd_close(r->fd);
+  hurray__fd_waker_close(&r->waker);
   hurray__free(r->ahead);
   hurray__free(r->scratch);
   hurray__free(r);
 }
 
+HurrayStatus hurray_stream_reader_interrupt(HurrayStreamReader *reader) {
+  if (reader == NULL) return HURRAY_ERR_NULL_POINTER;
+  atomic_store_explicit(&reader->interrupted, true, memory_order_release);
+  hurray__fd_waker_wake(&reader->waker);
+#if defined(_WIN32)
+  /* No wake channel: a read blocked in the transport is not woken. */
+  if (reader->kind == SOURCE_FD && !hurray__fd_never_blocks(reader->fd))
+    return HURRAY_ERR_UNSUPPORTED;
+#endif
+  return HURRAY_OK;
+}
+
 /* ---- source ----------------------------------------------------------------- */
 
+static bool is_interrupted(const HurrayStreamReader *r) {
+  return atomic_load_explicit(&r->interrupted, memory_order_acquire);
+}
+
+static HurrayStatus interrupted_fail(const HurrayStreamReader *r, HurrayError *err) {
+  return hurray__fail(err, HURRAY_ERR_STREAM, r->offset, "stream",
+                      "the reader was interrupted (hurray_stream_reader_interrupt)");
+}
+
 static HurrayStatus io_fail(HurrayStreamReader *r, HurrayError *err, int e, const char *what) {
+  if (e == HURRAY__FD_WOKEN) return interrupted_fail(r, err);
   return hurray__fail(err, HURRAY_ERR_IO, r->offset, "stream", "%s failed: %s (errno %d)", what,
                       strerror(e), e);
 }
@@ -171,6 +211,13 @@ static HurrayStatus source_read(HurrayStreamReader *r, uint8_t *dst, size_t n, s
   }
   while (have < n) {
     size_t k = 0;
+    /* Seen before every call of the transport: a callback or a read that
+     * does not block gets no further once interrupted. */
+    if (is_interrupted(r)) {
+      r->offset += have;
+      *got = have;
+      return interrupted_fail(r, err);
+    }
     if (r->kind == SOURCE_FD) {
       if (r->ahead_pos < r->ahead_len) {
         k = r->ahead_len - r->ahead_pos;
@@ -178,7 +225,7 @@ static HurrayStatus source_read(HurrayStreamReader *r, uint8_t *dst, size_t n, s
         memcpy(dst + have, r->ahead + r->ahead_pos, k);
         r->ahead_pos += k;
       } else if (n - have >= r->ahead_fill) {
-        int e = hurray__fd_read_once(r->fd, r->is_socket, dst + have, n - have, &k);
+        int e = hurray__fd_read_once(r->fd, r->is_socket, &r->waker, dst + have, n - have, &k);
         if (e != 0) {
           r->offset += have;
           *got = have;
@@ -187,7 +234,8 @@ static HurrayStatus source_read(HurrayStreamReader *r, uint8_t *dst, size_t n, s
         if (k == 0) break;
       } else {
         size_t filled = 0;
-        int e = hurray__fd_read_once(r->fd, r->is_socket, r->ahead, r->ahead_fill, &filled);
+        int e = hurray__fd_read_once(r->fd, r->is_socket, &r->waker, r->ahead, r->ahead_fill,
+                                     &filled);
         if (e != 0) {
           r->offset += have;
           *got = have;
@@ -524,6 +572,13 @@ HurrayStatus hurray_stream_reader_next_item(HurrayStreamReader *reader, HurraySt
   if (reader == NULL || out == NULL)
     return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, NULL,
                         "reader and out are required");
+  if (!reader->interrupt_seen && is_interrupted(reader)) {
+    /* Interrupted between calls (also after the end or a failure): this
+     * call and every later one fail as interrupted, without reading. */
+    reader->interrupt_seen = true;
+    hurray_error_clear(&reader->fail_err);
+    reader->failed = interrupted_fail(reader, &reader->fail_err);
+  }
   if (reader->failed != HURRAY_OK) {
     if (err != NULL) *err = reader->fail_err;
     return reader->failed;
@@ -537,6 +592,9 @@ HurrayStatus hurray_stream_reader_next_item(HurrayStreamReader *reader, HurraySt
       hurray__fail(&local, st, reader->offset, "stream", "%s", hurray_status_message(st));
     reader->failed = st;
     reader->fail_err = local;
+    /* Interrupted during this call: its failure (interrupted, or whatever
+     * came first) is what every later call returns. */
+    if (is_interrupted(reader)) reader->interrupt_seen = true;
     if (err != NULL) *err = local;
     return st;
   }

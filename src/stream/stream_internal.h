@@ -83,11 +83,59 @@ HURRAY_INTERNAL void hurray__fd_classify(int fd, bool *is_socket, bool *guard_si
  * not a failure (the descriptor is released all the same). */
 HURRAY_INTERNAL int hurray__fd_close(int fd);
 
-/* One successful read of at most `len` (> 0) bytes: retries EINTR, waits on
+/* True when a read of fd never waits for a peer (regular files, block
+ * devices; an fd that is not open, or open for writing only, where the read
+ * fails at once), so that there is nothing to interrupt. */
+HURRAY_INTERNAL bool hurray__fd_never_blocks(int fd);
+
+/*
+ * A wake channel for hurray_stream_reader_interrupt: an eventfd (Linux) or
+ * a non-blocking pipe (other POSIX systems), both close-on-exec; `rd` is
+ * what a reader polls beside its fd, `wr` what hurray__fd_waker_wake writes
+ * (the same descriptor for an eventfd). Once woken it stays readable: it is
+ * never drained, so every later wait returns at once. On Windows there is
+ * none (rd == wr == -1).
+ */
+typedef struct HurrayFdWaker {
+  int rd;
+  int wr;
+  /* Set by hurray__fd_read_once (the reading thread only) once a read that
+   * does not wait (Linux RWF_NOWAIT) proved unsupported for the fd: every
+   * read then polls first. */
+  bool poll_first;
+} HurrayFdWaker;
+
+/* Opens the channel: 0 or an errno value (EMFILE, ...); w is {-1, -1} on
+ * failure and on Windows. poll_first starts false. */
+HURRAY_INTERNAL int hurray__fd_waker_open(HurrayFdWaker *w);
+/* Makes w->rd readable, for good. Safe from any thread (one write(2)). */
+HURRAY_INTERNAL void hurray__fd_waker_wake(const HurrayFdWaker *w);
+/* Closes the channel (no-op for {-1, -1}) and sets it to {-1, -1}. */
+HURRAY_INTERNAL void hurray__fd_waker_close(HurrayFdWaker *w);
+
+/* Tests: channels opened while `on` are a pipe whose reads always poll
+ * first, as on POSIX systems other than Linux (where there is no eventfd and
+ * no read that skips the wait). No-op on Windows. */
+HURRAY_INTERNAL void hurray__fd_waker_test_portable(bool on);
+
+/* What hurray__fd_read_once returns when the wake channel woke it (never an
+ * errno value). */
+#define HURRAY__FD_WOKEN (-1)
+
+/*
+ * One successful read of at most `len` (> 0) bytes: retries EINTR, waits on
  * EAGAIN (poll on POSIX). *got receives the count (0 only at end of file).
- * `is_socket` as hurray__fd_classify found it. Returns 0 or an errno value. */
-HURRAY_INTERNAL int hurray__fd_read_once(int fd, bool is_socket, uint8_t *buf, size_t len,
-                                         size_t *got);
+ * `is_socket` as hurray__fd_classify found it. With a wake channel (`waker`
+ * not NULL, waker->rd >= 0; POSIX), the read never blocks in read(2): it
+ * reads without waiting where the system can for that fd (recv with
+ * MSG_DONTWAIT on a socket, preadv2 with RWF_NOWAIT on Linux for the rest;
+ * so that the bulk path costs no more system calls than before) and, when
+ * nothing has arrived, waits in poll for the fd or waker->rd, returning
+ * HURRAY__FD_WOKEN as soon as waker->rd is readable; elsewhere it polls
+ * first, then reads. Returns 0, HURRAY__FD_WOKEN or an errno value.
+ */
+HURRAY_INTERNAL int hurray__fd_read_once(int fd, bool is_socket, HurrayFdWaker *waker,
+                                         uint8_t *buf, size_t len, size_t *got);
 
 /* Writes every byte of the iovec-like list to fd (writev or, on a socket,
  * sendmsg with MSG_NOSIGNAL; on Windows _write, or WSASend on a socket),

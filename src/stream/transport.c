@@ -8,6 +8,8 @@
 #if !defined(_WIN32)
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
@@ -17,6 +19,9 @@
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__linux__)
+#include <sys/eventfd.h>
+#endif
 
 /* Bytes handed to one writev/sendmsg call at most (keeps the iovec total far
  * below SSIZE_MAX on every platform). */
@@ -59,12 +64,144 @@ int hurray__fd_close(int fd) {
   return 0;
 }
 
-int hurray__fd_read_once(int fd, bool is_socket, uint8_t *buf, size_t len, size_t *got) {
-  (void)is_socket; /* read(2) serves sockets too */
+bool hurray__fd_never_blocks(int fd) {
+  struct stat st;
+  if (fstat(fd, &st) != 0 || S_ISREG(st.st_mode) || S_ISBLK(st.st_mode)) return true;
+  /* Opened for writing only: read(2) fails at once (EBADF), while poll
+   * would never report it readable. */
+  int fl = fcntl(fd, F_GETFL);
+  return fl >= 0 && (fl & O_ACCMODE) == O_WRONLY;
+}
+
+/* ---- wake channel ------------------------------------------------------------ */
+
+#if defined(__linux__) && defined(EFD_CLOEXEC) && defined(EFD_NONBLOCK)
+#define HURRAY_STREAM_EVENTFD 1
+#else
+#define HURRAY_STREAM_EVENTFD 0
+#endif
+
+/* Tests: channels opened while set are what other POSIX systems get. */
+static atomic_bool g_portable_waker;
+void hurray__fd_waker_test_portable(bool on) { atomic_store(&g_portable_waker, on); }
+
+static int set_fd_flags(int fd) {
+  int fl = fcntl(fd, F_GETFD);
+  if (fl < 0 || fcntl(fd, F_SETFD, fl | FD_CLOEXEC) != 0) return errno;
+  fl = fcntl(fd, F_GETFL);
+  if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) != 0) return errno;
+  return 0;
+}
+
+int hurray__fd_waker_open(HurrayFdWaker *w) {
+  w->rd = w->wr = -1;
+  w->poll_first = false;
+  const bool portable = atomic_load_explicit(&g_portable_waker, memory_order_relaxed);
+#if HURRAY_STREAM_EVENTFD
+  if (!portable) {
+    int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (fd < 0) return errno;
+    w->rd = w->wr = fd;
+    return 0;
+  }
+#endif
+  int p[2];
+  if (pipe(p) != 0) return errno;
+  int e = set_fd_flags(p[0]);
+  if (e == 0) e = set_fd_flags(p[1]);
+  if (e != 0) {
+    close(p[0]);
+    close(p[1]);
+    return e;
+  }
+  w->rd = p[0];
+  w->wr = p[1];
+  w->poll_first = portable; /* as where no read can skip the wait */
+  return 0;
+}
+
+void hurray__fd_waker_wake(const HurrayFdWaker *w) {
+  if (w->wr < 0) return;
+  /* An eventfd takes an 8-byte count, a pipe any byte (8 of them here). */
+  const uint64_t one = 1;
+  const void *p = &one;
+  size_t n = sizeof one;
+  /* EAGAIN: a full pipe (or counter) is already readable, which is all a
+   * wake needs. */
+  while (write(w->wr, p, n) < 0 && errno == EINTR) {
+  }
+}
+
+void hurray__fd_waker_close(HurrayFdWaker *w) {
+  if (w->rd >= 0) close(w->rd);
+  if (w->wr >= 0 && w->wr != w->rd) close(w->wr);
+  w->rd = w->wr = -1;
+}
+
+/* Waits until fd is readable (or hung up, or in error: the read then says
+ * which) or wake_fd is readable (HURRAY__FD_WOKEN). */
+static int wait_readable_or_woken(int fd, int wake_fd) {
+  struct pollfd p[2];
+  p[0].fd = fd;
+  p[0].events = POLLIN;
+  p[1].fd = wake_fd;
+  p[1].events = POLLIN;
+  for (;;) {
+    p[0].revents = p[1].revents = 0;
+    int n = poll(p, 2, -1);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    if (p[1].revents != 0) return HURRAY__FD_WOKEN;
+    if (p[0].revents != 0) return 0;
+  }
+}
+
+/* One read that does not wait, where the system has one for fd: bytes, or
+ * -1 with errno (EAGAIN: nothing yet; EOPNOTSUPP or EINVAL: unsupported,
+ * ENOSYS on a kernel without preadv2). */
+static ssize_t read_nowait(int fd, bool is_socket, uint8_t *buf, size_t len) {
+#if defined(MSG_DONTWAIT)
+  if (is_socket) return recv(fd, buf, len, MSG_DONTWAIT);
+#else
+  (void)is_socket;
+#endif
+#if defined(__linux__) && defined(RWF_NOWAIT)
+  struct iovec iov;
+  iov.iov_base = buf;
+  iov.iov_len = len;
+  return preadv2(fd, &iov, 1, -1, RWF_NOWAIT); /* -1: at the file position, as read(2) */
+#else
+  (void)fd;
+  (void)buf;
+  (void)len;
+  errno = EOPNOTSUPP;
+  return -1;
+#endif
+}
+
+int hurray__fd_read_once(int fd, bool is_socket, HurrayFdWaker *waker, uint8_t *buf, size_t len,
+                         size_t *got) {
   *got = 0;
   if (len > (size_t)HURRAY_STREAM_MAX_IO_CALL) len = (size_t)HURRAY_STREAM_MAX_IO_CALL;
+  const int wake_fd = waker != NULL ? waker->rd : -1;
   for (;;) {
-    ssize_t n = read(fd, buf, len);
+    ssize_t n;
+    bool nowait = false;
+    if (wake_fd < 0) {
+      n = read(fd, buf, len); /* read(2) serves sockets too */
+    } else if (!waker->poll_first) {
+      nowait = true;
+      n = read_nowait(fd, is_socket, buf, len);
+    } else {
+      /* Waited on here, where a wake can end the wait; the read that follows
+       * then does not block (the fd is not shared with another reader: see
+       * hurray_stream_reader_interrupt). */
+      int w = wait_readable_or_woken(fd, wake_fd);
+      if (w != 0) return w;
+      n = read(fd, buf, len);
+    }
     if (n >= 0) {
       *got = (size_t)n;
       return 0;
@@ -72,8 +209,12 @@ int hurray__fd_read_once(int fd, bool is_socket, uint8_t *buf, size_t len, size_
     int e = errno;
     if (e == EINTR) continue;
     if (e == EAGAIN || e == EWOULDBLOCK) {
-      int w = wait_ready(fd, POLLIN);
+      int w = wake_fd >= 0 ? wait_readable_or_woken(fd, wake_fd) : wait_ready(fd, POLLIN);
       if (w != 0) return w;
+      continue;
+    }
+    if (nowait && (e == EOPNOTSUPP || e == ENOTSUP || e == EINVAL || e == ENOSYS)) {
+      waker->poll_first = true; /* this fd (or system) has no such read */
       continue;
     }
     return e;

@@ -132,7 +132,28 @@ static int wait_socket(SOCKET s, short events) {
   }
 }
 
-int hurray__fd_read_once(int fd, bool is_socket, uint8_t *buf, size_t len, size_t *got) {
+bool hurray__fd_never_blocks(int fd) {
+  intptr_t h = (intptr_t)socket_of(fd);
+  return h != -1 && h != -2 && GetFileType((HANDLE)h) == FILE_TYPE_DISK;
+}
+
+/* No wake channel on Windows (see hurray_stream_reader_interrupt): a read
+ * blocked in _read or recv is not woken. */
+int hurray__fd_waker_open(HurrayFdWaker *w) {
+  w->rd = w->wr = -1;
+  w->poll_first = false;
+  return 0;
+}
+
+void hurray__fd_waker_wake(const HurrayFdWaker *w) { (void)w; }
+
+void hurray__fd_waker_test_portable(bool on) { (void)on; }
+
+void hurray__fd_waker_close(HurrayFdWaker *w) { w->rd = w->wr = -1; }
+
+int hurray__fd_read_once(int fd, bool is_socket, HurrayFdWaker *waker, uint8_t *buf, size_t len,
+                         size_t *got) {
+  (void)waker; /* no wake channel on Windows */
   *got = 0;
   if (len > (size_t)MAX_IO_CALL) len = (size_t)MAX_IO_CALL;
   if (is_socket) {
