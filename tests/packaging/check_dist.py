@@ -36,7 +36,7 @@ def rule(cond, what):
 
 def check_wheel(path, manylinux):
     name = pathlib.Path(path).name
-    m = re.fullmatch(r"hurray-([^-]+)-(cp3\d+)-(cp3\d+)-(.+)\.whl", name)
+    m = re.fullmatch(r"hurray-([^-]+)-(cp3\d+)-(cp3\d+t?)-(.+)\.whl", name)
     rule(m is not None, f"{name}: not a CPython-specific hurray wheel name")
     if m and manylinux:
         tags = m.group(4).split(".")
