@@ -8,6 +8,7 @@ import gc
 import io
 import os
 import socket
+import sys
 import struct
 import threading
 import time
@@ -327,27 +328,76 @@ def test_partial_reads():
 def test_a_reader_waiting_on_its_transport_releases_the_gil():
     r, wfd = os.pipe()
     reader = hurray.StreamReader(r)
-    got, ticks = [], [0]
+    got, errors, ticks = [], [], [0]
 
     def read():
-        got.extend(reader)
+        try:
+            got.extend(reader)
+        except hurray.StreamError as e:
+            errors.append(e)
     th = threading.Thread(target=read, daemon=True)
     th.start()
     deadline = time.monotonic() + 0.3
     while time.monotonic() < deadline:  # Python runs while the reader waits
         ticks[0] += 1
     assert ticks[0] > 1000
-    # a second caller is refused while the first waits; close() waits for it
+    # a second caller is refused while the first waits
     with pytest.raises(RuntimeError, match="another thread"):
         next(reader)
+    # close() wakes the waiting reader: it ends with StreamError, never hangs
     reader.close()
-    os.write(wfd, stream_of(SAMPLES["f32_row"]))
-    os.close(wfd)
     th.join(20)
     assert not th.is_alive()
-    assert len(got) == 1  # the item in flight was delivered, then the reader was closed
+    assert got == [] and len(errors) == 1 and "closed by another thread" in str(errors[0])
     assert reader.closed and list(reader) == []
+    os.close(wfd)
     os.close(r)
+
+
+def _blocked_mid_frame(make_pair, cut):
+    """A reader thread blocked inside a frame (the first `cut` bytes sent), then
+    closed from this thread: it must wake and raise StreamError."""
+    data = stream_of(SAMPLES["f32_row"], SAMPLES["csr"])
+    rd, wr, send, close_both = make_pair()
+    reader = hurray.StreamReader(rd)
+    outcome = []
+
+    def read():
+        try:
+            for item in reader:
+                outcome.append(item)
+        except hurray.StreamError as e:
+            outcome.append(e)
+    th = threading.Thread(target=read, daemon=True)
+    th.start()
+    send(data[:cut])
+    time.sleep(0.2)  # the reader has consumed what there is and waits for the rest
+    t0 = time.monotonic()
+    reader.close()
+    th.join(10)
+    woke = time.monotonic() - t0
+    close_both()
+    assert not th.is_alive(), "close() did not wake the blocked reader"
+    assert woke < 5
+    assert isinstance(outcome[-1], hurray.StreamError)
+    assert "closed by another thread" in str(outcome[-1])
+
+
+def _pipe_pair():
+    r, w = os.pipe()
+    return r, w, lambda b: os.write(w, b), lambda: (os.close(r), os.close(w))
+
+
+def _socket_pair():
+    a, b = socket.socketpair()
+    return b, a, a.sendall, lambda: (a.close(), b.close())
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a blocked read is not woken on Windows")
+@pytest.mark.parametrize("pair", [_pipe_pair, _socket_pair], ids=["pipe", "socket"])
+@pytest.mark.parametrize("cut", [10, 60, 200])  # inside the header, the descriptor, the data
+def test_close_wakes_a_reader_blocked_mid_frame(pair, cut):
+    _blocked_mid_frame(pair, cut)
 
 
 # ---- limits ---------------------------------------------------------------------------------

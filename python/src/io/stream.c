@@ -533,7 +533,12 @@ static PyObject *reader_next(PyObject *s) {
   Py_END_ALLOW_THREADS
   PyObject *result = NULL;
   if (rc != HURRAY_OK) {
-    raise_stream(st, rc, &err, "StreamReader");
+    bool closed;
+    Py_BEGIN_CRITICAL_SECTION(s);
+    closed = self->closed;
+    Py_END_CRITICAL_SECTION();
+    raise_stream(st, rc, &err,
+                 closed ? "StreamReader: closed by another thread while reading" : "StreamReader");
   } else if (item != NULL) {
     char ctx[64];
     PyOS_snprintf(ctx, sizeof ctx, "StreamReader: item at byte %llu",
@@ -553,6 +558,12 @@ static PyObject *reader_close(PyObject *s, PyObject *unused) {
   PyObject *drop;
   Py_BEGIN_CRITICAL_SECTION(s);
   self->closed = true;
+  /* A call reading in another thread (perhaps blocked mid-frame on a pipe or a
+   * socket) is woken: it fails as interrupted and its release destroys the
+   * reader. The interrupt runs inside the section, so that release cannot
+   * destroy the reader under it. Where the platform cannot wake a blocked
+   * read (Windows), the call ends with its read and fails then. */
+  if (self->busy && self->r != NULL) (void)!hurray_stream_reader_interrupt(self->r);
   drop = reader_settle(self); /* NULL while a call runs: its release settles */
   Py_END_CRITICAL_SECTION();
   Py_XDECREF(drop);
