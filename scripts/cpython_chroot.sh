@@ -569,7 +569,7 @@ setup_chroot() {
   mkdir -p "$root$SRC" "$root/src/shared"
   (cd "$REPO" && git ls-files -z -co --exclude-standard |
     while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
-    tar --null -T - -cf - | tar -xf - -C "$root$SRC")
+    tar --null -T - -cf - | tar -xmf - -C "$root$SRC") # -m: fresh mtimes, so a kept build dir rebuilds what changed
   ln -s /build/c "$root$SRC/build" # test_demo.py looks for build/cli/hurray-inspect
   local v var tb
   for v in 3.13 3.14; do
