@@ -125,20 +125,39 @@ def test_copy_true_copies_and_flags():
     assert info2["data"] == a.ctypes.data
 
 
-def test_read_only_flag():
+def test_read_only_buffers_are_copied_unless_copy_false():
+    """copy=None copies a read-only buffer (PyTorch ignores DLPack's READ_ONLY flag,
+    and a write through it into a read-only mapping would kill the process);
+    copy=False hands the memory out as is, flagged READ_ONLY."""
     a = aligned_array((4,), "f4", fill=1)
     a.flags.writeable = False
     t = hurray.from_numpy(a)
+    _, info = dl.read(t.__dlpack__(max_version=(1, 0), copy=False))
+    assert info["flags"] & dl.READ_ONLY and not info["flags"] & dl.IS_COPIED
+    assert info["data"] == a.ctypes.data
     _, info = dl.read(t.__dlpack__(max_version=(1, 0)))
-    assert info["flags"] & dl.READ_ONLY
-    # the legacy capsule cannot say read-only
+    assert info["flags"] & dl.IS_COPIED and not info["flags"] & dl.READ_ONLY
+    assert info["data"] != a.ctypes.data
+    # the legacy capsule cannot say read-only: copy=False is refused, None copies
     with pytest.raises(BufferError):
-        t.__dlpack__()
-    _, info = dl.read(t.__dlpack__(copy=True))
-    assert info["name"] == "dltensor"
-    v = np.from_dlpack(t)
-    assert not v.flags.writeable
-    assert data_ptr(v) == a.ctypes.data
+        t.__dlpack__(copy=False)
+    _, info = dl.read(t.__dlpack__())
+    assert info["name"] == "dltensor" and info["data"] != a.ctypes.data
+    v = np.from_dlpack(t)  # a writable copy
+    v[0] = 7
+    assert a[0] == 1
+    w = np.asarray(t)  # the NumPy protocols keep the zero-copy read-only view
+    assert not w.flags.writeable and data_ptr(w) == a.ctypes.data
+
+
+def test_negative_strides_are_copied_unless_copy_false():
+    a = np.arange(6, dtype=np.float32)
+    t = hurray.from_numpy(a[::-1])
+    _, info = dl.read(t.__dlpack__(max_version=(1, 0)))
+    assert info["flags"] & dl.IS_COPIED and info["strides"] == (1,)
+    np.testing.assert_array_equal(np.from_dlpack(t), a[::-1])
+    _, info = dl.read(t.__dlpack__(max_version=(1, 0), copy=False))
+    assert info["strides"] == (-1,) and not info["flags"] & dl.IS_COPIED
 
 
 def test_strides_of_column_major_and_transposed():
@@ -321,8 +340,9 @@ def test_from_dlpack_strides():
         c = hurray.from_dlpack(view, copy=True)
         assert c.layout.name == "row_major"
         np.testing.assert_array_equal(np.asarray(c), view)
-        # and back out: DLPack carries the strides
-        _, info = dl.read(t.__dlpack__(max_version=(1, 0)))
+        # and back out: DLPack carries the strides (copy=False: a negative stride
+        # is otherwise copied out compact, since PyTorch aborts on one)
+        _, info = dl.read(t.__dlpack__(max_version=(1, 0), copy=False))
         assert info["strides"] == tuple(s // 4 for s in view.strides)
         assert info["data"] == data_ptr(view)
         np.testing.assert_array_equal(np.from_dlpack(t), view)

@@ -11,6 +11,7 @@
 #include "core/buffer_handle.h"
 #include "core/device.h"
 #include "util/atomic.h"
+#include "util/bytes.h"
 #include "util/errors.h"
 
 /* Release the GIL for index checks over at least this many stored entries. */
@@ -182,6 +183,57 @@ int hrpy_tensor_validate_index_buffers(HrpyState *st, PyObject *o, const char *c
   if (rc == HURRAY_OK) return 0;
   hrpy_raise_status(st, rc, &err, context);
   return -1;
+}
+
+/* ---- geometry for strided consumers ------------------------------------------ */
+
+int hrpy_tensor_strided_geometry(HrpyState *st, const HrpyTensorView *t, int64_t unit,
+                                 int64_t *shape, int64_t *strides, const char *what) {
+  const HurrayDescriptorFields *f = t->f;
+  uint32_t rank = f->rank;
+  for (uint32_t k = 0; k < rank; k++) {
+    if (f->shape[k] > (uint64_t)INT64_MAX) {
+      hrpy_raise(st->UnsupportedError,
+                 "%s: shape[%u] is %llu, beyond the 2**63 - 1 a strided consumer can hold "
+                 "(legal here because another dimension is 0); this tensor has no NumPy or "
+                 "DLPack form",
+                 what, (unsigned)k, (unsigned long long)f->shape[k]);
+      return -1;
+    }
+    shape[k] = (int64_t)f->shape[k];
+  }
+  bool ok = true;
+  switch (f->layout.tag) {
+    case HURRAY_LAYOUT_STRIDED:
+      for (uint32_t k = 0; k < rank && ok; k++)
+        ok = !hrpy_mul_i64_overflow(f->layout.u.strided.strides[k], unit, &strides[k]);
+      break;
+    case HURRAY_LAYOUT_COL_MAJOR: {
+      int64_t acc = unit;
+      for (uint32_t k = 0; k < rank; k++) {
+        strides[k] = acc;
+        /* past the last dimension a product is never used: it may overflow */
+        if (k + 1 < rank && ok) ok = !hrpy_mul_i64_overflow(acc, shape[k], &acc);
+      }
+      break;
+    }
+    default: { /* row-major */
+      int64_t acc = unit;
+      for (uint32_t k = rank; k-- > 0;) {
+        strides[k] = acc;
+        if (k > 0 && ok) ok = !hrpy_mul_i64_overflow(acc, shape[k], &acc);
+      }
+      break;
+    }
+  }
+  if (!ok) {
+    hrpy_raise(st->UnsupportedError,
+               "%s: a stride of this tensor does not fit in 64 bits (its shape multiplies past "
+               "2**63); it has no NumPy or DLPack form",
+               what);
+    return -1;
+  }
+  return 0;
 }
 
 /* ---- the type ---------------------------------------------------------------- */

@@ -224,51 +224,50 @@ PyObject *hrpy_tensor_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t n
     }
   }
   bool readonly = t->nbuf > 0 && t->bufs[0].readonly;
-  if (minor < 0 && readonly && copy != 1) {
-    return hrpy_raise(PyExc_BufferError,
-                     "__dlpack__: the tensor is read-only and the legacy DLPack capsule cannot "
-                     "say so; ask for max_version >= (1, 0) or pass copy=True");
-  }
-  if (copy == 1 && hrpy_device_tag(dev) != HURRAY_DEVICE_CPU) {
+  bool host = hrpy_device_tag(dev) == HURRAY_DEVICE_CPU;
+  if (copy == 1 && !host) {
     return hrpy_raise(PyExc_BufferError, "__dlpack__: copy=True needs host memory");
   }
-
   Export *e = PyMem_RawCalloc(1, sizeof(Export));
   if (e == NULL) return PyErr_NoMemory();
   uint32_t rank = t->f->rank;
+  uint64_t esize = is_bool ? 1u : (uint64_t)dt.bits / 8u;
+  int64_t bstrides[HURRAY_MAX_RANK];
+  /* shape and strides, every product checked (a dimension of 2**63 or more,
+   * legal beside a 0, has no DLPack form) */
+  if (hrpy_tensor_strided_geometry(st, t, 1, e->shape, e->strides, "__dlpack__") < 0 ||
+      hrpy_tensor_strided_geometry(st, t, (int64_t)esize, e->shape, bstrides, "__dlpack__") <
+          0) {
+    PyMem_RawFree(e);
+    return NULL;
+  }
+  /* copy=None copies what consumers are known to mishandle: a read-only
+   * buffer (PyTorch ignores DLPack's READ_ONLY flag, and a write into a
+   * read-only mapping kills the process) and a negative stride (PyTorch
+   * aborts on one). copy=False hands out exactly what is there, flagged. */
+  bool negative = false;
+  for (uint32_t k = 0; k < rank; k++) negative |= e->strides[k] < 0 && e->shape[k] > 1;
+  bool do_copy = copy == 1 || (copy == -1 && host && (readonly || negative));
+  if (minor < 0 && readonly && !do_copy) {
+    PyMem_RawFree(e);
+    return hrpy_raise(PyExc_BufferError,
+                      "__dlpack__: the tensor is read-only and the legacy DLPack capsule cannot "
+                      "say so; ask for max_version >= (1, 0) or leave copy=None");
+  }
   uint64_t count = 0;
   (void)hrpy_element_count(rank, t->f->shape, &count);
-  uint64_t esize = is_bool ? 1u : (uint64_t)dt.bits / 8u;
-  /* strides (elements) */
-  int64_t acc = 1;
-  for (uint32_t k = 0; k < rank; k++) {
-    e->shape[k] = (int64_t)t->f->shape[k];
-  }
-  if (lt == HURRAY_LAYOUT_STRIDED) {
-    for (uint32_t k = 0; k < rank; k++) e->strides[k] = t->f->layout.u.strided.strides[k];
-  } else if (lt == HURRAY_LAYOUT_COL_MAJOR) {
-    for (uint32_t k = 0; k < rank; k++) {
-      e->strides[k] = acc;
-      acc *= e->shape[k];
-    }
-  } else {
-    for (uint32_t k = rank; k-- > 0;) {
-      e->strides[k] = acc;
-      acc *= e->shape[k];
-    }
-  }
   uint8_t *data = t->nbuf > 0 && t->bufs[0].data != NULL ? t->bufs[0].data + t->f->byte_offset
                                                           : NULL;
-  if (copy == 1) {
-    uint64_t nbytes = is_bool ? count : 0;
-    if (!is_bool) {
-      if (lt == HURRAY_LAYOUT_STRIDED) {
-        nbytes = count * esize;
-      } else if (hurray_buffer_size_bytes(t->f->type_tag, count, &nbytes) != HURRAY_OK) {
-        PyMem_RawFree(e);
-        return hrpy_raise(PyExc_BufferError, "__dlpack__: size overflow");
-      }
+  if (do_copy) {
+    uint64_t nbytes = 0;
+    if (is_bool ? false
+                : lt == HURRAY_LAYOUT_STRIDED
+                      ? hrpy_mul_u64_overflow(count, esize, &nbytes)
+                      : hurray_buffer_size_bytes(t->f->type_tag, count, &nbytes) != HURRAY_OK) {
+      PyMem_RawFree(e);
+      return hrpy_raise(PyExc_BufferError, "__dlpack__: size overflow");
     }
+    if (is_bool) nbytes = count;
     e->copy = hurray_alloc((size_t)(nbytes > 0 ? nbytes : 1), HURRAY_MIN_BUFFER_ALIGNMENT);
     if (e->copy == NULL) {
       PyMem_RawFree(e);
@@ -278,16 +277,17 @@ PyObject *hrpy_tensor_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t n
       if (is_bool) {
         hrpy_bool_unpack(data, e->copy, count);
       } else if (lt == HURRAY_LAYOUT_STRIDED) {
-        int64_t bs[HURRAY_MAX_RANK];
-        for (uint32_t k = 0; k < rank; k++) bs[k] = e->strides[k] * (int64_t)esize;
-        hrpy_strided_gather(e->copy, data, (size_t)esize, rank, t->f->shape, bs);
-        acc = 1;
-        for (uint32_t k = rank; k-- > 0;) {
-          e->strides[k] = acc;
-          acc *= e->shape[k];
-        }
+        hrpy_strided_gather(e->copy, data, (size_t)esize, rank, t->f->shape, bstrides);
       } else {
         memcpy(e->copy, data, (size_t)nbytes);
+      }
+    }
+    if (lt == HURRAY_LAYOUT_STRIDED) {
+      /* the copy is compact row-major; its strides fit (count * esize did) */
+      int64_t acc = 1;
+      for (uint32_t k = rank; k-- > 0;) {
+        e->strides[k] = acc;
+        if (k > 0 && hrpy_mul_i64_overflow(acc, e->shape[k], &acc)) acc = 0;
       }
     }
     data = e->copy;
@@ -300,8 +300,8 @@ PyObject *hrpy_tensor_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t n
     e->m.v.version.minor = (uint32_t)minor;
     e->m.v.manager_ctx = e;
     e->m.v.deleter = deleter_versioned;
-    e->m.v.flags = (copy == 1 ? HRPY_DLPACK_FLAG_IS_COPIED : 0) |
-                   (readonly && copy != 1 ? HRPY_DLPACK_FLAG_READ_ONLY : 0);
+    e->m.v.flags = (do_copy ? HRPY_DLPACK_FLAG_IS_COPIED : 0) |
+                   (readonly && !do_copy ? HRPY_DLPACK_FLAG_READ_ONLY : 0);
     dl = &e->m.v.dl_tensor;
   } else {
     e->m.legacy.manager_ctx = e;
@@ -714,8 +714,9 @@ PyObject *hrpy_tensor_to_torch(PyObject *self, PyObject *unused) {
   Py_DECREF(mod);
   if (fn == NULL) return NULL;
   PyObject *r;
-  if (t->f->type_tag == HURRAY_DTYPE_BOOL || (t->nbuf > 0 && t->bufs[0].readonly)) {
-    /* bool must be unpacked, and torch has no read-only tensors: both copy. */
+  if (t->f->type_tag == HURRAY_DTYPE_BOOL) {
+    /* bool must be unpacked: a copy. (A read-only buffer or a negative stride,
+     * which torch cannot take, is copied by __dlpack__ itself.) */
     PyObject *kw = Py_BuildValue("{s:O,s:(II)}", "copy", Py_True, "max_version",
                                  HRPY_DLPACK_MAJOR, HRPY_DLPACK_MINOR);
     PyObject *meth = kw != NULL ? PyObject_GetAttr(self, st->s_dlpack) : NULL;

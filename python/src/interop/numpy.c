@@ -103,6 +103,13 @@ static int numpy_checks(HrpyState *st, const HrpyTensorView *t, const char *what
                 (unsigned)i);
       return -1;
     }
+    if (t->f->shape[i] > (uint64_t)PY_SSIZE_T_MAX) {
+      hrpy_raise(st->UnsupportedError,
+                 "%s: shape[%u] is %llu, beyond what a NumPy dimension holds (legal here "
+                 "because another dimension is 0)",
+                 what, (unsigned)i, (unsigned long long)t->f->shape[i]);
+      return -1;
+    }
   }
   uint8_t tag = t->f->type_tag;
   if (typestr_of(tag) != NULL) {
@@ -123,11 +130,41 @@ static int numpy_checks(HrpyState *st, const HrpyTensorView *t, const char *what
   return 0;
 }
 
+/* Shape and byte strides as NumPy holds them (Py_intptr_t), every value
+ * checked (hrpy_tensor_strided_geometry, then the width of Py_intptr_t). */
+static int np_geometry(HrpyState *st, const HrpyTensorView *t, int64_t itemsize,
+                       Py_intptr_t *shp, Py_intptr_t *str, const char *what) {
+  int64_t shape[HURRAY_MAX_RANK], strides[HURRAY_MAX_RANK];
+  if (hrpy_tensor_strided_geometry(st, t, itemsize, shape, strides, what) < 0) return -1;
+  for (uint32_t k = 0; k < t->f->rank; k++) {
+    if (shape[k] > (int64_t)PY_SSIZE_T_MAX || strides[k] > (int64_t)PY_SSIZE_T_MAX ||
+        strides[k] < -(int64_t)PY_SSIZE_T_MAX) {
+      hrpy_raise(st->UnsupportedError, "%s: shape[%u] or its stride does not fit this platform's "
+                 "pointer width", what, (unsigned)k);
+      return -1;
+    }
+    shp[k] = (Py_intptr_t)shape[k];
+    str[k] = (Py_intptr_t)strides[k];
+  }
+  return 0;
+}
+
 /* The array interface dict of a dense tensor with element bytes `itemsize`. */
-static PyObject *interface_dict(const HrpyTensorView *t, const char *typestr, uint64_t itemsize) {
+static PyObject *interface_dict(HrpyState *st, const HrpyTensorView *t, const char *typestr,
+                                uint64_t itemsize) {
   uint32_t rank = t->f->rank;
-  PyObject *shape = hrpy_shape_tuple(rank, t->f->shape);
+  Py_intptr_t shp[HURRAY_MAX_RANK], str[HURRAY_MAX_RANK];
+  if (np_geometry(st, t, (int64_t)itemsize, shp, str, "__array_interface__") < 0) return NULL;
+  PyObject *shape = PyTuple_New((Py_ssize_t)rank);
   if (shape == NULL) return NULL;
+  for (uint32_t i = 0; i < rank; i++) {
+    PyObject *v = PyLong_FromSsize_t(shp[i]);
+    if (v == NULL) {
+      Py_DECREF(shape);
+      return NULL;
+    }
+    PyTuple_SET_ITEM(shape, (Py_ssize_t)i, v);
+  }
   PyObject *strides;
   if (t->f->layout.tag == HURRAY_LAYOUT_ROW_MAJOR) {
     strides = Py_NewRef(Py_None);
@@ -137,16 +174,8 @@ static PyObject *interface_dict(const HrpyTensorView *t, const char *typestr, ui
       Py_DECREF(shape);
       return NULL;
     }
-    int64_t acc = (int64_t)itemsize;
     for (uint32_t i = 0; i < rank; i++) {
-      int64_t s;
-      if (t->f->layout.tag == HURRAY_LAYOUT_COL_MAJOR) {
-        s = acc;
-        acc *= (int64_t)t->f->shape[i];
-      } else {
-        s = t->f->layout.u.strided.strides[i] * (int64_t)itemsize;
-      }
-      PyObject *v = PyLong_FromLongLong(s);
+      PyObject *v = PyLong_FromSsize_t(str[i]);
       if (v == NULL) {
         Py_DECREF(shape);
         Py_DECREF(strides);
@@ -185,7 +214,7 @@ PyObject *hrpy_tensor_array_interface(PyObject *self, void *closure) {
                         hrpy_layout_name(t->f->layout.tag));
   }
   const HurrayDtypeInfo *info = hurray_dtype_info(t->f->type_tag);
-  return interface_dict(t, typestr_of(t->f->type_tag), info->bit_width / 8u);
+  return interface_dict(st, t, typestr_of(t->f->type_tag), info->bit_width / 8u);
 }
 
 /* ---- __array_struct__ ------------------------------------------------------
@@ -260,21 +289,9 @@ PyObject *hrpy_tensor_array_struct(PyObject *self, void *closure) {
   HrpyArrayStruct *s = PyMem_Malloc(sizeof *s + 2u * (size_t)rank * sizeof(Py_intptr_t));
   if (s == NULL) return PyErr_NoMemory();
   Py_intptr_t *shp = s->dims, *str = s->dims + rank;
-  int64_t acc = itemsize;
-  for (uint32_t k = rank; k-- > 0;) { /* row-major strides, last axis first */
-    shp[k] = (Py_intptr_t)t->f->shape[k];
-    str[k] = (Py_intptr_t)acc;
-    acc *= (int64_t)t->f->shape[k];
-  }
-  if (t->f->layout.tag == HURRAY_LAYOUT_COL_MAJOR) {
-    acc = itemsize;
-    for (uint32_t k = 0; k < rank; k++) {
-      str[k] = (Py_intptr_t)acc;
-      acc *= (int64_t)t->f->shape[k];
-    }
-  } else if (t->f->layout.tag == HURRAY_LAYOUT_STRIDED) {
-    for (uint32_t k = 0; k < rank; k++)
-      str[k] = (Py_intptr_t)(t->f->layout.u.strided.strides[k] * itemsize);
+  if (np_geometry(st, t, itemsize, shp, str, "__array_struct__") < 0) {
+    PyMem_Free(s);
+    return NULL;
   }
   bool ro = t->nbuf > 0 && t->bufs[0].readonly;
   uint8_t *base = t->nbuf > 0 ? t->bufs[0].data : NULL;
@@ -351,7 +368,7 @@ static PyObject *bf16_array(HrpyState *st, PyObject *self) {
   Py_DECREF(mld);
   if (bf16 == NULL) return NULL;
   HrpyTensorView view = hrpy_tensor_view(self);
-  PyObject *d = interface_dict(&view, HRPY_BO "u2", 2);
+  PyObject *d = interface_dict(st, &view, HRPY_BO "u2", 2);
   PyObject *ns = NULL, *raw = NULL, *out = NULL;
   if (d == NULL) goto done;
   PyObject *namespace_type = hrpy_lazy_attr(&st->simple_namespace, "types", "SimpleNamespace");
