@@ -145,3 +145,56 @@ def legacy_consume_to_numpy(obj):
     arr = np.lib.stride_tricks.as_strided(flat, info["shape"], strides_b).copy()
     consume(cap)
     return arr, info
+
+
+pyapi.PyCapsule_New.restype = ctypes.py_object
+pyapi.PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+
+# What a forged capsule points at lives here until the process ends: a consumer
+# may keep the data (zero-copy) long after the capsule is gone.
+_FORGED = []
+
+
+@ctypes.CFUNCTYPE(None, ctypes.POINTER(DLManagedTensorVersioned))
+def _noop_deleter_versioned(_m):
+    pass
+
+
+@ctypes.CFUNCTYPE(None, ctypes.POINTER(DLManagedTensor))
+def _noop_deleter_legacy(_m):
+    pass
+
+
+def forge(data, shape, strides=None, dtype=(2, 32, 1), device=(1, 0), byte_offset=0,
+          ndim=None, versioned=True, flags=0, version=(1, 0), shape_null=False):
+    """A DLPack capsule carrying exactly these fields, whatever they say (the
+    hostile producer of the hardening tests). `data` is an address (0: NULL) or
+    an object with .ctypes.data (kept alive). The deleter frees nothing."""
+    keep = [data]
+    addr = data if isinstance(data, int) else data.ctypes.data
+    n = len(shape) if ndim is None else ndim
+    shp = (ctypes.c_int64 * max(len(shape), 1))(*shape)
+    strd = None if strides is None else (ctypes.c_int64 * max(len(strides), 1))(*strides)
+    keep += [shp, strd]
+    t = DLTensor()
+    t.data = addr or None
+    t.device = DLDevice(*device)
+    t.ndim = n
+    t.dtype = DLDataType(*dtype)
+    t.shape = ctypes.cast(None if shape_null else shp, ctypes.POINTER(ctypes.c_int64))
+    t.strides = ctypes.cast(strd, ctypes.POINTER(ctypes.c_int64))
+    t.byte_offset = byte_offset
+    if versioned:
+        m = DLManagedTensorVersioned()
+        m.version = DLPackVersion(*version)
+        m.flags = flags
+        m.deleter = _noop_deleter_versioned
+        name = b"dltensor_versioned"
+    else:
+        m = DLManagedTensor()
+        m.deleter = _noop_deleter_legacy
+        name = b"dltensor"
+    m.dl_tensor = t
+    keep.append(m)
+    _FORGED.append(keep)
+    return pyapi.PyCapsule_New(ctypes.addressof(m), name, None)

@@ -519,31 +519,58 @@ static PyObject *import_claimed(HrpyState *st, void *ptr, bool versioned, int co
   bool is_bool = tag == HURRAY_DTYPE_BOOL;
   const HurrayDtypeInfo *info = hurray_dtype_info(tag);
   uint64_t esize = is_bool ? 1u : info->bit_width >= 8 ? info->bit_width / 8u : 0u;
+  /* Nothing the producer says is trusted: every pointer, extent and product
+   * below is checked before anything is read through it. */
+  if (rank > 0 && dl->shape == NULL) {
+    Py_DECREF(device);
+    return hrpy_raise(st->InvalidDescriptorError, "%s: DLTensor.shape is NULL for rank %u", ctx,
+                      (unsigned)rank);
+  }
   for (uint32_t k = 0; k < rank; k++) {
     if (dl->shape[k] < 0) {
       Py_DECREF(device);
-      return hrpy_raise(st->InvalidDescriptorError, "%s: shape[%u] is negative", ctx,
-                       (unsigned)k);
+      return hrpy_raise(st->InvalidDescriptorError, "%s: shape[%u] is negative (%lld)", ctx,
+                        (unsigned)k, (long long)dl->shape[k]);
     }
     shape[k] = (uint64_t)dl->shape[k];
   }
-  uint64_t count = 0;
-  if (!hrpy_element_count(rank, shape, &count)) {
+  uint64_t count = 0, nbytes_all = 0;
+  if (!hrpy_element_count(rank, shape, &count) ||
+      (esize > 0 && (hrpy_mul_u64_overflow(count, esize, &nbytes_all) ||
+                     nbytes_all > (uint64_t)INT64_MAX))) {
     Py_DECREF(device);
-    return hrpy_raise(st->InvalidDescriptorError, "%s: element count overflows", ctx);
+    return hrpy_raise(st->InvalidDescriptorError,
+                      "%s: the element count or byte size of shape overflows 2**63", ctx);
   }
-  /* Which compact order, if any, do the strides describe? */
+  if (count > 0 && dl->data == NULL) {
+    Py_DECREF(device);
+    return hrpy_raise(st->BufferError,
+                      "%s: DLTensor.data is NULL but the tensor has %llu elements; refusing "
+                      "to read through a NULL pointer",
+                      ctx, (unsigned long long)count);
+  }
+  if (count > 0 && dl->byte_offset > UINTPTR_MAX - (uintptr_t)dl->data) {
+    Py_DECREF(device);
+    return hrpy_raise(st->InvalidDescriptorError,
+                      "%s: DLTensor.byte_offset %llu carries data past the end of the address "
+                      "space",
+                      ctx, (unsigned long long)dl->byte_offset);
+  }
+  /* Which compact order, if any, do the strides describe? (A product that
+   * overflows describes no compact order.) */
   bool rowm = true, colm = rank >= 2;
   if (dl->strides != NULL && count > 1) {
     int64_t acc = 1;
+    bool ok = true;
     for (uint32_t k = rank; k-- > 0;) {
-      if (shape[k] != 1 && dl->strides[k] != acc) rowm = false;
-      acc *= (int64_t)shape[k];
+      if (shape[k] != 1 && (!ok || dl->strides[k] != acc)) rowm = false;
+      ok = ok && !hrpy_mul_i64_overflow(acc, (int64_t)shape[k], &acc);
     }
     acc = 1;
+    ok = true;
     for (uint32_t k = 0; k < rank; k++) {
-      if (shape[k] != 1 && dl->strides[k] != acc) colm = false;
-      acc *= (int64_t)shape[k];
+      if (shape[k] != 1 && (!ok || dl->strides[k] != acc)) colm = false;
+      ok = ok && !hrpy_mul_i64_overflow(acc, (int64_t)shape[k], &acc);
     }
   } else {
     colm = false;
@@ -556,16 +583,33 @@ static PyObject *import_claimed(HrpyState *st, void *ptr, bool versioned, int co
                      "%s: a non-contiguous sub-byte tensor cannot be imported", ctx);
   }
   bool host = dl->device.device_type == HRPY_kDLCPU;
-  uint8_t *first = dl->data != NULL ? (uint8_t *)dl->data + dl->byte_offset : NULL;
-  /* Other strides stay zero-copy as a strided layout (unless copy=True asks
-   * for a compact copy, or bool must be packed). */
+  uint8_t *first = dl->data != NULL && count > 0 ? (uint8_t *)dl->data + dl->byte_offset : NULL;
+  /* Any other strides: the bytes they reach, checked. They stay zero-copy as
+   * a strided layout (unless copy=True asks for a compact copy, or bool must
+   * be packed), or are gathered through byte strides that are checked too. */
   int64_t estr[HURRAY_MAX_RANK];
   uint8_t *span_base = first;
   uint64_t span = 0, boff = 0;
   bool strided = false;
-  if (!rowm && !colm && !is_bool && copy != 1 && count > 0) {
-    for (uint32_t k = 0; k < rank; k++) estr[k] = dl->strides[k];
-    strided = hrpy_strided_extent(first, esize, rank, shape, estr, &span_base, &span, &boff);
+  if (!rowm && !colm && count > 0) {
+    for (uint32_t k = 0; k < rank; k++) {
+      estr[k] = dl->strides[k];
+      /* an extent of 1 is never stepped: its stride is irrelevant to the bytes */
+      if (hrpy_mul_i64_overflow(shape[k] == 1 ? 0 : estr[k], (int64_t)esize, &bstrides[k])) {
+        Py_DECREF(device);
+        return hrpy_raise(st->InvalidDescriptorError,
+                          "%s: strides[%u] = %lld overflows 64 bits in bytes", ctx, (unsigned)k,
+                          (long long)dl->strides[k]);
+      }
+    }
+    if (!hrpy_strided_extent(first, esize, rank, shape, estr, &span_base, &span, &boff)) {
+      Py_DECREF(device);
+      return hrpy_raise(st->InvalidDescriptorError,
+                        "%s: the strides reach beyond the address space (their extent "
+                        "overflows 64 bits or wraps around the data pointer)",
+                        ctx);
+    }
+    strided = !is_bool && copy != 1;
   }
   bool need_gather = !rowm && !colm && !strided;
   if ((need_gather || is_bool) && copy == 0) {
@@ -617,7 +661,6 @@ static PyObject *import_claimed(HrpyState *st, void *ptr, bool versioned, int co
     if (count > 0) {
       const uint8_t *elems = first;
       if (need_gather) {
-        for (uint32_t k = 0; k < rank; k++) bstrides[k] = dl->strides[k] * (int64_t)esize;
         uint8_t *dst = is_bool ? tmp : mem;
         hrpy_strided_gather(dst, first, (size_t)esize, rank, shape, bstrides);
         elems = dst;

@@ -670,7 +670,20 @@ PyObject *hrpy_from_numpy(PyObject *module, PyObject *const *args, Py_ssize_t na
   }
   uint32_t rank = (uint32_t)v->ndim;
   uint64_t shape[HURRAY_MAX_RANK];
-  for (uint32_t i = 0; i < rank; i++) shape[i] = (uint64_t)v->shape[i];
+  /* an exporter written in C could say anything: check what is read */
+  if (v->ndim < 0 || (rank > 0 && v->shape == NULL) || v->itemsize <= 0 || v->len < 0) {
+    hrpy_raise(st->BufferError, "%s: the exporter's buffer description is inconsistent "
+               "(ndim %d, itemsize %zd, len %zd)", ctx, v->ndim, v->itemsize, v->len);
+    goto fail;
+  }
+  for (uint32_t i = 0; i < rank; i++) {
+    if (v->shape[i] < 0) {
+      hrpy_raise(st->BufferError, "%s: the exporter says shape[%u] is negative (%zd)", ctx,
+                 (unsigned)i, v->shape[i]);
+      goto fail;
+    }
+    shape[i] = (uint64_t)v->shape[i];
+  }
   b.readonly = v->readonly != 0;
   bool c_contig = PyBuffer_IsContiguous(v, 'C') != 0;
   bool f_contig = !c_contig && rank >= 2 && PyBuffer_IsContiguous(v, 'F') != 0;

@@ -107,36 +107,28 @@ void hrpy_strided_gather(uint8_t *dst, const uint8_t *src, size_t itemsize, uint
 }
 
 bool hrpy_strided_extent(uint8_t *first, uint64_t esize, uint32_t rank, const uint64_t *shape,
-                        const int64_t *estrides, uint8_t **base, uint64_t *span,
-                        uint64_t *byte_offset) {
+                         const int64_t *estrides, uint8_t **base, uint64_t *span,
+                         uint64_t *byte_offset) {
   int64_t mn = 0, mx = 0;
   for (uint32_t k = 0; k < rank; k++) {
     if (shape[k] == 0) return false;
     if (shape[k] > (uint64_t)INT64_MAX) return false;
-    int64_t ext = (int64_t)(shape[k] - 1), s = estrides[k], reach;
-#if defined(__GNUC__) || defined(__clang__)
-    if (__builtin_mul_overflow(s, ext, &reach)) return false;
-    if (reach > 0 ? __builtin_add_overflow(mx, reach, &mx) : __builtin_add_overflow(mn, reach, &mn))
+    int64_t ext = (int64_t)(shape[k] - 1), reach;
+    if (hrpy_mul_i64_overflow(estrides[k], ext, &reach)) return false;
+    if (reach > 0 ? hrpy_add_i64_overflow(mx, reach, &mx) : hrpy_add_i64_overflow(mn, reach, &mn))
       return false;
-#else
-    if (ext != 0 && (s > INT64_MAX / ext || s < INT64_MIN / ext)) return false;
-    reach = s * ext;
-    if (reach > 0) {
-      if (mx > INT64_MAX - reach) return false;
-      mx += reach;
-    } else {
-      if (mn < INT64_MIN - reach) return false;
-      mn += reach;
-    }
-#endif
   }
-  uint64_t lo = (uint64_t)(-(mn + 1)) + 1u; /* -mn without overflow */
-  if (mn == 0) lo = 0;
-  uint64_t elems = lo + (uint64_t)mx + 1u;
-  if (esize != 0 && elems > UINT64_MAX / esize) return false;
-  *base = first - lo * esize;
-  *span = elems * esize;
-  *byte_offset = lo * esize;
+  uint64_t lo = mn == 0 ? 0 : (uint64_t)(-(mn + 1)) + 1u; /* -mn without overflow */
+  uint64_t elems = lo + (uint64_t)mx + 1u, bytes_lo, bytes;
+  if (elems < lo) return false;
+  if (hrpy_mul_u64_overflow(elems, esize, &bytes) || bytes > (uint64_t)INT64_MAX) return false;
+  if (hrpy_mul_u64_overflow(lo, esize, &bytes_lo)) return false;
+  /* the span must lie inside the address space around `first` */
+  uintptr_t at = (uintptr_t)first;
+  if (at < bytes_lo || bytes - bytes_lo > UINTPTR_MAX - at) return false;
+  *base = (uint8_t *)(at - (uintptr_t)bytes_lo);
+  *span = bytes;
+  *byte_offset = bytes_lo;
   return true;
 }
 
