@@ -71,6 +71,7 @@ from ._hurray import (
     linspace,
     load,
     load_kv,
+    remove_stale_temporaries,
     ones,
     ones_like,
     open,  # noqa: A004 - hurray.open, like gzip.open
@@ -152,6 +153,7 @@ __all__ = [
     "linspace",
     "load",
     "load_kv",
+    "remove_stale_temporaries",
     "MAX_RANK",
     "MIN_BUFFER_ALIGNMENT",
     "MortonLayout",

@@ -68,6 +68,7 @@ from ._hurray import (
     linspace as linspace,
     load as load,
     load_kv as load_kv,
+    remove_stale_temporaries as remove_stale_temporaries,
     open as open,
     save as save,
     ones as ones,

@@ -5,7 +5,10 @@ __dlpack__) are in C; this module only dispatches and manages NumPy's
 allocator context.
 """
 
+
 from __future__ import annotations
+
+import contextvars
 
 from . import _hurray
 from ._hurray import Dtype, Tensor, UnsupportedError
@@ -92,6 +95,12 @@ def _set_handler():
     return _hurray._numpy_set_handler
 
 
+# The managers active in this context (thread, task), and the handler that was
+# current before the first of them entered. NumPy's handler is itself a
+# context variable, so the bookkeeping lives beside it.
+_aligned_state = contextvars.ContextVar("hurray_aligned_allocator", default=None)
+
+
 class aligned_allocator:
     """aligned_allocator()
 
@@ -99,23 +108,41 @@ class aligned_allocator:
     aligned (MIN_BUFFER_ALIGNMENT), so from_numpy and friends borrow them
     instead of copying.
 
-    The previous handler is restored on exit, also when the block raises, and
-    blocks nest. NumPy's handler is per thread (a context variable): a thread
-    started inside the block does NOT inherit the policy, which is why there
-    is no process-wide install. Raises hurray.UnsupportedError on NumPy older
-    than 1.22, which predates NEP 49.
+    The aligned handler is installed while at least one manager is active in
+    the current context, and whatever handler was current before the first one
+    entered comes back when the last one exits, whatever order they exit in
+    (also when a block raises). Exiting a manager that is not active raises
+    RuntimeError. NumPy's handler is per thread and task (a context variable):
+    a thread started inside the block does NOT inherit the policy. Raises
+    hurray.UnsupportedError on NumPy older than 1.22, which predates NEP 49.
     """
 
-    __slots__ = ("_saved",)
-
-    def __init__(self):
-        self._saved = []
+    __slots__ = ("__weakref__",)
 
     def __enter__(self):
         set_handler = _set_handler()
-        self._saved.append(set_handler(_hurray._aligned_mem_handler()))
+        state = _aligned_state.get()
+        if state is None or not state[1]:
+            saved = set_handler(_hurray._aligned_mem_handler())
+            state = (saved, {})
+        active = dict(state[1])
+        active[id(self)] = active.get(id(self), 0) + 1  # a manager may be entered twice
+        _aligned_state.set((state[0], active))
         return self
 
     def __exit__(self, exc_type, exc, tb):
-        _set_handler()(self._saved.pop())
+        state = _aligned_state.get()
+        if state is None or id(self) not in state[1]:
+            raise RuntimeError(
+                "aligned_allocator.__exit__: this manager is not active in this context "
+                "(exited twice, or never entered here)")
+        active = dict(state[1])
+        active[id(self)] -= 1
+        if active[id(self)] == 0:
+            del active[id(self)]
+        if not active:
+            _set_handler()(state[0])  # the last one out restores what the first replaced
+            _aligned_state.set(None)
+        else:
+            _aligned_state.set((state[0], active))
         return False

@@ -349,16 +349,53 @@ done:
 
 static PyObject *m_load_kv(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
                            PyObject *kwnames) {
-  static const char *const names[] = {"path", NULL};
-  PyObject *a[1];
+  static const char *const names[] = {"path", "max_kv_memory", NULL};
+  PyObject *a[2];
   if (hrpy_parse_args("load_kv", args, nargs, kwnames, names, 1, 1, a) < 0) return NULL;
   HrpyState *st = hrpy_state_of_module(m);
+  uint64_t max_kv_memory;
+  if (hrpy_kv_max_memory_arg(a[1], &max_kv_memory) < 0) return NULL;
   /* plain reads: only the header, trailer, index and KV section are read */
   HurrayFile *f = open_file(st, a[0], false, HURRAY_DECODE_STRICT, "load_kv");
   if (f == NULL) return NULL;
-  PyObject *d = hrpy_kv_to_dict(st, f);
+  PyObject *d = hrpy_kv_to_dict(st, f, max_kv_memory);
   hurray_file_close(&f);
   return d;
+}
+
+/* remove_stale_temporaries(path, *, min_age=3600): what killed saves left. */
+static PyObject *m_remove_stale_temporaries(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
+                                            PyObject *kwnames) {
+  static const char *const names[] = {"path", "min_age", NULL};
+  PyObject *a[2];
+  if (hrpy_parse_args("remove_stale_temporaries", args, nargs, kwnames, names, 1, 1, a) < 0)
+    return NULL;
+  HrpyState *st = hrpy_state_of_module(m);
+  uint64_t min_age = 3600;
+  if (a[1] != NULL && hrpy_arg_uint_as(PyExc_ValueError, a[1], "remove_stale_temporaries",
+                                       "min_age", UINT32_MAX, &min_age) < 0)
+    return NULL;
+  PyObject *b = hrpy_fs_path(a[0]);
+  if (b == NULL) return NULL;
+  const char *p = PyBytes_AS_STRING(b);
+  uint32_t removed = 0;
+  HurrayError err;
+  hurray_error_clear(&err);
+  HurrayStatus rc;
+  Py_BEGIN_ALLOW_THREADS
+  rc = hurray_file_remove_stale_temporaries(p, (uint32_t)min_age, &removed, &err);
+  Py_END_ALLOW_THREADS
+  PyObject *r = NULL;
+  if (rc == HURRAY_OK) {
+    r = PyLong_FromUnsignedLong(removed);
+  } else {
+    char ctx[200];
+    PyOS_snprintf(ctx, sizeof ctx, "remove_stale_temporaries: '%.150s' (%u removed)", p,
+                  (unsigned)removed);
+    raise_file(st, rc, &err, ctx);
+  }
+  Py_DECREF(b);
+  return r;
 }
 
 /* ---- save ------------------------------------------------------------------------------ */
@@ -569,6 +606,7 @@ typedef struct {
   PyObject *kv;    /* dict, built on first use */
   uint32_t busy;   /* calls running without the GIL */
   uint32_t options; /* HURRAY_DECODE_* */
+  uint64_t max_kv_memory; /* bound on the KV dict (bytes; UINT64_MAX: none) */
   bool closed;
   bool mapped;
 } HrpyFile;
@@ -716,7 +754,7 @@ static PyObject *file_kv(PyObject *self, void *closure) {
   const HurrayFile *f = file_acquire(fo);
   if (f == NULL) return NULL;
   PyObject *kv = hrpy_peek(&fo->kv);
-  if (kv == NULL) kv = hrpy_publish(&fo->kv, hrpy_kv_to_dict(hrpy_state_of(self), f));
+  if (kv == NULL) kv = hrpy_publish(&fo->kv, hrpy_kv_to_dict(hrpy_state_of(self), f, fo->max_kv_memory));
   PyObject *copy = kv != NULL ? PyDict_Copy(kv) : NULL;
   file_release(fo);
   return copy;
@@ -791,13 +829,16 @@ static void file_dealloc(PyObject *self) {
 
 static PyObject *m_open(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
                         PyObject *kwnames) {
-  static const char *const names[] = {"path", "mmap", "permissive", NULL};
-  PyObject *a[3];
+  static const char *const names[] = {"path", "mmap", "permissive", "max_kv_memory", NULL};
+  PyObject *a[4];
   if (hrpy_parse_args("open", args, nargs, kwnames, names, 1, 1, a) < 0) return NULL;
   HrpyState *st = hrpy_state_of_module(m);
   bool mmap;
   uint32_t options;
-  if (hrpy_arg_flag(a[1], true, &mmap) < 0 || parse_permissive(a[2], &options) < 0) return NULL;
+  uint64_t max_kv_memory;
+  if (hrpy_arg_flag(a[1], true, &mmap) < 0 || parse_permissive(a[2], &options) < 0 ||
+      hrpy_kv_max_memory_arg(a[3], &max_kv_memory) < 0)
+    return NULL;
   PyObject *shown = PyOS_FSPath(a[0]);
   if (shown == NULL) return NULL;
   HurrayFile *f = open_file(st, a[0], mmap, options, "open");
@@ -817,6 +858,7 @@ static PyObject *m_open(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
   fo->kv = NULL;
   fo->busy = 0;
   fo->options = options;
+  fo->max_kv_memory = max_kv_memory;
   fo->closed = false;
   fo->mapped = mmap;
   return (PyObject *)fo;
@@ -889,11 +931,18 @@ static PyMethodDef file_module_methods[] = {
      "read-only zero-copy views that keep the mapping alive; mmap=False reads each tensor "
      "into memory of its own. permissive=True reads descriptors in relay mode (unknown and "
      "private tags kept)."},
+    {"remove_stale_temporaries", FASTKW(m_remove_stale_temporaries),
+     "remove_stale_temporaries(path, *, min_age=3600)\n--\n\nRemoves the temporary files that "
+     "saves killed before they finished left in `path` (a folder, or one target's), and returns "
+     "how many. Only the writer's own names (.NAME.tmp-XXXXXX), owned by this user, unlocked, "
+     "and last written at least `min_age` seconds ago are removed. On Linux a save leaves none "
+     "(it writes an unnamed file); elsewhere a kill can."},
     {"load_kv", FASTKW(m_load_kv),
-     "load_kv(path)\n--\n\nThe file's KV section as a dict: the exact inverse of save's kv= "
+     "load_kv(path, *, max_kv_memory=268435456)\n--\n\nThe file's KV section as a dict: the "
+     "exact inverse of save's kv= "
      "(an empty dict when the file has none)."},
     {"open", FASTKW(m_open),
-     "open(path, *, mmap=True, permissive=False)\n--\n\nOpens a .hrry file lazily (hurray.File): keys(), "
+     "open(path, *, mmap=True, permissive=False, max_kv_memory=268435456)\n--\n\nOpens a .hrry file lazily (hurray.File): keys(), "
      "f[name], get_tensor(name), kv, len, iteration and `in`, reading only what is asked. "
      "Use it as a context manager."},
     {NULL, NULL, 0, NULL},

@@ -14,6 +14,7 @@
  */
 #include "io/kv.h"
 
+#include "util/args.h"
 #include "util/bytes.h"
 #include "util/errors.h"
 
@@ -301,11 +302,64 @@ PyObject *hrpy_kv_value_to_py(HrpyState *st, PyObject *key, const HurrayKvValue 
   return list;
 }
 
-PyObject *hrpy_kv_to_dict(HrpyState *st, const HurrayFile *f) {
+/* What one decoded value costs as Python objects, roughly and from above
+ * (CPython on a 64-bit platform): a list is a header plus one slot per
+ * element, ints and floats are objects of their own, True and False are
+ * shared, a str or bytes is a header plus its bytes. */
+static uint64_t scalar_cost(uint8_t tag, uint32_t len) {
+  switch (tag) {
+    case HURRAY_KV_BOOL: return 0;
+    case HURRAY_KV_INT64:
+    case HURRAY_KV_UINT64: return 36;
+    case HURRAY_KV_FLOAT64: return 24;
+    case HURRAY_KV_STRING: return 80 + (uint64_t)len;
+    default: return 40 + (uint64_t)len; /* bytes */
+  }
+}
+
+static uint64_t value_cost(const HurrayKvValue *v) {
+  if (v->tag != HURRAY_KV_ARRAY)
+    return scalar_cost(v->tag, v->tag == HURRAY_KV_STRING  ? v->v.str.len
+                               : v->tag == HURRAY_KV_BYTES ? v->v.bytes.len
+                                                           : 0);
+  uint64_t total = 56 + 8u * (uint64_t)v->count;
+  for (uint32_t i = 0; i < v->count; i++) {
+    uint32_t len = v->elem_tag == HURRAY_KV_STRING  ? v->v.str_array[i].len
+                   : v->elem_tag == HURRAY_KV_BYTES ? v->v.bytes_array[i].len
+                                                    : 0;
+    total += scalar_cost(v->elem_tag, len);
+    if (v->elem_tag != HURRAY_KV_STRING && v->elem_tag != HURRAY_KV_BYTES) {
+      total += (uint64_t)(v->count - 1u - i) * scalar_cost(v->elem_tag, 0);
+      break; /* fixed-size elements: one multiplication */
+    }
+  }
+  return total;
+}
+
+PyObject *hrpy_kv_to_dict(HrpyState *st, const HurrayFile *f, uint64_t max_memory) {
+  uint32_t count = hurray_file_kv_count(f);
+  if (max_memory != UINT64_MAX) {
+    /* Bound what the dict will take before building it: a small section of
+     * arrays (a million bools is a megabyte on disk) decodes to many times
+     * its size as Python objects. */
+    uint64_t need = 0;
+    for (uint32_t i = 0; i < count; i++) {
+      const char *k = NULL;
+      size_t klen = 0;
+      const HurrayKvValue *v = NULL;
+      if (hurray_file_kv_get(f, i, &k, &klen, &v) != HURRAY_OK) break; /* raised below */
+      need += 160 + klen + value_cost(v);
+    }
+    if (need > max_memory)
+      return hrpy_raise(st->FileError,
+                        "kv: the file's KV section would take about %llu MiB as Python objects, "
+                        "over max_kv_memory (%llu MiB); pass a larger max_kv_memory (or None) "
+                        "to read it",
+                        (unsigned long long)(need >> 20), (unsigned long long)(max_memory >> 20));
+  }
   PyObject *d = PyDict_New();
   if (d == NULL) return NULL;
-  uint32_t n = hurray_file_kv_count(f);
-  for (uint32_t i = 0; i < n; i++) {
+  for (uint32_t i = 0; i < count; i++) {
     const char *k = NULL;
     size_t klen = 0;
     const HurrayKvValue *v = NULL;
@@ -326,4 +380,14 @@ PyObject *hrpy_kv_to_dict(HrpyState *st, const HurrayFile *f) {
     Py_DECREF(val);
   }
   return d;
+}
+
+int hrpy_kv_max_memory_arg(PyObject *o, uint64_t *out) {
+  *out = HRPY_KV_MAX_MEMORY_DEFAULT;
+  if (o == NULL) return 0;
+  if (o == Py_None) {
+    *out = UINT64_MAX;
+    return 0;
+  }
+  return hrpy_arg_uint_as(PyExc_ValueError, o, "kv", "max_kv_memory", UINT64_MAX - 1u, out);
 }

@@ -25,7 +25,14 @@ int hrpy_kv_from_mapping(HrpyState *st, PyObject *kv, HrpyKvList *l);
 void hrpy_kv_list_free(HrpyKvList *l);
 /* One KV value as a Python object (`key` names it in errors). */
 PyObject *hrpy_kv_value_to_py(HrpyState *st, PyObject *key, const HurrayKvValue *v);
-/* The KV section of an open file as a new dict, in file order. */
-PyObject *hrpy_kv_to_dict(HrpyState *st, const HurrayFile *f);
+/* Default bound on what a KV section may take as Python objects. */
+#define HRPY_KV_MAX_MEMORY_DEFAULT ((uint64_t)256 << 20)
+/* The KV section of an open file as a new dict, in file order. Refused with
+ * hurray.FileError, before anything is built, when its estimated size as
+ * Python objects exceeds `max_memory` bytes (UINT64_MAX: no bound). */
+PyObject *hrpy_kv_to_dict(HrpyState *st, const HurrayFile *f, uint64_t max_memory);
+/* The max_kv_memory= argument: NULL for the default, None for no bound, else
+ * a byte count. */
+int hrpy_kv_max_memory_arg(PyObject *o, uint64_t *out);
 
 #endif /* HURRAY_PY_IO_KV_H */
