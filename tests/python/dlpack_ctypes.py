@@ -166,16 +166,18 @@ def _noop_deleter_legacy(_m):
 
 
 def forge(data, shape, strides=None, dtype=(2, 32, 1), device=(1, 0), byte_offset=0,
-          ndim=None, versioned=True, flags=0, version=(1, 0), shape_null=False):
+          ndim=None, versioned=True, flags=0, version=(1, 0), shape_null=False, keep=None):
     """A DLPack capsule carrying exactly these fields, whatever they say (the
     hostile producer of the hardening tests). `data` is an address (0: NULL) or
-    an object with .ctypes.data (kept alive). The deleter frees nothing."""
-    keep = [data]
+    an object with .ctypes.data. The deleter frees nothing: what the capsule
+    points at is appended to `keep` (a list the caller holds while anything
+    made from the capsule lives), or kept until the process ends."""
+    keep_here = [data]
     addr = data if isinstance(data, int) else data.ctypes.data
     n = len(shape) if ndim is None else ndim
     shp = (ctypes.c_int64 * max(len(shape), 1))(*shape)
     strd = None if strides is None else (ctypes.c_int64 * max(len(strides), 1))(*strides)
-    keep += [shp, strd]
+    keep_here += [shp, strd]
     t = DLTensor()
     t.data = addr or None
     t.device = DLDevice(*device)
@@ -195,6 +197,6 @@ def forge(data, shape, strides=None, dtype=(2, 32, 1), device=(1, 0), byte_offse
         m.deleter = _noop_deleter_legacy
         name = b"dltensor"
     m.dl_tensor = t
-    keep.append(m)
-    _FORGED.append(keep)
+    keep_here.append(m)
+    (_FORGED if keep is None else keep).append(keep_here)
     return pyapi.PyCapsule_New(ctypes.addressof(m), name, None)

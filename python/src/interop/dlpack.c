@@ -549,11 +549,14 @@ static PyObject *import_claimed(HrpyState *st, void *ptr, bool versioned, int co
                       "to read through a NULL pointer",
                       ctx, (unsigned long long)count);
   }
-  if (count > 0 && dl->byte_offset > UINTPTR_MAX - (uintptr_t)dl->data) {
+  /* the first element lies byte_offset bytes into the producer's buffer,
+   * which a Hurray buffer describes only below 2**63 bytes */
+  if (count > 0 && (dl->byte_offset > (uint64_t)INT64_MAX - nbytes_all ||
+                    dl->byte_offset > UINTPTR_MAX - (uintptr_t)dl->data)) {
     Py_DECREF(device);
     return hrpy_raise(st->InvalidDescriptorError,
-                      "%s: DLTensor.byte_offset %llu carries data past the end of the address "
-                      "space",
+                      "%s: DLTensor.byte_offset %llu puts the data past the end of the address "
+                      "space, or past the 2**63 bytes a buffer can hold",
                       ctx, (unsigned long long)dl->byte_offset);
   }
   /* Which compact order, if any, do the strides describe? (A product that
@@ -602,7 +605,8 @@ static PyObject *import_claimed(HrpyState *st, void *ptr, bool versioned, int co
                           (long long)dl->strides[k]);
       }
     }
-    if (!hrpy_strided_extent(first, esize, rank, shape, estr, &span_base, &span, &boff)) {
+    if (!hrpy_strided_extent(first, esize, rank, shape, estr, &span_base, &span, &boff) ||
+        dl->byte_offset > (uint64_t)INT64_MAX - (span - boff)) {
       Py_DECREF(device);
       return hrpy_raise(st->InvalidDescriptorError,
                         "%s: the strides reach beyond the address space (their extent "
@@ -647,28 +651,21 @@ static PyObject *import_claimed(HrpyState *st, void *ptr, bool versioned, int co
   if (need_gather || is_bool) {
     uint64_t nbytes = is_bool ? (count + 7u) / 8u : count * esize;
     void *mem = hrpy_alloc_buffer(nbytes, false);
-    void *tmp = NULL;
-    if (mem != NULL && is_bool && need_gather) {
-      tmp = PyMem_Malloc((size_t)(count > 0 ? count : 1));
-      if (tmp == NULL) PyErr_NoMemory();
-    }
-    if (mem == NULL || (is_bool && need_gather && tmp == NULL)) {
-      hurray_free(mem);
+    if (mem == NULL) {
       Py_DECREF(owner);
       Py_DECREF(device);
       return NULL;
     }
     if (count > 0) {
-      const uint8_t *elems = first;
-      if (need_gather) {
-        uint8_t *dst = is_bool ? tmp : mem;
-        hrpy_strided_gather(dst, first, (size_t)esize, rank, shape, bstrides);
-        elems = dst;
+      if (is_bool && need_gather) {
+        hrpy_strided_pack_bool(mem, first, rank, shape, bstrides); /* no byte-per-element copy */
+      } else if (need_gather) {
+        hrpy_strided_gather(mem, first, (size_t)esize, rank, shape, bstrides);
+      } else if (is_bool) {
+        /* bool is packed in storage order, so a column-major tensor stays one */
+        hrpy_bool_pack(first, mem, count);
       }
-      /* bool is packed in storage order, so a column-major tensor stays one */
-      if (is_bool) hrpy_bool_pack(elems, mem, count);
     }
-    PyMem_Free(tmp);
     Py_DECREF(owner); /* the producer's memory is no longer needed */
     b.data = mem;
     b.owned = mem;

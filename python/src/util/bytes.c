@@ -66,8 +66,26 @@ void *hrpy_alloc_buffer(uint64_t size, bool zero) {
   return p;
 }
 
+/* Moves `row` to the next row of a strided walk (every dimension but the
+ * last): false when the walk is over. Each step stays inside the extent the
+ * caller checked: a dimension's counter wraps by (shape - 1) strides, never
+ * shape strides (which could overflow at the edge of the address space). */
+static bool next_row(const uint8_t **row, uint64_t *idx, uint32_t rank, const uint64_t *shape,
+                     const int64_t *bstrides) {
+  for (uint32_t d = rank - 1; d-- > 0;) {
+    if (idx[d] + 1 < shape[d]) {
+      idx[d]++;
+      *row += bstrides[d];
+      return true;
+    }
+    *row -= (int64_t)(shape[d] - 1) * bstrides[d];
+    idx[d] = 0;
+  }
+  return false;
+}
+
 void hrpy_strided_gather(uint8_t *dst, const uint8_t *src, size_t itemsize, uint32_t rank,
-                        const uint64_t *shape, const int64_t *bstrides) {
+                         const uint64_t *shape, const int64_t *bstrides) {
   uint64_t count;
   if (!hrpy_element_count(rank, shape, &count) || count == 0) return;
   if (rank == 0) {
@@ -80,7 +98,7 @@ void hrpy_strided_gather(uint8_t *dst, const uint8_t *src, size_t itemsize, uint
   uint64_t inner = shape[last];
   int64_t istride = bstrides[last];
   const uint8_t *row = src;
-  for (;;) {
+  do {
     const uint8_t *p = row;
     if (istride == (int64_t)itemsize) {
       memcpy(dst, p, (size_t)(inner * itemsize));
@@ -89,21 +107,34 @@ void hrpy_strided_gather(uint8_t *dst, const uint8_t *src, size_t itemsize, uint
       for (uint64_t j = 0; j < inner; j++) {
         memcpy(dst, p, itemsize);
         dst += itemsize;
-        p += istride;
+        if (j + 1 < inner) p += istride;
       }
     }
-    /* advance the odometer over the outer dimensions */
-    uint32_t d = last;
-    for (;;) {
-      if (d == 0) return;
-      d--;
-      idx[d]++;
-      row += bstrides[d];
-      if (idx[d] < shape[d]) break;
-      row -= (int64_t)shape[d] * bstrides[d];
-      idx[d] = 0;
-    }
+  } while (next_row(&row, idx, rank, shape, bstrides));
+}
+
+void hrpy_strided_pack_bool(uint8_t *dst, const uint8_t *src, uint32_t rank,
+                            const uint64_t *shape, const int64_t *bstrides) {
+  uint64_t count;
+  if (!hrpy_element_count(rank, shape, &count) || count == 0) return;
+  memset(dst, 0, (size_t)((count + 7u) / 8u));
+  if (rank == 0) {
+    dst[0] = src[0] != 0;
+    return;
   }
+  uint64_t idx[HURRAY_MAX_RANK];
+  memset(idx, 0, sizeof idx);
+  uint32_t last = rank - 1;
+  uint64_t inner = shape[last], e = 0;
+  int64_t istride = bstrides[last];
+  const uint8_t *row = src;
+  do {
+    const uint8_t *p = row;
+    for (uint64_t j = 0; j < inner; j++, e++) {
+      if (*p) dst[e >> 3] |= (uint8_t)(1u << (e & 7u)); /* LSB first */
+      if (j + 1 < inner) p += istride;
+    }
+  } while (next_row(&row, idx, rank, shape, bstrides));
 }
 
 bool hrpy_strided_extent(uint8_t *first, uint64_t esize, uint32_t rank, const uint64_t *shape,

@@ -70,6 +70,11 @@ bool hrpy_element_count(uint32_t rank, const uint64_t *shape, uint64_t *out);
 void hrpy_strided_gather(uint8_t *dst, const uint8_t *src, size_t itemsize, uint32_t rank,
                          const uint64_t *shape, const int64_t *bstrides);
 
+/* Packs a strided array of one-byte bools (signed byte strides) into bits,
+ * LSB first, in row-major order: no one-byte-per-element copy in between. */
+void hrpy_strided_pack_bool(uint8_t *dst, const uint8_t *src, uint32_t rank,
+                            const uint64_t *shape, const int64_t *bstrides);
+
 /* For a strided array whose element [0, ..., 0] is at `first` (element
  * strides, every extent > 0): the lowest address touched (*base), the bytes
  * spanned and the byte offset of element 0 from *base. False on overflow or

@@ -56,6 +56,13 @@ PyObject *hrpy_exception_for(HrpyState *st, HurrayStatus status) {
   }
 }
 
+/* The format strings reach these functions from the callers' literals; the
+ * compilers cannot see that through the va_list (clang warns). */
+#if defined(__clang__) || defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+#endif
+
 PyObject *hrpy_raise(PyObject *exc, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
@@ -141,6 +148,10 @@ PyObject *hrpy_raise_rule(HrpyState *st, HurrayStatus status, const char *field,
   PyOS_snprintf(err.message, sizeof err.message, "%s", err.reason);
   return hrpy_raise_status(st, status, &err, context);
 }
+
+#if defined(__clang__) || defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
 
 static int add_exc(PyObject *m, PyObject **slot, const char *qualname, const char *doc,
                    PyObject *base) {

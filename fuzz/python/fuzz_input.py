@@ -1,0 +1,46 @@
+"""Reading fuzz inputs: each choice a target makes takes the next byte(s) of the
+input, and an exhausted input reads zeros. The same decoding runs under atheris
+and when the corpus is replayed (tests/python/test_fuzz_corpus.py), so a saved
+input always means the same case."""
+
+
+class Input:
+    def __init__(self, data):
+        self.data = bytes(data)
+        self.pos = 0
+
+    def u8(self):
+        if self.pos >= len(self.data):
+            return 0
+        b = self.data[self.pos]
+        self.pos += 1
+        return b
+
+    def uint(self, nbytes):
+        v = 0
+        for _ in range(nbytes):
+            v = (v << 8) | self.u8()
+        return v
+
+    def bit(self):
+        return bool(self.u8() & 1)
+
+    def chance(self, num, den):
+        """True with probability num/den over the byte's values."""
+        return self.u8() % den < num
+
+    def pick(self, options):
+        return options[self.u8() % len(options)]
+
+    def small(self, lo, hi):
+        """An int in [lo, hi]."""
+        return lo + self.u8() % (hi - lo + 1)
+
+    def take(self, n):
+        """Up to n raw bytes."""
+        chunk = self.data[self.pos:self.pos + n]
+        self.pos += len(chunk)
+        return chunk
+
+    def rest(self):
+        return self.take(len(self.data))
