@@ -25,6 +25,9 @@
 #include "util/args.h"
 #include "util/errors.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 /* ---- module functions ------------------------------------------------------ */
 
 static PyObject *m_buffer_size_bytes(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
@@ -62,6 +65,36 @@ static PyObject *m_exception_for(PyObject *m, PyObject *arg) {
   return Py_NewRef(hrpy_exception_for(hrpy_state_of_module(m), (HurrayStatus)code));
 }
 
+#ifdef HRPY_SANITIZER_PROBE
+/* _sanitizer_probe(kind, /): commits one deliberate fault, compiled only into
+ * sanitizer builds (HURRAY_SANITIZE), so the sanitizer suite can prove the
+ * extension it runs is instrumented and that a fault aborts the process:
+ * "undefined" overflows a signed int, "address" reads one byte past a heap
+ * block. A test runs it in a child process and expects the report. */
+static PyObject *m_sanitizer_probe(PyObject *m, PyObject *arg) {
+  (void)m;
+  const char *kind = PyUnicode_AsUTF8(arg);
+  if (kind == NULL) return NULL;
+  if (strcmp(kind, "undefined") == 0) {
+    volatile int32_t a = INT32_MAX;
+    volatile int32_t b = 1;
+    int32_t sum = a + b;
+    return PyLong_FromLong(sum);
+  }
+  if (strcmp(kind, "address") == 0) {
+    volatile size_t n = 8;
+    char *block = malloc(n);
+    if (block == NULL) return PyErr_NoMemory();
+    memset(block, 0, n);
+    char past = ((volatile char *)block)[n];
+    free(block);
+    return PyLong_FromLong(past);
+  }
+  return PyErr_Format(PyExc_ValueError, "_sanitizer_probe: kind must be 'undefined' or "
+                      "'address', not %R", arg);
+}
+#endif
+
 static PyObject *m_layout_tag_kind(PyObject *m, PyObject *arg) {
   (void)m;
   uint64_t v;
@@ -87,6 +120,10 @@ static PyMethodDef module_methods[] = {
      "of `dtype` (sub-byte types packed LSB-first; 6-bit types in 3-byte groups)."},
     {"_exception_for", m_exception_for, METH_O,
      "_exception_for(status, /)\n--\n\nThe exception class a C status code raises (tests)."},
+#ifdef HRPY_SANITIZER_PROBE
+    {"_sanitizer_probe", m_sanitizer_probe, METH_O,
+     "_sanitizer_probe(kind, /)\n--\n\nCommits a deliberate fault (sanitizer builds only)."},
+#endif
     {"layout_tag_kind", m_layout_tag_kind, METH_O,
      "layout_tag_kind(tag, /)\n--\n\n'named', 'reserved', 'private' or 'invalid': the four "
      "partition the byte space."},
