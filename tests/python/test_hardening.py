@@ -155,8 +155,12 @@ def test_forged_capsules_are_refused_before_anything_is_read():
         # an empty tensor may have a NULL pointer
         t = hurray.from_dlpack(dl.forge(data=0, shape=[0, 3]))
         assert np.asarray(t).shape == (0, 3)
-        # and a sound capsule still works, zero-copy
-        b = np.arange(16, dtype=np.float32)
+        # and a sound capsule still works, zero-copy (a 64-byte aligned buffer: NumPy's
+        # own allocations are only 16-byte aligned on some builds)
+        raw = np.zeros(16 * 4 + 64, dtype=np.uint8)
+        skip = (-raw.ctypes.data) % 64
+        b = raw[skip:skip + 64].view(np.float32)
+        b[:] = np.arange(16, dtype=np.float32)
         t = hurray.from_dlpack(dl.forge(data=b, shape=[4, 4], strides=[4, 1]), copy=False)
         assert np.asarray(t).ctypes.data == b.ctypes.data
     """)
