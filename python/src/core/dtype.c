@@ -71,6 +71,245 @@ PyObject *hrpy_dtype_relayed(HrpyState *st, uint8_t tag) {
   return Py_XNewRef(hrpy_publish(&st->dtypes[tag], dtype_create(st, tag)));
 }
 
+/* ---- what dtype= accepts ------------------------------------------------------
+ *
+ * A hurray.Dtype; a hurray type name; the names NumPy (with ml_dtypes), PyTorch
+ * and safetensors give the same types; numpy.dtype objects and NumPy scalar
+ * types (np.float32, ml_dtypes.bfloat16); torch.dtype objects; and the Python
+ * types float, int, bool and complex as NumPy reads them. A foreign type with
+ * no hurray equivalent raises UnsupportedError saying so; an unknown name
+ * raises InvalidDescriptorError listing the valid names, with the closest
+ * one first. */
+
+typedef struct {
+  const char *alias;
+  const char *name;
+} DtypeAlias;
+
+static const DtypeAlias k_aliases[] = {
+    /* ml_dtypes / NumPy and PyTorch spellings */
+    {"float8_e4m3fn", "float8_e4m3"}, {"float8_e8m0fnu", "float8_e8m0"},
+    {"float6_e2m3fn", "float6_e2m3"}, {"float6_e3m2fn", "float6_e3m2"},
+    {"float4_e2m1fn", "float4_e2m1"}, {"bool_", "bool"},
+    {"half", "float16"},              {"single", "float32"},
+    {"double", "float64"},            {"cfloat", "complex64"},
+    {"cdouble", "complex128"},
+    /* safetensors' dtype codes */
+    {"F64", "float64"},  {"F32", "float32"},  {"F16", "float16"},   {"BF16", "bfloat16"},
+    {"I64", "int64"},    {"I32", "int32"},    {"I16", "int16"},     {"I8", "int8"},
+    {"U64", "uint64"},   {"U32", "uint32"},   {"U16", "uint16"},    {"U8", "uint8"},
+    {"BOOL", "bool"},    {"C64", "complex64"}, {"F8_E4M3", "float8_e4m3"},
+    {"F8_E5M2", "float8_e5m2"}, {"F8_E8M0", "float8_e8m0"}, {"F6_E2M3", "float6_e2m3"},
+    {"F6_E3M2", "float6_e3m2"}, {"F4", "float4_e2m1"},
+};
+
+/* Foreign types that look like ours but are not: a precise refusal. */
+static const DtypeAlias k_not_ours[] = {
+    {"float8_e4m3fnuz", "hurray's float8_e4m3 is the OCP 'fn' variant (torch.float8_e4m3fn)"},
+    {"float8_e5m2fnuz", "hurray's float8_e5m2 is the OCP variant (torch.float8_e5m2)"},
+    {"float4_e2m1fn_x2", "it packs two elements per item; use hurray's float4_e2m1 with the "
+                         "unpacked shape"},
+    {"complex32", "hurray has complex64 and complex128"},
+    {"longdouble", "NumPy's long double is not IEEE binary128 on most platforms; hurray's "
+                   "float128 is"},
+    {"float96", "it is x87 extended precision, not IEEE binary128 (hurray's float128)"},
+};
+
+static int name_to_tag(const char *name, uint8_t *out) {
+  if (hurray_dtype_from_name(name, out) == HURRAY_OK) return 1;
+  for (size_t i = 0; i < sizeof k_aliases / sizeof k_aliases[0]; i++)
+    if (strcmp(name, k_aliases[i].alias) == 0)
+      return hurray_dtype_from_name(k_aliases[i].name, out) == HURRAY_OK;
+  return 0;
+}
+
+static const char *not_ours(const char *name) {
+  for (size_t i = 0; i < sizeof k_not_ours / sizeof k_not_ours[0]; i++)
+    if (strcmp(name, k_not_ours[i].alias) == 0) return k_not_ours[i].name;
+  return NULL;
+}
+
+/* Edit distance (insertions, deletions, substitutions), case-insensitive,
+ * capped: names are short and the table small. */
+static size_t edit_distance(const char *a, const char *b) {
+  size_t la = strlen(a), lb = strlen(b);
+  if (la > 40 || lb > 40) return 99;
+  size_t row[41];
+  for (size_t j = 0; j <= lb; j++) row[j] = j;
+  for (size_t i = 1; i <= la; i++) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= lb; j++) {
+      size_t up = row[j];
+      int ca = a[i - 1] >= 'A' && a[i - 1] <= 'Z' ? a[i - 1] + 32 : a[i - 1];
+      int cb = b[j - 1] >= 'A' && b[j - 1] <= 'Z' ? b[j - 1] + 32 : b[j - 1];
+      size_t best = diag + (ca != cb);
+      if (up + 1 < best) best = up + 1;
+      if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+      row[j] = best;
+      diag = up;
+    }
+  }
+  return row[lb];
+}
+
+static void raise_unknown_name(HrpyState *st, const char *name) {
+  char valid[700];
+  size_t used = 0;
+  const char *closest = NULL;
+  size_t best = 99;
+  valid[0] = '\0';
+  for (unsigned tag = 0; tag < 256; tag++) {
+    const char *n = hurray_dtype_name((uint8_t)tag);
+    if (n == NULL) continue;
+    int w = PyOS_snprintf(valid + used, sizeof valid - used, "%s%s", used ? ", " : "", n);
+    if (w > 0 && (size_t)w < sizeof valid - used) used += (size_t)w;
+    size_t d = edit_distance(name, n);
+    if (d < best) best = d, closest = n;
+  }
+  for (size_t i = 0; i < sizeof k_aliases / sizeof k_aliases[0]; i++) {
+    size_t d = edit_distance(name, k_aliases[i].alias);
+    if (d < best) best = d, closest = k_aliases[i].name;
+  }
+  size_t len = strlen(name);
+  if (closest != NULL && best <= (len > 6 ? len / 3 : 2))
+    hrpy_raise(st->InvalidDescriptorError,
+               "unknown element type name '%.100s'; did you mean '%s'? Valid names: %s "
+               "(NumPy, PyTorch and safetensors names of the same types are accepted too)",
+               name, closest, valid);
+  else
+    hrpy_raise(st->InvalidDescriptorError,
+               "unknown element type name '%.100s'. Valid names: %s (NumPy, PyTorch and "
+               "safetensors names of the same types are accepted too)",
+               name, valid);
+}
+
+static int foreign_named(HrpyState *st, const char *what, const char *name, uint8_t *out_tag) {
+  if (name_to_tag(name, out_tag)) return 0;
+  const char *why = not_ours(name);
+  if (why != NULL)
+    hrpy_raise(st->UnsupportedError, "dtype: %s %.100s has no hurray element type: %s", what,
+               name, why);
+  else
+    hrpy_raise(st->UnsupportedError, "dtype: %s %.100s has no hurray element type", what, name);
+  return -1;
+}
+
+/* NumPy's float128 is the C long double: IEEE binary128 on some platforms
+ * (AArch64 Linux), x87 80-bit extended precision padded to 16 bytes on x86. */
+static bool longdouble_is_binary128(PyObject *d) {
+  PyObject *np = PyImport_ImportModule("numpy");
+  PyObject *fi = np != NULL ? PyObject_CallMethod(np, "finfo", "O", d) : NULL;
+  PyObject *nmant = fi != NULL ? PyObject_GetAttrString(fi, "nmant") : NULL;
+  long m = nmant != NULL ? PyLong_AsLong(nmant) : -1;
+  Py_XDECREF(nmant);
+  Py_XDECREF(fi);
+  Py_XDECREF(np);
+  PyErr_Clear();
+  return m == 112;
+}
+
+/* numpy.dtype instances and NumPy scalar types (ml_dtypes' included). 1 when
+ * obj is one (converted, or an error set and -1 returned), 0 when it is not. */
+static int numpy_converter(HrpyState *st, PyObject *obj, uint8_t *out_tag, int *rc) {
+  PyObject *modname = PyUnicode_FromString("numpy");
+  if (modname == NULL) return *rc = -1, 1;
+  PyObject *np = PyImport_GetModule(modname);
+  Py_DECREF(modname);
+  if (np == NULL) {
+    if (PyErr_Occurred()) return *rc = -1, 1;
+    return 0; /* NumPy not loaded: obj cannot be one of its types */
+  }
+  int is = 0;
+  PyObject *dtype_cls = PyObject_GetAttrString(np, "dtype");
+  PyObject *generic = dtype_cls != NULL ? PyObject_GetAttrString(np, "generic") : NULL;
+  if (generic != NULL) {
+    is = PyObject_IsInstance(obj, dtype_cls);
+    if (is == 0 && PyType_Check(obj)) is = PyObject_IsSubclass(obj, generic);
+  }
+  if (generic == NULL || is < 0) {
+    Py_XDECREF(dtype_cls), Py_XDECREF(generic), Py_DECREF(np);
+    return *rc = -1, 1;
+  }
+  Py_DECREF(generic);
+  Py_DECREF(np);
+  if (!is) {
+    Py_DECREF(dtype_cls);
+    return 0;
+  }
+  PyObject *d = PyObject_CallOneArg(dtype_cls, obj);
+  Py_DECREF(dtype_cls);
+  PyObject *name = d != NULL ? PyObject_GetAttrString(d, "name") : NULL;
+  PyObject *native = name != NULL ? PyObject_GetAttrString(d, "isnative") : NULL;
+  *rc = -1;
+  if (native != NULL) {
+    const char *s = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+    if (s != NULL && !PyObject_IsTrue(native))
+      hrpy_raise(st->UnsupportedError,
+                 "dtype: NumPy dtype %R is not in native byte order; hurray stores "
+                 "little-endian data: convert with .astype(%R)",
+                 d, name);
+    else if (s != NULL && (strcmp(s, "float128") == 0 || strcmp(s, "float96") == 0) &&
+             !longdouble_is_binary128(d))
+      hrpy_raise(st->UnsupportedError,
+                 "dtype: NumPy's %s is this platform's long double (x87 extended precision), "
+                 "not IEEE binary128 (hurray's float128)",
+                 s);
+    else if (s != NULL)
+      *rc = foreign_named(st, "NumPy dtype", s, out_tag);
+  }
+  Py_XDECREF(native);
+  Py_XDECREF(name);
+  Py_XDECREF(d);
+  return 1;
+}
+
+/* torch.dtype objects, by their str() ("torch.float32"). */
+static int torch_converter(HrpyState *st, PyObject *obj, uint8_t *out_tag, int *rc) {
+  PyTypeObject *tp = Py_TYPE(obj);
+  if (strcmp(tp->tp_name, "torch.dtype") != 0) return 0;
+  PyObject *s = PyObject_Str(obj);
+  const char *c = s != NULL ? PyUnicode_AsUTF8(s) : NULL;
+  *rc = -1;
+  if (c != NULL)
+    *rc = foreign_named(st, "torch dtype", strncmp(c, "torch.", 6) == 0 ? c + 6 : c, out_tag);
+  Py_XDECREF(s);
+  return 1;
+}
+
+/* A name as a user may write it: ours, an alias, "torch.float32", or (when
+ * NumPy is loaded) anything numpy.dtype() understands ("f4", "<i8", "float"). */
+static int string_converter(HrpyState *st, PyObject *obj, uint8_t *out_tag) {
+  const char *name = PyUnicode_AsUTF8(obj);
+  if (name == NULL) return -1;
+  if (name_to_tag(name, out_tag)) return 0;
+  if (strncmp(name, "torch.", 6) == 0 && name_to_tag(name + 6, out_tag)) return 0;
+  const char *why = not_ours(strncmp(name, "torch.", 6) == 0 ? name + 6 : name);
+  if (why != NULL) {
+    hrpy_raise(st->UnsupportedError, "dtype '%.100s' has no hurray element type: %s", name, why);
+    return -1;
+  }
+  /* NumPy's own spellings ("f4", "<i8", "float"), when NumPy is loaded */
+  PyObject *modname = PyUnicode_FromString("numpy");
+  PyObject *np = modname != NULL ? PyImport_GetModule(modname) : NULL;
+  Py_XDECREF(modname);
+  if (np != NULL) {
+    PyObject *d = PyObject_CallMethod(np, "dtype", "O", obj);
+    Py_DECREF(np);
+    if (d != NULL) {
+      int rc;
+      int hit = numpy_converter(st, d, out_tag, &rc);
+      Py_DECREF(d);
+      if (hit) return rc;
+    }
+    PyErr_Clear(); /* NumPy does not know it either: report our own names */
+  } else if (PyErr_Occurred()) {
+    return -1;
+  }
+  raise_unknown_name(st, name);
+  return -1;
+}
+
 int hrpy_dtype_converter(HrpyState *st, PyObject *obj, uint8_t *out_tag) {
   if (hrpy_dtype_check(st, obj)) {
     uint8_t tag = DTYPE_SELF(obj)->tag;
@@ -84,18 +323,19 @@ int hrpy_dtype_converter(HrpyState *st, PyObject *obj, uint8_t *out_tag) {
     *out_tag = tag;
     return 0;
   }
-  if (PyUnicode_Check(obj)) {
-    const char *name = PyUnicode_AsUTF8(obj);
-    if (name == NULL) return -1;
-    uint8_t tag;
-    if (hurray_dtype_from_name(name, &tag) != HURRAY_OK) {
-      hrpy_raise(st->InvalidDescriptorError, "unknown element type name '%s'", name);
-      return -1;
-    }
-    *out_tag = tag;
-    return 0;
-  }
-  PyErr_Format(PyExc_TypeError, "dtype must be a hurray.Dtype or a type name, not %.100s",
+  if (PyUnicode_Check(obj)) return string_converter(st, obj, out_tag);
+  /* the Python types, as NumPy reads them */
+  const char *py = obj == (PyObject *)&PyFloat_Type     ? "float64"
+                   : obj == (PyObject *)&PyLong_Type    ? "int64"
+                   : obj == (PyObject *)&PyBool_Type    ? "bool"
+                   : obj == (PyObject *)&PyComplex_Type ? "complex128"
+                                                        : NULL;
+  if (py != NULL) return hurray_dtype_from_name(py, out_tag) == HURRAY_OK ? 0 : -1;
+  int rc = 0;
+  if (torch_converter(st, obj, out_tag, &rc) || numpy_converter(st, obj, out_tag, &rc))
+    return rc;
+  PyErr_Format(PyExc_TypeError,
+               "dtype must be a hurray.Dtype, a type name, a NumPy or PyTorch dtype, not %.100s",
                Py_TYPE(obj)->tp_name);
   return -1;
 }
