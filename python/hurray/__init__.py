@@ -45,7 +45,6 @@ from ._hurray import (
     CopyRequiredError,
     Descriptor,
     Device,
-    File,
     Dtype,
     FileError,
     InternalError,
@@ -69,17 +68,14 @@ from ._hurray import (
     full_like,
     layout_tag_kind,
     linspace,
-    load,
-    load_kv,
     remove_stale_temporaries,
     ones,
     ones_like,
-    open,  # noqa: A004 - hurray.open, like gzip.open
-    save,
     zeros,
     zeros_like,
 )
 from . import device, dtype
+from ._files import File, load, load_kv, open, save  # noqa: A004 - hurray.open, like gzip.open
 from ._display import PrintOptionsCtx, get_print_options, print_options, set_print_options
 from ._interop import aligned_allocator, asarray
 from ._sparse import from_scipy, sparse_coo

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from . import device as device
 from . import dtype as dtype
+from ._files import File as File, load as load, load_kv as load_kv, open as open, save as save
 from ._hurray import (
     C_ABI_VERSION as C_ABI_VERSION,
     MXFP as MXFP,
@@ -42,7 +43,6 @@ from ._hurray import (
     CopyRequiredError as CopyRequiredError,
     Descriptor as Descriptor,
     Device as Device,
-    File as File,
     Dtype as Dtype,
     FileError as FileError,
     InternalError as InternalError,
@@ -66,11 +66,7 @@ from ._hurray import (
     full_like as full_like,
     layout_tag_kind as layout_tag_kind,
     linspace as linspace,
-    load as load,
-    load_kv as load_kv,
     remove_stale_temporaries as remove_stale_temporaries,
-    open as open,
-    save as save,
     ones as ones,
     ones_like as ones_like,
     zeros as zeros,

@@ -23,10 +23,7 @@ def _numpy_dtype(dtype):
     """The NumPy dtype for a hurray dtype (Dtype or name); None passes through."""
     if dtype is None:
         return None
-    if isinstance(dtype, str):
-        dtype = Dtype.from_name(dtype)
-    if not isinstance(dtype, Dtype):
-        return dtype  # assume a NumPy dtype-like
+    dtype = Dtype.of(dtype)
     if dtype.name in _NUMPY_NAMES:
         return dtype.name
     if dtype.name == "bfloat16":
@@ -55,7 +52,7 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
         raise UnsupportedError(f"asarray: cannot place a tensor on {device!r}")
     want = None
     if dtype is not None:
-        want = Dtype.from_name(dtype) if isinstance(dtype, str) else dtype
+        want = Dtype.of(dtype)
     if isinstance(obj, Tensor):
         if (want is None or want is obj.dtype) and copy is not True:
             return obj

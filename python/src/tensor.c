@@ -481,6 +481,19 @@ static PyObject *tm_buffer(PyObject *s, PyObject *arg) {
                            1, "Tensor.buffer");
 }
 
+/* data_ptr(): the address of element [0, ..., 0] (buffer 0 + byte_offset), as
+ * torch.Tensor.data_ptr(); a device address for a device tensor, 0 when the
+ * tensor has no buffer or buffer 0 is empty. For telling whether two tensors
+ * share memory, not for dereferencing from Python. */
+static PyObject *tm_data_ptr(PyObject *s, PyObject *unused) {
+  (void)unused;
+  const HurrayDescriptorFields *f = F(s);
+  if (f->buffer_count == 0) return PyLong_FromLong(0);
+  const HrpyBuffer *b = hrpy_tensor_buffer(s, 0);
+  if (b->data == NULL) return PyLong_FromLong(0);
+  return PyLong_FromVoidPtr(b->data + f->byte_offset);
+}
+
 static PyObject *tm_reduce(PyObject *s, PyObject *unused) {
   (void)s;
   (void)unused;
@@ -554,6 +567,10 @@ static PyMethodDef tensor_methods[] = {
     {"to_scipy", hrpy_tensor_to_scipy, METH_NOARGS,
      "to_scipy(self)\n--\n\nThe scipy.sparse matrix of a CSR, CSC or COO tensor, sharing "
      "its memory where SciPy's layout allows (AttributeError for other layouts)."},
+    {"data_ptr", tm_data_ptr, METH_NOARGS,
+     "data_ptr($self)\n--\n\nAddress of element [0, ..., 0] (buffer 0 plus byte_offset), as "
+     "torch.Tensor.data_ptr(): a device address for a device tensor, 0 without data. For "
+     "telling whether tensors share memory."},
     {"__reduce__", tm_reduce, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL},
 };

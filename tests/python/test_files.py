@@ -384,8 +384,10 @@ def test_save_refusals(path):
         hurray.save(path, [SAMPLES["f32_row"]])
     with pytest.raises(TypeError, match="names must be str"):
         hurray.save(path, {1: SAMPLES["f32_row"]})
-    with pytest.raises(TypeError, match="hurray.Tensor or hurray.Composite"):
-        hurray.save(path, {"a": np.zeros(3)})
+    with pytest.raises(TypeError, match=r"tensors\['a'\] must be a hurray.Tensor, a hurray.Composite, a NumPy"):
+        hurray.save(path, {"a": object()})
+    with pytest.raises(TypeError, match="must be a hurray.Tensor"):
+        hurray.save(path, {"a": "not a tensor"})
     with pytest.raises(ValueError):
         hurray.save(path, {"": SAMPLES["f32_row"]})
     # a member name colliding with a top-level name

@@ -429,6 +429,13 @@ static PyObject *dt_from_name(PyObject *cls, PyObject *arg) {
   return hrpy_dtype_from_tag(st, tag);
 }
 
+static PyObject *dt_of(PyObject *cls, PyObject *arg) {
+  HrpyState *st = hrpy_state_of_type((PyTypeObject *)cls);
+  uint8_t tag;
+  if (hrpy_dtype_converter(st, arg, &tag) < 0) return NULL;
+  return hrpy_dtype_from_tag(st, tag);
+}
+
 static PyObject *dt_reduce(PyObject *self, PyObject *unused) {
   (void)unused;
   PyObject *from_tag = PyObject_GetAttrString((PyObject *)Py_TYPE(self), "from_tag");
@@ -444,6 +451,10 @@ static PyMethodDef dtype_methods[] = {
     {"from_name", dt_from_name, METH_O | METH_CLASS,
      "from_name(name, /)\n--\n\nThe Dtype singleton for a spec name ('float32', 'int4'). "
      "Raises hurray.InvalidDescriptorError for an unknown name."},
+    {"of", dt_of, METH_O | METH_CLASS,
+     "of(obj, /)\n--\n\nThe Dtype singleton `obj` names: anything dtype= accepts (a Dtype, "
+     "a hurray, NumPy, PyTorch or safetensors name, a NumPy or torch dtype, float/int/bool/"
+     "complex)."},
     {"__reduce__", dt_reduce, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL},
 };

@@ -231,8 +231,26 @@ static int find_name(HrpyState *st, const HurrayFile *f, PyObject *name, const c
 
 /* ---- load ------------------------------------------------------------------------------ */
 
-static PyObject *m_load(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
-                        PyObject *kwnames) {
+/* The KV value of `key` (NUL-terminated), or None: one entry decoded, not the
+ * whole section. */
+static PyObject *kv_value(HrpyState *st, const HurrayFile *f, const char *key) {
+  const HurrayKvValue *v = NULL;
+  if (hurray_file_kv_find(f, key, strlen(key), &v) != HURRAY_OK || v == NULL) Py_RETURN_NONE;
+  PyObject *k = PyUnicode_FromString(key);
+  PyObject *r = k != NULL ? hrpy_kv_value_to_py(st, k, v) : NULL;
+  Py_XDECREF(k);
+  return r;
+}
+
+/* The KV key of the shared-tensor record (python/hurray/_shared.py). */
+#define HRPY_VIEWS_KEY "hurray.views"
+
+/* load(), and _load_with_views() for the Python layer (python/hurray/_files.py):
+ * the same, returning (tensors, the KV value of "hurray.views" or None) from
+ * one open of the file, so the shared-tensor record and the tensors come from
+ * the same file. */
+static PyObject *load_impl(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
+                           PyObject *kwnames, bool with_kv) {
   static const char *const names[] = {"path", "names", "mmap", "permissive", NULL};
   PyObject *a[4];
   if (hrpy_parse_args("load", args, nargs, kwnames, names, 1, 1, a) < 0) return NULL;
@@ -337,6 +355,12 @@ static PyObject *m_load(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
     Py_XDECREF(key);
     Py_XDECREF(obj);
   }
+  if (result != NULL && with_kv) {
+    PyObject *views = kv_value(st, f, HRPY_VIEWS_KEY);
+    PyObject *pair = views != NULL ? PyTuple_Pack(2, result, views) : NULL;
+    Py_XDECREF(views);
+    Py_SETREF(result, pair);
+  }
 done:
   if (items != NULL) {
     for (uint64_t i = 0; i < n; i++) fetch_clear(&items[i]);
@@ -345,6 +369,16 @@ done:
   hurray_file_close(&f);
   Py_XDECREF(wanted);
   return result;
+}
+
+static PyObject *m_load(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
+                        PyObject *kwnames) {
+  return load_impl(m, args, nargs, kwnames, false);
+}
+
+static PyObject *m_load_with_views(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
+                                PyObject *kwnames) {
+  return load_impl(m, args, nargs, kwnames, true);
 }
 
 static PyObject *m_load_kv(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
@@ -748,6 +782,22 @@ static PyObject *file_keys(PyObject *self, PyObject *unused) {
   return list;
 }
 
+/* File._kv_value(key): one KV value (None when absent), without decoding the
+ * rest of the section (and so without its max_kv_memory bound). */
+static PyObject *file_kv_value(PyObject *self, PyObject *key) {
+  if (!PyUnicode_Check(key))
+    return PyErr_Format(PyExc_TypeError, "File._kv_value: key must be a str, not %.100s",
+                        Py_TYPE(key)->tp_name);
+  const char *k = PyUnicode_AsUTF8(key);
+  if (k == NULL) return NULL;
+  HrpyFile *fo = F(self);
+  const HurrayFile *f = file_acquire(fo);
+  if (f == NULL) return NULL;
+  PyObject *r = kv_value(hrpy_state_of(self), f, k);
+  file_release(fo);
+  return r;
+}
+
 static PyObject *file_kv(PyObject *self, void *closure) {
   (void)closure;
   HrpyFile *fo = F(self);
@@ -875,6 +925,9 @@ static PyMethodDef file_methods[] = {
     {"close", file_close, METH_NOARGS,
      "close(self)\n--\n\nCloses the file. Tensors already read stay valid (they keep the "
      "mapping alive). Idempotent."},
+    {"_kv_value", file_kv_value, METH_O,
+     "_kv_value(self, key, /)\n--\n\nOne KV value, or None (the rest of the section is not "
+     "decoded)."},
     {"__enter__", file_enter, METH_NOARGS, NULL},
     {"__exit__", (PyCFunction)(void (*)(void))file_exit, METH_FASTCALL, NULL},
     {NULL, NULL, 0, NULL},
@@ -931,6 +984,9 @@ static PyMethodDef file_module_methods[] = {
      "read-only zero-copy views that keep the mapping alive; mmap=False reads each tensor "
      "into memory of its own. permissive=True reads descriptors in relay mode (unknown and "
      "private tags kept)."},
+    {"_load_with_views", FASTKW(m_load_with_views),
+     "_load_with_views(path, *, names=None, mmap=True, permissive=False)\n--\n\nload(), "
+     "returning (tensors, the 'hurray.views' KV value or None) from one open of the file."},
     {"remove_stale_temporaries", FASTKW(m_remove_stale_temporaries),
      "remove_stale_temporaries(path, *, min_age=3600)\n--\n\nRemoves the temporary files that "
      "saves killed before they finished left in `path` (a folder, or one target's), and returns "

@@ -1,0 +1,387 @@
+"""save, load, load_kv and open: the .hrry file API around the C reader and writer.
+
+The C extension reads and writes the format; this layer adds what a user of
+NumPy or PyTorch expects from `save`: any array-like value (NumPy arrays,
+torch tensors, anything with ``__dlpack__`` or ``__hurray__``), converted
+without copying where its memory allows, and tensors that share memory stored
+once (hurray._shared). Readers give every saved name back, views included.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from . import _hurray, _shared
+from ._hurray import Composite, Dtype, Tensor, UnsupportedError
+
+_DEFAULT_KV_MEMORY = 268435456
+
+
+# ---- what save accepts ---------------------------------------------------------------
+
+def _is_torch(obj: Any) -> bool:
+    t = type(obj)
+    return t.__module__.startswith("torch") and hasattr(obj, "untyped_storage")
+
+
+def _is_numpy(obj: Any) -> bool:
+    np = _numpy_if_loaded()
+    return np is not None and isinstance(obj, np.ndarray)
+
+
+def _numpy_if_loaded():
+    import sys
+    return sys.modules.get("numpy")
+
+
+def _torch_device(x) -> tuple[str, int]:
+    d = x.device
+    return (d.type, d.index if d.index is not None else 0)
+
+
+def _whole_byte_name(dtype) -> str | None:
+    # hurray's name for a framework dtype whose elements are whole bytes in
+    # hurray too (bool is bit-packed in hurray: never shared), else None
+    try:
+        d = Dtype.of(dtype)
+    except Exception:
+        return None
+    return d.name if d.bit_width % 8 == 0 else None
+
+
+def memory(obj: Any) -> _shared.Memory | None:
+    """Where `obj`'s elements lie, for the objects save can tell about."""
+    if isinstance(obj, Tensor):
+        layout = obj.layout.name
+        if (obj.quantization is not None or layout not in ("row_major", "col_major", "strided")
+                or obj.dtype.bit_width % 8 or obj.size is None):
+            return None
+        item = obj.dtype.itemsize
+        shape = obj.shape
+        if layout == "strided":
+            strides = [s * item for s in obj.layout.strides]
+        else:
+            strides, step = [0] * len(shape), item
+            dims = range(len(shape) - 1, -1, -1) if layout == "row_major" else range(len(shape))
+            for k in dims:
+                strides[k] = step
+                step *= shape[k]
+        dev = obj.device
+        return _shared.memory_of(obj.data_ptr(), shape, strides, item,
+                                 (dev.kind, dev.device_id), obj.dtype.name)
+    if _is_torch(obj):
+        import torch
+        if obj.device.type == "meta" or obj.layout is not torch.strided:
+            return None
+        item = obj.element_size()
+        name = _whole_byte_name(obj.dtype)
+        if name is None:
+            return None
+        return _shared.memory_of(obj.data_ptr(), obj.shape, [s * item for s in obj.stride()],
+                                 item, _torch_device(obj), name)
+    if _is_numpy(obj):
+        name = _whole_byte_name(obj.dtype)
+        if name is None:
+            return None
+        return _shared.memory_of(obj.__array_interface__["data"][0], obj.shape, obj.strides,
+                                 obj.itemsize, ("cpu", 0), name)
+    return None
+
+
+def to_tensor(obj: Any, name: str, what: str = "save") -> Tensor | Composite:
+    """`obj` as a hurray.Tensor, sharing its memory where possible."""
+    if isinstance(obj, (Tensor, Composite)):
+        return obj
+    if _is_torch(obj):
+        import torch
+        x = obj.detach()
+        if x.layout != torch.strided:
+            raise UnsupportedError(
+                f"{what}: tensors[{name!r}] is a torch tensor with layout {x.layout}; save "
+                f"x.to_dense(), or build a hurray sparse tensor (hurray.sparse_coo, "
+                f"hurray.from_scipy)")
+        if x.device.type == "meta":
+            raise UnsupportedError(f"{what}: tensors[{name!r}] is a meta tensor: it has no data")
+        if x.device.type != "cpu":
+            x = x.cpu()
+        if type(x) is not torch.Tensor:  # nn.Parameter and other plain-storage subclasses
+            x = x.as_subclass(torch.Tensor)
+        x = x.resolve_conj().resolve_neg()
+        return _hurray.from_dlpack(x)
+    if _is_numpy(obj):
+        return _hurray.from_numpy(obj)
+    if hasattr(obj, "__hurray__"):
+        return _hurray.from_hurray(obj)
+    if hasattr(obj, "__dlpack__"):
+        return _hurray.from_dlpack(obj)
+    if hasattr(obj, "__array_interface__") or hasattr(obj, "__array__"):
+        from ._interop import asarray
+        return asarray(obj)
+    raise TypeError(
+        f"{what}: tensors[{name!r}] must be a hurray.Tensor, a hurray.Composite, a NumPy "
+        f"array, a torch tensor or an object with __dlpack__ or __hurray__, not "
+        f"{type(obj).__name__}")
+
+
+def check_user_kv(kv, what: str = "save") -> dict:
+    if kv is None:
+        return {}
+    if not hasattr(kv, "items"):
+        raise TypeError(f"{what}: kv must be a dict of str to values, not {type(kv).__name__}")
+    out = dict(kv.items())
+    for k in out:
+        if isinstance(k, str) and k.startswith(_shared.RESERVED_PREFIX):
+            raise ValueError(
+                f"{what}: kv key {k!r}: keys starting with {_shared.RESERVED_PREFIX!r} are "
+                f"reserved for what hurray itself records (docs/file-format.md); rename it")
+    return out
+
+
+def prepare(tensors, kv, what: str = "save"):
+    """The tensors to write and the KV to write with them."""
+    if not hasattr(tensors, "items"):
+        raise TypeError(
+            f"{what}: tensors must be a dict of name to tensor, not {type(tensors).__name__}")
+    items = list(tensors.items())
+    for k, _ in items:
+        if not isinstance(k, str):
+            raise TypeError(f"{what}: tensor names must be str, not {type(k).__name__}")
+    out_kv = check_user_kv(kv, what)
+    names = [k for k, _ in items]
+    objects = [v for _, v in items]
+    mems = [memory(v) for v in objects]
+    stored, views = _shared.plan(names, objects, mems)
+    converted = {}
+    for i in stored:
+        t = to_tensor(objects[i], names[i], what)
+        m = mems[i]
+        if names[i] in {v.base for v in views.values()} and m is not None:
+            _check_base_kept_order(t, m, names[i])
+        converted[names[i]] = t
+    if views:
+        out_kv[_shared.VIEWS_KEY] = _shared.encode(views)
+    return converted, out_kv
+
+
+def _check_base_kept_order(t: Tensor, m: _shared.Memory, name: str) -> None:
+    # Views are recorded against the base's memory order; the stored base must
+    # keep it (conversions keep C order row-major and F order column-major).
+    ok = {"C": ("row_major",), "F": ("col_major",)}[m.order]
+    if len(m.shape) <= 1 or sum(n != 1 for n in m.shape) <= 1:
+        return
+    if t.layout.name not in ok:
+        raise _hurray.InternalError(
+            f"save: the base tensor {name!r} was converted to layout {t.layout.name}, not "
+            f"{ok[0]}; its views cannot be recorded")
+
+
+# ---- the public functions ------------------------------------------------------------
+
+def save(path, tensors, *, kv=None, durable=True) -> None:
+    """save(path, tensors, *, kv=None, durable=True)
+
+    Writes `tensors` (a dict of name to hurray.Tensor, hurray.Composite, NumPy
+    array, torch tensor, or any object with __dlpack__ or __hurray__) and the
+    key-value metadata `kv` to the .hrry file `path`, atomically: a reader
+    sees the old file or the complete new one, never a part. Values are
+    converted without copying wherever their memory allows. Tensors sharing
+    memory (tied weights, views of one array) are stored once and come back
+    sharing it. Keys starting with 'hurray.' are reserved.
+    """
+    converted, out_kv = prepare(tensors, kv)
+    _hurray.save(path, converted, kv=out_kv or None, durable=durable)
+
+
+def _views_of(text, stored) -> dict[str, _shared.View]:
+    if text is None:
+        return {}
+    return _shared.decode(text, stored)
+
+
+def resolve(tensors: dict, views: dict[str, _shared.View], wanted=None) -> dict:
+    """Adds each view (all, or those in `wanted`) to `tensors`, rebuilt from its
+    base without copying."""
+    for name, v in views.items():
+        if wanted is not None and name not in wanted:
+            continue
+        tensors[name] = view_tensor(name, v, tensors[v.base])
+    return tensors
+
+
+def view_tensor(name: str, v: _shared.View, base: Tensor) -> Tensor:
+    if v.same:
+        return base
+    dt = Dtype.from_name(v.dtype)
+    if not isinstance(base, Tensor) or base.dtype.bit_width % 8 or base.quantization is not None:
+        raise ValueError(f"kv[{_shared.VIEWS_KEY!r}]: view {name!r} has a base {v.base!r} "
+                         f"that is not a dense tensor of whole-byte elements")
+    item = dt.itemsize
+    if any(s % item for s in v.byte_strides):
+        raise ValueError(f"kv[{_shared.VIEWS_KEY!r}]: view {name!r}: byte_strides "
+                         f"{v.byte_strides} are not multiples of {dt.name}'s size ({item})")
+    size = base.buffer_handles[0].byte_size
+    _shared.check_extent(name, v, item, base.byte_offset, size)
+    import numpy as np  # the buffer object the view shares
+    raw = np.asarray(base.buffer(0))
+    strides = tuple(s // item for s in v.byte_strides)
+    return Tensor(raw, dt, v.shape, layout=_hurray.StridedLayout(strides),
+                  byte_offset=base.byte_offset + v.byte_offset, copy=False)
+
+
+def load(path, *, names=None, mmap=True, permissive=False) -> dict:
+    """load(path, *, names=None, mmap=True, permissive=False)
+
+    Reads a .hrry file into a dict of name to hurray.Tensor (a composite under
+    its head's name, as a hurray.Composite). names= reads only those (a
+    composite member too, when named). mmap=True maps the file: tensors are
+    zero-copy views that keep the mapping alive; mmap=False reads each tensor
+    into memory of its own. permissive=True reads descriptors in relay mode.
+    Tensors saved sharing memory come back sharing it.
+    """
+    if names is None:
+        tensors, views = load_stored(path, mmap=mmap, permissive=permissive)
+        return resolve(tensors, views) if views else tensors
+    if isinstance(names, (str, bytes)):
+        raise TypeError(f"load: names must be a sequence of str, not a {type(names).__name__}")
+    names = list(names)
+    with open(path, mmap=mmap, permissive=permissive) as f:
+        return {n: f._get(n, "load") for n in names}
+
+
+def load_stored(path, *, mmap=True, permissive=False):
+    """(the tensors the file stores, {view name: View}) from one open: what the
+    framework layers rebuild their own views from."""
+    tensors, text = _hurray._load_with_views(path, mmap=mmap, permissive=permissive)
+    return tensors, _views_of(text, tensors.keys())
+
+
+def load_kv(path, *, max_kv_memory=_DEFAULT_KV_MEMORY, raw=False) -> dict:
+    """load_kv(path, *, max_kv_memory=268435456, raw=False)
+
+    The key-value metadata of a .hrry file, as save(kv=) was given it. raw=True
+    adds the entries hurray records for itself ('hurray.*' keys).
+    """
+    kv = _hurray.load_kv(path, max_kv_memory=max_kv_memory)
+    if raw:
+        return kv
+    return {k: v for k, v in kv.items() if k not in _shared.PACKAGE_KEYS}
+
+
+def open(path, *, mmap=True, permissive=False,  # noqa: A001 - hurray.open, like gzip.open
+         max_kv_memory=_DEFAULT_KV_MEMORY) -> "File":
+    """open(path, *, mmap=True, permissive=False, max_kv_memory=268435456)
+
+    Opens a .hrry file lazily (hurray.File): keys(), f[name] / get_tensor(name),
+    kv / metadata(), usable as a context manager. Nothing but the header,
+    index and KV is read until a tensor is asked for.
+    """
+    raw = _hurray.open(path, mmap=mmap, permissive=permissive, max_kv_memory=max_kv_memory)
+    try:
+        return File(raw, _token=_TOKEN)
+    except BaseException:
+        raw.close()
+        raise
+
+
+_TOKEN = object()
+
+
+class File:
+    """An open .hrry file (from hurray.open): a mapping of name to tensor, read
+    lazily. Names include the views of shared tensors (see hurray.save)."""
+
+    __slots__ = ("_raw", "_views")
+
+    def __init__(self, raw=None, *, _token=None):
+        if _token is not _TOKEN:
+            raise TypeError("cannot create 'hurray.File' instances; use hurray.open(path)")
+        self._raw = raw
+        text = raw._kv_value(_shared.VIEWS_KEY)
+        self._views = _views_of(text, raw.keys()) if text is not None else {}
+
+    # -- names --
+    def keys(self) -> list:
+        """Every name, in file order, then the views of shared tensors."""
+        names = self._raw.keys()
+        if self._views:
+            names += list(self._views)
+        return names
+
+    def __iter__(self):
+        return iter(self.keys())
+
+    def __len__(self) -> int:
+        return len(self._raw) + len(self._views)
+
+    def __contains__(self, name) -> bool:
+        return name in self._raw or (name in self._views and not self._raw.closed)
+
+    # -- tensors --
+    def _get(self, name, op):
+        v = self._views.get(name) if isinstance(name, str) else None
+        if v is None:
+            return self._raw[name]
+        return view_tensor(name, v, self._raw[v.base])
+
+    def __getitem__(self, name):
+        return self._get(name, "File")
+
+    def get_tensor(self, name):
+        """The tensor (or composite) called `name`; KeyError if there is none."""
+        return self._get(name, "File.get_tensor")
+
+    # -- metadata --
+    @property
+    def kv(self) -> dict:
+        """The KV section as save(kv=) was given it (hurray's own keys left out)."""
+        kv = self._raw.kv
+        if any(k in kv for k in _shared.PACKAGE_KEYS):
+            kv = {k: v for k, v in kv.items() if k not in _shared.PACKAGE_KEYS}
+        return kv
+
+    def metadata(self) -> dict:
+        """The KV section (as kv), the name safetensors' safe_open uses."""
+        return self.kv
+
+    @property
+    def views(self) -> dict:
+        """Name of each view of a shared tensor to the name of the tensor it
+        is a view of (empty for a file without shared tensors)."""
+        return {n: v.base for n, v in self._views.items()}
+
+    # -- state --
+    def close(self) -> None:
+        """Closes the file; tensors already fetched stay valid."""
+        self._raw.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._raw.closed
+
+    @property
+    def mapped(self) -> bool:
+        return self._raw.mapped
+
+    def __enter__(self):
+        self._raw.__enter__()  # refuses a closed file
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        self.close()
+        return False
+
+    def __getattr__(self, name):
+        # what the C reader offers beyond the mapping protocol (File.get_slice, ...)
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self._raw, name)
+
+    def __repr__(self) -> str:
+        r = repr(self._raw)
+        if self._views and r.endswith(">") and not self._raw.closed:
+            r = f"{r[:-1]}, {len(self._views)} views>"
+        return r
+
+    def __reduce__(self):
+        raise TypeError("cannot pickle a hurray.File; pickle its path and open it again")

@@ -1,0 +1,68 @@
+"""What hurray.torch and hurray.numpy share: bytes in and out, checks of the
+arguments safetensors' API takes, and the conversions of loaded tensors."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+from . import _files
+from ._hurray import Composite, Tensor, UnsupportedError
+
+
+def check_tensors(tensors, what: str, kind: str, is_kind) -> None:
+    if not isinstance(tensors, dict):
+        raise ValueError(f"{what}: expected a dict of [str, {kind}], received "
+                         f"{type(tensors).__name__}")
+    for k, v in tensors.items():
+        if not isinstance(k, str):
+            raise ValueError(f"{what}: tensor names must be str, not {type(k).__name__}")
+        if not is_kind(v):
+            raise ValueError(f"{what}: key {k!r} is invalid: expected {kind}, received "
+                             f"{type(v).__name__}")
+
+
+def check_metadata(metadata, what: str):
+    if metadata is None:
+        return None
+    if not isinstance(metadata, dict):
+        raise ValueError(f"{what}: metadata must be a dict, not {type(metadata).__name__}")
+    return metadata
+
+
+def _scratch_dir() -> str:
+    # tmpfs when there is one: save() -> bytes and load(bytes) go through a file
+    shm = "/dev/shm"
+    if os.path.isdir(shm) and os.access(shm, os.W_OK):
+        return shm
+    return tempfile.gettempdir()
+
+
+def save_bytes(tensors, kv) -> bytes:
+    """A whole .hrry file image, as bytes."""
+    with tempfile.TemporaryDirectory(prefix="hurray-", dir=_scratch_dir()) as d:
+        p = os.path.join(d, "image.hrry")
+        _files.save(p, tensors, kv=kv, durable=False)
+        with open(p, "rb") as f:
+            return f.read()
+
+
+def load_bytes(data):
+    """(stored tensors, views) of a file image given as bytes, each tensor in
+    memory of its own (nothing refers to `data` afterwards)."""
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise TypeError(f"load: data must be bytes, not {type(data).__name__}")
+    with tempfile.TemporaryDirectory(prefix="hurray-", dir=_scratch_dir()) as d:
+        p = os.path.join(d, "image.hrry")
+        with open(p, "wb") as f:
+            f.write(data)
+        return _files.load_stored(p, mmap=False)
+
+
+def plain(name: str, t, what: str) -> Tensor:
+    """A loaded item a framework can hold: a plain tensor, not a composite."""
+    if isinstance(t, Composite):
+        raise UnsupportedError(
+            f"{what}: {name!r} is a composite tensor ({t.composition_rule}, {t.member_count} members), "
+            f"which has no single framework tensor; read it with hurray.load or hurray.open")
+    return t

@@ -1,0 +1,238 @@
+"""Tensors that share memory, stored once (docs/file-format.md, "Shared tensors").
+
+`save` hands this module the objects it was given (hurray tensors, NumPy
+arrays, torch tensors) before converting any of them. Objects whose bytes
+overlap in memory form a group; one member that spans the whole group's
+memory contiguously (C or Fortran order) is stored as an ordinary tensor, the
+*base*, and every other member is recorded as a *view* of it in the KV entry
+``hurray.views``: base name, element type, shape, byte offset from the base's
+first element, byte strides. Nothing else is written for a view. Members that
+overlap without such a base cannot be stored exactly: they are refused,
+naming two of them. The same object under two names is a view too, whatever
+its layout.
+
+Readers rebuild each view from its base without copying (`resolve_views` for
+hurray tensors; hurray.torch and hurray.numpy rebuild framework views sharing
+the base's storage).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, NamedTuple, TypeGuard
+
+VIEWS_KEY = "hurray.views"
+RESERVED_PREFIX = "hurray."
+#: KV keys this package writes for itself; load_kv, File.kv and metadata()
+#: leave them out, so load_kv stays the inverse of save(kv=).
+PACKAGE_KEYS = frozenset({VIEWS_KEY})
+VIEWS_FORMAT = 1
+
+
+class Memory(NamedTuple):
+    """Where one object's elements lie (host or device addresses)."""
+
+    device: tuple[str, int]
+    origin: int          # address of element [0, ..., 0]
+    lo: int              # first byte any element occupies
+    hi: int              # one past the last
+    itemsize: int
+    shape: tuple[int, ...]
+    byte_strides: tuple[int, ...]
+    dtype: str           # hurray type name
+    order: str | None    # "C" or "F" when contiguous (dense, increasing), else None
+
+
+class View(NamedTuple):
+    base: str
+    dtype: str | None          # None: the same object as the base
+    shape: tuple[int, ...]
+    byte_offset: int
+    byte_strides: tuple[int, ...]
+
+    @property
+    def same(self) -> bool:
+        return self.dtype is None
+
+
+def _order(shape: tuple[int, ...], byte_strides: tuple[int, ...], itemsize: int) -> str | None:
+    def packed(dims: list[int]) -> bool:
+        step = itemsize
+        for k in dims:
+            if shape[k] != 1 and byte_strides[k] != step:
+                return False
+            step *= shape[k]
+        return True
+
+    idx = list(range(len(shape)))
+    if packed(idx[::-1]):
+        return "C"
+    if packed(idx):
+        return "F"
+    return None
+
+
+def memory_of(origin: int, shape, byte_strides, itemsize: int, device, dtype: str) -> Memory | None:
+    shape = tuple(int(n) for n in shape)
+    byte_strides = tuple(int(s) for s in byte_strides)
+    if origin == 0 or any(n == 0 for n in shape):
+        return None  # no memory: nothing to share
+    lo = hi = origin
+    for n, s in zip(shape, byte_strides):
+        if s < 0:
+            lo += (n - 1) * s
+        else:
+            hi += (n - 1) * s
+    return Memory(device, origin, lo, hi + itemsize, itemsize, shape, byte_strides, dtype,
+                  _order(shape, byte_strides, itemsize))
+
+
+def plan(names: list[str], objects: list[Any], memories: list[Memory | None]):
+    """Splits the named objects into those to store and the views to record.
+
+    Returns (stored_indices, {view_name: View}); raises ValueError when
+    objects overlap and no one of them spans all the memory of the group.
+    """
+    views: dict[str, View] = {}
+    skip: set[int] = set()
+    # The same object under several names: a view of its first name.
+    first_of: dict[int, int] = {}
+    for i, obj in enumerate(objects):
+        j = first_of.setdefault(id(obj), i)
+        if j != i:
+            views[names[i]] = View(names[j], None, (), 0, ())
+            skip.add(i)
+    spans = sorted(((m.device, m.lo, m.hi, i) for i, m in enumerate(memories)
+                    if m is not None and i not in skip), key=lambda s: (s[0], s[1], s[3]))
+    groups: list[list[int]] = []
+    end = None
+    for dev, lo, hi, i in spans:
+        if groups and end is not None and dev == end[0] and lo < end[1]:
+            groups[-1].append(i)
+            end = (dev, max(end[1], hi))
+        else:
+            groups.append([i])
+            end = (dev, hi)
+    known: dict[int, Memory] = {i: m for i, m in enumerate(memories) if m is not None}
+    for group in groups:
+        if len(group) < 2:
+            continue
+        group.sort()  # the order the caller gave
+        mems = [known[i] for i in group]
+        lo = min(m.lo for m in mems)
+        hi = max(m.hi for m in mems)
+        base = next((i for i in group if known[i].order is not None
+                     and known[i].lo == lo and known[i].hi == hi), None)
+        if base is None:
+            a, b = _overlapping_pair(group, known)
+            ma, mb = known[a], known[b]
+            shared = min(ma.hi, mb.hi) - max(ma.lo, mb.lo)
+            raise ValueError(
+                f"tensors {names[a]!r} and {names[b]!r} overlap in memory ({shared} bytes "
+                f"in common) and no tensor saved with them spans all the memory they use "
+                f"({hi - lo} bytes) contiguously, so they cannot be stored once and rebuilt "
+                f"exactly. Save a copy of one of them (tensor.clone() or array.copy()), or "
+                f"also save the tensor they are both views of")
+        bm = known[base]
+        for i in group:
+            if i == base:
+                continue
+            m = known[i]
+            if any(s % m.itemsize for s in m.byte_strides) or (m.origin - bm.origin) % m.itemsize:
+                raise ValueError(
+                    f"tensor {names[i]!r} is a view of {names[base]!r} whose offset or strides "
+                    f"are not whole multiples of its element size ({m.itemsize} bytes); "
+                    f"save a copy of it")
+            views[names[i]] = View(names[base], m.dtype, m.shape, m.origin - bm.origin,
+                                   m.byte_strides)
+            skip.add(i)
+    stored = [i for i in range(len(objects)) if i not in skip]
+    pos = {n: i for i, n in enumerate(names)}
+    return stored, dict(sorted(views.items(), key=lambda kv: pos[kv[0]]))
+
+
+def _overlapping_pair(group: list[int], memories: dict[int, Memory]) -> tuple[int, int]:
+    for x in group:
+        for y in group:
+            if x < y and memories[x].lo < memories[y].hi and memories[y].lo < memories[x].hi:
+                return x, y
+    return group[0], group[1]
+
+
+def encode(views: dict[str, View]) -> str:
+    out: dict[str, dict[str, Any]] = {}
+    for name, v in views.items():
+        if v.same:
+            out[name] = {"base": v.base}
+        else:
+            out[name] = {"base": v.base, "dtype": v.dtype, "shape": list(v.shape),
+                         "byte_offset": v.byte_offset, "byte_strides": list(v.byte_strides)}
+    return json.dumps({"format": VIEWS_FORMAT, "views": out}, separators=(",", ":"))
+
+
+def decode(text: Any, stored_names) -> dict[str, View]:
+    """Reads the record, checking every field; a malformed one raises
+    ValueError naming the key and the field (a file is never half-read)."""
+    def bad(what: str) -> ValueError:
+        return ValueError(f"kv[{VIEWS_KEY!r}]: {what}; the file's shared-tensor record is "
+                          f"malformed (written by another tool?); load it with "
+                          f"hurray.load_kv(path, raw=True) to inspect it")
+
+    if not isinstance(text, str):
+        raise bad(f"expected a JSON string, found {type(text).__name__}")
+    try:
+        doc = json.loads(text)
+    except ValueError as e:
+        raise bad(f"not JSON ({e})") from None
+    if not isinstance(doc, dict) or doc.get("format") != VIEWS_FORMAT:
+        raise bad(f"format must be {VIEWS_FORMAT}")
+    raw = doc.get("views")
+    if not isinstance(raw, dict):
+        raise bad("'views' must be an object")
+    stored = set(stored_names)
+    views: dict[str, View] = {}
+    for name, rec in raw.items():
+        if not isinstance(rec, dict) or not isinstance(rec.get("base"), str):
+            raise bad(f"views[{name!r}].base must be a tensor name")
+        if name in stored:
+            raise bad(f"views[{name!r}] names a tensor the file also stores")
+        if rec["base"] not in stored:
+            raise bad(f"views[{name!r}].base {rec['base']!r} is not a tensor of the file")
+        if set(rec) == {"base"}:
+            views[name] = View(rec["base"], None, (), 0, ())
+            continue
+        shape, strides, off, dt = (rec.get("shape"), rec.get("byte_strides"),
+                                   rec.get("byte_offset"), rec.get("dtype"))
+        if not isinstance(dt, str):
+            raise bad(f"views[{name!r}].dtype must be a type name")
+        if not _ints(shape) or any(x < 0 for x in shape):
+            raise bad(f"views[{name!r}].shape must be a list of non-negative ints")
+        if not _ints(strides) or len(strides) != len(shape):
+            raise bad(f"views[{name!r}].byte_strides must be {len(shape)} ints")
+        if type(off) is not int:
+            raise bad(f"views[{name!r}].byte_offset must be an int")
+        views[name] = View(rec["base"], dt, tuple(shape), off, tuple(strides))
+    return views
+
+
+def _ints(v: Any) -> TypeGuard[list[int]]:
+    return isinstance(v, list) and all(type(x) is int for x in v)
+
+
+def check_extent(name: str, v: View, itemsize: int, base_first: int, base_size: int) -> None:
+    """The view's bytes must lie inside its base's buffer: base_first is the
+    base's first element as a byte position in that buffer, base_size the
+    buffer's size. Raises ValueError naming the view otherwise."""
+    lo = hi = base_first + v.byte_offset
+    for n, s in zip(v.shape, v.byte_strides):
+        if n == 0:
+            return
+        if s < 0:
+            lo += (n - 1) * s
+        else:
+            hi += (n - 1) * s
+    if lo < 0 or hi + itemsize > base_size:
+        raise ValueError(
+            f"kv[{VIEWS_KEY!r}]: view {name!r} reaches bytes {lo}..{hi + itemsize} of its "
+            f"base {v.base!r}, whose buffer holds {base_size}; the record does not match the "
+            f"file's tensors")

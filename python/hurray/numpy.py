@@ -1,0 +1,92 @@
+"""hurray for NumPy users: safetensors.numpy's API over .hrry files.
+
+``from hurray.numpy import save_file, load_file`` replaces
+``from safetensors.numpy import save_file, load_file``: same names and
+positional signatures (save_file, load_file, save, load); options of our own
+are keyword-only. Loaded arrays are zero-copy views of the file's mapping;
+arrays saved sharing memory come back as views of one array.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import _files, _framework, _shared
+from ._hurray import Tensor, UnsupportedError
+from ._interop import _numpy_dtype
+
+__all__ = ["save_file", "load_file", "save", "load"]
+
+
+def _is_array(v) -> bool:
+    return isinstance(v, np.ndarray)
+
+
+def save_file(tensor_dict: dict[str, np.ndarray], filename,
+              metadata: dict[str, Any] | None = None, *, durable: bool = True) -> None:
+    """Saves a dict of NumPy arrays to the .hrry file `filename`
+    (safetensors.numpy.save_file). Non-contiguous arrays keep their layout;
+    arrays sharing memory are stored once. Atomic; durable=False skips the
+    fsyncs."""
+    _framework.check_tensors(tensor_dict, "save_file", "np.ndarray", _is_array)
+    _files.save(filename, tensor_dict, kv=_framework.check_metadata(metadata, "save_file"),
+                durable=durable)
+
+
+def save(tensor_dict: dict[str, np.ndarray], metadata: dict[str, Any] | None = None) -> bytes:
+    """The .hrry file image of `tensor_dict`, as bytes (safetensors.numpy.save)."""
+    _framework.check_tensors(tensor_dict, "save", "np.ndarray", _is_array)
+    return _framework.save_bytes(tensor_dict, _framework.check_metadata(metadata, "save"))
+
+
+def _to_numpy(name: str, t: Tensor) -> np.ndarray:
+    t = _framework.plain(name, t, "load_file")
+    if t.quantization is not None:
+        raise UnsupportedError(
+            f"load_file: {name!r} is quantized; NumPy has no such element type: dequantize "
+            f"it (hurray.load(path)[{name!r}].dequantize()) or read it with hurray.load")
+    return np.asarray(t)
+
+
+def _bytes_of(base: np.ndarray) -> np.ndarray:
+    # the base's memory as uint8, without copying (bases are C or F contiguous)
+    c = base if base.flags.c_contiguous else base.T
+    return c.reshape(-1).view(np.uint8)
+
+
+def _numpy_view(name: str, v: _shared.View, base: np.ndarray) -> np.ndarray:
+    if v.same:
+        return base
+    dt = np.dtype(_numpy_dtype(v.dtype))
+    view = np.ndarray(v.shape, dtype=dt, buffer=_bytes_of(base), offset=v.byte_offset,
+                      strides=v.byte_strides)
+    if not base.flags.writeable:
+        view.flags.writeable = False
+    return view
+
+
+def _assemble(stored: dict, views: dict) -> dict[str, np.ndarray]:
+    out = {name: _to_numpy(name, t) for name, t in stored.items()}
+    for name, v in views.items():
+        base = out[v.base]
+        if v.same or base.flags.c_contiguous or base.flags.f_contiguous:
+            out[name] = _numpy_view(name, v, base)
+        else:  # the base came back in another form: rebuild from the hurray view
+            out[name] = np.asarray(_files.view_tensor(name, v, stored[v.base]))
+    return out
+
+
+def load_file(filename, *, mmap: bool = True) -> dict[str, np.ndarray]:
+    """Loads a .hrry file into a dict of NumPy arrays (safetensors.numpy.load_file);
+    with mmap=True (the default) the arrays are zero-copy views of the file's
+    mapping."""
+    stored, views = _files.load_stored(filename, mmap=mmap)
+    return _assemble(stored, views)
+
+
+def load(data: bytes) -> dict[str, np.ndarray]:
+    """Loads a .hrry file image given as bytes (safetensors.numpy.load)."""
+    stored, views = _framework.load_bytes(data)
+    return _assemble(stored, views)
