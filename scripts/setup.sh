@@ -24,7 +24,9 @@ fi
 if [ "${HURRAY_SETUP_PYTHON:-1}" = 1 ]; then
   PY=${PYTHON:-python3}
   # Python packages the test suite uses; torch comes from the local CPU wheel.
-  want=(numpy scipy pytest hypothesis pytest-benchmark scikit-build-core mypy)
+  # safetensors, gguf, ml_dtypes: the interoperability tests compare with their readers.
+  want=(numpy scipy pytest hypothesis pytest-benchmark scikit-build-core mypy safetensors
+        ml_dtypes gguf)
   missing=()
   for pkg in "${want[@]}"; do
     mod=${pkg//-/_}
@@ -38,6 +40,10 @@ if [ "${HURRAY_SETUP_PYTHON:-1}" = 1 ]; then
   if [ "${HURRAY_SETUP_TORCH:-1}" = 1 ] && ! "$PY" -c "import torch" >/dev/null 2>&1; then
     echo "setup: pip install torch==2.13.0 (CPU)"
     "$PY" -m pip install -q torch==2.13.0 || echo "setup: torch unavailable; torch tests will say so"
+  fi
+  if [ "${HURRAY_SETUP_TORCH:-1}" = 1 ] && ! "$PY" -c "import transformers" >/dev/null 2>&1; then
+    echo "setup: pip install transformers"
+    "$PY" -m pip install -q transformers || echo "setup: transformers unavailable; its tests will say so"
   fi
   if [ "${HURRAY_SETUP_JAX:-1}" = 1 ] && ! "$PY" -c "import jax" >/dev/null 2>&1; then
     echo "setup: pip install jax"
