@@ -268,8 +268,16 @@ def main():
     check(all(same(tensors[n], loaded[n]) for n in tensors), "every descriptor and every byte")
     check(hurray.load_kv(path) == kv, "KV metadata round trip exact")
     emb = loaded["embed.weight"]
-    check(emb.readonly and not np.asarray(emb).flags.writeable,
-          "mapped tensors are read-only views of the file")
+    view = np.asarray(emb)
+    first = float(view.flat[0])
+    view.flat[0] = first + 1.0  # copies one page into this process; the file keeps its bytes
+    again = np.asarray(hurray.load(path, names=["embed.weight"])["embed.weight"])
+    check(not emb.readonly and view.flags.writeable and float(again.flat[0]) == first,
+          "mapped tensors are writable copy-on-write views: a write never reaches the file")
+    view.flat[0] = first
+    ro = hurray.load(path, names=["embed.weight"], mmap="r")["embed.weight"]
+    check(ro.readonly and not np.asarray(ro).flags.writeable,
+          "mmap='r' maps the file read-only: read-only views")
     with hurray.open(path) as f:
         shard = f["lm_head.weight.1"]
     check(same(tensors["lm_head.weight"].members[1], shard),

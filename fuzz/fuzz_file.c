@@ -145,10 +145,14 @@ static void exercise(const HurrayFile *f) {
     HurrayFileTensor *t = NULL;
     HurrayError err;
     HurrayStatus st = hurray_file_tensor(f, i, &t, &err);
+    /* Writable views only of a file whose tensors are proven disjoint. */
+    if (overlap && info.access == HURRAY_FILE_ACCESS_MMAP_COPY)
+      CHECK(st == HURRAY_ERR_INVALID_FILE);
     if (st != HURRAY_OK) {
       CHECK(t == NULL && err.status == st);
       continue;
     }
+    CHECK(hurray_file_tensor_is_writable(t) == (info.access != HURRAY_FILE_ACCESS_MMAP));
     uint64_t total = 0;
     uint32_t nb = hurray_file_tensor_buffer_count(t);
     for (uint32_t k = 0; k < nb; k++) {
@@ -158,6 +162,13 @@ static void exercise(const HurrayFile *f) {
       CHECK(size == 0 || p != NULL);
       CHECK(size <= e.data_length);
       touch(p, size);
+      if (size > 0 && hurray_file_tensor_is_writable(t)) { /* first and last byte, and back */
+        volatile uint8_t *w = (volatile uint8_t *)(uintptr_t)p;
+        w[0] ^= 0xFF;
+        w[size - 1] ^= 0xFF;
+        w[0] ^= 0xFF;
+        w[size - 1] ^= 0xFF;
+      }
       total += size;
     }
     uint64_t declared = 0;
@@ -201,7 +212,7 @@ static void open_fd(const uint8_t *p, size_t size) {
   if (write(fd, p, size) == (ssize_t)size) {
     char path[64];
     snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-    for (int mode = 0; mode < 2; mode++) {
+    for (int mode = 0; mode < 3; mode++) { /* MMAP, READ, MMAP_COPY */
       HurrayFileOpenOptions o;
       memset(&o, 0, sizeof o);
       o.access = (HurrayFileAccess)mode;

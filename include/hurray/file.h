@@ -17,8 +17,10 @@
  * elsewhere it is ".<name>.tmp-XXXXXX", which a killed save leaves behind
  * and hurray_file_remove_stale_temporaries() removes.
  *
- * Reading (HurrayFile) maps the file (zero-copy, read-only) or, for file
- * systems where mapping is slow, reads each tensor into owned aligned memory.
+ * Reading (HurrayFile) maps the file (zero-copy: read-only and shared, or
+ * private and copy-on-write, so that tensors can be written in place without
+ * the writes ever reaching the file) or, for file systems where mapping is
+ * slow, reads each tensor into owned aligned memory.
  * Opening parses only the header, the trailer, the index and the KV section;
  * fetching a tensor decodes that one descriptor. Every length read from the
  * file is checked against the file size and the caps of HurrayFileOpenOptions
@@ -33,7 +35,9 @@
  * file API, so any file name can be reached).
  *
  * Thread safety: a HurrayFile may be used from several threads at once for
- * everything except hurray_file_close(). A HurrayFileTensor is immutable;
+ * everything except hurray_file_close(). A HurrayFileTensor is immutable
+ * (its bytes too, unless hurray_file_tensor_is_writable: then ordering
+ * writes against other users of the same bytes is the caller's business);
  * retain and release are atomic. A HurrayFileWriter is used by one thread at
  * a time.
  */
@@ -343,9 +347,36 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_remove_stale_temporaries(co
 typedef struct HurrayFile HurrayFile;
 typedef struct HurrayFileTensor HurrayFileTensor;
 
+/*
+ * How tensors are read.
+ *
+ * HURRAY_FILE_ACCESS_MMAP maps the file shared and read-only: buffers are
+ * read-only views of the system's cache of the file (a write through one
+ * kills the process: SIGSEGV, or an access violation on Windows).
+ *
+ * HURRAY_FILE_ACCESS_MMAP_COPY maps it private and copy-on-write (POSIX
+ * MAP_PRIVATE with PROT_READ | PROT_WRITE; Windows PAGE_WRITECOPY and
+ * FILE_MAP_COPY): buffers are writable views. Until a page is written it is
+ * the cached page of the file, as with MMAP; its first write copies that one
+ * page into memory of this process, and the write never reaches the file,
+ * another process, or another HurrayFile of the same file. Every tensor
+ * fetched from one HurrayFile shares its mapping, so a tensor fetched twice
+ * sees the writes made through the other fetch. On Linux the mapping is
+ * MAP_NORESERVE (only written pages are charged to memory, as anonymous
+ * memory: unless vm.overcommit_memory is 2, where the whole mapping is
+ * charged against the commit limit); Windows charges the whole view against
+ * the commit limit when it is mapped.
+ *
+ * Either way, another process that truncates the file while it is mapped
+ * makes a touch of a page past the new end raise SIGBUS (POSIX): the writer
+ * here never truncates a file, it renames a new one over it (the mapping
+ * keeps the old one). HURRAY_FILE_ACCESS_READ is the choice for files that
+ * others rewrite in place.
+ */
 typedef enum HurrayFileAccess {
-  HURRAY_FILE_ACCESS_MMAP = 0, /* map the file; buffers are read-only views (default) */
-  HURRAY_FILE_ACCESS_READ = 1  /* pread each tensor into owned aligned memory */
+  HURRAY_FILE_ACCESS_MMAP = 0,     /* shared read-only mapping; read-only views (default) */
+  HURRAY_FILE_ACCESS_READ = 1,     /* pread each tensor into owned aligned memory */
+  HURRAY_FILE_ACCESS_MMAP_COPY = 2 /* private copy-on-write mapping; writable views */
 } HurrayFileAccess;
 
 /* Reader options. A zeroed struct (or NULL) means every default. */
@@ -359,19 +390,23 @@ typedef struct HurrayFileOpenOptions {
 } HurrayFileOpenOptions;
 
 /*
- * Opens `path` (borrowed): reads and validates the header, the trailer, the
- * index (CRC-32C, names valid UTF-8, every descriptor and data range inside
- * the tensor region, and disjoint from the others when the index lists the
- * tensors in file order) and the KV section. No descriptor is read; names
- * are not compared with each other (a lookup that succeeds proves its name
- * unique: hurray_file_find), and tensors the index lists out of file order
- * are checked for overlaps when file order is first needed
- * (hurray_file_position); hurray_file_verify checks both. `options`
+ * Opens `path` (borrowed) for reading only (the file is never written, also
+ * with HURRAY_FILE_ACCESS_MMAP_COPY): reads and validates the header, the
+ * trailer, the index (CRC-32C, names valid UTF-8, every descriptor and data
+ * range inside the tensor region, and disjoint from the others when the
+ * index lists the tensors in file order) and the KV section. No descriptor
+ * is read; names are not compared with each other (a lookup that succeeds
+ * proves its name unique: hurray_file_find), and tensors the index lists out
+ * of file order are checked for overlaps when file order is first needed
+ * (hurray_file_position; the first hurray_file_tensor with MMAP_COPY);
+ * hurray_file_verify checks both. `options`
  * borrowed, NULL for defaults. On success *out is owned: free with
  * hurray_file_close. On failure NULL.
- * Errors: HURRAY_ERR_IO, HURRAY_ERR_INVALID_FILE, HURRAY_ERR_VERSION_MISMATCH,
- * HURRAY_ERR_CRC_MISMATCH, HURRAY_ERR_INVALID_KV, HURRAY_ERR_DUPLICATE_NAME
- * (KV keys), HURRAY_ERR_UNSUPPORTED (a file larger than the address space,
+ * Errors: HURRAY_ERR_INVALID_ARGUMENT (options->access is no HurrayFileAccess),
+ * HURRAY_ERR_IO (also a mapping the system refuses: "mapping the file
+ * copy-on-write" in the message for MMAP_COPY), HURRAY_ERR_INVALID_FILE,
+ * HURRAY_ERR_VERSION_MISMATCH, HURRAY_ERR_CRC_MISMATCH, HURRAY_ERR_INVALID_KV,
+ * HURRAY_ERR_DUPLICATE_NAME (KV keys), HURRAY_ERR_UNSUPPORTED (a file larger than the address space,
  * an index of 4 GiB or more, a section above its limit),
  * HURRAY_ERR_OUT_OF_MEMORY.
  */
@@ -414,6 +449,11 @@ typedef struct HurrayFileInfo {
   uint32_t kv_length;
   uint32_t index_crc32c;
   bool mapped;                      /* buffers are views of a mapping or of caller memory */
+  /* Appended in the padding after `mapped`: sizeof(HurrayFileInfo) and every
+   * field before it are unchanged. The HurrayFileAccess the file was opened
+   * with (HURRAY_FILE_ACCESS_MMAP for hurray_file_open_memory, whose buffers
+   * are read-only views of the caller's memory). */
+  uint8_t access;
 } HurrayFileInfo;
 
 /* Fills *out. */
@@ -486,12 +526,17 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_descriptor(const HurrayFile
  * Fetches tensor `index`: decodes its descriptor, checks it against the index
  * entry (descriptor_length, data_offset alignment, data_length equal to the
  * buffers' extent) and locates each buffer. With HURRAY_FILE_ACCESS_MMAP the
- * buffers are read-only views of the mapping; with HURRAY_FILE_ACCESS_READ
- * they are read into one owned block aligned to the largest buffer
- * alignment. *out owned: release with hurray_file_tensor_release; it stays
- * valid after hurray_file_close. NULL on failure.
- * Errors: descriptor decode errors, HURRAY_ERR_INVALID_FILE,
- * HURRAY_ERR_MISALIGNED (a buffer declares an alignment above the file's data
+ * buffers are read-only views of the mapping; with
+ * HURRAY_FILE_ACCESS_MMAP_COPY writable views of the private mapping (the
+ * first fetch proves, once, that no two tensors of the file overlap, as
+ * hurray_file_position does, so that a write through one tensor's buffers
+ * never changes another tensor's bytes or any descriptor); with
+ * HURRAY_FILE_ACCESS_READ they are read into one owned block aligned to the
+ * largest buffer alignment. *out owned: release with
+ * hurray_file_tensor_release; it stays valid after hurray_file_close. NULL
+ * on failure.
+ * Errors: descriptor decode errors, HURRAY_ERR_INVALID_FILE (also two
+ * overlapping tensors, with MMAP_COPY), HURRAY_ERR_MISALIGNED (a buffer declares an alignment above the file's data
  * alignment, or caller memory is not aligned), HURRAY_ERR_UNSUPPORTED (a
  * permissively decoded layout whose buffers cannot be located), HURRAY_ERR_IO.
  */
@@ -520,16 +565,28 @@ HURRAY_API uint64_t hurray_file_tensor_index(const HurrayFileTensor *t);
 /* Number of buffers (the descriptor's buffer_count). */
 HURRAY_API uint32_t hurray_file_tensor_buffer_count(const HurrayFileTensor *t);
 
-/* Buffer `i`: *data (borrowed, read-only, valid while t lives; NULL for an
- * empty buffer) and *size. HURRAY_ERR_INDEX_OUT_OF_BOUNDS. */
+/* Buffer `i`: *data (borrowed, valid while t lives; NULL for an empty
+ * buffer; read-only unless hurray_file_tensor_is_writable, when a holder may
+ * cast away the const and write up to *size bytes) and *size.
+ * HURRAY_ERR_INDEX_OUT_OF_BOUNDS. */
 HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_tensor_buffer(
     const HurrayFileTensor *t, uint32_t i, const void **data, uint64_t *size);
 
-/* True when the buffers are views of a mapping (or of memory given to
- * hurray_file_open_memory): read-only. False when they were read into a block
- * that belongs to this tensor alone: its holders may write through the
- * pointers (cast away const), e.g. to hand out writable arrays. */
+/* True when the buffers are views of a mapping (read-only or copy-on-write)
+ * or of memory given to hurray_file_open_memory. False when they were read
+ * into a block that belongs to this tensor alone (HURRAY_FILE_ACCESS_READ).
+ * False for NULL. Whether they may be written: hurray_file_tensor_is_writable. */
 HURRAY_API bool hurray_file_tensor_is_mapped(const HurrayFileTensor *t);
+
+/* True when the holders of t may write through its buffer pointers (cast
+ * away const), e.g. to hand out writable arrays: buffers read into a block of
+ * this tensor's own (HURRAY_FILE_ACCESS_READ), and views of a copy-on-write
+ * mapping (HURRAY_FILE_ACCESS_MMAP_COPY: the writes stay in this process and
+ * are seen by every tensor of the same HurrayFile over those bytes). False
+ * for views of a read-only mapping (HURRAY_FILE_ACCESS_MMAP), where a write
+ * kills the process, for views of memory given to hurray_file_open_memory,
+ * and for NULL. */
+HURRAY_API bool hurray_file_tensor_is_writable(const HurrayFileTensor *t);
 
 /* ---- composites ------------------------------------------------------------------- */
 

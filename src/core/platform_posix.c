@@ -296,14 +296,25 @@ uint64_t hurray__os_page_size(void) {
   return pg > 0 ? (uint64_t)pg : 4096u;
 }
 
-int hurray__os_map_read(HurrayOsFile f, uint64_t size, uint64_t align, void **addr,
-                        const char **step) {
+/* Private writable mappings are not charged against the commit limit in
+ * full (Linux: MAP_NORESERVE, honoured unless vm.overcommit_memory is 2):
+ * only the pages written ever take memory, as with a read-only mapping. */
+#if defined(MAP_NORESERVE)
+#define HURRAY__MAP_NORESERVE MAP_NORESERVE
+#else
+#define HURRAY__MAP_NORESERVE 0
+#endif
+
+int hurray__os_map(HurrayOsFile f, uint64_t size, uint64_t align, bool copy_on_write,
+                   void **addr, const char **step) {
   const uint64_t page = hurray__os_page_size();
   const size_t len = (size_t)size;
+  const int prot = copy_on_write ? PROT_READ | PROT_WRITE : PROT_READ;
+  const int flags = copy_on_write ? MAP_PRIVATE | HURRAY__MAP_NORESERVE : MAP_SHARED;
   *addr = NULL;
-  *step = "mapping the file";
+  *step = copy_on_write ? "mapping the file copy-on-write" : "mapping the file";
   if (align <= page) {
-    void *a = mmap(NULL, len, PROT_READ, MAP_SHARED, f, 0);
+    void *a = mmap(NULL, len, prot, flags, f, 0);
     if (a == MAP_FAILED) return errno;
     *addr = a;
     return 0;
@@ -318,7 +329,7 @@ int hurray__os_map_read(HurrayOsFile f, uint64_t size, uint64_t align, void **ad
   }
   uintptr_t al = ((uintptr_t)res + (uintptr_t)(align - 1)) & ~(uintptr_t)(align - 1);
   uint8_t *aligned = (uint8_t *)al;
-  void *a = mmap(aligned, len, PROT_READ, MAP_SHARED | MAP_FIXED, f, 0);
+  void *a = mmap(aligned, len, prot, flags | MAP_FIXED, f, 0);
   if (a == MAP_FAILED) {
     int e = errno;
     munmap(res, span);

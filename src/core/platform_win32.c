@@ -415,17 +415,22 @@ static uint64_t granularity(void) {
   return si.dwAllocationGranularity > 0 ? si.dwAllocationGranularity : 65536u;
 }
 
-int hurray__os_map_read(HurrayOsFile f, uint64_t size, uint64_t align, void **addr,
-                        const char **step) {
+int hurray__os_map(HurrayOsFile f, uint64_t size, uint64_t align, bool copy_on_write,
+                   void **addr, const char **step) {
   *addr = NULL;
-  *step = "mapping the file";
-  HANDLE m = CreateFileMappingW(f, NULL, PAGE_READONLY, 0, 0, NULL);
+  *step = copy_on_write ? "mapping the file copy-on-write" : "mapping the file";
+  /* PAGE_WRITECOPY needs only read access to the file; FILE_MAP_COPY views
+   * copy a page on its first write, and the copy never reaches the file.
+   * Windows charges such a view against the commit limit in full. */
+  HANDLE m = CreateFileMappingW(f, NULL, copy_on_write ? PAGE_WRITECOPY : PAGE_READONLY, 0, 0,
+                                NULL);
   if (m == NULL) return last_error();
+  const DWORD view = copy_on_write ? FILE_MAP_COPY : FILE_MAP_READ;
   int e = 0;
   void *a = NULL;
   if (align <= granularity()) {
     /* Views start at a multiple of the allocation granularity (64 KiB). */
-    a = MapViewOfFile(m, FILE_MAP_READ, 0, 0, (SIZE_T)size);
+    a = MapViewOfFile(m, view, 0, 0, (SIZE_T)size);
     if (a == NULL) e = last_error();
   } else {
     /* Find an aligned free range by reserving size + align, release it and
@@ -439,7 +444,7 @@ int hurray__os_map_read(HurrayOsFile f, uint64_t size, uint64_t align, void **ad
       }
       uintptr_t al = ((uintptr_t)res + (uintptr_t)(align - 1)) & ~(uintptr_t)(align - 1);
       VirtualFree(res, 0, MEM_RELEASE);
-      a = MapViewOfFileEx(m, FILE_MAP_READ, 0, 0, (SIZE_T)size, (void *)al);
+      a = MapViewOfFileEx(m, view, 0, 0, (SIZE_T)size, (void *)al);
       if (a == NULL) e = last_error();
     }
   }

@@ -217,6 +217,7 @@ HurrayStatus hurray_file_open_memory(const void *data, uint64_t size, HurrayFile
   const uint8_t *p = data;
   f->info.file_size = size;
   f->info.mapped = true;
+  f->info.access = (uint8_t)HURRAY_FILE_ACCESS_MMAP; /* read-only views of `data` */
   HurrayStatus st = parse_all(f, p, p + size - HURRAY_FILE_TRAILER_LEN, err);
   if (st == HURRAY_OK)
     st = parse_sections(f, p + f->info.index_offset,
@@ -240,8 +241,9 @@ HurrayStatus hurray_file_open_memory(const void *data, uint64_t size, HurrayFile
   return HURRAY_OK;
 }
 
-/* Maps the whole file read-only at an address aligned like its offsets, so
- * that a buffer at an A-aligned offset is A-aligned in memory. */
+/* Maps the whole file (read-only and shared, or private copy-on-write) at an
+ * address aligned like its offsets, so that a buffer at an A-aligned offset
+ * is A-aligned in memory. */
 static HurrayStatus map_file(HurrayFile *f, HurrayOsFile fd, HurrayError *err) {
   uint64_t size = f->info.file_size;
   uint64_t A = f->info.data_alignment;
@@ -256,8 +258,10 @@ static HurrayStatus map_file(HurrayFile *f, HurrayOsFile fd, HurrayError *err) {
   atomic_init(&f->source->refs, 1);
   void *addr = NULL;
   const char *step = NULL;
-  int e = hurray__os_map_read(fd, size, A, &addr, &step);
+  const bool cow = f->opts.access == HURRAY_FILE_ACCESS_MMAP_COPY;
+  int e = hurray__os_map(fd, size, A, cow, &addr, &step);
   if (e != 0) return hurray__io_fail(err, e, HURRAY_NO_OFFSET, step);
+  f->source->writable = cow;
   f->source->map_addr = addr;
   f->source->map_len = (size_t)size;
   f->source->base = addr;
@@ -282,10 +286,17 @@ HurrayStatus hurray_file_open(const char *path, const HurrayFileOpenOptions *opt
   *out = NULL;
   if (path == NULL)
     return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, "path", "is NULL");
+  if (options != NULL && options->access != HURRAY_FILE_ACCESS_MMAP &&
+      options->access != HURRAY_FILE_ACCESS_READ &&
+      options->access != HURRAY_FILE_ACCESS_MMAP_COPY)
+    return hurray__fail(err, HURRAY_ERR_INVALID_ARGUMENT, HURRAY_NO_OFFSET, "options.access",
+                        "%d is not a HurrayFileAccess (0 MMAP, 1 READ, 2 MMAP_COPY)",
+                        (int)options->access);
   HurrayFile *f = file_new(options);
   if (f == NULL)
     return hurray__fail(err, HURRAY_ERR_OUT_OF_MEMORY, HURRAY_NO_OFFSET, "file",
                         "out of memory");
+  f->info.access = (uint8_t)f->opts.access;
   HurrayStatus st = HURRAY_OK;
   HurrayOsFile fd = HURRAY__OS_FILE_NONE;
   int e = hurray__os_open_read(path, &fd);
@@ -364,6 +375,15 @@ void hurray_file_close(HurrayFile **pf) {
 }
 
 /* ---- queries --------------------------------------------------------------------- */
+
+/* HurrayFileInfo.access sits in the padding after `mapped`: the struct is no
+ * larger than it was without it, so programs built against the older header
+ * (which allocate the smaller struct) keep working. */
+_Static_assert(offsetof(HurrayFileInfo, access) == offsetof(HurrayFileInfo, mapped) + 1 &&
+                   sizeof(HurrayFileInfo) ==
+                       (offsetof(HurrayFileInfo, mapped) + _Alignof(HurrayFileInfo)) /
+                           _Alignof(HurrayFileInfo) * _Alignof(HurrayFileInfo),
+               "HurrayFileInfo grew: existing programs allocate the older size");
 
 HurrayStatus hurray_file_info(const HurrayFile *f, HurrayFileInfo *out) {
   if (f == NULL || out == NULL) return HURRAY_ERR_NULL_POINTER;

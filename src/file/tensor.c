@@ -126,6 +126,12 @@ HurrayStatus hurray_file_tensor(const HurrayFile *f, uint64_t index, HurrayFileT
   if (out == NULL)
     return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, "out", "is NULL");
   *out = NULL;
+  if (f != NULL && f->source != NULL && f->source->writable && index < f->count) {
+    /* Writable views: prove (once) that no two tensors overlap, so that a
+     * write through this one never reaches another's bytes or descriptor. */
+    const HurrayFileOrder *o;
+    HURRAY_TRY(hurray__file_order_get(f, &o, err));
+  }
   HurrayDescriptor *d = NULL;
   HURRAY_TRY(hurray_file_descriptor(f, index, &d, err));
   const uint32_t i = (uint32_t)index;
@@ -294,4 +300,8 @@ HurrayStatus hurray_file_tensor_buffer(const HurrayFileTensor *t, uint32_t i, co
 
 bool hurray_file_tensor_is_mapped(const HurrayFileTensor *t) {
   return t != NULL && t->source != NULL;
+}
+
+bool hurray_file_tensor_is_writable(const HurrayFileTensor *t) {
+  return t != NULL && (t->source == NULL || t->source->writable);
 }

@@ -261,7 +261,9 @@ HURRAY_INTERNAL const uint8_t *hurray__kv_key_at(const void *ctx, uint32_t i, si
 
 /*
  * The bytes of an opened file (a mapping, or memory given by the caller),
- * shared by the HurrayFile and every tensor fetched from it.
+ * shared by the HurrayFile and every tensor fetched from it. A writable
+ * (copy-on-write) mapping is shared too: a write through one tensor is seen
+ * by every tensor of the same file over the same bytes.
  */
 typedef struct HurrayFileSource {
   atomic_size_t refs;
@@ -269,6 +271,7 @@ typedef struct HurrayFileSource {
   uint64_t size;
   void *map_addr;      /* mapping to unmap, or NULL */
   size_t map_len;
+  bool writable;       /* a private copy-on-write mapping (HURRAY_FILE_ACCESS_MMAP_COPY) */
   HurrayFileReleaseFn release; /* caller memory */
   void *release_ctx;
 } HurrayFileSource;

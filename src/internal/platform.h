@@ -202,14 +202,18 @@ HURRAY_INTERNAL int hurray__os_remove_stale(const char *dir,
 /* The page size (4096 when unknown). */
 HURRAY_INTERNAL uint64_t hurray__os_page_size(void);
 /*
- * Maps bytes [0, size) of `f` read-only and shared at an address that is a
- * multiple of `align` (a power of two); size > 0 and size + 2 * align must
- * fit a size_t. *addr receives the mapping (hurray__os_unmap(addr, size));
- * on failure *step names what failed ("mapping the file", "reserving
- * address space").
+ * Maps bytes [0, size) of `f` at an address that is a multiple of `align` (a
+ * power of two); size > 0 and size + 2 * align must fit a size_t.
+ * copy_on_write false: read-only and shared (the pages of the file's cache).
+ * copy_on_write true: readable and writable, private: a page is copied on
+ * its first write, and writes never reach the file or another mapping of it
+ * (POSIX MAP_PRIVATE, Windows FILE_MAP_COPY). *addr receives the mapping
+ * (hurray__os_unmap(addr, size)); on failure *step names what failed
+ * ("mapping the file", "mapping the file copy-on-write", "reserving address
+ * space").
  */
-HURRAY_INTERNAL int hurray__os_map_read(HurrayOsFile f, uint64_t size, uint64_t align,
-                                        void **addr, const char **step);
+HURRAY_INTERNAL int hurray__os_map(HurrayOsFile f, uint64_t size, uint64_t align,
+                                   bool copy_on_write, void **addr, const char **step);
 HURRAY_INTERNAL void hurray__os_unmap(void *addr, size_t size);
 /* Hints that [addr, addr + len) of a mapping is about to be read. */
 HURRAY_INTERNAL void hurray__os_will_read(const void *addr, size_t len);

@@ -49,12 +49,13 @@ static uint8_t *base_file(size_t *len) {
 
 #define T_OFF(len) ((len) - 40)
 
-/* Opens the image in all three ways; each must give `want` and a field
+/* Opens the image in all four ways (caller memory; then mapped, read and
+ * mapped copy-on-write: access = mode - 1); each must give `want` and a field
  * starting with `field` (NULL: not checked). Returns the memory-mode file on
  * success (caller closes), else NULL. */
 static HurrayFile *expect(const uint8_t *p, size_t len, HurrayStatus want, const char *field) {
   HurrayFile *keep = NULL;
-  for (int mode = 0; mode < 3; mode++) {
+  for (int mode = 0; mode < 4; mode++) {
     HurrayFile *f = NULL;
     HurrayError e;
     hurray_error_clear(&e);
@@ -93,7 +94,7 @@ static void test_base_file_reads(void **state) {
   (void)state;
   size_t len;
   uint8_t *p = base_file(&len);
-  for (int mode = 0; mode < 3; mode++) {
+  for (int mode = 0; mode < 4; mode++) {
     HurrayFile *f = NULL;
     HurrayError e;
     HurrayStatus st = mode == 0 ? tf_open_image(p, len, &f, &e)
@@ -107,6 +108,7 @@ static void test_base_file_reads(void **state) {
     assert_int_equal(in.kv_offset, 20480);
     assert_int_equal(in.tensor_count_hint, 3);
     assert_int_equal(in.mapped, mode != 2);
+    assert_int_equal(in.access, mode == 0 ? HURRAY_FILE_ACCESS_MMAP : mode - 1);
     assert_int_equal(hurray_file_tensor_count(f), 3);
     uint64_t idx;
     assert_int_equal(hurray_file_find(f, "t1", 2, &idx), HURRAY_OK);
@@ -127,6 +129,7 @@ static void test_base_file_reads(void **state) {
     assert_int_equal(hurray_file_tensor_index(t), 1);
     assert_int_equal(hurray_file_tensor_buffer_count(t), 1);
     assert_int_equal(hurray_file_tensor_is_mapped(t), mode != 2);
+    assert_int_equal(hurray_file_tensor_is_writable(t), mode >= 2);
     const void *q;
     uint64_t n;
     assert_int_equal(hurray_file_tensor_buffer(t, 0, &q, &n), HURRAY_OK);
@@ -344,6 +347,27 @@ static void expect_overlap(const uint8_t *p, size_t len, const char *field) {
     assert_null(tree);
   }
   hurray_file_close(&f);
+  /* Writable views need the proof: with MMAP_COPY no tensor is handed out
+   * (a write through one would change another's bytes or descriptor), with
+   * MMAP each tensor that is fine on its own still is. */
+  for (int access = 0; access < 3; access += 2) {
+    HurrayError e;
+    assert_int_equal(tf_open_bytes(p, len, (HurrayFileAccess)access, &f, &e), HURRAY_OK);
+    int fetched = 0;
+    for (uint64_t i = 0; i < hurray_file_tensor_count(f); i++) {
+      HurrayFileTensor *t = NULL;
+      HurrayStatus st = hurray_file_tensor(f, i, &t, &e);
+      if (st == HURRAY_OK) fetched++;
+      if (access == HURRAY_FILE_ACCESS_MMAP_COPY) {
+        assert_int_equal(st, HURRAY_ERR_INVALID_FILE);
+        assert_non_null(strstr(e.message, "overlaps"));
+        assert_null(t);
+      }
+      hurray_file_tensor_release(&t);
+    }
+    assert_true(access == HURRAY_FILE_ACCESS_MMAP_COPY ? fetched == 0 : fetched > 0);
+    hurray_file_close(&f);
+  }
 }
 
 /* Like ICASE, for expect_overlap. */
@@ -499,7 +523,7 @@ static void test_fetch_rules(void **state) {
       default: m.p[8192 + 6] ^= 0x40; break; /* the descriptor's own length */
     }
     tf_fix_crc(m.p, len);
-    for (int mode = 0; mode < 3; mode++) {
+    for (int mode = 0; mode < 4; mode++) {
       HurrayFile *f = NULL;
       HurrayError e;
       HurrayStatus st = mode == 0 ? tf_open_image(m.p, len, &f, &e)
@@ -553,7 +577,7 @@ static void test_caps(void **state) {
   size_t len;
   uint8_t *p = base_file(&len);
   tf_store(tf_path("caps.hrry"), p, len);
-  for (int mode = 0; mode < 2; mode++) {
+  for (int mode = 0; mode < 3; mode++) { /* MMAP, READ, MMAP_COPY */
     HurrayFileOpenOptions o;
     memset(&o, 0, sizeof o);
     o.access = (HurrayFileAccess)mode;
@@ -585,7 +609,7 @@ static void test_truncation_at_every_byte(void **state) {
     HurrayFile *f = NULL;
     if (hurray_file_open_memory(p, n, NULL, NULL, NULL, &f, &e) != HURRAY_ERR_INVALID_FILE)
       fail_msg("memory, %zu bytes: %s", n, e.message);
-    for (int mode = 0; mode < 2; mode++) {
+    for (int mode = 0; mode < 3; mode++) {
       HurrayFileOpenOptions o;
       memset(&o, 0, sizeof o);
       o.access = (HurrayFileAccess)mode;
@@ -632,7 +656,7 @@ static void test_hostile_lengths_allocate_nothing_big(void **state) {
       {20480 + 4 + 3 + 1, 8, 0},       /* harmless: the int64 value */
   };
   for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
-    for (int mode = 0; mode < 3; mode++) {
+    for (int mode = 0; mode < 4; mode++) {
       m = copy_of(p, len);
       if (edits[i].width == 8) hurray__st64(m.p + edits[i].off, edits[i].v);
       else hurray__st32(m.p + edits[i].off, (uint32_t)edits[i].v);
@@ -663,7 +687,7 @@ static void test_open_allocation_failures(void **state) {
   assert_non_null(aligned);
   memcpy(aligned, p, len);
   tu_alloc_install();
-  for (int mode = 0; mode < 3; mode++) {
+  for (int mode = 0; mode < 4; mode++) {
     for (long n = 0;; n++) {
       tu_fail_alloc_after(n);
       HurrayFile *f = NULL;
@@ -674,7 +698,7 @@ static void test_open_allocation_failures(void **state) {
       } else {
         HurrayFileOpenOptions o;
         memset(&o, 0, sizeof o);
-        o.access = (HurrayFileAccess)mode;
+        o.access = mode == 3 ? HURRAY_FILE_ACCESS_MMAP_COPY : (HurrayFileAccess)mode;
         st = hurray_file_open(tf_path("oom.hrry"), &o, &f, &e);
       }
       HurrayFileTensor *t = NULL;
@@ -785,6 +809,7 @@ static void test_null_arguments(void **state) {
   assert_null(hurray_file_tensor_descriptor(NULL));
   assert_int_equal(hurray_file_tensor_buffer_count(NULL), 0);
   assert_false(hurray_file_tensor_is_mapped(NULL));
+  assert_false(hurray_file_tensor_is_writable(NULL));
 }
 
 
@@ -828,7 +853,7 @@ static void test_concurrent_readers(void **state) {
   size_t len;
   uint8_t *p = base_file(&len);
   tf_store(tf_path("mt.hrry"), p, len);
-  for (int mode = 0; mode < 2; mode++) {
+  for (int mode = 0; mode < 3; mode++) { /* MMAP, READ, MMAP_COPY */
     HurrayFileOpenOptions o;
     memset(&o, 0, sizeof o);
     o.access = (HurrayFileAccess)mode;
@@ -924,7 +949,7 @@ static void test_golden_basic(void **state) {
   }
   char path[1024];
   snprintf(path, sizeof path, "%s/files/basic.hrry", dir);
-  for (int mode = 0; mode < 2; mode++) {
+  for (int mode = 0; mode < 3; mode++) { /* MMAP, READ, MMAP_COPY */
     HurrayFileOpenOptions o;
     memset(&o, 0, sizeof o);
     o.access = (HurrayFileAccess)mode;

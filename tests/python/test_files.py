@@ -31,17 +31,20 @@ def path(tmp_path):
 
 # ---- round trips ------------------------------------------------------------------------
 
-@pytest.mark.parametrize("mmap", [True, False])
+MMAP_MODES = [True, "c", "r", False]
+
+
+@pytest.mark.parametrize("mmap", MMAP_MODES)
 def test_every_layout_and_scheme_round_trips(path, mmap):
     hurray.save(path, SAMPLES)
     got = hurray.load(path, mmap=mmap)
     assert list(got) == list(SAMPLES)
     for name, t in SAMPLES.items():
         samples.assert_same_tensor(t, got[name])
-        assert got[name].readonly is mmap
+        assert got[name].readonly is (mmap == "r")  # only the read-only mapping
 
 
-@pytest.mark.parametrize("mmap", [True, False])
+@pytest.mark.parametrize("mmap", MMAP_MODES)
 def test_composites_round_trip_under_the_head_name(path, mmap):
     hurray.save(path, {"w": SAMPLES["f32_row"], **COMPOSITES})
     got = hurray.load(path, mmap=mmap)
@@ -50,7 +53,10 @@ def test_composites_round_trip_under_the_head_name(path, mmap):
     for name, c in COMPOSITES.items():
         assert isinstance(got[name], hurray.Composite)
         samples.assert_same(c, got[name])
-    with hurray.open(path) as f:
+        for m in got[name].members:
+            if isinstance(m, hurray.Tensor):
+                assert m.readonly is (mmap == "r")
+    with hurray.open(path, mmap=mmap) as f:
         # every index entry is addressable: members under "{head}.{index}"
         assert f.keys() == ["w", "partition", "partition.0", "partition.1", "overlay",
                             "overlay.0", "overlay.1", "nested", "nested.0", "nested.1",
@@ -108,10 +114,11 @@ def test_empty_file(path):
 
 # ---- zero-copy loads -------------------------------------------------------------------------
 
-def test_mmap_loads_are_read_only_views_that_keep_the_mapping(path):
+def test_read_only_mmap_loads_are_read_only_views_that_keep_the_mapping(path):
     big = np.arange(1 << 16, dtype=np.float32)
     hurray.save(path, {"big": hurray.from_numpy(big), "small": SAMPLES["f32_row"]})
-    got = hurray.load(path)
+    got = hurray.load(path, mmap="r")
+    assert got["big"].readonly
     arr = np.asarray(got["big"])
     assert not arr.flags.writeable
     with pytest.raises(ValueError):
@@ -120,10 +127,106 @@ def test_mmap_loads_are_read_only_views_that_keep_the_mapping(path):
     del got
     collect()
     assert np.array_equal(arr, big)  # the array keeps the mapping alive
-    with hurray.open(path) as f:
+    with hurray.open(path, mmap="r") as f:
         a, b = np.asarray(f["big"]), np.asarray(f["big"])
     assert a.ctypes.data == b.ctypes.data  # both views of the one mapping
     assert np.array_equal(a, big)
+
+
+@pytest.mark.parametrize("mmap", [None, True, "c"])
+def test_default_loads_are_copy_on_write_views(path, mmap):
+    """The default (mmap=True, "c"): writable zero-copy views of a private mapping. A
+    write never reaches the file, nor another load or open of it; the tensors of one
+    File share its mapping, so a tensor fetched twice sees the other fetch's writes."""
+    big = np.arange(1 << 16, dtype=np.float32)
+    hurray.save(path, {"big": hurray.from_numpy(big), "small": SAMPLES["f32_row"]})
+    before = path.read_bytes()
+    kw = {} if mmap is None else {"mmap": mmap}
+    got = hurray.load(path, **kw)
+    t = got["big"]
+    assert not t.readonly and t.buffer_handles[0].alignment == hurray.PAGE_ALIGNMENT
+    arr = np.asarray(t)
+    assert arr.flags.writeable
+    arr[0] = -1.0
+    arr[-1] = -2.0
+    assert np.asarray(t)[0] == -1.0 and np.asarray(t.buffer(0)).view(np.float32)[-1] == -2.0
+    other = hurray.load(path, **kw)["big"]
+    assert np.array_equal(np.asarray(other), big)  # a mapping of its own
+    assert path.read_bytes() == before
+    del got, t
+    collect()
+    assert arr[0] == -1.0 and np.array_equal(arr[1:-1], big[1:-1])  # the array keeps it
+    with hurray.open(path, **kw) as f:
+        assert f.mapped and f.mmap_mode == "c" and "mmap='c'" in repr(f)
+        a, b = np.asarray(f["big"]), np.asarray(f["big"])
+        assert a.ctypes.data == b.ctypes.data  # both views of the File's one mapping
+        a[5] = 99.0
+        assert b[5] == 99.0  # ... and so of each other's writes
+        with hurray.open(path, **kw) as g:
+            assert np.asarray(g["big"])[5] == 5.0  # another File: its own mapping
+    assert path.read_bytes() == before
+    assert np.array_equal(np.asarray(hurray.load(path, mmap=False)["big"]), big)
+
+
+def test_mmap_modes_and_their_names(path):
+    hurray.save(path, {"w": SAMPLES["f32_row"]})
+    for mmap, mode, mapped, readonly in ((True, "c", True, False), ("c", "c", True, False),
+                                         ("r", "r", True, True), (False, None, False, False)):
+        with hurray.open(path, mmap=mmap) as f:
+            assert f.mmap_mode == mode and f.mapped is mapped, mmap
+            assert f["w"].readonly is readonly
+            assert repr(f).endswith(f"mmap={mode!r}>" if mode else "mmap=False>"), repr(f)
+    with hurray.open(path) as f:
+        assert f.mmap_mode == "c"  # the default
+    with pytest.raises(AttributeError):
+        f.mmap_mode = "r"
+    for bad in (1, 0, None, "w", "C", "rc", "", b"c", 1.0, np.True_):
+        for call in (lambda: hurray.load(path, mmap=bad), lambda: hurray.open(path, mmap=bad)):
+            with pytest.raises(ValueError, match=r"mmap .*True or 'c'.*'r'.*False") as e:
+                call()
+            assert repr(bad) in str(e.value)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/smaps"), reason="reads Linux's smaps")
+def test_copy_on_write_copies_only_the_pages_written(path):
+    """No page is copied at load or by reading; each page written, exactly once."""
+    hurray.save(path, {"w": hurray.from_numpy(np.arange(1 << 18, dtype=np.float32))})
+    t = hurray.load(path)["w"]
+    arr = np.asarray(t)
+
+    def anonymous_kb():
+        lines = pathlib.Path("/proc/self/smaps").read_text().splitlines()
+        inside = False
+        for line in lines:
+            head = line.split(None, 1)[0]
+            if "-" in head and not head.endswith(":"):
+                lo, hi = (int(x, 16) for x in head.split("-"))
+                inside = lo <= arr.ctypes.data < hi
+            elif inside and head == "Anonymous:":
+                return int(line.split()[1])
+        raise AssertionError("the mapping is not in smaps")
+
+    assert float(arr.sum()) == float(np.arange(1 << 18, dtype=np.float64).sum())
+    assert anonymous_kb() == 0
+    page = os.sysconf("SC_PAGE_SIZE")
+    arr[0] = 1.0
+    arr[1] = 2.0  # the same page
+    arr[(10 * page) // 4] = 3.0
+    assert anonymous_kb() == 2 * page // 1024
+
+
+def test_saving_over_a_loaded_file_keeps_the_loaded_bytes(path):
+    """save renames a new file over the old one: tensors mapped from the old file keep
+    its bytes (no SIGBUS), written or not; a new load reads the new file."""
+    old = np.arange(1 << 16, dtype=np.float32)
+    hurray.save(path, {"w": hurray.from_numpy(old)})
+    c = hurray.load(path)["w"]
+    r = hurray.load(path, mmap="r")["w"]
+    np.asarray(c)[0] = 42.0
+    hurray.save(path, {"w": hurray.from_numpy(np.zeros(4, np.float32))})  # much shorter
+    assert np.array_equal(np.asarray(r), old)
+    assert np.asarray(c)[0] == 42.0 and np.array_equal(np.asarray(c)[1:], old[1:])
+    assert np.asarray(hurray.load(path)["w"]).tolist() == [0.0] * 4
 
 
 def test_plain_reads_are_writable_copies(path):
@@ -134,7 +237,7 @@ def test_plain_reads_are_writable_copies(path):
     arr[0, 0] = 99.0
     assert np.asarray(hurray.load(path)["w"])[0, 0] != 99.0
     with hurray.open(path, mmap=False) as f:
-        assert not f.mapped and not f["w"].readonly
+        assert not f.mapped and f.mmap_mode is None and not f["w"].readonly
 
 
 def test_scipy_round_trip(path):
@@ -306,7 +409,7 @@ def test_golden_basic_file():
     manifest = json.loads((g / "manifest.json").read_text())
     entry = next(e for e in manifest["files"] if e["file"] == "files/basic.hrry")
     p = g / entry["file"]
-    for mmap in (True, False):
+    for mmap in MMAP_MODES:
         got = hurray.load(p, mmap=mmap)
         assert list(got) == [t["name"] for t in entry["tensors"]]
         for t in entry["tensors"]:
@@ -427,7 +530,7 @@ def test_private_layouts_relay_with_permissive(path):
     hurray.save(path, {"p": t, "w": SAMPLES["f32_row"]})
     with pytest.raises(hurray.InvalidDescriptorError, match="0xF3"):
         hurray.load(path)  # strict by default (docs/decisions.md § Strictness)
-    for mmap in (True, False):
+    for mmap in MMAP_MODES:
         got = hurray.load(path, permissive=True, mmap=mmap)
         assert got["p"].layout == t.layout
         assert samples.buffer_bytes(got["p"]) == samples.buffer_bytes(t)

@@ -15,11 +15,16 @@
  * its members, each under its own index entry named "{head}.{index}"
  * (recursively: "{head}.{index}.{index}" for a nested composite's members).
  *
- * Loading maps the file by default: each tensor's buffers are read-only
- * views of the mapping, and a small capsule holding the C library's
- * HurrayFileTensor keeps the mapping alive for as long as a tensor (or an
- * array made from it) uses it. mmap=False reads each tensor into memory of
- * its own instead (writable), for file systems where mapping is slow.
+ * Loading maps the file by default, private and copy-on-write (mmap=True or
+ * "c", HURRAY_FILE_ACCESS_MMAP_COPY): each tensor's buffers are writable
+ * views of the mapping, a write copies the page it lands on and never
+ * reaches the file, and the tensors of one load or one File share the
+ * mapping (and so each other's writes). mmap="r" maps it shared and
+ * read-only (HURRAY_FILE_ACCESS_MMAP): read-only views. Either way a small
+ * capsule holding the C library's HurrayFileTensor keeps the mapping alive
+ * for as long as a tensor (or an array made from it) uses it. mmap=False
+ * reads each tensor into memory of its own instead (writable), for file
+ * systems where mapping is slow and files that others rewrite in place.
  */
 #include "io/file.h"
 
@@ -86,7 +91,7 @@ static PyObject *tensor_from_file(HrpyState *st, HurrayFileTensor *ft, uint32_t 
     return NULL;
   }
   uint32_t n = hurray_file_tensor_buffer_count(ft);
-  bool mapped = hurray_file_tensor_is_mapped(ft);
+  bool writable = hurray_file_tensor_is_writable(ft);
   HrpyBuffer small[4];
   HrpyBuffer *bufs = n <= 4 ? small : PyMem_Calloc(n, sizeof(HrpyBuffer));
   if (bufs == NULL) {
@@ -98,12 +103,13 @@ static PyObject *tensor_from_file(HrpyState *st, HurrayFileTensor *ft, uint32_t 
     const void *data = NULL;
     uint64_t size = 0;
     HRPY_CANNOT_FAIL(hurray_file_tensor_buffer(ft, i, &data, &size));
-    /* A mapped buffer is handed out read-only (readonly below), so the
-     * const is honoured; a read buffer belongs to this tensor alone. */
+    /* A buffer of a read-only mapping is handed out read-only (readonly
+     * below), so the const is honoured; a buffer read into memory of the
+     * tensor's own, or a view of a copy-on-write mapping, may be written. */
     bufs[i].data = (uint8_t *)(uintptr_t)data;
     bufs[i].size = size;
     bufs[i].owner = Py_NewRef(keeper);
-    bufs[i].readonly = mapped;
+    bufs[i].readonly = !writable;
     bufs[i].host = true;
   }
   const HurrayDescriptor *d = hurray_file_tensor_descriptor(ft);
@@ -180,13 +186,51 @@ static PyObject *fetch_to_py(HrpyState *st, const Fetch *x, uint32_t options,
 
 /* ---- opening ------------------------------------------------------------------------- */
 
-static HurrayFile *open_file(HrpyState *st, PyObject *pathobj, bool mmap, uint32_t options,
-                             const char *op) {
+/* mmap=: True or "c" (the default): a private copy-on-write mapping; "r": a
+ * shared read-only one; False: plain reads. Anything else is a ValueError
+ * (a bool is compared by identity: 0, 1 and None are not flags here). */
+static int parse_mmap(PyObject *o, const char *fname, HurrayFileAccess *out) {
+  if (o == NULL || o == Py_True) {
+    *out = HURRAY_FILE_ACCESS_MMAP_COPY;
+    return 0;
+  }
+  if (o == Py_False) {
+    *out = HURRAY_FILE_ACCESS_READ;
+    return 0;
+  }
+  if (PyUnicode_Check(o)) {
+    if (PyUnicode_CompareWithASCIIString(o, "c") == 0) {
+      *out = HURRAY_FILE_ACCESS_MMAP_COPY;
+      return 0;
+    }
+    if (PyUnicode_CompareWithASCIIString(o, "r") == 0) {
+      *out = HURRAY_FILE_ACCESS_MMAP;
+      return 0;
+    }
+  }
+  PyErr_Format(PyExc_ValueError,
+               "%s: invalid mmap %R; expected True or 'c' (copy-on-write mapping, the "
+               "default), 'r' (read-only mapping) or False (read into memory)",
+               fname, o);
+  return -1;
+}
+
+/* File.mmap_mode and the repr: "c", "r", or NULL for plain reads. */
+static const char *mmap_mode_name(HurrayFileAccess access) {
+  switch (access) {
+    case HURRAY_FILE_ACCESS_MMAP_COPY: return "c";
+    case HURRAY_FILE_ACCESS_MMAP: return "r";
+    default: return NULL;
+  }
+}
+
+static HurrayFile *open_file(HrpyState *st, PyObject *pathobj, HurrayFileAccess access,
+                             uint32_t options, const char *op) {
   PyObject *b = hrpy_fs_path(pathobj);
   if (b == NULL) return NULL;
   HurrayFileOpenOptions o;
   memset(&o, 0, sizeof o);
-  o.access = mmap ? HURRAY_FILE_ACCESS_MMAP : HURRAY_FILE_ACCESS_READ;
+  o.access = access;
   o.decode_options = options;
   HurrayFile *f = NULL;
   HurrayError err;
@@ -255,9 +299,10 @@ static PyObject *load_impl(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
   PyObject *a[4];
   if (hrpy_parse_args("load", args, nargs, kwnames, names, 1, 1, a) < 0) return NULL;
   HrpyState *st = hrpy_state_of_module(m);
-  bool mmap;
+  HurrayFileAccess access;
   uint32_t options;
-  if (hrpy_arg_flag(a[2], true, &mmap) < 0 || parse_permissive(a[3], &options) < 0) return NULL;
+  if (parse_mmap(a[2], "load", &access) < 0 || parse_permissive(a[3], &options) < 0)
+    return NULL;
   PyObject *wanted = NULL; /* a tuple of str when names= is given */
   if (a[1] != NULL && a[1] != Py_None) {
     if (PyUnicode_Check(a[1]) || PyBytes_Check(a[1]))
@@ -274,7 +319,7 @@ static PyObject *load_impl(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
       }
     }
   }
-  HurrayFile *f = open_file(st, a[0], mmap, options, "load");
+  HurrayFile *f = open_file(st, a[0], access, options, "load");
   if (f == NULL) {
     Py_XDECREF(wanted);
     return NULL;
@@ -390,7 +435,7 @@ static PyObject *m_load_kv(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
   uint64_t max_kv_memory;
   if (hrpy_kv_max_memory_arg(a[1], &max_kv_memory) < 0) return NULL;
   /* plain reads: only the header, trailer, index and KV section are read */
-  HurrayFile *f = open_file(st, a[0], false, HURRAY_DECODE_STRICT, "load_kv");
+  HurrayFile *f = open_file(st, a[0], HURRAY_FILE_ACCESS_READ, HURRAY_DECODE_STRICT, "load_kv");
   if (f == NULL) return NULL;
   PyObject *d = hrpy_kv_to_dict(st, f, max_kv_memory);
   hurray_file_close(&f);
@@ -642,7 +687,7 @@ typedef struct {
   uint32_t options; /* HURRAY_DECODE_* */
   uint64_t max_kv_memory; /* bound on the KV dict (bytes; UINT64_MAX: none) */
   bool closed;
-  bool mapped;
+  HurrayFileAccess access; /* as opened: fixed for the object's life */
 } HrpyFile;
 
 /*
@@ -849,7 +894,13 @@ static PyObject *file_closed(PyObject *self, void *closure) {
 
 static PyObject *file_mapped(PyObject *self, void *closure) {
   (void)closure;
-  return PyBool_FromLong(F(self)->mapped);
+  return PyBool_FromLong(F(self)->access != HURRAY_FILE_ACCESS_READ);
+}
+
+static PyObject *file_mmap_mode(PyObject *self, void *closure) {
+  (void)closure;
+  const char *mode = mmap_mode_name(F(self)->access);
+  return mode != NULL ? PyUnicode_FromString(mode) : Py_NewRef(Py_None);
 }
 
 static PyObject *file_repr(PyObject *self) {
@@ -859,9 +910,11 @@ static PyObject *file_repr(PyObject *self) {
     PyErr_Clear();
     return PyUnicode_FromFormat("<hurray.File %R (closed)>", fo->path);
   }
-  PyObject *r = PyUnicode_FromFormat("<hurray.File %R, %llu tensors%s>", fo->path,
+  const char *mode = mmap_mode_name(fo->access);
+  PyObject *r = PyUnicode_FromFormat("<hurray.File %R, %llu tensors, mmap=%s%s%s>", fo->path,
                                      (unsigned long long)hurray_file_tensor_count(f),
-                                     fo->mapped ? ", mapped" : "");
+                                     mode != NULL ? "'" : "", mode != NULL ? mode : "False",
+                                     mode != NULL ? "'" : "");
   file_release(fo);
   return r;
 }
@@ -883,15 +936,15 @@ static PyObject *m_open(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
   PyObject *a[4];
   if (hrpy_parse_args("open", args, nargs, kwnames, names, 1, 1, a) < 0) return NULL;
   HrpyState *st = hrpy_state_of_module(m);
-  bool mmap;
+  HurrayFileAccess access;
   uint32_t options;
   uint64_t max_kv_memory;
-  if (hrpy_arg_flag(a[1], true, &mmap) < 0 || parse_permissive(a[2], &options) < 0 ||
+  if (parse_mmap(a[1], "open", &access) < 0 || parse_permissive(a[2], &options) < 0 ||
       hrpy_kv_max_memory_arg(a[3], &max_kv_memory) < 0)
     return NULL;
   PyObject *shown = PyOS_FSPath(a[0]);
   if (shown == NULL) return NULL;
-  HurrayFile *f = open_file(st, a[0], mmap, options, "open");
+  HurrayFile *f = open_file(st, a[0], access, options, "open");
   if (f == NULL) {
     Py_DECREF(shown);
     return NULL;
@@ -910,7 +963,7 @@ static PyObject *m_open(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
   fo->options = options;
   fo->max_kv_memory = max_kv_memory;
   fo->closed = false;
-  fo->mapped = mmap;
+  fo->access = access;
   return (PyObject *)fo;
 }
 
@@ -937,7 +990,13 @@ static PyGetSetDef file_getset[] = {
     {"kv", file_kv, NULL, "The file's KV section as a new dict (as hurray.load_kv).", NULL},
     {"closed", file_closed, NULL, "True once close() was called.", NULL},
     {"mapped", file_mapped, NULL,
-     "True when tensors are read-only views of a mapping (open(..., mmap=True)).", NULL},
+     "True when tensors are views of a mapping (open(..., mmap=True, 'c' or 'r')).", NULL},
+    {"mmap_mode", file_mmap_mode, NULL,
+     "How the file was opened: 'c' (a private copy-on-write mapping: tensors are writable "
+     "views, writes never reach the file, and tensors of this File share them), 'r' (a "
+     "read-only mapping: read-only views) or None (mmap=False: each tensor read into memory "
+     "of its own).",
+     NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -945,7 +1004,10 @@ static PyType_Slot file_slots[] = {
     {Py_tp_doc,
      "A .hrry file opened by hurray.open: a read-only mapping of tensor names to tensors.\n\n"
      "Opening reads the header, the index and the KV section; f[name] reads that one "
-     "tensor (a zero-copy view of the mapping by default). KeyError for a missing name."},
+     "tensor (a zero-copy view of the mapping by default: writable and copy-on-write, so "
+     "a write never reaches the file; every tensor of one File shares the mapping, so "
+     "f[name] fetched twice sees the writes made through either). KeyError for a missing "
+     "name."},
     {Py_tp_repr, file_repr},
     {Py_tp_iter, file_iter},
     {Py_mp_subscript, file_subscript},
@@ -980,10 +1042,12 @@ static PyMethodDef file_module_methods[] = {
     {"load", FASTKW(m_load),
      "load(path, *, names=None, mmap=True, permissive=False)\n--\n\nReads a .hrry file into a dict of name to "
      "hurray.Tensor (a composite under its head's name, as a hurray.Composite). names= reads "
-     "only those (a composite member too, when named). mmap=True maps the file: tensors are "
-     "read-only zero-copy views that keep the mapping alive; mmap=False reads each tensor "
-     "into memory of its own. permissive=True reads descriptors in relay mode (unknown and "
-     "private tags kept)."},
+     "only those (a composite member too, when named). mmap=True or 'c' (the default) maps "
+     "the file private and copy-on-write: tensors are writable zero-copy views that keep the "
+     "mapping alive; a write copies the page it lands on and never reaches the file, and the "
+     "tensors of one load share the mapping. mmap='r' maps it read-only: read-only zero-copy "
+     "views. mmap=False reads each tensor into memory of its own. permissive=True reads "
+     "descriptors in relay mode (unknown and private tags kept)."},
     {"_load_with_views", FASTKW(m_load_with_views),
      "_load_with_views(path, *, names=None, mmap=True, permissive=False)\n--\n\nload(), "
      "returning (tensors, the 'hurray.views' KV value or None) from one open of the file."},
@@ -1000,7 +1064,8 @@ static PyMethodDef file_module_methods[] = {
     {"open", FASTKW(m_open),
      "open(path, *, mmap=True, permissive=False, max_kv_memory=268435456)\n--\n\nOpens a .hrry file lazily (hurray.File): keys(), "
      "f[name], get_tensor(name), kv, len, iteration and `in`, reading only what is asked. "
-     "Use it as a context manager."},
+     "mmap= as for load: True or 'c' (copy-on-write mapping, the default), 'r' (read-only "
+     "mapping), False (read into memory). Use it as a context manager."},
     {NULL, NULL, 0, NULL},
 };
 
