@@ -363,6 +363,11 @@ class File:
     def mapped(self) -> bool:
         return self._raw.mapped
 
+    @property
+    def mmap_mode(self):
+        """"c" (copy-on-write map), "r" (read-only map) or None (read into memory)."""
+        return self._raw.mmap_mode
+
     def __enter__(self):
         self._raw.__enter__()  # refuses a closed file
         return self

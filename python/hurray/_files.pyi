@@ -1,9 +1,9 @@
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from typing_extensions import Self
 
-from ._hurray import Composite, KvScalar, KvValue, StrPath, Tensor
+from ._hurray import Composite, KvScalar, KvValue, MmapMode, StrPath, Tensor
 from ._hurray import File as _RawFile
 from ._shared import View
 
@@ -17,14 +17,14 @@ def save(
     durable: bool = True,
 ) -> None: ...
 def load(
-    path: StrPath, *, names: Sequence[str] | None = None, mmap: bool = True,
+    path: StrPath, *, names: Sequence[str] | None = None, mmap: MmapMode = True,
     permissive: bool = False,
 ) -> dict[str, Tensor | Composite]: ...
 def load_kv(
     path: StrPath, *, max_kv_memory: int | None = 268435456, raw: bool = False,
 ) -> dict[str, KvValue]: ...
 def open(
-    path: StrPath, *, mmap: bool = True, permissive: bool = False,
+    path: StrPath, *, mmap: MmapMode = True, permissive: bool = False,
     max_kv_memory: int | None = 268435456,
 ) -> File: ...
 
@@ -38,7 +38,7 @@ def resolve(
     tensors: dict[str, Any], views: dict[str, View], wanted: Any = None,
 ) -> dict[str, Any]: ...
 def load_stored(
-    path: StrPath, *, mmap: bool = True, permissive: bool = False,
+    path: StrPath, *, mmap: MmapMode = True, permissive: bool = False,
 ) -> tuple[dict[str, Tensor | Composite], dict[str, View]]: ...
 def view_tensor(name: str, v: View, base: Tensor | Composite) -> Tensor: ...
 
@@ -56,6 +56,8 @@ class File:
     def closed(self) -> bool: ...
     @property
     def mapped(self) -> bool: ...
+    @property
+    def mmap_mode(self) -> Literal["c", "r"] | None: ...
     def __getitem__(self, name: str) -> Tensor | Composite: ...
     def __contains__(self, name: object) -> bool: ...
     def __len__(self) -> int: ...

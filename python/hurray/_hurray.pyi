@@ -633,7 +633,7 @@ def open(
     max_kv_memory: int | None = 268435456,
 ) -> File: ...
 def _load_with_views(
-    path: StrPath, *, names: Sequence[str] | None = None, mmap: bool = True,
+    path: StrPath, *, names: Sequence[str] | None = None, mmap: MmapMode = True,
     permissive: bool = False,
 ) -> tuple[dict[str, Tensor | Composite], KvValue | None]: ...
 

@@ -84,13 +84,45 @@ def test_parameters_requiring_grad_subclasses_and_non_contiguous(tmp_path):
     sd = {"param": p, "grad": torch.ones(3, requires_grad=True) * 2, "cm": base.t(),
           "strided": torch.randn(8, 8)[::2, 1::3]}
     ht.save_file(sd, tmp_path / "p.hrry")
-    got = ht.load_file(tmp_path / "p.hrry", mmap=False)
+    for mmap in (True, False):
+        _check_kept(ht.load_file(tmp_path / "p.hrry", mmap=mmap), sd, p)
+
+
+def _check_kept(got, sd, p):
     assert torch.equal(got["param"], p.detach()) and not got["param"].requires_grad
     assert torch.equal(got["grad"], sd["grad"].detach())
     assert got["cm"].stride() == sd["cm"].stride() == (1, 4)
     assert torch.equal(got["cm"], sd["cm"])
     assert torch.equal(got["strided"], sd["strided"])
     assert got["strided"].stride() == sd["strided"].stride() == (16, 3)
+
+
+def test_load_file_is_zero_copy_and_writable_without_touching_the_file(tmp_path):
+    w = torch.arange(4096, dtype=torch.float32).reshape(64, 64)
+    ht.save_file({"w": w, "tied": w}, tmp_path / "z.hrry")
+    before = (tmp_path / "z.hrry").read_bytes()
+    with hurray.open(tmp_path / "z.hrry") as f:
+        mapped = f["w"]
+        assert f.mmap_mode == "c"
+    got = ht.load_file(tmp_path / "z.hrry")
+    got["w"].add_(1)          # in place: a private copy of the pages written
+    assert got["tied"][0, 0] == 1.0
+    assert (tmp_path / "z.hrry").read_bytes() == before
+    again = ht.load_file(tmp_path / "z.hrry")
+    assert again["w"][0, 0] == 0.0
+    # the torch tensor is the mapping itself (no copy at load)
+    t = ht.load_file(tmp_path / "z.hrry")["w"]
+    with hurray.open(tmp_path / "z.hrry") as f:
+        assert f["w"].data_ptr() != 0 and mapped.data_ptr() != 0
+    maps = open("/proc/self/maps").read() if os.path.exists("/proc/self/maps") else ""
+    if maps:
+        addr = t.data_ptr()
+        inside = [ln for ln in maps.splitlines()
+                  if int(ln.split()[0].split("-")[0], 16) <= addr < int(ln.split()[0].split("-")[1], 16)]
+        assert inside and inside[0].endswith("z.hrry"), inside
+    ro = ht.load_file(tmp_path / "z.hrry", mmap="r")["w"]
+    ro.add_(1)  # a read-only map: torch gets a copy, never the mapping
+    assert ht.load_file(tmp_path / "z.hrry")["w"][0, 0] == 0.0
 
 
 def test_save_file_refuses_what_safetensors_refuses(tmp_path):
