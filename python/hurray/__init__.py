@@ -76,6 +76,7 @@ from ._hurray import (
 )
 from . import device, dtype
 from ._files import File, load, load_kv, open, save  # noqa: A004 - hurray.open, like gzip.open
+from ._safe_open import safe_open
 from ._display import PrintOptionsCtx, get_print_options, print_options, set_print_options
 from ._interop import aligned_allocator, asarray
 from ._sparse import from_scipy, sparse_coo
@@ -167,6 +168,7 @@ __all__ = [
     "PrintOptionsCtx",
     "PrivateExtensionLayout",
     "RowMajorLayout",
+    "safe_open",
     "save",
     "set_print_options",
     "Shard",

@@ -262,3 +262,27 @@ def test_transformers_checkpoint_from_safetensors_converts(tmp_path):
     ids = torch.randint(0, 256, (1, 8))
     with torch.no_grad():
         assert torch.equal(model(ids).logits, other(ids).logits)
+
+
+# ---- safe_open -------------------------------------------------------------------------
+
+def test_safe_open_like_safetensors(tmp_path):
+    sd = {"b.w": torch.randn(4, 4), "a.w": torch.arange(6).reshape(2, 3)}
+    ht.save_file(sd, tmp_path / "o.hrry", metadata={"format": "pt"})
+    st_torch.save_file(sd, tmp_path / "o.safetensors", metadata={"format": "pt"})
+    with hurray.safe_open(tmp_path / "o.hrry", framework="pt") as f, \
+            __import__("safetensors").safe_open(tmp_path / "o.safetensors", framework="pt") as g:
+        assert f.keys() == g.keys() == ["a.w", "b.w"]
+        assert f.metadata() == g.metadata() == {"format": "pt"}
+        for k in f.keys():
+            assert torch.equal(f.get_tensor(k), g.get_tensor(k))
+    with hurray.safe_open(tmp_path / "o.hrry", framework="np") as f:
+        assert isinstance(f.get_tensor("a.w"), np.ndarray)
+        assert f.offset_keys() == ["b.w", "a.w"]
+    with hurray.safe_open(tmp_path / "o.hrry", framework="hurray") as f:
+        assert isinstance(f.get_tensor("a.w"), hurray.Tensor)
+    with pytest.raises(ValueError, match="framework must be one of"):
+        hurray.safe_open(tmp_path / "o.hrry", framework="tf")
+    ht.save_file(sd, tmp_path / "nometa.hrry")
+    with hurray.safe_open(tmp_path / "nometa.hrry", framework="pt") as f:
+        assert f.metadata() is None
