@@ -542,7 +542,10 @@ HURRAY_API bool hurray_file_tensor_is_mapped(const HurrayFileTensor *t);
  * hurray_layout_slice_shape). Decodes the descriptor and checks the tensor's
  * buffer placement as hurray_file_tensor does. A mapped file (and memory
  * given to hurray_file_open_memory) is read through the mapping, touching
- * only the pages of the selected elements. A file opened with
+ * only the pages of the selected elements; each piece of 4 KiB or more is
+ * announced to the system first, 1 MiB at a time while the previous MiB is
+ * copied (madvise MADV_WILLNEED where there is one), so its pages are read
+ * at once and the copy's page faults read nothing past it. A file opened with
  * HURRAY_FILE_ACCESS_READ is read with positioned reads of those bytes alone:
  * each piece of at least 512 bytes straight into `dst`; smaller pieces (single
  * elements of Morton, Hilbert or tiled layouts, short rows) through the

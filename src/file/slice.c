@@ -244,6 +244,7 @@ HurrayStatus hurray_file_read_slice(const HurrayFile *f, uint64_t index, uint32_
     memset(&src, 0, sizeof src);
     src.base = f->source->base + pos0;
     src.size = size0;
+    if (f->source->map_addr != NULL) src.will_read = hurray__os_will_read; /* a mapping */
     st = hurray__slice_gather(&fl, ranges, &src, dst, dst_size, err);
   } else if (st == HURRAY_OK) {
     st = read_pages(f, &fl, ranges, pos0, size0, dst, dst_size, err);

@@ -24,7 +24,17 @@ typedef struct HurraySliceSource {
   uint64_t size;
   HurrayStatus (*read)(void *ctx, uint64_t pos, uint64_t len, uint8_t *dst, HurrayError *err);
   void *ctx;
+  /* Memory sources that are a file mapping (or NULL): called on each piece of
+   * HURRAY__SLICE_HINT_BYTES or more before it is copied (a larger piece:
+   * chunk by chunk, the next announced while the last is copied), so that
+   * its pages are read in at once and the faults of the copy read nothing
+   * more (the kernel's read-ahead around a fault reads well past the piece,
+   * and so does one hint for a whole large piece). */
+  void (*will_read)(const void *p, size_t n);
 } HurraySliceSource;
+
+#define HURRAY__SLICE_HINT_BYTES 4096u
+#define HURRAY__SLICE_HINT_CHUNK ((uint64_t)1 << 20)
 
 /*
  * The checks and the copy of hurray_layout_slice_to_row_major with buffer 0

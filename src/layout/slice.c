@@ -139,6 +139,20 @@ static HurrayStatus locate(const Gather *g, int64_t off, uint64_t len, uint64_t 
 
 static HurrayStatus get(const Gather *g, uint64_t pos, uint64_t len, uint8_t *out) {
   if (g->src->base != NULL) {
+    if (g->src->will_read != NULL && len >= HURRAY__SLICE_HINT_BYTES) {
+      /* In chunks, each announced while the one before is copied: one hint
+       * for a whole large piece makes the kernel read ahead past its end. */
+      const uint64_t chunk = HURRAY__SLICE_HINT_CHUNK;
+      const uint8_t *p = g->src->base + pos;
+      g->src->will_read(p, (size_t)(len < chunk ? len : chunk));
+      for (uint64_t done = 0; done < len; done += chunk) {
+        uint64_t n = len - done < chunk ? len - done : chunk;
+        if (done + n < len)
+          g->src->will_read(p + done + n, (size_t)(len - done - n < chunk ? len - done - n : chunk));
+        memcpy(out + done, p + done, (size_t)n);
+      }
+      return HURRAY_OK;
+    }
     memcpy(out, g->src->base + pos, (size_t)len);
     return HURRAY_OK;
   }

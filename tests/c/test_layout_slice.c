@@ -376,7 +376,7 @@ static void touched(int which, uint8_t type, const HurraySliceRange *q, Rec *rec
   rec->size = t.size;
   rec->allowed = calloc((size_t)t.size, 1);
   mark_selected(&t, q, rec->allowed);
-  HurraySliceSource src = {NULL, t.size, rec_read, rec};
+  HurraySliceSource src = {NULL, t.size, rec_read, rec, NULL};
   uint64_t bytes = 0;
   assert_int_equal(hurray_layout_slice_shape(&t.x.f, q, NULL, &bytes, NULL), HURRAY_OK);
   uint8_t *out = malloc((size_t)bytes + 1);
@@ -427,6 +427,59 @@ static void test_reads_only_selected_bytes(void **state) {
   touched(L_TILED, HURRAY_DTYPE_FLOAT32, tile, &rec);
   assert_int_equal(rec.calls, 1);
   assert_int_equal(rec.bytes, 64);
+}
+
+/* A memory source that is a mapping hears of each piece of 4 KiB or more
+ * before it is copied, and of nothing smaller. */
+static uint64_t hint_calls, hint_bytes;
+static void hint(const void *p, size_t n) {
+  (void)p;
+  hint_calls++;
+  hint_bytes += n;
+}
+
+static void test_mapping_hints(void **state) {
+  (void)state;
+  Fx x;
+  uint64_t shape[2] = {64, 1024};
+  fx_init(&x, HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 2, shape, 1,
+          (uint64_t[]){64 * 1024 * 4});
+  uint8_t *buf = calloc(64 * 1024, 4), *out = malloc(64 * 1024 * 4);
+  HurraySliceSource src = {buf, 64 * 1024 * 4, NULL, NULL, hint};
+  /* Rows 8..15: one piece of 32 KiB. */
+  HurraySliceRange rows[2] = {{8, 16, 1, 0}, {0, 1024, 1, 0}};
+  hint_calls = hint_bytes = 0;
+  assert_int_equal(hurray__slice_gather(&x.f, rows, &src, out, 8 * 4096, NULL), HURRAY_OK);
+  assert_int_equal(hint_calls, 1);
+  assert_int_equal(hint_bytes, 8 * 4096);
+  /* Columns 0..511: one 2 KiB piece per row, below the threshold. */
+  HurraySliceRange cols[2] = {{0, 64, 1, 0}, {0, 512, 1, 0}};
+  hint_calls = 0;
+  assert_int_equal(hurray__slice_gather(&x.f, cols, &src, out, 64 * 2048, NULL), HURRAY_OK);
+  assert_int_equal(hint_calls, 0);
+  /* Every other row: 64 pieces of 4 KiB, each announced. */
+  HurraySliceRange every[2] = {{0, 64, 2, 0}, {0, 1024, 1, 0}};
+  hint_calls = 0;
+  assert_int_equal(hurray__slice_gather(&x.f, every, &src, out, 32 * 4096, NULL), HURRAY_OK);
+  assert_int_equal(hint_calls, 32);
+  free(buf);
+  free(out);
+  /* A piece of 2.5 MiB: announced in 1 MiB chunks, each before it is copied. */
+  uint64_t big[2] = {640, 1024};
+  fx_init(&x, HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 2, big, 1,
+          (uint64_t[]){640 * 1024 * 4});
+  buf = calloc(640 * 1024, 4);
+  out = malloc(640 * 1024 * 4);
+  for (size_t i = 0; i < 640 * 1024 * 4; i++) buf[i] = (uint8_t)i;
+  HurraySliceSource bsrc = {buf, 640 * 1024 * 4, NULL, NULL, hint};
+  HurraySliceRange all[2] = {{0, 640, 1, 0}, {0, 1024, 1, 0}};
+  hint_calls = hint_bytes = 0;
+  assert_int_equal(hurray__slice_gather(&x.f, all, &bsrc, out, 640 * 4096, NULL), HURRAY_OK);
+  assert_int_equal(hint_calls, 3);
+  assert_int_equal(hint_bytes, 640 * 4096);
+  assert_memory_equal(out, buf, 640 * 4096);
+  free(buf);
+  free(out);
 }
 
 /* ---- empty selections and errors ----------------------------------------------------- */
@@ -561,6 +614,7 @@ int main(void) {
       cmocka_unit_test(test_sub_byte_phases),
       cmocka_unit_test(test_scalar_and_rank1),
       cmocka_unit_test(test_reads_only_selected_bytes),
+      cmocka_unit_test(test_mapping_hints),
       cmocka_unit_test(test_empty),
       cmocka_unit_test(test_errors),
       cmocka_unit_test(test_huge),
