@@ -43,6 +43,7 @@ from ._hurray import (
     Descriptor as Descriptor,
     Device as Device,
     File as File,
+    TensorSlice as TensorSlice,
     Dtype as Dtype,
     FileError as FileError,
     InternalError as InternalError,
