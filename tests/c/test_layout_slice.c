@@ -35,7 +35,7 @@ static void elem_at(uint32_t bits, const uint8_t *buf, uint64_t e, uint8_t *v) {
     v[0] = (uint8_t)((g >> (6 * (e % 4))) & 0x3F);
   } else {
     uint64_t per = 8 / bits;
-    v[0] = (uint8_t)((buf[e / per] >> ((e % per) * bits)) & ((1u << bits) - 1u));
+    v[0] = (uint8_t)(((unsigned)buf[e / per] >> ((e % per) * bits)) & ((1u << bits) - 1u));
   }
 }
 
