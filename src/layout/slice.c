@@ -147,8 +147,8 @@ static HurrayStatus get(const Gather *g, uint64_t pos, uint64_t len, uint8_t *ou
       g->src->will_read(p, (size_t)(len < chunk ? len : chunk));
       for (uint64_t done = 0; done < len; done += chunk) {
         uint64_t n = len - done < chunk ? len - done : chunk;
-        if (done + n < len)
-          g->src->will_read(p + done + n, (size_t)(len - done - n < chunk ? len - done - n : chunk));
+        uint64_t rest = len - done - n;
+        if (rest > 0) g->src->will_read(p + done + n, (size_t)(rest < chunk ? rest : chunk));
         memcpy(out + done, p + done, (size_t)n);
       }
       return HURRAY_OK;

@@ -233,10 +233,10 @@ static HurraySliceRange random_range(uint64_t d) {
   return q;
 }
 
-static const uint8_t TYPES[] = {HURRAY_DTYPE_FLOAT32, HURRAY_DTYPE_UINT8,   HURRAY_DTYPE_BFLOAT16,
-                                HURRAY_DTYPE_FLOAT64, HURRAY_DTYPE_BOOL,    HURRAY_DTYPE_INT2,
-                                HURRAY_DTYPE_INT4,    HURRAY_DTYPE_UINT4,   HURRAY_DTYPE_FLOAT6_E2M3,
-                                HURRAY_DTYPE_FLOAT6_E3M2, HURRAY_DTYPE_COMPLEX128};
+static const uint8_t TYPES[] = {
+    HURRAY_DTYPE_FLOAT32,     HURRAY_DTYPE_UINT8, HURRAY_DTYPE_BFLOAT16,    HURRAY_DTYPE_FLOAT64,
+    HURRAY_DTYPE_BOOL,        HURRAY_DTYPE_INT2,  HURRAY_DTYPE_INT4,        HURRAY_DTYPE_UINT4,
+    HURRAY_DTYPE_FLOAT6_E2M3, HURRAY_DTYPE_FLOAT6_E3M2, HURRAY_DTYPE_COMPLEX128};
 
 static void test_every_layout_and_type(void **state) {
   (void)state;
