@@ -588,6 +588,39 @@ HURRAY_API bool hurray_file_tensor_is_mapped(const HurrayFileTensor *t);
  * and for NULL. */
 HURRAY_API bool hurray_file_tensor_is_writable(const HurrayFileTensor *t);
 
+/* ---- partial reads ------------------------------------------------------------------ */
+
+/*
+ * Copies a selection of dense tensor `index` into `dst` (borrowed, dst_size
+ * bytes), packed row-major as hurray_layout_slice_to_row_major does, without
+ * reading the rest of the tensor. `ranges` (borrowed) has `rank` entries,
+ * which must be the tensor's rank (HurraySliceRange, hurray/layout.h; size
+ * the destination with hurray_file_descriptor, hurray_descriptor_fields and
+ * hurray_layout_slice_shape). Decodes the descriptor and checks the tensor's
+ * buffer placement as hurray_file_tensor does. A mapped file (and memory
+ * given to hurray_file_open_memory) is read through the mapping, touching
+ * only the pages of the selected elements; each piece of 4 KiB or more is
+ * announced to the system first, 1 MiB at a time while the previous MiB is
+ * copied (madvise MADV_WILLNEED where there is one), so its pages are read
+ * at once and the copy's page faults read nothing past it. A file opened with
+ * HURRAY_FILE_ACCESS_READ is read with positioned reads of those bytes alone:
+ * each piece of at least 512 bytes straight into `dst`; smaller pieces (single
+ * elements of Morton, Hilbert or tiled layouts, short rows) through the
+ * 4 KiB pages that hold them, each page read once, into a scratch block the
+ * size of those pages (freed before the call returns). Thread-safe like the
+ * other reads of a HurrayFile.
+ * Errors: HURRAY_ERR_NULL_POINTER, HURRAY_ERR_INDEX_OUT_OF_BOUNDS (index),
+ * HURRAY_ERR_INVALID_ARGUMENT (`rank` differs from the tensor's), those of
+ * hurray_file_descriptor and hurray_layout_slice_to_row_major (a composite
+ * head, a sparse or block-paged tensor: HURRAY_ERR_UNSUPPORTED),
+ * HURRAY_ERR_INVALID_FILE and HURRAY_ERR_MISALIGNED (buffer placement, as
+ * hurray_file_tensor), HURRAY_ERR_IO, HURRAY_ERR_OUT_OF_MEMORY (the page
+ * scratch). Messages name the tensor.
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_read_slice(
+    const HurrayFile *f, uint64_t index, uint32_t rank, const HurraySliceRange *ranges,
+    void *dst, uint64_t dst_size, HurrayError *err);
+
 /* ---- composites ------------------------------------------------------------------- */
 
 /* A composite read back as a tree. */

@@ -304,6 +304,69 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_layout_to_row_major(
     const struct HurrayDescriptorFields *f, const void *const *buffers, const uint64_t *sizes,
     void *dst, uint64_t dst_size, HurrayError *err);
 
+/* ==========================================================================
+ * Partial reads: a hyper-rectangular selection of a dense tensor
+ * (src/layout/slice.c; docs/c-api/layout.md § Partial reads).
+ * ========================================================================== */
+
+/*
+ * One dimension of a selection: the indices start, start + step, ... that are
+ * below stop (none when stop <= start). step >= 1; start and stop at most the
+ * dimension's size. An integer index i is the range {i, i + 1, 1} (the caller
+ * drops the dimension from its own shape). With HURRAY_SLICE_REVERSE in
+ * `flags` the same indices are taken in descending order (NumPy's negative
+ * steps: a[7:2:-2] is {start 3, stop 8, step 2, REVERSE}).
+ */
+typedef struct HurraySliceRange {
+  uint64_t start;
+  uint64_t stop;
+  uint64_t step;
+  uint32_t flags; /* HURRAY_SLICE_*; other bits must be 0 */
+} HurraySliceRange;
+
+#define HURRAY_SLICE_REVERSE 0x1u
+
+/*
+ * The shape of a selection and its packed row-major size. `ranges` (borrowed)
+ * has f->rank entries (NULL allowed for a scalar); `out_shape` (caller
+ * storage, f->rank entries, or NULL) receives the count of each dimension;
+ * `out_bytes` (or NULL) the bytes hurray_layout_slice_to_row_major writes
+ * (hurray_buffer_size_bytes of the element count; 0 for an empty selection).
+ * Checks the tensor (dense layout, known element type, no dynamic dimension)
+ * and every range.
+ * Errors: HURRAY_ERR_NULL_POINTER, HURRAY_ERR_UNSUPPORTED (layout not dense,
+ * unknown element type; err->field "layout_tag" / "type_tag"),
+ * HURRAY_ERR_INVALID_ARGUMENT (dynamic dimension; a step of 0 or unknown
+ * flags: err->field "ranges[k].step" / "ranges[k].flags"),
+ * HURRAY_ERR_INDEX_OUT_OF_BOUNDS (err->field "ranges[k].start" or
+ * "ranges[k].stop", the message names the value and the dimension's size),
+ * or the status the shape rules fail with.
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_layout_slice_shape(
+    const struct HurrayDescriptorFields *f, const HurraySliceRange *ranges, uint64_t *out_shape,
+    uint64_t *out_bytes, HurrayError *err);
+
+/*
+ * Copies the selection `ranges` (f->rank entries, borrowed) of a dense tensor
+ * (row-major, column-major, strided, tiled, Morton, Hilbert) into `dst`
+ * (borrowed, dst_size bytes), packed in row-major order with the tensor's
+ * storage type, as hurray_layout_to_row_major packs a whole tensor (sub-byte
+ * types repacked, unused bits of the last byte or group zero). Reads only the
+ * bytes of the selected elements (a sub-byte element: its byte, or its
+ * three-byte group): runs of elements contiguous in both the source and the
+ * destination are copied with one memcpy, everything else element by element
+ * through the layout's addressing. Only buffer 0 is read; quantized tensors
+ * are copied as stored. `buffers` / `sizes` as for the other functions here.
+ * Errors: those of hurray_layout_slice_shape, plus
+ * HURRAY_ERR_BUFFER_TOO_SMALL (dst_size below the selection's size),
+ * HURRAY_ERR_BUFFER_SIZE (a selected element lies outside buffer 0;
+ * err->field "buffers[0]"), HURRAY_ERR_INVALID_LAYOUT (an offset beyond
+ * 64 bits), HURRAY_ERR_INVALID_ARGUMENT (no buffer).
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_layout_slice_to_row_major(
+    const struct HurrayDescriptorFields *f, const void *const *buffers, const uint64_t *sizes,
+    const HurraySliceRange *ranges, void *dst, uint64_t dst_size, HurrayError *err);
+
 /*
  * Element lookup in a sparse tensor (COO: binary search when is_sorted, else
  * a linear scan; CSR/CSC: slice of the pointer array + binary search; CSF:

@@ -44,6 +44,7 @@ from ._hurray import (
     CopyRequiredError as CopyRequiredError,
     Descriptor as Descriptor,
     Device as Device,
+    TensorSlice as TensorSlice,
     Dtype as Dtype,
     FileError as FileError,
     InternalError as InternalError,

@@ -331,6 +331,17 @@ class File:
         """The tensor (or composite) called `name`; KeyError if there is none."""
         return self._get(name, "File.get_tensor")
 
+    def get_slice(self, name):
+        """A hurray.TensorSlice of `name`: shape and dtype without reading data;
+        indexing reads only the selected elements. The view of a shared tensor
+        is sliced through its base."""
+        v = self._views.get(name) if isinstance(name, str) else None
+        if v is None:
+            return self._raw.get_slice(name)
+        if v.same:
+            return self._raw.get_slice(v.base)
+        return _ViewSlice(name, lambda: view_tensor(name, v, self._raw[v.base]), v)
+
     # -- metadata --
     @property
     def kv(self) -> dict:
@@ -390,3 +401,43 @@ class File:
 
     def __reduce__(self):
         raise TypeError("cannot pickle a hurray.File; pickle its path and open it again")
+
+
+class _ViewSlice:
+    """get_slice of a view that is not its base's twin: the view is built
+    (no copy: it is a view of the mapped base) and the selection copied out."""
+
+    __slots__ = ("name", "_make", "_view")
+
+    def __init__(self, name, make, view):
+        self.name, self._make, self._view = name, make, view
+
+    @property
+    def shape(self):
+        return tuple(self._view.shape)
+
+    @property
+    def ndim(self):
+        return len(self._view.shape)
+
+    @property
+    def dtype(self):
+        return Dtype.from_name(self._view.dtype)
+
+    def get_shape(self):
+        return list(self._view.shape)
+
+    def get_dtype(self):
+        return self._view.dtype
+
+    def __len__(self):
+        if not self._view.shape:
+            raise TypeError("len() of a 0-d slice")
+        return self._view.shape[0]
+
+    def __getitem__(self, key):
+        import numpy as np
+        return _hurray.from_numpy(np.array(np.asarray(self._make())[key], copy=True))
+
+    def __repr__(self):
+        return f"<hurray.TensorSlice {self.name!r} (view of {self._view.base!r}), shape={self.shape}, dtype={self._view.dtype}>"

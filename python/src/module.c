@@ -14,6 +14,7 @@
 #include "interop/numpy.h"
 #include "interop/sparse.h"
 #include "io/file.h"
+#include "io/slice.h"
 #include "io/stream.h"
 #include "tensor.h"
 #include "types/composite.h"
@@ -218,6 +219,7 @@ static int module_exec(PyObject *m) {
   if (hrpy_sections_init(m, st) < 0) return -1;
   if (hrpy_composite_init(m, st) < 0) return -1;
   if (hrpy_file_init(m, st) < 0) return -1;
+  if (hrpy_slice_init(m, st) < 0) return -1;
   if (hrpy_stream_init(m, st) < 0) return -1;
   if (intern(&st->s_dlpack, "__dlpack__") < 0 || intern(&st->s_max_version, "max_version") < 0 ||
       intern(&st->s_copy, "copy") < 0 || intern(&st->s_dl_device, "dl_device") < 0 ||
@@ -251,6 +253,7 @@ static int module_traverse(PyObject *m, visitproc visit, void *arg) {
   Py_VISIT(st->ShardType);
   Py_VISIT(st->CompositeType);
   Py_VISIT(st->FileType);
+  Py_VISIT(st->TensorSliceType);
   Py_VISIT(st->StreamReaderType);
   Py_VISIT(st->StreamWriterType);
   Py_VISIT(st->InvalidDescriptorError);
@@ -293,6 +296,7 @@ static int module_clear(PyObject *m) {
   Py_CLEAR(st->ShardType);
   Py_CLEAR(st->CompositeType);
   Py_CLEAR(st->FileType);
+  Py_CLEAR(st->TensorSliceType);
   Py_CLEAR(st->StreamReaderType);
   Py_CLEAR(st->StreamWriterType);
   Py_CLEAR(st->InvalidDescriptorError);

@@ -31,6 +31,7 @@
 #include "core/buffer.h"
 #include "core/tensor.h"
 #include "io/kv.h"
+#include "io/slice.h"
 #include "types/composite.h"
 #include "util/args.h"
 #include "util/atomic.h"
@@ -860,6 +861,16 @@ static PyObject *file_metadata(PyObject *self, PyObject *unused) {
   return file_kv(self, NULL);
 }
 
+/* get_slice (io/slice.c): the handle is lent through file_acquire / file_release,
+ * so a slice's read counts as a call in flight and close() waits for it. */
+static const HurrayFile *slice_lease_acquire(PyObject *file) { return file_acquire(F(file)); }
+static void slice_lease_release(PyObject *file) { file_release(F(file)); }
+static const HrpySliceLease file_slice_lease = {slice_lease_acquire, slice_lease_release};
+
+static PyObject *file_get_slice(PyObject *self, PyObject *name) {
+  return hrpy_slice_open(hrpy_state_of(self), self, &file_slice_lease, name);
+}
+
 static PyObject *file_close(PyObject *self, PyObject *unused) {
   (void)unused;
   HrpyFile *fo = F(self);
@@ -973,6 +984,10 @@ static PyMethodDef file_methods[] = {
      "'{head}.{index}'), read from the index alone."},
     {"get_tensor", file_get_tensor, METH_O,
      "get_tensor(self, name, /)\n--\n\nThe tensor (or composite) `name`, as f[name]."},
+    {"get_slice", file_get_slice, METH_O,
+     "get_slice(self, name, /)\n--\n\nA hurray.TensorSlice of dense tensor `name`: shape, "
+     "dtype and layout from its descriptor alone; slice[...] reads only the selected "
+     "elements (as safetensors' get_slice)."},
     {"metadata", file_metadata, METH_NOARGS,
      "metadata(self)\n--\n\nThe file's KV section as a dict (the same as f.kv)."},
     {"close", file_close, METH_NOARGS,

@@ -48,6 +48,7 @@ typedef struct HrpyState {
   PyTypeObject *ShardType;          /* types/sections.c */
   PyTypeObject *CompositeType;      /* types/composite.c */
   PyTypeObject *FileType;           /* io/file.c: hurray.File */
+  PyTypeObject *TensorSliceType;    /* io/slice.c: hurray.TensorSlice (File.get_slice) */
   PyTypeObject *StreamReaderType;   /* io/stream.c */
   PyTypeObject *StreamWriterType;   /* io/stream.c */
   /* exceptions (util/errors.c; docs/decisions.md, "Exceptions") */

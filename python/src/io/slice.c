@@ -1,0 +1,536 @@
+/*
+ * io/slice.c - hurray.TensorSlice: File.get_slice(name) and its indexing
+ * (docs/python.md, "Partial reads").
+ *
+ * get_slice reads the tensor's descriptor alone; the slice object answers
+ * shape, dtype and layout from it. Indexing converts a NumPy basic index
+ * (integers, slices with any step, ..., None, fewer indices than dimensions)
+ * into one HurraySliceRange per dimension and calls hurray_file_read_slice
+ * without the GIL: a mapped file is read through the mapping, a read-mode
+ * file with positioned reads of the selected bytes only. The result is a new
+ * owned, writable, row-major hurray.Tensor. Every format rule (which layouts
+ * can be sliced, bounds, sizes, packing) is the C library's; this file only
+ * translates Python's index syntax and decides what to refuse.
+ */
+#include "io/slice.h"
+
+#include "core/buffer.h"
+#include "core/device.h"
+#include "core/dtype.h"
+#include "core/tensor.h"
+#include "types/layout.h"
+#include "util/args.h"
+#include "util/bytes.h"
+#include "util/errors.h"
+
+#include <string.h>
+
+typedef struct {
+  PyObject_HEAD
+  PyObject *file;              /* the hurray.File (strong reference); NULL once cleared */
+  const HrpySliceLease *lease; /* how to reach its C handle */
+  PyObject *name;              /* str */
+  uint64_t index;              /* in the file's index */
+  HurrayDescriptor *desc;      /* owned */
+  HurrayDescriptorFields f;    /* borrowed from desc */
+} HrpySlice;
+
+#define S(o) ((HrpySlice *)(o))
+
+/* "get_slice: tensor 'name'" for messages. */
+static void context_of(char *buf, size_t n, const char *op, PyObject *name) {
+  const char *s = name != NULL ? PyUnicode_AsUTF8(name) : NULL;
+  if (s == NULL) {
+    PyErr_Clear();
+    s = "?";
+  }
+  PyOS_snprintf(buf, n, "%s: tensor '%.120s'", op, s);
+}
+
+/* ---- what can be sliced ----------------------------------------------------------- */
+
+/* UnsupportedError for what the slice reader refuses; 0 when it can be read. */
+static int check_sliceable(HrpyState *st, const HurrayDescriptorFields *f, const char *ctx) {
+  uint8_t tag = f->layout.tag;
+  if (tag == HURRAY_LAYOUT_COMPOSITE) {
+    hrpy_raise(st->UnsupportedError,
+               "%s is a composite: it has no bytes of its own; slice one of its members "
+               "(stored as '{name}.{index}') or load it whole with f[name]",
+               ctx);
+    return -1;
+  }
+  if (hurray_layout_class(tag) != HURRAY_LAYOUT_CLASS_DENSE) {
+    hrpy_raise(st->UnsupportedError,
+               "%s has the %s layout: only dense layouts (row_major, col_major, strided, "
+               "tiled, morton, hilbert) can be sliced; load it whole with f[name]",
+               ctx, hrpy_layout_name(tag));
+    return -1;
+  }
+  const HurrayQuantization *q = f->quantization;
+  if (q != NULL && q->scheme != HURRAY_QUANT_PER_TENSOR_AFFINE) {
+    const char *scheme = hurray_quant_scheme_name(q->scheme);
+    if (scheme != NULL)
+      hrpy_raise(st->UnsupportedError,
+                 "%s is quantized with %s: its scales follow its channels or blocks, so only "
+                 "per_tensor_affine tensors can be sliced; load it whole with f[name]",
+                 ctx, scheme);
+    else
+      hrpy_raise(st->UnsupportedError,
+                 "%s is quantized with scheme 0x%s (not one this build knows): only "
+                 "per_tensor_affine tensors can be sliced; load it whole with f[name]",
+                 ctx, hrpy_hex(q->scheme).s);
+    return -1;
+  }
+  return 0;
+}
+
+PyObject *hrpy_slice_open(HrpyState *st, PyObject *file, const HrpySliceLease *lease,
+                          PyObject *name) {
+  if (!PyUnicode_Check(name))
+    return PyErr_Format(PyExc_TypeError, "get_slice: tensor names are str, not %.100s",
+                        Py_TYPE(name)->tp_name);
+  Py_ssize_t len = 0;
+  const char *s = PyUnicode_AsUTF8AndSize(name, &len);
+  if (s == NULL) return NULL;
+  char ctx[160];
+  context_of(ctx, sizeof ctx, "get_slice", name);
+  const HurrayFile *f = lease->acquire(file);
+  if (f == NULL) return NULL;
+  uint64_t index = 0;
+  HurrayDescriptor *d = NULL;
+  HurrayError err;
+  hurray_error_clear(&err);
+  HurrayStatus rc = hurray_file_find(f, s, (size_t)len, &index);
+  if (rc == HURRAY_OK) {
+    Py_BEGIN_ALLOW_THREADS
+    rc = hurray_file_descriptor(f, index, &d, &err);
+    Py_END_ALLOW_THREADS
+  }
+  lease->release(file);
+  if (rc == HURRAY_ERR_NOT_FOUND) {
+    PyErr_SetObject(PyExc_KeyError, name);
+    return NULL;
+  }
+  if (rc != HURRAY_OK) return hrpy_raise_status(st, rc, &err, ctx);
+  HurrayDescriptorFields fields;
+  HRPY_CANNOT_FAIL(hurray_descriptor_fields(d, &fields));
+  if (check_sliceable(st, &fields, ctx) < 0) {
+    HRPY_CANNOT_FAIL(hurray_descriptor_destroy(d));
+    return NULL;
+  }
+  HrpySlice *self = PyObject_GC_New(HrpySlice, st->TensorSliceType);
+  if (self == NULL) {
+    HRPY_CANNOT_FAIL(hurray_descriptor_destroy(d));
+    return NULL;
+  }
+  self->file = Py_NewRef(file);
+  self->lease = lease;
+  self->name = Py_NewRef(name);
+  self->index = index;
+  self->desc = d;
+  self->f = fields;
+  PyObject_GC_Track((PyObject *)self);
+  return (PyObject *)self;
+}
+
+/* ---- the index: NumPy's basic indexing --------------------------------------------- */
+
+/* A parsed index: one range per dimension of the tensor, and the result's
+ * shape (ranges that came from an integer are left out; None adds a 1). */
+typedef struct Key {
+  HurraySliceRange ranges[HURRAY_MAX_RANK];
+  uint64_t shape[HURRAY_MAX_RANK];
+  uint32_t out_rank;
+  bool from_int[HURRAY_MAX_RANK];
+  int32_t out_dim[HURRAY_MAX_RANK]; /* result dimension of tensor dimension k, -1: none */
+} Key;
+
+static int too_many_dims(const char *ctx) {
+  PyErr_Format(PyExc_IndexError,
+               "%s: the result would have more than %u dimensions", ctx, HURRAY_MAX_RANK);
+  return -1;
+}
+
+/* Adds a result dimension of `n` for tensor dimension k (k < 0: None). */
+static int add_out(Key *key, int32_t k, uint64_t n, const char *ctx) {
+  if (key->out_rank >= HURRAY_MAX_RANK) return too_many_dims(ctx);
+  if (k >= 0) key->out_dim[k] = (int32_t)key->out_rank;
+  key->shape[key->out_rank++] = n;
+  return 0;
+}
+
+/* The whole of dimension k. */
+static int take_all(Key *key, uint32_t k, uint64_t dim, const char *ctx) {
+  key->ranges[k] = (HurraySliceRange){0, dim, 1, 0};
+  return add_out(key, (int32_t)k, dim, ctx);
+}
+
+static int take_int(HrpyState *st, Key *key, uint32_t k, uint64_t dim, PyObject *item,
+                    const char *ctx) {
+  (void)st;
+  Py_ssize_t v = PyNumber_AsSsize_t(item, PyExc_OverflowError);
+  if (v == -1 && PyErr_Occurred()) {
+    if (!PyErr_ExceptionMatches(PyExc_OverflowError)) return -1;
+    PyErr_Clear();
+    PyErr_Format(PyExc_IndexError, "%s: index %R is out of bounds for axis %u with size %llu",
+                 ctx, item, k, (unsigned long long)dim);
+    return -1;
+  }
+  /* NumPy's rule: -dim <= v < dim, negative values counted from the end. */
+  uint64_t i;
+  bool ok;
+  if (v >= 0) {
+    i = (uint64_t)v;
+    ok = i < dim;
+  } else {
+    uint64_t back = (uint64_t)(-(v + 1)) + 1;
+    ok = back <= dim;
+    i = dim - back;
+  }
+  if (!ok) {
+    PyErr_Format(PyExc_IndexError, "%s: index %zd is out of bounds for axis %u with size %llu",
+                 ctx, v, k, (unsigned long long)dim);
+    return -1;
+  }
+  key->ranges[k] = (HurraySliceRange){i, i + 1, 1, 0};
+  key->from_int[k] = true;
+  return 0;
+}
+
+static int take_slice(HrpyState *st, Key *key, uint32_t k, uint64_t dim, PyObject *item,
+                      const char *ctx) {
+  Py_ssize_t start, stop, step;
+  if (dim > (uint64_t)PY_SSIZE_T_MAX) {
+    hrpy_raise(st->UnsupportedError,
+               "%s: dimension %u has %llu elements, beyond what a Python slice can address",
+               ctx, k, (unsigned long long)dim);
+    return -1;
+  }
+  if (PySlice_Unpack(item, &start, &stop, &step) < 0) return -1; /* step 0: ValueError */
+  Py_ssize_t n = PySlice_AdjustIndices((Py_ssize_t)dim, &start, &stop, step);
+  HurraySliceRange q = {0, 0, 1, 0};
+  if (n > 0 && step > 0) {
+    q.start = (uint64_t)start;
+    q.stop = (uint64_t)start + (uint64_t)(n - 1) * (uint64_t)step + 1;
+    q.step = (uint64_t)step;
+  } else if (n > 0) {
+    /* start, start + step, ... (descending): the same indices from the lowest */
+    uint64_t s = (uint64_t)(-(step + 1)) + 1;
+    q.start = (uint64_t)start - (uint64_t)(n - 1) * s;
+    q.stop = (uint64_t)start + 1;
+    q.step = s;
+    q.flags = HURRAY_SLICE_REVERSE;
+  }
+  key->ranges[k] = q;
+  return add_out(key, (int32_t)k, (uint64_t)n, ctx);
+}
+
+/* Whether `it` (which has __index__) converts to an integer: NumPy arrays of
+ * one dimension or more have __index__ but refuse (TypeError, cleared here:
+ * the caller refuses them as advanced indices); other errors stay set. */
+static bool index_ok(PyObject *it) {
+  PyObject *v = PyNumber_Index(it);
+  if (v != NULL) {
+    Py_DECREF(v);
+    return true;
+  }
+  if (PyErr_ExceptionMatches(PyExc_TypeError)) PyErr_Clear();
+  return false;
+}
+
+/* Parses `obj` against the tensor's shape into *key: 0, or -1 with IndexError
+ * (or the exception a slice's or an integer's own conversion raises). */
+static int parse_key(HrpyState *st, const HurrayDescriptorFields *f, PyObject *obj, Key *key,
+                     const char *ctx) {
+  uint32_t rank = f->rank;
+  memset(key, 0, sizeof *key);
+  for (uint32_t k = 0; k < HURRAY_MAX_RANK; k++) key->out_dim[k] = -1;
+  PyObject *items = PyTuple_Check(obj) ? Py_NewRef(obj) : PyTuple_Pack(1, obj);
+  if (items == NULL) return -1;
+  Py_ssize_t n = PyTuple_GET_SIZE(items), consuming = 0, ellipses = 0;
+  int rc = -1;
+  for (Py_ssize_t i = 0; i < n; i++) {
+    PyObject *it = PyTuple_GET_ITEM(items, i);
+    if (it == Py_Ellipsis) {
+      ellipses++;
+    } else if (it == Py_None) {
+      /* adds a dimension, consumes none */
+    } else if (PySlice_Check(it) || PyLong_CheckExact(it)) {
+      consuming++;
+    } else if (!PyBool_Check(it) && PyIndex_Check(it) && index_ok(it)) {
+      consuming++; /* an int subclass, a NumPy integer or 0-d integer array */
+    } else if (PyErr_Occurred()) {
+      goto done;
+    } else {
+      PyErr_Format(PyExc_IndexError,
+                   "%s: item %zd of the index: only integers, slices (`:`), ellipsis (`...`) and "
+                   "None are "
+                   "valid indices (no advanced indexing with lists, arrays or booleans: load "
+                   "the tensor with f[name] for that), not %.100s",
+                   ctx, i, Py_TYPE(it)->tp_name);
+      goto done;
+    }
+  }
+  if (ellipses > 1) {
+    PyErr_Format(PyExc_IndexError, "%s: an index can only have a single ellipsis ('...')", ctx);
+    goto done;
+  }
+  if ((uint64_t)consuming > rank) {
+    PyErr_Format(PyExc_IndexError,
+                 "%s: too many indices: the tensor is %u-dimensional, but %zd were indexed", ctx,
+                 rank, consuming);
+    goto done;
+  }
+  uint32_t k = 0;
+  for (Py_ssize_t i = 0; i < n; i++) {
+    PyObject *it = PyTuple_GET_ITEM(items, i);
+    if (it == Py_Ellipsis) {
+      for (uint64_t e = 0; e < rank - (uint64_t)consuming; e++, k++)
+        if (take_all(key, k, f->shape[k], ctx) < 0) goto done;
+    } else if (it == Py_None) {
+      if (add_out(key, -1, 1, ctx) < 0) goto done;
+    } else if (PySlice_Check(it)) {
+      if (take_slice(st, key, k, f->shape[k], it, ctx) < 0) goto done;
+      k++;
+    } else {
+      if (take_int(st, key, k, f->shape[k], it, ctx) < 0) goto done;
+      k++;
+    }
+  }
+  for (; k < rank; k++)
+    if (take_all(key, k, f->shape[k], ctx) < 0) goto done;
+  rc = 0;
+done:
+  Py_DECREF(items);
+  return rc;
+}
+
+/* ---- reading --------------------------------------------------------------------- */
+
+/* The device a result declares: the source buffer's, as a loaded tensor's. */
+static PyObject *device_of(HrpyState *st, const HurrayDescriptorFields *f) {
+  if (f->buffer_count > 0 && (f->buffers[0].device_tag != HURRAY_DEVICE_CPU ||
+                              f->buffers[0].memory_class != HURRAY_MEMORY_STANDARD))
+    return hrpy_device_new(st, f->buffers[0].device_tag, f->buffers[0].memory_class, 0);
+  return Py_NewRef(st->cpu);
+}
+
+static PyObject *slice_subscript(PyObject *o, PyObject *obj) {
+  HrpySlice *self = S(o);
+  HrpyState *st = hrpy_state_of(o);
+  const HurrayDescriptorFields *f = &self->f;
+  char ctx[160];
+  context_of(ctx, sizeof ctx, "TensorSlice", self->name);
+  Key key;
+  if (parse_key(st, f, obj, &key, ctx) < 0) return NULL;
+  uint64_t bytes = 0;
+  HurrayError err;
+  hurray_error_clear(&err);
+  HurrayStatus rc = hurray_layout_slice_shape(f, f->rank > 0 ? key.ranges : NULL, NULL, &bytes,
+                                              &err);
+  if (rc != HURRAY_OK) return hrpy_raise_status(st, rc, &err, ctx);
+  HrpyBuffer b;
+  memset(&b, 0, sizeof b);
+  b.owned = hrpy_alloc_buffer(bytes, false);
+  if (b.owned == NULL) return NULL;
+  b.data = b.owned;
+  b.size = bytes;
+  b.host = true;
+  if (bytes > 0) {
+    if (self->file == NULL) {
+      hrpy_buffer_release(&b);
+      return PyErr_Format(PyExc_ValueError, "%s: the slice no longer has its file", ctx);
+    }
+    const HurrayFile *file = self->lease->acquire(self->file);
+    if (file == NULL) {
+      hrpy_buffer_release(&b);
+      return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    rc = hurray_file_read_slice(file, self->index, f->rank, key.ranges, b.data, bytes, &err);
+    Py_END_ALLOW_THREADS
+    self->lease->release(self->file);
+    if (rc != HURRAY_OK) {
+      hrpy_buffer_release(&b);
+      return hrpy_raise_status(st, rc, &err, ctx);
+    }
+  }
+  PyObject *device = device_of(st, f);
+  if (device == NULL) {
+    hrpy_buffer_release(&b);
+    return NULL;
+  }
+  PyObject *r;
+  if (f->quantization == NULL && f->extension_type == NULL) {
+    r = hrpy_tensor_new_dense(st, f->type_tag, key.out_rank, key.shape, HURRAY_LAYOUT_ROW_MAJOR,
+                              device, &b, ctx);
+  } else {
+    /* A per-tensor scale and a private type's extension section hold for
+     * every element: they travel; shard and statistics describe the whole. */
+    HrpySections sec;
+    memset(&sec, 0, sizeof sec);
+    sec.quantization = f->quantization;
+    sec.extension_type = f->extension_type;
+    sec.options = HURRAY_DECODE_STRICT;
+    HurrayLayout lay;
+    memset(&lay, 0, sizeof lay);
+    lay.tag = HURRAY_LAYOUT_ROW_MAJOR;
+    r = hrpy_tensor_build_ex(st, f->type_tag, key.out_rank, key.shape, &lay, 0, device, &b, 1,
+                             &sec, ctx);
+  }
+  Py_DECREF(device);
+  return r;
+}
+
+/* ---- the descriptor's facts -------------------------------------------------------- */
+
+static PyObject *sg_shape(PyObject *o, void *c) {
+  (void)c;
+  return hrpy_shape_tuple(S(o)->f.rank, S(o)->f.shape);
+}
+
+static PyObject *sg_ndim(PyObject *o, void *c) {
+  (void)c;
+  return PyLong_FromUnsignedLong(S(o)->f.rank);
+}
+
+static PyObject *sg_dtype(PyObject *o, void *c) {
+  (void)c;
+  return hrpy_dtype_relayed(hrpy_state_of(o), S(o)->f.type_tag);
+}
+
+static PyObject *sg_layout(PyObject *o, void *c) {
+  (void)c;
+  return hrpy_layout_object(hrpy_state_of(o), &S(o)->f);
+}
+
+static PyObject *sg_name(PyObject *o, void *c) {
+  (void)c;
+  return Py_NewRef(S(o)->name);
+}
+
+static PyObject *slice_get_shape(PyObject *o, PyObject *unused) {
+  (void)unused;
+  PyObject *t = sg_shape(o, NULL);
+  PyObject *l = t != NULL ? PySequence_List(t) : NULL;
+  Py_XDECREF(t);
+  return l;
+}
+
+static PyObject *slice_get_dtype(PyObject *o, PyObject *unused) {
+  (void)unused;
+  PyObject *d = sg_dtype(o, NULL);
+  PyObject *name = d != NULL ? PyObject_GetAttrString(d, "name") : NULL;
+  Py_XDECREF(d);
+  return name;
+}
+
+static Py_ssize_t slice_length(PyObject *o) {
+  const HurrayDescriptorFields *f = &S(o)->f;
+  if (f->rank == 0) {
+    PyErr_SetString(PyExc_TypeError, "len() of a 0-d tensor slice");
+    return -1;
+  }
+  if (f->shape[0] > (uint64_t)PY_SSIZE_T_MAX) {
+    PyErr_SetString(PyExc_OverflowError, "the first dimension does not fit in a Py_ssize_t");
+    return -1;
+  }
+  return (Py_ssize_t)f->shape[0];
+}
+
+static PyObject *slice_repr(PyObject *o) {
+  HrpySlice *self = S(o);
+  PyObject *shape = sg_shape(o, NULL);
+  PyObject *dtype = shape != NULL ? slice_get_dtype(o, NULL) : NULL;
+  PyObject *r = NULL;
+  if (dtype != NULL)
+    r = PyUnicode_FromFormat("<hurray.TensorSlice %R: shape=%R, dtype=%U, layout=%s>", self->name,
+                             shape, dtype, hrpy_layout_name(self->f.layout.tag));
+  Py_XDECREF(shape);
+  Py_XDECREF(dtype);
+  return r;
+}
+
+/* ---- lifetime -------------------------------------------------------------------------- */
+
+static int slice_traverse(PyObject *o, visitproc visit, void *arg) {
+  Py_VISIT(S(o)->file);
+  Py_VISIT(S(o)->name);
+  Py_VISIT(Py_TYPE(o));
+  return 0;
+}
+
+static int slice_clear(PyObject *o) {
+  Py_CLEAR(S(o)->file);
+  return 0;
+}
+
+static void slice_dealloc(PyObject *o) {
+  PyTypeObject *tp = Py_TYPE(o);
+  PyObject_GC_UnTrack(o);
+  (void)slice_clear(o);
+  Py_CLEAR(S(o)->name);
+  HRPY_CANNOT_FAIL(hurray_descriptor_destroy(S(o)->desc));
+  tp->tp_free(o);
+  Py_DECREF(tp);
+}
+
+static PyObject *slice_reduce(PyObject *o, PyObject *unused) {
+  (void)o;
+  (void)unused;
+  return PyErr_Format(PyExc_TypeError,
+                      "cannot pickle a hurray.TensorSlice (it reads from an open file)");
+}
+
+static PyMethodDef slice_methods[] = {
+    {"get_shape", slice_get_shape, METH_NOARGS,
+     "get_shape(self)\n--\n\nThe tensor's shape as a list (as safetensors' get_shape), from "
+     "the descriptor alone."},
+    {"get_dtype", slice_get_dtype, METH_NOARGS,
+     "get_dtype(self)\n--\n\nThe tensor's element type as hurray's name ('float32', 'bfloat16', "
+     "'int4'; safetensors says 'F32', 'BF16'), from the descriptor alone."},
+    {"__reduce__", slice_reduce, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef slice_getset[] = {
+    {"name", sg_name, NULL, "The tensor's name in the file.", NULL},
+    {"shape", sg_shape, NULL, "The tensor's shape (a tuple).", NULL},
+    {"ndim", sg_ndim, NULL, "The tensor's rank.", NULL},
+    {"dtype", sg_dtype, NULL, "The tensor's element type (hurray.Dtype).", NULL},
+    {"layout", sg_layout, NULL, "The tensor's layout in the file (hurray.Layout).", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyType_Slot slice_slots[] = {
+    {Py_tp_doc,
+     "A lazy view of one dense tensor of an open hurray.File (File.get_slice(name)), as "
+     "safetensors' get_slice: shape, dtype and layout come from the descriptor alone; "
+     "indexing with NumPy's basic indexing (integers, slices with any step, ..., None) reads "
+     "only the selected elements and returns them as a new row-major hurray.Tensor. Needs "
+     "its file open."},
+    {Py_tp_repr, slice_repr},
+    {Py_mp_subscript, slice_subscript},
+    {Py_mp_length, slice_length},
+    {Py_tp_methods, slice_methods},
+    {Py_tp_getset, slice_getset},
+    {Py_tp_traverse, slice_traverse},
+    {Py_tp_clear, slice_clear},
+    {Py_tp_dealloc, slice_dealloc},
+    {Py_tp_hash, PyObject_HashNotImplemented},
+    {0, NULL},
+};
+
+static PyType_Spec slice_spec = {
+    .name = "hurray.TensorSlice",
+    .basicsize = sizeof(HrpySlice),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_HAVE_GC |
+             Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    .slots = slice_slots,
+};
+
+int hrpy_slice_init(PyObject *m, HrpyState *st) {
+  st->TensorSliceType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &slice_spec, NULL);
+  if (st->TensorSliceType == NULL) return -1;
+  return PyModule_AddType(m, st->TensorSliceType);
+}
