@@ -286,3 +286,22 @@ def test_safe_open_like_safetensors(tmp_path):
     ht.save_file(sd, tmp_path / "nometa.hrry")
     with hurray.safe_open(tmp_path / "nometa.hrry", framework="pt") as f:
         assert f.metadata() is None
+
+
+def test_safe_open_get_slice_matches_safetensors(tmp_path):
+    w = torch.arange(64 * 48, dtype=torch.float32).reshape(64, 48)
+    ht.save_file({"w": w, "wt": w.t()}, tmp_path / "g.hrry")
+    st_torch.save_file({"w": w}, tmp_path / "g.safetensors")
+    with hurray.safe_open(tmp_path / "g.hrry", framework="pt") as f, \
+            __import__("safetensors").safe_open(tmp_path / "g.safetensors", framework="pt") as g:
+        ours, theirs = f.get_slice("w"), g.get_slice("w")
+        assert ours.get_shape() == theirs.get_shape() == [64, 48]
+        for idx in [(slice(0, 8), slice(None)), (slice(None), slice(6, 12)),
+                    (slice(1, 60, 7), slice(None, None, 5)), 3]:
+            assert torch.equal(ours[idx], theirs[idx]), idx
+        shards = [f.get_slice("w")[:, k * 6:(k + 1) * 6] for k in range(8)]
+        assert torch.equal(torch.cat(shards, dim=1), w)
+        # the view of a shared tensor slices through its base
+        v = f.get_slice("wt")
+        assert v.get_shape() == [48, 64]
+        assert torch.equal(v[2:5, 10:20], w.t()[2:5, 10:20])

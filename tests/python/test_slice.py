@@ -292,7 +292,7 @@ def test_result_is_owned_row_major_and_writable(tmp_path):
     a = np.arange(60, dtype=np.float32).reshape(6, 10)
     path = tmp_path / "own.hrry"
     hurray.save(path, {"w": hurray.from_numpy(a)})
-    with hurray.open(path) as f:
+    with hurray.open(path, mmap="r") as f:
         t = f.get_slice("w")[1:3, ::-1]
         assert f["w"].readonly
     # the slice outlives the file, owns its bytes, and can be written
