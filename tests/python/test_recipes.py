@@ -23,7 +23,8 @@ def sections():
 NEEDS = {"A transformers model with tied weights": ["torch", "transformers"],
          "A PyTorch checkpoint": ["torch"],
          "Moving from safetensors": ["torch", "safetensors"],
-         "Writable maps": ["numpy"]}
+         "Writable maps": ["numpy"],
+         "Partial reads for sharded loading": ["torch"]}
 
 
 @pytest.mark.parametrize("title,blocks", sections(), ids=[t for t, _ in sections()])
