@@ -142,8 +142,11 @@ def test_shared_storage_stored_once_and_shared_on_load(tmp_path):
     sd = {"emb": w, "head": w, "half": w[:16], "wt": w.t()}
     ht.save_file(sd, tmp_path / "s.hrry")
     st_file = tmp_path / "s.safetensors"
-    with pytest.raises(RuntimeError):  # safetensors refuses shared tensors here
-        st_torch.save_file(sd, st_file)
+    if not os.environ.get("HURRAY_EXPECT_ASAN"):
+        # safetensors refuses shared tensors here (its check raises a torch error
+        # through C++, which the ASan preload turns into an abort: not run there)
+        with pytest.raises(RuntimeError):
+            st_torch.save_file(sd, st_file)
     got = ht.load_file(tmp_path / "s.hrry")
     ptr = got["emb"].untyped_storage().data_ptr()
     for k, v in sd.items():
