@@ -82,6 +82,7 @@ from ._hurray import (
 from . import device, dtype
 from ._display import PrintOptionsCtx, get_print_options, print_options, set_print_options
 from ._interop import aligned_allocator, asarray
+from ._quantize import quantize
 from ._sparse import from_scipy, sparse_coo
 
 # Tier 1 element types are also module attributes: hurray.float32 is
@@ -170,6 +171,7 @@ __all__ = [
     "print_options",
     "PrintOptionsCtx",
     "PrivateExtensionLayout",
+    "quantize",
     "RowMajorLayout",
     "save",
     "set_print_options",
