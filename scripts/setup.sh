@@ -24,7 +24,8 @@ fi
 if [ "${HURRAY_SETUP_PYTHON:-1}" = 1 ]; then
   PY=${PYTHON:-python3}
   # Python packages the test suite uses; torch comes from the local CPU wheel.
-  want=(numpy scipy pytest hypothesis pytest-benchmark scikit-build-core mypy)
+  # ml_dtypes and gguf are the references tests/python/test_quantize.py compares with.
+  want=(numpy scipy pytest hypothesis pytest-benchmark scikit-build-core mypy ml_dtypes gguf)
   missing=()
   for pkg in "${want[@]}"; do
     mod=${pkg//-/_}

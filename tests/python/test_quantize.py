@@ -87,7 +87,7 @@ def test_q8_0_edge_data():
     d_ref, q_ref = q8_0_reference(x)
     d, q, _ = q8_0_ours(x)
     np.testing.assert_array_equal(q, q_ref)
-    zero_blocks = [0, 5]  # rows 0 and 2, second half: every value zero
+    zero_blocks = [0, 5]  # row 0 first half, row 2 second half (-0.0): every value zero
     for b in range(len(d)):
         if b in zero_blocks:
             # the format forbids a zero scale: 1.0 instead of gguf's 0, codes 0 either way

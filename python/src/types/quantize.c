@@ -227,10 +227,9 @@ static int read_input(HrpyState *st, PyObject *x, Input *in) {
   const HurrayDescriptorFields *f = v.f;
   uint8_t tag = f->type_tag;
   if (f->quantization != NULL) {
+    const char *sn = hurray_quant_scheme_name(f->quantization->scheme);
     arg_error(st, "quantize", "x", "x is already quantized (%s); dequantize it first",
-                    hurray_quant_scheme_name(f->quantization->scheme) != NULL
-                        ? hurray_quant_scheme_name(f->quantization->scheme)
-                        : "an opaque scheme");
+              sn != NULL ? sn : "an opaque scheme");
     return -1;
   }
   if (tag != HURRAY_DTYPE_FLOAT16 && tag != HURRAY_DTYPE_BFLOAT16 &&
@@ -378,9 +377,8 @@ static int parse_request(HrpyState *st, PyObject *const *a, uint32_t rank, Reque
   }
   if (!blocks && has_block) {
     arg_error(st, ctx, "block_size",
-              "%s quantization has no blocks (block_size applies to per_block, nf4 and "
-                    "mxfp)",
-                    sn);
+              "%s quantization has no blocks (block_size applies to per_block, nf4 and mxfp)",
+              sn);
     return -1;
   }
   if (blocks) {
@@ -406,10 +404,10 @@ static int parse_request(HrpyState *st, PyObject *const *a, uint32_t rank, Reque
       if (r->scheme == HURRAY_QUANT_PER_BLOCK_AFFINE)
         arg_error(st, ctx, "scale_dtype",
                   "per_block scales are float16, bfloat16 or float32, not %s",
-                        tn != NULL ? tn : "a private type");
+                  tn != NULL ? tn : "a private type");
       else
-        arg_error(st, ctx, "scale_dtype", "%s scales are %s (the format fixes them), not %s", sn,
-                        hurray_dtype_name(want), tn != NULL ? tn : "a private type");
+        arg_error(st, ctx, "scale_dtype", "%s scales are %s (the format fixes them), not %s",
+                  sn, hurray_dtype_name(want), tn != NULL ? tn : "a private type");
       return -1;
     }
   }
@@ -601,12 +599,12 @@ PyObject *hrpy_tensor_dequantize(PyObject *self, PyObject *const *args, Py_ssize
     const char *n = hurray_dtype_name(tag);
     return arg_error(st, ctx, "dtype",
                      "dequantize gives float16, bfloat16, float32 or float64, not %s",
-                           n != NULL ? n : "a private type");
+                     n != NULL ? n : "a private type");
   }
   if (f->quantization == NULL)
     return arg_error(st, ctx, "quantization", "the tensor is not quantized (dtype %s)",
-                           hurray_dtype_name(f->type_tag) != NULL ? hurray_dtype_name(f->type_tag)
-                                                                  : "private");
+                     hurray_dtype_name(f->type_tag) != NULL ? hurray_dtype_name(f->type_tag)
+                                                            : "private");
   if (hrpy_tensor_check_host(st, self, ctx) < 0 || hrpy_tensor_check_readable(st, self, ctx) < 0)
     return NULL;
   uint64_t count = 0, bytes = 0;
