@@ -15,9 +15,10 @@
 
 #include "quant/quant_internal.h"
 
-/* SSE2 (every x86-64) kernels for the int4 / int8 affine loops; elsewhere
+/* SSE2 (every x86-64) kernels for the int4 / int8 affine loops; elsewhere,
+ * or built with -DHURRAY_NO_SIMD (how the C suite checks that both agree),
  * the scalar loops, which compute the same bits. */
-#if defined(__SSE2__) || defined(_M_X64)
+#if (defined(__SSE2__) || defined(_M_X64)) && !defined(HURRAY_NO_SIMD)
 #include <emmintrin.h>
 #define HQ_SSE2 1
 #endif
