@@ -179,6 +179,78 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_quant_dequantize_f32(
     const HurrayDescriptorFields *f, const void *const *buffers, const uint64_t *sizes, float *out,
     uint64_t out_count, HurrayError *err);
 
+/*
+ * hurray_quant_dequantize_f32 with the choice of output type: `out_type` is
+ * HURRAY_DTYPE_FLOAT32, FLOAT64 (the float32 value widened, exactly),
+ * FLOAT16 or BFLOAT16 (the float32 value rounded to nearest even; beyond
+ * float16's range an infinity). `out` (borrowed) receives out_count
+ * elements of that type in host byte order. HURRAY_ERR_INVALID_ARGUMENT
+ * (field "out_type") for another type; otherwise as
+ * hurray_quant_dequantize_f32.
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_quant_dequantize(
+    const HurrayDescriptorFields *f, const void *const *buffers, const uint64_t *sizes,
+    uint8_t out_type, void *out, uint64_t out_count, HurrayError *err);
+
+/* Options of hurray_quant_quantize_f32. */
+#define HURRAY_QUANTIZE_SYMMETRIC 0x1u /* per-tensor affine: zero point 0 */
+
+/*
+ * Quantizes float32 values into the buffers of a row- or column-major
+ * quantized tensor: the inverse of hurray_quant_dequantize_f32. `in`
+ * (borrowed) holds the tensor's element count of values in logical
+ * row-major order (in_count may be larger; the rest is ignored).
+ *
+ * `f` describes the tensor as for dequantization: storage type, shape,
+ * layout, byte_offset, the buffer table (declared sizes) and the scheme in
+ * f->quantization, whose axis, block size, scale type, buffer indices and
+ * SYMMETRIC flag say what to produce. `buffers` / `sizes` (borrowed) are the
+ * writable address and size of each of the f->buffer_count buffers; the
+ * data buffer receives byte_offset + the storage bytes (partial last blocks
+ * padded with zero bytes, unused high bits of the last byte zero), the
+ * parameter buffers their scale and zero-point arrays. Nothing else is
+ * written.
+ *
+ * Per-tensor affine carries its scale and zero point inline: the values in
+ * f->quantization are ignored, and *out_quant (caller storage, required for
+ * that scheme, optional otherwise) receives a copy of *f->quantization with
+ * them filled in (raw NULL, raw_len 0). `options`: HURRAY_QUANTIZE_SYMMETRIC
+ * makes a per-tensor scheme symmetric (zero point 0); the other affine
+ * schemes follow their SYMMETRIC flag.
+ *
+ * How parameters are chosen (docs/c-api/quant.md has the full statement):
+ *   affine, symmetric: s = max|x| / qmax in float32 (qmax = 127 for int8,
+ *     7 for int4, 255 for uint8, ...), codes in [-qmax, qmax];
+ *   affine, asymmetric: the range [min(x, 0), max(x, 0)],
+ *     s = (hi - lo) / (qmax - qmin), z = qmin - round(lo / s) clamped;
+ *   codes q = clamp(round(x * (1/s)) + z), rounded half away from zero with
+ *     the float32 inverse of the float32 s, which is then stored rounded to
+ *     nearest even in the scale type (ggml's Q8_0 rule, bit for bit);
+ *   a block whose values are all zero, or whose scale rounds to zero in
+ *     the scale type, gets scale 1 and zero codes (the format forbids a zero
+ *     scale);
+ *   NF4: the block's max|x| as float32 scale, the nearest NF4 level of
+ *     x / s (ties to the lower code);
+ *   MXFP: shared exponent floor(log2(max|x|)) - emax of the element type,
+ *     clamped to the e8m0 codes 1..254, elements x / 2^e rounded to nearest
+ *     even and saturated to the largest finite value.
+ *
+ * Errors: HURRAY_ERR_INVALID_ARGUMENT naming "in[i]" for a NaN or an
+ * infinity (always refused) and for a negative value under a symmetric
+ * unsigned scheme; naming "quantization.scale[b]" when a scale overflows
+ * its type (float16 beyond 65504) or an asymmetric range overflows float32;
+ * "options" for unknown option bits. HURRAY_ERR_BUFFER_TOO_SMALL ("in"),
+ * HURRAY_ERR_BUFFER_SIZE ("buffers[i]"), HURRAY_ERR_NULL_POINTER,
+ * HURRAY_ERR_OUT_OF_MEMORY (a workspace for schemes other than per-block
+ * along the last axis of a row-major tensor), HURRAY_ERR_UNSUPPORTED
+ * (another layout, a scheme not named), and every descriptor rule of the
+ * scheme (HURRAY_ERR_INVALID_QUANTIZATION, HURRAY_ERR_INVALID_BUFFER_TABLE).
+ * On failure the buffers' contents are unspecified.
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_quant_quantize_f32(
+    const HurrayDescriptorFields *f, const float *in, uint64_t in_count, void *const *buffers,
+    const uint64_t *sizes, uint32_t options, HurrayQuantization *out_quant, HurrayError *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -80,6 +80,7 @@ from ._files import File, load, load_kv, open, save  # noqa: A004 - hurray.open,
 from ._safe_open import safe_open
 from ._display import PrintOptionsCtx, get_print_options, print_options, set_print_options
 from ._interop import aligned_allocator, asarray
+from ._quantize import quantize
 from ._sparse import from_scipy, sparse_coo
 
 # Tier 1 element types are also module attributes: hurray.float32 is
@@ -168,6 +169,7 @@ __all__ = [
     "print_options",
     "PrintOptionsCtx",
     "PrivateExtensionLayout",
+    "quantize",
     "RowMajorLayout",
     "safe_open",
     "save",

@@ -94,6 +94,17 @@ def asarray(
     copy: builtins.bool | None = None,
 ) -> Tensor: ...
 
+QuantScheme = Literal[
+    "per_tensor", "per_tensor_affine", "per_channel", "per_channel_affine", "per_block",
+    "per_block_affine", "nf4", "mxfp",
+]
+
+def quantize(
+    x: Any, dtype: Dtype | str, *, axis: int | None = None, block_size: int | None = None,
+    symmetric: builtins.bool = True, scale_dtype: Dtype | str | None = None,
+    scheme: QuantScheme | None = None,
+) -> Tensor: ...
+
 def sparse_coo(
     values: Any, indices: Any, shape: Sequence[int], *, is_sorted: builtins.bool | None = None,
     copy: builtins.bool | None = None,

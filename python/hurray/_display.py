@@ -1,7 +1,9 @@
 """repr and str of hurray.Tensor and hurray.Composite (cold paths, called from C),
 and the print options that steer them.
 
-Data is rendered only for a host tensor whose every dimension is known: a
+What is not the default is named: the quantization scheme (quant=...), the
+layout, the sync mode. Data is rendered only for a host tensor whose every
+dimension is known: a
 dynamic dimension reaches NumPy as -1 ("infer"), which would print an
 unresolved tensor as an empty one. Sparse and other non-dense tensors show
 their metadata (layout, nnz); with ``sparse_display="content"`` a COO, CSR or
@@ -103,14 +105,62 @@ def print_options(*, sparse_display=None):
 _DENSE = ("row_major", "col_major", "strided", "tiled", "morton", "hilbert")
 
 
-def _meta(t):
-    layout = t.layout
+def _f32_text(v):
+    """The shortest decimal that reads back as the same float32."""
+    import struct
+
+    for p in range(1, 10):
+        text = f"{v:.{p}g}"
+        if struct.unpack("f", struct.pack("f", float(text)))[0] == v:
+            break
+    if not any(c in text for c in ".einn"):
+        text += ".0"
+    return text
+
+
+def _quant(t):
+    """The quantization scheme in one phrase: quant=per_block(int4, axis=1,
+    block=32, scale=float16), ``asymmetric`` when the scheme has zero points;
+    None for a tensor that is not quantized."""
+    q = t.quantization
+    if q is None:
+        return None
+    name = q.scheme
+    if name == "per_tensor_affine":
+        return f"per_tensor({t.dtype}, scale={_f32_text(q.scale)}, zero_point={q.zero_point})"
+    if name == "per_channel_affine":
+        parts = [f"axis={q.axis}"]
+    elif name in ("per_block_affine", "nf4", "mxfp"):
+        parts = [f"axis={q.axis}", f"block={q.block_size}"]
+        if name == "per_block_affine":
+            parts.append(f"scale={q.scale_type}")
+    else:
+        return f"opaque(scheme_tag=0x{q.scheme_tag:02X})"
+    if getattr(q, "zero_point_buffer_index", None) is not None:
+        parts.append("asymmetric")
+    short = {"per_channel_affine": "per_channel", "per_block_affine": "per_block"}.get(name, name)
+    return f"{short}({t.dtype}, {', '.join(parts)})"
+
+
+def _non_defaults(t, with_nnz):
+    """', quant=..., layout=..., nnz=..., sync_mode=...' for what is not the default."""
     extra = ""
+    quant = _quant(t)
+    if quant is not None:
+        extra += f", quant={quant}"
+    layout = t.layout
     if layout.name != "row_major":
-        extra = f", layout='{layout.name}'"
-        nnz = getattr(t, "nnz", None)
+        extra += f", layout='{layout.name}'"
+        nnz = getattr(t, "nnz", None) if with_nnz else None
         if nnz is not None:
             extra += f", nnz={nnz}"
+    if t.sync_mode != "producer_synced":
+        extra += f", sync_mode='{t.sync_mode}'"
+    return extra
+
+
+def _meta(t):
+    extra = _non_defaults(t, True)
     return f"hurray.Tensor(shape={t.shape!r}, dtype={t.dtype}{extra}, device={t.device!r})"
 
 
@@ -162,7 +212,9 @@ def tensor_repr(t):
     data = _data(t, prefix)
     if data is None:
         return _sparse(t)
-    extra = "" if t.device.kind == "cpu" and t.device.device_id == 0 else f", device={t.device!r}"
+    extra = _non_defaults(t, False)
+    if not (t.device.kind == "cpu" and t.device.device_id == 0):
+        extra += f", device={t.device!r}"
     return f"{prefix}{data}, dtype={t.dtype}{extra})"
 
 

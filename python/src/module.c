@@ -22,6 +22,7 @@
 #include "types/descriptor.h"
 #include "types/layout.h"
 #include "types/quant.h"
+#include "types/quantize.h"
 #include "types/sections.h"
 #include "util/args.h"
 #include "util/errors.h"
@@ -180,6 +181,10 @@ static PyMethodDef module_methods[] = {
      "The C ABI version is checked first (UnsupportedError on a mismatch); the capsule is "
      "renamed 'used_hurray_tensor' and the tensor keeps the transferred buffers alive. "
      "Buffers are writable only when obj is a writable hurray.Tensor."},
+    {"_quantize", FASTKW(hrpy_quantize),
+     "_quantize(x, dtype, *, axis=None, block_size=None, symmetric=True, scale_dtype=None, "
+     "scheme=None)\n--\n\nhurray.quantize over a hurray.Tensor of float16, bfloat16, float32 "
+     "or float64 values (types/quantize.c)."},
     {"_aligned_mem_handler", hrpy_aligned_mem_handler, METH_NOARGS,
      "_aligned_mem_handler()\n--\n\nThe NEP 49 'mem_handler' capsule of the 64-byte aligned "
      "NumPy allocator (used by hurray.aligned_allocator)."},

@@ -24,6 +24,7 @@
 #include "types/descriptor.h"
 #include "types/layout.h"
 #include "types/quant.h"
+#include "types/quantize.h"
 #include "types/sections.h"
 #include "util/args.h"
 #include "util/errors.h"
@@ -274,6 +275,7 @@ static PyObject *tensor_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
   got = 0; /* moved or released by hrpy_tensor_build_ex */
   if (result != NULL && hrpy_tensor_validate_index_buffers(st, result, ctx) < 0)
     Py_CLEAR(result);
+  if (result != NULL && hrpy_tensor_warn_unpacked(result, ctx) < 0) Py_CLEAR(result);
 done:
   for (uint32_t i = 0; i < got; i++) hrpy_buffer_release(&bufs[i]);
   PyMem_Free(bufs);
@@ -571,6 +573,11 @@ static PyMethodDef tensor_methods[] = {
      "data_ptr($self)\n--\n\nAddress of element [0, ..., 0] (buffer 0 plus byte_offset), as "
      "torch.Tensor.data_ptr(): a device address for a device tensor, 0 without data. For "
      "telling whether tensors share memory."},
+    {"dequantize", (PyCFunction)(void (*)(void))hrpy_tensor_dequantize,
+     METH_FASTCALL | METH_KEYWORDS,
+     "dequantize(self, dtype=None)\n--\n\nThe real values of a quantized row- or "
+     "column-major tensor (every scheme, partial blocks included) as a new row-major "
+     "tensor of dtype float32 (None), float16, bfloat16 or float64."},
     {"__reduce__", tm_reduce, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL},
 };

@@ -4,14 +4,14 @@
 #include <math.h>
 
 #include "hurray/values.h"
-#include "quant/quant_internal.h"
+#include "quant/quant_kernels.h"
 
 /* ---- resolving a plan from bare fields ------------------------------------------ */
 
 /* Plan of f's quantization with entries computed; reports problems the way
  * the public helpers document. */
-static HurrayStatus resolve(const HurrayDescriptorFields *f, HurrayQuantPlan *p,
-                            HurrayError *err) {
+HurrayStatus hurray__quant_resolve(const HurrayDescriptorFields *f, HurrayQuantPlan *p,
+                                   HurrayError *err) {
   if (f == NULL) return HURRAY_ERR_NULL_POINTER;
   const HurrayQuantization *q = f->quantization;
   if (q == NULL)
@@ -44,7 +44,7 @@ static HurrayStatus resolve(const HurrayDescriptorFields *f, HurrayQuantPlan *p,
 HurrayStatus hurray_quant_param_sizes(const HurrayDescriptorFields *f, uint64_t *out_scale,
                                       uint64_t *out_zp) {
   HurrayQuantPlan p;
-  HURRAY_TRY(resolve(f, &p, NULL));
+  HURRAY_TRY(hurray__quant_resolve(f, &p, NULL));
   if (out_scale != NULL) *out_scale = p.scale_bytes;
   if (out_zp != NULL) *out_zp = p.zp_bytes;
   return HURRAY_OK;
@@ -53,7 +53,7 @@ HurrayStatus hurray_quant_param_sizes(const HurrayDescriptorFields *f, uint64_t 
 HurrayStatus hurray_quant_storage_count(const HurrayDescriptorFields *f, uint64_t *out_count) {
   if (out_count == NULL) return HURRAY_ERR_NULL_POINTER;
   HurrayQuantPlan p;
-  HURRAY_TRY(resolve(f, &p, NULL));
+  HURRAY_TRY(hurray__quant_resolve(f, &p, NULL));
   return hurray__quant_storage_count(f, &p, out_count) == HURRAY_QP_OK
              ? HURRAY_OK
              : HURRAY_ERR_INVALID_ARGUMENT;
@@ -101,7 +101,7 @@ static HurrayStatus check_params(const HurrayDescriptorFields *f, HurrayQuantPla
                         "quantization parameters of a %s layout cannot be checked",
                         f->layout.tag == HURRAY_LAYOUT_COMPOSITE ? "composite" : "unknown");
   HURRAY_TRY(hurray__quant_validate(f, NULL, HURRAY_DECODE_STRICT, err));
-  HURRAY_TRY(resolve(f, p, err));
+  HURRAY_TRY(hurray__quant_resolve(f, p, err));
   if (f->buffer_count > 0 && (buffers == NULL || sizes == NULL)) return HURRAY_ERR_NULL_POINTER;
   if (q->scheme == HURRAY_QUANT_PER_TENSOR_AFFINE) return HURRAY_OK;
 
@@ -186,16 +186,206 @@ HurrayStatus hurray_quant_check_params(const HurrayDescriptorFields *f,
 
 /* ---- dequantization ------------------------------------------------------------------ */
 
-static int64_t sign_extend(uint64_t code, unsigned bits, bool is_signed) {
-  if (is_signed && bits < 64 && ((code >> (bits - 1u)) & 1u) != 0)
-    return (int64_t)code - ((int64_t)1 << bits);
-  return (int64_t)code;
+/* How the codes of one tensor turn into values. */
+typedef enum { DM_AFFINE, DM_NF4, DM_MX_FLOAT, DM_MX_INT } DMode;
+
+typedef struct DSpec {
+  DMode mode;
+  unsigned bits;
+  bool is_signed;
+  float val[256]; /* NF4: the table; MX float: the value of every code */
+} DSpec;
+
+/* One entry's parameters: affine s and z; NF4 s; MXFP s = 2^(e - 127). */
+typedef struct DParam {
+  float s;
+  int64_t z;
+} DParam;
+
+static void dspec_init(const HurrayDescriptorFields *f, DSpec *d) {
+  const HurrayDtypeInfo *info = hurray_dtype_info(f->type_tag);
+  d->bits = info->bit_width;
+  d->is_signed = (info->flags & HURRAY_DTF_SIGNED) != 0;
+  switch (f->quantization->scheme) {
+    case HURRAY_QUANT_NF4:
+      d->mode = DM_NF4;
+      memcpy(d->val, hurray_nf4_table(), 16 * sizeof(float));
+      break;
+    case HURRAY_QUANT_MXFP:
+      if ((info->flags & HURRAY_DTF_FLOAT) != 0) {
+        d->mode = DM_MX_FLOAT;
+        for (uint32_t c = 0; c < (1u << d->bits); c++) {
+          double v = 0.0;
+          /* a float element type: cannot fail (NaN if it ever did) */
+          d->val[c] = hurray_value_code_to_double(f->type_tag, c, &v) == HURRAY_OK
+                          ? (float)v /* exact: these formats are subsets of float32 */
+                          : NAN;
+        }
+      } else {
+        d->mode = DM_MX_INT;
+      }
+      break;
+    default:
+      d->mode = DM_AFFINE;
+      break;
+  }
 }
 
-HurrayStatus hurray_quant_dequantize_f32(const HurrayDescriptorFields *f,
-                                         const void *const *buffers, const uint64_t *sizes,
-                                         float *out, uint64_t out_count, HurrayError *err) {
+static DParam dparam(const HurrayQuantization *q, const HurrayQuantPlan *p, const Params *a,
+                     uint64_t entry) {
+  DParam r;
+  if (q->scheme == HURRAY_QUANT_PER_TENSOR_AFFINE) {
+    r.s = q->u.per_tensor.scale;
+    r.z = q->u.per_tensor.zero_point;
+  } else {
+    r.s = scale_at(p, a, entry);
+    r.z = zero_point_at(a, entry);
+  }
+  return r;
+}
+
+/* The normative value of one code (quantization/\*.md § Dequantization
+ * Formula): affine s * (q - z) with q - z exact in 64 bits then float32;
+ * NF4 s * nf4[q]; MXFP s * value(q). */
+static inline float dval(const DSpec *d, const DParam *q, uint32_t code) {
+  switch (d->mode) {
+    case DM_AFFINE: {
+      int64_t v = d->is_signed ? (int64_t)hq_sext(code, d->bits) : (int64_t)code;
+      return (float)(v - q->z) * q->s;
+    }
+    case DM_NF4: return q->s * d->val[code & 15u];
+    case DM_MX_FLOAT: return q->s * d->val[code];
+    default: return q->s * (float)hq_sext(code, d->bits);
+  }
+}
+
+/* Values of n storage elements from st (stride `stride`) into dst. */
+static void decode_run(const DSpec *d, const DParam *q, const uint8_t *data, uint64_t st,
+                       uint64_t stride, uint64_t n, float *dst) {
+  uint64_t i = 0;
+#ifdef HQ_SSE2
+  if (stride == 1 && d->bits == 4 && d->mode == DM_AFFINE && (st & 1u) == 0 && n >= 32) {
+    /* 32 codes per 16 bytes: nibbles to bytes in element order, widened to
+     * int32, q - z exact, then the float32 product, as dval computes it */
+    const uint8_t *b = data + (st >> 1);
+    const __m128i m = _mm_set1_epi8(0x0F), eight = _mm_set1_epi8(8), zero = _mm_setzero_si128();
+    const __m128i vz = _mm_set1_epi32((int32_t)q->z);
+    const __m128 vs = _mm_set1_ps(q->s);
+    for (; i + 32 <= n; i += 32, b += 16) {
+      __m128i v = _mm_loadu_si128((const __m128i *)(const void *)b);
+      __m128i lo = _mm_and_si128(v, m), hi = _mm_and_si128(_mm_srli_epi16(v, 4), m);
+      __m128i e[2] = {_mm_unpacklo_epi8(lo, hi), _mm_unpackhi_epi8(lo, hi)};
+      for (int h = 0; h < 2; h++) {
+        __m128i c = e[h], sg = zero;
+        if (d->is_signed) {
+          c = _mm_sub_epi8(_mm_xor_si128(c, eight), eight);
+          sg = _mm_cmpgt_epi8(zero, c);
+        }
+        __m128i w[2] = {_mm_unpacklo_epi8(c, sg), _mm_unpackhi_epi8(c, sg)};
+        for (int k = 0; k < 2; k++) {
+          __m128i s16 = _mm_srai_epi16(w[k], 15);
+          __m128i d0 = _mm_sub_epi32(_mm_unpacklo_epi16(w[k], s16), vz);
+          __m128i d1 = _mm_sub_epi32(_mm_unpackhi_epi16(w[k], s16), vz);
+          float *o = dst + i + 16 * h + 8 * k;
+          _mm_storeu_ps(o, _mm_mul_ps(_mm_cvtepi32_ps(d0), vs));
+          _mm_storeu_ps(o + 4, _mm_mul_ps(_mm_cvtepi32_ps(d1), vs));
+        }
+      }
+    }
+    if (i == n) return;
+    st += i;
+    dst += i;
+    n -= i;
+    i = 0;
+  }
+#endif
+  if (stride == 1 && d->bits == 4 && n >= 16) {
+    float t[16]; /* one multiplication per code instead of per element */
+    for (uint32_t c = 0; c < 16; c++) t[c] = dval(d, q, c);
+    if ((st & 1u) != 0) dst[i++] = t[data[st >> 1] >> 4];
+    const uint8_t *b = data + ((st + i) >> 1);
+    for (; i + 2 <= n; i += 2, b++) {
+      dst[i] = t[*b & 15u];
+      dst[i + 1] = t[*b >> 4];
+    }
+    if (i < n) dst[i] = t[*b & 15u];
+    return;
+  }
+  if (stride == 1 && d->bits == 8) {
+    const uint8_t *b = data + st;
+    if (d->mode == DM_AFFINE) {
+      float s = q->s;
+      int64_t z = q->z;
+      if (d->is_signed)
+        for (; i < n; i++) dst[i] = (float)((int64_t)(int8_t)b[i] - z) * s;
+      else
+        for (; i < n; i++) dst[i] = (float)((int64_t)b[i] - z) * s;
+    } else {
+      for (; i < n; i++) dst[i] = dval(d, q, b[i]);
+    }
+    return;
+  }
+  if (d->bits <= 6 && n >= 16) {
+    float t[64];
+    for (uint32_t c = 0; c < (1u << d->bits); c++) t[c] = dval(d, q, c);
+    for (; i < n; i++) dst[i] = t[hq_get(data, st + i * stride, d->bits)];
+    return;
+  }
+  for (; i < n; i++) dst[i] = dval(d, q, hq_get(data, st + i * stride, d->bits));
+}
+
+/* Writes n float32 values as elements off .. off+n-1 of `out` (out_type). */
+static void emit(uint8_t out_type, void *out, uint64_t off, const float *v, uint64_t n) {
+  switch (out_type) {
+    case HURRAY_DTYPE_FLOAT64: {
+      double *o = (double *)out + off;
+      for (uint64_t i = 0; i < n; i++) o[i] = (double)v[i];
+      break;
+    }
+    case HURRAY_DTYPE_FLOAT16: {
+      uint16_t *o = (uint16_t *)out + off;
+      for (uint64_t i = 0; i < n; i++) o[i] = hq_f32_to_f16(v[i]);
+      break;
+    }
+    case HURRAY_DTYPE_BFLOAT16: {
+      uint16_t *o = (uint16_t *)out + off;
+      for (uint64_t i = 0; i < n; i++) o[i] = hq_f32_to_bf16(v[i]);
+      break;
+    }
+    default:
+      break; /* float32 is decoded in place */
+  }
+}
+
+#define DCHUNK 256u
+
+/* A run decoded into output elements from `off`, through a small float32
+ * buffer when the output type is not float32. */
+static void decode_out(const DSpec *d, const DParam *q, const uint8_t *data, uint64_t st,
+                       uint64_t stride, uint64_t n, uint8_t out_type, void *out, uint64_t off) {
+  if (out_type == HURRAY_DTYPE_FLOAT32) {
+    decode_run(d, q, data, st, stride, n, (float *)out + off);
+    return;
+  }
+  float tmp[DCHUNK];
+  while (n > 0) {
+    uint64_t m = n < DCHUNK ? n : DCHUNK;
+    decode_run(d, q, data, st, stride, m, tmp);
+    emit(out_type, out, off, tmp, m);
+    st += m * stride;
+    off += m;
+    n -= m;
+  }
+}
+
+HurrayStatus hurray_quant_dequantize(const HurrayDescriptorFields *f, const void *const *buffers,
+                                     const uint64_t *sizes, uint8_t out_type, void *out,
+                                     uint64_t out_count, HurrayError *err) {
   if (f == NULL) return HURRAY_ERR_NULL_POINTER;
+  if (out_type != HURRAY_DTYPE_FLOAT32 && out_type != HURRAY_DTYPE_FLOAT64 &&
+      out_type != HURRAY_DTYPE_FLOAT16 && out_type != HURRAY_DTYPE_BFLOAT16)
+    return hurray__fail(err, HURRAY_ERR_INVALID_ARGUMENT, HURRAY_NO_OFFSET, "out_type",
+                        "type 0x%02X is not float16, bfloat16, float32 or float64", out_type);
   const HurrayQuantization *q = f->quantization;
   if (q == NULL)
     return hurray__fail(err, HURRAY_ERR_INVALID_ARGUMENT, HURRAY_NO_OFFSET, "quantization",
@@ -246,91 +436,33 @@ HurrayStatus hurray_quant_dequantize_f32(const HurrayDescriptorFields *f,
     return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, "buffers[0]",
                         "data buffer address is NULL");
   const uint8_t *data = (const uint8_t *)buffers[0] + f->byte_offset;
-  uint64_t avail = sizes[0] - f->byte_offset;
 
-  /* Storage strides over the padded shape, and row-major strides over the
-   * dimensions other than `axis` (the "outer" index of the block formula).
-   * No overflow: every product is bounded by `storage` or `count`. */
-  uint32_t r = f->rank;
-  uint64_t st[HURRAY_MAX_RANK], ost[HURRAY_MAX_RANK], idx[HURRAY_MAX_RANK];
-  uint64_t padded_axis = 0, nbpa = 0;
-  if (p.has_axis && p.block_size != 0) {
-    nbpa = f->shape[p.axis] / p.block_size + (f->shape[p.axis] % p.block_size != 0);
-    padded_axis = p.pads_blocks ? nbpa * p.block_size : f->shape[p.axis];
-  }
-  for (uint32_t k = 0; k < r; k++) {
-    uint32_t j = col ? k : r - 1u - k; /* fastest-varying storage dimension first */
-    uint64_t prev_extent = 1, prev_stride = 1;
-    if (k > 0) {
-      uint32_t pj = col ? j - 1u : j + 1u;
-      prev_extent = (p.has_axis && p.block_size != 0 && pj == p.axis) ? padded_axis
-                                                                       : f->shape[pj];
-      prev_stride = st[pj];
-    }
-    st[j] = k == 0 ? 1 : prev_stride * prev_extent;
-    idx[j] = 0;
-  }
-  uint64_t acc = 1;
-  for (uint32_t k = r; k-- > 0;) {
-    ost[k] = acc;
-    if (!p.has_axis || k != p.axis) acc *= f->shape[k];
-  }
-
-  const HurrayDtypeInfo *info = hurray_dtype_info(f->type_tag);
-  bool is_float = (info->flags & HURRAY_DTF_FLOAT) != 0;
-  bool is_signed = (info->flags & HURRAY_DTF_SIGNED) != 0;
-  const float *lut = hurray_nf4_table();
-  for (uint64_t e = 0; e < count; e++) {
-    uint64_t so = 0, outer = 0;
-    for (uint32_t j = 0; j < r; j++) {
-      so += idx[j] * st[j];
-      if (!p.has_axis || j != p.axis) outer += idx[j] * ost[j];
-    }
-    uint64_t code;
-    HurrayStatus s = hurray_value_get_code(f->type_tag, data, avail, so, &code);
-    if (s != HURRAY_OK)
-      return hurray__fail(err, HURRAY_ERR_INTERNAL, HURRAY_NO_OFFSET, "buffers[0]",
-                          "storage element %llu could not be read",
-                          (unsigned long long)so); /* not reached: bounds checked above */
-    uint64_t entry = 0;
-    if (p.has_axis)
-      entry = p.block_size == 0 ? idx[p.axis] : outer * nbpa + idx[p.axis] / p.block_size;
-    float v;
-    switch (q->scheme) {
-      case HURRAY_QUANT_PER_TENSOR_AFFINE: {
-        int64_t d = sign_extend(code, info->bit_width, is_signed) - q->u.per_tensor.zero_point;
-        v = (float)d * q->u.per_tensor.scale;
-        break;
-      }
-      case HURRAY_QUANT_PER_CHANNEL_AFFINE:
-      case HURRAY_QUANT_PER_BLOCK_AFFINE: {
-        int64_t d = sign_extend(code, info->bit_width, is_signed) - zero_point_at(&a, entry);
-        v = (float)d * scale_at(&p, &a, entry);
-        break;
-      }
-      case HURRAY_QUANT_NF4:
-        v = scale_at(&p, &a, entry) * lut[code & 0xFu];
-        break;
-      default: { /* MXFP */
-        float x;
-        if (is_float) {
-          double dv = 0.0;
-          /* a float element type: cannot fail (NaN if it ever did) */
-          x = hurray_value_code_to_double(f->type_tag, code, &dv) == HURRAY_OK
-                  ? (float)dv /* exact: these formats are subsets of float32 */
-                  : NAN;
-        } else {
-          x = (float)sign_extend(code, info->bit_width, true);
-        }
-        v = scale_at(&p, &a, entry) * x;
-        break;
+  DSpec d;
+  dspec_init(f, &d);
+  HqWalk w;
+  hq_walk_init(&w, f, &p);
+  if (p.has_axis && p.block_size != 0 && !col && p.axis == f->rank - 1u) {
+    /* Blocks along the last axis of a row-major tensor: block by block. */
+    uint64_t A = w.n_last, K = w.K, nbpa = w.nbpa, Apad = p.pads_blocks ? nbpa * K : A;
+    for (uint64_t row = 0; row < w.nrows; row++) {
+      for (uint64_t b = 0; b < nbpa; b++) {
+        uint64_t first = b * K, n = A - first < K ? A - first : K;
+        DParam dp = dparam(q, &p, &a, row * nbpa + b);
+        decode_out(&d, &dp, data, row * Apad + first, 1, n, out_type, out, row * A + first);
       }
     }
-    out[e] = v;
-    for (uint32_t j = r; j-- > 0;) { /* next logical index, row-major */
-      if (++idx[j] < f->shape[j]) break;
-      idx[j] = 0;
-    }
+    return HURRAY_OK;
+  }
+  HqChunk c;
+  while (hq_walk_next(&w, &c)) {
+    DParam dp = dparam(q, &p, &a, c.entry);
+    decode_out(&d, &dp, data, c.st_off, c.st_stride, c.len, out_type, out, c.in_off);
   }
   return HURRAY_OK;
+}
+
+HurrayStatus hurray_quant_dequantize_f32(const HurrayDescriptorFields *f,
+                                         const void *const *buffers, const uint64_t *sizes,
+                                         float *out, uint64_t out_count, HurrayError *err) {
+  return hurray_quant_dequantize(f, buffers, sizes, HURRAY_DTYPE_FLOAT32, out, out_count, err);
 }

@@ -60,6 +60,12 @@ HURRAY_INTERNAL int hurray__quant_plan_entries(const HurrayDescriptorFields *f,
 HURRAY_INTERNAL int hurray__quant_storage_count(const HurrayDescriptorFields *f,
                                                 const HurrayQuantPlan *p, uint64_t *out);
 
+/* The plan of f's (named) scheme with its entries computed, checking what
+ * the public helpers need: axis < rank and static, block_size > 0, no
+ * dynamic dimension the counts need, no overflow (dequant.c). */
+HURRAY_INTERNAL HurrayStatus hurray__quant_resolve(const HurrayDescriptorFields *f,
+                                                   HurrayQuantPlan *p, HurrayError *err);
+
 /* Note: hurray__quant_validate (validate.h) also accepts o == NULL; every error
  * then carries HURRAY_NO_OFFSET (the public helpers that receive bare fields
  * use this). */

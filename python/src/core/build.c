@@ -291,6 +291,31 @@ done:
   return result;
 }
 
+int hrpy_tensor_warn_unpacked(PyObject *t, const char *context) {
+  const HurrayDescriptorFields *f = &((const HrpyTensor *)t)->f;
+  const HurrayDtypeInfo *info = hurray_dtype_info(f->type_tag);
+  if (info == NULL || info->bit_width >= 8 || f->buffer_count == 0 ||
+      (f->layout.tag != HURRAY_LAYOUT_ROW_MAJOR && f->layout.tag != HURRAY_LAYOUT_COL_MAJOR))
+    return 0;
+  uint64_t count = 0, packed = 0, have = f->buffers[0].byte_size;
+  bool known = f->quantization != NULL ? hurray_quant_storage_count(f, &count) == HURRAY_OK
+                                       : hrpy_element_count(f->rank, f->shape, &count);
+  if (!known || hurray_buffer_size_bytes(f->type_tag, count, &packed) != HURRAY_OK ||
+      have < f->byte_offset || have - f->byte_offset != count || packed >= count)
+    return 0;
+  return PyErr_WarnFormat(PyExc_UserWarning, 1,
+                          "%s: buffer 0 holds %llu bytes, one per %s element, but %llu %s "
+                          "elements pack into %llu bytes (%s): the buffer looks unpacked. Pack "
+                          "the codes (hurray.quantize does); a larger buffer is legal, so it "
+                          "is used as given",
+                          context, (unsigned long long)have, info->name,
+                          (unsigned long long)count, info->name, (unsigned long long)packed,
+                          info->bit_width == 6 ? "four per three bytes"
+                          : info->bit_width == 1 ? "eight per byte"
+                          : info->bit_width == 2 ? "four per byte"
+                                                 : "two per byte");
+}
+
 uint32_t hrpy_options_for_descriptor(const HurrayDescriptorFields *f) {
   uint32_t o = hrpy_layout_options(f->layout.tag);
   if (f->quantization != NULL) {

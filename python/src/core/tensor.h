@@ -151,6 +151,16 @@ PyObject *hrpy_tensor_new_dense(HrpyState *st, uint8_t type_tag, uint32_t rank,
 PyObject *hrpy_tensor_from_descriptor(HrpyState *st, const HurrayDescriptor *d, HrpyBuffer *bufs,
                                       uint32_t nbuf, uint32_t options, const char *context);
 
+/*
+ * A UserWarning when buffer 0 of a row- or column-major tensor of a sub-byte
+ * type (bool, 2-, 4- and 6-bit types) holds exactly one byte per element
+ * while the packed elements need fewer bytes: a legal buffer (larger ones
+ * are) that is almost always an unpacked array handed over by mistake. The
+ * message names the buffer and the packed size. -1 when the warning is an
+ * error (warnings filter).
+ */
+int hrpy_tensor_warn_unpacked(PyObject *t, const char *context);
+
 /* Decode options a descriptor carrying this layout needs: permissive for a
  * private or unknown layout (their rules are agreed out of band), else strict. */
 uint32_t hrpy_layout_options(uint8_t tag);

@@ -1,0 +1,638 @@
+/*
+ * types/quantize.c - hurray.quantize (its C half, _quantize) and
+ * Tensor.dequantize (types/quantize.h).
+ *
+ * The binding converts: it reads the input tensor as float32 (widening
+ * float16 / bfloat16, rounding float64, gathering strided elements), turns
+ * the keyword arguments into a quantization section, allocates the buffers
+ * the C library sizes, and calls hurray_quant_quantize_f32 /
+ * hurray_quant_dequantize without the GIL. How scales are chosen, how values
+ * round and what is refused are the C library's (docs/c-api/quant.md).
+ */
+#include "types/quantize.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/dtype.h"
+#include "core/tensor.h"
+#include "util/args.h"
+#include "util/bytes.h"
+#include "util/errors.h"
+
+/* ValueError (HURRAY_ERR_INVALID_ARGUMENT) naming the argument `field`, in the
+ * form the C library's details take: "<context>: <field>: <reason>". */
+#if defined(__clang__) || defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+__attribute__((format(printf, 4, 5)))
+#endif
+static PyObject *
+arg_error(HrpyState *st, const char *ctx, const char *field, const char *fmt, ...) {
+  HurrayError e;
+  hurray_error_clear(&e);
+  e.status = HURRAY_ERR_INVALID_ARGUMENT;
+  PyOS_snprintf(e.field, sizeof e.field, "%s", field);
+  va_list ap;
+  va_start(ap, fmt);
+  PyOS_vsnprintf(e.reason, sizeof e.reason, fmt, ap);
+  va_end(ap);
+  PyOS_snprintf(e.message, sizeof e.message, "%s: %s", e.field, e.reason);
+  return hrpy_raise_status(st, e.status, &e, ctx);
+}
+#if defined(__clang__) || defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
+
+/* ---- reading the input as float32 ------------------------------------------------------ */
+
+static inline float f16_to_f32(uint16_t h) {
+  uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1Fu, man = h & 0x3FFu, b;
+  if (exp == 0x1F) {
+    b = sign | 0x7F800000u | (man << 13);
+  } else if (exp != 0) {
+    b = sign | ((exp + 112u) << 23) | (man << 13);
+  } else {
+    float v = (float)man * 0x1p-24f; /* zero or subnormal, exact */
+    return sign != 0 ? -v : v;
+  }
+  float f;
+  memcpy(&f, &b, 4);
+  return f;
+}
+
+static inline float load_f32(const uint8_t *p, uint8_t tag) {
+  switch (tag) {
+    case HURRAY_DTYPE_FLOAT16: {
+      uint16_t h;
+      memcpy(&h, p, 2);
+      return f16_to_f32(h);
+    }
+    case HURRAY_DTYPE_BFLOAT16: {
+      uint16_t h;
+      memcpy(&h, p, 2);
+      uint32_t b = (uint32_t)h << 16;
+      float f;
+      memcpy(&f, &b, 4);
+      return f;
+    }
+    case HURRAY_DTYPE_FLOAT64: {
+      double d;
+      memcpy(&d, p, 8);
+      return (float)d; /* round to nearest even; beyond float32: an infinity */
+    }
+    default: {
+      float f;
+      memcpy(&f, p, 4);
+      return f;
+    }
+  }
+}
+
+/* Row-major gather of `count` elements from base with byte strides. */
+static void gather(float *dst, const uint8_t *base, uint8_t tag, uint32_t rank,
+                   const int64_t *shape, const int64_t *bstrides, uint64_t count) {
+  if (rank == 0) {
+    dst[0] = load_f32(base, tag);
+    return;
+  }
+  int64_t idx[HURRAY_MAX_RANK] = {0};
+  uint32_t L = rank - 1u;
+  int64_t n = shape[L], s = bstrides[L];
+  const uint8_t *row = base;
+  for (uint64_t done = 0; done < count; done += (uint64_t)n) {
+    const uint8_t *p = row;
+    for (int64_t i = 0; i < n; i++, p += s) *dst++ = load_f32(p, tag);
+    for (uint32_t j = L; j-- > 0;) { /* next row */
+      row += bstrides[j];
+      if (++idx[j] < shape[j]) break;
+      row -= shape[j] * bstrides[j];
+      idx[j] = 0;
+    }
+  }
+}
+
+typedef struct Input {
+  uint32_t rank;
+  uint64_t shape[HURRAY_MAX_RANK];
+  uint64_t count;
+  const float *vals; /* count values in row-major order */
+  float *owned;      /* what vals points into when converted (hurray_free) */
+  Py_buffer view;    /* held export of a buffer-protocol input (view.obj != NULL) */
+} Input;
+
+static void input_release(Input *in) {
+  if (in->owned != NULL) hurray_free(in->owned);
+  in->owned = NULL;
+  if (in->view.obj != NULL) PyBuffer_Release(&in->view);
+}
+
+/* Contiguous row-major float32 values at base (used in place when aligned),
+ * else a float32 copy gathered without the GIL. */
+static int take_values(Input *in, const uint8_t *base, uint8_t tag, unsigned isz,
+                       const int64_t *shp, const int64_t *bst) {
+  bool contiguous = tag == HURRAY_DTYPE_FLOAT32 && ((uintptr_t)base % sizeof(float)) == 0;
+  int64_t expect = (int64_t)isz;
+  for (uint32_t k = in->rank; contiguous && k-- > 0;) {
+    if (shp[k] != 1 && bst[k] != expect) contiguous = false;
+    expect *= shp[k];
+  }
+  if (contiguous) {
+    in->vals = (const float *)(const void *)base;
+    return 0;
+  }
+  if (in->count > (uint64_t)PY_SSIZE_T_MAX / sizeof(float)) {
+    PyErr_NoMemory();
+    return -1;
+  }
+  in->owned = hurray_alloc((size_t)in->count * sizeof(float), 64);
+  if (in->owned == NULL) {
+    PyErr_NoMemory();
+    return -1;
+  }
+  float *dst = in->owned;
+  uint32_t rank = in->rank;
+  uint64_t count = in->count;
+  Py_BEGIN_ALLOW_THREADS gather(dst, base, tag, rank, shp, bst, count);
+  Py_END_ALLOW_THREADS in->vals = in->owned;
+  return 0;
+}
+
+/* The element type of a buffer-protocol format: float16 'e', float32 'f',
+ * float64 'd', in native or little-endian order; 0 for anything else. */
+static uint8_t format_tag(const char *fmt, Py_ssize_t itemsize) {
+  if (fmt == NULL) fmt = "B";
+  if (fmt[0] == '@' || fmt[0] == '=' || fmt[0] == '<') fmt++;
+  if (fmt[0] == '\0' || fmt[1] != '\0') return 0;
+  if (fmt[0] == 'e' && itemsize == 2) return HURRAY_DTYPE_FLOAT16;
+  if (fmt[0] == 'f' && itemsize == 4) return HURRAY_DTYPE_FLOAT32;
+  if (fmt[0] == 'd' && itemsize == 8) return HURRAY_DTYPE_FLOAT64;
+  return 0;
+}
+
+/* A buffer-protocol input (a NumPy array of float16 / 32 / 64, any strides):
+ * read in place, without the 64-byte floor a tensor's buffer needs. */
+static int read_buffer(HrpyState *st, PyObject *x, Input *in) {
+  if (PyObject_GetBuffer(x, &in->view, PyBUF_STRIDES | PyBUF_FORMAT) < 0) {
+    memset(&in->view, 0, sizeof in->view);
+    return -1;
+  }
+  Py_buffer *v = &in->view;
+  uint8_t tag = format_tag(v->format, v->itemsize);
+  if (tag == 0) {
+    PyErr_Format(PyExc_TypeError,
+                 "quantize: x holds items of format '%s'; quantize takes float16, bfloat16, "
+                 "float32 or float64 values",
+                 v->format != NULL ? v->format : "B");
+    return -1;
+  }
+  if (v->ndim < 0 || v->ndim > (int)HURRAY_MAX_RANK) {
+    arg_error(st, "quantize", "x", "rank %d exceeds %u", v->ndim, HURRAY_MAX_RANK);
+    return -1;
+  }
+  in->rank = (uint32_t)v->ndim;
+  int64_t shp[HURRAY_MAX_RANK], bst[HURRAY_MAX_RANK];
+  in->count = 1;
+  for (uint32_t j = 0; j < in->rank; j++) {
+    shp[j] = (int64_t)v->shape[j];
+    bst[j] = v->strides != NULL ? (int64_t)v->strides[j] : 0;
+    in->shape[j] = (uint64_t)v->shape[j];
+    in->count *= in->shape[j]; /* bounded: the exporter holds these bytes */
+  }
+  if (v->strides == NULL) { /* C-contiguous */
+    int64_t acc = (int64_t)v->itemsize;
+    for (uint32_t j = in->rank; j-- > 0;) {
+      bst[j] = acc;
+      acc *= shp[j];
+    }
+  }
+  if (in->count == 0) return 0;
+  return take_values(in, (const uint8_t *)v->buf, tag, (unsigned)v->itemsize, shp, bst);
+}
+
+static int read_input(HrpyState *st, PyObject *x, Input *in) {
+  memset(in, 0, sizeof *in);
+  if (!hrpy_tensor_check(st, x)) {
+    if (PyObject_CheckBuffer(x)) return read_buffer(st, x, in);
+    PyErr_Format(PyExc_TypeError,
+                 "quantize: x must be a hurray.Tensor or a buffer of float values here "
+                 "(hurray.quantize converts NumPy arrays, torch tensors and DLPack objects), "
+                 "not %.100s",
+                 Py_TYPE(x)->tp_name);
+    return -1;
+  }
+  HrpyTensorView v = hrpy_tensor_view(x);
+  const HurrayDescriptorFields *f = v.f;
+  uint8_t tag = f->type_tag;
+  if (f->quantization != NULL) {
+    const char *sn = hurray_quant_scheme_name(f->quantization->scheme);
+    arg_error(st, "quantize", "x", "x is already quantized (%s); dequantize it first",
+              sn != NULL ? sn : "an opaque scheme");
+    return -1;
+  }
+  if (tag != HURRAY_DTYPE_FLOAT16 && tag != HURRAY_DTYPE_BFLOAT16 &&
+      tag != HURRAY_DTYPE_FLOAT32 && tag != HURRAY_DTYPE_FLOAT64) {
+    const char *n = hurray_dtype_name(tag);
+    PyErr_Format(PyExc_TypeError,
+                 "quantize: x holds %s values; quantize takes float16, bfloat16, float32 or "
+                 "float64",
+                 n != NULL ? n : "private-type");
+    return -1;
+  }
+  uint8_t lt = f->layout.tag;
+  if (lt != HURRAY_LAYOUT_ROW_MAJOR && lt != HURRAY_LAYOUT_COL_MAJOR &&
+      lt != HURRAY_LAYOUT_STRIDED) {
+    hrpy_raise(st->UnsupportedError,
+               "quantize: x has a %s layout; quantize takes a dense row-major, column-major or "
+               "strided tensor",
+               hrpy_layout_name(lt));
+    return -1;
+  }
+  in->rank = f->rank;
+  for (uint32_t j = 0; j < f->rank; j++) {
+    if (f->shape[j] == HURRAY_DYNAMIC_DIM) {
+      arg_error(st, "quantize", "x", "x has a dynamic dimension (shape[%u])", (unsigned)j);
+      return -1;
+    }
+    in->shape[j] = f->shape[j];
+  }
+  if (!hrpy_element_count(f->rank, f->shape, &in->count)) {
+    arg_error(st, "quantize", "x", "x's element count overflows");
+    return -1;
+  }
+  if (hrpy_tensor_check_host(st, x, "quantize") < 0 ||
+      hrpy_tensor_check_readable(st, x, "quantize") < 0)
+    return -1;
+  if (in->count == 0) return 0;
+  unsigned isz = hurray_dtype_info(tag)->bit_width / 8u;
+  int64_t shp[HURRAY_MAX_RANK], bst[HURRAY_MAX_RANK];
+  if (hrpy_tensor_strided_geometry(st, &v, (int64_t)isz, shp, bst, "quantize") < 0) return -1;
+  return take_values(in, v.bufs[0].data + f->byte_offset, tag, isz, shp, bst);
+}
+
+/* ---- the scheme the arguments name -------------------------------------------------------- */
+
+static const char *const k_scheme_names[] = {
+    "per_tensor", "per_tensor_affine", "per_channel", "per_channel_affine",
+    "per_block",  "per_block_affine",  "nf4",         "mxfp"};
+static const uint8_t k_scheme_values[] = {
+    HURRAY_QUANT_PER_TENSOR_AFFINE,  HURRAY_QUANT_PER_TENSOR_AFFINE,
+    HURRAY_QUANT_PER_CHANNEL_AFFINE, HURRAY_QUANT_PER_CHANNEL_AFFINE,
+    HURRAY_QUANT_PER_BLOCK_AFFINE,   HURRAY_QUANT_PER_BLOCK_AFFINE,
+    HURRAY_QUANT_NF4,                HURRAY_QUANT_MXFP};
+static const HrpyEnum k_schemes = {k_scheme_names, k_scheme_values, 8};
+
+static bool mx_float(uint8_t t) {
+  return t == HURRAY_DTYPE_FLOAT8_E4M3 || t == HURRAY_DTYPE_FLOAT8_E5M2 ||
+         t == HURRAY_DTYPE_FLOAT4_E2M1 || t == HURRAY_DTYPE_FLOAT6_E2M3 ||
+         t == HURRAY_DTYPE_FLOAT6_E3M2;
+}
+
+static const char *short_name(uint8_t scheme) {
+  switch (scheme) {
+    case HURRAY_QUANT_PER_TENSOR_AFFINE: return "per_tensor";
+    case HURRAY_QUANT_PER_CHANNEL_AFFINE: return "per_channel";
+    case HURRAY_QUANT_PER_BLOCK_AFFINE: return "per_block";
+    case HURRAY_QUANT_NF4: return "nf4";
+    default: return "mxfp";
+  }
+}
+
+typedef struct Request {
+  uint8_t type, scheme, scale_type;
+  bool symmetric;
+  uint32_t axis, block;
+} Request;
+
+/* Resolves the arguments (a[1] .. a[6]: dtype, axis, block_size, symmetric,
+ * scale_dtype, scheme) into a Request; -1 with an exception. The format's
+ * rules (block size powers of two, storage types of each scheme, axis <
+ * rank) are the C library's and come back from it. */
+static int parse_request(HrpyState *st, PyObject *const *a, uint32_t rank, Request *r) {
+  memset(r, 0, sizeof *r);
+  PyObject *dtype = a[1], *axis = a[2], *block = a[3], *symobj = a[4], *stype = a[5],
+           *scheme = a[6];
+  const char *ctx = "quantize";
+  bool nf4_name = PyUnicode_Check(dtype) && PyUnicode_CompareWithASCIIString(dtype, "nf4") == 0;
+  if (nf4_name) {
+    r->type = HURRAY_DTYPE_UINT4;
+  } else if (hrpy_dtype_converter(st, dtype, &r->type) < 0) {
+    return -1;
+  }
+  uint8_t given = 0;
+  if (scheme != NULL && scheme != Py_None &&
+      hrpy_arg_enum(scheme, &k_schemes, ctx, "scheme", &given) < 0)
+    return -1;
+  bool has_axis = axis != NULL && axis != Py_None, has_block = block != NULL && block != Py_None;
+  if (given != 0)
+    r->scheme = given;
+  else if (nf4_name)
+    r->scheme = HURRAY_QUANT_NF4;
+  else if (mx_float(r->type))
+    r->scheme = HURRAY_QUANT_MXFP;
+  else if (has_block)
+    r->scheme = HURRAY_QUANT_PER_BLOCK_AFFINE;
+  else if (has_axis)
+    r->scheme = HURRAY_QUANT_PER_CHANNEL_AFFINE;
+  else
+    r->scheme = HURRAY_QUANT_PER_TENSOR_AFFINE;
+  const char *sn = short_name(r->scheme);
+  bool blocks = r->scheme == HURRAY_QUANT_PER_BLOCK_AFFINE || r->scheme == HURRAY_QUANT_NF4 ||
+                r->scheme == HURRAY_QUANT_MXFP;
+  if (nf4_name && r->scheme != HURRAY_QUANT_NF4) {
+    arg_error(st, ctx, "dtype", "dtype 'nf4' is the nf4 scheme, not %s", sn);
+    return -1;
+  }
+
+  bool sym = true;
+  if (symobj != NULL && hrpy_arg_bool(symobj, ctx, "symmetric", &sym) < 0) return -1;
+  if (!sym && (r->scheme == HURRAY_QUANT_NF4 || r->scheme == HURRAY_QUANT_MXFP)) {
+    arg_error(st, ctx, "symmetric", "%s has no zero point: symmetric=False does not apply", sn);
+    return -1;
+  }
+  r->symmetric = sym;
+
+  if (r->scheme == HURRAY_QUANT_PER_TENSOR_AFFINE) {
+    if (has_axis) {
+      arg_error(st, ctx, "axis", "per_tensor quantization takes no axis");
+      return -1;
+    }
+  } else {
+    if (!has_axis && r->scheme == HURRAY_QUANT_PER_CHANNEL_AFFINE) {
+      arg_error(st, ctx, "axis", "per_channel quantization needs axis=");
+      return -1;
+    }
+    if (rank == 0) {
+      arg_error(st, ctx, "axis", "a scalar has no axis to quantize along: use per_tensor");
+      return -1;
+    }
+    int64_t ax = (int64_t)rank - 1; /* blocks run along the last axis by default */
+    if (has_axis &&
+        hrpy_arg_int_as(PyExc_ValueError, axis, ctx, "axis", -(int64_t)rank, (int64_t)rank - 1,
+                        &ax) < 0)
+      return -1;
+    r->axis = (uint32_t)(ax < 0 ? ax + (int64_t)rank : ax);
+  }
+  if (!blocks && has_block) {
+    arg_error(st, ctx, "block_size",
+              "%s quantization has no blocks (block_size applies to per_block, nf4 and mxfp)",
+              sn);
+    return -1;
+  }
+  if (blocks) {
+    uint64_t k = r->scheme == HURRAY_QUANT_NF4 ? 64 : 32; /* bitsandbytes' and OCP MX's */
+    if (has_block &&
+        hrpy_arg_uint_as(PyExc_ValueError, block, ctx, "block_size", UINT32_MAX, &k) < 0)
+      return -1;
+    r->block = (uint32_t)k;
+  }
+
+  bool has_stype = stype != NULL && stype != Py_None;
+  uint8_t want = r->scheme == HURRAY_QUANT_MXFP ? HURRAY_DTYPE_FLOAT8_E8M0 : HURRAY_DTYPE_FLOAT32;
+  r->scale_type = want;
+  if (has_stype) {
+    if (hrpy_dtype_converter(st, stype, &r->scale_type) < 0) return -1;
+    bool ok = r->scheme == HURRAY_QUANT_PER_BLOCK_AFFINE
+                  ? r->scale_type == HURRAY_DTYPE_FLOAT16 ||
+                        r->scale_type == HURRAY_DTYPE_BFLOAT16 ||
+                        r->scale_type == HURRAY_DTYPE_FLOAT32
+                  : r->scale_type == want;
+    if (!ok) {
+      const char *tn = hurray_dtype_name(r->scale_type);
+      if (r->scheme == HURRAY_QUANT_PER_BLOCK_AFFINE)
+        arg_error(st, ctx, "scale_dtype",
+                  "per_block scales are float16, bfloat16 or float32, not %s",
+                  tn != NULL ? tn : "a private type");
+      else
+        arg_error(st, ctx, "scale_dtype", "%s scales are %s (the format fixes them), not %s",
+                  sn, hurray_dtype_name(want), tn != NULL ? tn : "a private type");
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* The section the request describes: parameter buffers 1 (scales) and 2
+ * (zero points). */
+static HurrayQuantization section_of(const Request *r, uint32_t *nbuf) {
+  HurrayQuantization q;
+  memset(&q, 0, sizeof q);
+  q.scheme = r->scheme;
+  q.version = HURRAY_QUANT_SCHEME_VERSION;
+  uint16_t flags = r->symmetric ? HURRAY_QUANT_FLAG_SYMMETRIC : 0;
+  uint32_t zp = r->symmetric ? HURRAY_QUANT_NO_BUFFER : 2;
+  *nbuf = 2;
+  switch (r->scheme) {
+    case HURRAY_QUANT_PER_TENSOR_AFFINE:
+      q.u.per_tensor.scale = 1.0f; /* computed by the quantizer */
+      *nbuf = 1;
+      break;
+    case HURRAY_QUANT_PER_CHANNEL_AFFINE:
+      q.flags = flags;
+      q.u.per_channel.axis = r->axis;
+      q.u.per_channel.scale_buffer_index = 1;
+      q.u.per_channel.zero_point_buffer_index = zp;
+      q.u.per_channel.scale_type = HURRAY_QUANT_SCALE_F32;
+      if (!r->symmetric) *nbuf = 3;
+      break;
+    case HURRAY_QUANT_PER_BLOCK_AFFINE:
+      q.flags = flags;
+      q.u.per_block.axis = r->axis;
+      q.u.per_block.block_size = r->block;
+      q.u.per_block.scale_buffer_index = 1;
+      q.u.per_block.zero_point_buffer_index = zp;
+      q.u.per_block.scale_type = r->scale_type;
+      if (!r->symmetric) *nbuf = 3;
+      break;
+    case HURRAY_QUANT_NF4:
+      q.u.nf4.axis = r->axis;
+      q.u.nf4.block_size = r->block;
+      q.u.nf4.scale_buffer_index = 1;
+      break;
+    default:
+      q.u.mxfp.axis = r->axis;
+      q.u.mxfp.block_size = r->block;
+      q.u.mxfp.scale_buffer_index = 1;
+      break;
+  }
+  return q;
+}
+
+/* Raises a status of the C library, naming the argument a field stands for
+ * ("quantization.block_size" is block_size, "in[i]" is x at its index). */
+static PyObject *raise_as_argument(HrpyState *st, HurrayStatus rc, const HurrayError *err,
+                                   const Input *in, const char *ctx) {
+  if (err->status != rc || err->message[0] == '\0') return hrpy_raise_status(st, rc, err, ctx);
+  static const char *const map[][2] = {{"quantization.axis", "axis"},
+                                       {"quantization.block_size", "block_size"},
+                                       {"type_tag", "dtype"},
+                                       {"quantization.scale_type_tag", "scale_dtype"},
+                                       {"out_type", "dtype"}};
+  HurrayError e = *err;
+  unsigned long long i;
+  bool renamed = false;
+  if (in != NULL && sscanf(err->field, "in[%llu]", &i) == 1 && (uint64_t)i < in->count) {
+    char idx[HURRAY_MAX_RANK * 21 + 8];
+    size_t used = 0;
+    uint64_t rest = (uint64_t)i, part[HURRAY_MAX_RANK];
+    for (uint32_t j = in->rank; j-- > 0;) {
+      part[j] = rest % in->shape[j];
+      rest /= in->shape[j];
+    }
+    used += (size_t)PyOS_snprintf(idx, sizeof idx, "x[");
+    for (uint32_t j = 0; j < in->rank && used < sizeof idx; j++)
+      used += (size_t)PyOS_snprintf(idx + used, sizeof idx - used, j == 0 ? "%llu" : ", %llu",
+                                    (unsigned long long)part[j]);
+    if (used < sizeof idx) PyOS_snprintf(idx + used, sizeof idx - used, "]");
+    PyOS_snprintf(e.field, sizeof e.field, "%s", in->rank == 0 ? "x" : idx);
+    renamed = true;
+  }
+  for (size_t k = 0; !renamed && k < sizeof map / sizeof map[0]; k++) {
+    if (strcmp(err->field, map[k][0]) == 0) {
+      PyOS_snprintf(e.field, sizeof e.field, "%s", map[k][1]);
+      renamed = true;
+    }
+  }
+  if (renamed) PyOS_snprintf(e.message, sizeof e.message, "%s: %s", e.field, e.reason);
+  return hrpy_raise_status(st, rc, &e, ctx);
+}
+
+PyObject *hrpy_quantize(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+  HrpyState *st = hrpy_state_of_module(m);
+  static const char *const names[] = {"x",         "dtype",       "axis",   "block_size",
+                                      "symmetric", "scale_dtype", "scheme", NULL};
+  PyObject *a[7];
+  if (hrpy_parse_args("quantize", args, nargs, kwnames, names, 2, 2, a) < 0) return NULL;
+  Input in;
+  if (read_input(st, a[0], &in) < 0) {
+    input_release(&in);
+    return NULL;
+  }
+  PyObject *result = NULL;
+  HrpyBuffer bufs[3];
+  memset(bufs, 0, sizeof bufs);
+  uint32_t nbuf = 0;
+  Request r;
+  if (parse_request(st, a, in.rank, &r) < 0) goto done;
+
+  HurrayQuantization q = section_of(&r, &nbuf);
+  HurrayBufferHandle h[3];
+  memset(h, 0, sizeof h);
+  HurrayDescriptorFields f;
+  memset(&f, 0, sizeof f);
+  f.version_major = 1;
+  f.type_tag = r.type;
+  f.rank = in.rank;
+  f.shape = in.shape;
+  f.layout.tag = HURRAY_LAYOUT_ROW_MAJOR;
+  f.quantization = &q;
+  f.buffers = h;
+  f.buffer_count = nbuf;
+  uint64_t sizes[3] = {0, 0, 0}, storage = 0;
+  HurrayError err;
+  hurray_error_clear(&err);
+  if (hurray_dtype_info(r.type) == NULL) {
+    arg_error(st, "quantize", "dtype", "a private type cannot be a quantized storage type");
+    goto done;
+  }
+  /* The scheme's own rules, then the library sizes every buffer; the rules
+   * that need the tensor (storage type, block size against the extent) come
+   * with their detail from the quantizer itself. */
+  HurrayStatus rc = hurray_quant_check(&q, HURRAY_DECODE_STRICT, &err);
+  if (rc == HURRAY_OK && r.scheme != HURRAY_QUANT_PER_TENSOR_AFFINE)
+    rc = hurray_quant_param_sizes(&f, &sizes[1], &sizes[2]);
+  if (rc == HURRAY_OK) rc = hurray_quant_storage_count(&f, &storage);
+  if (rc == HURRAY_OK) rc = hurray_buffer_size_bytes(r.type, storage, &sizes[0]);
+  if (rc != HURRAY_OK) {
+    raise_as_argument(st, rc, &err, &in, "quantize");
+    goto done;
+  }
+  for (uint32_t i = 0; i < nbuf; i++) {
+    bufs[i].owned = hrpy_alloc_buffer(sizes[i], false);
+    if (bufs[i].owned == NULL) goto done;
+    bufs[i].data = bufs[i].owned;
+    bufs[i].size = sizes[i];
+    bufs[i].host = true;
+    h[i].byte_size = sizes[i];
+    h[i].alignment = HURRAY_MIN_BUFFER_ALIGNMENT;
+  }
+  void *ptrs[3] = {bufs[0].data, bufs[1].data, bufs[2].data};
+  HurrayQuantization out_q;
+  Py_BEGIN_ALLOW_THREADS rc = hurray_quant_quantize_f32(&f, in.vals, in.count, ptrs, sizes,
+                                                        r.symmetric ? HURRAY_QUANTIZE_SYMMETRIC
+                                                                    : 0u,
+                                                        &out_q, &err);
+  Py_END_ALLOW_THREADS if (rc != HURRAY_OK) {
+    raise_as_argument(st, rc, &err, &in, "quantize");
+    goto done;
+  }
+  HrpySections sec;
+  memset(&sec, 0, sizeof sec);
+  sec.quantization = &out_q;
+  sec.options = HURRAY_DECODE_STRICT;
+  result = hrpy_tensor_build_ex(st, r.type, in.rank, in.shape, NULL, 0, st->cpu, bufs, nbuf,
+                                &sec, "quantize");
+  nbuf = 0; /* moved or released */
+done:
+  for (uint32_t i = 0; i < nbuf; i++) hrpy_buffer_release(&bufs[i]);
+  input_release(&in);
+  return result;
+}
+
+/* ---- Tensor.dequantize ------------------------------------------------------------------ */
+
+PyObject *hrpy_tensor_dequantize(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                 PyObject *kwnames) {
+  HrpyState *st = hrpy_state_of(self);
+  static const char *const names[] = {"dtype", NULL};
+  PyObject *a[1];
+  if (hrpy_parse_args("dequantize", args, nargs, kwnames, names, 1, 0, a) < 0) return NULL;
+  uint8_t tag = HURRAY_DTYPE_FLOAT32;
+  if (a[0] != NULL && a[0] != Py_None && hrpy_dtype_converter(st, a[0], &tag) < 0) return NULL;
+  const char *ctx = "dequantize";
+  HrpyTensorView v = hrpy_tensor_view(self);
+  const HurrayDescriptorFields *f = v.f;
+  if (tag != HURRAY_DTYPE_FLOAT16 && tag != HURRAY_DTYPE_BFLOAT16 &&
+      tag != HURRAY_DTYPE_FLOAT32 && tag != HURRAY_DTYPE_FLOAT64) {
+    const char *n = hurray_dtype_name(tag);
+    return arg_error(st, ctx, "dtype",
+                     "dequantize gives float16, bfloat16, float32 or float64, not %s",
+                     n != NULL ? n : "a private type");
+  }
+  if (f->quantization == NULL)
+    return arg_error(st, ctx, "quantization", "the tensor is not quantized (dtype %s)",
+                     hurray_dtype_name(f->type_tag) != NULL ? hurray_dtype_name(f->type_tag)
+                                                            : "private");
+  if (hrpy_tensor_check_host(st, self, ctx) < 0 || hrpy_tensor_check_readable(st, self, ctx) < 0)
+    return NULL;
+  uint64_t count = 0, bytes = 0;
+  if (!hrpy_element_count(f->rank, f->shape, &count))
+    return arg_error(st, ctx, "shape",
+                     "the tensor has a dynamic dimension (or its size overflows)");
+  if (hurray_buffer_size_bytes(tag, count, &bytes) != HURRAY_OK) return PyErr_NoMemory();
+  const void *ptrs[HURRAY_MAX_BUFFERS];
+  uint64_t sizes[HURRAY_MAX_BUFFERS];
+  for (uint32_t i = 0; i < v.nbuf; i++) {
+    ptrs[i] = v.bufs[i].data;
+    sizes[i] = f->buffers[i].byte_size;
+  }
+  HrpyBuffer b;
+  memset(&b, 0, sizeof b);
+  b.owned = hrpy_alloc_buffer(bytes, false);
+  if (b.owned == NULL) return NULL;
+  b.data = b.owned;
+  b.size = bytes;
+  b.host = true;
+  HurrayError err;
+  hurray_error_clear(&err);
+  HurrayStatus rc;
+  Py_BEGIN_ALLOW_THREADS rc = hurray_quant_dequantize(f, ptrs, sizes, tag, b.data, count, &err);
+  Py_END_ALLOW_THREADS if (rc != HURRAY_OK) {
+    hrpy_buffer_release(&b);
+    return raise_as_argument(st, rc, &err, NULL, ctx);
+  }
+  return hrpy_tensor_new_dense(st, tag, f->rank, f->shape, HURRAY_LAYOUT_ROW_MAJOR, st->cpu, &b,
+                               ctx);
+}
