@@ -24,7 +24,8 @@ NEEDS = {"A transformers model with tied weights": ["torch", "transformers"],
          "A PyTorch checkpoint": ["torch"],
          "Moving from safetensors": ["torch", "safetensors"],
          "Writable maps": ["numpy"],
-         "Partial reads for sharded loading": ["torch"]}
+         "Partial reads for sharded loading": ["torch"],
+         "Quantize, save, load, dequantize": ["numpy"]}
 
 
 @pytest.mark.parametrize("title,blocks", sections(), ids=[t for t, _ in sections()])
