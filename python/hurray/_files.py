@@ -246,7 +246,7 @@ def load(path, *, names=None, mmap=True, permissive=False) -> dict:
         raise TypeError(f"load: names must be a sequence of str, not a {type(names).__name__}")
     names = list(names)
     with open(path, mmap=mmap, permissive=permissive) as f:
-        return {n: f._get(n, "load") for n in names}
+        return {n: f._get(n) for n in names}
 
 
 def load_stored(path, *, mmap=True, permissive=False):
@@ -318,18 +318,18 @@ class File:
         return name in self._raw or (name in self._views and not self._raw.closed)
 
     # -- tensors --
-    def _get(self, name, op):
+    def _get(self, name):
         v = self._views.get(name) if isinstance(name, str) else None
         if v is None:
             return self._raw[name]
         return view_tensor(name, v, self._raw[v.base])
 
     def __getitem__(self, name):
-        return self._get(name, "File")
+        return self._get(name)
 
     def get_tensor(self, name):
         """The tensor (or composite) called `name`; KeyError if there is none."""
-        return self._get(name, "File.get_tensor")
+        return self._get(name)
 
     def get_slice(self, name):
         """A hurray.TensorSlice of `name`: shape and dtype without reading data;
