@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from . import _hurray, _shared
+from . import _hurray, _pickling, _shared
 from ._hurray import Composite, Dtype, Tensor, UnsupportedError
 
 _DEFAULT_KV_MEMORY = 268435456
@@ -269,19 +269,39 @@ def load_kv(path, *, max_kv_memory=_DEFAULT_KV_MEMORY, raw=False) -> dict:
 
 
 def open(path, *, mmap=True, permissive=False,  # noqa: A001 - hurray.open, like gzip.open
-         max_kv_memory=_DEFAULT_KV_MEMORY) -> "File":
-    """open(path, *, mmap=True, permissive=False, max_kv_memory=268435456)
+         max_kv_memory=_DEFAULT_KV_MEMORY, pickle="bytes") -> "File":
+    """open(path, *, mmap=True, permissive=False, max_kv_memory=268435456, pickle="bytes")
 
     Opens a .hrry file lazily (hurray.File): keys(), f[name] / get_tensor(name),
     kv / metadata(), usable as a context manager. Nothing but the header,
-    index and KV is read until a tensor is asked for.
+    index and KV is read until a tensor is asked for. pickle="reference"
+    (with mmap="r") makes the tensors fetched from it pickle as a reference
+    to the file instead of their bytes (docs/processes.md).
     """
+    # -- pickling (hurray._pickling): the identity of the file being mapped --
+    if pickle not in _pickling.MODES:
+        raise ValueError(f"open: pickle must be 'bytes' or 'reference', not {pickle!r}")
+    if pickle == "reference" and mmap != "r":
+        raise ValueError("open: pickle='reference' needs mmap='r' (a read-only mapping: a "
+                         "reference then always names what the tensor holds)")
+    before = _pickling.identity(path) if pickle == "reference" else None
     raw = _hurray.open(path, mmap=mmap, permissive=permissive, max_kv_memory=max_kv_memory)
     try:
-        return File(raw, _token=_TOKEN)
+        f = File(raw, _token=_TOKEN)
     except BaseException:
         raw.close()
         raise
+    f._reopen = (os.path.abspath(os.fspath(path)),
+                 dict(mmap=raw.mmap_mode or False, permissive=permissive,
+                      max_kv_memory=max_kv_memory, pickle=pickle))
+    if before is not None and before == _pickling.identity(path):
+        f._ref = _pickling.FileRef(f._reopen[0], before, permissive, max_kv_memory)
+    return f
+
+
+def _reopen(path, kwargs):
+    """What a pickled hurray.File is rebuilt with: the same file, opened the same way."""
+    return open(path, **kwargs)
 
 
 _TOKEN = object()
@@ -291,12 +311,13 @@ class File:
     """An open .hrry file (from hurray.open): a mapping of name to tensor, read
     lazily. Names include the views of shared tensors (see hurray.save)."""
 
-    __slots__ = ("_raw", "_views")
+    __slots__ = ("_raw", "_views", "_reopen", "_ref")
 
     def __init__(self, raw=None, *, _token=None):
         if _token is not _TOKEN:
             raise TypeError("cannot create 'hurray.File' instances; use hurray.open(path)")
         self._raw = raw
+        self._reopen = self._ref = None  # set by open (pickling)
         text = raw._kv_value(_shared.VIEWS_KEY)
         self._views = _views_of(text, raw.keys()) if text is not None else {}
 
@@ -320,9 +341,10 @@ class File:
     # -- tensors --
     def _get(self, name):
         v = self._views.get(name) if isinstance(name, str) else None
-        if v is None:
-            return self._raw[name]
-        return view_tensor(name, v, self._raw[v.base])
+        t = self._raw[name] if v is None else view_tensor(name, v, self._raw[v.base])
+        if self._ref is not None and isinstance(t, Tensor):
+            _pickling.register(t, self._ref, name)  # pickle="reference"
+        return t
 
     def __getitem__(self, name):
         return self._get(name)
@@ -400,7 +422,10 @@ class File:
         return r
 
     def __reduce__(self):
-        raise TypeError("cannot pickle a hurray.File; pickle its path and open it again")
+        # reopened by path in the receiver, with the same mmap mode and options
+        if self._reopen is None or self._raw.closed:
+            raise TypeError("cannot pickle a closed hurray.File")
+        return (_reopen, self._reopen)
 
 
 class _ViewSlice:

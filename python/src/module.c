@@ -12,6 +12,7 @@
 #include "interop/native.h"
 #include "interop/ndarray.h"
 #include "interop/numpy.h"
+#include "interop/pickle.h"
 #include "interop/sparse.h"
 #include "io/file.h"
 #include "io/slice.h"
@@ -226,6 +227,7 @@ static int module_exec(PyObject *m) {
   if (hrpy_file_init(m, st) < 0) return -1;
   if (hrpy_slice_init(m, st) < 0) return -1;
   if (hrpy_stream_init(m, st) < 0) return -1;
+  if (hrpy_pickle_init(m, st) < 0) return -1;
   if (intern(&st->s_dlpack, "__dlpack__") < 0 || intern(&st->s_max_version, "max_version") < 0 ||
       intern(&st->s_copy, "copy") < 0 || intern(&st->s_dl_device, "dl_device") < 0 ||
       intern(&st->s_array_struct, "__array_struct__") < 0)
@@ -261,6 +263,7 @@ static int module_traverse(PyObject *m, visitproc visit, void *arg) {
   Py_VISIT(st->TensorSliceType);
   Py_VISIT(st->StreamReaderType);
   Py_VISIT(st->StreamWriterType);
+  Py_VISIT(st->BufferExporterType);
   Py_VISIT(st->InvalidDescriptorError);
   Py_VISIT(st->BufferError);
   Py_VISIT(st->UnsupportedError);
@@ -304,6 +307,7 @@ static int module_clear(PyObject *m) {
   Py_CLEAR(st->TensorSliceType);
   Py_CLEAR(st->StreamReaderType);
   Py_CLEAR(st->StreamWriterType);
+  Py_CLEAR(st->BufferExporterType);
   Py_CLEAR(st->InvalidDescriptorError);
   Py_CLEAR(st->BufferError);
   Py_CLEAR(st->UnsupportedError);

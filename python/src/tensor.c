@@ -20,6 +20,7 @@
 #include "interop/dlpack.h"
 #include "interop/native.h"
 #include "interop/numpy.h"
+#include "interop/pickle.h"
 #include "interop/sparse.h"
 #include "types/descriptor.h"
 #include "types/layout.h"
@@ -496,14 +497,6 @@ static PyObject *tm_data_ptr(PyObject *s, PyObject *unused) {
   return PyLong_FromVoidPtr(b->data + f->byte_offset);
 }
 
-static PyObject *tm_reduce(PyObject *s, PyObject *unused) {
-  (void)s;
-  (void)unused;
-  return PyErr_Format(PyExc_TypeError,
-                      "cannot pickle a hurray.Tensor (its buffers may be borrowed); use "
-                      "hurray.save or the stream writer");
-}
-
 static PyGetSetDef tensor_getset[] = {
     {"dtype", tg_dtype, NULL, "Element type (hurray.Dtype singleton).", NULL},
     {"shape", tg_shape, NULL, "Shape tuple; None for a dynamic dimension.", NULL},
@@ -578,7 +571,12 @@ static PyMethodDef tensor_methods[] = {
      "dequantize(self, dtype=None)\n--\n\nThe real values of a quantized row- or "
      "column-major tensor (every scheme, partial blocks included) as a new row-major "
      "tensor of dtype float32 (None), float16, bfloat16 or float64."},
-    {"__reduce__", tm_reduce, METH_NOARGS, NULL},
+    {"__reduce_ex__", hrpy_tensor_reduce_ex, METH_O,
+     "__reduce_ex__(self, protocol, /)\n--\n\nPickle support: the encoded descriptor and the "
+     "buffers (protocol 5: pickle.PickleBuffer objects over this tensor's memory, sent out "
+     "of band by a pickler with a buffer_callback; below 5: copies). docs/processes.md."},
+    {"__reduce__", hrpy_tensor_reduce, METH_NOARGS,
+     "__reduce__(self, /)\n--\n\n__reduce_ex__(2)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -9,6 +9,11 @@
  */
 #include "core/buffer_handle.h"
 
+#include <string.h>
+
+#include "core/device.h"
+#include "util/args.h"
+
 typedef struct {
   PyObject_HEAD
   uint32_t index;
@@ -144,7 +149,64 @@ static void bh_dealloc(PyObject *s) {
   Py_DECREF(tp);
 }
 
+/* Pickling: (_rebuild_buffer_handle, (index, byte_size, alignment, device,
+ * sync_mode tag, reserved)); the device carries the kind and memory class. */
+static PyObject *bh_reduce(PyObject *s, PyObject *unused) {
+  (void)unused;
+  PyObject *mod = PyType_GetModule(Py_TYPE(s));
+  if (mod == NULL) return NULL;
+  PyObject *fn = PyObject_GetAttrString(mod, "_rebuild_buffer_handle");
+  if (fn == NULL) return NULL;
+  const HrpyBufferHandle *b = BH(s);
+  return Py_BuildValue("(N(IKIOII))", fn, (unsigned)b->index, (unsigned long long)b->h.byte_size,
+                       (unsigned)b->h.alignment, b->device, (unsigned)b->h.sync_mode,
+                       (unsigned)b->h.reserved);
+}
+
+static PyMethodDef bh_methods[] = {{"__reduce__", bh_reduce, METH_NOARGS, NULL},
+                                   {NULL, NULL, 0, NULL}};
+
+/* _rebuild_buffer_handle(index, byte_size, alignment, device, sync_mode, reserved, /). */
+static PyObject *m_rebuild_buffer_handle(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
+                                         PyObject *kwnames) {
+  HrpyState *st = hrpy_state_of_module(m);
+  static const char *const names[] = {"index", "byte_size", "alignment", "device",
+                                      "sync_mode", "reserved", NULL};
+  const char *ctx = "_rebuild_buffer_handle";
+  PyObject *a[6];
+  if (hrpy_parse_args(ctx, args, nargs, kwnames, names, 6, 6, a) < 0) return NULL;
+  uint32_t index, alignment;
+  uint64_t size, sync, reserved;
+  if (hrpy_arg_u32(st, a[0], ctx, "index", &index) < 0 ||
+      hrpy_arg_u64(st, a[1], ctx, "byte_size", UINT64_MAX, &size) < 0 ||
+      hrpy_arg_u32(st, a[2], ctx, "alignment", &alignment) < 0 ||
+      hrpy_arg_u64(st, a[4], ctx, "sync_mode", 255, &sync) < 0 ||
+      hrpy_arg_u64(st, a[5], ctx, "reserved", 255, &reserved) < 0)
+    return NULL;
+  if (!hrpy_device_check(st, a[3]))
+    return PyErr_Format(PyExc_TypeError, "%s: device must be a hurray.Device, not %.100s", ctx,
+                        Py_TYPE(a[3])->tp_name);
+  HurrayBufferHandle h;
+  memset(&h, 0, sizeof h);
+  h.byte_size = size;
+  h.alignment = alignment;
+  h.device_tag = hrpy_device_tag(a[3]);
+  h.memory_class = hrpy_device_memory_class(a[3]);
+  h.sync_mode = (uint8_t)sync;
+  h.reserved = (uint8_t)reserved;
+  return hrpy_buffer_handle_new(st, index, &h, a[3]);
+}
+
+static PyMethodDef bh_module_methods[] = {
+    {"_rebuild_buffer_handle", (PyCFunction)(void (*)(void))m_rebuild_buffer_handle,
+     METH_FASTCALL | METH_KEYWORDS,
+     "_rebuild_buffer_handle(index, byte_size, alignment, device, sync_mode, reserved, /)\n--"
+     "\n\nThe BufferHandle a pickle describes (what BufferHandle.__reduce__ names)."},
+    {NULL, NULL, 0, NULL},
+};
+
 static PyType_Slot bh_slots[] = {
+    {Py_tp_methods, bh_methods},
     {Py_tp_doc,
      "One entry of a tensor's buffer table (read-only metadata).\n\n"
      "Obtained from Tensor.buffer_handles or Descriptor.buffer_handles; not constructible. "
@@ -170,5 +232,6 @@ static PyType_Spec bh_spec = {
 int hrpy_buffer_handle_init(PyObject *m, HrpyState *st) {
   st->BufferHandleType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &bh_spec, NULL);
   if (st->BufferHandleType == NULL) return -1;
+  if (PyModule_AddFunctions(m, bh_module_methods) < 0) return -1;
   return PyModule_AddType(m, st->BufferHandleType);
 }

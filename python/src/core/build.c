@@ -237,6 +237,12 @@ PyObject *hrpy_tensor_new_dense(HrpyState *st, uint8_t type_tag, uint32_t rank,
 
 PyObject *hrpy_tensor_from_descriptor(HrpyState *st, const HurrayDescriptor *d, HrpyBuffer *bufs,
                                      uint32_t nbuf, uint32_t options, const char *context) {
+  return hrpy_tensor_from_descriptor_on(st, d, NULL, bufs, nbuf, options, context);
+}
+
+PyObject *hrpy_tensor_from_descriptor_on(HrpyState *st, const HurrayDescriptor *d,
+                                        PyObject *on, HrpyBuffer *bufs, uint32_t nbuf,
+                                        uint32_t options, const char *context) {
   HurrayDescriptorFields f;
   PyObject *device = NULL, *result = NULL;
   if (hurray_descriptor_fields(d, &f) != HURRAY_OK) {
@@ -262,7 +268,20 @@ PyObject *hrpy_tensor_from_descriptor(HrpyState *st, const HurrayDescriptor *d, 
     bufs[i].size = f.buffers[i].byte_size;
     bufs[i].sync_mode = f.buffers[i].sync_mode;
   }
-  if (nbuf > 0) {
+  if (on != NULL) {
+    /* the buffer table says the device kind and memory class; the id is the
+     * caller's (a descriptor does not carry it) */
+    if (nbuf > 0 && (f.buffers[0].device_tag != hrpy_device_tag(on) ||
+                     f.buffers[0].memory_class != hrpy_device_memory_class(on))) {
+      hrpy_raise_rule(st, HURRAY_ERR_INVALID_BUFFER_TABLE, "buffers[0].device_tag", context,
+                      "the descriptor's buffers are on device tag 0x%02x (memory class "
+                      "0x%02x), the device given is tag 0x%02x (memory class 0x%02x)",
+                      (unsigned)f.buffers[0].device_tag, (unsigned)f.buffers[0].memory_class,
+                      (unsigned)hrpy_device_tag(on), (unsigned)hrpy_device_memory_class(on));
+      goto done;
+    }
+    device = Py_NewRef(on);
+  } else if (nbuf > 0) {
     device = hrpy_device_new(st, f.buffers[0].device_tag, f.buffers[0].memory_class, 0);
   } else {
     device = Py_NewRef(st->cpu);

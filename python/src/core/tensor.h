@@ -150,6 +150,13 @@ PyObject *hrpy_tensor_new_dense(HrpyState *st, uint8_t type_tag, uint32_t rank,
  */
 PyObject *hrpy_tensor_from_descriptor(HrpyState *st, const HurrayDescriptor *d, HrpyBuffer *bufs,
                                       uint32_t nbuf, uint32_t options, const char *context);
+/* hrpy_tensor_from_descriptor on device `on` (borrowed; NULL: from the buffer
+ * table, id 0), whose kind and memory class must be the buffer table's
+ * (InvalidDescriptorError otherwise): what unpickling has, the device id
+ * travelling beside the descriptor. */
+PyObject *hrpy_tensor_from_descriptor_on(HrpyState *st, const HurrayDescriptor *d,
+                                         PyObject *on, HrpyBuffer *bufs, uint32_t nbuf,
+                                         uint32_t options, const char *context);
 
 /*
  * A UserWarning when buffer 0 of a row- or column-major tensor of a sub-byte

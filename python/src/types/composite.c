@@ -491,13 +491,67 @@ static PyObject *composite_repr(PyObject *s) {
   return fn != NULL ? PyObject_CallOneArg(fn, s) : NULL;
 }
 
+/* Pickling: (_rebuild_composite, (head bytes, members, permissive)); each
+ * member pickles itself (a Tensor by its descriptor and buffers). */
 static PyObject *composite_reduce(PyObject *s, PyObject *unused) {
-  (void)s;
   (void)unused;
-  return PyErr_Format(PyExc_TypeError,
-                      "cannot pickle a hurray.Composite (its members' buffers may be borrowed); "
-                      "use hurray.save or the stream writer");
+  HrpyState *st = hrpy_state_of(s);
+  PyObject *mod = PyType_GetModule(Py_TYPE(s));
+  if (mod == NULL) return NULL;
+  PyObject *fn = PyObject_GetAttrString(mod, "_rebuild_composite");
+  if (fn == NULL) return NULL;
+  bool permissive = false;
+  PyObject *b = hrpy_descriptor_bytes(st, C(s)->head, &permissive, "pickle");
+  if (b == NULL) {
+    Py_DECREF(fn);
+    return NULL;
+  }
+  return Py_BuildValue("(N(NOO))", fn, b, C(s)->members, permissive ? Py_True : Py_False);
 }
+
+/* _rebuild_composite(head, members, permissive, /): what Composite pickles to. */
+static PyObject *m_rebuild_composite(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
+                                     PyObject *kwnames) {
+  HrpyState *st = hrpy_state_of_module(m);
+  static const char *const names[] = {"head", "members", "permissive", NULL};
+  PyObject *a[3];
+  if (hrpy_parse_args("_rebuild_composite", args, nargs, kwnames, names, 3, 3, a) < 0)
+    return NULL;
+  bool permissive;
+  if (hrpy_arg_flag(a[2], false, &permissive) < 0) return NULL;
+  PyObject *members = PySequence_Tuple(a[1]);
+  if (members == NULL) return NULL;
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(members); i++) {
+    PyObject *x = PyTuple_GET_ITEM(members, i);
+    if (!hrpy_tensor_check(st, x) && !Py_IS_TYPE(x, st->CompositeType)) {
+      Py_DECREF(members);
+      return PyErr_Format(PyExc_TypeError,
+                          "_rebuild_composite: members[%zd] is a %.100s, not a hurray.Tensor or "
+                          "hurray.Composite", i, Py_TYPE(x)->tp_name);
+    }
+  }
+  Py_buffer view;
+  if (PyObject_GetBuffer(a[0], &view, PyBUF_SIMPLE) < 0) {
+    Py_DECREF(members);
+    return NULL;
+  }
+  HurrayDescriptor *head = NULL;
+  uint32_t options = 0;
+  int rc = hrpy_decode_descriptor(st, (const uint8_t *)view.buf, (uint64_t)view.len, permissive,
+                                  &head, &options, "unpickle");
+  PyBuffer_Release(&view);
+  PyObject *r = rc < 0 ? NULL : hrpy_composite_from_head(st, head, members, "unpickle");
+  Py_DECREF(members);
+  return r;
+}
+
+static PyMethodDef composite_module_methods[] = {
+    {"_rebuild_composite", (PyCFunction)(void (*)(void))m_rebuild_composite,
+     METH_FASTCALL | METH_KEYWORDS,
+     "_rebuild_composite(head, members, permissive, /)\n--\n\nThe Composite a pickle "
+     "describes (what Composite.__reduce__ names)."},
+    {NULL, NULL, 0, NULL},
+};
 
 static int composite_traverse(PyObject *s, visitproc visit, void *arg) {
   Py_VISIT(C(s)->dtype);
@@ -583,5 +637,6 @@ static PyType_Spec composite_spec = {
 int hrpy_composite_init(PyObject *m, HrpyState *st) {
   st->CompositeType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &composite_spec, NULL);
   if (st->CompositeType == NULL) return -1;
+  if (PyModule_AddFunctions(m, composite_module_methods) < 0) return -1;
   return PyModule_AddType(m, st->CompositeType);
 }

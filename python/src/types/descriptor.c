@@ -150,23 +150,86 @@ static PyGetSetDef ds_getset[] = {
     {NULL, NULL, NULL, NULL, NULL},
 };
 
-static PyObject *ds_encode(PyObject *s, PyObject *unused) {
-  (void)unused;
-  HrpyState *st = hrpy_state_of(s);
+PyObject *hrpy_descriptor_bytes(HrpyState *st, const HurrayDescriptor *d, bool *permissive,
+                               const char *context) {
   uint64_t n = 0;
-  HurrayStatus rc = hurray_descriptor_encoded_len(DS(s)->desc, &n);
-  if (rc != HURRAY_OK) return hrpy_raise_status(st, rc, NULL, "encode");
+  HurrayStatus rc = hurray_descriptor_encoded_len(d, &n);
+  if (rc != HURRAY_OK) return hrpy_raise_status(st, rc, NULL, context);
   if (n > (uint64_t)PY_SSIZE_T_MAX) return PyErr_NoMemory();
   PyObject *b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)n);
   if (b == NULL) return NULL;
   uint64_t written = 0;
-  rc = hurray_descriptor_encode(DS(s)->desc, (uint8_t *)PyBytes_AS_STRING(b), n, &written);
+  rc = hurray_descriptor_encode(d, (uint8_t *)PyBytes_AS_STRING(b), n, &written);
   if (rc != HURRAY_OK || written != n) {
     Py_DECREF(b);
-    return hrpy_raise_status(st, rc != HURRAY_OK ? rc : HURRAY_ERR_INTERNAL, NULL, "encode");
+    return hrpy_raise_status(st, rc != HURRAY_OK ? rc : HURRAY_ERR_INTERNAL, NULL, context);
+  }
+  if (permissive != NULL) {
+    HurrayDescriptor *probe = NULL;
+    *permissive = hurray_descriptor_decode_ex((const uint8_t *)PyBytes_AS_STRING(b),
+                                              (uintptr_t)n, HURRAY_DECODE_STRICT, &probe,
+                                              NULL) != HURRAY_OK;
+    if (probe != NULL) HRPY_CANNOT_FAIL(hurray_descriptor_destroy(probe));
   }
   return b;
 }
+
+static PyObject *ds_encode(PyObject *s, PyObject *unused) {
+  (void)unused;
+  return hrpy_descriptor_bytes(hrpy_state_of(s), DS(s)->desc, NULL, "encode");
+}
+
+/* Pickling: (_rebuild_descriptor, (bytes, permissive, device or None)). */
+static PyObject *ds_reduce(PyObject *s, PyObject *unused) {
+  (void)unused;
+  HrpyState *st = hrpy_state_of(s);
+  PyObject *mod = PyType_GetModule(Py_TYPE(s));
+  if (mod == NULL) return NULL;
+  PyObject *fn = PyObject_GetAttrString(mod, "_rebuild_descriptor");
+  if (fn == NULL) return NULL;
+  bool permissive = false;
+  PyObject *b = hrpy_descriptor_bytes(st, DS(s)->desc, &permissive, "pickle");
+  if (b == NULL) {
+    Py_DECREF(fn);
+    return NULL;
+  }
+  return Py_BuildValue("(N(NOO))", fn, b, permissive ? Py_True : Py_False, DS(s)->device);
+}
+
+/* _rebuild_descriptor(data, permissive, device, /): what Descriptor pickles to. */
+static PyObject *m_rebuild_descriptor(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
+                                      PyObject *kwnames) {
+  HrpyState *st = hrpy_state_of_module(m);
+  static const char *const names[] = {"data", "permissive", "device", NULL};
+  PyObject *a[3];
+  if (hrpy_parse_args("_rebuild_descriptor", args, nargs, kwnames, names, 3, 3, a) < 0)
+    return NULL;
+  bool permissive;
+  if (hrpy_arg_flag(a[1], false, &permissive) < 0) return NULL;
+  if (a[2] != Py_None && !hrpy_device_check(st, a[2]))
+    return PyErr_Format(PyExc_TypeError,
+                        "_rebuild_descriptor: device must be a hurray.Device or None, not %.100s",
+                        Py_TYPE(a[2])->tp_name);
+  Py_buffer view;
+  if (PyObject_GetBuffer(a[0], &view, PyBUF_SIMPLE) < 0) return NULL;
+  HurrayDescriptor *d = NULL;
+  HurrayError err;
+  hurray_error_clear(&err);
+  HurrayStatus rc = hurray_descriptor_decode_ex(
+      (const uint8_t *)view.buf, (uintptr_t)view.len,
+      permissive ? HURRAY_DECODE_PERMISSIVE : HURRAY_DECODE_STRICT, &d, &err);
+  PyBuffer_Release(&view);
+  if (rc != HURRAY_OK) return hrpy_raise_status(st, rc, &err, "unpickle");
+  return hrpy_descriptor_wrap(st, d, a[2] != Py_None ? a[2] : NULL);
+}
+
+static PyMethodDef ds_module_methods[] = {
+    {"_rebuild_descriptor", (PyCFunction)(void (*)(void))m_rebuild_descriptor,
+     METH_FASTCALL | METH_KEYWORDS,
+     "_rebuild_descriptor(data, permissive, device, /)\n--\n\nThe Descriptor a pickle "
+     "describes (what Descriptor.__reduce__ names)."},
+    {NULL, NULL, 0, NULL},
+};
 
 static PyObject *ds_decode(PyObject *cls, PyObject *const *args, Py_ssize_t nargs,
                            PyObject *kwnames) {
@@ -198,6 +261,7 @@ static PyMethodDef ds_methods[] = {
      "Decode a descriptor from a bytes-like object. Bytes after descriptor_length are "
      "ignored. Returns a Descriptor (never a Tensor: a descriptor has no buffers). "
      "permissive=True keeps unknown and reserved tags for relays."},
+    {"__reduce__", ds_reduce, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL},
 };
 
@@ -277,5 +341,6 @@ static PyType_Spec ds_spec = {
 int hrpy_descriptor_init(PyObject *m, HrpyState *st) {
   st->DescriptorType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &ds_spec, NULL);
   if (st->DescriptorType == NULL) return -1;
+  if (PyModule_AddFunctions(m, ds_module_methods) < 0) return -1;
   return PyModule_AddType(m, st->DescriptorType);
 }

@@ -24,6 +24,7 @@
 #include "util/args.h"
 #include "util/bytes.h"
 #include "util/errors.h"
+#include "util/reduce.h"
 
 #include <string.h>
 
@@ -709,7 +710,10 @@ static PyObject *paged_validate_quantization(PyObject *s, PyObject *q) {
   Py_RETURN_NONE;
 }
 
+static PyObject *layout_reduce(PyObject *s, PyObject *unused);
+
 static PyMethodDef paged_methods[] = {
+    {"__reduce__", layout_reduce, METH_NOARGS, NULL},
     {"validate_index_buffers", (PyCFunction)(void (*)(void))paged_validate_index_buffers,
      METH_FASTCALL | METH_KEYWORDS,
      "validate_index_buffers(self, seq_ptr, block_table)\n--\n\nCheck the storage invariants "
@@ -994,7 +998,27 @@ static PyGetSetDef unknown_getset[] = {
         "an unknown layout's payload ends)."),
     END_GET};
 
-static PyMethodDef no_methods[] = {{NULL, NULL, 0, NULL}};
+static PyMethodDef no_methods[] = {{"__reduce__", layout_reduce, METH_NOARGS, NULL},
+                                    {NULL, NULL, 0, NULL}};
+
+/* Constructor parameters, in order, each also a getter of the class: what
+ * __reduce__ rebuilds a layout from. */
+static const char *const a_none[] = {NULL};
+static const char *const a_strided[] = {"strides", NULL};
+static const char *const a_tiled[] = {"tile_shape",    "outer_layout",  "inner_layout",
+                                      "outer_strides", "inner_strides", "inner_tiled", NULL};
+static const char *const a_morton[] = {"morton_bits", NULL};
+static const char *const a_hilbert[] = {"hilbert_order", "hilbert_rank", NULL};
+static const char *const a_coo[] = {"nnz", "is_sorted", NULL};
+static const char *const a_nnz[] = {"nnz", NULL};
+static const char *const a_csf[] = {"nnz", "mode_order", NULL};
+static const char *const a_paged[] = {"page_size", "num_pages",   "paged_axis",
+                                      "num_seqs",  "kv_role",     "layer_index",
+                                      "block_table_index_type", NULL};
+static const char *const a_composite[] = {"composition_rule", "member_count", "combine_op",
+                                          NULL};
+static const char *const a_private[] = {"tag", "extension_layout_id", "extension_data", NULL};
+static const char *const a_unknown[] = {"tag", "raw_bytes", NULL};
 
 /* One bound layout class. `tag` is the named tag it binds; the two
  * catch-all classes (private tags, unknown tags) have tag 0 and a role. */
@@ -1009,6 +1033,7 @@ typedef struct {
   reprfunc repr;
   PyGetSetDef *getset;
   PyMethodDef *methods;
+  const char *const *args; /* constructor parameters (pickling) */
 } ClassDef;
 
 /* The layout classes: adding a layout adds its entry here (and its
@@ -1017,65 +1042,78 @@ typedef struct {
 static const ClassDef k_classes[] = {
     {HURRAY_LAYOUT_ROW_MAJOR, CLASS_NAMED, "hurray.RowMajorLayout",
      "RowMajorLayout()\n--\n\nRow-major (C-order) layout, tag 0x01: the default.", rowmajor_new,
-     rowmajor_repr, no_getset, no_methods},
+     rowmajor_repr, no_getset, no_methods, a_none},
     {HURRAY_LAYOUT_COL_MAJOR, CLASS_NAMED, "hurray.ColMajorLayout",
      "ColMajorLayout()\n--\n\nColumn-major (Fortran-order) layout, tag 0x02.", colmajor_new,
-     colmajor_repr, no_getset, no_methods},
+     colmajor_repr, no_getset, no_methods, a_none},
     {HURRAY_LAYOUT_STRIDED, CLASS_NAMED, "hurray.StridedLayout",
      "StridedLayout(strides)\n--\n\nExplicit per-dimension strides, tag 0x03. Strides are in "
      "logical elements (not bytes), signed, and may be negative or zero.",
-     strided_new, strided_repr, strided_getset, no_methods},
+     strided_new, strided_repr, strided_getset, no_methods, a_strided},
     {HURRAY_LAYOUT_TILED, CLASS_NAMED, "hurray.TiledLayout",
      "TiledLayout(tile_shape, outer_layout='row_major', inner_layout='row_major', "
      "outer_strides=None, inner_strides=None, inner_tiled=None)\n--\n\nTiled (blocked) "
      "layout, tag 0x04. Strides are given exactly when the matching ordering is 'strided', "
      "inner_tiled exactly when inner_layout is 'tiled' (at most 8 levels).",
-     tiled_new, tiled_repr, tiled_getset, no_methods},
+     tiled_new, tiled_repr, tiled_getset, no_methods, a_tiled},
     {HURRAY_LAYOUT_MORTON, CLASS_NAMED, "hurray.MortonLayout",
      "MortonLayout(morton_bits)\n--\n\nMorton (Z-order) layout, tag 0x05: morton_bits[k] "
      "index bits interleaved for dimension k.",
-     morton_new, morton_repr, morton_getset, no_methods},
+     morton_new, morton_repr, morton_getset, no_methods, a_morton},
     {HURRAY_LAYOUT_HILBERT, CLASS_NAMED, "hurray.HilbertLayout",
      "HilbertLayout(hilbert_order, hilbert_rank)\n--\n\nHilbert-curve layout, tag 0x40: every "
      "dimension is 2**hilbert_order long and hilbert_rank is the tensor's rank.",
-     hilbert_new, hilbert_repr, hilbert_getset, no_methods},
+     hilbert_new, hilbert_repr, hilbert_getset, no_methods, a_hilbert},
     {HURRAY_LAYOUT_COO, CLASS_NAMED, "hurray.CooLayout",
      "CooLayout(nnz, is_sorted=False)\n--\n\nCoordinate-list sparse layout, tag 0x06: values, "
      "then [nnz, rank] uint64 indices. nnz is required: it is never inferred from buffers.",
-     coo_new, coo_repr, coo_getset, no_methods},
+     coo_new, coo_repr, coo_getset, no_methods, a_coo},
     {HURRAY_LAYOUT_CSR, CLASS_NAMED, "hurray.CsrLayout",
      "CsrLayout(nnz)\n--\n\nCompressed sparse rows, tag 0x07 (rank 2): values, col_indices, "
      "row_ptr (uint64).",
-     csr_new, csr_repr, csr_getset, no_methods},
+     csr_new, csr_repr, csr_getset, no_methods, a_nnz},
     {HURRAY_LAYOUT_CSC, CLASS_NAMED, "hurray.CscLayout",
      "CscLayout(nnz)\n--\n\nCompressed sparse columns, tag 0x08 (rank 2): values, "
      "row_indices, col_ptr (uint64).",
-     csc_new, csc_repr, csr_getset, no_methods},
+     csc_new, csc_repr, csr_getset, no_methods, a_nnz},
     {HURRAY_LAYOUT_CSF, CLASS_NAMED, "hurray.CsfLayout",
      "CsfLayout(nnz, mode_order)\n--\n\nCompressed sparse fibers, tag 0x09 (rank >= 3): "
      "values, then a (pos, crd) pair per level: 2 * rank + 1 buffers, reached with "
      "Tensor.buffer(i).",
-     csf_new, csf_repr, csf_getset, no_methods},
+     csf_new, csf_repr, csf_getset, no_methods, a_csf},
     {HURRAY_LAYOUT_BLOCK_PAGED, CLASS_NAMED, "hurray.BlockPagedLayout",
      "BlockPagedLayout(page_size, num_pages, paged_axis, num_seqs, kv_role='key', "
      "layer_index=None, block_table_index_type='uint32')\n--\n\nBlock-paged KV-cache layout, "
      "tag 0x0A (rank 3): page pool, block table, seq_ptr.",
-     paged_new, paged_repr, paged_getset, paged_methods},
+     paged_new, paged_repr, paged_getset, paged_methods, a_paged},
     {HURRAY_LAYOUT_COMPOSITE, CLASS_NAMED, "hurray.CompositeLayout",
      "CompositeLayout(composition_rule, member_count, combine_op=None)\n--\n\nComposite head, "
      "tag 0x0B: owns no buffers. combine_op is required for 'overlay' and refused otherwise. "
      "Readable in full; hurray.Tensor refuses it (use hurray.Composite).",
-     composite_new, composite_repr, composite_getset, no_methods},
+     composite_new, composite_repr, composite_getset, no_methods, a_composite},
     {0, CLASS_PRIVATE, "hurray.PrivateExtensionLayout",
      "PrivateExtensionLayout(tag, extension_layout_id, extension_data=None)\n--\n\nAn "
      "implementation-private layout, tags 0xF0-0xFE. Its buffer count is not knowable, so "
      "the buffer-count and buffer-size tiers cannot run for it.",
-     private_new, private_repr, private_getset, no_methods},
+     private_new, private_repr, private_getset, no_methods, a_private},
     {0, CLASS_UNKNOWN, "hurray.UnknownLayout",
      "UnknownLayout(tag, raw_bytes=None)\n--\n\nA reserved layout tag this build cannot parse "
      "(a newer format), kept for permissive relays. Named and private tags are refused.",
-     unknown_new, unknown_repr, unknown_getset, no_methods},
+     unknown_new, unknown_repr, unknown_getset, no_methods, a_unknown},
 };
+
+/* Pickling: the class called with its constructor parameters, read back
+ * through the getters of the same names. The bare Layout (a named tag this
+ * build does not bind) has no constructor and keeps the base's refusal. */
+static PyObject *layout_reduce(PyObject *s, PyObject *unused) {
+  (void)unused;
+  HrpyState *st = STATE(Py_TYPE(s));
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(st->layout_classes); i++) {
+    if ((PyObject *)Py_TYPE(s) == PyTuple_GET_ITEM(st->layout_classes, i))
+      return hrpy_reduce_by_attrs(s, k_classes[i].args, false);
+  }
+  return PyErr_Format(PyExc_TypeError, "cannot pickle '%.100s' object", Py_TYPE(s)->tp_name);
+}
 
 int hrpy_layout_types_init(PyObject *m, HrpyState *st) {
   const size_t count = sizeof k_classes / sizeof k_classes[0];

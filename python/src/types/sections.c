@@ -20,6 +20,7 @@
 
 #include "util/args.h"
 #include "util/errors.h"
+#include "util/reduce.h"
 
 #include <math.h>
 #include <string.h>
@@ -291,7 +292,20 @@ static void plain_dealloc(PyObject *o) {
   Py_DECREF(tp);
 }
 
+/* Pickling: the constructor called with what the getters return. */
+static const char *const k_stats_args[] = {"nnz",          "sparsity_ratio", "value_min",
+                                           "value_max",    "value_abs_max",  "value_mean",
+                                           "value_stddev", "nm_n",           "nm_m",
+                                           "has_nan",      "has_inf",        NULL};
+static PyObject *stats_reduce(PyObject *o, PyObject *unused) {
+  (void)unused;
+  return hrpy_reduce_by_attrs(o, k_stats_args, true);
+}
+static PyMethodDef stats_methods[] = {{"__reduce__", stats_reduce, METH_NOARGS, NULL},
+                                      {NULL, NULL, 0, NULL}};
+
 static PyType_Slot stats_slots[] = {
+    {Py_tp_methods, stats_methods},
     {Py_tp_doc,
      "Statistics(*, nnz=None, sparsity_ratio=None, value_min=None, value_max=None, "
      "value_abs_max=None, value_mean=None, value_stddev=None, nm_n=None, nm_m=None, "
@@ -435,7 +449,16 @@ static PyGetSetDef shard_getset[] = {
     {NULL, NULL, NULL, NULL, NULL},
 };
 
+static const char *const k_shard_args[] = {"parent_shape", "shard_offset", NULL};
+static PyObject *shard_reduce(PyObject *o, PyObject *unused) {
+  (void)unused;
+  return hrpy_reduce_by_attrs(o, k_shard_args, false);
+}
+static PyMethodDef shard_methods[] = {{"__reduce__", shard_reduce, METH_NOARGS, NULL},
+                                      {NULL, NULL, 0, NULL}};
+
 static PyType_Slot shard_slots[] = {
+    {Py_tp_methods, shard_methods},
     {Py_tp_doc,
      "Shard(parent_shape, shard_offset)\n--\n\nThe shard section: where this tensor sits in a "
      "larger one. Immutable, compared and hashed by value."},

@@ -51,6 +51,7 @@ typedef struct HrpyState {
   PyTypeObject *TensorSliceType;    /* io/slice.c: hurray.TensorSlice (File.get_slice) */
   PyTypeObject *StreamReaderType;   /* io/stream.c */
   PyTypeObject *StreamWriterType;   /* io/stream.c */
+  PyTypeObject *BufferExporterType; /* interop/pickle.c: a tensor buffer for PickleBuffer */
   /* exceptions (util/errors.c; docs/decisions.md, "Exceptions") */
   PyObject *InvalidDescriptorError;
   PyObject *BufferError;

@@ -1,0 +1,250 @@
+/*
+ * interop/pickle.c - pickling hurray.Tensor (interop/pickle.h).
+ *
+ * Reduce: (hurray._hurray._rebuild_tensor, (descriptor bytes, buffers,
+ * device, permissive, copy)). The descriptor says everything the tensor is;
+ * the device travels beside it because a buffer table names the device kind
+ * and memory class but not the id. Protocol 5: each buffer is a
+ * pickle.PickleBuffer over a small exporter of the tensor's own memory
+ * (read-only exactly when the tensor's buffer is), so a pickler with a
+ * buffer_callback sends it out of band and copies nothing; without one the
+ * pickler writes the bytes in band itself. Protocols 0-4: each buffer is
+ * copied into a bytes object, and the receiver copies it again into aligned
+ * memory of its own (copy=True), so the tensor it gets is always writable.
+ *
+ * Rebuild: the buffers given (PickleBuffer, memoryview, bytes, whatever the
+ * unpickler hands over) are acquired with the usual copy policy: borrowed
+ * when aligned to the 64-byte floor, copied into aligned memory otherwise.
+ * Device memory never reaches a pickle: only buffers this process can read
+ * are exported (UnsupportedError otherwise).
+ */
+#include "interop/pickle.h"
+
+#include <string.h>
+
+#include "core/buffer.h"
+#include "core/device.h"
+#include "core/tensor.h"
+#include "types/descriptor.h"
+#include "util/args.h"
+#include "util/errors.h"
+
+/* ---- the buffer exporter ----------------------------------------------------- */
+
+/* Exports buffer `index` of `tensor` (strong reference) through the buffer
+ * protocol: exactly its declared bytes, read-only when the tensor's buffer
+ * is. Only ever handed to pickle.PickleBuffer. */
+typedef struct {
+  PyObject_HEAD
+  PyObject *tensor;
+  uint32_t index;
+} HrpyExporter;
+
+#define EX(o) ((HrpyExporter *)(o))
+
+static int exporter_getbuffer(PyObject *self, Py_buffer *view, int flags) {
+  static char empty[1];
+  const HrpyBuffer *b = hrpy_tensor_buffer(EX(self)->tensor, EX(self)->index);
+  uint64_t size = hrpy_tensor_fields(EX(self)->tensor)->buffers[EX(self)->index].byte_size;
+  if (size > (uint64_t)PY_SSIZE_T_MAX) {
+    PyErr_SetString(PyExc_BufferError, "pickle: a buffer larger than the address space");
+    return -1;
+  }
+  void *data = b->data != NULL ? (void *)b->data : (void *)empty;
+  return PyBuffer_FillInfo(view, self, data, (Py_ssize_t)size, b->readonly ? 1 : 0, flags);
+}
+
+static int exporter_traverse(PyObject *self, visitproc visit, void *arg) {
+  Py_VISIT(EX(self)->tensor);
+  Py_VISIT(Py_TYPE(self));
+  return 0;
+}
+
+static int exporter_clear(PyObject *self) {
+  Py_CLEAR(EX(self)->tensor);
+  return 0;
+}
+
+static void exporter_dealloc(PyObject *self) {
+  PyTypeObject *tp = Py_TYPE(self);
+  PyObject_GC_UnTrack(self);
+  (void)exporter_clear(self);
+  tp->tp_free(self);
+  Py_DECREF(tp);
+}
+
+static PyType_Slot exporter_slots[] = {
+    {Py_tp_doc, "One buffer of a hurray.Tensor, exported for pickle.PickleBuffer (internal)."},
+    {Py_bf_getbuffer, exporter_getbuffer},
+    {Py_tp_traverse, exporter_traverse},
+    {Py_tp_clear, exporter_clear},
+    {Py_tp_dealloc, exporter_dealloc},
+    {0, NULL},
+};
+
+static PyType_Spec exporter_spec = {
+    .name = "hurray._TensorBuffer",
+    .basicsize = sizeof(HrpyExporter),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_HAVE_GC |
+             Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    .slots = exporter_slots,
+};
+
+/* A pickle.PickleBuffer over buffer i of t (new reference). */
+static PyObject *pickle_buffer(HrpyState *st, PyObject *t, uint32_t i) {
+  HrpyExporter *e = PyObject_GC_New(HrpyExporter, st->BufferExporterType);
+  if (e == NULL) return NULL;
+  e->tensor = Py_NewRef(t);
+  e->index = i;
+  PyObject_GC_Track((PyObject *)e);
+  PyObject *pb = PyPickleBuffer_FromObject((PyObject *)e);
+  Py_DECREF(e);
+  return pb;
+}
+
+/* ---- reduce ------------------------------------------------------------------- */
+
+PyObject *hrpy_tensor_reduce_ex(PyObject *self, PyObject *protocol) {
+  HrpyState *st = hrpy_state_of(self);
+  long proto = PyLong_AsLong(protocol);
+  if (proto == -1 && PyErr_Occurred()) return NULL;
+  PyObject *m = PyType_GetModule(Py_TYPE(self)); /* borrowed */
+  if (m == NULL) return NULL;
+  PyObject *dict = PyModule_GetDict(m); /* borrowed */
+  /* hurray.open(..., pickle="reference") installs a hook that reduces the
+   * tensors of such a file to a reference to it (hurray/_pickling.py). */
+  PyObject *hook = PyDict_GetItemString(dict, "_pickle_reference_hook");
+  if (hook != NULL && hook != Py_None) {
+    PyObject *r = PyObject_CallFunction(hook, "Ol", self, proto);
+    if (r == NULL || r != Py_None) return r;
+    Py_DECREF(r);
+  }
+  PyObject *rebuild = PyDict_GetItemString(dict, "_rebuild_tensor");
+  if (rebuild == NULL)
+    return PyErr_Format(PyExc_RuntimeError, "hurray._hurray._rebuild_tensor is missing");
+  if (hrpy_tensor_check_host(st, self, "pickle") < 0) return NULL;
+  const HurrayDescriptor *d = hrpy_tensor_desc(st, self);
+  if (d == NULL) return NULL;
+  bool permissive = false;
+  PyObject *bytes = hrpy_descriptor_bytes(st, d, &permissive, "pickle");
+  if (bytes == NULL) return NULL;
+  uint32_t n = hrpy_tensor_nbuf(self);
+  const HurrayDescriptorFields *f = hrpy_tensor_fields(self);
+  PyObject *bufs = PyTuple_New((Py_ssize_t)n);
+  for (uint32_t i = 0; bufs != NULL && i < n; i++) {
+    PyObject *b;
+    if (proto >= 5) {
+      b = pickle_buffer(st, self, i);
+    } else {
+      const HrpyBuffer *hb = hrpy_tensor_buffer(self, i);
+      uint64_t size = f->buffers[i].byte_size;
+      b = size > (uint64_t)PY_SSIZE_T_MAX
+              ? PyErr_NoMemory()
+              : PyBytes_FromStringAndSize(size > 0 ? (const char *)hb->data : NULL,
+                                          (Py_ssize_t)size);
+    }
+    if (b == NULL) {
+      Py_CLEAR(bufs);
+      break;
+    }
+    PyTuple_SET_ITEM(bufs, (Py_ssize_t)i, b);
+  }
+  if (bufs == NULL) {
+    Py_DECREF(bytes);
+    return NULL;
+  }
+  return Py_BuildValue("O(NNOOO)", rebuild, bytes, bufs, hrpy_tensor_device(self),
+                       permissive ? Py_True : Py_False, proto >= 5 ? Py_None : Py_True);
+}
+
+PyObject *hrpy_tensor_reduce(PyObject *self, PyObject *unused) {
+  (void)unused;
+  PyObject *two = PyLong_FromLong(2);
+  if (two == NULL) return NULL;
+  PyObject *r = hrpy_tensor_reduce_ex(self, two);
+  Py_DECREF(two);
+  return r;
+}
+
+/* ---- rebuild ------------------------------------------------------------------ */
+
+/* _rebuild_tensor(descriptor, buffers, device=None, permissive=False, copy=None):
+ * a Tensor from encoded descriptor bytes and one buffer-protocol object per
+ * entry of its buffer table (the reconstruction of a pickled tensor). */
+static PyObject *m_rebuild_tensor(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
+                                  PyObject *kwnames) {
+  HrpyState *st = hrpy_state_of_module(m);
+  static const char *const names[] = {"descriptor", "buffers", "device", "permissive", "copy",
+                                      NULL};
+  const char *ctx = "unpickle";
+  PyObject *a[5];
+  if (hrpy_parse_args("_rebuild_tensor", args, nargs, kwnames, names, 5, 2, a) < 0) return NULL;
+  PyObject *device = a[2] != NULL && a[2] != Py_None ? a[2] : NULL;
+  if (device != NULL && !hrpy_device_check(st, device))
+    return PyErr_Format(PyExc_TypeError, "_rebuild_tensor: device must be a hurray.Device, not %.100s",
+                        Py_TYPE(device)->tp_name);
+  bool permissive;
+  int copy;
+  if (hrpy_arg_flag(a[3], false, &permissive) < 0) return NULL;
+  if (hrpy_parse_copy(a[4] != NULL ? a[4] : Py_None, &copy) < 0) return NULL;
+  Py_buffer view;
+  if (PyObject_GetBuffer(a[0], &view, PyBUF_SIMPLE) < 0) return NULL;
+  HurrayDescriptor *d = NULL;
+  uint32_t options = 0;
+  int rc = hrpy_decode_descriptor(st, (const uint8_t *)view.buf, (uint64_t)view.len, permissive,
+                                  &d, &options, ctx);
+  PyBuffer_Release(&view);
+  if (rc < 0) return NULL;
+  HurrayDescriptorFields f;
+  HRPY_CANNOT_FAIL(hurray_descriptor_fields(d, &f));
+  options |= hrpy_options_for_descriptor(&f);
+  PyObject *seq = PySequence_Fast(a[1], "_rebuild_tensor: buffers must be a sequence");
+  if (seq == NULL) {
+    HRPY_CANNOT_FAIL(hurray_descriptor_destroy(d));
+    return NULL;
+  }
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+  PyObject *r = NULL;
+  HrpyBuffer *bufs = NULL;
+  if (n > (Py_ssize_t)HURRAY_MAX_BUFFERS) {
+    hrpy_raise(st->InvalidDescriptorError, "%s: too many buffers (%zd)", ctx, n);
+    goto done;
+  }
+  bufs = PyMem_Calloc(n > 0 ? (size_t)n : 1u, sizeof(HrpyBuffer));
+  if (bufs == NULL) {
+    PyErr_NoMemory();
+    goto done;
+  }
+  Py_ssize_t got = 0;
+  for (; got < n; got++) {
+    if (hrpy_buffer_acquire(st, PySequence_Fast_GET_ITEM(seq, got), (uint32_t)got, copy, ctx,
+                            &bufs[got]) < 0)
+      break;
+  }
+  if (got == n) {
+    r = hrpy_tensor_from_descriptor_on(st, d, device, bufs, (uint32_t)n, options, ctx);
+  } else {
+    for (Py_ssize_t i = 0; i < got; i++) hrpy_buffer_release(&bufs[i]);
+  }
+done:
+  PyMem_Free(bufs);
+  Py_DECREF(seq);
+  HRPY_CANNOT_FAIL(hurray_descriptor_destroy(d));
+  return r;
+}
+
+static PyMethodDef pickle_module_methods[] = {
+    {"_rebuild_tensor", (PyCFunction)(void (*)(void))m_rebuild_tensor,
+     METH_FASTCALL | METH_KEYWORDS,
+     "_rebuild_tensor(descriptor, buffers, device=None, permissive=False, copy=None)\n--\n\n"
+     "The Tensor a pickle describes: encoded descriptor bytes and one buffer per entry of "
+     "its buffer table, borrowed when aligned to the 64-byte floor, else copied (copy=True "
+     "always copies). What Tensor.__reduce_ex__ names; not for direct use."},
+    {NULL, NULL, 0, NULL},
+};
+
+int hrpy_pickle_init(PyObject *m, HrpyState *st) {
+  st->BufferExporterType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &exporter_spec, NULL);
+  if (st->BufferExporterType == NULL) return -1;
+  return PyModule_AddFunctions(m, pickle_module_methods);
+}

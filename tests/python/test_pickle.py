@@ -1,0 +1,328 @@
+"""Pickling (docs/processes.md): every tensor kind, composite, descriptor and value
+class round-trips through every protocol; protocol 5 sends the buffers out of band
+without copying them and wraps what it is given without copying when aligned;
+device memory is refused; hurray.File pickles by path; the tensors of a file
+opened with pickle="reference" pickle as a reference to it."""
+
+import copy
+import os
+import pickle
+
+import numpy as np
+import pytest
+
+import hurray
+import samples
+from conftest import aligned_array
+
+SAMPLES = samples.sample_tensors()
+COMPOSITES = samples.sample_composites()
+PROTOCOLS = range(pickle.HIGHEST_PROTOCOL + 1)
+
+
+def address(buffer):
+    return np.frombuffer(memoryview(buffer).cast("B"), np.uint8).ctypes.data if \
+        memoryview(buffer).nbytes else 0
+
+
+def buffer_addresses(t):
+    return [np.asarray(t.buffer(i)).ctypes.data for i in range(t.buffer_count)
+            if t.buffer_handles[i].byte_size]
+
+
+def extra_tensors():
+    s = {}
+    s["private"] = hurray.Tensor([samples.buf(8), samples.buf(3)], "uint8", (8,),
+                                 layout=hurray.PrivateExtensionLayout(0xF3, 9, b"opaque"))
+    s["unknown"] = hurray.Tensor(None, "float32", (4,),
+                                 layout=hurray.UnknownLayout(0x0C, bytes(8)))
+    s["on_cuda_3"] = hurray.Tensor(samples.buf(16), "float32", (4,),
+                                   device=hurray.Device("cuda", 3))
+    s["pinned"] = hurray.Tensor(samples.buf(16), "float32", (4,),
+                                device=hurray.Device("cuda", 1, "host_pinned"))
+    s["quantized_int4"] = hurray.quantize(np.linspace(-1, 1, 64, dtype=np.float32), "int4",
+                                          block_size=32)
+    return s
+
+
+EXTRA = extra_tensors()
+
+
+def event_tensor():
+    """A tensor declared on a CUDA device over host bytes whose buffer is in
+    'event' sync mode (test_device_tagged.py builds it the same way)."""
+    import struct
+    t = hurray.Tensor(bytearray(16), "float32", (4,), device=hurray.Device("cuda"))
+    wire = bytearray(t.descriptor.encode())
+    h = t.buffer_handles[0]
+    at = bytes(wire).index(struct.pack("<QIBBBB", 16, h.alignment, t.device.tag, 0, 0, 0))
+    wire[at + 13] = 0x01
+    return hurray._hurray._tensor_from_descriptor(hurray.Descriptor.decode(bytes(wire)),
+                                                  [bytearray(range(16))])
+
+
+def host_bytes(t):
+    """The bytes of a one-buffer tensor declared on a device (NumPy refuses it),
+    read the way a stream writer reads them."""
+    w = hurray.StreamWriter()
+    w.write(t)
+    return w.getvalue()[-t.buffer_handles[0].byte_size:]
+
+
+def check_same(a, b):
+    if isinstance(a, hurray.Tensor) and a.device.kind != "cpu":
+        def norm(t):
+            return hurray._hurray._tensor_from_descriptor(
+                t.descriptor, [host_bytes(t)], permissive=True, copy=True).descriptor.encode()
+        assert norm(a) == norm(b) and host_bytes(a) == host_bytes(b)
+    else:
+        samples.assert_same(a, b)
+    if isinstance(a, hurray.Tensor):
+        assert b.device == a.device and b.sync_mode == a.sync_mode
+
+
+# ---- every kind, every protocol ---------------------------------------------------------
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+@pytest.mark.parametrize("name", sorted(SAMPLES) + sorted(EXTRA))
+def test_every_tensor_round_trips_through_every_protocol(name, protocol):
+    t = SAMPLES.get(name) or EXTRA[name]
+    back = pickle.loads(pickle.dumps(t, protocol=protocol))
+    assert back is not t
+    check_same(t, back)
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+@pytest.mark.parametrize("name", sorted(COMPOSITES))
+def test_every_composite_round_trips(name, protocol):
+    c = COMPOSITES[name]
+    back = pickle.loads(pickle.dumps(c, protocol=protocol))
+    assert back == c
+    check_same(c, back)
+
+
+@pytest.mark.parametrize("protocol", [2, 5])
+def test_sync_modes_and_device_ids_travel(protocol):
+    t = event_tensor()
+    assert t.sync_mode == "event"
+    back = pickle.loads(pickle.dumps(t, protocol=protocol))
+    assert back.sync_mode == "event" and back.device == hurray.Device("cuda")
+    assert back.buffer_handles == tuple(
+        pickle.loads(pickle.dumps(h)) for h in t.buffer_handles)
+    assert back.descriptor == t.descriptor  # same alignment here: both owned
+
+
+def test_deepcopy_and_copy_copy_the_bytes():
+    t = SAMPLES["f32_row"]
+    for fn in (copy.deepcopy, copy.copy):
+        c = fn(t)
+        check_same(t, c)
+        assert c.data_ptr() != t.data_ptr()
+    c = copy.deepcopy(COMPOSITES["nested"])
+    assert c == COMPOSITES["nested"]
+
+
+def test_value_classes_pickle_to_equal_values():
+    values = [t.layout for t in list(SAMPLES.values()) + list(EXTRA.values())]
+    values += [hurray.TiledLayout([2, 2], outer_layout="strided", outer_strides=[1, 2],
+                                  inner_layout="tiled", inner_tiled=hurray.TiledLayout([1, 1])),
+               hurray.BlockPagedLayout(16, 64, 0, 2, kv_role="fused", layer_index=3),
+               hurray.CompositeLayout("overlay", 2, "add"), hurray.CooLayout(4, is_sorted=True),
+               hurray.PrivateExtensionLayout(0xF0, 7, b""), hurray.UnknownLayout(0x0C)]
+    values += [t.quantization for t in SAMPLES.values() if t.quantization is not None]
+    values += [SAMPLES["sections"].statistics, SAMPLES["sections"].shard,
+               hurray.Statistics(nnz=3, sparsity_ratio=0.5, nm_n=2, nm_m=4),
+               hurray.Statistics(value_mean=float("nan"), value_stddev=1.0)]
+    values += [h for t in SAMPLES.values() for h in t.buffer_handles]
+    values += [t.descriptor for t in SAMPLES.values()] + [EXTRA["private"].descriptor]
+    values += [c.descriptor for c in COMPOSITES.values()]
+    for v in values:
+        for protocol in PROTOCOLS:
+            back = pickle.loads(pickle.dumps(v, protocol=protocol))
+            assert type(back) is type(v) and back == v, (v, protocol)
+
+
+def test_descriptors_keep_their_device_and_relay_mode():
+    d = EXTRA["on_cuda_3"].descriptor
+    assert pickle.loads(pickle.dumps(d)).device == hurray.Device("cuda", 3)
+    p = pickle.loads(pickle.dumps(EXTRA["private"].descriptor))
+    assert p.layout == EXTRA["private"].layout  # decoded permissively, as it was built
+
+
+def test_dtypes_and_the_cpu_device_stay_singletons():
+    for name in ("float32", "int4", "bool", "bfloat16", "float8_e4m3"):
+        d = hurray.Dtype.from_name(name)
+        assert pickle.loads(pickle.dumps(d)) is d
+    assert pickle.loads(pickle.dumps(hurray.device.cpu)) is hurray.device.cpu
+    t = pickle.loads(pickle.dumps(SAMPLES["f32_row"]))
+    assert t.dtype is hurray.float32 and t.device is hurray.device.cpu
+
+
+def test_device_memory_is_refused_naming_the_device():
+    import capi
+    if capi.usable() is not None:
+        pytest.skip(capi.usable())
+    decl = hurray.Tensor(samples.buf(16, 5), "float32", (4,), device=hurray.Device("cuda"))
+    prod = capi.Producer()  # device memory handed over by a foreign producer
+    cap, _, _ = prod.capsule(decl.descriptor.encode(), [b"\1" * 16], device=0x01)
+    foreign = hurray.from_hurray(cap)
+    assert foreign.device == hurray.Device("cuda")
+    for protocol in (2, 5):
+        with pytest.raises(hurray.UnsupportedError, match="device memory"):
+            pickle.dumps(foreign, protocol=protocol)
+    with pytest.raises(hurray.UnsupportedError, match="device memory"):
+        pickle.dumps(hurray.Composite("group", (1,), "float32", [foreign]))
+
+
+# ---- protocol 5: out of band, zero copy -------------------------------------------------
+
+@pytest.mark.parametrize("name", ["f32_row", "csr", "q_block", "int4", "bool", "paged"])
+def test_protocol_5_sends_every_buffer_out_of_band_without_copying(name):
+    t = SAMPLES[name]
+    bufs = []
+    data = pickle.dumps(t, protocol=5, buffer_callback=bufs.append)
+    assert len(bufs) == t.buffer_count
+    assert all(isinstance(b, pickle.PickleBuffer) for b in bufs)
+    sizes = [h.byte_size for h in t.buffer_handles]
+    assert [b.raw().nbytes for b in bufs] == sizes
+    # the exported memory is the tensor's own
+    assert [address(b) for b in bufs if b.raw().nbytes] == buffer_addresses(t)
+    assert not any(bytes(b.raw()) in data for b in bufs if b.raw().nbytes >= 8)
+    back = pickle.loads(data, buffers=bufs)
+    assert buffer_addresses(back) == buffer_addresses(t)  # wrapped, not copied
+    check_same(t, back)
+
+
+def test_the_in_band_payload_does_not_grow_with_the_data():
+    sizes = []
+    for n in (1 << 10, 1 << 16, 1 << 24):
+        t = hurray.from_numpy(aligned_array((n // 4,), "f4", fill=1))
+        bufs = []
+        sizes.append(len(pickle.dumps(t, protocol=5, buffer_callback=bufs.append)))
+        assert sum(b.raw().nbytes for b in bufs) == n
+    assert max(sizes) < 400 and max(sizes) - min(sizes) <= 8, sizes
+
+
+def test_read_only_tensors_export_read_only_buffers(tmp_path):
+    path = tmp_path / "r.hrry"
+    hurray.save(path, {"w": np.arange(32, dtype=np.float32)})
+    ro = hurray.load(path, mmap="r")["w"]
+    rw = hurray.from_numpy(aligned_array((32,), "f4", fill=2))
+    for t, readonly in ((ro, True), (rw, False)):
+        bufs = []
+        data = pickle.dumps(t, protocol=5, buffer_callback=bufs.append)
+        assert bufs[0].raw().readonly is readonly
+        back = pickle.loads(data, buffers=bufs)
+        assert back.readonly is readonly and back.data_ptr() == t.data_ptr()
+        # in band, a read-only buffer travels as bytes, a writable one as a bytearray
+        assert pickle.loads(pickle.dumps(t, protocol=5)).readonly in (readonly, False)
+
+
+def test_misaligned_buffers_are_copied_into_aligned_memory_and_aligned_ones_wrapped():
+    t = hurray.from_numpy(aligned_array((64,), "f4", fill=3))
+    bufs = []
+    data = pickle.dumps(t, protocol=5, buffer_callback=bufs.append)
+    raw = bytes(bufs[0].raw())
+    aligned = aligned_array((len(raw),), "u1", fill=np.frombuffer(raw, np.uint8))
+    misaligned = aligned_array((len(raw),), "u1", offset=8, fill=np.frombuffer(raw, np.uint8))
+    a = pickle.loads(data, buffers=[aligned])
+    m = pickle.loads(data, buffers=[misaligned])
+    assert a.data_ptr() == aligned.ctypes.data
+    assert m.data_ptr() != misaligned.ctypes.data and m.data_ptr() % 64 == 0
+    for back in (a, m):
+        check_same(t, back)
+
+
+@pytest.mark.parametrize("protocol", [0, 2, 3, 4])
+def test_protocols_below_5_copy_into_writable_memory(protocol):
+    t = SAMPLES["f32_row"]
+    data = pickle.dumps(t, protocol=protocol)
+    if protocol >= 3:
+        assert bytes(np.asarray(t.buffer(0))) in data  # in band, as bytes
+    back = pickle.loads(data)
+    assert not back.readonly and back.data_ptr() % 64 == 0 and back.data_ptr() != t.data_ptr()
+
+
+def test_a_short_buffer_is_refused_on_unpickling():
+    t = SAMPLES["csr"]
+    bufs = []
+    data = pickle.dumps(t, protocol=5, buffer_callback=bufs.append)
+    bufs[1] = bytes(bufs[1].raw())[:-8]
+    with pytest.raises(hurray.BufferError, match="buffer 1"):
+        pickle.loads(data, buffers=bufs)
+
+
+# ---- files --------------------------------------------------------------------------------
+
+def saved(tmp_path, **tensors):
+    path = tmp_path / "f.hrry"
+    hurray.save(path, tensors or {"w": np.arange(256, dtype=np.float32),
+                                  "q": SAMPLES["q_block"], "s": SAMPLES["csr"]})
+    return path
+
+
+@pytest.mark.parametrize("mmap", [True, "r", False])
+def test_a_file_pickles_as_its_path_and_mode(tmp_path, mmap):
+    path = saved(tmp_path)
+    with hurray.open(path, mmap=mmap) as f:
+        g = pickle.loads(pickle.dumps(f))
+        try:
+            assert g.keys() == f.keys() and g.mmap_mode == f.mmap_mode
+            assert samples.buffer_bytes(g["w"]) == samples.buffer_bytes(f["w"])
+        finally:
+            g.close()
+    with pytest.raises(TypeError, match="closed"):
+        pickle.dumps(f)
+
+
+def test_tensors_of_a_file_pickle_by_value_unless_the_file_says_reference(tmp_path):
+    path = saved(tmp_path)
+    for t in (hurray.load(path)["w"], hurray.load(path, mmap="r")["w"],
+              hurray.open(path, mmap="r")["w"]):
+        assert len(pickle.dumps(t, protocol=4)) > 1024  # the bytes travel
+
+
+def test_reference_pickles_name_the_file_and_map_it_again(tmp_path):
+    path = saved(tmp_path)
+    with hurray.open(path, mmap="r", pickle="reference") as f:
+        for name in ("w", "q", "s"):
+            t = f[name]
+            for protocol in (2, 4, 5):
+                bufs = []
+                data = pickle.dumps(t, protocol=protocol, buffer_callback=bufs.append
+                                    if protocol == 5 else None)
+                assert len(data) < 400 and not bufs and os.fsencode(str(path)) in data
+                back = pickle.loads(data)
+                check_same(t, back)
+                assert back.readonly  # mapped read-only, as the sender's
+        # the receiver's copy is a reference too
+        again = pickle.loads(pickle.dumps(pickle.loads(pickle.dumps(f["w"]))))
+        check_same(f["w"], again)
+
+
+def test_a_file_changed_after_pickling_a_reference_raises_file_error(tmp_path):
+    path = saved(tmp_path)
+    with hurray.open(path, mmap="r", pickle="reference") as f:
+        data = pickle.dumps(f["w"])
+    hurray.save(path, {"w": np.zeros(256, dtype=np.float32)})  # replaced
+    with pytest.raises(hurray.FileError, match="f.hrry.*changed"):
+        pickle.loads(data)
+
+
+def test_a_file_changed_before_pickling_sends_the_bytes(tmp_path):
+    path = saved(tmp_path)
+    with hurray.open(path, mmap="r", pickle="reference") as f:
+        t = f["w"]
+        os.utime(path, ns=(1, 1))  # no longer the file that was mapped
+        data = pickle.dumps(t, protocol=4)
+    assert len(data) > 1024
+    check_same(t, pickle.loads(data))
+
+
+def test_reference_mode_needs_a_read_only_mapping(tmp_path):
+    path = saved(tmp_path)
+    for mmap in (True, "c", False):
+        with pytest.raises(ValueError, match="mmap='r'"):
+            hurray.open(path, mmap=mmap, pickle="reference")
+    with pytest.raises(ValueError, match="'bytes' or 'reference'"):
+        hurray.open(path, pickle="path")
