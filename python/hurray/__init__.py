@@ -81,6 +81,7 @@ from ._safe_open import safe_open
 from ._display import PrintOptionsCtx, get_print_options, print_options, set_print_options
 from ._interop import aligned_allocator, asarray
 from ._quantize import quantize
+from ._collate import collate
 from ._sparse import from_scipy, sparse_coo
 
 # Tier 1 element types are also module attributes: hurray.float32 is
@@ -107,6 +108,7 @@ __all__ = [
     "BlockPagedLayout",
     "bool",
     "buffer_size_bytes",
+    "collate",
     "BufferError",
     "BufferHandle",
     "C_ABI_VERSION",

@@ -1,7 +1,7 @@
 """Type stubs of the hurray package."""
 
 import builtins
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from types import TracebackType
 from typing import Any, Literal
 
@@ -130,3 +130,5 @@ class PrintOptionsCtx:
     ) -> builtins.bool: ...
 
 def print_options(*, sparse_display: SparseDisplay | None = None) -> PrintOptionsCtx: ...
+
+def collate(batch: Iterable[Any]) -> Any: ...
