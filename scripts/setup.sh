@@ -25,12 +25,17 @@ if [ "${HURRAY_SETUP_PYTHON:-1}" = 1 ]; then
   PY=${PYTHON:-python3}
   # Python packages the test suite uses; torch comes from the local CPU wheel.
   # safetensors, gguf, ml_dtypes: the interoperability tests compare with their readers.
+  # ray and dask[distributed]: the local-cluster tests (tests/python/test_ray.py, test_dask.py).
   want=(numpy scipy pytest hypothesis pytest-benchmark scikit-build-core mypy safetensors
-        ml_dtypes gguf)
+        ml_dtypes gguf "ray[default]" "dask[distributed]")
   missing=()
   for pkg in "${want[@]}"; do
     mod=${pkg//-/_}
-    case "$pkg" in pytest-benchmark) mod=pytest_benchmark ;; esac
+    case "$pkg" in
+      pytest-benchmark) mod=pytest_benchmark ;;
+      "ray[default]") mod=ray ;;
+      "dask[distributed]") mod=distributed ;;
+    esac
     "$PY" -c "import $mod" >/dev/null 2>&1 || missing+=("$pkg")
   done
   if [ ${#missing[@]} -gt 0 ]; then
