@@ -113,9 +113,11 @@ PyObject *hrpy_tensor_reduce_ex(PyObject *self, PyObject *protocol) {
   PyObject *dict = PyModule_GetDict(m); /* borrowed */
   /* hurray.open(..., pickle="reference") installs a hook that reduces the
    * tensors of such a file to a reference to it (hurray/_pickling.py). */
-  PyObject *hook = PyDict_GetItemString(dict, "_pickle_reference_hook");
+  PyObject *hook = PyDict_GetItemString(dict, "_pickle_reference_hook"); /* borrowed */
   if (hook != NULL && hook != Py_None) {
+    Py_INCREF(hook); /* the call may replace the module attribute */
     PyObject *r = PyObject_CallFunction(hook, "Ol", self, proto);
+    Py_DECREF(hook);
     if (r == NULL || r != Py_None) return r;
     Py_DECREF(r);
   }
