@@ -99,12 +99,11 @@ class FileWriter:
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> bool:
+                 tb: TracebackType | None) -> None:
         if exc_type is not None:
             self.abort()
         elif not self.closed:
             self.finish()
-        return False
 
     def __repr__(self) -> str:
         return repr(self._w).replace("hurray._FileWriter", "hurray.FileWriter", 1)

@@ -9,19 +9,23 @@ import shutil
 import subprocess
 import sys
 import time
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from ._errors import CliError, Refused
-from ._formats import SINKS, Entry, check_dequantize, detect, open_source
 from ._progress import Progress, size
+
+if TYPE_CHECKING:
+    from ._formats import Entry
+
+# NumPy and the format modules are imported by the subcommands that read tensors
+# (`hurray inspect` and `--help` need neither).
 
 
 # ---- convert ----------------------------------------------------------------------
 
 def convert(src_path: str, dst_path: str, *, dequantize: str | None = None, quiet: bool = False,
             drop_kv: bool = False) -> int:
+    from ._formats import SINKS, check_dequantize, detect, open_source
     check_dequantize(dequantize)
     fmt = detect(dst_path, writing=True)
     if os.path.abspath(src_path) == os.path.abspath(dst_path):
@@ -101,6 +105,7 @@ def _json_value(v: Any) -> Any:
 
 
 def ls(path: str, *, as_json: bool = False, out: Any = None) -> int:
+    from ._formats import open_source
     out = out if out is not None else sys.stdout
     with open_source(path, data=False) as src:
         rows = [_row(e) for e in src.entries]
@@ -111,7 +116,7 @@ def ls(path: str, *, as_json: bool = False, out: Any = None) -> int:
                 continue
             per_dtype[e.dtype] = per_dtype.get(e.dtype, 0) + e.nbytes
             params += e.count
-        totals = {"tensors": len(src.entries),
+        totals: dict[str, Any] = {"tensors": len(src.entries),
                   "views": sum(1 for e in src.entries if e.view is not None),
                   "parameters": params, "bytes": sum(per_dtype.values()),
                   "bytes_per_dtype": dict(sorted(per_dtype.items()))}
@@ -158,6 +163,7 @@ def _row(e: Entry) -> dict[str, Any]:
 # ---- diff -------------------------------------------------------------------------
 
 def diff(a_path: str, b_path: str, *, quiet: bool = False, out: Any = None) -> int:
+    from ._formats import open_source
     out = out if out is not None else sys.stdout
     differ = False
 
@@ -228,11 +234,13 @@ def _compare(x: Entry, y: Entry) -> list[str]:
 
 
 def _buffers(t: Any) -> list[bytes]:
+    import numpy as np
     return [np.asarray(t.buffer(i)).tobytes() for i in range(t.buffer_count)]
 
 
 def _values_differ(x: Entry, y: Entry) -> tuple[bool, float | None]:
     """(identical?, max |a-b| when the values can be compared as numbers)."""
+    import numpy as np
     from ._values import to_numpy
     quantized = x.scheme is not None or y.scheme is not None or x.foreign or y.foreign
     if not quantized and not x.composite and not y.composite:
@@ -267,19 +275,21 @@ def _buffers_of(t: Any) -> list[bytes]:
 
 
 def _max_abs(a: Any, b: Any) -> float | None:
+    """max |a - b| over the elements (positions where both are NaN count as
+    equal; a NaN against a number makes it NaN)."""
+    import numpy as np
     try:
-        fa = np.asarray(a).astype(np.complex128 if np.iscomplexobj(a) else np.float64)
-        fb = np.asarray(b).astype(np.complex128 if np.iscomplexobj(b) else np.float64)
+        kind = np.complex128 if np.iscomplexobj(a) or np.iscomplexobj(b) else np.float64
+        fa, fb = np.asarray(a).astype(kind), np.asarray(b).astype(kind)
     except (TypeError, ValueError):
         return None
+    if fa.size == 0:
+        return 0.0
     with np.errstate(invalid="ignore"):
         d = np.abs(fa - fb)
-    both_nan = np.isnan(fa) & np.isnan(fb) if not np.iscomplexobj(fa) else np.zeros(d.shape, bool)
-    d = np.where(both_nan, 0.0, d)
-    if d.size == 0:
-        return 0.0
-    m = float(np.nanmax(d)) if not np.all(np.isnan(d)) else float("nan")
-    return m if not np.any(np.isnan(d)) else float("nan")
+    same_nan = np.isnan(fa) & np.isnan(fb)
+    d = np.where(same_nan, 0.0, d)
+    return float(np.max(d))
 
 
 # ---- inspect ----------------------------------------------------------------------
@@ -304,4 +314,6 @@ def inspect(path: str, args: list[str]) -> int:
     if exe is None:
         raise CliError("hurray-inspect is not installed (the hurray wheel ships it; from a "
                        "source tree build it with cmake, cli/, or set HURRAY_INSPECT)")
+    if not os.path.isfile(exe):
+        raise CliError(f"hurray-inspect: {exe} (from HURRAY_INSPECT) is not a file")
     return subprocess.call([exe, *args, path])

@@ -286,6 +286,8 @@ class HrrySource(Source):
                 continue
             v = views.get(name)
             layout = m.layout.name
+            if v is not None and not v.same and _row_major_strides(v):
+                layout = "row_major"  # a view that is a contiguous part of its base
             self.entries.append(Entry(
                 name, m.dtype.name, _shape(s if s is not None else 0 for s in m.shape), layout,
                 m.quantization, _tensor_bytes(m) if v is None else 0, m.byte_offset,
@@ -302,6 +304,16 @@ class HrrySource(Source):
     def close(self) -> None:
         self.f.close()
         self.meta.close()
+
+
+def _row_major_strides(v: Any) -> bool:
+    item = _hurray.Dtype.from_name(v.dtype).itemsize or 0
+    step = item
+    for n, st in zip(reversed(v.shape), reversed(v.byte_strides)):
+        if n != 1 and st != step:
+            return False
+        step *= n
+    return True
 
 
 def _member_names(head: str, c: Composite) -> list[str]:
@@ -511,11 +523,11 @@ class SafetensorsSource(Source):
                 off = start + int(info["data_offsets"][0])
                 nbytes = int(info["data_offsets"][1]) - int(info["data_offsets"][0])
                 hname = ST_TO_HURRAY.get(dt)
-                e = Entry(name, hname or dt, shape, nbytes=nbytes,
-                          foreign=None if hname else f"safetensors {dt}",
-                          load=self._loader(p, off, nbytes, dt, shape, name),
-                          values=self._values(p, off, nbytes, dt, shape))
-                self.entries.append(e)
+                self.entries.append(Entry(
+                    name, hname or dt, shape, nbytes=nbytes,
+                    foreign=None if hname else f"safetensors {dt}",
+                    load=self._loader(p, off, nbytes, dt, shape, name),
+                    values=self._values(p, off, nbytes, dt, shape)))
 
     def _fh(self, p: str) -> Any:
         fh = self._handles.get(p)
@@ -531,6 +543,8 @@ class SafetensorsSource(Source):
                 if buf.size and buf.max() > 1:
                     raise Refused(f"tensor {name!r}: a BOOL byte is {int(buf.max())}, not 0 or 1")
                 return tensor_from_bytes(pack_codes(buf, 1), "bool", shape)
+            if dt == "F8_E8M0":
+                _check_e8m0(buf)
             return tensor_from_bytes(buf, ST_TO_HURRAY[dt], shape)
         return load
 
@@ -549,6 +563,16 @@ class SafetensorsSource(Source):
         for fh in self._handles.values():
             fh.close()
         self._handles.clear()
+
+
+def _check_e8m0(raw: Any) -> None:
+    """Hurray's float8_e8m0 reserves the bytes 0x00 and 0xFF (the specification's
+    element-types.md: a reader treats a tensor holding them as invalid)."""
+    bad = np.flatnonzero((raw == 0) | (raw == 255))
+    if bad.size:
+        i = int(bad[0])
+        raise Refused(f"element {i} is the byte 0x{int(raw[i]):02x}, which Hurray's float8_e8m0 "
+                      f"reserves (0x00 and 0xFF; {bad.size} such elements)")
 
 
 class SafetensorsSink:
@@ -587,7 +611,7 @@ class SafetensorsSink:
         raw = data_bytes(t)
         if t.dtype.name == "bool":
             raw = unpack_codes(raw, 1, e.count)
-        self.fh.write(memoryview(np.ascontiguousarray(raw)))
+        self.fh.write(np.ascontiguousarray(raw).data)
 
     def finish(self) -> None:
         self.fh.close()
@@ -811,8 +835,8 @@ class TorchSource(Source):
                 foreign=None if _hurray_has(dt) else f"torch {x.dtype}",
                 view=(v.base, v) if v is not None else None,
                 load=self._loader(n), row_major=self._row_major(n),
-                values=(lambda x=x: x.float().numpy()) if not _hurray_has(dt) else None,
-                release=(lambda x=x: _release_pages(x)) if self.mapped else None))
+                values=_float_of(x) if not _hurray_has(dt) else None,
+                release=_releaser(x) if self.mapped else None))
 
     def _loader(self, name: str) -> Callable[[], Any]:
         from .. import _files
@@ -822,6 +846,8 @@ class TorchSource(Source):
             if str(x.dtype) == "torch.float4_e2m1fn_x2":
                 raw = x.contiguous().view(__import__("torch").uint8).numpy().reshape(-1)
                 return tensor_from_bytes(raw, "float4_e2m1", _torch_dtype(x)[1])
+            if str(x.dtype) == "torch.float8_e8m0fnu":
+                _check_e8m0(x.contiguous().view(__import__("torch").uint8).numpy().reshape(-1))
             return _files.to_tensor(x, name, "convert")
         return load
 
@@ -831,6 +857,14 @@ class TorchSource(Source):
 
     def close(self) -> None:
         self._tensors = {}
+
+
+def _float_of(x: Any) -> Callable[[], Any]:
+    return lambda: x.float().numpy()
+
+
+def _releaser(x: Any) -> Callable[[], None]:
+    return lambda: _release_pages(x)
 
 
 def _flatten(obj: Any, prefix: str, out: dict[str, Any], problems: list[str]) -> None:
@@ -911,9 +945,9 @@ class TorchSink:
             self.out[e.name] = torch.from_numpy(np.array(to_numpy(t)))
         else:
             raw = torch.from_numpy(np.array(data_bytes(t)))
-            tdt = {"bfloat16": torch.bfloat16, "float8_e4m3": torch.float8_e4m3fn,
-                   "float8_e5m2": torch.float8_e5m2,
-                   "float8_e8m0": getattr(torch, "float8_e8m0fnu", None)}[name]
+            tdt: Any = {"bfloat16": torch.bfloat16, "float8_e4m3": torch.float8_e4m3fn,
+                        "float8_e5m2": torch.float8_e5m2,
+                        "float8_e8m0": getattr(torch, "float8_e8m0fnu", None)}[name]
             self.out[e.name] = raw.view(tdt).reshape(e.shape)
 
     def finish(self) -> None:
@@ -975,13 +1009,15 @@ class NpzSource(Source):
             # the header only: shape and dtype without reading the array
             with self.z.zip.open(name + ".npy") as fh:
                 version = np.lib.format.read_magic(fh)
-                shape, fortran, dtype = np.lib.format._read_array_header(fh, version)
+                read = np.lib.format.read_array_header_1_0 if version == (1, 0) else \
+                    np.lib.format.read_array_header_2_0
+                shape, fortran, dtype = read(fh)
             probe = np.empty((0,), dtype=dtype)
-            e = _np_entry(name, probe, self._loader(name))
-            e.shape = _shape(shape)
-            e.nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-            e.layout = "col_major" if fortran and len(shape) > 1 else "row_major"
-            self.entries.append(e)
+            ent = _np_entry(name, probe, self._loader(name))
+            ent.shape = _shape(shape)
+            ent.nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+            ent.layout = "col_major" if fortran and len(shape) > 1 else "row_major"
+            self.entries.append(ent)
 
     def _loader(self, name: str) -> Callable[[], Any]:
         return lambda: _hurray.from_numpy(self.z[name])
@@ -1046,7 +1082,7 @@ class NpzSink:
         self.file.abort()
 
 
-SINKS = {"hrry": HrrySink, "safetensors": SafetensorsSink, "gguf": GgufSink,
+SINKS: dict[str, Any] = {"hrry": HrrySink, "safetensors": SafetensorsSink, "gguf": GgufSink,
          "torch": TorchSink, "npy": NpySink, "npz": NpzSink}
 
 

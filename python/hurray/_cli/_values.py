@@ -100,7 +100,7 @@ def to_numpy(t: Tensor) -> Any:
     sub-byte types unpacked, one element per item; ml_dtypes types for the
     types NumPy lacks). A copy for bool and sub-byte types, a view otherwise."""
     name = t.dtype.name
-    shape = tuple(int(n) for n in t.shape)
+    shape = tuple(int(n or 0) for n in t.shape)
     count = t.size or 0
     dt = np_dtype(name)
     if dt is None:
