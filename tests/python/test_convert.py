@@ -545,3 +545,21 @@ def test_peak_memory_is_one_tensor_not_the_checkpoint(tmp_path):
         assert grew < (count * largest) // 3
     assert run("diff", "-q", src, tmp_path / "back.safetensors") == 0
     assert run("diff", "-q", src, tmp_path / "again.hrry") == 0
+
+
+def test_any_hurray_scheme_dequantizes_on_request(tmp_path, capsys):
+    """--dequantize goes through hurray's own dequantizer, so every scheme converts."""
+    w = np.random.default_rng(3).standard_normal((8, 64)).astype(np.float32)
+    qs = {"nf4": hurray.quantize(w, "nf4"),
+          "asym": hurray.quantize(w, "uint4", block_size=32, symmetric=False),
+          "chan": hurray.quantize(w, "int8", axis=0)}
+    hurray.save(tmp_path / "q.hrry", qs)
+    err = refused(capsys, "convert", tmp_path / "q.hrry", tmp_path / "q.safetensors")
+    assert "--dequantize" in err
+    assert run("convert", "-q", "--dequantize", "float32", tmp_path / "q.hrry",
+               tmp_path / "q.safetensors") == 0
+    got = {n: d for n, d in deserialize((tmp_path / "q.safetensors").read_bytes())}
+    for name, t in qs.items():
+        ref = np.asarray(t.dequantize("float32"))
+        assert got[name]["dtype"] == "F32" and got[name]["shape"] == [8, 64]
+        assert np.frombuffer(got[name]["data"], np.float32).tobytes() == ref.tobytes()

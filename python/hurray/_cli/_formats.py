@@ -133,26 +133,11 @@ class Entry:
             raise Refused(f"a {self.layout} tensor cannot be dequantized into a dense one")
         if self.scheme is None:
             return float_tensor(to_numpy(self.dense()), target)
-        t = self.load()
-        deq = getattr(t, "dequantize", None)
-        if deq is not None:  # Tensor.dequantize (hurray's own dequantizer), where built
-            out = deq(target)
-            if out.layout.name != "row_major":
-                out = tensor_from_bytes(np.ascontiguousarray(np.asarray(out)).reshape(-1)
-                                        .view(np.uint8), target, self.shape)
-            return out
-        from . import _gguf
-        try:
-            qtype = _gguf.exact_type(self.dtype, self.layout, self.scheme, self.shape,
-                                     self.byte_offset)
-        except Refused:
-            raise Refused(
-                f"quantized as {self.quantization}: dequantizing it needs "
-                f"hurray.Tensor.dequantize, which this build of hurray lacks (only the "
-                f"schemes of GGUF's Q8_0, Q4_0 and MXFP4 are dequantized here, with gguf's "
-                f"own dequantizer)") from None
-        raw = _gguf.to_gguf(t, qtype)
-        return float_tensor(_gguf.dequantize(qtype, raw, self.shape), target)
+        out = self.load().dequantize(target)  # hurray's own dequantizer, every scheme
+        if out.layout.name != "row_major":
+            out = tensor_from_bytes(np.ascontiguousarray(np.asarray(out)).reshape(-1)
+                                    .view(np.uint8), target, self.shape)
+        return out
 
 
 def _shape(seq: Any) -> tuple[int, ...]:
