@@ -13,7 +13,8 @@
  * bytes go to a temporary file in the target's directory, which
  * hurray_file_writer_finish() syncs and renames into place: a crash never
  * leaves a half-written file under the target name. On Linux that file has
- * no name until finish (O_TMPFILE), so a killed save leaves nothing behind;
+ * no name until finish (O_TMPFILE), so a killed save leaves nothing behind
+ * (but for a kill between finish naming the complete file and renaming it);
  * elsewhere it is ".<name>.tmp-XXXXXX", which a killed save leaves behind
  * and hurray_file_remove_stale_temporaries() removes.
  *
@@ -220,7 +221,8 @@ typedef struct HurrayFileWriterOptions {
  * target is not carried over): on Linux a file without a name (O_TMPFILE),
  * which finish names ".<name>.tmp-XXXXXX" once it is complete and synced and
  * at once renames over the target, so that a process killed before finish
- * leaves nothing behind; where the system or the file system has no such
+ * leaves nothing behind (one killed between those two calls leaves that
+ * complete temporary); where the system or the file system has no such
  * files (other systems, Linux file systems without O_TMPFILE, no /proc), a
  * temporary file ".<name>.tmp-XXXXXX" from the start, which a killed process
  * leaves behind (see hurray_file_remove_stale_temporaries). On POSIX systems

@@ -78,6 +78,7 @@ from ._hurray import (
 from . import device, dtype
 from ._files import File, load, load_kv, open, save  # noqa: A004 - hurray.open, like gzip.open
 from ._safe_open import safe_open
+from ._writer import FileWriter  # one tensor at a time (hurray convert)
 from ._display import PrintOptionsCtx, get_print_options, print_options, set_print_options
 from ._interop import aligned_allocator, asarray
 from ._quantize import quantize
@@ -130,6 +131,7 @@ __all__ = [
     "empty_like",
     "eye",
     "File",
+    "FileWriter",
     "FileError",
     "float16",
     "float32",

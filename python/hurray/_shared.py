@@ -22,10 +22,12 @@ import json
 from typing import Any, NamedTuple, TypeGuard
 
 VIEWS_KEY = "hurray.views"
+#: the GGUF value types of a file converted from GGUF (hurray convert; docs/cli.md)
+GGUF_KEY = "hurray.gguf"
 RESERVED_PREFIX = "hurray."
 #: KV keys this package writes for itself; load_kv, File.kv and metadata()
 #: leave them out, so load_kv stays the inverse of save(kv=).
-PACKAGE_KEYS = frozenset({VIEWS_KEY})
+PACKAGE_KEYS = frozenset({VIEWS_KEY, GGUF_KEY})
 VIEWS_FORMAT = 1
 
 

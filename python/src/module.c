@@ -17,6 +17,7 @@
 #include "io/file.h"
 #include "io/slice.h"
 #include "io/stream.h"
+#include "io/writer.h"
 #include "tensor.h"
 #include "types/composite.h"
 #include "types/creation.h"
@@ -228,6 +229,7 @@ static int module_exec(PyObject *m) {
   if (hrpy_slice_init(m, st) < 0) return -1;
   if (hrpy_stream_init(m, st) < 0) return -1;
   if (hrpy_pickle_init(m, st) < 0) return -1;
+  if (hrpy_writer_init(m, st) < 0) return -1; /* hurray._FileWriter (io/writer.c) */
   if (intern(&st->s_dlpack, "__dlpack__") < 0 || intern(&st->s_max_version, "max_version") < 0 ||
       intern(&st->s_copy, "copy") < 0 || intern(&st->s_dl_device, "dl_device") < 0 ||
       intern(&st->s_array_struct, "__array_struct__") < 0)

@@ -770,13 +770,24 @@ HurrayStatus hurray_file_writer_finish(HurrayFileWriter *w, HurrayError *err) {
     st = hurray__io_fail(err, e, HURRAY_NO_OFFSET, "syncing the file");
   /* Complete (and synced, unless skip_fsync), then named: no name ever shows
    * a file still being written. */
-  if (st == HURRAY_OK && w->unnamed) st = name_temp(w, err);
   HurrayOsFile fd = w->fd;
-  w->fd = HURRAY__OS_FILE_NONE;
-  if ((e = hurray__os_close(fd)) != 0 && st == HURRAY_OK)
-    st = hurray__io_fail(err, e, HURRAY_NO_OFFSET, "closing the file");
-  if (st == HURRAY_OK && (e = hurray__os_replace(w->tmp_path, w->path)) != 0)
-    st = hurray__io_fail(err, e, HURRAY_NO_OFFSET, "renaming the file into place");
+  if (st == HURRAY_OK && w->unnamed) {
+    /* Named and at once renamed over the target, the descriptor still open,
+     * so that the only moment a kill can leave a (complete) temporary behind
+     * is between these two calls. */
+    st = name_temp(w, err);
+    if (st == HURRAY_OK && (e = hurray__os_replace(w->tmp_path, w->path)) != 0)
+      st = hurray__io_fail(err, e, HURRAY_NO_OFFSET, "renaming the file into place");
+    w->fd = HURRAY__OS_FILE_NONE;
+    if ((e = hurray__os_close(fd)) != 0 && st == HURRAY_OK)
+      st = hurray__io_fail(err, e, HURRAY_NO_OFFSET, "closing the file");
+  } else {
+    w->fd = HURRAY__OS_FILE_NONE;
+    if ((e = hurray__os_close(fd)) != 0 && st == HURRAY_OK)
+      st = hurray__io_fail(err, e, HURRAY_NO_OFFSET, "closing the file");
+    if (st == HURRAY_OK && (e = hurray__os_replace(w->tmp_path, w->path)) != 0)
+      st = hurray__io_fail(err, e, HURRAY_NO_OFFSET, "renaming the file into place");
+  }
   w->state = W_DONE;
   if (st != HURRAY_OK) {
     if (w->named) (void)hurray__os_remove(w->tmp_path);

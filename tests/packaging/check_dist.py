@@ -3,8 +3,10 @@
     python tests/packaging/check_dist.py wheel DIST.whl [--manylinux]
     python tests/packaging/check_dist.py sdist DIST.tar.gz [--source-root DIR]
 
-wheel: the package's Python files, type stubs, py.typed and exactly one compiled
-extension, the license files in the .dist-info, nothing outside those two folders (no
+wheel: the package's Python files (the `hurray` command's subpackage included), type
+stubs, py.typed and exactly one compiled extension, the license files in the .dist-info,
+the `hurray` console script in its entry points, the hurray-inspect program in the
+.data/scripts folder (pip puts it on PATH), nothing else outside those folders (no
 headers, static libraries, CMake files or tests) and no vendored shared libraries
 (libhurray is linked statically, so auditwheel must have had nothing to graft). With
 --manylinux, the platform tag must be a manylinux tag.
@@ -46,12 +48,31 @@ def check_wheel(path, manylinux):
     with zipfile.ZipFile(path) as z:
         names = z.namelist()
     dist_info = [n.split("/")[0] for n in names if n.split("/")[0].endswith(".dist-info")]
+    data = [n.split("/")[0] for n in names if n.split("/")[0].endswith(".data")]
     top = {n.split("/")[0] for n in names}
-    rule(top == {"hurray", *dist_info} and len(set(dist_info)) == 1,
-         f"{name}: unexpected top-level entries {sorted(top)}")
+    rule(top == {"hurray", *dist_info, *data} and len(set(dist_info)) == 1
+         and len(set(data)) == 1, f"{name}: unexpected top-level entries {sorted(top)}")
     for f in ("__init__.py", "__init__.pyi", "_hurray.pyi", "py.typed", "dtype.py",
-              "device.py"):
+              "device.py", "__main__.py", "_writer.py", "_cli/__init__.py",
+              "_cli/_formats.py", "_cli/_gguf.py"):
         rule(f"hurray/{f}" in names, f"{name}: hurray/{f} missing")
+    scripts = sorted(n for n in names if data and n.startswith(data[0] + "/")
+                     and not n.endswith("/"))
+    rule(scripts in ([f"{data[0]}/scripts/hurray-inspect"],
+                     [f"{data[0]}/scripts/hurray-inspect.exe"]),
+         f"{name}: expected hurray-inspect alone in .data/scripts, found {scripts}")
+    if dist_info:
+        with zipfile.ZipFile(path) as z:
+            try:
+                eps = z.read(f"{dist_info[0]}/entry_points.txt").decode()
+            except KeyError:
+                eps = ""
+            if scripts and scripts[0].endswith("hurray-inspect"):
+                mode = (z.getinfo(scripts[0]).external_attr >> 16) & 0o111
+                rule(mode != 0, f"{name}: {scripts[0]} is not executable")
+        rule(re.search(r"^\[console_scripts\]\s*\nhurray\s*=\s*hurray\._cli:main\s*$", eps,
+                       re.M) is not None,
+             f"{name}: the entry points lack console script hurray = hurray._cli:main")
     ext = [n for n in names if re.fullmatch(r"hurray/_hurray\..+\.(so|pyd)", n)]
     rule(len(ext) == 1, f"{name}: expected one compiled extension, found {ext}")
     libs = [n for n in names if re.search(r"\.libs/|\.dylibs/|\.dll$|\.so(\.\d+)*$", n)
@@ -69,6 +90,7 @@ SDIST_REQUIRED = [
     "LICENSE", "LICENSE-MIT", "LICENSE-APACHE", "cmake/hurray.pc.in",
     "cmake/hurrayConfig.cmake.in", "include/hurray/hurray.h", "src/internal/common.h",
     "src/descriptor/build.c", "python/src/CMakeLists.txt", "python/hurray/__init__.py",
+    "cli/CMakeLists.txt", "cli/main.c", "python/hurray/_cli/__init__.py",
     "python/hurray/py.typed", "tests/python/conftest.py", "tests/packaging/smoke.py",
     "tests/vectors/manifest.json",
 ]
@@ -96,7 +118,7 @@ def check_sdist(path, source_root):
     if source_root is not None:
         tracked = subprocess.run(
             ["git", "-C", str(source_root), "ls-files", "--", "src", "include", "python",
-             "cmake", "CMakeLists.txt"],
+             "cli", "cmake", "CMakeLists.txt"],
             check=True, capture_output=True, text=True).stdout.split()
         if not tracked:
             failures.append(f"git ls-files found nothing under {source_root}")

@@ -9,7 +9,8 @@ It proves that the package imports from site-packages (not from a source checkou
 importing it pulls in none of the optional frameworks, and that the compiled core works:
 a tensor is made, its descriptor is encoded, decoded and re-encoded byte for byte, an
 invalid descriptor is refused with the C library's detail, and a DLPack capsule is
-produced and a tensor consumed through DLPack. Exits non-zero with a message on the first failure.
+produced and a tensor consumed through DLPack; the `hurray` command and hurray-inspect are
+installed in the scripts folder and run on a file. Exits non-zero with a message on the first failure.
 """
 
 import argparse
@@ -101,6 +102,31 @@ def main():
     check(u.shape == t.shape and u.dtype is t.dtype, f"from_dlpack gave {u!r}")
     h = u.buffer_handles[0]
     check(h.byte_size == 24 and h.alignment >= 64, f"from_dlpack buffer is {h!r}")
+
+    # The programs the wheel installs: the `hurray` command (a console script) and
+    # hurray-inspect (a compiled program in the scripts folder), both on a .hrry file.
+    import os
+    import subprocess
+    import tempfile
+    scripts = pathlib.Path(sysconfig.get_path("scripts"))
+    exe = ".exe" if os.name == "nt" else ""
+    for prog in ("hurray", "hurray-inspect"):
+        check((scripts / (prog + exe)).is_file(), f"{prog} is not installed in {scripts}")
+    with tempfile.TemporaryDirectory() as d:
+        f = pathlib.Path(d) / "t.hrry"
+        hurray.save(f, {"t": t}, kv={"k": "v"})
+        r = subprocess.run([str(scripts / ("hurray-inspect" + exe)), "--brief", str(f)],
+                           capture_output=True, text=True)
+        check(r.returncode == 0 and ".hrry container" in r.stdout,
+              f"hurray-inspect --brief failed ({r.returncode}): {r.stderr or r.stdout}")
+        env = dict(os.environ, HURRAY_INSPECT=str(scripts / ("hurray-inspect" + exe)))
+        r = subprocess.run([str(scripts / ("hurray" + exe)), "inspect", str(f), "--brief"],
+                           capture_output=True, text=True, env=env)
+        check(r.returncode == 0 and ".hrry container" in r.stdout,
+              f"hurray inspect failed ({r.returncode}): {r.stderr}")
+        r = subprocess.run([str(scripts / ("hurray" + exe)), "--help"], capture_output=True,
+                           text=True)
+        check(r.returncode == 0 and "convert" in r.stdout, f"hurray --help: {r.stderr}")
 
     print(f"smoke: ok: hurray {dist_version} (C ABI {hurray.C_ABI_VERSION}) from {pkg} on "
           f"CPython {platform.python_version()} {sysconfig.get_platform()}")

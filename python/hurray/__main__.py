@@ -1,0 +1,8 @@
+"""python -m hurray: the `hurray` command (docs/cli.md)."""
+
+import sys
+
+from ._cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,96 @@
+"""The `hurray` command (docs/cli.md): convert between checkpoint formats, list,
+compare and inspect files.
+
+    hurray convert SRC DST [--dequantize DTYPE] [--drop-kv] [--quiet]
+    hurray ls FILE [--json]
+    hurray diff A B [--quiet]
+    hurray inspect FILE [hurray-inspect options]
+
+Exit status: 0 success (diff: the same), 1 diff: different / convert: a tensor
+or KV entry the target cannot hold exactly (refused, nothing written), 2 an
+error (usage, a file that cannot be read or written).
+
+Importing this module imports the standard library only; each subcommand
+imports what it needs (NumPy, the gguf package, torch) when it runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Sequence
+
+__all__ = ["main"]
+
+EXIT_OK, EXIT_DIFFERENT, EXIT_ERROR = 0, 1, 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="hurray",
+        description="Convert, list, compare and inspect tensor files: .hrry, .safetensors "
+                    "(files and sharded model directories), .gguf, PyTorch checkpoints "
+                    "(.pt/.pth/.bin), .npy/.npz.",
+        epilog="exit status: 0 success (diff: the same), 1 different (diff) or refused "
+               "(convert: the target cannot hold a tensor exactly), 2 error. See docs/cli.md.")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    c = sub.add_parser("convert", help="convert SRC to DST (formats from the file names)",
+                       description="Convert SRC to DST, tensor by tensor. Refuses (exit 1) "
+                                   "what DST cannot hold exactly, naming it.")
+    c.add_argument("src", metavar="SRC")
+    c.add_argument("dst", metavar="DST")
+    c.add_argument("--dequantize", metavar="DTYPE",
+                   help="convert the tensors DST cannot hold exactly (quantized, or of a type "
+                        "DST lacks) to this float type: float32, float16, bfloat16, float64")
+    c.add_argument("--drop-kv", action="store_true",
+                   help="leave out the KV entries DST cannot hold (instead of refusing)")
+    c.add_argument("-q", "--quiet", action="store_true", help="no progress, no summary")
+    ls = sub.add_parser("ls", help="list the tensors and the KV of a file")
+    ls.add_argument("file", metavar="FILE")
+    ls.add_argument("--json", action="store_true", help="one JSON document")
+    d = sub.add_parser("diff", help="compare two files (any formats); exit 1 if they differ")
+    d.add_argument("a", metavar="A")
+    d.add_argument("b", metavar="B")
+    d.add_argument("-q", "--quiet", action="store_true", help="only the exit status")
+    i = sub.add_parser("inspect", help="show a .hrry file field by field (hurray-inspect)")
+    i.add_argument("file", metavar="FILE")
+    i.add_argument("args", nargs=argparse.REMAINDER, metavar="...",
+                   help="hurray-inspect options (--json, --brief, --hex, --preview[=N])")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Runs the `hurray` command with `argv` (default sys.argv[1:]); returns the
+    exit status."""
+    p = _parser()
+    args = p.parse_args(list(sys.argv[1:] if argv is None else argv))
+    if args.command is None:
+        p.print_help(sys.stderr)
+        return EXIT_ERROR
+    from ._errors import CliError, Refused
+    try:
+        from . import _commands
+        if args.command == "convert":
+            return _commands.convert(args.src, args.dst, dequantize=args.dequantize,
+                                     quiet=args.quiet, drop_kv=args.drop_kv)
+        if args.command == "ls":
+            return _commands.ls(args.file, as_json=args.json)
+        if args.command == "diff":
+            return _commands.diff(args.a, args.b, quiet=args.quiet)
+        return _commands.inspect(args.file, list(args.args))
+    except Refused as e:
+        print(f"hurray {args.command}: refused: {e}", file=sys.stderr)
+        return EXIT_DIFFERENT
+    except CliError as e:
+        print(f"hurray {args.command}: {e}", file=sys.stderr)
+        return EXIT_ERROR
+    except ImportError as e:
+        print(f"hurray {args.command}: {e.name or e} is needed for this file "
+              f"(pip install {e.name or 'it'})", file=sys.stderr)
+        return EXIT_ERROR
+    except (OSError, ValueError) as e:
+        print(f"hurray {args.command}: {type(e).__name__}: {e}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print(f"hurray {args.command}: interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,319 @@
+"""The subcommands of `hurray` (docs/cli.md): convert, ls, diff, inspect."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import time
+from typing import TYPE_CHECKING, Any
+
+from ._errors import CliError, Refused
+from ._progress import Progress, size
+
+if TYPE_CHECKING:
+    from ._formats import Entry
+
+# NumPy and the format modules are imported by the subcommands that read tensors
+# (`hurray inspect` and `--help` need neither).
+
+
+# ---- convert ----------------------------------------------------------------------
+
+def convert(src_path: str, dst_path: str, *, dequantize: str | None = None, quiet: bool = False,
+            drop_kv: bool = False) -> int:
+    from ._formats import SINKS, check_dequantize, detect, open_source
+    check_dequantize(dequantize)
+    fmt = detect(dst_path, writing=True)
+    if os.path.abspath(src_path) == os.path.abspath(dst_path):
+        raise CliError(f"{dst_path}: the output is the input")
+    t0 = time.monotonic()
+    with open_source(src_path) as src:
+        sink = SINKS[fmt](dst_path, src, dequantize, drop_kv)  # plans; refuses before writing
+        total = sum(e.nbytes for e, _ in sink.plan)
+        bar = Progress(total, f"{os.path.basename(dst_path)}", quiet)
+        try:
+            for e, mode in sink.plan:
+                try:
+                    sink.write(e, mode)
+                except Refused as r:
+                    msg = str(r)
+                    raise Refused(msg if msg.startswith("tensor ") else
+                                  f"tensor {e.name!r}: {msg}") from None
+                if e.release is not None:
+                    e.release()
+                bar.update(e.nbytes, e.name)
+            sink.finish()
+        except BaseException:
+            sink.abort()
+            raise
+        finally:
+            bar.close()
+        if not quiet:
+            n = sum(1 for e, _ in sink.plan)
+            deq = sum(1 for _, m in sink.plan if m == "float")
+            dt = time.monotonic() - t0
+            extra = f", {deq} dequantized to {dequantize}" if deq else ""
+            print(f"hurray convert: {dst_path}: {n} tensors, {size(total)} in {dt:.2f} s"
+                  f"{extra}", file=sys.stderr)
+    return 0
+
+
+# ---- ls ---------------------------------------------------------------------------
+
+ELIDE_ITEMS = 8
+ELIDE_CHARS = 200
+
+
+def _kv_text(v: Any) -> str:
+    if isinstance(v, str):
+        s = v.strip()
+        if s[:1] in "{[":
+            try:
+                doc = json.loads(s)
+                return "\n" + _indent(json.dumps(doc, indent=2, ensure_ascii=False)[:4000])
+            except ValueError:
+                pass
+        return repr(v if len(v) <= ELIDE_CHARS else v[:ELIDE_CHARS] + "...") + \
+            (f" ({len(v)} characters)" if len(v) > ELIDE_CHARS else "")
+    if isinstance(v, bytes):
+        shown = v[:32].hex(" ")
+        return f"bytes[{len(v)}] {shown}{' ...' if len(v) > 32 else ''}"
+    if isinstance(v, list):
+        head = ", ".join(_kv_text(x) if not isinstance(x, str) else repr(x[:40])
+                         for x in v[:ELIDE_ITEMS])
+        more = f", ... ({len(v)} items)" if len(v) > ELIDE_ITEMS else ""
+        return f"[{head}{more}]"
+    return repr(v)
+
+
+def _indent(s: str) -> str:
+    return "\n".join("      " + line for line in s.splitlines())
+
+
+def _json_value(v: Any) -> Any:
+    if isinstance(v, bytes):
+        return {"bytes_hex": v.hex()}
+    if isinstance(v, list):
+        return [_json_value(x) for x in v]
+    if isinstance(v, float) and not math.isfinite(v):
+        return repr(v)
+    return v
+
+
+def ls(path: str, *, as_json: bool = False, out: Any = None) -> int:
+    from ._formats import open_source
+    out = out if out is not None else sys.stdout
+    with open_source(path, data=False) as src:
+        rows = [_row(e) for e in src.entries]
+        per_dtype: dict[str, int] = {}
+        params = 0
+        for e in src.entries:
+            if e.view is not None:
+                continue
+            per_dtype[e.dtype] = per_dtype.get(e.dtype, 0) + e.nbytes
+            params += e.count
+        totals: dict[str, Any] = {"tensors": len(src.entries),
+                  "views": sum(1 for e in src.entries if e.view is not None),
+                  "parameters": params, "bytes": sum(per_dtype.values()),
+                  "bytes_per_dtype": dict(sorted(per_dtype.items()))}
+        kv = dict(src.kv)
+        if as_json:
+            doc = {"path": path, "format": src.format, "tensors": rows, "totals": totals,
+                   "kv": {k: _json_value(v) for k, v in kv.items()}}
+            if src.gguf_types:
+                doc["gguf_types"] = src.gguf_types
+            json.dump(doc, out, indent=2, ensure_ascii=False)
+            out.write("\n")
+            return 0
+        out.write(f"{path}: {src.format}, {totals['tensors']} tensors\n")
+        cols = ["name", "dtype", "shape", "layout", "quantization", "bytes"]
+        table = [[r["name"], r["dtype"], "[" + ", ".join(map(str, r["shape"])) + "]",
+                  r["layout"] if r["view_of"] is None else f"view of {r['view_of']}",
+                  r["quantization"] or "-", str(r["bytes"])] for r in rows]
+        widths = [max([len(c)] + [len(row[i]) for row in table]) for i, c in enumerate(cols)]
+        widths[0] = min(widths[0], 60)
+        fmt_row = "  ".join(f"{{:<{w}}}" for w in widths[:-1]) + "  {:>" + str(widths[-1]) + "}"
+        out.write(fmt_row.format(*cols) + "\n")
+        for row in table:
+            out.write(fmt_row.format(*row).rstrip() + "\n")
+        out.write(f"total: {totals['tensors']} tensors"
+                  + (f" ({totals['views']} views of others)" if totals["views"] else "")
+                  + f", {params:,} parameters, {totals['bytes']:,} bytes "
+                  f"({size(totals['bytes'])})\n")
+        for dt, n in totals["bytes_per_dtype"].items():
+            out.write(f"  {dt}: {n:,} bytes\n")
+        if kv:
+            out.write(f"kv: {len(kv)} entries\n")
+            for k, v in kv.items():
+                t = src.gguf_types.get(k)
+                out.write(f"  {k}{f' ({t})' if t else ''} = {_kv_text(v)}\n")
+    return 0
+
+
+def _row(e: Entry) -> dict[str, Any]:
+    return {"name": e.name, "dtype": e.dtype, "shape": list(e.shape),
+            "layout": e.layout, "quantization": e.quantization, "bytes": e.nbytes,
+            "view_of": e.view[0] if e.view is not None else None}
+
+
+# ---- diff -------------------------------------------------------------------------
+
+def diff(a_path: str, b_path: str, *, quiet: bool = False, out: Any = None) -> int:
+    from ._formats import open_source
+    out = out if out is not None else sys.stdout
+    differ = False
+
+    def say(line: str) -> None:
+        nonlocal differ
+        differ = True
+        if not quiet:
+            out.write(line + "\n")
+
+    with open_source(a_path) as a, open_source(b_path) as b:
+        ea = {e.name: e for e in a.entries}
+        eb = {e.name: e for e in b.entries}
+        for n in ea:
+            if n not in eb:
+                say(f"- {n}: only in {a_path}")
+        for n in eb:
+            if n not in ea:
+                say(f"+ {n}: only in {b_path}")
+        for n, x in ea.items():
+            y = eb.get(n)
+            if y is None:
+                continue
+            problems = _compare(x, y)
+            if problems:
+                say(f"~ {n}: " + "; ".join(problems))
+        ka, kb = a.kv, b.kv
+        for k in ka:
+            if k not in kb:
+                say(f"- kv[{k!r}]: only in {a_path}")
+            elif not _kv_equal(ka[k], kb[k]):
+                say(f"~ kv[{k!r}]: {_kv_text(ka[k])} != {_kv_text(kb[k])}")
+        for k in kb:
+            if k not in ka:
+                say(f"+ kv[{k!r}]: only in {b_path}")
+    if not differ and not quiet:
+        out.write(f"{a_path} and {b_path}: the same tensors and KV\n")
+    return 1 if differ else 0
+
+
+def _kv_equal(x: Any, y: Any) -> bool:
+    if isinstance(x, float) and isinstance(y, float) and math.isnan(x) and math.isnan(y):
+        return True
+    return bool(type(x) is type(y) and x == y) or (isinstance(x, (int, float)) and
+                                                    isinstance(y, (int, float)) and
+                                                    not isinstance(x, bool) and
+                                                    not isinstance(y, bool) and x == y)
+
+
+def _compare(x: Entry, y: Entry) -> list[str]:
+    out = []
+    if x.dtype != y.dtype:
+        out.append(f"dtype {x.dtype} != {y.dtype}")
+    if x.shape != y.shape:
+        out.append(f"shape {list(x.shape)} != {list(y.shape)}")
+        return out
+    if x.layout != y.layout:
+        out.append(f"layout {x.layout} != {y.layout}")
+    if (x.quantization or "") != (y.quantization or ""):
+        out.append(f"quantization {x.quantization or 'none'} != {y.quantization or 'none'}")
+    try:
+        same, delta = _values_differ(x, y)
+    except Refused as r:
+        out.append(f"values not compared ({r})")
+        return out
+    if not same:
+        out.append("values differ" + (f": max |a - b| = {delta:.6g}" if delta is not None else ""))
+    return out
+
+
+def _buffers(t: Any) -> list[bytes]:
+    import numpy as np
+    return [np.asarray(t.buffer(i)).tobytes() for i in range(t.buffer_count)]
+
+
+def _values_differ(x: Entry, y: Entry) -> tuple[bool, float | None]:
+    """(identical?, max |a-b| when the values can be compared as numbers)."""
+    import numpy as np
+    from ._values import to_numpy
+    quantized = x.scheme is not None or y.scheme is not None or x.foreign or y.foreign
+    if not quantized and not x.composite and not y.composite:
+        ta, tb = x.dense(), y.dense()
+        if x.dtype == y.dtype:
+            from ._values import data_bytes
+            if np.array_equal(data_bytes(ta), data_bytes(tb)):
+                return True, None
+        try:
+            va, vb = to_numpy(ta), to_numpy(tb)
+        except Refused:
+            return False, None
+        return False, _max_abs(va, vb)
+    if x.composite or y.composite:
+        return (_buffers_of(x.exact()) == _buffers_of(y.exact())), None
+    if not x.foreign and not y.foreign and x.quantization == y.quantization:
+        if _buffers(x.exact()) == _buffers(y.exact()):
+            return True, None
+    try:
+        va = to_numpy(x.float_values("float64"))
+        vb = to_numpy(y.float_values("float64"))
+    except Refused:
+        return False, None
+    return False, _max_abs(va, vb)
+
+
+def _buffers_of(t: Any) -> list[bytes]:
+    from .._hurray import Composite
+    if isinstance(t, Composite):
+        return [b for m in t.members for b in _buffers_of(m)]
+    return _buffers(t)
+
+
+def _max_abs(a: Any, b: Any) -> float | None:
+    """max |a - b| over the elements (positions where both are NaN count as
+    equal; a NaN against a number makes it NaN)."""
+    import numpy as np
+    try:
+        kind = np.complex128 if np.iscomplexobj(a) or np.iscomplexobj(b) else np.float64
+        fa, fb = np.asarray(a).astype(kind), np.asarray(b).astype(kind)
+    except (TypeError, ValueError):
+        return None
+    if fa.size == 0:
+        return 0.0
+    with np.errstate(invalid="ignore"):
+        d = np.abs(fa - fb)
+    same_nan = np.isnan(fa) & np.isnan(fb)
+    d = np.where(same_nan, 0.0, d)
+    return float(np.max(d))
+
+
+# ---- inspect ----------------------------------------------------------------------
+
+def find_inspector() -> str | None:
+    """hurray-inspect: $HURRAY_INSPECT, else beside this Python's scripts (where
+    the wheel installs it), else on PATH."""
+    env = os.environ.get("HURRAY_INSPECT")
+    if env:
+        return env
+    import sysconfig
+    exe = "hurray-inspect" + (".exe" if os.name == "nt" else "")
+    for d in (sysconfig.get_path("scripts"), os.path.dirname(sys.executable)):
+        p = os.path.join(d, exe) if d else ""
+        if p and os.path.isfile(p) and os.access(p, os.X_OK):
+            return p
+    return shutil.which("hurray-inspect")
+
+
+def inspect(path: str, args: list[str]) -> int:
+    exe = find_inspector()
+    if exe is None:
+        raise CliError("hurray-inspect is not installed (the hurray wheel ships it; from a "
+                       "source tree build it with cmake, cli/, or set HURRAY_INSPECT)")
+    if not os.path.isfile(exe):
+        raise CliError(f"hurray-inspect: {exe} (from HURRAY_INSPECT) is not a file")
+    return subprocess.call([exe, *args, path])
