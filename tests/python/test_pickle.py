@@ -42,6 +42,9 @@ def extra_tensors():
                                 device=hurray.Device("cuda", 1, "host_pinned"))
     s["quantized_int4"] = hurray.quantize(np.linspace(-1, 1, 64, dtype=np.float32), "int4",
                                           block_size=32)
+    s["opaque_quant"] = hurray.Tensor(samples.buf(8), "int8", (8,),
+                                      quantization=hurray.OpaqueQuantization(
+                                          bytes([0xF3, 0x01, 0x00, 0x00, 0xAA, 0xBB])))
     return s
 
 
@@ -129,13 +132,18 @@ def test_value_classes_pickle_to_equal_values():
                hurray.BlockPagedLayout(16, 64, 0, 2, kv_role="fused", layer_index=3),
                hurray.CompositeLayout("overlay", 2, "add"), hurray.CooLayout(4, is_sorted=True),
                hurray.PrivateExtensionLayout(0xF0, 7, b""), hurray.UnknownLayout(0x0C)]
-    values += [t.quantization for t in SAMPLES.values() if t.quantization is not None]
+    values += [t.quantization for t in list(SAMPLES.values()) + list(EXTRA.values())
+               if t.quantization is not None]
     values += [SAMPLES["sections"].statistics, SAMPLES["sections"].shard,
                hurray.Statistics(nnz=3, sparsity_ratio=0.5, nm_n=2, nm_m=4),
                hurray.Statistics(value_mean=float("nan"), value_stddev=1.0)]
     values += [h for t in SAMPLES.values() for h in t.buffer_handles]
     values += [t.descriptor for t in SAMPLES.values()] + [EXTRA["private"].descriptor]
     values += [c.descriptor for c in COMPOSITES.values()]
+    kinds = {type(v).__name__ for v in values}
+    assert {"OpaqueQuantization", "NF4", "MXFP", "PerBlockAffine", "PerChannelAffine",
+            "PerTensorAffine", "CsrLayout", "BlockPagedLayout", "Statistics", "Shard",
+            "BufferHandle", "Descriptor"} <= kinds, kinds
     for v in values:
         for protocol in PROTOCOLS:
             back = pickle.loads(pickle.dumps(v, protocol=protocol))
@@ -261,7 +269,7 @@ def saved(tmp_path, **tensors):
     return path
 
 
-@pytest.mark.parametrize("mmap", [True, "r", False])
+@pytest.mark.parametrize("mmap", [True, "c", "r", False])
 def test_a_file_pickles_as_its_path_and_mode(tmp_path, mmap):
     path = saved(tmp_path)
     with hurray.open(path, mmap=mmap) as f:
@@ -273,6 +281,29 @@ def test_a_file_pickles_as_its_path_and_mode(tmp_path, mmap):
             g.close()
     with pytest.raises(TypeError, match="closed"):
         pickle.dumps(f)
+
+
+@pytest.mark.parametrize("mmap", [True, "c", "r", False])
+def test_tensors_a_file_hands_out_pickle_what_they_hold(tmp_path, mmap):
+    path = saved(tmp_path)
+    with hurray.open(path, mmap=mmap) as f:
+        w, q, s = f["w"], f["q"], f["s"]
+        if not w.readonly:  # copy-on-write ("c", the default) or in memory (False)
+            np.asarray(w)[:4] = -1  # a private change: the pickle carries it, the file not
+        for t in (w, q, s):
+            for protocol in (2, 5):
+                back = pickle.loads(pickle.dumps(t, protocol=protocol))
+                check_same(t, back)
+        if mmap != "r":
+            assert np.asarray(w)[0] == -1
+            assert np.asarray(pickle.loads(pickle.dumps(w)))[0] == -1
+        g = pickle.loads(pickle.dumps(f))  # the File wrapper, reopened by path
+        try:
+            assert g.mmap_mode == {True: "c", False: None}.get(mmap, mmap)
+            assert np.asarray(g["w"])[0] == 0  # the file is unchanged
+            check_same(g["q"], q)
+        finally:
+            g.close()
 
 
 def test_tensors_of_a_file_pickle_by_value_unless_the_file_says_reference(tmp_path):
@@ -326,3 +357,158 @@ def test_reference_mode_needs_a_read_only_mapping(tmp_path):
             hurray.open(path, mmap=mmap, pickle="reference")
     with pytest.raises(ValueError, match="'bytes' or 'reference'"):
         hurray.open(path, pickle="path")
+
+
+# ---- hostile pickles: a clear exception, never a crash ------------------------------------
+# A pickle is a program: these payloads name hurray's rebuild functions with
+# arguments no reducer writes. Each must raise an exception naming what is wrong;
+# a crash would take the test process down with it.
+
+class Crafted:
+    """Pickles as a call of fn(*args): a payload hurray did not write."""
+
+    def __init__(self, fn, *args):
+        self.fn, self.args = fn, args
+
+    def __reduce__(self):
+        return (self.fn, self.args)
+
+
+def crafted_loads(fn, *args, protocol=5):
+    return pickle.loads(pickle.dumps(Crafted(fn, *args), protocol=protocol))
+
+
+CSR = SAMPLES["csr"]
+CSR_BYTES = [bytes(np.asarray(CSR.buffer(i))) for i in range(CSR.buffer_count)]
+
+
+@pytest.mark.parametrize("buffers, error, match", [
+    (CSR_BYTES[:-1], hurray.InvalidDescriptorError, "declares 3 buffers, 2 were given"),
+    (CSR_BYTES + [b"x" * 8], hurray.InvalidDescriptorError, "declares 3 buffers, 4 were given"),
+    ([], hurray.InvalidDescriptorError, "declares 3 buffers, 0 were given"),
+    ([b""] * 100000, hurray.InvalidDescriptorError, "too many buffers"),
+    (CSR_BYTES[:2] + [CSR_BYTES[2][:-1]], hurray.BufferError, "buffer 2 holds 31 bytes"),
+    ([CSR_BYTES[0], bytes(8) * 2 + (99).to_bytes(8, "little"), CSR_BYTES[2]],
+     hurray.InvalidDescriptorError, "col_indices.*outside"),
+    ([1, 2, 3], TypeError, "buffer 0 must support the buffer protocol"),
+    ([None] * 3, TypeError, "buffer 0 must support the buffer protocol"),
+    (["abc"] * 3, TypeError, "buffer 0 must support the buffer protocol"),
+    (5, TypeError, "buffers must be a sequence"),
+    (None, TypeError, "buffers must be a sequence"),
+])
+def test_wrong_buffers_in_a_crafted_pickle_raise(buffers, error, match):
+    with pytest.raises(error, match=match):
+        crafted_loads(hurray._hurray._rebuild_tensor, CSR.descriptor.encode(), buffers)
+
+
+@pytest.mark.parametrize("args, error, match", [
+    ((5, CSR_BYTES), TypeError, "bytes-like"),
+    (("abc", CSR_BYTES), TypeError, "bytes-like"),
+    ((b"", CSR_BYTES), hurray.InvalidDescriptorError, "truncated"),
+    ((CSR.descriptor.encode()[:10], CSR_BYTES), hurray.InvalidDescriptorError, "declares"),
+    ((b"\xff" * 64, CSR_BYTES), hurray.InvalidDescriptorError, "magic"),
+    ((CSR.descriptor.encode(), CSR_BYTES, "cpu"), TypeError, "device must be a hurray.Device"),
+    ((CSR.descriptor.encode(), CSR_BYTES, hurray.Device("cuda", 2)),
+     hurray.InvalidDescriptorError, "device given is tag 0x01"),
+    ((CSR.descriptor.encode(), CSR_BYTES, None, False, "yes"), TypeError, "copy must be"),
+    ((CSR.descriptor.encode(), CSR_BYTES, None, False, None, 7), TypeError, "at most 5"),
+    ((), TypeError, "missing required argument 'descriptor'"),
+])
+def test_wrong_types_in_a_crafted_tensor_pickle_raise(args, error, match):
+    with pytest.raises(error, match=match):
+        crafted_loads(hurray._hurray._rebuild_tensor, *args)
+
+
+def test_a_crafted_tensor_pickle_with_the_right_parts_loads():
+    # the control for the two tests above: the same call with what a reducer writes
+    back = crafted_loads(hurray._hurray._rebuild_tensor, CSR.descriptor.encode(), CSR_BYTES,
+                         hurray.device.cpu, False, None)
+    check_same(CSR, back)
+
+
+def test_every_truncation_and_bit_flip_of_the_descriptor_raises_or_loads():
+    d = CSR.descriptor.encode()
+    rebuild = hurray._hurray._rebuild_tensor
+    hurray_errors = (hurray.InvalidDescriptorError, hurray.BufferError,
+                     hurray.UnsupportedError)
+    raised = 0
+    for cut in range(len(d)):
+        with pytest.raises(hurray.InvalidDescriptorError):
+            rebuild(d[:cut], CSR_BYTES)
+    for i in range(len(d)):
+        for bit in range(8):
+            x = bytearray(d)
+            x[i] ^= 1 << bit
+            for permissive in (False, True):
+                try:
+                    t = rebuild(bytes(x), CSR_BYTES, None, permissive)
+                except hurray_errors:
+                    raised += 1
+                else:
+                    assert isinstance(t, hurray.Tensor)
+                    pickle.loads(pickle.dumps(t))  # what loaded pickles again
+    assert raised > len(d) * 8  # most flips break the descriptor
+
+
+@pytest.mark.parametrize("protocol", [2, 4, 5])
+def test_every_corrupted_byte_of_a_tensor_pickle_raises_or_loads(protocol):
+    # (protocol 5 out of band: an in-band bytearray whose length byte is corrupted
+    # makes CPython 3.11's own unpickler print a SystemError, nothing of hurray's;
+    # and a byte turned into LONG_BINPUT / LONG_BINGET, whose 4-byte memo index
+    # CPython sizes its memo by, is left out: gigabytes and seconds, in pickle only)
+    bufs = []
+    data = pickle.dumps(CSR, protocol=protocol,
+                        buffer_callback=bufs.append if protocol == 5 else None)
+    for i in range(len(data)):
+        x = bytearray(data)
+        x[i] ^= 0x5A
+        if x[i] in b"rj":
+            continue
+        try:
+            pickle.loads(bytes(x), buffers=bufs)
+        except Exception as e:  # noqa: BLE001 - any exception is the pass; a crash is not
+            assert type(e).__module__ in ("hurray", "builtins", "_pickle", "pickle",
+                                          "copyreg"), e
+    assert isinstance(pickle.loads(data, buffers=bufs), hurray.Tensor)
+
+
+def test_out_of_band_buffers_missing_or_of_the_wrong_type_raise():
+    bufs = []
+    data = pickle.dumps(CSR, protocol=5, buffer_callback=bufs.append)
+    for given in ([], bufs[:1]):
+        with pytest.raises(pickle.UnpicklingError, match="out-of-band"):
+            pickle.loads(data, buffers=given)
+    with pytest.raises(TypeError, match="buffer 0 must support the buffer protocol"):
+        pickle.loads(data, buffers=[1, 2, 3])
+    with pytest.raises(hurray.BufferError, match="buffer 0 holds"):
+        pickle.loads(data, buffers=[b"", b"", b""])
+
+
+@pytest.mark.parametrize("fn, args, error, match", [
+    ("_rebuild_composite", ("head", [], False), hurray.InvalidDescriptorError, "magic"),
+    ("_rebuild_composite", ("members", [], False), hurray.InvalidDescriptorError,
+     "declares 3 members, 0 were given"),
+    ("_rebuild_composite", ("members", "more", False), hurray.InvalidDescriptorError,
+     "declares 3 members, 4 were given"),
+    ("_rebuild_composite", ("members", [1], False), TypeError, "members\\[0\\] is a int"),
+    ("_rebuild_composite", ("members", 3, False), TypeError, "not iterable"),
+    ("_rebuild_composite", ("tensor", [], False), hurray.InvalidDescriptorError,
+     "not a composite"),
+    ("_rebuild_descriptor", (b"\xff" * 64, False, None), hurray.InvalidDescriptorError, "magic"),
+    ("_rebuild_descriptor", ("tensor", False, 3), TypeError, "device must be"),
+    ("_rebuild_descriptor", (None, False, None), TypeError, "bytes-like"),
+    ("_rebuild_buffer_handle", (-1, 16, 64, hurray.device.cpu, 0, 0),
+     hurray.InvalidDescriptorError, "index must be in"),
+    ("_rebuild_buffer_handle", (0, 2 ** 70, 64, hurray.device.cpu, 0, 0),
+     hurray.InvalidDescriptorError, "byte_size"),
+    ("_rebuild_buffer_handle", (0, 16, 64, "cpu", 0, 0), TypeError, "device must be"),
+    ("_rebuild_buffer_handle", (0, 16, 64, hurray.device.cpu, 300, 0),
+     hurray.InvalidDescriptorError, "sync_mode"),
+])
+def test_crafted_composite_descriptor_and_handle_pickles_raise(fn, args, error, match):
+    group = COMPOSITES["group"]
+    stand_in = {"head": b"\0" * 40, "members": group.descriptor.encode(),
+                "tensor": CSR.descriptor.encode(), "more": list(group.members) + [CSR]}
+    args = tuple(stand_in.get(a, a) if isinstance(a, str) else a for a in args)
+    with pytest.raises(error, match=match):
+        crafted_loads(getattr(hurray._hurray, fn), *args)

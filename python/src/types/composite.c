@@ -540,7 +540,23 @@ static PyObject *m_rebuild_composite(PyObject *m, PyObject *const *args, Py_ssiz
   int rc = hrpy_decode_descriptor(st, (const uint8_t *)view.buf, (uint64_t)view.len, permissive,
                                   &head, &options, "unpickle");
   PyBuffer_Release(&view);
-  PyObject *r = rc < 0 ? NULL : hrpy_composite_from_head(st, head, members, "unpickle");
+  if (rc < 0) {
+    Py_DECREF(members);
+    return NULL;
+  }
+  /* a head built by the Composite constructor declares its members; one read
+   * from a pickle must be checked against the members that came with it */
+  HurrayDescriptorFields hf;
+  if (hurray_descriptor_fields(head, &hf) == HURRAY_OK && hf.layout.tag == HURRAY_LAYOUT_COMPOSITE &&
+      (Py_ssize_t)hf.layout.u.composite.member_count != PyTuple_GET_SIZE(members)) {
+    hrpy_raise(st->InvalidDescriptorError,
+               "unpickle: the composite head declares %lu members, %zd were given",
+               (unsigned long)hf.layout.u.composite.member_count, PyTuple_GET_SIZE(members));
+    HRPY_CANNOT_FAIL(hurray_descriptor_destroy(head));
+    Py_DECREF(members);
+    return NULL;
+  }
+  PyObject *r = hrpy_composite_from_head(st, head, members, "unpickle");
   Py_DECREF(members);
   return r;
 }
