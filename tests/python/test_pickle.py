@@ -51,15 +51,16 @@ def extra_tensors():
 EXTRA = extra_tensors()
 
 
-def event_tensor():
+def event_tensor(sync=0x01):
     """A tensor declared on a CUDA device over host bytes whose buffer is in
-    'event' sync mode (test_device_tagged.py builds it the same way)."""
+    'event' sync mode (0x01; 0x02: 'consumer_stream'), as test_device_tagged.py
+    builds it."""
     import struct
     t = hurray.Tensor(bytearray(16), "float32", (4,), device=hurray.Device("cuda"))
     wire = bytearray(t.descriptor.encode())
     h = t.buffer_handles[0]
     at = bytes(wire).index(struct.pack("<QIBBBB", 16, h.alignment, t.device.tag, 0, 0, 0))
-    wire[at + 13] = 0x01
+    wire[at + 13] = sync
     return hurray._hurray._tensor_from_descriptor(hurray.Descriptor.decode(bytes(wire)),
                                                   [bytearray(range(16))])
 
@@ -105,11 +106,12 @@ def test_every_composite_round_trips(name, protocol):
 
 
 @pytest.mark.parametrize("protocol", [2, 5])
-def test_sync_modes_and_device_ids_travel(protocol):
-    t = event_tensor()
-    assert t.sync_mode == "event"
+@pytest.mark.parametrize("sync, mode", [(0x01, "event"), (0x02, "consumer_stream")])
+def test_sync_modes_and_device_ids_travel(protocol, sync, mode):
+    t = event_tensor(sync)
+    assert t.sync_mode == mode
     back = pickle.loads(pickle.dumps(t, protocol=protocol))
-    assert back.sync_mode == "event" and back.device == hurray.Device("cuda")
+    assert back.sync_mode == mode and back.device == hurray.Device("cuda")
     assert back.buffer_handles == tuple(
         pickle.loads(pickle.dumps(h)) for h in t.buffer_handles)
     assert back.descriptor == t.descriptor  # same alignment here: both owned
