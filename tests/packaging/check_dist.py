@@ -5,7 +5,8 @@
 
 wheel: the package's Python files (the `hurray` command's subpackage included), type
 stubs, py.typed and exactly one compiled extension, the license files in the .dist-info,
-the `hurray` console script in its entry points, the hurray-inspect program in the
+the `hurray` console script and the dask.sizeof hook in its entry points, the
+hurray-inspect program in the
 .data/scripts folder (pip puts it on PATH), nothing else outside those folders (no
 headers, static libraries, CMake files or tests) and no vendored shared libraries
 (libhurray is linked statically, so auditwheel must have had nothing to graft). With
@@ -73,6 +74,10 @@ def check_wheel(path, manylinux):
         rule(re.search(r"^\[console_scripts\]\s*\nhurray\s*=\s*hurray\._cli:main\s*$", eps,
                        re.M) is not None,
              f"{name}: the entry points lack console script hurray = hurray._cli:main")
+        rule(re.search(r"^\[dask\.sizeof\]\s*\nhurray\s*=\s*hurray\._pickling:"
+                       r"register_dask_sizeof\s*$", eps, re.M) is not None,
+             f"{name}: the entry points lack dask.sizeof hurray = "
+             f"hurray._pickling:register_dask_sizeof")
     ext = [n for n in names if re.fullmatch(r"hurray/_hurray\..+\.(so|pyd)", n)]
     rule(len(ext) == 1, f"{name}: expected one compiled extension, found {ext}")
     libs = [n for n in names if re.search(r"\.libs/|\.dylibs/|\.dll$|\.so(\.\d+)*$", n)

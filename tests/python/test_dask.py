@@ -6,6 +6,7 @@ registers no Dask serializer (docs/processes.md)."""
 
 import os
 import pathlib
+import sys
 
 import numpy as np
 import pytest
@@ -22,16 +23,39 @@ KINDS = w.kinds(5)
 TIMEOUT = 120
 
 
+ROOT = pathlib.Path(HERE).parents[1]
+
+
+def dask_sizeof_entry_point():
+    """The dask.sizeof entry point pyproject.toml declares, as 'name = module:function'."""
+    import re
+    text = (ROOT / "pyproject.toml").read_text()  # (no tomllib before Python 3.11)
+    m = re.search(r'^\[project\.entry-points\."dask\.sizeof"\]\n(\w+) = "([\w.]+:\w+)"$',
+                  text, re.M)
+    assert m, "pyproject.toml declares no dask.sizeof entry point"
+    return f"{m[1]} = {m[2]}"
+
+
 @pytest.fixture(scope="module")
-def client():
+def client(tmp_path_factory):
+    # the workers see the dask.sizeof entry point an installed hurray declares: a
+    # dist-info folder on their path carrying pyproject.toml's line
+    eps = tmp_path_factory.mktemp("entry_points")
+    info = eps / "hurray_test_entry_points-0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: hurray-test-entry-points\n"
+                                   "Version: 0\n")
+    (info / "entry_points.txt").write_text(f"[dask.sizeof]\n{dask_sizeof_entry_point()}\n")
     old = os.environ.get("PYTHONPATH")
-    os.environ["PYTHONPATH"] = HERE + (os.pathsep + old if old else "")
+    os.environ["PYTHONPATH"] = os.pathsep.join([HERE, str(eps)] + ([old] if old else []))
+    sys.path.append(str(eps))  # a spawned worker starts with this process's sys.path
     try:
         with distributed.LocalCluster(processes=True, n_workers=2, threads_per_worker=1,
                                       dashboard_address=None) as cluster:
             with distributed.Client(cluster, timeout=TIMEOUT) as c:
                 yield c
     finally:
+        sys.path.remove(str(eps))
         if old is None:
             os.environ.pop("PYTHONPATH", None)
         else:
@@ -73,6 +97,30 @@ def test_results_move_between_workers(client):
         assert used.result(TIMEOUT) == fp(t)
         assert fp(part.result(TIMEOUT)) == fp(t)
     assert client.submit(w.worker_address, workers=[b], pure=False).result(TIMEOUT) == b
+
+
+def test_dask_counts_a_tensor_by_its_buffers():
+    from dask.sizeof import sizeof
+    from dask.utils import Dispatch
+    fresh = Dispatch("sizeof")  # what dask.sizeof hands each entry point
+    fresh.register(object, lambda x: 0)
+    module, function = dask_sizeof_entry_point().split("=")[1].strip().split(":")
+    getattr(__import__(module, fromlist=[function]), function)(fresh)
+    for kind, t in KINDS.items():
+        members = t.members if isinstance(t, hurray.Composite) else [t]
+        data = sum(h.byte_size for m in members for h in m.buffer_handles)
+        assert data <= fresh(t) <= data + 4096, kind
+    assert sizeof(KINDS["dense"]) > 0  # dask's own table still answers
+
+
+def test_the_workers_count_tensors_by_their_buffers(client):
+    # on the workers the entry point is found (the fixture's dist-info), so the
+    # scheduler learns a tensor's real size, as it learns a NumPy array's
+    big = client.submit(w.dense, 1 << 20, 0, pure=False)  # 4 MiB
+    arr = client.submit(np.zeros, 1 << 20, np.float32, pure=False)
+    big.result(TIMEOUT), arr.result(TIMEOUT)
+    sizes = client.nbytes([big.key, arr.key], summary=False)
+    assert sizes[big.key] >= 4 << 20 and sizes[arr.key] >= 4 << 20, sizes
 
 
 def test_an_error_in_a_task_reaches_the_client(client):
