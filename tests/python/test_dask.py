@@ -1,8 +1,9 @@
 """hurray tensors on a real local Dask cluster (distributed.LocalCluster with
 two worker processes): client.scatter, client.submit, results moving between
 workers, for dense, int4 per-block quantized, CSR and composite tensors. Dask's
-pickle serializer (protocol 5) already gives zero-copy frames, so hurray
-registers no Dask serializer (docs/processes.md)."""
+pickle serializer (protocol 5) already gives zero-copy frames on the sender, so
+hurray registers no Dask serializer; its dask.sizeof entry point makes Dask count
+a tensor by its buffers (docs/processes.md, docs/decisions.md)."""
 
 import os
 import pathlib
