@@ -17,6 +17,9 @@ import mp_workers as w  # noqa: E402
 HERE = str(pathlib.Path(__file__).resolve().parent)
 KINDS = w.kinds(7)
 TIMEOUT = 120
+# JAX (imported by earlier tests of the suite) warns when ray.init starts its
+# processes; they never touch JAX
+pytestmark = pytest.mark.filterwarnings("ignore:os.fork\\(\\) was called:RuntimeWarning")
 
 
 @pytest.fixture(scope="module", autouse=True)
