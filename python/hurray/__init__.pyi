@@ -9,6 +9,7 @@ from . import device as device
 from . import dtype as dtype
 from ._safe_open import safe_open as safe_open
 from ._files import File as File, load as load, load_kv as load_kv, open as open, save as save
+from ._files import VerifyReport as VerifyReport
 from ._hurray import (
     C_ABI_VERSION as C_ABI_VERSION,
     MXFP as MXFP,
