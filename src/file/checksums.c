@@ -10,8 +10,8 @@
  * that does not verify pays nothing.
  *
  * Mapped files (and caller memory) are checksummed through the mapping, 4 MiB
- * at a time, each piece announced to the system first (MADV_WILLNEED) so
- * that the pages of a file in the page cache are mapped in few faults; files
+ * at a time, each piece's pages mapped first in one call (MADV_POPULATE_READ)
+ * rather than by a fault every few pages; files
  * opened with HURRAY_FILE_ACCESS_READ with positioned reads through one
  * 1 MiB block.
  */
@@ -67,7 +67,7 @@ static HurrayStatus crc_of(Checker *c, uint64_t off, uint64_t len, uint32_t *out
     const uint8_t *p = f->source->base + off;
     while (len > 0) {
       uint64_t n = len < MAP_PIECE ? len : MAP_PIECE;
-      if (n >= 65536) hurray__os_will_read(p, (size_t)n);
+      hurray__os_prefault_read(p, (size_t)n);
       crc = hurray_crc32c(crc, p, (size_t)n);
       p += n;
       len -= n;
