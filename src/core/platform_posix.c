@@ -367,4 +367,18 @@ void hurray__os_prefault_write(void *p, size_t n) {
 #endif
 }
 
+void hurray__os_prefault_read(const void *p, size_t n) {
+  if (n < ((size_t)64 << 10)) return;
+  uintptr_t pg = (uintptr_t)hurray__os_page_size();
+  uintptr_t lo = (uintptr_t)p & ~(pg - 1);
+  size_t len = n + (size_t)((uintptr_t)p - lo);
+#if defined(__linux__)
+#if !defined(MADV_POPULATE_READ)
+#define MADV_POPULATE_READ 22 /* Linux 5.14; older kernels answer EINVAL */
+#endif
+  if (madvise((void *)lo, len, MADV_POPULATE_READ) == 0) return;
+#endif
+  (void)madvise((void *)lo, len, MADV_WILLNEED);
+}
+
 #endif /* !_WIN32 */

@@ -471,6 +471,10 @@ void hurray__os_will_read(const void *addr, size_t len) {
 #endif
 }
 
+void hurray__os_prefault_read(const void *p, size_t n) {
+  if (n >= ((size_t)64 << 10)) hurray__os_will_read(p, n);
+}
+
 void hurray__os_prefault_write(void *p, size_t n) {
   (void)p;
   (void)n;
