@@ -381,4 +381,46 @@ void hurray__os_prefault_read(const void *p, size_t n) {
   (void)madvise((void *)lo, len, MADV_WILLNEED);
 }
 
+/* ---- a worker thread ---------------------------------------------------------- */
+
+typedef struct ThreadStart {
+  void (*fn)(void *arg);
+  void *arg;
+} ThreadStart;
+
+static void *thread_trampoline(void *p) {
+  ThreadStart st = *(ThreadStart *)p;
+  hurray__free(p);
+  st.fn(st.arg);
+  return NULL;
+}
+
+int hurray__thread_start(HurrayThread *t, void (*fn)(void *arg), void *arg) {
+  ThreadStart *st = hurray__malloc(sizeof *st);
+  if (st == NULL) return ENOMEM;
+  st->fn = fn;
+  st->arg = arg;
+  pthread_t *h = hurray__malloc(sizeof *h);
+  if (h == NULL) {
+    hurray__free(st);
+    return ENOMEM;
+  }
+  int rc = pthread_create(h, NULL, thread_trampoline, st);
+  if (rc != 0) {
+    hurray__free(st);
+    hurray__free(h);
+    return rc;
+  }
+  t->handle = h;
+  return 0;
+}
+
+void hurray__thread_join(HurrayThread *t) {
+  pthread_t *h = t->handle;
+  if (h == NULL) return;
+  (void)pthread_join(*h, NULL);
+  hurray__free(h);
+  t->handle = NULL;
+}
+
 #endif /* !_WIN32 */

@@ -480,4 +480,40 @@ void hurray__os_prefault_write(void *p, size_t n) {
   (void)n;
 }
 
+/* ---- a worker thread ---------------------------------------------------------- */
+
+typedef struct ThreadStart {
+  void (*fn)(void *arg);
+  void *arg;
+} ThreadStart;
+
+static DWORD WINAPI thread_trampoline(LPVOID p) {
+  ThreadStart st = *(ThreadStart *)p;
+  hurray__free(p);
+  st.fn(st.arg);
+  return 0;
+}
+
+int hurray__thread_start(HurrayThread *t, void (*fn)(void *arg), void *arg) {
+  ThreadStart *st = hurray__malloc(sizeof *st);
+  if (st == NULL) return ERROR_NOT_ENOUGH_MEMORY;
+  st->fn = fn;
+  st->arg = arg;
+  HANDLE h = CreateThread(NULL, 0, thread_trampoline, st, 0, NULL);
+  if (h == NULL) {
+    int e = last_error();
+    hurray__free(st);
+    return e;
+  }
+  t->handle = h;
+  return 0;
+}
+
+void hurray__thread_join(HurrayThread *t) {
+  if (t->handle == NULL) return;
+  (void)WaitForSingleObject((HANDLE)t->handle, INFINITE);
+  (void)CloseHandle((HANDLE)t->handle);
+  t->handle = NULL;
+}
+
 #endif /* _WIN32 */

@@ -227,4 +227,19 @@ HURRAY_INTERNAL void hurray__os_prefault_write(void *p, size_t n);
  * MADV_WILLNEED where there is one). For 64 KiB or more. */
 HURRAY_INTERNAL void hurray__os_prefault_read(const void *p, size_t n);
 
+/* ---- a worker thread ------------------------------------------------------------ */
+
+/* One thread running fn(arg), joined exactly once. The writer checksums a
+ * large tensor on it while the calling thread copies the same bytes into the
+ * file (src/file/writer.c). */
+typedef struct HurrayThread {
+  void *handle;
+} HurrayThread;
+
+/* Starts fn(arg) on a new thread: 0, or a system error code (then nothing
+ * runs and t is not to be joined). */
+HURRAY_INTERNAL int hurray__thread_start(HurrayThread *t, void (*fn)(void *arg), void *arg);
+/* Waits for the thread started in t to return and releases it. */
+HURRAY_INTERNAL void hurray__thread_join(HurrayThread *t);
+
 #endif /* HURRAY_INTERNAL_PLATFORM_H */

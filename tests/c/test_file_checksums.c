@@ -137,6 +137,70 @@ static void test_record_matches_the_bytes(void **state) {
   }
 }
 
+/* Tensors of 4 MiB and more are checksummed on a second thread while the
+ * writer copies them (src/file/writer.c, CRC_THREAD_MIN): the record must be
+ * the CRC of the bytes in the file, durable or not, for sizes around the
+ * threshold and across the 2 MiB piece boundaries. */
+static void test_large_tensors_threaded_checksum(void **state) {
+  (void)state;
+  const size_t sizes[3] = {((size_t)4 << 20) - 1, (size_t)4 << 20, ((size_t)9 << 20) + 13};
+  uint8_t *big = malloc(sizes[2]);
+  assert_non_null(big);
+  for (size_t i = 0; i < sizes[2]; i++) big[i] = (uint8_t)((i * 2654435761u) >> 13);
+  for (int durable = 0; durable < 2; durable++) {
+    const char *path = tf_path("big.hrry");
+    HurrayFileWriterOptions o;
+    memset(&o, 0, sizeof o);
+    o.skip_fsync = durable == 0;
+    o.data_checksums = true;
+    HurrayFileWriter *w = NULL;
+    HurrayError e;
+    if (hurray_file_writer_open(path, &o, &w, &e) != HURRAY_OK) fail_msg("%s", e.message);
+    for (int k = 0; k < 3; k++) {
+      HurrayDescriptor *d = tf_desc_u8(sizes[k]);
+      const void *b[1] = {big};
+      char name[2] = {(char)('x' + k), 0};
+      assert_int_equal(hurray_file_writer_add_tensor(w, name, 1, d, b, NULL, &e), HURRAY_OK);
+      assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
+    }
+    if (hurray_file_writer_finish(w, &e) != HURRAY_OK) fail_msg("%s", e.message);
+    hurray_file_writer_destroy(&w);
+    size_t len = 0;
+    uint8_t *img = tf_load(path, &len);
+    HurrayFile *f = open_as(path, HURRAY_FILE_ACCESS_READ);
+    const HurrayKvValue *v = NULL;
+    assert_int_equal(hurray_file_kv_find(f, "hurray.data_crc32c", 18, &v), HURRAY_OK);
+    for (uint64_t i = 0; i < 3; i++) {
+      HurrayFileEntry en;
+      assert_int_equal(hurray_file_entry(f, i, &en), HURRAY_OK);
+      assert_true(en.data_length >= sizes[i]);
+      assert_memory_equal(img + en.data_offset, big, sizes[i]);
+      uint32_t xc = hurray_crc32c(0, img + en.data_offset, (size_t)en.data_length);
+      assert_int_equal(hurray__ld32(v->v.bytes.data + 8 * i + 4), xc);
+    }
+    HurrayFileDataReport r;
+    assert_int_equal(hurray_file_verify_data(f, &r, &e), HURRAY_OK);
+    assert_int_equal(r.tensors, 3);
+    hurray_file_close(&f);
+    /* a flipped bit in the last piece of the largest tensor is found */
+    HurrayFileEntry ez;
+    f = open_as(path, HURRAY_FILE_ACCESS_READ);
+    assert_int_equal(hurray_file_entry(f, 2, &ez), HURRAY_OK);
+    hurray_file_close(&f);
+    img[ez.data_offset + sizes[2] - 5] ^= 0x10;
+    FILE *fp = fopen(path, "wb");
+    assert_non_null(fp);
+    assert_int_equal(fwrite(img, 1, len, fp), len);
+    assert_int_equal(fclose(fp), 0);
+    f = open_as(path, HURRAY_FILE_ACCESS_MMAP);
+    assert_int_equal(hurray_file_verify_data(f, &r, &e), HURRAY_ERR_CRC_MISMATCH);
+    assert_string_equal(e.field, "index[2].data");
+    hurray_file_close(&f);
+    free(img);
+  }
+  free(big);
+}
+
 /* One flipped bit in a tensor's data: verify names the tensor and the data
  * offset, in every access mode; the tensors before it were checked. The file
  * still opens and fetches (open reads no data). */
@@ -351,6 +415,7 @@ static void test_verify_tensor_structure(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_record_matches_the_bytes, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_large_tensors_threaded_checksum, setup, teardown),
       cmocka_unit_test_setup_teardown(test_flipped_bit_in_data, setup, teardown),
       cmocka_unit_test_setup_teardown(test_flipped_descriptor_and_gap, setup, teardown),
       cmocka_unit_test_setup_teardown(test_without_checksums, setup, teardown),
