@@ -191,12 +191,17 @@ def test_stream_reader_given_safetensors(tmp_path):
 
 
 def _inspect():
-    from hurray._cli._commands import find_inspector
-    exe = find_inspector()  # $HURRAY_INSPECT, the installed one, PATH
+    # $HURRAY_INSPECT, else the one this checkout built (build/, which the test
+    # command builds first), else the installed one: an older install on PATH
+    # must not stand in for the program under test
+    exe = os.environ.get("HURRAY_INSPECT")
     here = os.path.join(os.path.dirname(__file__), "..", "..", "build", "cli", "hurray-inspect")
-    if exe is None and os.path.exists(here):
+    if not exe and os.path.exists(here):
         exe = here
-    if exe is None:
+    if not exe:
+        from hurray._cli._commands import find_inspector
+        exe = find_inspector()
+    if not exe:
         pytest.skip("hurray-inspect not built")
     return exe
 

@@ -18,12 +18,14 @@ imports what it needs (NumPy, the gguf package, torch) when it runs.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Sequence
 
 __all__ = ["main"]
 
 EXIT_OK, EXIT_DIFFERENT, EXIT_ERROR = 0, 1, 2
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a program its pipe closed
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -96,6 +98,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _commands.verify(args.files, as_json=args.json, quiet=args.quiet,
                                     require_checksums=args.require_checksums)
         return _commands.inspect(args.file, list(args.args))
+    except BrokenPipeError:
+        # the reader of our output went away (`hurray ls --json f | head`): stop
+        # quietly, as `git log | head` does; what is left is sent nowhere so the
+        # interpreter's final flush cannot raise again
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return EXIT_BROKEN_PIPE
     except Refused as e:
         print(f"hurray {args.command}: refused: {e}", file=sys.stderr)
         return EXIT_DIFFERENT
