@@ -30,7 +30,9 @@ _published = {}  # repository path -> site page (docs-relative)
 
 
 def _root(config):
-    return os.path.dirname(os.path.abspath(config["config_file_path"]))
+    """The repository: this file is its scripts/mkdocs_hooks.py (a test builds the site
+    from a copy of docs/ with a configuration file elsewhere)."""
+    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _outside_target(src_uri, link):
