@@ -2,16 +2,26 @@
 each page's ```python, ```sh and ```c blocks in page order, in a fresh scratch
 folder, one Python namespace per page. A failure names the page and the line."""
 import os
-import re
 from pathlib import Path
 
 import pytest
+import yaml
 
 import mdcode
 
 ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / "docs" / "guide"
-PAGES = sorted(GUIDE.glob("*.md")) + [ROOT / "docs" / "index.md"]
+
+
+def guide_nav():
+    """The pages of the Guide section of mkdocs.yml's navigation, in order."""
+    nav = yaml.safe_load((ROOT / "mkdocs.yml").read_text())["nav"]
+    section = next(entry["Guide"] for entry in nav if isinstance(entry, dict) and "Guide" in entry)
+    return [ROOT / "docs" / next(iter(item.values())) for item in section]
+
+
+# The home page and every page of the Guide section (a page added there is run too).
+PAGES = [ROOT / "docs" / "index.md"] + guide_nav()
 
 # Pages of prose and tables only, with the reason (any other page must have a block that runs).
 NO_CODE = {}
@@ -40,11 +50,9 @@ def test_page_runs(page, tmp_path):
         assert ran > 0, f"{unit.page}: no block ran"
 
 
-def test_every_guide_page_is_in_the_nav():
-    nav = (ROOT / "mkdocs.yml").read_text()
-    for page in PAGES:
-        rel = page.relative_to(ROOT / "docs").as_posix()
-        assert re.search(rf":\s*{re.escape(rel)}\s*$", nav, re.M), f"{rel} is not in mkdocs.yml's nav"
+def test_every_page_of_docs_guide_is_in_the_guide_section():
+    # (so that its blocks run here: the strict build only checks it is somewhere in the nav)
+    assert set(GUIDE.glob("*.md")) <= set(PAGES), "a docs/guide page outside the Guide section"
 
 
 def test_skips_are_rare():
