@@ -26,7 +26,9 @@ static const char k_usage[] =
     "  a descriptor, then at least its    stream (descriptor, its buffers, repeated;\n"
     "  buffers' bytes                     also any FILE named *.hrrs)\n"
     "  a descriptor, then fewer bytes     descriptor (the rest is ignored)\n"
-    "  nothing                            stream (an empty one)\n"
+    "  nothing                            an empty file (an empty stream on stdin or *.hrrs)\n"
+    "  safetensors, GGUF, zip, pickle,    named, with how to convert them\n"
+    "  .npy                               (hurray convert)\n"
     "\n"
     "options:\n"
     "  --json          machine-readable output\n"
@@ -106,9 +108,15 @@ static bool has_suffix(const char *s, const char *suffix) {
  * ignores.
  */
 static Kind detect(const char *path, const uint8_t *bytes, size_t len) {
-  if (len == 0) return KIND_STREAM; /* an empty stream is a valid stream */
+  /* An empty stream is a valid stream (standard input, *.hrrs); an empty
+   * named file is reported as a file: empty, so not a .hrry file. */
+  if (len == 0) return strcmp(path, "-") == 0 || has_suffix(path, ".hrrs") ? KIND_STREAM : KIND_FILE;
   if (len >= 8 && memcmp(bytes, "HRRYFILE", 8) == 0) return KIND_FILE;
   if (has_suffix(path, ".hrrs")) return KIND_STREAM;
+  /* Other formats (safetensors, GGUF, zip, pickle, .npy): the file reader's
+   * error names them and says how to convert them. */
+  HurrayFileKind fk = hurray_file_sniff(bytes, len, len);
+  if (fk != HURRAY_FILE_KIND_UNKNOWN && fk != HURRAY_FILE_KIND_HRRY_STREAM) return KIND_FILE;
   uint32_t dlen = 0;
   if (hurray_descriptor_peek_length(bytes, len, &dlen, NULL) != HURRAY_OK || len <= dlen)
     return KIND_DESCRIPTOR; /* including anything unrecognisable: the walk says why */

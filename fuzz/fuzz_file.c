@@ -125,6 +125,11 @@ static void exercise(const HurrayFile *f) {
     any_dup |= dup[i];
   }
   HurrayError verr;
+  HurrayFileDataReport rep;
+  HurrayStatus cs = hurray_file_verify_data(f, &rep, &verr);
+  CHECK(cs == HURRAY_OK || cs == HURRAY_ERR_NOT_FOUND || cs == HURRAY_ERR_INVALID_KV ||
+        cs == HURRAY_ERR_CRC_MISMATCH || cs == HURRAY_ERR_IO);
+  CHECK(rep.tensors <= n && (cs != HURRAY_OK || rep.tensors == n));
   HurrayStatus vs = hurray_file_verify(f, &verr);
   if (overlap) CHECK(vs == HURRAY_ERR_INVALID_FILE);
   CHECK((vs == HURRAY_OK && !any_dup) || (vs == HURRAY_ERR_DUPLICATE_NAME && any_dup) ||
@@ -145,6 +150,17 @@ static void exercise(const HurrayFile *f) {
     HurrayFileTensor *t = NULL;
     HurrayError err;
     HurrayStatus st = hurray_file_tensor(f, i, &t, &err);
+    /* hurray_file_verify_tensor proves what a fetch checks (and, for a
+     * composite head, its members), without the data. */
+    HurrayError terr;
+    HurrayStatus ts = hurray_file_verify_tensor(f, i, &terr);
+    if (ts == HURRAY_OK && !(overlap && info.access == HURRAY_FILE_ACCESS_MMAP_COPY))
+      CHECK(st == HURRAY_OK || st == HURRAY_ERR_IO || st == HURRAY_ERR_OUT_OF_MEMORY ||
+            st == HURRAY_ERR_MISALIGNED); /* caller memory: the address, not the file */
+    if (ts != HURRAY_OK) CHECK(terr.status == ts);
+    HurrayStatus ds = hurray_file_verify_tensor_data(f, i, &terr);
+    CHECK(ds == HURRAY_OK || ds == HURRAY_ERR_NOT_FOUND || ds == HURRAY_ERR_INVALID_KV ||
+          ds == HURRAY_ERR_CRC_MISMATCH || ds == HURRAY_ERR_IO);
     /* Writable views only of a file whose tensors are proven disjoint. */
     if (overlap && info.access == HURRAY_FILE_ACCESS_MMAP_COPY)
       CHECK(st == HURRAY_ERR_INVALID_FILE);

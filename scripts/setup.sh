@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what building and testing hurray needs on a fresh Debian machine.
-# Idempotent: skips whatever is already there. Used by test.sh and demo.sh.
+# Idempotent: skips whatever is already there. Used by test.sh and demo.sh;
+# HURRAY_SETUP_DOCS=1 adds the browser of the docs step (test.sh sets it there).
 set -euo pipefail
 
 need_apt=()
@@ -21,13 +22,25 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
 
+# The docs step (scripts/test.sh, "docs site") asks for a browser: headless
+# Chromium takes the site's screenshot. Not fatal: without it that one test says
+# why it skips.
+if [ "${HURRAY_SETUP_DOCS:-0}" = 1 ] && ! command -v chromium >/dev/null 2>&1; then
+  echo "setup: apt-get install chromium"
+  SUDO=""
+  [ "$(id -u)" = 0 ] || SUDO="sudo"
+  { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq \
+      chromium >/dev/null; } || echo "setup: chromium unavailable; the screenshot test will say so"
+fi
+
 if [ "${HURRAY_SETUP_PYTHON:-1}" = 1 ]; then
   PY=${PYTHON:-python3}
   # Python packages the test suite uses; torch comes from the local CPU wheel.
   # safetensors, gguf, ml_dtypes: the interoperability tests compare with their readers.
   # ray and dask[distributed]: the local-cluster tests (tests/python/test_ray.py, test_dask.py).
+  # mkdocs-material, mkdocstrings[python]: the documentation site (scripts/build_docs.sh).
   want=(numpy scipy pytest hypothesis pytest-benchmark scikit-build-core mypy safetensors
-        ml_dtypes gguf "ray[default]" "dask[distributed]")
+        ml_dtypes gguf "ray[default]" "dask[distributed]" mkdocs-material "mkdocstrings[python]")
   missing=()
   for pkg in "${want[@]}"; do
     mod=${pkg//-/_}
@@ -35,6 +48,8 @@ if [ "${HURRAY_SETUP_PYTHON:-1}" = 1 ]; then
       pytest-benchmark) mod=pytest_benchmark ;;
       "ray[default]") mod=ray ;;
       "dask[distributed]") mod=distributed ;;
+      mkdocs-material) mod=material ;;
+      "mkdocstrings[python]") mod=mkdocstrings_handlers.python ;;
     esac
     "$PY" -c "import $mod" >/dev/null 2>&1 || missing+=("$pkg")
   done

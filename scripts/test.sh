@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The one command that sets everything up and runs every test:
 #   the C suite (ctest), the sanitizer suite (ASan + UBSan), the exported
-#   symbol, API-docs and doc-reference checks, the Python suite and the
+#   symbol, API-docs and doc-reference checks, the Python suite, the docs
+#   site (built strictly, every guide example run, a browser screenshot) and the
 #   packaging test (wheel, sdist, clean-venv install); the golden corpus (the
 #   reference implementation's conformance vectors) runs in both languages
 #   whenever ../shared/golden is present.
@@ -44,6 +45,16 @@ if [ -d tests/python ] && ls tests/python/test_*.py >/dev/null 2>&1 && [ -f pyth
   banner "layers of the extension (no upward call, no cycle)"
   python3 scripts/check_layers.py --self-test
   python3 scripts/check_layers.py build/python
+fi
+
+if [ -f mkdocs.yml ] && [ -d tests/docs ]; then
+  # After the Python suite: the API reference is generated from the installed
+  # package, the guide's code runs against it and its C examples against build/.
+  banner "docs site (scripts/build_docs.sh, tests/docs)"
+  HURRAY_SETUP_DOCS=1 HURRAY_SETUP_PYTHON=0 scripts/setup.sh
+  scripts/build_docs.sh --quiet
+  HURRAY_SITE_DIR="$ROOT/site" HURRAY_DOCS_REQUIRE_C=1 HURRAY_BUILD_DIR="$ROOT/build" \
+    python3 -m pytest tests/docs -q -p no:cacheprovider
 fi
 
 if [ -x tests/packaging/test_wheel.sh ]; then

@@ -79,7 +79,7 @@ static double save_hurray(const char *path, const uint8_t *data, uint64_t total,
   unlink(path);
   double t0 = now();
   HurrayFileWriter *w = NULL;
-  HurrayFileWriterOptions o = {0, false, true};
+  HurrayFileWriterOptions o = {0, false, true, false};
   HurrayError e;
   if (hurray_file_writer_open(path, &o, &w, &e) != HURRAY_OK) die("writer", &e);
   for (int i = 0; i < count; i++) {
@@ -175,7 +175,7 @@ static double load_raw_read(const char *path, uint64_t total) {
 static void write_many(const char *path, int n) {
   HurrayDescriptor *d = u8_desc(0);
   HurrayFileWriter *w = NULL;
-  HurrayFileWriterOptions o = {0, false, true};
+  HurrayFileWriterOptions o = {0, false, true, false};
   HurrayError e;
   if (hurray_file_writer_open(path, &o, &w, &e) != HURRAY_OK) die("writer", &e);
   for (int i = 0; i < n; i++) {

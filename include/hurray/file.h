@@ -88,11 +88,43 @@ extern "C" {
 /*
  * CRC-32C (Castagnoli) of data[0..len), continuing from `crc` (0 to start):
  * hurray_crc32c(hurray_crc32c(0, a, n), b, m) is the CRC of a followed by b.
- * hurray_crc32c(0, "123456789", 9) == 0xE3069283. Uses the SSE4.2 crc32
+ * hurray_crc32c(0, "123456789", 9) == 0xE3069283. Uses AVX-512 VPCLMULQDQ
+ * folding from 2 KiB on where the CPU has it, else the SSE4.2 crc32
  * instruction where the CPU has it, else a table. `data` borrowed; may be
  * NULL when len is 0.
  */
 HURRAY_API uint32_t hurray_crc32c(uint32_t crc, const void *data, size_t len);
+
+/* ---- what a file is --------------------------------------------------------- */
+
+/* What the first bytes of a file say it is (hurray_file_sniff). */
+typedef enum HurrayFileKind {
+  HURRAY_FILE_KIND_UNKNOWN = 0,
+  HURRAY_FILE_KIND_EMPTY = 1,           /* no bytes at all */
+  HURRAY_FILE_KIND_HRRY = 2,            /* "HRRYFILE": a .hrry file */
+  HURRAY_FILE_KIND_HRRY_STREAM = 3,     /* "HRRY" then not "FILE": a descriptor or a stream */
+  HURRAY_FILE_KIND_SAFETENSORS = 4,     /* u64 LE header length, then '{' */
+  HURRAY_FILE_KIND_GGUF = 5,            /* "GGUF" */
+  HURRAY_FILE_KIND_NPZ = 6,             /* a zip whose first member is a .npy (np.savez) */
+  HURRAY_FILE_KIND_TORCH_ZIP = 7,       /* a zip whose first member is DIR/data.pkl (torch.save) */
+  HURRAY_FILE_KIND_ZIP = 8,             /* another zip ("PK\x03\x04") */
+  HURRAY_FILE_KIND_PICKLE = 9,          /* 0x80 and a protocol 2-5 (pickle, legacy torch.save) */
+  HURRAY_FILE_KIND_NPY = 10             /* "\x93NUMPY" (np.save) */
+} HurrayFileKind;
+
+/*
+ * What the first `len` bytes of a file (`head`, borrowed; NULL allowed when
+ * len is 0) say it is. 64 bytes are enough for every kind (a zip's first
+ * member name is read from its local header); fewer still tell every kind
+ * but NPZ and TORCH_ZIP (then ZIP). `file_size` is the whole file's size
+ * (a safetensors header length must fit in it; 0 when unknown). The reader
+ * calls it when a file is not a .hrry file, to say what it is instead.
+ */
+HURRAY_API HurrayFileKind hurray_file_sniff(const void *head, size_t len, uint64_t file_size);
+
+/* A short description of a kind ("a safetensors file"). Static string
+ * (borrowed, never free); "an unknown kind of file" for values out of range. */
+HURRAY_API const char *hurray_file_kind_name(HurrayFileKind kind);
 
 /* ---- KV metadata values ----------------------------------------------------- */
 
@@ -212,7 +244,24 @@ typedef struct HurrayFileWriterOptions {
   /* Skip fsync of the file and its directory in finish (faster, not
    * crash-safe: only for scratch files and benchmarks). */
   bool skip_fsync;
+  /* Record a CRC-32C of every tensor's descriptor and data, computed while
+   * they are written, in the KV entry HURRAY_FILE_KV_DATA_CRC32C (added at
+   * finish; hurray_file_writer_add_kv then refuses that key). No wire structure is
+   * added: any reader loads the file. Appended in the padding after
+   * skip_fsync: sizeof(HurrayFileWriterOptions) is unchanged. */
+  bool data_checksums;
 } HurrayFileWriterOptions;
+
+/*
+ * The KV key of the data checksums (HurrayFileWriterOptions.data_checksums,
+ * hurray_file_verify_data). Its value is KV bytes, 8 per index entry in index
+ * order: the CRC-32C (as hurray_crc32c) of the entry's descriptor bytes
+ * [descriptor_offset, +descriptor_length), then of its data region
+ * [data_offset, +data_length), each a u32 little-endian
+ * (docs/file-format.md § Data checksums).
+ */
+#define HURRAY_FILE_KV_DATA_CRC32C "hurray.data_crc32c"
+#define HURRAY_FILE_KV_DATA_CRC32C_LEN 18u
 
 /*
  * Starts writing a file that will appear at `path` (borrowed) when
@@ -514,6 +563,53 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_find(const HurrayFile *f, c
  * HURRAY_ERR_OUT_OF_MEMORY.
  */
 HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_verify(const HurrayFile *f, HurrayError *err);
+
+/*
+ * Checks tensor `index` as hurray_file_tensor would, without reading or
+ * mapping its data: decodes its descriptor (its own length against the
+ * index), checks the buffers' placement (data_offset alignment, each buffer
+ * at the next multiple of the data alignment, the span equal to data_length,
+ * declared alignments) and, for a composite head, reads its members'
+ * descriptors and checks the composite as hurray_file_composite does.
+ * Errors: those of hurray_file_tensor and hurray_file_composite (the message
+ * names the tensor and the byte offset), HURRAY_ERR_NULL_POINTER,
+ * HURRAY_ERR_INDEX_OUT_OF_BOUNDS.
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_verify_tensor(const HurrayFile *f,
+                                                                   uint64_t index,
+                                                                   HurrayError *err);
+
+/* What hurray_file_verify_data checked. */
+typedef struct HurrayFileDataReport {
+  uint64_t tensors; /* index entries whose descriptor and data matched their CRC */
+  uint64_t bytes;   /* bytes checksummed (descriptors and data regions) */
+} HurrayFileDataReport;
+
+/*
+ * Checks every tensor's descriptor and data region against the CRC-32C the
+ * file records under HURRAY_FILE_KV_DATA_CRC32C, in index order, and stops
+ * at the first that differs: HURRAY_ERR_CRC_MISMATCH, the message naming the
+ * tensor (name and index), whether its descriptor or its data differs, the
+ * CRC found and the one recorded; *err's offset is the descriptor_offset or
+ * data_offset of the damaged part. Mapped files are read through the
+ * mapping; HURRAY_FILE_ACCESS_READ files with positioned reads through a
+ * 1 MiB block (freed before return). `report` (borrowed, NULL allowed)
+ * receives what was checked, also on failure (the tensors before the damaged
+ * one). Thread-safe like the other reads.
+ * Errors: HURRAY_ERR_NOT_FOUND (the file carries no checksums: the message
+ * says so), HURRAY_ERR_INVALID_KV (the entry is not KV bytes of 8 per index
+ * entry), HURRAY_ERR_CRC_MISMATCH, HURRAY_ERR_IO, HURRAY_ERR_OUT_OF_MEMORY,
+ * HURRAY_ERR_NULL_POINTER.
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_verify_data(const HurrayFile *f,
+                                                                 HurrayFileDataReport *report,
+                                                                 HurrayError *err);
+
+/* hurray_file_verify_data for tensor `index` alone (a composite head: its
+ * descriptor only). Same errors, plus HURRAY_ERR_INDEX_OUT_OF_BOUNDS. */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_verify_tensor_data(const HurrayFile *f,
+                                                                        uint64_t index,
+                                                                        HurrayError *err);
 
 /*
  * Decodes the descriptor of tensor `index` only (no data is read). Checks the

@@ -91,6 +91,13 @@ typedef struct HurrayError {
  * empty strings. NULL-safe. */
 HURRAY_API void hurray_error_clear(HurrayError *err);
 
+/* The operating system's error code behind a failed system call that *err
+ * (borrowed, NULL allowed) describes: errno on POSIX (ENOENT for a missing
+ * file, EACCES for a permission), the GetLastError code on Windows; 0 when
+ * the detail holds none (not an I/O failure, or no detail). Lets a binding
+ * raise its language's own "file not found" or "permission denied". */
+HURRAY_API int hurray_error_os_code(const HurrayError *err);
+
 /* The enumerator name without the HURRAY_ prefix ("ERR_INVALID_MAGIC"), or
  * "UNKNOWN_STATUS". Returns a static string (borrowed, never free). */
 HURRAY_API const char *hurray_status_name(HurrayStatus status);

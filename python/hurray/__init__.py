@@ -77,6 +77,7 @@ from ._hurray import (
 )
 from . import device, dtype
 from ._files import File, load, load_kv, open, save  # noqa: A004 - hurray.open, like gzip.open
+from ._files import VerifyReport
 from ._safe_open import safe_open
 from ._writer import FileWriter  # one tensor at a time (hurray convert)
 from ._display import PrintOptionsCtx, get_print_options, print_options, set_print_options
@@ -133,6 +134,7 @@ __all__ = [
     "File",
     "FileWriter",
     "FileError",
+    "VerifyReport",
     "float16",
     "float32",
     "float64",

@@ -10,7 +10,7 @@ once (hurray._shared). Readers give every saved name back, views included.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, NamedTuple
 
 from . import _hurray, _pickling, _shared
 from ._hurray import Composite, Dtype, Tensor, UnsupportedError
@@ -178,8 +178,8 @@ def _check_base_kept_order(t: Tensor, m: _shared.Memory, name: str) -> None:
 
 # ---- the public functions ------------------------------------------------------------
 
-def save(path, tensors, *, kv=None, durable=True) -> None:
-    """save(path, tensors, *, kv=None, durable=True)
+def save(path, tensors, *, kv=None, durable=True, checksums=True) -> None:
+    """save(path, tensors, *, kv=None, durable=True, checksums=True)
 
     Writes `tensors` (a dict of name to hurray.Tensor, hurray.Composite, NumPy
     array, torch tensor, or any object with __dlpack__ or __hurray__) and the
@@ -187,10 +187,12 @@ def save(path, tensors, *, kv=None, durable=True) -> None:
     sees the old file or the complete new one, never a part. Values are
     converted without copying wherever their memory allows. Tensors sharing
     memory (tied weights, views of one array) are stored once and come back
-    sharing it. Keys starting with 'hurray.' are reserved.
+    sharing it. Keys starting with 'hurray.' are reserved. checksums=True (the
+    default) records a CRC-32C of every tensor, computed while it is written,
+    which load(verify=True) and File.verify() check.
     """
     converted, out_kv = prepare(tensors, kv)
-    _hurray.save(path, converted, kv=out_kv or None, durable=durable)
+    _hurray.save(path, converted, kv=out_kv or None, durable=durable, checksums=checksums)
 
 
 def _views_of(text, stored) -> dict[str, _shared.View]:
@@ -229,30 +231,36 @@ def view_tensor(name: str, v: _shared.View, base: Tensor) -> Tensor:
                   byte_offset=base.byte_offset + v.byte_offset, copy=False)
 
 
-def load(path, *, names=None, mmap=True, permissive=False) -> dict:
-    """load(path, *, names=None, mmap=True, permissive=False)
+def load(path, *, names=None, mmap=True, permissive=False, verify=False) -> dict:
+    """load(path, *, names=None, mmap=True, permissive=False, verify=False)
 
     Reads a .hrry file into a dict of name to hurray.Tensor (a composite under
     its head's name, as a hurray.Composite). names= reads only those (a
     composite member too, when named). mmap=True maps the file: tensors are
     zero-copy views that keep the mapping alive; mmap=False reads each tensor
     into memory of its own. permissive=True reads descriptors in relay mode.
-    Tensors saved sharing memory come back sharing it.
+    Tensors saved sharing memory come back sharing it. verify=True first runs
+    every check of File.verify() (the whole file's structure, and the data
+    checksums when the file has them): a damaged file raises FileError naming
+    the tensor and the byte offset, and nothing is returned.
     """
     if names is None:
-        tensors, views = load_stored(path, mmap=mmap, permissive=permissive)
+        tensors, views = load_stored(path, mmap=mmap, permissive=permissive, verify=verify)
         return resolve(tensors, views) if views else tensors
     if isinstance(names, (str, bytes)):
         raise TypeError(f"load: names must be a sequence of str, not a {type(names).__name__}")
     names = list(names)
     with open(path, mmap=mmap, permissive=permissive) as f:
+        if verify:
+            f.verify()
         return {n: f._get(n) for n in names}
 
 
-def load_stored(path, *, mmap=True, permissive=False):
+def load_stored(path, *, mmap=True, permissive=False, verify=False):
     """(the tensors the file stores, {view name: View}) from one open: what the
     framework layers rebuild their own views from."""
-    tensors, text = _hurray._load_with_views(path, mmap=mmap, permissive=permissive)
+    tensors, text = _hurray._load_with_views(path, mmap=mmap, permissive=permissive,
+                                             verify=verify)
     return tensors, _views_of(text, tensors.keys())
 
 
@@ -305,6 +313,16 @@ def _reopen(path, kwargs):
 
 
 _TOKEN = object()
+
+
+class VerifyReport(NamedTuple):
+    """What File.verify() checked: every structural rule for `tensors` index
+    entries, and, when `checksums` is True (the file was saved with them),
+    the CRC-32C of `checked_bytes` bytes of descriptors and data."""
+
+    tensors: int
+    checksums: bool
+    checked_bytes: int
 
 
 class File:
@@ -376,6 +394,20 @@ class File:
     def metadata(self) -> dict:
         """The KV section (as kv), the name safetensors' safe_open uses."""
         return self.kv
+
+    # -- checks --
+    def verify(self) -> VerifyReport:
+        """Checks the whole file: every structural rule of the C reader (the
+        index, names, overlaps, each descriptor and its buffers' placement,
+        composites), then each tensor's descriptor and data against the
+        CRC-32C recorded at save (when the file has them: checksums=True).
+        Returns a VerifyReport; raises FileError at the first damage, naming
+        the tensor (e.status, e.field, e.offset: 'ERR_CRC_MISMATCH',
+        'index[i].data', the byte offset). Reads every byte of the file when
+        it has checksums: the bytes as this File maps them (a tensor written
+        in place through a copy-on-write map no longer matches)."""
+        tensors, checksums, checked = self._raw._verify()
+        return VerifyReport(tensors, checksums, checked)
 
     @property
     def views(self) -> dict:

@@ -1,5 +1,5 @@
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from typing_extensions import Self
 
@@ -14,11 +14,11 @@ _TensorLike = Tensor | Composite | Any  # also NumPy arrays, torch tensors, __dl
 def save(
     path: StrPath, tensors: Mapping[str, _TensorLike], *,
     kv: Mapping[str, KvValue | tuple[KvScalar, ...]] | None = None,
-    durable: bool = True,
+    durable: bool = True, checksums: bool = True,
 ) -> None: ...
 def load(
     path: StrPath, *, names: Sequence[str] | None = None, mmap: MmapMode = True,
-    permissive: bool = False,
+    permissive: bool = False, verify: bool = False,
 ) -> dict[str, Tensor | Composite]: ...
 def load_kv(
     path: StrPath, *, max_kv_memory: int | None = 268435456, raw: bool = False,
@@ -38,9 +38,14 @@ def resolve(
     tensors: dict[str, Any], views: dict[str, View], wanted: Any = None,
 ) -> dict[str, Any]: ...
 def load_stored(
-    path: StrPath, *, mmap: MmapMode = True, permissive: bool = False,
+    path: StrPath, *, mmap: MmapMode = True, permissive: bool = False, verify: bool = False,
 ) -> tuple[dict[str, Tensor | Composite], dict[str, View]]: ...
 def view_tensor(name: str, v: View, base: Tensor | Composite) -> Tensor: ...
+
+class VerifyReport(NamedTuple):
+    tensors: int
+    checksums: bool
+    checked_bytes: int
 
 class File:
     def __init__(self, raw: _RawFile | None = None, *, _token: object = None) -> None: ...
@@ -49,6 +54,7 @@ class File:
     def get_slice(self, name: str) -> TensorSlice | _ViewSlice: ...
     def metadata(self) -> dict[str, KvValue]: ...
     def close(self) -> None: ...
+    def verify(self) -> VerifyReport: ...
     @property
     def kv(self) -> dict[str, KvValue]: ...
     @property

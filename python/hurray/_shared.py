@@ -24,10 +24,13 @@ from typing import Any, NamedTuple, TypeGuard
 VIEWS_KEY = "hurray.views"
 #: the GGUF value types of a file converted from GGUF (hurray convert; docs/cli.md)
 GGUF_KEY = "hurray.gguf"
+#: The data checksums the writer records (save(checksums=True); docs/file-format.md,
+#: "Data checksums"): KV bytes, two CRC-32C per index entry.
+CHECKSUMS_KEY = "hurray.data_crc32c"
 RESERVED_PREFIX = "hurray."
 #: KV keys this package writes for itself; load_kv, File.kv and metadata()
 #: leave them out, so load_kv stays the inverse of save(kv=).
-PACKAGE_KEYS = frozenset({VIEWS_KEY, GGUF_KEY})
+PACKAGE_KEYS = frozenset({VIEWS_KEY, GGUF_KEY, CHECKSUMS_KEY})
 VIEWS_FORMAT = 1
 
 

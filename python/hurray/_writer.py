@@ -26,22 +26,24 @@ if TYPE_CHECKING:
 
 
 class FileWriter:
-    """FileWriter(path, *, kv=None, durable=True)
+    """FileWriter(path, *, kv=None, durable=True, checksums=True)
 
     Writes the .hrry file `path` one tensor at a time: write(name, value) per
     tensor, then finish(). A context manager: finish() on a clean exit,
     abort() when the block raises. kv= is the file's key-value metadata (as
-    save(kv=); keys starting with 'hurray.' are reserved).
+    save(kv=); keys starting with 'hurray.' are reserved). checksums=True (as
+    save) records a CRC-32C of every tensor while it is written, which
+    File.verify() and load(verify=True) check.
     """
 
     __slots__ = ("_w", "_kv", "_raw_kv", "_names")
 
     def __init__(self, path: StrPath, *, kv: Mapping[str, Any] | None = None,
-                 durable: bool = True) -> None:
+                 durable: bool = True, checksums: bool = True) -> None:
         self._kv = _files.check_user_kv(kv, "FileWriter")
         self._raw_kv: dict[str, Any] = {}
         self._names: set[str] = set()
-        self._w = _hurray._FileWriter(path, durable=durable)
+        self._w = _hurray._FileWriter(path, durable=durable, checksums=checksums)
 
     def write(self, name: str, value: Any) -> None:
         """Writes `value` (a hurray.Tensor or Composite, a NumPy array, a torch

@@ -25,14 +25,15 @@ def _is_array(v) -> bool:
 
 
 def save_file(tensor_dict: dict[str, np.ndarray], filename,
-              metadata: dict[str, Any] | None = None, *, durable: bool = True) -> None:
+              metadata: dict[str, Any] | None = None, *, durable: bool = True,
+              checksums: bool = True) -> None:
     """Saves a dict of NumPy arrays to the .hrry file `filename`
     (safetensors.numpy.save_file). Non-contiguous arrays keep their layout;
     arrays sharing memory are stored once. Atomic; durable=False skips the
-    fsyncs."""
+    fsyncs; checksums=True (the default) records a CRC-32C of every tensor."""
     _framework.check_tensors(tensor_dict, "save_file", "np.ndarray", _is_array)
     _files.save(filename, tensor_dict, kv=_framework.check_metadata(metadata, "save_file"),
-                durable=durable)
+                durable=durable, checksums=checksums)
 
 
 def save(tensor_dict: dict[str, np.ndarray], metadata: dict[str, Any] | None = None) -> bytes:
@@ -78,11 +79,11 @@ def _assemble(stored: dict, views: dict) -> dict[str, np.ndarray]:
     return out
 
 
-def load_file(filename, *, mmap: bool = True) -> dict[str, np.ndarray]:
+def load_file(filename, *, mmap: bool = True, verify: bool = False) -> dict[str, np.ndarray]:
     """Loads a .hrry file into a dict of NumPy arrays (safetensors.numpy.load_file);
     with mmap=True (the default) the arrays are zero-copy views of the file's
-    mapping."""
-    stored, views = _files.load_stored(filename, mmap=mmap)
+    mapping. verify=True first checks the whole file and its data checksums."""
+    stored, views = _files.load_stored(filename, mmap=mmap, verify=verify)
     return _assemble(stored, views)
 
 

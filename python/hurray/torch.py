@@ -48,7 +48,7 @@ def _is_tensor(v) -> bool:
 # ---- saving ------------------------------------------------------------------------
 
 def save_file(tensors: dict[str, torch.Tensor], filename, metadata: dict[str, Any] | None = None,
-              *, durable: bool = True) -> None:
+              *, durable: bool = True, checksums: bool = True) -> None:
     """Saves a dict of torch tensors to the .hrry file `filename`.
 
     Same call as safetensors.torch.save_file. `metadata` becomes the file's KV
@@ -57,11 +57,12 @@ def save_file(tensors: dict[str, torch.Tensor], filename, metadata: dict[str, An
     is accepted; non-contiguous tensors keep their layout (column-major,
     strided); tensors sharing memory (tied weights, views) are stored once.
     The write is atomic (the old file or the new one, never a part);
-    durable=False skips the fsyncs.
+    durable=False skips the fsyncs. checksums=True (the default) records a
+    CRC-32C of every tensor, which load_file(verify=True) checks.
     """
     _framework.check_tensors(tensors, "save_file", "torch.Tensor", _is_tensor)
     _files.save(filename, tensors, kv=_framework.check_metadata(metadata, "save_file"),
-                durable=durable)
+                durable=durable, checksums=checksums)
 
 
 def save(tensors: dict[str, torch.Tensor], metadata: dict[str, Any] | None = None) -> bytes:
@@ -80,7 +81,8 @@ def _storage_users(state_dict) -> dict:
 
 
 def save_model(model: torch.nn.Module, filename, metadata: dict[str, Any] | None = None,
-               force_contiguous: bool = True, *, durable: bool = True) -> None:
+               force_contiguous: bool = True, *, durable: bool = True,
+               checksums: bool = True) -> None:
     """Saves `model.state_dict()` (safetensors.torch.save_model).
 
     Tied parameters are stored once and come back tied from load_model;
@@ -96,7 +98,7 @@ def save_model(model: torch.nn.Module, filename, metadata: dict[str, Any] | None
             k: (v.contiguous() if not v.is_contiguous() and v.device.type != "meta"
                 and users.get((v.device, v.untyped_storage().data_ptr()), 0) < 2 else v)
             for k, v in state_dict.items()}
-    save_file(state_dict, filename, metadata, durable=durable)
+    save_file(state_dict, filename, metadata, durable=durable, checksums=checksums)
 
 
 # ---- loading -----------------------------------------------------------------------
@@ -146,14 +148,16 @@ def _assemble(stored: dict, views: dict, device) -> dict[str, torch.Tensor]:
     return out
 
 
-def load_file(filename, device="cpu", *, mmap: bool = True) -> dict[str, torch.Tensor]:
+def load_file(filename, device="cpu", *, mmap: bool = True,
+              verify: bool = False) -> dict[str, torch.Tensor]:
     """Loads a .hrry file into a dict of torch tensors (safetensors.torch.load_file).
 
     With mmap=True (the default) the tensors are zero-copy views of the file's
     mapping; device= moves them ("cpu", "cuda", "cuda:1", an int for a CUDA
-    index). Tensors saved sharing memory share one storage again.
+    index). Tensors saved sharing memory share one storage again. verify=True
+    first checks the whole file and its data checksums (hurray.File.verify).
     """
-    stored, views = _files.load_stored(filename, mmap=mmap)
+    stored, views = _files.load_stored(filename, mmap=mmap, verify=verify)
     return _assemble(stored, views, device)
 
 
@@ -165,12 +169,12 @@ def load(data: bytes) -> dict[str, torch.Tensor]:
 
 
 def load_model(model: torch.nn.Module, filename, strict: bool = True, device="cpu", *,
-               mmap: bool = True) -> tuple[list[str], list[str]]:
+               mmap: bool = True, verify: bool = False) -> tuple[list[str], list[str]]:
     """Loads a file saved by save_model (or save_file) into `model`
     (safetensors.torch.load_model). Returns (missing, unexpected) key lists;
     with strict=True either being non-empty raises RuntimeError, naming them.
     """
-    state_dict = load_file(filename, device=device, mmap=mmap)
+    state_dict = load_file(filename, device=device, mmap=mmap, verify=verify)
     result = model.load_state_dict(state_dict, strict=False)
     missing, unexpected = sorted(result.missing_keys), sorted(result.unexpected_keys)
     if strict and (missing or unexpected):

@@ -272,6 +272,8 @@ static int module_traverse(PyObject *m, visitproc visit, void *arg) {
   Py_VISIT(st->InternalError);
   Py_VISIT(st->FileError);
   Py_VISIT(st->StreamError);
+  Py_VISIT(st->FileNotFoundError);
+  Py_VISIT(st->PermissionError);
   Py_VISIT(st->CopyRequiredError);
   for (int i = 0; i < 256; i++) Py_VISIT(st->dtypes[i]);
   Py_VISIT(st->cpu);
@@ -316,6 +318,8 @@ static int module_clear(PyObject *m) {
   Py_CLEAR(st->InternalError);
   Py_CLEAR(st->FileError);
   Py_CLEAR(st->StreamError);
+  Py_CLEAR(st->FileNotFoundError);
+  Py_CLEAR(st->PermissionError);
   Py_CLEAR(st->CopyRequiredError);
   for (int i = 0; i < 256; i++) Py_CLEAR(st->dtypes[i]);
   Py_CLEAR(st->cpu);

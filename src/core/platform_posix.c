@@ -367,4 +367,60 @@ void hurray__os_prefault_write(void *p, size_t n) {
 #endif
 }
 
+void hurray__os_prefault_read(const void *p, size_t n) {
+  if (n < ((size_t)64 << 10)) return;
+  uintptr_t pg = (uintptr_t)hurray__os_page_size();
+  uintptr_t lo = (uintptr_t)p & ~(pg - 1);
+  size_t len = n + (size_t)((uintptr_t)p - lo);
+#if defined(__linux__)
+#if !defined(MADV_POPULATE_READ)
+#define MADV_POPULATE_READ 22 /* Linux 5.14; older kernels answer EINVAL */
+#endif
+  if (madvise((void *)lo, len, MADV_POPULATE_READ) == 0) return;
+#endif
+  (void)madvise((void *)lo, len, MADV_WILLNEED);
+}
+
+/* ---- a worker thread ---------------------------------------------------------- */
+
+typedef struct ThreadStart {
+  void (*fn)(void *arg);
+  void *arg;
+} ThreadStart;
+
+static void *thread_trampoline(void *p) {
+  ThreadStart st = *(ThreadStart *)p;
+  hurray__free(p);
+  st.fn(st.arg);
+  return NULL;
+}
+
+int hurray__thread_start(HurrayThread *t, void (*fn)(void *arg), void *arg) {
+  ThreadStart *st = hurray__malloc(sizeof *st);
+  if (st == NULL) return ENOMEM;
+  st->fn = fn;
+  st->arg = arg;
+  pthread_t *h = hurray__malloc(sizeof *h);
+  if (h == NULL) {
+    hurray__free(st);
+    return ENOMEM;
+  }
+  int rc = pthread_create(h, NULL, thread_trampoline, st);
+  if (rc != 0) {
+    hurray__free(st);
+    hurray__free(h);
+    return rc;
+  }
+  t->handle = h;
+  return 0;
+}
+
+void hurray__thread_join(HurrayThread *t) {
+  pthread_t *h = t->handle;
+  if (h == NULL) return;
+  (void)pthread_join(*h, NULL);
+  hurray__free(h);
+  t->handle = NULL;
+}
+
 #endif /* !_WIN32 */

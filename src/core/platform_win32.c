@@ -471,9 +471,49 @@ void hurray__os_will_read(const void *addr, size_t len) {
 #endif
 }
 
+void hurray__os_prefault_read(const void *p, size_t n) {
+  if (n >= ((size_t)64 << 10)) hurray__os_will_read(p, n);
+}
+
 void hurray__os_prefault_write(void *p, size_t n) {
   (void)p;
   (void)n;
+}
+
+/* ---- a worker thread ---------------------------------------------------------- */
+
+typedef struct ThreadStart {
+  void (*fn)(void *arg);
+  void *arg;
+} ThreadStart;
+
+static DWORD WINAPI thread_trampoline(LPVOID p) {
+  ThreadStart st = *(ThreadStart *)p;
+  hurray__free(p);
+  st.fn(st.arg);
+  return 0;
+}
+
+int hurray__thread_start(HurrayThread *t, void (*fn)(void *arg), void *arg) {
+  ThreadStart *st = hurray__malloc(sizeof *st);
+  if (st == NULL) return ERROR_NOT_ENOUGH_MEMORY;
+  st->fn = fn;
+  st->arg = arg;
+  HANDLE h = CreateThread(NULL, 0, thread_trampoline, st, 0, NULL);
+  if (h == NULL) {
+    int e = last_error();
+    hurray__free(st);
+    return e;
+  }
+  t->handle = h;
+  return 0;
+}
+
+void hurray__thread_join(HurrayThread *t) {
+  if (t->handle == NULL) return;
+  (void)WaitForSingleObject((HANDLE)t->handle, INFINITE);
+  (void)CloseHandle((HANDLE)t->handle);
+  t->handle = NULL;
 }
 
 #endif /* _WIN32 */

@@ -29,6 +29,29 @@ const char *hurray_status_message(HurrayStatus status) {
   }
 }
 
+int hurray_error_os_code(const HurrayError *err) {
+  /* I/O failures end their reason with "(errno N)" ("(error N)" on Windows):
+   * src/file/io.c, hurray__io_fail, writes it. */
+  if (err == NULL || (err->status != HURRAY_ERR_IO && err->status != HURRAY_ERR_OUT_OF_MEMORY))
+    return 0;
+  size_t n = strnlen(err->reason, sizeof err->reason);
+  if (n < 4 || err->reason[n - 1] != ')') return 0;
+  size_t i = n - 1;
+  long code = 0, scale = 1;
+  while (i > 0 && err->reason[i - 1] >= '0' && err->reason[i - 1] <= '9' && scale < 1000000000L) {
+    code += (err->reason[i - 1] - '0') * scale;
+    scale *= 10;
+    i--;
+  }
+  if (scale == 1) return 0; /* no digits */
+  static const char *const labels[2] = {"(errno ", "(error "};
+  for (int k = 0; k < 2; k++) {
+    size_t ln = strlen(labels[k]);
+    if (i >= ln && memcmp(err->reason + i - ln, labels[k], ln) == 0) return (int)code;
+  }
+  return 0;
+}
+
 void hurray_error_clear(HurrayError *err) {
   if (err == NULL) return;
   err->status = HURRAY_OK;

@@ -159,3 +159,75 @@ HurrayStatus hurray_file_composite(const HurrayFile *f, uint64_t head_index,
   *out = root;
   return HURRAY_OK;
 }
+
+/* ---- checking a composite from its descriptors (hurray_file_verify_tensor) ---- */
+
+/* Checks the tensor at file position `pos` (its placement; for a head, its
+ * members and its level) and returns its descriptor in *out (owned by the
+ * caller); *next receives the position after its subtree. */
+static HurrayStatus check_node(const HurrayFile *f, const HurrayFileOrder *o, uint32_t pos,
+                               uint32_t depth, HurrayDescriptor **out, uint32_t *next,
+                               HurrayError *err) {
+  uint32_t idx = hurray__file_order_at(o, pos);
+  HurrayDescriptor *head = NULL;
+  HURRAY_TRY(hurray_file_descriptor(f, idx, &head, err));
+  uint32_t nb = 0, m = 0, cur = pos + 1;
+  uint64_t align = 0;
+  HurrayStatus st = hurray__file_check_placement(f, idx, head, &nb, &align, err);
+  if (st != HURRAY_OK || !hurray__file_composite_members(head, &m)) {
+    *next = cur;
+    if (st == HURRAY_OK) *out = head;
+    else hurray__descriptor_drop(head);
+    return st;
+  }
+  HurrayFileIndexEntry entry;
+  hurray__file_entry_at(f, idx, &entry);
+  const HurrayFileIndexEntry *e = &entry;
+  char field[48];
+  hurray__path(field, sizeof field, "index[%u]", idx);
+  HurrayDescriptor **md = NULL;
+  uint32_t got = 0;
+  if (depth >= f->opts.max_composite_depth)
+    st = hurray__fail(err, HURRAY_ERR_INVALID_COMPOSITE, e->desc_off, field,
+                      "composite \"%.*s\" nests deeper than %u levels",
+                      (int)(e->name_len > 48 ? 48 : e->name_len), (const char *)e->name,
+                      f->opts.max_composite_depth);
+  else if (m > f->count - cur)
+    st = hurray__fail(err, HURRAY_ERR_INVALID_COMPOSITE, e->desc_off, field,
+                      "torn composite \"%.*s\": %u members declared, %u tensors follow",
+                      (int)(e->name_len > 48 ? 48 : e->name_len), (const char *)e->name, m,
+                      f->count - cur);
+  else if (m > 0 && (md = hurray__calloc(m, sizeof *md)) == NULL)
+    st = hurray__fail(err, HURRAY_ERR_OUT_OF_MEMORY, e->desc_off, field, "out of memory");
+  for (; st == HURRAY_OK && got < m; got++) {
+    if (cur >= f->count) {
+      st = hurray__fail(err, HURRAY_ERR_INVALID_COMPOSITE, e->desc_off, field,
+                        "torn composite \"%.*s\": the file ends after %u of %u members",
+                        (int)(e->name_len > 48 ? 48 : e->name_len), (const char *)e->name,
+                        got, m);
+      break;
+    }
+    st = check_node(f, o, cur, depth + 1, &md[got], &cur, err);
+    if (st != HURRAY_OK) break;
+  }
+  if (st == HURRAY_OK)
+    st = hurray__file_check_composite_level(head, (const HurrayDescriptor *const *)md, m, depth,
+                                            f->opts.decode_options, err);
+  for (uint32_t k = 0; k < got; k++) hurray__descriptor_drop(md[k]);
+  hurray__free(md);
+  *next = cur;
+  if (st == HURRAY_OK) *out = head;
+  else hurray__descriptor_drop(head);
+  return st;
+}
+
+HurrayStatus hurray__file_check_composite_tree(const HurrayFile *f, uint64_t head_index,
+                                               HurrayError *err) {
+  const HurrayFileOrder *o;
+  HURRAY_TRY(hurray__file_order_get(f, &o, err));
+  HurrayDescriptor *d = NULL;
+  uint32_t next;
+  HURRAY_TRY(check_node(f, o, hurray__file_rank_of(o, (uint32_t)head_index), 0, &d, &next, err));
+  hurray__descriptor_drop(d);
+  return HURRAY_OK;
+}

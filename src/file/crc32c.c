@@ -252,6 +252,8 @@ uint32_t hurray__crc32c_hw(uint32_t crc, const void *data, size_t len) {
 
 uint32_t hurray_crc32c(uint32_t crc, const void *data, size_t len) {
   if (len == 0 || data == NULL) return crc;
+  if (len >= HURRAY__CRC_BULK_MIN && hurray__crc32c_bulk_available())
+    return hurray__crc32c_bulk(crc, data, len);
   if (hurray__crc32c_hw_available()) return hurray__crc32c_hw(crc, data, len);
   return hurray__crc32c_sw(crc, data, len);
 }

@@ -20,6 +20,14 @@
  *    CRC extension): three streams over the thirds of the data, merged at
  *    the end with hurray__crc32c_shift.
  *
+ * The same folding also runs on its own over large inputs (hurray__crc32c_bulk,
+ * which hurray_crc32c uses from HURRAY__CRC_BULK_MIN bytes): four accumulators
+ * over the interleaved 64-byte blocks of each 256 bytes, so four multiplier
+ * chains run at once (about 60 GB/s in the cache, against 10 for the crc32
+ * instruction's three streams); merged by folding them 192, 128 and 64 bytes
+ * forward. Its constants are x^(8d+31) and x^(8d-33) mod P for d = 256, 192
+ * and 128, as the 64-byte ones are for d = 64.
+ *
  * The constants are checked by test_bursts_every_engine (tests/c/test_file_crc.c):
  * each fold distance shows in the result for some length.
  */
@@ -140,6 +148,61 @@ __attribute__((target("avx512f,vpclmulqdq,pclmul"))) static uint32_t clmul512_fi
   return ~(hurray__crc32c_shift(0xFFFFFFFFu, c->len) ^ reg);
 }
 
+/* Fold distances of the bulk loop (x^(8d+31) and x^(8d-33) mod P, as above). */
+#define K128_LO 0x6992cea2u /* x^1055 */
+#define K128_HI 0x0d3b6092u /* x^991 */
+#define K192_LO 0xa87ab8a8u /* x^1567 */
+#define K192_HI 0xab7aff2au /* x^1503 */
+#define K256_LO 0xdcb17aa4u /* x^2079 */
+#define K256_HI 0xb9e02b86u /* x^2015 */
+
+#define KPAIR(lo, hi) _mm512_set_epi64(hi, lo, hi, lo, hi, lo, hi, lo)
+
+/* a moved forward by the distance of k, plus b. */
+__attribute__((target("avx512f,vpclmulqdq"))) static inline __m512i fold512(__m512i a, __m512i k,
+                                                                           __m512i b) {
+  return _mm512_ternarylogic_epi64(_mm512_clmulepi64_epi128(a, k, 0x00),
+                                   _mm512_clmulepi64_epi128(a, k, 0x11), b, 0x96);
+}
+
+/*
+ * register(0, data[0, len)) for len >= 256: four accumulators over the
+ * interleaved 64-byte blocks of each 256 bytes (four independent multiplier
+ * chains instead of the bursts' one), merged at the end by folding them
+ * forward 192, 128 and 64 bytes; then as clmul512_finish.
+ */
+__attribute__((target("avx512f,vpclmulqdq,pclmul"))) static uint32_t clmul512_bulk(
+    const uint8_t *p, uint64_t len) {
+  __m512i a0 = _mm512_loadu_si512((const void *)p);
+  __m512i a1 = _mm512_loadu_si512((const void *)(p + 64));
+  __m512i a2 = _mm512_loadu_si512((const void *)(p + 128));
+  __m512i a3 = _mm512_loadu_si512((const void *)(p + 192));
+  p += 256;
+  len -= 256;
+  const __m512i k256 = KPAIR(K256_LO, K256_HI);
+  while (len >= 256) {
+    a0 = fold512(a0, k256, _mm512_loadu_si512((const void *)p));
+    a1 = fold512(a1, k256, _mm512_loadu_si512((const void *)(p + 64)));
+    a2 = fold512(a2, k256, _mm512_loadu_si512((const void *)(p + 128)));
+    a3 = fold512(a3, k256, _mm512_loadu_si512((const void *)(p + 192)));
+    p += 256;
+    len -= 256;
+  }
+  const __m512i k64 = KPAIR(K64_LO, K64_HI);
+  __m512i a = fold512(a0, KPAIR(K192_LO, K192_HI), a3);
+  a = fold512(a1, KPAIR(K128_LO, K128_HI), a);
+  a = fold512(a2, k64, a);
+  for (; len >= 64; p += 64, len -= 64) a = fold512(a, k64, _mm512_loadu_si512((const void *)p));
+  __m128i r = _mm512_extracti32x4_epi32(a, 3);
+  r = _mm_xor_si128(r, fold128(_mm512_extracti32x4_epi32(a, 0), K48_LO, K48_HI));
+  r = _mm_xor_si128(r, fold128(_mm512_extracti32x4_epi32(a, 1), K32_LO, K32_HI));
+  r = _mm_xor_si128(r, fold128(_mm512_extracti32x4_epi32(a, 2), K16_LO, K16_HI));
+  uint8_t last[16];
+  _mm_storeu_si128((__m128i *)(void *)last, r);
+  uint32_t reg = raw_update(0, last, 16);
+  return raw_update(reg, p, len);
+}
+
 static bool clmul512_available(void) {
   static atomic_int cached = -1; /* every thread computes the same value */
   int v = atomic_load_explicit(&cached, memory_order_relaxed);
@@ -154,6 +217,25 @@ static bool clmul512_available(void) {
 #endif
 
 /* ---- the interface ------------------------------------------------------------- */
+
+bool hurray__crc32c_bulk_available(void) {
+#if defined(HAVE_CLMUL512)
+  return clmul512_available();
+#else
+  return false;
+#endif
+}
+
+uint32_t hurray__crc32c_bulk(uint32_t crc, const void *data, uint64_t len) {
+#if defined(HAVE_CLMUL512)
+  if (len >= 256 && clmul512_available()) {
+    /* register(~crc, data) = shift(~crc, len) ^ register(0, data) */
+    uint32_t reg = clmul512_bulk((const uint8_t *)data, len);
+    return ~(hurray__crc32c_shift(~crc, len) ^ reg);
+  }
+#endif
+  return ~raw_update(~crc, (const uint8_t *)data, len);
+}
 
 bool hurray__crc32c_bursts_available(int kind) {
   switch (kind) {

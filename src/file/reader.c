@@ -68,9 +68,12 @@ static const char *printable8(const uint8_t *p, char *buf, size_t n) {
 static HurrayStatus parse_header(HurrayFile *f, const uint8_t *h, HurrayError *err) {
   HurrayFileInfo *in = &f->info;
   char shown[40];
-  if (memcmp(h, HURRAY_FILE_MAGIC, 8) != 0)
+  if (memcmp(h, HURRAY_FILE_MAGIC, 8) != 0) {
+    /* another kind of file: say which, and what to do */
+    HURRAY_TRY(hurray__file_not_hrry(h, HURRAY_FILE_HEADER_LEN, in->file_size, err));
     return BAD(0, "header.magic", "is not \"HRRYFILE\" (got \"%s\")",
                printable8(h, shown, sizeof shown));
+  }
   in->version_major = h[8];
   in->version_minor = h[9];
   if (in->version_major != HURRAY_FILE_VERSION_MAJOR)
@@ -180,11 +183,17 @@ static HurrayFile *file_new(const HurrayFileOpenOptions *options) {
   return f;
 }
 
-/* Parses everything once the header and trailer bytes and the index/KV bytes
- * are at hand. */
+/* Parses the header and the trailer. A valid header without a trailer is a
+ * file that ended early: the tensors (from `mem`, or `fd`) tell how much is
+ * missing. */
 static HurrayStatus parse_all(HurrayFile *f, const uint8_t *header, const uint8_t *trailer,
-                              HurrayError *err) {
+                              const uint8_t *mem, HurrayOsFile fd, HurrayError *err) {
   HURRAY_TRY(parse_header(f, header, err));
+  if (memcmp(trailer + 36, HURRAY_FILE_TRAILER_MAGIC, 4) != 0)
+    return hurray__file_explain_trailer(mem, fd, f->info.file_size,
+                                        f->info.first_descriptor_offset,
+                                        f->info.data_alignment, f->opts.max_descriptor_bytes,
+                                        trailer, err);
   return parse_trailer(f, trailer, err);
 }
 
@@ -196,7 +205,12 @@ static HurrayStatus parse_sections(HurrayFile *f, const uint8_t *index, const ui
   return HURRAY_OK;
 }
 
-static HurrayStatus too_small(uint64_t size, HurrayError *err) {
+/* A file of fewer than 104 bytes (`head` holds them all). */
+static HurrayStatus too_small(const uint8_t *head, uint64_t size, HurrayError *err) {
+  HURRAY_TRY(hurray__file_not_hrry(head, (size_t)size, size, err));
+  if (size >= 8 && memcmp(head, HURRAY_FILE_MAGIC, 8) == 0)
+    return BAD(0, "file", "%llu bytes: a .hrry header, then the file ends: it is truncated "
+               "(a .hrry file has at least 104 bytes)", (unsigned long long)size);
   return BAD(0, "file", "%llu bytes is smaller than a header and a trailer (104)",
              (unsigned long long)size);
 }
@@ -209,7 +223,7 @@ HurrayStatus hurray_file_open_memory(const void *data, uint64_t size, HurrayFile
   *out = NULL;
   if (data == NULL && size > 0)
     return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, "data", "is NULL");
-  if (size < HURRAY__FILE_MIN_SIZE) return too_small(size, err);
+  if (size < HURRAY__FILE_MIN_SIZE) return too_small(data, size, err);
   HurrayFile *f = file_new(options);
   if (f == NULL)
     return hurray__fail(err, HURRAY_ERR_OUT_OF_MEMORY, HURRAY_NO_OFFSET, "file",
@@ -218,7 +232,7 @@ HurrayStatus hurray_file_open_memory(const void *data, uint64_t size, HurrayFile
   f->info.file_size = size;
   f->info.mapped = true;
   f->info.access = (uint8_t)HURRAY_FILE_ACCESS_MMAP; /* read-only views of `data` */
-  HurrayStatus st = parse_all(f, p, p + size - HURRAY_FILE_TRAILER_LEN, err);
+  HurrayStatus st = parse_all(f, p, p + size - HURRAY_FILE_TRAILER_LEN, p, HURRAY__OS_FILE_NONE, err);
   if (st == HURRAY_OK)
     st = parse_sections(f, p + f->info.index_offset,
                         f->info.kv_offset ? p + f->info.kv_offset : NULL, err);
@@ -316,7 +330,9 @@ HurrayStatus hurray_file_open(const char *path, const HurrayFileOpenOptions *opt
     goto done;
   }
   if (f->info.file_size < HURRAY__FILE_MIN_SIZE) {
-    st = too_small(f->info.file_size, err);
+    uint8_t head[HURRAY__FILE_MIN_SIZE];
+    st = hurray__pread_full(fd, head, (size_t)f->info.file_size, 0, "reading the file", err);
+    if (st == HURRAY_OK) st = too_small(head, f->info.file_size, err);
     goto done;
   }
   uint8_t header[HURRAY_FILE_HEADER_LEN], trailer[HURRAY_FILE_TRAILER_LEN];
@@ -325,7 +341,7 @@ HurrayStatus hurray_file_open(const char *path, const HurrayFileOpenOptions *opt
     st = hurray__pread_full(fd, trailer, sizeof trailer,
                             f->info.file_size - HURRAY_FILE_TRAILER_LEN, "reading the trailer",
                             err);
-  if (st == HURRAY_OK) st = parse_all(f, header, trailer, err);
+  if (st == HURRAY_OK) st = parse_all(f, header, trailer, NULL, fd, err);
   if (st != HURRAY_OK) goto done;
 
   if (f->opts.access == HURRAY_FILE_ACCESS_READ) {

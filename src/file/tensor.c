@@ -121,6 +121,72 @@ static bool buffers_known(const HurrayDescriptor *d) {
   return k == HURRAY_TAG_NAMED || k == HURRAY_TAG_PRIVATE;
 }
 
+/* Checks the placement of tensor i's buffers (descriptor d): a known layout,
+ * data_offset A-aligned, buffer k at the next multiple of A after buffer
+ * k-1, declared alignments at most A, the span equal to data_length. Sets
+ * *out_nb and *max_align (the largest alignment of a non-empty buffer, at
+ * least 64). */
+HurrayStatus hurray__file_check_placement(const HurrayFile *f, uint32_t i,
+                                          const HurrayDescriptor *d, uint32_t *out_nb,
+                                          uint64_t *max_align, HurrayError *err) {
+  HurrayFileIndexEntry entry;
+  hurray__file_entry_at(f, i, &entry);
+  const HurrayFileIndexEntry *e = &entry;
+  const uint64_t A = f->info.data_alignment;
+  char field[48];
+  uint32_t nb = 0;
+  HURRAY_TRY(hurray_descriptor_buffer_count(d, &nb));
+  if (!buffers_known(d))
+    return hurray__fail(err, HURRAY_ERR_UNSUPPORTED, e->desc_off, "layout",
+                        "tensor \"%.*s\": the buffers of an unknown layout cannot be located",
+                        (int)(e->name_len > 48 ? 48 : e->name_len), (const char *)e->name);
+  if (nb > 0 && (e->data_off & (A - 1)) != 0)
+    return hurray__fail(err, HURRAY_ERR_INVALID_FILE, e->data_off,
+                        hurray__path(field, sizeof field, "index[%u].data_offset", i),
+                        "%llu is not a multiple of the data alignment %llu",
+                        (unsigned long long)e->data_off, (unsigned long long)A);
+  /* Walk the buffers: positions, alignment, and their total span. */
+  uint64_t pos = e->data_off, end = e->data_off, align = 64;
+  for (uint32_t k = 0; k < nb; k++) {
+    const HurrayBufferHandle *h = NULL;
+    HURRAY_TRY(hurray_descriptor_buffer(d, k, &h));
+    if (k > 0 && hurray__align_up_u64(end, A, &pos)) goto span;
+    if (hurray__add_overflow_u64(pos, h->byte_size, &end)) goto span;
+    if (end > e->data_off + e->data_len) goto span;
+    if (h->byte_size > 0 && h->alignment > A)
+      return hurray__fail(err, HURRAY_ERR_MISALIGNED, e->desc_off,
+                          hurray__path(field, sizeof field, "buffers[%u].alignment", k),
+                          "tensor \"%.*s\": %u exceeds the file's data alignment %llu",
+                          (int)(e->name_len > 48 ? 48 : e->name_len), (const char *)e->name,
+                          h->alignment, (unsigned long long)A);
+    if (h->byte_size > 0 && h->alignment > align) align = h->alignment;
+  }
+  if (end - e->data_off != e->data_len) goto span;
+  *out_nb = nb;
+  *max_align = align;
+  return HURRAY_OK;
+span:
+  return hurray__fail(err, HURRAY_ERR_INVALID_FILE, e->data_off,
+                      hurray__path(field, sizeof field, "index[%u].data_length", i),
+                      "tensor \"%.*s\": data_length %llu does not match its %u buffers laid out "
+                      "from data_offset %llu",
+                      (int)(e->name_len > 48 ? 48 : e->name_len), (const char *)e->name,
+                      (unsigned long long)e->data_len, nb, (unsigned long long)e->data_off);
+}
+
+HurrayStatus hurray_file_verify_tensor(const HurrayFile *f, uint64_t index, HurrayError *err) {
+  HurrayDescriptor *d = NULL;
+  HURRAY_TRY(hurray_file_descriptor(f, index, &d, err));
+  uint32_t nb = 0, members = 0;
+  uint64_t max_align = 0;
+  HurrayStatus st =
+      hurray__file_check_placement(f, (uint32_t)index, d, &nb, &max_align, err);
+  bool head = st == HURRAY_OK && hurray__file_composite_members(d, &members);
+  hurray__descriptor_drop(d);
+  if (head) st = hurray__file_check_composite_tree(f, index, err);
+  return st;
+}
+
 HurrayStatus hurray_file_tensor(const HurrayFile *f, uint64_t index, HurrayFileTensor **out,
                                 HurrayError *err) {
   if (out == NULL)
@@ -140,45 +206,11 @@ HurrayStatus hurray_file_tensor(const HurrayFile *f, uint64_t index, HurrayFileT
   const HurrayFileIndexEntry *e = &entry;
   const uint64_t A = f->info.data_alignment;
   char field[48];
-  HurrayStatus st = HURRAY_OK;
   HurrayFileTensor *t = NULL;
   uint32_t nb = 0;
-  st = hurray_descriptor_buffer_count(d, &nb);
+  uint64_t max_align = 64, pos, end = e->data_off;
+  HurrayStatus st = hurray__file_check_placement(f, i, d, &nb, &max_align, err);
   if (st != HURRAY_OK) goto fail;
-
-  if (!buffers_known(d)) {
-    st = hurray__fail(err, HURRAY_ERR_UNSUPPORTED, e->desc_off, "layout",
-                      "tensor \"%.*s\": the buffers of an unknown layout cannot be located",
-                      (int)(e->name_len > 48 ? 48 : e->name_len), (const char *)e->name);
-    goto fail;
-  }
-  if (nb > 0 && (e->data_off & (A - 1)) != 0) {
-    st = hurray__fail(err, HURRAY_ERR_INVALID_FILE, e->data_off,
-                      hurray__path(field, sizeof field, "index[%u].data_offset", i),
-                      "%llu is not a multiple of the data alignment %llu",
-                      (unsigned long long)e->data_off, (unsigned long long)A);
-    goto fail;
-  }
-  /* Walk the buffers: positions, alignment, and their total span. */
-  uint64_t pos = e->data_off, end = e->data_off, max_align = 64;
-  for (uint32_t k = 0; k < nb; k++) {
-    const HurrayBufferHandle *h = NULL;
-    st = hurray_descriptor_buffer(d, k, &h);
-    if (st != HURRAY_OK) goto fail;
-    if (k > 0 && hurray__align_up_u64(end, A, &pos)) goto span;
-    if (hurray__add_overflow_u64(pos, h->byte_size, &end)) goto span;
-    if (end > e->data_off + e->data_len) goto span;
-    if (h->byte_size > 0 && h->alignment > A) {
-      st = hurray__fail(err, HURRAY_ERR_MISALIGNED, e->desc_off,
-                        hurray__path(field, sizeof field, "buffers[%u].alignment", k),
-                        "tensor \"%.*s\": %u exceeds the file's data alignment %llu",
-                        (int)(e->name_len > 48 ? 48 : e->name_len), (const char *)e->name,
-                        h->alignment, (unsigned long long)A);
-      goto fail;
-    }
-    if (h->byte_size > 0 && h->alignment > max_align) max_align = h->alignment;
-  }
-  if (end - e->data_off != e->data_len) goto span;
 
   size_t name_len = e->name_len;
   size_t bytes = sizeof *t + (size_t)nb * sizeof(FileBuffer) + name_len + 1;
@@ -238,13 +270,6 @@ HurrayStatus hurray_file_tensor(const HurrayFile *f, uint64_t index, HurrayFileT
   t->source = hurray__source_retain(f->source);
   *out = t;
   return HURRAY_OK;
-span:
-  st = hurray__fail(err, HURRAY_ERR_INVALID_FILE, e->data_off,
-                    hurray__path(field, sizeof field, "index[%u].data_length", i),
-                    "tensor \"%.*s\": data_length %llu does not match its %u buffers laid out "
-                    "from data_offset %llu",
-                    (int)(e->name_len > 48 ? 48 : e->name_len), (const char *)e->name,
-                    (unsigned long long)e->data_len, nb, (unsigned long long)e->data_off);
 fail:
   if (t != NULL) {
     hurray_free(t->owned);

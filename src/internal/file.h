@@ -36,6 +36,26 @@ HURRAY_INTERNAL uint32_t hurray__crc32c_hw(uint32_t crc, const void *data, size_
  * register after B started from 0); this merges independent streams.
  */
 HURRAY_INTERNAL uint32_t hurray__crc32c_shift(uint32_t reg, uint64_t nbytes);
+/* hurray_crc32c(crc, zeros, nbytes) without the zeros: the CRC continued over
+ * nbytes zero bytes (the padding the writer leaves as gaps), in O(log n). */
+static inline uint32_t hurray__crc32c_zeros(uint32_t crc, uint64_t nbytes) {
+  return nbytes == 0 ? crc : ~hurray__crc32c_shift(~crc, nbytes);
+}
+
+/*
+ * The fastest CRC-32C for large inputs (src/file/crc_bursts.c): AVX-512
+ * VPCLMULQDQ folding with four accumulators (x86-64, detected at run time),
+ * else hurray__crc32c_hw / _sw. Same contract as hurray_crc32c, which uses it
+ * from HURRAY__CRC_BULK_MIN bytes on.
+ */
+HURRAY_INTERNAL bool hurray__crc32c_bulk_available(void);
+HURRAY_INTERNAL uint32_t hurray__crc32c_bulk(uint32_t crc, const void *data, uint64_t len);
+#define HURRAY__CRC_BULK_MIN 2048u
+
+/* ---- data checksums (src/file/checksums.c) --------------------------------- */
+
+/* Bytes per index entry in the HURRAY_FILE_KV_DATA_CRC32C record. */
+#define HURRAY__DATA_CRC_ENTRY 8u
 
 /*
  * CRC-32C in bursts (src/file/crc_bursts.c), for a loop that interleaves
@@ -491,6 +511,22 @@ HURRAY_INTERNAL uint32_t hurray__file_order_at(const HurrayFileOrder *o, uint32_
 HURRAY_INTERNAL uint32_t hurray__file_rank_of(const HurrayFileOrder *o, uint32_t entry);
 HURRAY_INTERNAL void hurray__file_order_free(HurrayFile *f);
 
+/*
+ * Failure-path explanations (src/file/explain.c). hurray__file_not_hrry:
+ * when `head` (n bytes of a file of `size` bytes) is another kind of file,
+ * fails with HURRAY_ERR_INVALID_FILE saying which and what to do; HURRAY_OK
+ * when it is a .hrry file or nothing known (the caller reports as usual).
+ * hurray__file_explain_trailer: the header was valid but the trailer magic
+ * is not there; walks the tensors (from `mem`, or `fd` when mem is NULL) to
+ * say where the file ends and how much is missing. Always fails.
+ */
+HURRAY_INTERNAL HURRAY_NODISCARD HurrayStatus hurray__file_not_hrry(const uint8_t *head,
+                                                                    size_t n, uint64_t size,
+                                                                    HurrayError *err);
+HURRAY_INTERNAL HURRAY_NODISCARD HurrayStatus hurray__file_explain_trailer(
+    const uint8_t *mem, HurrayOsFile fd, uint64_t size, uint64_t first, uint32_t align,
+    uint64_t max_desc, const uint8_t *trailer, HurrayError *err);
+
 /* Number of descriptors decoded by this process (test hook: proves that
  * open decodes none and a fetch decodes one). */
 HURRAY_INTERNAL uint64_t hurray__file_descriptor_decodes(void);
@@ -500,6 +536,22 @@ HURRAY_INTERNAL uint64_t hurray__file_descriptor_decodes(void);
 HURRAY_INTERNAL HURRAY_NODISCARD HurrayStatus hurray__file_check_composite_level(
     const HurrayDescriptor *head, const HurrayDescriptor *const *members, uint32_t n,
     uint32_t depth, uint32_t options, HurrayError *err);
+
+/* Checks the placement of tensor i's buffers, described by d (tensor.c): a
+ * known layout, data_offset aligned, each buffer at the next multiple of the
+ * data alignment, declared alignments at most it, the span equal to
+ * data_length. *out_nb: the buffer count; *max_align: the largest declared
+ * alignment of a non-empty buffer (at least 64). */
+HURRAY_INTERNAL HURRAY_NODISCARD HurrayStatus hurray__file_check_placement(
+    const HurrayFile *f, uint32_t i, const HurrayDescriptor *d, uint32_t *out_nb,
+    uint64_t *max_align, HurrayError *err);
+
+/* Checks the composite whose head is tensor `head_index` as
+ * hurray_file_composite does (members in file order, depth, torn composites,
+ * each level's rules, each member's placement), from descriptors alone
+ * (composite.c). */
+HURRAY_INTERNAL HURRAY_NODISCARD HurrayStatus hurray__file_check_composite_tree(
+    const HurrayFile *f, uint64_t head_index, HurrayError *err);
 
 /* Member count of a composite head; false when d is not a composite head. */
 HURRAY_INTERNAL bool hurray__file_composite_members(const HurrayDescriptor *d, uint32_t *n);

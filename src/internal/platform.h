@@ -221,5 +221,25 @@ HURRAY_INTERNAL void hurray__os_will_read(const void *addr, size_t len);
  * maps its pages in one call instead of one page fault each where the system
  * can (Linux MADV_POPULATE_WRITE), for blocks of 64 KiB or more. */
 HURRAY_INTERNAL void hurray__os_prefault_write(void *p, size_t n);
+/* Hints that the mapped pages of [p, p + n) are about to be read in full:
+ * maps those already in the page cache in one call instead of a fault every
+ * few pages, and reads the others ahead (Linux MADV_POPULATE_READ, else
+ * MADV_WILLNEED where there is one). For 64 KiB or more. */
+HURRAY_INTERNAL void hurray__os_prefault_read(const void *p, size_t n);
+
+/* ---- a worker thread ------------------------------------------------------------ */
+
+/* One thread running fn(arg), joined exactly once. The writer checksums a
+ * large tensor on it while the calling thread copies the same bytes into the
+ * file (src/file/writer.c). */
+typedef struct HurrayThread {
+  void *handle;
+} HurrayThread;
+
+/* Starts fn(arg) on a new thread: 0, or a system error code (then nothing
+ * runs and t is not to be joined). */
+HURRAY_INTERNAL int hurray__thread_start(HurrayThread *t, void (*fn)(void *arg), void *arg);
+/* Waits for the thread started in t to return and releases it. */
+HURRAY_INTERNAL void hurray__thread_join(HurrayThread *t);
 
 #endif /* HURRAY_INTERNAL_PLATFORM_H */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "hurray/file.h"
 #include "internal/validate.h"
 #include "stream/stream_internal.h"
 
@@ -342,6 +343,17 @@ static HurrayStatus read_descriptor(HurrayStreamReader *r, HurrayDescriptor **ou
 
   uint32_t len = 0;
   HurrayStatus st = hurray_descriptor_peek_length(bytes, HURRAY_STREAM_PREFIX_LEN, &len, &inner);
+  if (st != HURRAY_OK && start == 0) {
+    /* the first bytes of the stream: another kind of file? say which */
+    HurrayFileKind kind = hurray_file_sniff(bytes, HURRAY_STREAM_PREFIX_LEN, 0);
+    if (kind == HURRAY_FILE_KIND_HRRY)
+      return hurray__fail(err, HURRAY_ERR_STREAM, 0, "descriptor.magic",
+                          "\"HRRYFILE\": this is a .hrry file container, not a stream; open it "
+                          "with hurray_file_open (hurray.open, hurray.load)");
+    if (kind != HURRAY_FILE_KIND_UNKNOWN && kind != HURRAY_FILE_KIND_HRRY_STREAM)
+      return hurray__fail(err, HURRAY_ERR_STREAM, 0, "descriptor.magic",
+                          "this is %s, not a Hurray stream", hurray_file_kind_name(kind));
+  }
   if (st != HURRAY_OK) return rebase(err, st, &inner, start);
   if ((uint64_t)len > r->opt.max_descriptor_bytes)
     return hurray__fail(err, HURRAY_ERR_STREAM_LIMIT, start + 6, "descriptor_length",

@@ -84,7 +84,7 @@ static HurrayFileCompositeNode node(const char *name, const HurrayDescriptor *d,
 
 static HurrayFileWriter *wopen(const char *path, bool sorted) {
   HurrayFileWriter *w = NULL;
-  HurrayFileWriterOptions o = {0, sorted, true};
+  HurrayFileWriterOptions o = {0, sorted, true, false};
   HurrayError e;
   if (hurray_file_writer_open(path, &o, &w, &e) != HURRAY_OK) fail_msg("%s", e.message);
   return w;
@@ -500,7 +500,7 @@ static void test_composite_allocation_failures(void **state) {
   for (long n = 0;; n++) {
     tu_fail_alloc_after(n);
     HurrayFileWriter *w = NULL;
-    HurrayFileWriterOptions o = {0, false, true};
+    HurrayFileWriterOptions o = {0, false, true, false};
     HurrayStatus st = hurray_file_writer_open(path, &o, &w, NULL);
     if (st == HURRAY_OK) st = hurray_file_writer_add_composite(w, &root, NULL);
     if (st == HURRAY_OK) st = hurray_file_writer_finish(w, NULL);

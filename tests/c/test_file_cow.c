@@ -30,7 +30,7 @@ static uint8_t pat(int seed, uint64_t k) { return (uint8_t)(((uint64_t)seed * 31
  */
 static void write_pair(const char *path, uint64_t n, uint32_t buf_align, uint32_t data_align) {
   HurrayFileWriter *w = NULL;
-  HurrayFileWriterOptions o = {data_align, false, true};
+  HurrayFileWriterOptions o = {data_align, false, true, false};
   HurrayError e;
   if (hurray_file_writer_open(path, &o, &w, &e) != HURRAY_OK) fail_msg("%s", e.message);
   HurrayDescriptor *d = tf_desc_align(HURRAY_DTYPE_UINT8, 1, &n, n, buf_align);

@@ -114,7 +114,7 @@ static int version_of(const char *path, uint8_t v) {
  */
 static void save_child(const char *path, int fd, bool durable) {
   HurrayFileWriter *w = NULL;
-  HurrayFileWriterOptions o = {0, false, !durable};
+  HurrayFileWriterOptions o = {0, false, !durable, false};
   if (hurray_file_writer_open(path, &o, &w, NULL) != HURRAY_OK) _exit(2);
   if (write(fd, "o", 1) != 1) _exit(3);
   HurrayDescriptor *d = tf_desc_u8(NEW_BYTES);

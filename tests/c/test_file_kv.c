@@ -17,7 +17,7 @@ static int teardown(void **state) {
 
 static HurrayFileWriter *open_writer(const char *name) {
   HurrayFileWriter *w = NULL;
-  HurrayFileWriterOptions o = {0, false, true};
+  HurrayFileWriterOptions o = {0, false, true, false};
   HurrayError e;
   if (hurray_file_writer_open(tf_path(name), &o, &w, &e) != HURRAY_OK) fail_msg("%s", e.message);
   return w;

@@ -26,7 +26,7 @@ static double now(void) {
 /* n empty tensors "t000000".. (one page each) plus one KV entry. */
 static void write_many(const char *path, int n, bool sorted) {
   HurrayFileWriter *w = NULL;
-  HurrayFileWriterOptions o = {0, sorted, true};
+  HurrayFileWriterOptions o = {0, sorted, true, false};
   HurrayError e;
   assert_int_equal(hurray_file_writer_open(path, &o, &w, &e), HURRAY_OK);
   HurrayDescriptor *d = tf_desc_u8(0);

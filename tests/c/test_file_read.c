@@ -24,7 +24,7 @@ static int teardown(void **state) {
 static uint8_t *base_file(size_t *len) {
   const char *path = tf_path("base.hrry");
   HurrayFileWriter *w = NULL;
-  HurrayFileWriterOptions o = {0, false, true};
+  HurrayFileWriterOptions o = {0, false, true, false};
   HurrayError e;
   assert_int_equal(hurray_file_writer_open(path, &o, &w, &e), HURRAY_OK);
   HurrayDescriptor *d0 = tf_desc_u8(5), *d1 = tf_desc_f32(2, 2), *d2 = tf_desc_u8(0);
@@ -885,7 +885,7 @@ static void test_hash_flooding_falls_back(void **state) {
    * notices and sorts instead. */
   const char *path = tf_path("flood.hrry");
   HurrayFileWriter *w = NULL;
-  HurrayFileWriterOptions o = {0, false, true};
+  HurrayFileWriterOptions o = {0, false, true, false};
   HurrayError e;
   assert_int_equal(hurray_file_writer_open(path, &o, &w, &e), HURRAY_OK);
   HurrayDescriptor *d = tf_desc_u8(0);

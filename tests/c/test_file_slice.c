@@ -86,7 +86,7 @@ static HurrayDescriptorFields spec_fields(Spec *s, HurrayBufferHandle *h) {
 static const char *write_file(void) {
   const char *path = tf_path("slices.hrry");
   HurrayFileWriter *w = NULL;
-  HurrayFileWriterOptions o = {0, false, true};
+  HurrayFileWriterOptions o = {0, false, true, false};
   HurrayError e;
   assert_int_equal(hurray_file_writer_open(path, &o, &w, &e), HURRAY_OK);
   for (size_t i = 0; i < NSPECS; i++) {

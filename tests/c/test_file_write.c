@@ -27,7 +27,7 @@ static int teardown(void **state) {
 
 static HurrayFileWriter *wopen(const char *path, uint32_t align, bool sorted) {
   HurrayFileWriter *w = NULL;
-  HurrayFileWriterOptions o = {align, sorted, true};
+  HurrayFileWriterOptions o = {align, sorted, true, false};
   HurrayError e;
   if (hurray_file_writer_open(path, &o, &w, &e) != HURRAY_OK) fail_msg("%s", e.message);
   return w;
@@ -215,7 +215,7 @@ static void test_alignment_option(void **state) {
   HurrayError e;
   static const uint32_t bad[] = {1, 64, 2048, 4095, 4097, 6144, 4u << 20, 0x80000000u};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-    HurrayFileWriterOptions o = {bad[i], false, true};
+    HurrayFileWriterOptions o = {bad[i], false, true, false};
     assert_int_equal(hurray_file_writer_open(tf_path("a.hrry"), &o, &w, &e),
                      HURRAY_ERR_INVALID_ARGUMENT);
     assert_null(w);
@@ -425,7 +425,7 @@ static void test_durable_write_behind_windows(void **state) {
   (void)state;
   const char *path = tf_path("durable.hrry");
   HurrayFileWriter *w = NULL;
-  HurrayFileWriterOptions o = {0, false, false}; /* durable */
+  HurrayFileWriterOptions o = {0, false, false, false}; /* durable */
   HurrayError e;
   assert_int_equal(hurray_file_writer_open(path, &o, &w, &e), HURRAY_OK);
   const uint64_t big_n = ((uint64_t)20 << 20) + 5;
@@ -555,7 +555,7 @@ static void check_untouched_until_finish(bool named) {
   assert_int_equal(tf_dir_entries(), 1);
   expect_old(path, 2);
   /* And again with fsync (the durable path names the file after syncing it). */
-  HurrayFileWriterOptions o = {0, false, false};
+  HurrayFileWriterOptions o = {0, false, false, false};
   assert_int_equal(hurray_file_writer_open(path, &o, &w, &e), HURRAY_OK);
   data[7] = 3;
   add(w, "old", d, data);
@@ -580,7 +580,7 @@ static void test_target_untouched_until_finish(void **state) {
  * per tensor, until it is killed. */
 static int torn_writer_child(const char *path) {
   HurrayFileWriter *w = NULL;
-  HurrayFileWriterOptions o = {0, false, false};
+  HurrayFileWriterOptions o = {0, false, false, false};
   if (hurray_file_writer_open(path, &o, &w, NULL) != HURRAY_OK) return 2;
   HurrayDescriptor *d = tf_desc_u8(100000);
   uint8_t *data = calloc(1, 100000);
@@ -655,7 +655,7 @@ static void test_torn_write_sigkill(void **state) {
     /* Child: write a bigger file slowly, reporting each tensor. */
     close(fds[0]);
     HurrayFileWriter *w = NULL;
-    HurrayFileWriterOptions o = {0, false, false};
+    HurrayFileWriterOptions o = {0, false, false, false};
     if (hurray_file_writer_open(path, &o, &w, NULL) != HURRAY_OK) _exit(2);
     HurrayDescriptor *d = tf_desc_u8(100000);
     uint8_t *data = calloc(1, 100000);
@@ -702,7 +702,7 @@ static void test_io_error_fails_the_writer(void **state) {
     struct rlimit rl = {50000, 50000};
     setrlimit(RLIMIT_FSIZE, &rl);
     HurrayFileWriter *w = NULL;
-    HurrayFileWriterOptions o = {0, false, true};
+    HurrayFileWriterOptions o = {0, false, true, false};
     if (hurray_file_writer_open(path, &o, &w, NULL) != HURRAY_OK) _exit(2);
     HurrayDescriptor *d = tf_desc_u8(100000);
     uint8_t *data = calloc(1, 100000);
@@ -732,7 +732,7 @@ static void test_io_error_fails_the_writer(void **state) {
 static uint8_t *write_mixed(const char *path, bool prealloc, bool *did, size_t *len) {
   hurray__file_writer_test_no_prealloc(!prealloc);
   HurrayFileWriter *w = NULL;
-  HurrayFileWriterOptions o = {0, false, true};
+  HurrayFileWriterOptions o = {0, false, true, false};
   HurrayError e;
   if (hurray_file_writer_open(path, &o, &w, &e) != HURRAY_OK) fail_msg("%s", e.message);
   hurray__file_writer_test_no_prealloc(false);
@@ -785,7 +785,7 @@ static void test_preallocation(void **state) {
     struct rlimit rl = {2 << 20, 2 << 20};
     setrlimit(RLIMIT_FSIZE, &rl);
     HurrayFileWriter *w = NULL;
-    HurrayFileWriterOptions o = {0, false, true};
+    HurrayFileWriterOptions o = {0, false, true, false};
     if (hurray_file_writer_open(path, &o, &w, NULL) != HURRAY_OK) _exit(2);
     HurrayDescriptor *d = tf_desc_u8(3 << 20);
     uint8_t *data = calloc(1, 3 << 20);
@@ -810,7 +810,7 @@ static void test_preallocation(void **state) {
 
 static HurrayStatus write_some(const char *path, const HurrayDescriptor *d, bool sorted) {
   HurrayFileWriter *w = NULL;
-  HurrayFileWriterOptions o = {0, sorted, true};
+  HurrayFileWriterOptions o = {0, sorted, true, false};
   HurrayStatus st = hurray_file_writer_open(path, &o, &w, NULL);
   if (st != HURRAY_OK) return st;
   uint8_t data[4] = {1, 2, 3, 4};

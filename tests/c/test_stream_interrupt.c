@@ -40,11 +40,13 @@
 
 /* ---- helpers ------------------------------------------------------------------ */
 
+#if !defined(_WIN32) /* the timed tests below are POSIX only */
 static double now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
+#endif
 
 static void sleep_ms(long ms) {
   struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};

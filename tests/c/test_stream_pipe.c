@@ -355,7 +355,7 @@ static void test_sigpipe_on_pipe_does_not_kill(void **state) {
   assert_non_null(strstr(e.message, "errno 32")); /* EPIPE */
   hurray_stream_writer_destroy(&w);
   close(fds[1]);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
 }
 
 /* A socket whose peer is gone: TCP accepts the first bytes into its buffers
@@ -381,7 +381,7 @@ static void test_sigpipe_on_socket_does_not_kill(void **state) {
   print_message("socket with its peer gone: %s\n", e.message);
   assert_non_null(strstr(e.message, "write failed"));
   hurray_stream_writer_destroy(&w);
-  hurray_descriptor_destroy(d);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
   free(data);
 }
 #else

@@ -69,6 +69,21 @@ def test_cli_imports_only_the_standard_library():
     assert r.stdout.strip() == "[]"
 
 
+def test_a_closed_pipe_stops_quietly(tmp_path):
+    # `hurray ls --json big.hrry | head -1`: more output than a pipe holds, the
+    # reader leaves after one line; the command stops without a traceback or an
+    # error message, with 141 (128 + SIGPIPE) as a shell would report
+    big = tmp_path / "big.hrry"
+    hurray.save(big, {f"layer.{i:04d}.weight": np.zeros(2, np.float32) for i in range(3000)})
+    p = subprocess.Popen([sys.executable, "-m", "hurray", "ls", "--json", str(big)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert p.stdout.readline().strip() == b"{"
+    p.stdout.close()
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=60) == 141
+    assert err == ""
+
+
 def test_unknown_formats_and_same_paths(tmp_path, model, capsys):
     assert run("convert", model, tmp_path / "x.txt") == 2
     assert "unknown output format" in capsys.readouterr().err
@@ -210,12 +225,14 @@ def test_progress_on_a_terminal(monkeypatch):
 # ---- inspect -----------------------------------------------------------------
 
 def _inspector():
-    from hurray._cli._commands import find_inspector
-    exe = find_inspector()
-    if exe is None:
-        for cand in (ROOT / "build" / "cli" / "hurray-inspect",):
-            if cand.exists():
-                return str(cand)
+    # as test_file_errors._inspect: $HURRAY_INSPECT, this checkout's build, the installed one
+    exe = os.environ.get("HURRAY_INSPECT")
+    cand = ROOT / "build" / "cli" / "hurray-inspect"
+    if not exe and cand.exists():
+        exe = str(cand)
+    if not exe:
+        from hurray._cli._commands import find_inspector
+        exe = find_inspector()
     return exe
 
 

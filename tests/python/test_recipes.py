@@ -1,48 +1,29 @@
-"""Every recipe of docs/recipes.md runs as written: the Python blocks of each
-section are executed in order, in one namespace, in a scratch folder."""
-import os
-import re
+"""Every recipe of docs/recipes.md runs as written: the blocks of each section
+are executed in order, in one namespace, in a scratch folder (tests/python/mdcode.py,
+the runner the guide pages use too: tests/docs/test_guide_code.py)."""
 from pathlib import Path
 
 import pytest
 
+import mdcode
+
 DOC = Path(__file__).resolve().parents[2] / "docs" / "recipes.md"
+UNITS = mdcode.section_units(DOC)
 
 
-def sections():
-    text = DOC.read_text()
-    out = []
-    for part in re.split(r"^## ", text, flags=re.M)[1:]:
-        title = part.splitlines()[0].strip()
-        blocks = re.findall(r"```python\n(.*?)```", part, flags=re.S)
-        if blocks:
-            out.append((title, blocks))
-    return out
+@pytest.mark.parametrize("unit", UNITS, ids=[u.title for u in UNITS])
+def test_recipe_runs(unit, tmp_path):
+    missing = mdcode.missing_modules(unit)
+    if missing:
+        pytest.skip(f"needs {', '.join(missing)}")
+    assert mdcode.run_unit(unit, tmp_path) == len(unit.blocks)
+    assert [p for p in tmp_path.iterdir() if p.name != ".bin"]  # each recipe writes a file
 
 
-NEEDS = {"A transformers model with tied weights": ["torch", "transformers"],
-         "A PyTorch checkpoint": ["torch"],
-         "Moving from safetensors": ["torch", "safetensors"],
-         "Writable maps": ["numpy"],
-         "Partial reads for sharded loading": ["torch"],
-         "Quantize, save, load, dequantize": ["numpy"]}
-
-
-@pytest.mark.parametrize("title,blocks", sections(), ids=[t for t, _ in sections()])
-def test_recipe_runs(title, blocks, tmp_path, monkeypatch):
-    for mod in NEEDS.get(title, ["numpy"]):
-        pytest.importorskip(mod)
-    monkeypatch.chdir(tmp_path)
-    ns = {"__name__": "recipe"}
-    if title == "Moving from safetensors":
-        import safetensors.torch
-        import torch
-        safetensors.torch.save_file({"x": torch.arange(6.0)}, "model.safetensors")
-    for code in blocks:
-        exec(compile(code, f"{DOC.name}: {title}", "exec"), ns)
-    assert os.listdir(tmp_path)
-
-
-def test_every_section_is_known():
-    assert {t for t, _ in sections()} <= set(NEEDS) | {"Quantize, save, load, dequantize",
-                                                       "Partial reads for sharded loading"}
+def test_every_recipe_is_collected():
+    # one unit per section of the page, each with at least one block and its needs
+    assert [u.title for u in UNITS] == [
+        "A PyTorch checkpoint", "A transformers model with tied weights",
+        "Moving from safetensors", "Writable maps", "Partial reads for sharded loading",
+        "Quantize, save, load, dequantize"]
+    assert all(u.needs for u in UNITS)

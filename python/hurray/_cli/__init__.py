@@ -4,11 +4,12 @@ compare and inspect files.
     hurray convert SRC DST [--dequantize DTYPE] [--drop-kv] [--quiet]
     hurray ls FILE [--json]
     hurray diff A B [--quiet]
+    hurray verify FILE... [--json] [--require-checksums] [--quiet]
     hurray inspect FILE [hurray-inspect options]
 
 Exit status: 0 success (diff: the same), 1 diff: different / convert: a tensor
-or KV entry the target cannot hold exactly (refused, nothing written), 2 an
-error (usage, a file that cannot be read or written).
+or KV entry the target cannot hold exactly (refused, nothing written) / verify:
+a file is damaged, 2 an error (usage, a file that cannot be read or written).
 
 Importing this module imports the standard library only; each subcommand
 imports what it needs (NumPy, the gguf package, torch) when it runs.
@@ -17,12 +18,14 @@ imports what it needs (NumPy, the gguf package, torch) when it runs.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Sequence
 
 __all__ = ["main"]
 
 EXIT_OK, EXIT_DIFFERENT, EXIT_ERROR = 0, 1, 2
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a program its pipe closed
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -31,8 +34,9 @@ def _parser() -> argparse.ArgumentParser:
         description="Convert, list, compare and inspect tensor files: .hrry, .safetensors "
                     "(files and sharded model directories), .gguf, PyTorch checkpoints "
                     "(.pt/.pth/.bin), .npy/.npz.",
-        epilog="exit status: 0 success (diff: the same), 1 different (diff) or refused "
-               "(convert: the target cannot hold a tensor exactly), 2 error. See docs/cli.md.")
+        epilog="exit status: 0 success (diff: the same), 1 different (diff), refused "
+               "(convert: the target cannot hold a tensor exactly) or damaged (verify), "
+               "2 error. See docs/cli.md.")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     c = sub.add_parser("convert", help="convert SRC to DST (formats from the file names)",
                        description="Convert SRC to DST, tensor by tensor. Refuses (exit 1) "
@@ -52,6 +56,19 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("a", metavar="A")
     d.add_argument("b", metavar="B")
     d.add_argument("-q", "--quiet", action="store_true", help="only the exit status")
+    v = sub.add_parser("verify", help="check .hrry files: structure and data checksums; "
+                                      "exit 1 if one is damaged",
+                       description="Check each .hrry FILE: every structural rule of the "
+                                   "format, then the CRC-32C of every tensor's descriptor and "
+                                   "data when the file records them (hurray.save does by "
+                                   "default). Exit 0 all sound, 1 one is damaged, 2 one "
+                                   "cannot be checked.")
+    v.add_argument("files", metavar="FILE", nargs="+")
+    v.add_argument("--json", action="store_true", help="one JSON document (a list for "
+                   "several files)")
+    v.add_argument("--require-checksums", action="store_true",
+                   help="a file that records no data checksums counts as damaged (exit 1)")
+    v.add_argument("-q", "--quiet", action="store_true", help="print only the files that fail")
     i = sub.add_parser("inspect", help="show a .hrry file field by field (hurray-inspect)")
     i.add_argument("file", metavar="FILE")
     i.add_argument("args", nargs=argparse.REMAINDER, metavar="...",
@@ -77,7 +94,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _commands.ls(args.file, as_json=args.json)
         if args.command == "diff":
             return _commands.diff(args.a, args.b, quiet=args.quiet)
+        if args.command == "verify":
+            return _commands.verify(args.files, as_json=args.json, quiet=args.quiet,
+                                    require_checksums=args.require_checksums)
         return _commands.inspect(args.file, list(args.args))
+    except BrokenPipeError:
+        # the reader of our output went away (`hurray ls --json f | head`): stop
+        # quietly, as `git log | head` does; what is left is sent nowhere so the
+        # interpreter's final flush cannot raise again
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return EXIT_BROKEN_PIPE
     except Refused as e:
         print(f"hurray {args.command}: refused: {e}", file=sys.stderr)
         return EXIT_DIFFERENT

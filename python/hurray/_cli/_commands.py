@@ -1,4 +1,4 @@
-"""The subcommands of `hurray` (docs/cli.md): convert, ls, diff, inspect."""
+"""The subcommands of `hurray` (docs/cli.md): convert, ls, diff, verify, inspect."""
 
 from __future__ import annotations
 
@@ -290,6 +290,73 @@ def _max_abs(a: Any, b: Any) -> float | None:
     same_nan = np.isnan(fa) & np.isnan(fb)
     d = np.where(same_nan, 0.0, d)
     return float(np.max(d))
+
+
+# ---- verify -----------------------------------------------------------------------
+
+HRRY_MAGIC = b"HRRYFILE"
+
+
+def verify(paths: list[str], *, as_json: bool = False, require_checksums: bool = False,
+           quiet: bool = False, out: Any = None) -> int:
+    """Checks each .hrry file as File.verify() does: every structural rule, then
+    the data checksums when the file records them. Exit status 0 when every
+    file is sound, 1 when one is damaged (or, with require_checksums, records no
+    checksums), 2 when one cannot be checked at all (missing, unreadable, not a
+    .hrry file); the worst status wins."""
+    from .. import _files
+    out = out if out is not None else sys.stdout
+    worst = 0
+    docs = []
+    for path in paths:
+        doc: dict[str, Any] = {"path": path, "ok": False, "tensors": None, "checksums": None,
+                               "checked_bytes": None, "error": None, "status": None,
+                               "field": None, "offset": None}
+        status = 0
+        try:
+            with _files.open(path, mmap="r") as f:
+                r = f.verify()
+            doc.update(tensors=r.tensors, checksums=r.checksums, checked_bytes=r.checked_bytes)
+            if r.checksums or not require_checksums:
+                doc["ok"] = True
+                line = (f"{path}: OK, {r.tensors} tensors, structure and data checksums "
+                        f"({r.checked_bytes:,} bytes)" if r.checksums else
+                        f"{path}: OK, {r.tensors} tensors, structure only: the file records "
+                        "no data checksums (rewrite it with hurray convert FILE NEW.hrry, or "
+                        "save with checksums=True)")
+            else:
+                status = 1
+                doc["error"] = "the file records no data checksums"
+                line = (f"{path}: NO CHECKSUMS, {r.tensors} tensors, structure sound; the file "
+                        "records no data checksums (--require-checksums; rewrite it with "
+                        "hurray convert FILE NEW.hrry)")
+        except Exception as e:  # noqa: BLE001 - hurray.FileError (an OSError), ValidationError
+            # a file that starts as a .hrry file and fails a check is damaged;
+            # anything else (missing, unreadable, a directory, another format,
+            # which the message names) cannot be checked
+            status = 1 if _starts_as_hrry(path) else 2
+            doc["error"] = f"{type(e).__name__}: {e}"
+            for key in ("status", "field", "offset"):  # hurray errors say where
+                value = getattr(e, key, None)
+                doc[key] = value if isinstance(value, (str, int)) else None
+            line = (f"{path}: DAMAGED: {doc['error']}" if status == 1 else
+                    f"{path}: cannot be checked: {doc['error']}")
+        worst = max(worst, status)
+        docs.append(doc)
+        if not as_json and not (quiet and status == 0):
+            (out if status == 0 else sys.stderr).write(line + "\n")
+    if as_json:
+        json.dump(docs if len(docs) != 1 else docs[0], out, indent=2, ensure_ascii=False)
+        out.write("\n")
+    return worst
+
+
+def _starts_as_hrry(path: str) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(len(HRRY_MAGIC)) == HRRY_MAGIC
+    except OSError:
+        return False
 
 
 # ---- inspect ----------------------------------------------------------------------

@@ -51,13 +51,15 @@ static const char KEEPER_NAME[] = "hurray._file_tensor";
  * always hurray.FileError, whatever the status says (a path that names a
  * directory is an argument error to the C library, a file error to Python). */
 static PyObject *raise_file(HrpyState *st, HurrayStatus rc, const HurrayError *err,
-                            const char *context) {
+                            const char *context, const char *path) {
   PyObject *exc = hrpy_exception_for(st, rc);
   if (rc == HURRAY_ERR_INVALID_ARGUMENT || rc == HURRAY_ERR_INVALID_STATE ||
       exc == st->InternalError)
     exc = st->FileError;
-  return hrpy_raise_status_as(st, exc, rc, err != NULL && err->status == rc ? err : NULL,
-                             context);
+  /* a missing file or a permission refused: also FileNotFoundError /
+   * PermissionError, with errno and filename (util/errors.c) */
+  return hrpy_raise_file_status(st, exc, rc, err != NULL && err->status == rc ? err : NULL,
+                                context, path);
 }
 
 /* "op: tensor 'name'" for tensor `index` of f. */
@@ -244,7 +246,7 @@ static HurrayFile *open_file(HrpyState *st, PyObject *pathobj, HurrayFileAccess 
   if (rc != HURRAY_OK) {
     char ctx[200];
     PyOS_snprintf(ctx, sizeof ctx, "%s: '%.150s'", op, p);
-    raise_file(st, rc, &err, ctx);
+    raise_file(st, rc, &err, ctx, p);
   }
   Py_DECREF(b);
   return f;
@@ -274,6 +276,28 @@ static int find_name(HrpyState *st, const HurrayFile *f, PyObject *name, const c
   return -1;
 }
 
+/* ---- verification (docs/file-format.md, "Data checksums") ----------------------------- */
+
+/* Every structural check the C reader has (hurray_file_verify, then
+ * hurray_file_verify_tensor of every tensor), then the data checksums when
+ * the file carries them (*has_sums). No Python API: runs without the GIL. */
+static HurrayStatus verify_all(const HurrayFile *f, HurrayFileDataReport *rep, bool *has_sums,
+                               HurrayError *err) {
+  memset(rep, 0, sizeof *rep);
+  *has_sums = false;
+  HurrayStatus rc = hurray_file_verify(f, err);
+  uint64_t n = hurray_file_tensor_count(f);
+  for (uint64_t i = 0; rc == HURRAY_OK && i < n; i++) rc = hurray_file_verify_tensor(f, i, err);
+  if (rc != HURRAY_OK) return rc;
+  HurrayError derr;
+  hurray_error_clear(&derr);
+  rc = hurray_file_verify_data(f, rep, &derr);
+  if (rc == HURRAY_ERR_NOT_FOUND) return HURRAY_OK; /* no checksums: the structure is all */
+  *has_sums = true;
+  if (rc != HURRAY_OK && err != NULL) *err = derr;
+  return rc;
+}
+
 /* ---- load ------------------------------------------------------------------------------ */
 
 /* The KV value of `key` (NUL-terminated), or None: one entry decoded, not the
@@ -296,13 +320,15 @@ static PyObject *kv_value(HrpyState *st, const HurrayFile *f, const char *key) {
  * the same file. */
 static PyObject *load_impl(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
                            PyObject *kwnames, bool with_kv) {
-  static const char *const names[] = {"path", "names", "mmap", "permissive", NULL};
-  PyObject *a[4];
+  static const char *const names[] = {"path", "names", "mmap", "permissive", "verify", NULL};
+  PyObject *a[5];
   if (hrpy_parse_args("load", args, nargs, kwnames, names, 1, 1, a) < 0) return NULL;
   HrpyState *st = hrpy_state_of_module(m);
   HurrayFileAccess access;
   uint32_t options;
-  if (parse_mmap(a[2], "load", &access) < 0 || parse_permissive(a[3], &options) < 0)
+  bool verify = false;
+  if (parse_mmap(a[2], "load", &access) < 0 || parse_permissive(a[3], &options) < 0 ||
+      hrpy_arg_flag(a[4], false, &verify) < 0)
     return NULL;
   PyObject *wanted = NULL; /* a tuple of str when names= is given */
   if (a[1] != NULL && a[1] != Py_None) {
@@ -351,7 +377,14 @@ static PyObject *load_impl(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
   /* Loading everything relies on every name being unique and no two tensors
    * overlapping: prove the whole index first (open checks only what a lazy
    * reader of one tensor relies on). */
-  if (wanted == NULL) vrc = hurray_file_verify(f, &err);
+  if (verify) {
+    /* verify=True: every structural rule and the data checksums, first */
+    HurrayFileDataReport rep;
+    bool has_sums;
+    vrc = verify_all(f, &rep, &has_sums, &err);
+  } else if (wanted == NULL) {
+    vrc = hurray_file_verify(f, &err);
+  }
   rc = vrc;
   if (vrc != HURRAY_OK) {
     /* reported below, against no particular tensor */
@@ -472,7 +505,7 @@ static PyObject *m_remove_stale_temporaries(PyObject *m, PyObject *const *args, 
     char ctx[200];
     PyOS_snprintf(ctx, sizeof ctx, "remove_stale_temporaries: '%.150s' (%u removed)", p,
                   (unsigned)removed);
-    raise_file(st, rc, &err, ctx);
+    raise_file(st, rc, &err, ctx, p);
   }
   Py_DECREF(b);
   return r;
@@ -548,8 +581,8 @@ static int fill_node(HrpyState *st, HrpyArena *a, PyObject *obj, const HurrayDes
 
 static PyObject *m_save(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
                         PyObject *kwnames) {
-  static const char *const names[] = {"path", "tensors", "kv", "durable", NULL};
-  PyObject *a[4];
+  static const char *const names[] = {"path", "tensors", "kv", "durable", "checksums", NULL};
+  PyObject *a[5];
   if (hrpy_parse_args("save", args, nargs, kwnames, names, 2, 2, a) < 0) return NULL;
   HrpyState *st = hrpy_state_of_module(m);
   /* durable=True (the default): fsync the file before the rename and the
@@ -561,6 +594,9 @@ static PyObject *m_save(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
   HurrayFileWriterOptions wopt;
   memset(&wopt, 0, sizeof wopt);
   wopt.skip_fsync = a[3] == Py_False;
+  /* checksums=True (the default): a CRC-32C of every tensor in the KV entry
+   * "hurray.data_crc32c", computed while writing (docs/file-format.md). */
+  if (hrpy_arg_flag(a[4], true, &wopt.data_checksums) < 0) return NULL;
   PyObject *path = NULL, *items = NULL, *result = NULL;
   HrpyArena arena = {NULL, 0, 0};
   HrpyKvList kv;
@@ -663,7 +699,7 @@ static PyObject *m_save(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
       hrpy_raise_status(st, rc, &err, ctx);
     } else {
       PyOS_snprintf(ctx, sizeof ctx, "save: '%.150s'", p);
-      raise_file(st, rc, &err, ctx);
+      raise_file(st, rc, &err, ctx, p);
     }
     goto done;
   }
@@ -861,6 +897,30 @@ static PyObject *file_metadata(PyObject *self, PyObject *unused) {
   return file_kv(self, NULL);
 }
 
+/* File._verify(): (tensors checked, whether the file has data checksums,
+ * bytes checksummed), or the first violation raised (a FileError naming the
+ * tensor, the field and the byte offset). The Python layer makes the report. */
+static PyObject *file_verify(PyObject *self, PyObject *unused) {
+  (void)unused;
+  HrpyFile *fo = F(self);
+  const HurrayFile *f = file_acquire(fo);
+  if (f == NULL) return NULL;
+  HurrayFileDataReport rep;
+  bool has_sums = false;
+  HurrayError err;
+  hurray_error_clear(&err);
+  HurrayStatus rc;
+  Py_BEGIN_ALLOW_THREADS
+  rc = verify_all(f, &rep, &has_sums, &err);
+  Py_END_ALLOW_THREADS
+  uint64_t n = hurray_file_tensor_count(f);
+  file_release(fo);
+  if (rc != HURRAY_OK)
+    return hrpy_raise_status(hrpy_state_of(self), rc, &err, "File.verify");
+  return Py_BuildValue("(KOK)", (unsigned long long)n, has_sums ? Py_True : Py_False,
+                       (unsigned long long)rep.bytes);
+}
+
 /* get_slice (io/slice.c): the handle is lent through file_acquire / file_release,
  * so a slice's read counts as a call in flight and close() waits for it. */
 static const HurrayFile *slice_lease_acquire(PyObject *file) { return file_acquire(F(file)); }
@@ -993,6 +1053,10 @@ static PyMethodDef file_methods[] = {
     {"close", file_close, METH_NOARGS,
      "close(self)\n--\n\nCloses the file. Tensors already read stay valid (they keep the "
      "mapping alive). Idempotent."},
+    {"_verify", file_verify, METH_NOARGS,
+     "_verify(self)\n--\n\n(tensors checked, whether the file carries data checksums, bytes "
+     "checksummed): every structural check of the C reader, then the checksums; raises "
+     "FileError at the first violation (File.verify makes the report)."},
     {"_kv_value", file_kv_value, METH_O,
      "_kv_value(self, key, /)\n--\n\nOne KV value, or None (the rest of the section is not "
      "decoded)."},
@@ -1046,25 +1110,29 @@ static PyType_Spec file_spec = {
 
 static PyMethodDef file_module_methods[] = {
     {"save", FASTKW(m_save),
-     "save(path, tensors, *, kv=None, durable=True)\n--\n\nWrites `tensors` (a dict of "
+     "save(path, tensors, *, kv=None, durable=True, checksums=True)\n--\n\nWrites `tensors` (a dict of "
      "name to hurray.Tensor or hurray.Composite) and the KV metadata `kv` to a .hrry file, "
      "atomically: the bytes go to a temporary file renamed over `path` once complete. A "
      "composite's members are stored under '{name}.{index}'. durable=True (the default) "
      "flushes the file to the disk before the rename and the folder after it, so the saved "
      "file survives a power loss or an OS crash once save returns; durable=False skips both "
      "flushes (faster) and keeps the atomic rename: a killed process still never leaves a "
-     "half-written file, but an OS crash or power loss soon after save returns may."},
+     "half-written file, but an OS crash or power loss soon after save returns may. "
+     "checksums=True (the default) records a CRC-32C of every tensor (KV entry "
+     "'hurray.data_crc32c'), checked by load(verify=True) and File.verify()."},
     {"load", FASTKW(m_load),
-     "load(path, *, names=None, mmap=True, permissive=False)\n--\n\nReads a .hrry file into a dict of name to "
+     "load(path, *, names=None, mmap=True, permissive=False, verify=False)\n--\n\nReads a .hrry file into a dict of name to "
      "hurray.Tensor (a composite under its head's name, as a hurray.Composite). names= reads "
      "only those (a composite member too, when named). mmap=True or 'c' (the default) maps "
      "the file private and copy-on-write: tensors are writable zero-copy views that keep the "
      "mapping alive; a write copies the page it lands on and never reaches the file, and the "
      "tensors of one load share the mapping. mmap='r' maps it read-only: read-only zero-copy "
      "views. mmap=False reads each tensor into memory of its own. permissive=True reads "
-     "descriptors in relay mode (unknown and private tags kept)."},
+     "descriptors in relay mode (unknown and private tags kept). verify=True first checks every "
+     "structural rule and the data checksums the file carries (FileError naming the damaged "
+     "tensor and its byte offset)."},
     {"_load_with_views", FASTKW(m_load_with_views),
-     "_load_with_views(path, *, names=None, mmap=True, permissive=False)\n--\n\nload(), "
+     "_load_with_views(path, *, names=None, mmap=True, permissive=False, verify=False)\n--\n\nload(), "
      "returning (tensors, the 'hurray.views' KV value or None) from one open of the file."},
     {"remove_stale_temporaries", FASTKW(m_remove_stale_temporaries),
      "remove_stale_temporaries(path, *, min_age=3600)\n--\n\nRemoves the temporary files that "

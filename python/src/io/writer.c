@@ -96,12 +96,16 @@ static void writer_release(HrpyFileWriter *self, WriterState next) {
 
 static PyObject *writer_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
   HrpyState *st = hrpy_state_of_type(type);
-  static const char *const kwlist[] = {"path", "durable", NULL};
-  PyObject *a[2];
+  static const char *const kwlist[] = {"path", "durable", "checksums", NULL};
+  PyObject *a[3];
   if (hrpy_parse_tuple("FileWriter", args, kwargs, kwlist, 1, 1, a) < 0) return NULL;
   if (a[1] != NULL && !PyBool_Check(a[1]))
     return PyErr_Format(PyExc_TypeError, "FileWriter: durable must be True or False, not %.100s",
                         Py_TYPE(a[1])->tp_name);
+  if (a[2] != NULL && !PyBool_Check(a[2]))
+    return PyErr_Format(PyExc_TypeError,
+                        "FileWriter: checksums must be True or False, not %.100s",
+                        Py_TYPE(a[2])->tp_name);
   PyObject *path = hrpy_fs_path(a[0]);
   if (path == NULL) return NULL;
   PyObject *shown = PyOS_FSPath(a[0]);
@@ -112,6 +116,7 @@ static PyObject *writer_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
   HurrayFileWriterOptions opt;
   memset(&opt, 0, sizeof opt);
   opt.skip_fsync = a[1] == Py_False;
+  opt.data_checksums = a[2] != Py_False; /* as save(): on unless checksums=False */
   HurrayFileWriter *w = NULL;
   HurrayError err;
   hurray_error_clear(&err);
@@ -409,7 +414,7 @@ static PyGetSetDef writer_getset[] = {
 
 static PyType_Slot writer_slots[] = {
     {Py_tp_doc,
-     "_FileWriter(path, *, durable=True)\n--\n\n"
+     "_FileWriter(path, *, durable=True, checksums=True)\n--\n\n"
      "Writes a .hrry file one tensor at a time (the C writer); hurray.FileWriter wraps it."},
     {Py_tp_new, writer_new},
     {Py_tp_methods, writer_methods},

@@ -9,6 +9,7 @@
  */
 #include "util/errors.h"
 
+#include <errno.h>
 #include <stdarg.h>
 
 PyObject *hrpy_exception_for(HrpyState *st, HurrayStatus status) {
@@ -79,9 +80,10 @@ PyObject *hrpy_raise_status(HrpyState *st, HurrayStatus status, const HurrayErro
   return hrpy_raise_status_as(st, hrpy_exception_for(st, status), status, err, context);
 }
 
-PyObject *hrpy_raise_status_as(HrpyState *st, PyObject *exc, HurrayStatus status,
-                              const HurrayError *err, const char *context) {
-  (void)st;
+/* The exception instance hrpy_raise_status_as raises (new reference), or
+ * NULL with an exception set. */
+static PyObject *build_status(PyObject *exc, HurrayStatus status, const HurrayError *err,
+                              const char *context) {
   bool detail = err != NULL && err->status == status && err->message[0] != '\0';
   const char *text = detail ? err->message : hurray_status_message(status);
   PyObject *msg = context != NULL && context[0] != '\0'
@@ -119,6 +121,46 @@ PyObject *hrpy_raise_status_as(HrpyState *st, PyObject *exc, HurrayStatus status
     Py_DECREF(field);
     Py_DECREF(offset);
     Py_DECREF(reason);
+  }
+  return inst;
+}
+
+PyObject *hrpy_raise_status_as(HrpyState *st, PyObject *exc, HurrayStatus status,
+                              const HurrayError *err, const char *context) {
+  (void)st;
+  PyObject *inst = build_status(exc, status, err, context);
+  if (inst == NULL) return NULL;
+  PyErr_SetObject((PyObject *)Py_TYPE(inst), inst);
+  Py_DECREF(inst);
+  return NULL;
+}
+
+PyObject *hrpy_raise_file_status(HrpyState *st, PyObject *exc, HurrayStatus status,
+                                 const HurrayError *err, const char *context,
+                                 const char *filename) {
+  int code = err != NULL && err->status == status ? hurray_error_os_code(err) : 0;
+  if (status != HURRAY_ERR_IO) code = 0;
+  if (code == ENOENT) exc = st->FileNotFoundError;
+  else if (code == EACCES || code == EPERM) exc = st->PermissionError;
+  PyObject *inst = build_status(exc, status, err, context);
+  if (inst == NULL) return NULL;
+  if (exc == st->FileNotFoundError || exc == st->PermissionError) {
+    /* errno, strerror and filename as open() sets them; the message stays
+     * the library's (the classes' __str__ is BaseException's) */
+    PyObject *no = PyLong_FromLong(code);
+    PyObject *text = PyUnicode_DecodeLocale(strerror(code), "surrogateescape");
+    PyObject *name = filename != NULL ? PyUnicode_DecodeFSDefault(filename) : Py_NewRef(Py_None);
+    int bad = no == NULL || text == NULL || name == NULL ||
+              PyObject_SetAttrString(inst, "errno", no) < 0 ||
+              PyObject_SetAttrString(inst, "strerror", text) < 0 ||
+              PyObject_SetAttrString(inst, "filename", name) < 0;
+    Py_XDECREF(no);
+    Py_XDECREF(text);
+    Py_XDECREF(name);
+    if (bad) {
+      Py_DECREF(inst);
+      return NULL;
+    }
   }
   PyErr_SetObject((PyObject *)Py_TYPE(inst), inst);
   Py_DECREF(inst);
@@ -160,6 +202,17 @@ static int add_exc(PyObject *m, PyObject **slot, const char *qualname, const cha
   PyObject *dict = Py_BuildValue("{sOsOsOsO}", "status", Py_None, "field", Py_None, "offset",
                                  Py_None, "reason", Py_None);
   if (dict == NULL) return -1;
+  if (PyTuple_Check(base)) {
+    /* the OSError classes with errno set: str(e) stays the message (OSError's
+     * __str__ would print "[Errno N] strerror: 'filename'" instead) */
+    PyObject *str = PyObject_GetAttrString(PyExc_BaseException, "__str__");
+    if (str == NULL || PyDict_SetItemString(dict, "__str__", str) < 0) {
+      Py_XDECREF(str);
+      Py_DECREF(dict);
+      return -1;
+    }
+    Py_DECREF(str);
+  }
   *slot = PyErr_NewExceptionWithDoc(qualname, doc, base, dict);
   Py_DECREF(dict);
   if (*slot == NULL) return -1;
@@ -204,7 +257,24 @@ int hrpy_errors_init(PyObject *m, HrpyState *st) {
               "Subclass of OSError.",
               PyExc_OSError) < 0)
     return -1;
-  return 0;
+  /* Created once: both hurray.FileError and the built-in class, so that
+   * `except FileNotFoundError` and `except hurray.FileError` both work. */
+  PyObject *fnf = PyTuple_Pack(2, st->FileError, PyExc_FileNotFoundError);
+  PyObject *perm = fnf != NULL ? PyTuple_Pack(2, st->FileError, PyExc_PermissionError) : NULL;
+  int rc = perm == NULL ? -1 : 0;
+  if (rc == 0)
+    rc = add_exc(m, &st->FileNotFoundError, "hurray._hurray.FileNotFoundError",
+                 "A .hrry file (or its folder) does not exist.\n\nBoth hurray.FileError and "
+                 "FileNotFoundError; errno, strerror and filename are set.",
+                 fnf);
+  if (rc == 0)
+    rc = add_exc(m, &st->PermissionError, "hurray._hurray.PermissionError",
+                 "A .hrry file (or its folder) may not be read or written.\n\nBoth "
+                 "hurray.FileError and PermissionError; errno, strerror and filename are set.",
+                 perm);
+  Py_XDECREF(fnf);
+  Py_XDECREF(perm);
+  return rc;
 }
 
 const char *hrpy_layout_name(uint8_t tag) {

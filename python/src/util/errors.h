@@ -37,6 +37,18 @@ PyObject *hrpy_raise_status(HrpyState *st, HurrayStatus status, const HurrayErro
 PyObject *hrpy_raise_status_as(HrpyState *st, PyObject *exc, HurrayStatus status,
                                const HurrayError *err, const char *context);
 
+/*
+ * A failure of an operation on the file at `filename` (NUL-terminated,
+ * borrowed; the system's encoding: os.fsdecode), raised as `exc` unless the
+ * detail holds the system's error code of a missing file (ENOENT) or of a
+ * permission refused (EACCES, EPERM): then as a class that is both FileError
+ * and FileNotFoundError (PermissionError). Either way an OSError gets
+ * `errno`, `strerror` and `filename` when the code is known. Returns NULL.
+ */
+PyObject *hrpy_raise_file_status(HrpyState *st, PyObject *exc, HurrayStatus status,
+                                 const HurrayError *err, const char *context,
+                                 const char *filename);
+
 /* Removes the byte offset from a detail that came from a descriptor the
  * binding built only to run a rule (its offsets mean nothing to the caller). */
 void hrpy_error_drop_offset(HurrayError *err);

@@ -60,6 +60,10 @@ typedef struct HrpyState {
   PyObject *FileError;
   PyObject *StreamError;
   PyObject *CopyRequiredError;
+  /* FileError and the built-in FileNotFoundError / PermissionError at once:
+   * a file that is missing or may not be opened (util/errors.c) */
+  PyObject *FileNotFoundError;
+  PyObject *PermissionError;
   /* Dtype singletons by wire tag (core/dtype.c); private (extension) tags
    * are created on first use. NULL for tags that name no type. */
   PyObject *dtypes[256];

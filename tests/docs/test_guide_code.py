@@ -1,0 +1,62 @@
+"""Every code block of every guide page runs as written (tests/python/mdcode.py):
+each page's ```python, ```sh and ```c blocks in page order, in a fresh scratch
+folder, one Python namespace per page. A failure names the page and the line."""
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+
+import mdcode
+
+ROOT = Path(__file__).resolve().parents[2]
+GUIDE = ROOT / "docs" / "guide"
+
+
+def guide_nav():
+    """The pages of the Guide section of mkdocs.yml's navigation, in order."""
+    nav = yaml.safe_load((ROOT / "mkdocs.yml").read_text())["nav"]
+    section = next(entry["Guide"] for entry in nav if isinstance(entry, dict) and "Guide" in entry)
+    return [ROOT / "docs" / next(iter(item.values())) for item in section]
+
+
+# The home page and every page of the Guide section (a page added there is run too).
+PAGES = [ROOT / "docs" / "index.md"] + guide_nav()
+
+# Pages of prose and tables only, with the reason (any other page must have a block that runs).
+NO_CODE = {}
+
+
+def _lib():
+    lib = mdcode.c_library()
+    if lib is None and os.environ.get("HURRAY_DOCS_REQUIRE_C") == "1":
+        pytest.fail("build/libhurray.a is missing (build the C library first: cmake --build build)")
+    return lib
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.stem for p in PAGES])
+def test_page_runs(page, tmp_path):
+    unit = mdcode.page_unit(page)
+    missing = mdcode.missing_modules(unit)
+    if missing:
+        pytest.skip(f"{unit.page} needs {', '.join(missing)}")
+    lib = None
+    if any(b.lang == "c" and "skip" not in b.marks for b in unit.blocks):
+        lib = _lib()
+        if lib is None:
+            pytest.skip(f"{unit.page} has C examples and build/libhurray.a is not built")
+    ran = mdcode.run_unit(unit, tmp_path, lib)
+    if page.name not in NO_CODE:
+        assert ran > 0, f"{unit.page}: no block ran"
+
+
+def test_every_page_of_docs_guide_is_in_the_guide_section():
+    # (so that its blocks run here: the strict build only checks it is somewhere in the nav)
+    assert set(GUIDE.glob("*.md")) <= set(PAGES), "a docs/guide page outside the Guide section"
+
+
+def test_skips_are_rare():
+    skipped = [(u.page, b.line) for u in map(mdcode.page_unit, PAGES) for b in u.blocks
+               if "skip" in b.marks]
+    runnable = sum(len(mdcode.page_unit(p).blocks) for p in PAGES)
+    assert len(skipped) * 10 <= runnable, f"too many skipped blocks: {skipped}"
