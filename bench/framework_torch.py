@@ -11,7 +11,9 @@ lower is better for hurray):
   files warm in the page cache (each read once before timing), so the figure is the
   CPU cost, not the disk's. hurray maps the file copy-on-write (no byte copied at
   load); safetensors maps it too.
-* ``save``: ``save_file`` of the same state dict at equal durability. safetensors
+* ``save``: ``save_file`` of the same state dict at equal durability, each save
+  starting from a clean page cache (``os.sync()`` before it, not timed), hurray and
+  safetensors taking turns to go first. safetensors
   writes without fsync, so it is compared with ``durable=False`` (hurray still writes a
   temporary file and renames it: atomic); and safetensors + ``os.fsync`` of the file
   with hurray's default ``durable=True`` (fsync of the file and the folder).
@@ -113,13 +115,24 @@ def main():
         print(f"{size} MiB, {TENSORS} float32 tensors, {a.rounds} rounds, torch threads "
               f"{a.threads}")
         lo, lt, so, stt, sfo, sft = [], [], [], [], [], []
-        for _ in range(a.rounds):
-            lo.append(timed(lambda: touch(ht.load_file(hp))))
-            lt.append(timed(lambda: touch(st.load_file(sp))))
-            so.append(timed(lambda: ht.save_file(sd, hp, durable=False)))
-            stt.append(timed(lambda: st.save_file(sd, sp)))
-            sfo.append(timed(lambda: ht.save_file(sd, hp)))
-            sft.append(timed(lambda: st_save_fsync(sd, sp)))
+        for r in range(a.rounds):
+            # who goes first alternates, and every save starts from a clean page
+            # cache (os.sync, not timed): the write-back of the step before would
+            # otherwise land on whichever save comes next
+            pairs = [
+                (lo, lambda: touch(ht.load_file(hp)), False),
+                (lt, lambda: touch(st.load_file(sp)), False),
+                (so, lambda: ht.save_file(sd, hp, durable=False), True),
+                (stt, lambda: st.save_file(sd, sp), True),
+                (sfo, lambda: ht.save_file(sd, hp), True),
+                (sft, lambda: st_save_fsync(sd, sp), True),
+            ]
+            for k in range(0, len(pairs), 2):
+                first, second = (pairs[k], pairs[k + 1]) if r % 2 == 0 else (pairs[k + 1], pairs[k])
+                for out, fn, is_save in (first, second):
+                    if is_save:
+                        os.sync()
+                    out.append(timed(fn))
         report("load_file + touch", lo, lt)
         report("save_file (no fsync)", so, stt)
         report("save_file (fsync)", sfo, sft)
