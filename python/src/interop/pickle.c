@@ -9,8 +9,16 @@
  * (read-only exactly when the tensor's buffer is), so a pickler with a
  * buffer_callback sends it out of band and copies nothing; without one the
  * pickler writes the bytes in band itself. Protocols 0-4: each buffer is
- * copied into a bytes object, and the receiver copies it again into aligned
- * memory of its own (copy=True), so the tensor it gets is always writable.
+ * copied into a bytes object; the receiver copies a small one again into
+ * aligned memory of its own (copy=True), so the tensor it gets is always
+ * writable. A buffer of PAD_MIN bytes or more travels with PAD_SLACK bytes of
+ * slack, its data starting at byte PAD_AT of the bytes object (the sixth
+ * argument, `pads`, says so per buffer): the receiver then moves the data
+ * inside the bytes object the unpickler made for it to the first 64-byte
+ * boundary, usually not at all, and keeps that object as the buffer's memory,
+ * writable, as NumPy keeps the bytes of an array it unpickles. No second copy
+ * into fresh memory: what Python's multiprocessing (protocol 4 before 3.14)
+ * pays for a large tensor is then what it pays for a NumPy array.
  *
  * Rebuild: the buffers given (PickleBuffer, memoryview, bytes, whatever the
  * unpickler hands over) are acquired with the usual copy policy: borrowed
@@ -102,6 +110,66 @@ static PyObject *pickle_buffer(HrpyState *st, PyObject *t, uint32_t i) {
   return pb;
 }
 
+/* ---- in-band buffers with slack --------------------------------------------- */
+
+/* Buffers of PAD_MIN bytes or more go in band with PAD_SLACK bytes of slack.
+ * PAD_AT: where the sender puts the data, chosen so that no move is needed in
+ * the usual receiver: CPython's bytes data start 32 bytes into the object and
+ * glibc places a large block 16 bytes past a page, so byte 16 of the data is on
+ * a 64-byte boundary. Any other receiver moves the data by under 64 bytes. */
+#define PAD_MIN ((uint64_t)64 << 10)
+#define PAD_SLACK 64u
+#define PAD_AT 16u
+
+static PyObject *padded_bytes(const uint8_t *data, uint64_t size) {
+  if (size > (uint64_t)PY_SSIZE_T_MAX - PAD_SLACK) return PyErr_NoMemory();
+  PyObject *b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(size + PAD_SLACK));
+  if (b == NULL) return NULL;
+  char *p = PyBytes_AS_STRING(b);
+  memset(p, 0, PAD_AT);
+  memset(p + PAD_AT + size, 0, PAD_SLACK - PAD_AT);
+  Py_BEGIN_ALLOW_THREADS memcpy(p + PAD_AT, data, (size_t)size);
+  Py_END_ALLOW_THREADS
+  return b;
+}
+
+/* Buffer `index` from a padded bytes object `obj` (the unpickler's, used by
+ * nobody else): checks it is bytes of size + PAD_SLACK with the data at `at`,
+ * moves the data to the first 64-byte boundary inside it and borrows it,
+ * writable. */
+static int take_padded(HrpyState *st, PyObject *obj, uint32_t index, uint64_t size, long at,
+                       const char *ctx, HrpyBuffer *out) {
+  memset(out, 0, sizeof *out);
+  if (!PyBytes_CheckExact(obj)) {
+    PyErr_Format(PyExc_TypeError, "%s: buffer %u sent with slack must be bytes, not %.100s",
+                 ctx, (unsigned)index, Py_TYPE(obj)->tp_name);
+    return -1;
+  }
+  uint64_t len = (uint64_t)PyBytes_GET_SIZE(obj);
+  if (size > UINT64_MAX - PAD_SLACK || len != size + PAD_SLACK || at < 0 ||
+      at > (long)PAD_SLACK) {
+    hrpy_raise(st->BufferError,
+               "%s: buffer %u: %llu bytes with the data at byte %ld, where the descriptor "
+               "declares %llu bytes of data with %u bytes of slack",
+               ctx, (unsigned)index, (unsigned long long)len, at, (unsigned long long)size,
+               PAD_SLACK);
+    return -1;
+  }
+  uint8_t *base = (uint8_t *)PyBytes_AS_STRING(obj);
+  size_t k = (size_t)((HURRAY_MIN_BUFFER_ALIGNMENT - ((uintptr_t)base % HURRAY_MIN_BUFFER_ALIGNMENT)) %
+                      HURRAY_MIN_BUFFER_ALIGNMENT);
+  if (k != (size_t)at && size > 0) {
+    Py_BEGIN_ALLOW_THREADS memmove(base + k, base + at, (size_t)size);
+    Py_END_ALLOW_THREADS
+  }
+  out->data = base + k;
+  out->size = size;
+  out->owner = Py_NewRef(obj);
+  out->readonly = false;
+  out->host = true;
+  return 0;
+}
+
 /* ---- reduce ------------------------------------------------------------------- */
 
 PyObject *hrpy_tensor_reduce_ex(PyObject *self, PyObject *protocol) {
@@ -133,6 +201,7 @@ PyObject *hrpy_tensor_reduce_ex(PyObject *self, PyObject *protocol) {
   uint32_t n = hrpy_tensor_nbuf(self);
   const HurrayDescriptorFields *f = hrpy_tensor_fields(self);
   PyObject *bufs = PyTuple_New((Py_ssize_t)n);
+  PyObject *pads = NULL; /* protocols 0-4 with a large buffer: where each one's data is */
   for (uint32_t i = 0; bufs != NULL && i < n; i++) {
     PyObject *b;
     if (proto >= 5) {
@@ -140,10 +209,28 @@ PyObject *hrpy_tensor_reduce_ex(PyObject *self, PyObject *protocol) {
     } else {
       const HrpyBuffer *hb = hrpy_tensor_buffer(self, i);
       uint64_t size = f->buffers[i].byte_size;
-      b = size > (uint64_t)PY_SSIZE_T_MAX
-              ? PyErr_NoMemory()
-              : PyBytes_FromStringAndSize(size > 0 ? (const char *)hb->data : NULL,
-                                          (Py_ssize_t)size);
+      if (size >= PAD_MIN) {
+        if (pads == NULL) {
+          pads = PyTuple_New((Py_ssize_t)n);
+          for (uint32_t j = 0; pads != NULL && j < n; j++) {
+            PyObject *none_yet = PyLong_FromLong(-1);
+            if (none_yet == NULL) Py_CLEAR(pads);
+            else PyTuple_SET_ITEM(pads, (Py_ssize_t)j, none_yet);
+          }
+        }
+        PyObject *at = pads != NULL ? PyLong_FromLong((long)PAD_AT) : NULL;
+        if (at != NULL) {
+          Py_SETREF(((PyTupleObject *)pads)->ob_item[i], at);
+          b = padded_bytes(hb->data, size);
+        } else {
+          b = NULL;
+        }
+      } else {
+        b = size > (uint64_t)PY_SSIZE_T_MAX
+                ? PyErr_NoMemory()
+                : PyBytes_FromStringAndSize(size > 0 ? (const char *)hb->data : NULL,
+                                            (Py_ssize_t)size);
+      }
     }
     if (b == NULL) {
       Py_CLEAR(bufs);
@@ -152,9 +239,13 @@ PyObject *hrpy_tensor_reduce_ex(PyObject *self, PyObject *protocol) {
     PyTuple_SET_ITEM(bufs, (Py_ssize_t)i, b);
   }
   if (bufs == NULL) {
+    Py_XDECREF(pads);
     Py_DECREF(bytes);
     return NULL;
   }
+  if (pads != NULL)
+    return Py_BuildValue("O(NNOOON)", rebuild, bytes, bufs, hrpy_tensor_device(self),
+                         permissive ? Py_True : Py_False, Py_True, pads);
   return Py_BuildValue("O(NNOOO)", rebuild, bytes, bufs, hrpy_tensor_device(self),
                        permissive ? Py_True : Py_False, proto >= 5 ? Py_None : Py_True);
 }
@@ -170,17 +261,24 @@ PyObject *hrpy_tensor_reduce(PyObject *self, PyObject *unused) {
 
 /* ---- rebuild ------------------------------------------------------------------ */
 
-/* _rebuild_tensor(descriptor, buffers, device=None, permissive=False, copy=None):
- * a Tensor from encoded descriptor bytes and one buffer-protocol object per
- * entry of its buffer table (the reconstruction of a pickled tensor). */
+/* _rebuild_tensor(descriptor, buffers, device=None, permissive=False, copy=None,
+ * pads=None): a Tensor from encoded descriptor bytes and one buffer-protocol
+ * object per entry of its buffer table (the reconstruction of a pickled
+ * tensor). pads: None, or per buffer -1 (an ordinary buffer, under the copy
+ * policy) or where its data starts in a bytes object with PAD_SLACK bytes of
+ * slack (take_padded). */
 static PyObject *m_rebuild_tensor(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
                                   PyObject *kwnames) {
   HrpyState *st = hrpy_state_of_module(m);
   static const char *const names[] = {"descriptor", "buffers", "device", "permissive", "copy",
-                                      NULL};
+                                      "pads", NULL};
   const char *ctx = "unpickle";
-  PyObject *a[5];
-  if (hrpy_parse_args("_rebuild_tensor", args, nargs, kwnames, names, 5, 2, a) < 0) return NULL;
+  PyObject *a[6];
+  if (hrpy_parse_args("_rebuild_tensor", args, nargs, kwnames, names, 6, 2, a) < 0) return NULL;
+  PyObject *pads = a[5] != NULL && a[5] != Py_None ? a[5] : NULL;
+  if (pads != NULL && !PyTuple_Check(pads))
+    return PyErr_Format(PyExc_TypeError, "_rebuild_tensor: pads must be a tuple, not %.100s",
+                        Py_TYPE(pads)->tp_name);
   PyObject *device = a[2] != NULL && a[2] != Py_None ? a[2] : NULL;
   if (device != NULL && !hrpy_device_check(st, device))
     return PyErr_Format(PyExc_TypeError, "_rebuild_tensor: device must be a hurray.Device, not %.100s",
@@ -217,11 +315,35 @@ static PyObject *m_rebuild_tensor(PyObject *m, PyObject *const *args, Py_ssize_t
     PyErr_NoMemory();
     goto done;
   }
+  if (pads != NULL && (PyTuple_GET_SIZE(pads) != n || n != (Py_ssize_t)f.buffer_count)) {
+    hrpy_raise(st->InvalidDescriptorError,
+               "%s: %zd buffers and %zd pads for a descriptor of %u buffers", ctx, n,
+               PyTuple_GET_SIZE(pads), (unsigned)f.buffer_count);
+    goto done;
+  }
   Py_ssize_t got = 0;
   for (; got < n; got++) {
-    if (hrpy_buffer_acquire(st, PySequence_Fast_GET_ITEM(seq, got), (uint32_t)got, copy, ctx,
-                            &bufs[got]) < 0)
+    PyObject *obj = PySequence_Fast_GET_ITEM(seq, got);
+    long at = -1;
+    if (pads != NULL) {
+      PyObject *pa = PyTuple_GET_ITEM(pads, got);
+      at = PyLong_Check(pa) ? PyLong_AsLong(pa) : -2;
+      if (at == -2 || (at == -1 && PyErr_Occurred()) || at < -1) {
+        if (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_OverflowError)) {
+          PyErr_Clear();
+          PyErr_Format(PyExc_ValueError,
+                       "%s: pads[%zd] must be -1 or a byte position in the slack, not %R", ctx,
+                       got, pa);
+        }
+        break;
+      }
+    }
+    if (at >= 0) {
+      if (take_padded(st, obj, (uint32_t)got, f.buffers[got].byte_size, at, ctx, &bufs[got]) < 0)
+        break;
+    } else if (hrpy_buffer_acquire(st, obj, (uint32_t)got, copy, ctx, &bufs[got]) < 0) {
       break;
+    }
   }
   if (got == n) {
     r = hrpy_tensor_from_descriptor_on(st, d, device, bufs, (uint32_t)n, options, ctx);
