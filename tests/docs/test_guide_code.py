@@ -1,4 +1,5 @@
-"""Every code block of every guide page runs as written (tests/python/mdcode.py):
+"""Every code block of every guide page (and of the Python reference) runs as
+written (tests/python/mdcode.py):
 each page's ```python, ```sh and ```c blocks in page order, in a fresh scratch
 folder, one Python namespace per page. A failure names the page and the line."""
 import os
@@ -22,6 +23,10 @@ def guide_nav():
 
 # The home page and every page of the Guide section (a page added there is run too).
 PAGES = [ROOT / "docs" / "index.md"] + guide_nav()
+# Reference pages whose examples run too. Their call signatures are shown in
+# ```python blocks marked 'skip a signature, not a program'; everything else runs.
+# (docs/recipes.md runs section by section in tests/python/test_recipes.py.)
+REFERENCE = [ROOT / "docs" / "python.md"]
 
 # Pages of prose and tables only, with the reason (any other page must have a block that runs).
 NO_CODE = {}
@@ -34,7 +39,7 @@ def _lib():
     return lib
 
 
-@pytest.mark.parametrize("page", PAGES, ids=[p.stem for p in PAGES])
+@pytest.mark.parametrize("page", PAGES + REFERENCE, ids=[p.stem for p in PAGES + REFERENCE])
 def test_page_runs(page, tmp_path):
     unit = mdcode.page_unit(page)
     missing = mdcode.missing_modules(unit)
@@ -60,3 +65,11 @@ def test_skips_are_rare():
                if "skip" in b.marks]
     runnable = sum(len(mdcode.page_unit(p).blocks) for p in PAGES)
     assert len(skipped) * 10 <= runnable, f"too many skipped blocks: {skipped}"
+
+
+def test_reference_skips_are_signatures_or_fragments():
+    # a reference page may show call signatures, which do not run; nothing else
+    for page in REFERENCE:
+        for b in mdcode.page_unit(page).blocks:
+            if "skip" in b.marks:
+                assert b.marks["skip"].startswith(("a signature", "a fragment")), (page, b.line)

@@ -45,6 +45,35 @@ def test_a_failing_python_block_names_the_page_and_line(tmp_path):
         mdcode.run_unit(unit, tmp_path)
 
 
+def test_a_session_block_must_show_what_it_gives(tmp_path):
+    # a block of >>> prompts runs as a doctest in the page's namespace: the
+    # output shown must be the output given
+    good = unit_of(tmp_path, """\
+        ```python
+        y = [1, 2]
+        ```
+        ```python
+        >>> y + [3]
+        [1, 2, 3]
+        >>> print("a   b")
+        a b
+        >>> z = 5
+        ```
+        ```python
+        assert z == 5
+        ```
+        """, "good.md")
+    assert mdcode.run_unit(good, tmp_path) == 3
+    bad = unit_of(tmp_path, """\
+        ```python
+        >>> 1 + 1
+        3
+        ```
+        """, "bad.md")
+    with pytest.raises(mdcode.PageError, match=r"^bad\.md:2: the session does not give"):
+        mdcode.run_unit(bad, tmp_path)
+
+
 def test_an_error_inside_a_called_function_still_names_the_page_line(tmp_path):
     unit = unit_of(tmp_path, """\
         ```python

@@ -5,7 +5,8 @@ and tests/docs/test_guide_code.py (every guide page, one page at a time).
 
 What runs, in page order, in one scratch folder (the current directory):
 
-- ```python blocks, all in one namespace;
+- ```python blocks, all in one namespace; a block that starts with a `>>>` prompt
+  is an interactive session, run as a doctest: what it shows must be what it gives;
 - ```sh blocks, each with `bash -e -o pipefail` (exit status 0 expected);
 - ```c blocks: a block with `main` is compiled against the C library of the
   build (build/libhurray.a) and run; a block preceded by
@@ -216,7 +217,26 @@ def run_sh(block, where, workdir, env):
                         f"{proc.stdout[-2000:]}{proc.stderr[-2000:]}")
 
 
+def run_doctest(block, where_page, ns):
+    """A block written as an interactive session (`>>>` prompts): each statement
+    runs in the page's namespace and what it prints or shows must match the text
+    after it (doctest, with ELLIPSIS and NORMALIZE_WHITESPACE)."""
+    import doctest
+    flags = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
+    test = doctest.DocTestParser().get_doctest(block.code, ns, where_page, where_page,
+                                               block.line - 1)
+    out = []
+    runner = doctest.DocTestRunner(optionflags=flags)
+    runner.run(test, out=out.append, clear_globs=False)
+    ns.update(test.globs)  # (a DocTest runs in a copy): later blocks see its names
+    if runner.failures:
+        raise PageError(f"{where_page}:{block.line}: the session does not give what the page "
+                        f"shows:\n{''.join(out)[-4000:]}")
+
+
 def run_python(block, where_page, ns):
+    if block.code.lstrip().startswith(">>>"):
+        return run_doctest(block, where_page, ns)
     code = "\n" * (block.line - 1) + block.code
     try:
         exec(compile(code, where_page, "exec"), ns)
