@@ -16,6 +16,21 @@ def golden_dir():
     return p if (p / "manifest.json").is_file() else None
 
 
+def inspector_path():
+    """The hurray-inspect under test: $HURRAY_INSPECT, else the one this checkout
+    built (build/, which the test command builds first), else the installed one
+    (an older install on PATH must not stand in for the program under test);
+    None when there is none."""
+    exe = os.environ.get("HURRAY_INSPECT")
+    here = pathlib.Path(__file__).resolve().parents[2] / "build" / "cli" / "hurray-inspect"
+    if not exe and here.exists():
+        exe = str(here)
+    if not exe:
+        from hurray._cli._commands import find_inspector
+        exe = find_inspector()
+    return exe or None
+
+
 def aligned_array(shape, dtype, align=64, offset=0, fill=None):
     """A NumPy array whose data starts `offset` bytes past an `align` boundary."""
     import numpy as np

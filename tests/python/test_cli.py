@@ -15,6 +15,7 @@ import pytest
 
 np = pytest.importorskip("numpy")
 import hurray  # noqa: E402
+from conftest import inspector_path  # noqa: E402
 from hurray._cli import main  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -224,20 +225,8 @@ def test_progress_on_a_terminal(monkeypatch):
 
 # ---- inspect -----------------------------------------------------------------
 
-def _inspector():
-    # as test_file_errors._inspect: $HURRAY_INSPECT, this checkout's build, the installed one
-    exe = os.environ.get("HURRAY_INSPECT")
-    cand = ROOT / "build" / "cli" / "hurray-inspect"
-    if not exe and cand.exists():
-        exe = str(cand)
-    if not exe:
-        from hurray._cli._commands import find_inspector
-        exe = find_inspector()
-    return exe
-
-
 def test_inspect(model, capsys, monkeypatch):
-    exe = _inspector()
+    exe = inspector_path()
     if exe is None:
         pytest.skip("hurray-inspect is not built here (the wheel and the C build ship it)")
     monkeypatch.setenv("HURRAY_INSPECT", exe)

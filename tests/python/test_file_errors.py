@@ -13,6 +13,7 @@ import zipfile
 import pytest
 
 import hurray
+from conftest import inspector_path
 
 np = pytest.importorskip("numpy")
 
@@ -191,17 +192,8 @@ def test_stream_reader_given_safetensors(tmp_path):
 
 
 def _inspect():
-    # $HURRAY_INSPECT, else the one this checkout built (build/, which the test
-    # command builds first), else the installed one: an older install on PATH
-    # must not stand in for the program under test
-    exe = os.environ.get("HURRAY_INSPECT")
-    here = os.path.join(os.path.dirname(__file__), "..", "..", "build", "cli", "hurray-inspect")
-    if not exe and os.path.exists(here):
-        exe = here
-    if not exe:
-        from hurray._cli._commands import find_inspector
-        exe = find_inspector()
-    if not exe:
+    exe = inspector_path()
+    if exe is None:
         pytest.skip("hurray-inspect not built")
     return exe
 
