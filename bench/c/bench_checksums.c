@@ -22,59 +22,30 @@
 #include <unistd.h>
 
 #include "hurray/hurray.h"
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void die(const char *what, const HurrayError *e) {
-  fprintf(stderr, "bench_checksums: %s: %s\n", what, e != NULL ? e->message : "failed");
-  exit(1);
-}
-
-static HurrayDescriptor *u8_desc(uint64_t n) {
-  HurrayBufferHandle h;
-  memset(&h, 0, sizeof h);
-  h.byte_size = n;
-  h.alignment = 64;
-  HurrayDescriptorFields f;
-  memset(&f, 0, sizeof f);
-  f.type_tag = HURRAY_DTYPE_UINT8;
-  f.rank = 1;
-  f.shape = &n;
-  f.layout.tag = HURRAY_LAYOUT_ROW_MAJOR;
-  f.buffer_count = 1;
-  f.buffers = &h;
-  HurrayDescriptor *d = NULL;
-  HurrayError e;
-  if (hurray_descriptor_from_fields(&f, 0, &d, &e) != HURRAY_OK) die("descriptor", &e);
-  return d;
-}
+#include "bench_util.h"
 
 static double save(const char *path, const uint8_t *data, uint64_t total, int count,
                    bool checksums, bool durable) {
   uint64_t each = total / (uint64_t)count;
-  HurrayDescriptor *d = u8_desc(each);
+  HurrayDescriptor *d = bench_u8_desc("bench_checksums", each);
   unlink(path);
-  double t0 = now();
+  double t0 = bench_now();
   HurrayFileWriterOptions o;
   memset(&o, 0, sizeof o);
   o.skip_fsync = !durable;
   o.data_checksums = checksums;
   HurrayFileWriter *w = NULL;
   HurrayError e;
-  if (hurray_file_writer_open(path, &o, &w, &e) != HURRAY_OK) die("open", &e);
+  if (hurray_file_writer_open(path, &o, &w, &e) != HURRAY_OK) bench_die("bench_checksums", "open", &e);
   for (int i = 0; i < count; i++) {
     char name[32];
     int n = snprintf(name, sizeof name, "layer%d.weight", i);
     const void *b[1] = {data + (uint64_t)i * each};
     if (hurray_file_writer_add_tensor(w, name, (size_t)n, d, b, NULL, &e) != HURRAY_OK)
-      die("add_tensor", &e);
+      bench_die("bench_checksums", "add_tensor", &e);
   }
-  if (hurray_file_writer_finish(w, &e) != HURRAY_OK) die("finish", &e);
-  double t = now() - t0;
+  if (hurray_file_writer_finish(w, &e) != HURRAY_OK) bench_die("bench_checksums", "finish", &e);
+  double t = bench_now() - t0;
   hurray_file_writer_destroy(&w);
   (void)!hurray_descriptor_destroy(d);
   return t;
@@ -84,15 +55,15 @@ static double verify(const char *path, HurrayFileAccess access, uint64_t *bytes)
   HurrayFileOpenOptions o;
   memset(&o, 0, sizeof o);
   o.access = access;
-  double t0 = now();
+  double t0 = bench_now();
   HurrayFile *f = NULL;
   HurrayError e;
-  if (hurray_file_open(path, &o, &f, &e) != HURRAY_OK) die("open", &e);
+  if (hurray_file_open(path, &o, &f, &e) != HURRAY_OK) bench_die("bench_checksums", "open", &e);
   HurrayFileDataReport r;
-  if (hurray_file_verify_data(f, &r, &e) != HURRAY_OK) die("verify", &e);
+  if (hurray_file_verify_data(f, &r, &e) != HURRAY_OK) bench_die("bench_checksums", "verify", &e);
   hurray_file_close(&f);
   *bytes = r.bytes;
-  return now() - t0;
+  return bench_now() - t0;
 }
 
 int main(int argc, char **argv) {
@@ -104,7 +75,7 @@ int main(int argc, char **argv) {
   bool durable = argc > 5 && atoi(argv[5]) != 0;
   uint64_t total = mib << 20;
   uint8_t *data = malloc((size_t)total);
-  if (data == NULL) die("malloc", NULL);
+  if (data == NULL) bench_die("bench_checksums", "malloc", NULL);
   uint64_t x = 88172645463325252ull;
   for (uint64_t i = 0; i + 8 <= total; i += 8) {
     x ^= x << 13;
@@ -147,9 +118,9 @@ int main(int argc, char **argv) {
   double best = 1e30;
   volatile uint32_t sink = 0;
   for (int r = 0; r < runs; r++) {
-    double t0 = now();
+    double t0 = bench_now();
     sink ^= hurray_crc32c(0, data, (size_t)total);
-    double t = now() - t0;
+    double t = bench_now() - t0;
     if (t < best) best = t;
   }
   printf("hurray_crc32c in memory %8.3f s  %6.2f GB/s\n", best, (double)total / best / 1e9);

@@ -27,17 +27,7 @@
 #include <unistd.h>
 
 #include "hurray/hurray.h"
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void die(const char *what, const HurrayError *e) {
-  fprintf(stderr, "bench_file: %s: %s\n", what, e != NULL ? e->message : "failed");
-  exit(1);
-}
+#include "bench_util.h"
 
 static volatile uint64_t g_sink;
 
@@ -54,43 +44,24 @@ static void touch(const void *p, uint64_t n) {
   g_sink += acc;
 }
 
-static HurrayDescriptor *u8_desc(uint64_t n) {
-  HurrayBufferHandle h;
-  memset(&h, 0, sizeof h);
-  h.byte_size = n;
-  h.alignment = 64;
-  HurrayDescriptorFields f;
-  memset(&f, 0, sizeof f);
-  f.type_tag = HURRAY_DTYPE_UINT8;
-  f.rank = 1;
-  f.shape = &n;
-  f.layout.tag = HURRAY_LAYOUT_ROW_MAJOR;
-  f.buffer_count = 1;
-  f.buffers = &h;
-  HurrayDescriptor *d = NULL;
-  HurrayError e;
-  if (hurray_descriptor_from_fields(&f, 0, &d, &e) != HURRAY_OK) die("descriptor", &e);
-  return d;
-}
-
 static double save_hurray(const char *path, const uint8_t *data, uint64_t total, int count) {
   uint64_t each = total / (uint64_t)count;
-  HurrayDescriptor *d = u8_desc(each);
+  HurrayDescriptor *d = bench_u8_desc("bench_file", each);
   unlink(path);
-  double t0 = now();
+  double t0 = bench_now();
   HurrayFileWriter *w = NULL;
   HurrayFileWriterOptions o = {0, false, true, false};
   HurrayError e;
-  if (hurray_file_writer_open(path, &o, &w, &e) != HURRAY_OK) die("writer", &e);
+  if (hurray_file_writer_open(path, &o, &w, &e) != HURRAY_OK) bench_die("bench_file", "writer", &e);
   for (int i = 0; i < count; i++) {
     char name[32];
     snprintf(name, sizeof name, "layer%03d", i);
     const void *bufs[1] = {data + (uint64_t)i * each};
     if (hurray_file_writer_add_tensor(w, name, strlen(name), d, bufs, NULL, &e) != HURRAY_OK)
-      die("add", &e);
+      bench_die("bench_file", "add", &e);
   }
-  if (hurray_file_writer_finish(w, &e) != HURRAY_OK) die("finish", &e);
-  double t1 = now();
+  if (hurray_file_writer_finish(w, &e) != HURRAY_OK) bench_die("bench_file", "finish", &e);
+  double t1 = bench_now();
   hurray_file_writer_destroy(&w);
   if (hurray_descriptor_destroy(d) != HURRAY_OK) abort();
   return t1 - t0;
@@ -98,34 +69,34 @@ static double save_hurray(const char *path, const uint8_t *data, uint64_t total,
 
 static double save_raw(const char *path, const uint8_t *data, uint64_t total) {
   unlink(path);
-  double t0 = now();
+  double t0 = bench_now();
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) die("raw open", NULL);
+  if (fd < 0) bench_die("bench_file", "raw open", NULL);
   uint64_t done = 0;
   while (done < total) {
     ssize_t r = write(fd, data + done, (size_t)(total - done));
-    if (r <= 0) die("raw write", NULL);
+    if (r <= 0) bench_die("bench_file", "raw write", NULL);
     done += (uint64_t)r;
   }
   close(fd);
-  return now() - t0;
+  return bench_now() - t0;
 }
 
 static double load_hurray(const char *path, HurrayFileAccess access, bool touch_bytes,
                           uint64_t expect) {
-  double t0 = now();
+  double t0 = bench_now();
   HurrayFileOpenOptions o;
   memset(&o, 0, sizeof o);
   o.access = access;
   HurrayFile *f = NULL;
   HurrayError e;
-  if (hurray_file_open(path, &o, &f, &e) != HURRAY_OK) die("open", &e);
+  if (hurray_file_open(path, &o, &f, &e) != HURRAY_OK) bench_die("bench_file", "open", &e);
   /* Like a real load, every tensor is kept until the end (so plain reads
    * cannot recycle one block), then all are dropped, as the peer frees. */
   uint64_t n = hurray_file_tensor_count(f), seen = 0;
   HurrayFileTensor **all = calloc(n ? n : 1, sizeof *all);
   for (uint64_t i = 0; i < n; i++) {
-    if (hurray_file_tensor(f, i, &all[i], &e) != HURRAY_OK) die("fetch", &e);
+    if (hurray_file_tensor(f, i, &all[i], &e) != HURRAY_OK) bench_die("bench_file", "fetch", &e);
     const void *p;
     uint64_t size;
     if (hurray_file_tensor_buffer(all[i], 0, &p, &size) != HURRAY_OK) abort();
@@ -134,57 +105,57 @@ static double load_hurray(const char *path, HurrayFileAccess access, bool touch_
   }
   hurray_file_close(&f);
   for (uint64_t i = 0; i < n; i++) hurray_file_tensor_release(&all[i]);
-  double dt = now() - t0;
+  double dt = bench_now() - t0;
   free(all);
-  if (seen != expect) die("load: wrong byte count", NULL);
+  if (seen != expect) bench_die("bench_file", "load: wrong byte count", NULL);
   return dt;
 }
 
 static double load_raw_mmap(const char *path, uint64_t total) {
-  double t0 = now();
+  double t0 = bench_now();
   int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) die("raw open", NULL);
+  if (fd < 0) bench_die("bench_file", "raw open", NULL);
   void *p = mmap(NULL, (size_t)total, PROT_READ, MAP_SHARED, fd, 0);
-  if (p == MAP_FAILED) die("raw mmap", NULL);
+  if (p == MAP_FAILED) bench_die("bench_file", "raw mmap", NULL);
   close(fd);
   touch(p, total);
   munmap(p, (size_t)total);
-  return now() - t0;
+  return bench_now() - t0;
 }
 
 static double load_raw_read(const char *path, uint64_t total) {
-  double t0 = now();
+  double t0 = bench_now();
   int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) die("raw open", NULL);
+  if (fd < 0) bench_die("bench_file", "raw open", NULL);
   void *buf = NULL;
-  if (posix_memalign(&buf, 4096, (size_t)total) != 0) die("alloc", NULL);
+  if (posix_memalign(&buf, 4096, (size_t)total) != 0) bench_die("bench_file", "alloc", NULL);
   uint64_t done = 0;
   while (done < total) {
     ssize_t r = pread(fd, (uint8_t *)buf + done, (size_t)(total - done), (off_t)done);
-    if (r <= 0) die("raw read", NULL);
+    if (r <= 0) bench_die("bench_file", "raw read", NULL);
     done += (uint64_t)r;
   }
   close(fd);
   free(buf);
-  return now() - t0;
+  return bench_now() - t0;
 }
 
 
 /* ---- random access ------------------------------------------------------------- */
 
 static void write_many(const char *path, int n) {
-  HurrayDescriptor *d = u8_desc(0);
+  HurrayDescriptor *d = bench_u8_desc("bench_file", 0);
   HurrayFileWriter *w = NULL;
   HurrayFileWriterOptions o = {0, false, true, false};
   HurrayError e;
-  if (hurray_file_writer_open(path, &o, &w, &e) != HURRAY_OK) die("writer", &e);
+  if (hurray_file_writer_open(path, &o, &w, &e) != HURRAY_OK) bench_die("bench_file", "writer", &e);
   for (int i = 0; i < n; i++) {
     char name[32];
     snprintf(name, sizeof name, "model.layers.%d.weight", i);
     if (hurray_file_writer_add_tensor(w, name, strlen(name), d, NULL, NULL, &e) != HURRAY_OK)
-      die("add", &e);
+      bench_die("bench_file", "add", &e);
   }
-  if (hurray_file_writer_finish(w, &e) != HURRAY_OK) die("finish", &e);
+  if (hurray_file_writer_finish(w, &e) != HURRAY_OK) bench_die("bench_file", "finish", &e);
   hurray_file_writer_destroy(&w);
   if (hurray_descriptor_destroy(d) != HURRAY_OK) abort();
 }
@@ -201,18 +172,18 @@ static void random_access(const char *dir) {
     snprintf(name, sizeof name, "model.layers.%d.weight", n / 2 + 1);
     double best_open = 1e9, best_all = 1e9, first_all = 0;
     for (int r = 0; r < 20; r++) {
-      double t0 = now();
+      double t0 = bench_now();
       HurrayFile *f = NULL;
       HurrayError e;
-      if (hurray_file_open(path, NULL, &f, &e) != HURRAY_OK) die("open", &e);
-      double t1 = now();
+      if (hurray_file_open(path, NULL, &f, &e) != HURRAY_OK) bench_die("bench_file", "open", &e);
+      double t1 = bench_now();
       uint64_t idx;
       HurrayFileTensor *t = NULL;
-      if (hurray_file_find(f, name, strlen(name), &idx) != HURRAY_OK) die("find", NULL);
-      if (hurray_file_tensor(f, idx, &t, &e) != HURRAY_OK) die("fetch", &e);
+      if (hurray_file_find(f, name, strlen(name), &idx) != HURRAY_OK) bench_die("bench_file", "find", NULL);
+      if (hurray_file_tensor(f, idx, &t, &e) != HURRAY_OK) bench_die("bench_file", "fetch", &e);
       hurray_file_tensor_release(&t);
       hurray_file_close(&f);
-      double t2 = now();
+      double t2 = bench_now();
       if (t1 - t0 < best_open) best_open = t1 - t0;
       if (t2 - t0 < best_all) best_all = t2 - t0;
       if (r == 0) first_all = t2 - t0;
@@ -222,7 +193,7 @@ static void random_access(const char *dir) {
      * page fault on its descriptor), then again with the pages mapped. */
     HurrayFile *f = NULL;
     HurrayError e;
-    if (hurray_file_open(path, NULL, &f, &e) != HURRAY_OK) die("open", &e);
+    if (hurray_file_open(path, NULL, &f, &e) != HURRAY_OK) bench_die("bench_file", "open", &e);
     enum { K = 1000, ROUNDS = 20 };
     static char names[K][40];
     unsigned seed = 12345;
@@ -233,15 +204,15 @@ static void random_access(const char *dir) {
     }
     double cold = 0, warm = 0;
     for (int r = 0; r <= ROUNDS; r++) {
-      double t0 = now();
+      double t0 = bench_now();
       for (int k = 0; k < K; k++) {
         uint64_t idx;
         HurrayFileTensor *t = NULL;
-        if (hurray_file_find(f, names[k], strlen(names[k]), &idx) != HURRAY_OK) die("find", NULL);
-        if (hurray_file_tensor(f, idx, &t, &e) != HURRAY_OK) die("fetch", &e);
+        if (hurray_file_find(f, names[k], strlen(names[k]), &idx) != HURRAY_OK) bench_die("bench_file", "find", NULL);
+        if (hurray_file_tensor(f, idx, &t, &e) != HURRAY_OK) bench_die("bench_file", "fetch", &e);
         hurray_file_tensor_release(&t);
       }
-      double dt = (now() - t0) / K;
+      double dt = (bench_now() - t0) / K;
       if (r == 0) cold = dt;
       else if (r == 1 || dt < warm) warm = dt;
     }
@@ -266,7 +237,7 @@ int main(int argc, char **argv) {
   snprintf(hpath, sizeof hpath, "%s/bench-file.hrry", dir);
   snprintf(rpath, sizeof rpath, "%s/bench-file.raw", dir);
   uint8_t *data = NULL;
-  if (posix_memalign((void **)&data, 4096, (size_t)total) != 0) die("alloc", NULL);
+  if (posix_memalign((void **)&data, 4096, (size_t)total) != 0) bench_die("bench_file", "alloc", NULL);
   for (uint64_t i = 0; i < total; i += 4096) memset(data + i, (int)(i >> 12), 4096);
   printf("bench_file: %llu MiB in %d tensors, files in %s (kept in the page cache)\n",
          (unsigned long long)(total >> 20), count, dir);

@@ -78,16 +78,6 @@ static void write_sample(const char *path, bool checksums, bool sorted) {
   assert_int_equal(hurray_descriptor_destroy(dm), HURRAY_OK);
 }
 
-static HurrayFile *open_as(const char *path, HurrayFileAccess access) {
-  HurrayFileOpenOptions o;
-  memset(&o, 0, sizeof o);
-  o.access = access;
-  HurrayFile *f = NULL;
-  HurrayError e;
-  if (hurray_file_open(path, &o, &f, &e) != HURRAY_OK) fail_msg("open: %s", e.message);
-  return f;
-}
-
 static const HurrayFileAccess k_access[3] = {HURRAY_FILE_ACCESS_MMAP, HURRAY_FILE_ACCESS_READ,
                                              HURRAY_FILE_ACCESS_MMAP_COPY};
 
@@ -100,7 +90,7 @@ static void test_record_matches_the_bytes(void **state) {
     write_sample(path, true, sorted != 0);
     size_t len = 0;
     uint8_t *img = tf_load(path, &len);
-    HurrayFile *f = open_as(path, HURRAY_FILE_ACCESS_MMAP);
+    HurrayFile *f = tf_open_as(path, HURRAY_FILE_ACCESS_MMAP);
     const HurrayKvValue *v = NULL;
     assert_int_equal(hurray_file_kv_find(f, "hurray.data_crc32c", 18, &v), HURRAY_OK);
     assert_int_equal(v->tag, HURRAY_KV_BYTES);
@@ -167,7 +157,7 @@ static void test_large_tensors_threaded_checksum(void **state) {
     hurray_file_writer_destroy(&w);
     size_t len = 0;
     uint8_t *img = tf_load(path, &len);
-    HurrayFile *f = open_as(path, HURRAY_FILE_ACCESS_READ);
+    HurrayFile *f = tf_open_as(path, HURRAY_FILE_ACCESS_READ);
     const HurrayKvValue *v = NULL;
     assert_int_equal(hurray_file_kv_find(f, "hurray.data_crc32c", 18, &v), HURRAY_OK);
     for (uint64_t i = 0; i < 3; i++) {
@@ -184,7 +174,7 @@ static void test_large_tensors_threaded_checksum(void **state) {
     hurray_file_close(&f);
     /* a flipped bit in the last piece of the largest tensor is found */
     HurrayFileEntry ez;
-    f = open_as(path, HURRAY_FILE_ACCESS_READ);
+    f = tf_open_as(path, HURRAY_FILE_ACCESS_READ);
     assert_int_equal(hurray_file_entry(f, 2, &ez), HURRAY_OK);
     hurray_file_close(&f);
     img[ez.data_offset + sizes[2] - 5] ^= 0x10;
@@ -192,7 +182,7 @@ static void test_large_tensors_threaded_checksum(void **state) {
     assert_non_null(fp);
     assert_int_equal(fwrite(img, 1, len, fp), len);
     assert_int_equal(fclose(fp), 0);
-    f = open_as(path, HURRAY_FILE_ACCESS_MMAP);
+    f = tf_open_as(path, HURRAY_FILE_ACCESS_MMAP);
     assert_int_equal(hurray_file_verify_data(f, &r, &e), HURRAY_ERR_CRC_MISMATCH);
     assert_string_equal(e.field, "index[2].data");
     hurray_file_close(&f);
@@ -210,7 +200,7 @@ static void test_flipped_bit_in_data(void **state) {
   write_sample(path, true, false);
   size_t len = 0;
   uint8_t *img = tf_load(path, &len);
-  HurrayFile *f = open_as(path, HURRAY_FILE_ACCESS_MMAP);
+  HurrayFile *f = tf_open_as(path, HURRAY_FILE_ACCESS_MMAP);
   uint64_t b = 0;
   assert_int_equal(hurray_file_find(f, "b", 1, &b), HURRAY_OK);
   HurrayFileEntry eb;
@@ -219,7 +209,7 @@ static void test_flipped_bit_in_data(void **state) {
   img[eb.data_offset + 5] ^= 0x10;
   tf_store(path, img, len);
   for (int a = 0; a < 3; a++) {
-    f = open_as(path, k_access[a]);
+    f = tf_open_as(path, k_access[a]);
     HurrayFileTensor *t = NULL;
     HurrayError e;
     assert_int_equal(hurray_file_tensor(f, b, &t, &e), HURRAY_OK);
@@ -254,7 +244,7 @@ static void test_flipped_descriptor_and_gap(void **state) {
   write_sample(path, true, false);
   size_t len = 0;
   uint8_t *img = tf_load(path, &len);
-  HurrayFile *f = open_as(path, HURRAY_FILE_ACCESS_MMAP);
+  HurrayFile *f = tf_open_as(path, HURRAY_FILE_ACCESS_MMAP);
   HurrayFileEntry ea, em;
   assert_int_equal(hurray_file_entry(f, 0, &ea), HURRAY_OK);
   assert_int_equal(hurray_file_entry(f, 3, &em), HURRAY_OK);
@@ -263,7 +253,7 @@ static void test_flipped_descriptor_and_gap(void **state) {
   memcpy(copy, img, len);
   copy[ea.descriptor_offset + ea.descriptor_length - 1] ^= 0x01;
   tf_store(path, copy, len);
-  f = open_as(path, HURRAY_FILE_ACCESS_READ);
+  f = tf_open_as(path, HURRAY_FILE_ACCESS_READ);
   HurrayError e;
   assert_int_equal(hurray_file_verify_data(f, NULL, &e), HURRAY_ERR_CRC_MISMATCH);
   assert_int_equal(e.offset, ea.descriptor_offset);
@@ -274,7 +264,7 @@ static void test_flipped_descriptor_and_gap(void **state) {
   memcpy(copy, img, len);
   copy[em.data_offset + 100] = 0xEE; /* after the values (8 bytes), before the indices */
   tf_store(path, copy, len);
-  f = open_as(path, HURRAY_FILE_ACCESS_MMAP);
+  f = tf_open_as(path, HURRAY_FILE_ACCESS_MMAP);
   assert_int_equal(hurray_file_verify_data(f, NULL, &e), HURRAY_ERR_CRC_MISMATCH);
   assert_int_equal(e.offset, em.data_offset);
   assert_non_null(strstr(e.message, "tensor \"m\""));
@@ -291,7 +281,7 @@ static void test_without_checksums(void **state) {
   const char *with = tf_path("with.hrry"), *without = tf_path("without.hrry");
   write_sample(with, true, false);
   write_sample(without, false, false);
-  HurrayFile *f = open_as(without, HURRAY_FILE_ACCESS_MMAP);
+  HurrayFile *f = tf_open_as(without, HURRAY_FILE_ACCESS_MMAP);
   HurrayError e;
   HurrayFileDataReport r;
   r.tensors = 99;
@@ -304,7 +294,7 @@ static void test_without_checksums(void **state) {
   hurray_file_close(&f);
   size_t lw = 0, lo = 0;
   uint8_t *pw = tf_load(with, &lw), *po = tf_load(without, &lo);
-  f = open_as(with, HURRAY_FILE_ACCESS_MMAP);
+  f = tf_open_as(with, HURRAY_FILE_ACCESS_MMAP);
   assert_int_equal(hurray_file_info(f, &iw), HURRAY_OK);
   hurray_file_close(&f);
   assert_int_equal(iw.kv_offset, io.kv_offset);
@@ -324,7 +314,7 @@ static void test_kv_round_trip_and_the_reserved_key(void **state) {
   (void)state;
   const char *path = tf_path("kv.hrry");
   write_sample(path, true, false);
-  HurrayFile *f = open_as(path, HURRAY_FILE_ACCESS_READ);
+  HurrayFile *f = tf_open_as(path, HURRAY_FILE_ACCESS_READ);
   assert_int_equal(hurray_file_kv_count(f), 2);
   const char *k;
   size_t kl;
@@ -354,7 +344,7 @@ static void test_kv_round_trip_and_the_reserved_key(void **state) {
   /* the writer is still usable: an empty file with an empty record */
   assert_int_equal(hurray_file_writer_finish(w, &e), HURRAY_OK);
   hurray_file_writer_destroy(&w);
-  f = open_as(tf_path("r.hrry"), HURRAY_FILE_ACCESS_MMAP);
+  f = tf_open_as(tf_path("r.hrry"), HURRAY_FILE_ACCESS_MMAP);
   HurrayFileDataReport r;
   assert_int_equal(hurray_file_verify_data(f, &r, &e), HURRAY_OK);
   assert_int_equal(r.tensors, 0);
@@ -373,7 +363,7 @@ static void test_kv_round_trip_and_the_reserved_key(void **state) {
   hurray_file_writer_destroy(&w);
   assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
   for (int a = 0; a < 2; a++) {
-    f = open_as(tf_path("bad.hrry"), k_access[a]);
+    f = tf_open_as(tf_path("bad.hrry"), k_access[a]);
     HurrayFileInfo in;
     assert_int_equal(hurray_file_info(f, &in), HURRAY_OK);
     assert_int_equal(hurray_file_verify_data(f, NULL, &e), HURRAY_ERR_INVALID_KV);
@@ -398,7 +388,7 @@ static void test_verify_tensor_structure(void **state) {
   tf_fix_crc(img, len);
   tf_store(path, img, len);
   for (int a = 0; a < 3; a++) {
-    HurrayFile *f = open_as(path, k_access[a]);
+    HurrayFile *f = tf_open_as(path, k_access[a]);
     HurrayError e;
     assert_int_equal(hurray_file_verify_tensor(f, 0, &e), HURRAY_OK);
     assert_int_equal(hurray_file_verify_tensor(f, 3, &e), HURRAY_ERR_INVALID_FILE);

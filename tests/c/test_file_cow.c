@@ -49,16 +49,6 @@ static void write_pair(const char *path, uint64_t n, uint32_t buf_align, uint32_
   assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
 }
 
-static HurrayFile *open_as(const char *path, HurrayFileAccess access) {
-  HurrayFileOpenOptions o;
-  memset(&o, 0, sizeof o);
-  o.access = access;
-  HurrayFile *f = NULL;
-  HurrayError e;
-  if (hurray_file_open(path, &o, &f, &e) != HURRAY_OK) fail_msg("open: %s", e.message);
-  return f;
-}
-
 /* Tensor `name` of f and its one buffer. */
 static HurrayFileTensor *get(const HurrayFile *f, const char *name, uint8_t **data,
                              uint64_t *size) {
@@ -81,7 +71,7 @@ static bool is_pattern(const uint8_t *p, uint64_t n, int seed) {
 
 /* The file's own bytes (read back with stdio): tensor data unchanged. */
 static void file_is_untouched(const char *path, uint64_t n) {
-  HurrayFile *f = open_as(path, HURRAY_FILE_ACCESS_READ);
+  HurrayFile *f = tf_open_as(path, HURRAY_FILE_ACCESS_READ);
   uint8_t *p;
   uint64_t size;
   HurrayFileTensor *a = get(f, "a", &p, &size);
@@ -101,7 +91,7 @@ static void test_writes_stay_in_the_mapping(void **state) {
   size_t len0 = 0;
   uint8_t *before = tf_load(path, &len0);
 
-  HurrayFile *f = open_as(path, HURRAY_FILE_ACCESS_MMAP_COPY);
+  HurrayFile *f = tf_open_as(path, HURRAY_FILE_ACCESS_MMAP_COPY);
   HurrayFileInfo in;
   assert_int_equal(hurray_file_info(f, &in), HURRAY_OK);
   assert_true(in.mapped);
@@ -131,7 +121,7 @@ static void test_writes_stay_in_the_mapping(void **state) {
 
   /* Another copy-on-write open of the same file sees the original bytes, and
    * its writes are not seen by the first. */
-  HurrayFile *g = open_as(path, HURRAY_FILE_ACCESS_MMAP_COPY);
+  HurrayFile *g = tf_open_as(path, HURRAY_FILE_ACCESS_MMAP_COPY);
   uint8_t *q;
   HurrayFileTensor *ga = get(g, "a", &q, &size);
   assert_ptr_not_equal(q, p);
@@ -140,7 +130,7 @@ static void test_writes_stay_in_the_mapping(void **state) {
   assert_int_equal(p[1], pat(1, 1));
   assert_int_equal(p[0], 0xEE);
   /* A read-only (shared) mapping of the file sees the original bytes too. */
-  HurrayFile *h = open_as(path, HURRAY_FILE_ACCESS_MMAP);
+  HurrayFile *h = tf_open_as(path, HURRAY_FILE_ACCESS_MMAP);
   uint8_t *r;
   HurrayFileTensor *ha = get(h, "a", &r, &size);
   assert_false(hurray_file_tensor_is_writable(ha));
@@ -168,7 +158,7 @@ static void test_writes_stay_in_the_mapping(void **state) {
   free(after);
   free(before);
   file_is_untouched(path, n);
-  f = open_as(path, HURRAY_FILE_ACCESS_MMAP_COPY);
+  f = tf_open_as(path, HURRAY_FILE_ACCESS_MMAP_COPY);
   a = get(f, "a", &p, &size);
   assert_true(is_pattern(p, n, 1));
   hurray_file_tensor_release(&a);
@@ -186,7 +176,7 @@ static void test_over_aligned_files(void **state) {
     const uint64_t n = 10000;
     write_pair(path, n, aligns[i], aligns[i]);
     for (int access = 0; access < 3; access++) {
-      HurrayFile *f = open_as(path, (HurrayFileAccess)access);
+      HurrayFile *f = tf_open_as(path, (HurrayFileAccess)access);
       HurrayFileInfo in;
       assert_int_equal(hurray_file_info(f, &in), HURRAY_OK);
       assert_int_equal(in.data_alignment, aligns[i]);
@@ -330,8 +320,8 @@ static void test_other_processes_never_see_writes(void **state) {
   const char *path = tf_path("procs.hrry");
   const uint64_t n = 8192;
   write_pair(path, n, 64, 0);
-  HurrayFile *shared = open_as(path, HURRAY_FILE_ACCESS_MMAP);
-  HurrayFile *priv = open_as(path, HURRAY_FILE_ACCESS_MMAP_COPY);
+  HurrayFile *shared = tf_open_as(path, HURRAY_FILE_ACCESS_MMAP);
+  HurrayFile *priv = tf_open_as(path, HURRAY_FILE_ACCESS_MMAP_COPY);
   uint8_t *ps, *pp;
   uint64_t size;
   HurrayFileTensor *ts = get(shared, "a", &ps, &size);
@@ -345,7 +335,7 @@ static void test_other_processes_never_see_writes(void **state) {
   if (pid == 0) {
     close(to_child[1]);
     close(to_parent[0]);
-    HurrayFile *f = open_as(path, HURRAY_FILE_ACCESS_MMAP_COPY);
+    HurrayFile *f = tf_open_as(path, HURRAY_FILE_ACCESS_MMAP_COPY);
     uint8_t *p;
     uint64_t sz;
     HurrayFileTensor *t = get(f, "a", &p, &sz);
@@ -367,7 +357,7 @@ static void test_other_processes_never_see_writes(void **state) {
   assert_true(is_pattern(ps, n, 1));
   assert_true(is_pattern(pp, n, 1));
   file_is_untouched(path, n);
-  HurrayFile *fresh = open_as(path, HURRAY_FILE_ACCESS_MMAP_COPY);
+  HurrayFile *fresh = tf_open_as(path, HURRAY_FILE_ACCESS_MMAP_COPY);
   uint8_t *pf;
   HurrayFileTensor *tf = get(fresh, "a", &pf, &size);
   assert_true(is_pattern(pf, n, 1));
@@ -394,8 +384,8 @@ static void test_save_over_a_mapped_file(void **state) {
   const char *path = tf_path("replace.hrry");
   const uint64_t n = 5 * 4096;
   write_pair(path, n, 64, 0);
-  HurrayFile *fs = open_as(path, HURRAY_FILE_ACCESS_MMAP);
-  HurrayFile *fc = open_as(path, HURRAY_FILE_ACCESS_MMAP_COPY);
+  HurrayFile *fs = tf_open_as(path, HURRAY_FILE_ACCESS_MMAP);
+  HurrayFile *fc = tf_open_as(path, HURRAY_FILE_ACCESS_MMAP_COPY);
   uint8_t *ps, *pc;
   uint64_t size;
   HurrayFileTensor *ts = get(fs, "a", &ps, &size);
@@ -405,7 +395,7 @@ static void test_save_over_a_mapped_file(void **state) {
   assert_true(is_pattern(ps, n, 1)); /* every page of the old one still there */
   assert_int_equal(pc[0], 0x5A);
   for (uint64_t k = 1; k < n; k++) assert_int_equal(pc[k], pat(2, k));
-  HurrayFile *g = open_as(path, HURRAY_FILE_ACCESS_MMAP_COPY);
+  HurrayFile *g = tf_open_as(path, HURRAY_FILE_ACCESS_MMAP_COPY);
   uint8_t *pg;
   HurrayFileTensor *tg = get(g, "a", &pg, &size);
   assert_int_equal(size, 16);
@@ -464,7 +454,7 @@ static void test_pages_are_copied_only_when_written(void **state) {
   const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
   const uint64_t n = 64 * page;
   write_pair(path, n, 64, 0);
-  HurrayFile *f = open_as(path, HURRAY_FILE_ACCESS_MMAP_COPY);
+  HurrayFile *f = tf_open_as(path, HURRAY_FILE_ACCESS_MMAP_COPY);
   uint8_t *p;
   uint64_t size;
   HurrayFileTensor *t = get(f, "a", &p, &size);
@@ -478,7 +468,7 @@ static void test_pages_are_copied_only_when_written(void **state) {
   p[63 * page] = 4;
   assert_int_equal(anonymous_kb(p), (long)(3 * page / 1024));
   /* The read-only mapping never has any. */
-  HurrayFile *g = open_as(path, HURRAY_FILE_ACCESS_MMAP);
+  HurrayFile *g = tf_open_as(path, HURRAY_FILE_ACCESS_MMAP);
   uint8_t *q;
   HurrayFileTensor *u = get(g, "a", &q, &size);
   assert_true(is_pattern(q, n, 1));

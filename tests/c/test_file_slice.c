@@ -109,16 +109,6 @@ static const char *write_file(void) {
   return path;
 }
 
-static HurrayFile *open_as(const char *path, HurrayFileAccess access) {
-  HurrayFileOpenOptions o;
-  memset(&o, 0, sizeof o);
-  o.access = access;
-  HurrayFile *f = NULL;
-  HurrayError e;
-  if (hurray_file_open(path, &o, &f, &e) != HURRAY_OK) fail_msg("open: %s", e.message);
-  return f;
-}
-
 static uint64_t find(const HurrayFile *f, const char *name) {
   uint64_t i = 0;
   assert_int_equal(hurray_file_find(f, name, strlen(name), &i), HURRAY_OK);
@@ -181,8 +171,8 @@ static HurraySliceRange random_range(uint64_t d) {
 static void test_every_mode_agrees(void **state) {
   (void)state;
   const char *path = write_file();
-  HurrayFile *mapped = open_as(path, HURRAY_FILE_ACCESS_MMAP);
-  HurrayFile *reading = open_as(path, HURRAY_FILE_ACCESS_READ);
+  HurrayFile *mapped = tf_open_as(path, HURRAY_FILE_ACCESS_MMAP);
+  HurrayFile *reading = tf_open_as(path, HURRAY_FILE_ACCESS_READ);
   size_t len;
   uint8_t *image = tf_load(path, &len);
   HurrayFile *memory = NULL;
@@ -234,8 +224,8 @@ static uint64_t pages_needed(const HurrayDescriptorFields *f, const HurraySliceR
 static void test_reads_only_what_it_needs(void **state) {
   (void)state;
   const char *path = write_file();
-  HurrayFile *mapped = open_as(path, HURRAY_FILE_ACCESS_MMAP);
-  HurrayFile *f = open_as(path, HURRAY_FILE_ACCESS_READ);
+  HurrayFile *mapped = tf_open_as(path, HURRAY_FILE_ACCESS_MMAP);
+  HurrayFile *f = tf_open_as(path, HURRAY_FILE_ACCESS_READ);
   /* Rows 16..23 of "w" [64, 4096] float32: exactly their 128 KiB, one read. */
   HurraySliceRange rows[2] = {{16, 24, 1, 0}, {0, 4096, 1, 0}};
   assert_int_equal(compare(f, mapped, "w", rows), 8 * 4096 * 4);
@@ -288,7 +278,7 @@ static void test_reads_only_what_it_needs(void **state) {
 static void test_errors(void **state) {
   (void)state;
   const char *path = write_file();
-  HurrayFile *f = open_as(path, HURRAY_FILE_ACCESS_READ);
+  HurrayFile *f = tf_open_as(path, HURRAY_FILE_ACCESS_READ);
   uint8_t out[64];
   HurraySliceRange q[2] = {{0, 1, 1, 0}, {0, 4, 1, 0}};
   HurrayError e;
@@ -331,7 +321,7 @@ static void test_errors(void **state) {
 static void test_allocation_failures(void **state) {
   (void)state;
   const char *path = write_file();
-  HurrayFile *f = open_as(path, HURRAY_FILE_ACCESS_READ);
+  HurrayFile *f = tf_open_as(path, HURRAY_FILE_ACCESS_READ);
   uint64_t m = find(f, "m");
   HurraySliceRange q[2] = {{0, 32, 1, 0}, {0, 256, 1, 0}};
   uint8_t *out = malloc(32 * 256 / 2);

@@ -143,6 +143,17 @@ static inline uint8_t *tf_index_entry(uint8_t *p, size_t len, uint64_t k) {
 
 /* Opens a file image held in memory (copied into 2 MiB-aligned memory, so
  * every buffer meets its alignment). Returns the status; *out as the API. */
+/* Opens `path` with `access`, failing the test on error. Owned: hurray_file_close. */
+static inline HurrayFile *tf_open_as(const char *path, HurrayFileAccess access) {
+  HurrayFileOpenOptions o;
+  memset(&o, 0, sizeof o);
+  o.access = access;
+  HurrayFile *f = NULL;
+  HurrayError e;
+  if (hurray_file_open(path, &o, &f, &e) != HURRAY_OK) fail_msg("open: %s", e.message);
+  return f;
+}
+
 static inline void tf_release_free(void *ctx, const void *data, uint64_t size) {
   (void)size;
   (void)data;
