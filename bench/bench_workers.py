@@ -25,3 +25,9 @@ def nbytes_after_copy(x):
     """nbytes, after copying x once into aligned memory of its own: what a receiver
     that needs the 64-byte floor pays for a misaligned frame."""
     return hurray.from_numpy(x, copy=True).buffer_handles[0].byte_size
+
+
+def receiver_stats():
+    """What this process's Dask deserializer did with hurray buffers (hurray/_dask.py)."""
+    from hurray import _dask
+    return dict(_dask.stats)

@@ -10,10 +10,9 @@ A benchmark, not a test (never part of the test command). The figures:
 (b) Ray: ``ray.get(ray.put(x))`` of a 1 GiB tensor against a 1 GiB NumPy array
     (``ray.init(num_cpus=2)``; the object store holds a copy, and ``get`` maps it).
 (c) Dask: a 256 MiB tensor made on one worker of a ``LocalCluster(processes=True,
-    n_workers=2)`` and used by a task on the other (a worker-to-worker transfer).
-(c') the same with hurray tensors arriving in aligned frames of their own
-    (bench_dask_aligned.py, a worker preload): what zero copies on the receiver would
-    buy, beside NumPy data sent in the same frames.
+    n_workers=2)`` and used by a task on the other (a worker-to-worker transfer), with
+    what the receiving worker did with the buffers (hurray/_dask.py: wrapped in the
+    block Dask read them into, moved there first, or copied).
 (d) multiprocessing: a round trip of 256 MiB to a spawn ``Pool`` worker and back
     (``pool.apply(echo, (x,))``; multiprocessing pickles with protocol 4, so the bytes
     are copied in band, for NumPy too).
@@ -24,7 +23,7 @@ The ratio is NumPy's time / hurray's time: >= 1 means hurray is as fast or faste
 (>= 0.9 is the goal). Each figure is the median of ``--rounds`` rounds, hurray and NumPy
 interleaved.
 
-    python bench/processes.py [--rounds 5] [--only pickle,ray,dask,dask-aligned,mp,reference]
+    python bench/processes.py [--rounds 5] [--only pickle,ray,dask,mp,reference]
                               [--json out.json]
 """
 import argparse
@@ -160,64 +159,23 @@ def bench_dask(rounds, size=256 * MiB):
             return dt
 
         transfer("hurray", -1), transfer("numpy", -1), transfer("numpy+copy", -1)  # warm
+        before = c.submit(bw.receiver_stats, workers=[b], pure=False).result()
         ht, nt, ct = [], [], []
         for k in range(rounds):
             ht.append(transfer("hurray", k))
             nt.append(transfer("numpy", k))
             ct.append(transfer("numpy+copy", k))
+        after = c.submit(bw.receiver_stats, workers=[b], pure=False).result()
     res = {"size": size, "hurray_s": statistics.median(ht), "numpy_s": statistics.median(nt),
-           "numpy_copy_s": statistics.median(ct)}
+           "numpy_copy_s": statistics.median(ct),
+           "receiver": {k: after[k] - before[k] for k in after}}
     res["ratio"] = res["numpy_s"] / res["hurray_s"]
     res["ratio_to_numpy_copy"] = res["numpy_copy_s"] / res["hurray_s"]
     print(f"\n(c) Dask worker-to-worker transfer of {fmt_size(size)}: hurray "
           f"{res['hurray_s'] * 1e3:.0f} ms, NumPy {res['numpy_s'] * 1e3:.0f} ms, ratio "
           f"{res['ratio']:.2f}; NumPy + one copy on the receiver "
-          f"{res['numpy_copy_s'] * 1e3:.0f} ms, ratio {res['ratio_to_numpy_copy']:.2f}")
-    return res
-
-
-def bench_dask_aligned(rounds, size=256 * MiB):
-    """(c') the aligned-frames experiment (bench_dask_aligned.py): hurray tensors
-    arriving in aligned frames of their own, NumPy arrays as Dask sends them, and
-    NumPy arrays in the frames the tensors travel in (Box)."""
-    import bench_dask_aligned as al
-    import bench_workers as bw
-    from distributed import Client, LocalCluster
-    os.environ["PYTHONPATH"] = HERE + os.pathsep + os.environ.get("PYTHONPATH", "")
-    with LocalCluster(processes=True, n_workers=2, threads_per_worker=1,
-                      dashboard_address=None, memory_limit=0,
-                      preload=["bench_dask_aligned"]) as cl, Client(cl) as c:
-        a, b = sorted(c.scheduler_info()["workers"])
-        seen = {}
-
-        def transfer(kind, k):
-            make = (al.make_box, size, k) if kind == "box" else (bw.make, kind, size, k)
-            made = c.submit(*make, workers=[a], allow_other_workers=False, pure=False)
-            made.result()
-            t0 = time.perf_counter()
-            n, wrapped = c.submit(al.received, made, workers=[b], allow_other_workers=False,
-                                  pure=False).result()
-            dt = time.perf_counter() - t0
-            assert n == size
-            seen[kind] = wrapped
-            del made
-            return dt
-
-        for kind in ("hurray", "numpy", "box"):
-            transfer(kind, -1)  # warm
-        times = {"hurray": [], "numpy": [], "box": []}
-        for k in range(rounds):
-            for kind in times:
-                times[kind].append(transfer(kind, k))
-    res = {"size": size, "wrapped": seen["hurray"]}
-    for kind, ts in times.items():
-        res[f"{kind}_s"] = statistics.median(ts)
-    res["ratio"] = res["numpy_s"] / res["hurray_s"]
-    res["ratio_to_box"] = res["box_s"] / res["hurray_s"]
-    print(f"\n(c') Dask, aligned frames (bench_dask_aligned.py), {fmt_size(size)}: hurray "
-          f"{res['hurray_s'] * 1e3:.0f} ms (the receiver wrapped the frame: {res['wrapped']}), "
-          f"NumPy {res['numpy_s'] * 1e3:.0f} ms, ratio {res['ratio']:.2f}; NumPy in the same "
-          f"frames {res['box_s'] * 1e3:.0f} ms, ratio {res['ratio_to_box']:.2f}")
+          f"{res['numpy_copy_s'] * 1e3:.0f} ms, ratio {res['ratio_to_numpy_copy']:.2f}; the "
+          f"receiver, over {rounds} tensors: {res['receiver']}")
     return res
 
 
@@ -270,7 +228,7 @@ def bench_reference(rounds, size=256 * MiB):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--only", default="pickle,ray,dask,dask-aligned,mp,reference")
+    ap.add_argument("--only", default="pickle,ray,dask,mp,reference")
     ap.add_argument("--json")
     args = ap.parse_args()
     only = set(args.only.split(","))
@@ -281,8 +239,6 @@ def main():
         results["ray"] = bench_ray(args.rounds)
     if "dask" in only:
         results["dask"] = bench_dask(args.rounds)
-    if "dask-aligned" in only:
-        results["dask-aligned"] = bench_dask_aligned(args.rounds)
     if "mp" in only:
         results["mp"] = bench_mp(args.rounds)
     if "reference" in only:

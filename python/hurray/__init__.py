@@ -85,6 +85,9 @@ from ._interop import aligned_allocator, asarray
 from ._quantize import quantize
 from ._collate import collate
 from ._sparse import from_scipy, sparse_coo
+from . import _dask
+
+_dask.arm()  # Dask serializers, once distributed is imported too (hurray/_dask.py)
 
 # Tier 1 element types are also module attributes: hurray.float32 is
 # hurray.dtype.float32. Tier 2 types live on hurray.dtype only.

@@ -1,9 +1,10 @@
 """hurray tensors on a real local Dask cluster (distributed.LocalCluster with
 two worker processes): client.scatter, client.submit, results moving between
-workers, for dense, int4 per-block quantized, CSR and composite tensors. Dask's
-pickle serializer (protocol 5) already gives zero-copy frames on the sender, so
-hurray registers no Dask serializer; its dask.sizeof entry point makes Dask count
-a tensor by its buffers (docs/processes.md, docs/decisions.md)."""
+workers, for dense, int4 per-block quantized, CSR and composite tensors; a large
+tensor arrives on the other worker without a copy (hurray/_dask.py realigns it in
+the block Dask read it into; test_dask_frames.py has the details); the dask.sizeof
+entry point makes Dask count a tensor by its buffers (docs/processes.md,
+docs/decisions.md)."""
 
 import os
 import pathlib
@@ -71,7 +72,7 @@ def fp(x):
 def test_dask_serializes_to_zero_copy_frames(kind):
     t = KINDS[kind]
     header, frames = serialize(t)
-    assert header["serializer"] == "pickle"
+    assert header["serializer"] == "dask"  # hurray/_dask.py
     assert sum(len(memoryview(f).cast("B")) for f in frames) < 4096 + sum(
         h.byte_size for m in (t.members if isinstance(t, hurray.Composite) else [t])
         for h in m.buffer_handles)
@@ -98,6 +99,24 @@ def test_results_move_between_workers(client):
         assert used.result(TIMEOUT) == fp(t)
         assert fp(part.result(TIMEOUT)) == fp(t)
     assert client.submit(w.worker_address, workers=[b], pure=False).result(TIMEOUT) == b
+
+
+def receiver_stats():
+    from hurray import _dask
+    return dict(_dask.stats)
+
+
+def test_a_large_tensor_moves_between_workers_without_a_copy(client):
+    a, b = sorted(client.scheduler_info()["workers"])
+    before = client.submit(receiver_stats, workers=[b], pure=False).result(TIMEOUT)
+    made = client.submit(w.dense, 3 << 20, 1, workers=[a], allow_other_workers=False,
+                         pure=False)  # 12 MiB
+    total = client.submit(w.checksum, made, workers=[b], allow_other_workers=False, pure=False)
+    want = float(np.sum(np.arange(3 << 20, dtype=np.float64) + 1))
+    assert total.result(TIMEOUT) == want
+    after = client.submit(receiver_stats, workers=[b], pure=False).result(TIMEOUT)
+    assert after["wrapped"] > before["wrapped"], (before, after)
+    assert after["copied"] == before["copied"], (before, after)
 
 
 def test_dask_counts_a_tensor_by_its_buffers():
