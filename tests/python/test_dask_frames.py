@@ -122,7 +122,8 @@ def test_frames_deserialized_twice_or_passed_on_after_a_move(offset):
         raw = np.empty(n + _dask.SLACK + 128, np.uint8)
         s = (-raw.ctypes.data) % 64 + other
         moved = raw[s:s + n + _dask.SLACK]
-        moved[:n], moved[n:] = np.frombuffer(frames[1], np.uint8), np.frombuffer(frames[2], np.uint8)
+        moved[:n] = np.frombuffer(frames[1], np.uint8)
+        moved[n:] = np.frombuffer(frames[2], np.uint8)
         mv = memoryview(moved)
         there = deserialize(header, [frames[0], mv[:n], mv[n:]])
         assert np.array_equal(np.asarray(there), np.asarray(t)), other
@@ -260,3 +261,50 @@ def test_importing_hurray_imports_no_dask():
     code = "import sys, hurray; print('distributed' in sys.modules, 'dask' in sys.modules)"
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and r.stdout.split() == ["False", "False"], r.stderr
+
+
+def test_the_watch_registers_after_the_module_runs_whatever_its_loader(monkeypatch):
+    import importlib.machinery
+    import types
+
+    ran, registered = [], []
+
+    class Plain:  # a loader with a __dict__: its exec_module is wrapped for this module
+        def create_module(self, spec):
+            return None
+
+        def exec_module(self, module):
+            ran.append(module.__name__)
+
+    class Slotted:  # one without (as zipimport's): the spec gets a delegating loader
+        __slots__ = ()
+
+        def create_module(self, spec):
+            return None
+
+        def exec_module(self, module):
+            ran.append(module.__name__)
+
+    class Finder:
+        def __init__(self, loader):
+            self.loader = loader
+
+        def find_spec(self, name, path=None, target=None):
+            if name != _dask.SERIALIZE_MODULE:
+                return None
+            return importlib.machinery.ModuleSpec(name, self.loader)
+
+    monkeypatch.setattr(_dask, "register", registered.append)
+    for loader in (Plain(), Slotted()):
+        watch = _dask._Watch()
+        monkeypatch.setattr(sys, "meta_path", [watch, Finder(loader)])
+        assert watch.find_spec("some.other.module") is None and sys.meta_path[0] is watch
+        spec = watch.find_spec(_dask.SERIALIZE_MODULE)
+        assert watch not in sys.meta_path  # one shot
+        module = types.ModuleType(_dask.SERIALIZE_MODULE)
+        spec.loader.exec_module(module)
+        assert ran[-1] == _dask.SERIALIZE_MODULE and registered[-1] is module
+        if isinstance(loader, Plain):
+            assert spec.loader is loader and "exec_module" not in vars(loader)  # restored
+        else:
+            assert isinstance(spec.loader, _dask._After)
