@@ -2,7 +2,8 @@
 # Time-boxed fuzzing of one libFuzzer target:
 #   scripts/fuzz.sh <target> <minutes>        e.g. scripts/fuzz.sh descriptor 10
 # <target>: descriptor, file, stream (the C decoders), or python-dlpack,
-# python-native, python-array (the Python extension's import boundaries, with
+# python-native, python-array, python-views, python-checksums (the Python
+# extension's import boundaries and the records of shared tensors and data checksums, with
 # atheris: fuzz/python/fuzz_<name>.py).
 # Builds the target with clang (ASan + UBSan + libFuzzer coverage over the whole
 # library) in build-fuzz/, runs it for <minutes> on a scratch corpus seeded

@@ -212,23 +212,24 @@ def resolve(tensors: dict, views: dict[str, _shared.View], wanted=None) -> dict:
 
 
 def view_tensor(name: str, v: _shared.View, base: Tensor) -> Tensor:
+    """The view `v` of `base` as a hurray tensor sharing its buffer (the
+    record checked by _shared.validate first)."""
+    item = _shared.validate(name, v, base)
     if v.same:
         return base
-    dt = Dtype.from_name(v.dtype)
-    if not isinstance(base, Tensor) or base.dtype.bit_width % 8 or base.quantization is not None:
-        raise ValueError(f"kv[{_shared.VIEWS_KEY!r}]: view {name!r} has a base {v.base!r} "
-                         f"that is not a dense tensor of whole-byte elements")
-    item = dt.itemsize
-    if any(s % item for s in v.byte_strides):
-        raise ValueError(f"kv[{_shared.VIEWS_KEY!r}]: view {name!r}: byte_strides "
-                         f"{v.byte_strides} are not multiples of {dt.name}'s size ({item})")
-    size = base.buffer_handles[0].byte_size
-    _shared.check_extent(name, v, item, base.byte_offset, size)
     import numpy as np  # the buffer object the view shares
     raw = np.asarray(base.buffer(0))
-    strides = tuple(s // item for s in v.byte_strides)
-    return Tensor(raw, dt, v.shape, layout=_hurray.StridedLayout(strides),
+    # a 0-d view has no strides to state: row-major (one element) says it all
+    layout = _hurray.StridedLayout(tuple(s // item for s in v.byte_strides)) if v.shape else None
+    return Tensor(raw, v.dtype, v.shape, layout=layout,
                   byte_offset=base.byte_offset + v.byte_offset, copy=False)
+
+
+def validate_views(tensors: dict, views: dict[str, _shared.View]) -> None:
+    """Checks every view record against its base (_shared.validate) before any
+    is rebuilt: what every loader calls, so all give the same answer."""
+    for name, v in views.items():
+        _shared.validate(name, v, tensors[v.base])
 
 
 def load(path, *, names=None, mmap=True, permissive=False, verify=False) -> dict:
@@ -261,7 +262,9 @@ def load_stored(path, *, mmap=True, permissive=False, verify=False):
     framework layers rebuild their own views from."""
     tensors, text = _hurray._load_with_views(path, mmap=mmap, permissive=permissive,
                                              verify=verify)
-    return tensors, _views_of(text, tensors.keys())
+    views = _views_of(text, tensors.keys())
+    validate_views(tensors, views)
+    return tensors, views
 
 
 def load_kv(path, *, max_kv_memory=_DEFAULT_KV_MEMORY, raw=False) -> dict:
@@ -329,7 +332,7 @@ class File:
     """An open .hrry file (from hurray.open): a mapping of name to tensor, read
     lazily. Names include the views of shared tensors (see hurray.save)."""
 
-    __slots__ = ("_raw", "_views", "_reopen", "_ref")
+    __slots__ = ("_raw", "_views", "_reopen", "_ref", "_checked")
 
     def __init__(self, raw=None, *, _token=None):
         if _token is not _TOKEN:
@@ -338,6 +341,16 @@ class File:
         self._reopen = self._ref = None  # set by open (pickling)
         text = raw._kv_value(_shared.VIEWS_KEY)
         self._views = _views_of(text, raw.keys()) if text is not None else {}
+        self._checked = not self._views
+
+    def _check_views(self) -> None:
+        # The whole record, against every base, before the first view is built:
+        # open() accepts and refuses a record as load() does, whichever view is
+        # asked for (a mapped base costs no read; mmap=False reads each base once).
+        if not self._checked:
+            validate_views({v.base: self._raw[v.base] for v in self._views.values()},
+                           self._views)
+            self._checked = True
 
     # -- names --
     def keys(self) -> list:
@@ -359,6 +372,8 @@ class File:
     # -- tensors --
     def _get(self, name):
         v = self._views.get(name) if isinstance(name, str) else None
+        if v is not None:
+            self._check_views()
         t = self._raw[name] if v is None else view_tensor(name, v, self._raw[v.base])
         if self._ref is not None and isinstance(t, Tensor):
             _pickling.register(t, self._ref, name)  # pickle="reference"
@@ -378,6 +393,7 @@ class File:
         v = self._views.get(name) if isinstance(name, str) else None
         if v is None:
             return self._raw.get_slice(name)
+        self._check_views()
         if v.same:
             return self._raw.get_slice(v.base)
         return _ViewSlice(name, lambda: view_tensor(name, v, self._raw[v.base]), v)

@@ -224,20 +224,73 @@ def _ints(v: Any) -> TypeGuard[list[int]]:
     return isinstance(v, list) and all(type(x) is int for x in v)
 
 
-def check_extent(name: str, v: View, itemsize: int, base_first: int, base_size: int) -> None:
-    """The view's bytes must lie inside its base's buffer: base_first is the
-    base's first element as a byte position in that buffer, base_size the
-    buffer's size. Raises ValueError naming the view otherwise."""
-    lo = hi = base_first + v.byte_offset
-    for n, s in zip(v.shape, v.byte_strides):
-        if n == 0:
-            return
-        if s < 0:
-            lo += (n - 1) * s
-        else:
-            hi += (n - 1) * s
-    if lo < 0 or hi + itemsize > base_size:
-        raise ValueError(
-            f"kv[{VIEWS_KEY!r}]: view {name!r} reaches bytes {lo}..{hi + itemsize} of its "
-            f"base {v.base!r}, whose buffer holds {base_size}; the record does not match the "
-            f"file's tensors")
+#: the most dimensions a view may have (HURRAY_MAX_RANK, as every tensor)
+MAX_RANK = 64
+_INT64_MAX = (1 << 63) - 1
+
+
+def validate(name: str, v: View, base: Any) -> int:
+    """The one check of a view record against the tensor it names as its base,
+    made by every reader (hurray.load, open()[name], get_slice, safe_open,
+    hurray.torch and hurray.numpy, from files and from bytes) before anything
+    is built from it, so every reader accepts and refuses the same records and
+    rebuilds the same elements. Returns the view's element size in bytes.
+
+    Rules (docs/file-format.md, "Shared tensors"): the base is a dense tensor
+    of whole-byte elements, unquantized, stored row- or column-major (the
+    contiguous form the writer stores a base in); the view's type is known and
+    whole-byte; its byte offset and byte strides are multiples of that size;
+    it has at most 64 dimensions whose nonzero ones multiply (in bytes) to at
+    most 2**63 - 1, and strides that fit in 64 bits; every byte it can reach lies inside the base's own bytes
+    (so a base without bytes has only zero-element views, at offset 0). A
+    record breaking one raises ValueError naming the view and the field.
+    """
+    def bad(what: str) -> ValueError:
+        return ValueError(f"kv[{VIEWS_KEY!r}]: view {name!r}: {what}; the record does not "
+                          f"match the file's tensors (written by another tool?); load it with "
+                          f"hurray.load_kv(path, raw=True) to inspect it")
+
+    from ._hurray import Dtype, Tensor
+    if v.same:
+        return 0
+    if not isinstance(base, Tensor) or base.dtype.bit_width % 8 or \
+            base.quantization is not None or base.layout.name not in ("row_major", "col_major") \
+            or base.size is None:
+        raise bad(f"its base {v.base!r} is not a dense row- or column-major tensor of "
+                  f"whole-byte elements")
+    try:
+        dt = Dtype.from_name(v.dtype)
+    except (ValueError, TypeError):
+        raise bad(f"dtype {v.dtype!r} is not a hurray type name") from None
+    if dt.bit_width % 8 or dt.bit_width == 0:
+        raise bad(f"dtype {dt.name} is not a whole-byte type")
+    item = dt.bit_width // 8
+    if len(v.shape) > MAX_RANK:
+        raise bad(f"shape has {len(v.shape)} dimensions, more than {MAX_RANK}")
+    if v.byte_offset % item:
+        raise bad(f"byte_offset {v.byte_offset} is not a multiple of {dt.name}'s size ({item})")
+    if any(not -_INT64_MAX <= s <= _INT64_MAX for s in v.byte_strides):
+        raise bad(f"byte_strides {list(v.byte_strides)} do not fit in 64 bits")
+    if any(s % item for s in v.byte_strides):
+        raise bad(f"byte_strides {list(v.byte_strides)} are not multiples of {dt.name}'s "
+                  f"size ({item})")
+    prod = item
+    for n in v.shape:
+        if n:
+            prod *= n
+            if prod > _INT64_MAX:
+                raise bad(f"shape {list(v.shape)} multiplies past 2**63 - 1 bytes")
+    size = base.size * (base.dtype.bit_width // 8)
+    lo = hi = v.byte_offset
+    empty = 0 in v.shape
+    if not empty:
+        for n, s in zip(v.shape, v.byte_strides):
+            if s < 0:
+                lo += (n - 1) * s
+            else:
+                hi += (n - 1) * s
+        hi += item
+    if lo < 0 or hi > size or (empty and v.byte_offset > size):
+        raise bad(f"byte_offset {v.byte_offset} and byte_strides {list(v.byte_strides)} reach "
+                  f"bytes {lo}..{hi} of its base {v.base!r}, which holds {size}")
+    return item

@@ -117,7 +117,11 @@ def _to_torch(name: str, t: Tensor) -> torch.Tensor:
         raw = Tensor(cast(Any, np.asarray(t.buffer(0))), "uint8", t.shape, layout=t.layout,
                      byte_offset=t.byte_offset, copy=False)
         return raw.to_torch().view(_torch_dtype(t.dtype.name, "load_file"))
-    return t.to_torch()
+    try:
+        return t.to_torch()
+    except BufferError as e:  # a type DLPack cannot carry (int4, the sub-byte floats)
+        raise UnsupportedError(f"load_file: {name!r} has no PyTorch form ({e}); read it with "
+                               f"hurray.load") from None
 
 
 _VIA_BYTES = frozenset({"float8_e4m3", "float8_e5m2", "float8_e8m0"})

@@ -31,12 +31,13 @@ def kinds(seed=0):
 
 def fingerprint(t):
     """What a tensor or composite is, as plain Python values: its descriptor
-    fields (not the measured alignment) and every buffer's bytes."""
+    (every field, the declared alignment included: a round trip keeps it) and
+    every buffer's bytes."""
     if isinstance(t, hurray.Composite):
         return ("composite", t.composition_rule, t.shape, t.dtype.name,
                 tuple(fingerprint(m) for m in t.members))
     return ("tensor", t.dtype.name, t.shape, repr(t.layout), repr(t.quantization),
-            repr(t.shard), t.byte_offset, repr(t.device),
+            repr(t.shard), t.byte_offset, repr(t.device), t.descriptor.encode(),
             tuple(np.asarray(t.buffer(i)).tobytes() for i in range(t.buffer_count)))
 
 

@@ -12,7 +12,7 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 FUZZ = ROOT / "fuzz" / "python"
 CORPUS = ROOT / "fuzz" / "corpus"
-TARGETS = ["dlpack", "native", "array"]
+TARGETS = ["dlpack", "native", "array", "views", "checksums"]
 
 pytestmark = pytest.mark.skipif(
     not FUZZ.is_dir(), reason="fuzz/ is not part of this tree (an sdist or wheel test)")

@@ -129,7 +129,7 @@ def test_a_malformed_record_is_an_error_naming_the_field(path):
         (json.dumps({"format": 1, "views": {"a": {"base": "a"}}}), "also stores"),
         (json.dumps({"format": 1, "views": {"v": {"base": "a", "dtype": "float32",
                                                   "shape": [8], "byte_offset": 0,
-                                                  "byte_strides": [4]}}}), "reaches bytes"),
+                                                  "byte_strides": [4]}}}), "reach bytes"),
         (json.dumps({"format": 1, "views": {"v": {"base": "a", "dtype": "float32",
                                                   "shape": [-1], "byte_offset": 0,
                                                   "byte_strides": [4]}}}), "shape"),

@@ -70,9 +70,9 @@ PyObject *hrpy_tensor_build_ex(HrpyState *st, uint8_t type_tag, uint32_t rank,
   }
   for (uint32_t i = 0; i < nbuf; i++) {
     handles[i].byte_size = bufs[i].size;
-    handles[i].alignment = bufs[i].owned != NULL && bufs[i].size > 0
-                               ? HURRAY_MIN_BUFFER_ALIGNMENT
-                               : hrpy_measure_alignment(bufs[i].data, bufs[i].size);
+    handles[i].alignment = sec != NULL && sec->alignment != NULL
+                               ? sec->alignment[i]
+                               : hrpy_policy_alignment(bufs[i].data, bufs[i].size);
     handles[i].device_tag = dev_tag;
     handles[i].memory_class = dev_class;
     handles[i].sync_mode = bufs[i].sync_mode;
@@ -165,8 +165,7 @@ fail:
 PyObject *hrpy_tensor_new_dense(HrpyState *st, uint8_t type_tag, uint32_t rank,
                                 const uint64_t *shape, uint8_t layout_tag, PyObject *device,
                                 HrpyBuffer *b, const char *context) {
-  uint32_t alignment = b->owned != NULL && b->size > 0 ? HURRAY_MIN_BUFFER_ALIGNMENT
-                                                       : hrpy_measure_alignment(b->data, b->size);
+  uint32_t alignment = hrpy_policy_alignment(b->data, b->size);
   /* What the binding decides (a host tensor of standard memory, synced, in
    * one of the two dense orders); every format rule is the C library's. */
   bool plain = rank <= HURRAY_MAX_RANK && hrpy_device_tag(device) == HURRAY_DEVICE_CPU &&
@@ -240,11 +239,64 @@ PyObject *hrpy_tensor_from_descriptor(HrpyState *st, const HurrayDescriptor *d, 
   return hrpy_tensor_from_descriptor_on(st, d, NULL, bufs, nbuf, options, context);
 }
 
+/*
+ * The alignment a reader's tensor declares for buffer `b`: the descriptor's
+ * (a round trip gives back the descriptor that went in), which the address
+ * must then satisfy. Host bytes that do not are copied into memory that does,
+ * for promises up to a page; a larger promise the address does not keep
+ * (a mapped file places data on pages, not on 2 MiB boundaries) is replaced
+ * by the true, measured value rather than copied. Never declares what the
+ * address does not hold.
+ */
+static int reader_alignment(HrpyBuffer *b, uint32_t declared, uint32_t *out) {
+  bool pow2 = declared != 0 && (declared & (declared - 1)) == 0;
+  if (pow2 && hrpy_address_satisfies(b->data, b->size, declared)) {
+    *out = declared;
+    return 0;
+  }
+  if (!pow2 || !b->host || declared > HURRAY_PAGE_ALIGNMENT) {
+    uint32_t measured = hrpy_measure_alignment(b->data, b->size);
+    *out = !pow2 ? hrpy_policy_alignment(b->data, b->size)
+                 : (measured < declared ? measured : declared);
+    return 0;
+  }
+  size_t align = declared < HURRAY_MIN_BUFFER_ALIGNMENT ? HURRAY_MIN_BUFFER_ALIGNMENT : declared;
+  if (b->size > (uint64_t)PY_SSIZE_T_MAX) {
+    PyErr_NoMemory();
+    return -1;
+  }
+  void *mem = hurray_alloc((size_t)b->size, align);
+  if (mem == NULL) {
+    PyErr_NoMemory();
+    return -1;
+  }
+  if (b->size >= HRPY_NOGIL_COPY_BYTES) {
+    Py_BEGIN_ALLOW_THREADS memcpy(mem, b->data, (size_t)b->size);
+    Py_END_ALLOW_THREADS
+  } else {
+    memcpy(mem, b->data, (size_t)b->size);
+  }
+  uint64_t size = b->size;
+  uint8_t sync = b->sync_mode;
+  bool readonly = b->readonly;
+  hrpy_buffer_release(b);
+  b->data = mem;
+  b->owned = mem;
+  b->size = size;
+  b->readonly = readonly;
+  b->sync_mode = sync;
+  b->host = true;
+  *out = declared;
+  return 0;
+}
+
 PyObject *hrpy_tensor_from_descriptor_on(HrpyState *st, const HurrayDescriptor *d,
                                         PyObject *on, HrpyBuffer *bufs, uint32_t nbuf,
                                         uint32_t options, const char *context) {
   HurrayDescriptorFields f;
   PyObject *device = NULL, *result = NULL;
+  uint32_t align_small[4];
+  uint32_t *align = NULL;
   if (hurray_descriptor_fields(d, &f) != HURRAY_OK) {
     hrpy_raise_status(st, HURRAY_ERR_INTERNAL, NULL, context);
     goto done;
@@ -287,8 +339,16 @@ PyObject *hrpy_tensor_from_descriptor_on(HrpyState *st, const HurrayDescriptor *
     device = Py_NewRef(st->cpu);
   }
   if (device == NULL) goto done;
+  align = nbuf <= 4 ? align_small : PyMem_Malloc(nbuf * sizeof *align);
+  if (align == NULL) {
+    PyErr_NoMemory();
+    goto done;
+  }
+  for (uint32_t i = 0; i < nbuf; i++)
+    if (reader_alignment(&bufs[i], f.buffers[i].alignment, &align[i]) < 0) goto done;
   HrpySections sec;
   memset(&sec, 0, sizeof sec);
+  sec.alignment = nbuf > 0 ? align : NULL;
   sec.quantization = f.quantization;
   sec.shard = f.shard;
   sec.statistics = f.statistics;
@@ -306,6 +366,7 @@ PyObject *hrpy_tensor_from_descriptor_on(HrpyState *st, const HurrayDescriptor *
     Py_CLEAR(result);
 done:
   for (uint32_t i = 0; i < nbuf; i++) hrpy_buffer_release(&bufs[i]);
+  if (align != align_small) PyMem_Free(align);
   Py_XDECREF(device);
   return result;
 }

@@ -4,6 +4,7 @@
  */
 #include "core/tensor_internal.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include <structmember.h>
@@ -201,6 +202,28 @@ int hrpy_tensor_strided_geometry(HrpyState *st, const HrpyTensorView *t, int64_t
       return -1;
     }
     shape[k] = (int64_t)f->shape[k];
+  }
+  /* Consumers multiply the dimensions before they look for a zero (PyTorch's
+   * element count overflows on (2**32, 2**32, 0) and it drops the tensor half
+   * taken): the product of the nonzero dimensions, in units, must fit in
+   * int64 whatever the element count, or no capsule or array is made. */
+  int64_t prod = unit;
+  for (uint32_t k = 0; k < rank; k++) {
+    if (shape[k] != 0 && hrpy_mul_i64_overflow(prod, shape[k], &prod)) {
+      char dims[HURRAY_MAX_RANK * 21 + 2];
+      size_t used = 0;
+      dims[used++] = '(';
+      for (uint32_t j = 0; j < rank && used + 24 < sizeof dims; j++)
+        used += (size_t)snprintf(dims + used, sizeof dims - used, j ? ", %lld" : "%lld",
+                                 (long long)shape[j]);
+      snprintf(dims + used, sizeof dims - used, rank == 1 ? ",)" : ")");
+      hrpy_raise(st->UnsupportedError,
+                 "%s: shape %s multiplies past 2**63 - 1 (its nonzero dimensions times %lld "
+                 "byte%s); a strided consumer (NumPy, DLPack, PyTorch) cannot hold it even "
+                 "with no elements; keep it as a hurray.Tensor or reshape it",
+                 what, dims, (long long)unit, unit == 1 ? "" : "s");
+      return -1;
+    }
   }
   bool ok = true;
   switch (f->layout.tag) {

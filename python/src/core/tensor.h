@@ -108,6 +108,9 @@ typedef struct HrpySections {
   uint32_t trailing_len;
   uint8_t version_minor;
   uint32_t options; /* HURRAY_DECODE_* */
+  /* nbuf declared alignments a reader keeps (hrpy_tensor_from_descriptor),
+   * or NULL: the binding's policy, hrpy_policy_alignment */
+  const uint32_t *alignment;
 } HrpySections;
 
 /*

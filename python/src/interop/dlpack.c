@@ -42,6 +42,15 @@ static const char NAME_OWNER_VERSIONED[] = "hurray._dlpack_import_versioned";
 
 /* ---- producer --------------------------------------------------------------- */
 
+/*
+ * One export. Two parties hold it: the capsule and the managed tensor (whose
+ * deleter a consumer calls when done). `refs` counts them and the block is
+ * freed when both have let go; `released` makes the payload (the tensor
+ * reference, the copy) go exactly once. So the block outlives whichever goes
+ * first, and a consumer that calls the deleter but leaves the capsule named
+ * "dltensor" (PyTorch does when it refuses the tensor after taking it) costs a
+ * no-op in the capsule destructor instead of a second free.
+ */
 typedef struct {
   union {
     HrpyDLManagedTensor legacy;
@@ -49,38 +58,58 @@ typedef struct {
   } m;
   PyObject *owner; /* the exported tensor (strong), NULL for a copy */
   void *copy;      /* owned copy (hurray_free), or NULL */
+  int refs;        /* 2 while the capsule and the managed tensor live */
+  int released;    /* 1 once the deleter ran */
   int64_t shape[HURRAY_MAX_RANK];
   int64_t strides[HURRAY_MAX_RANK];
 } Export;
 
-static void export_free(Export *e) {
-  if (e->owner != NULL && !hrpy_interpreter_gone()) {
-    PyGILState_STATE g = PyGILState_Ensure();
-    Py_DECREF(e->owner);
-    PyGILState_Release(g);
+static void export_unref(Export *e) {
+  if (hrpy_sub_fetch_int(&e->refs, 1) == 0) PyMem_RawFree(e);
+}
+
+/* The deleter's work: the payload once, then the managed tensor's reference. */
+static void export_release(Export *e) {
+  if (hrpy_exchange_int(&e->released, 1) == 0) {
+    if (e->owner != NULL && !hrpy_interpreter_gone()) {
+      PyGILState_STATE g = PyGILState_Ensure();
+      Py_DECREF(e->owner);
+      PyGILState_Release(g);
+    }
+    e->owner = NULL;
+    hurray_free(e->copy);
+    e->copy = NULL;
+    export_unref(e);
   }
-  hurray_free(e->copy);
-  PyMem_RawFree(e);
 }
 
 static void deleter_legacy(HrpyDLManagedTensor *m) {
-  if (m != NULL) export_free((Export *)m->manager_ctx);
+  if (m != NULL) export_release((Export *)m->manager_ctx);
 }
 static void deleter_versioned(HrpyDLManagedTensorVersioned *m) {
-  if (m != NULL) export_free((Export *)m->manager_ctx);
+  if (m != NULL) export_release((Export *)m->manager_ctx);
+}
+
+/* The export a capsule of ours carries: its context, set at creation (DLPack
+ * consumers rename a capsule, never touch its context). */
+static Export *export_of(PyObject *cap) {
+  Export *e = PyCapsule_GetContext(cap);
+  if (e == NULL) PyErr_Clear();
+  return e;
 }
 
 static void capsule_dtor(PyObject *cap) {
   HrpySavedError saved;
   hrpy_dtor_begin(&saved);
-  if (PyCapsule_IsValid(cap, NAME_VERSIONED)) {
-    HrpyDLManagedTensorVersioned *m = PyCapsule_GetPointer(cap, NAME_VERSIONED);
-    if (m != NULL && m->deleter != NULL) m->deleter(m);
-  } else if (PyCapsule_IsValid(cap, NAME_LEGACY)) {
-    HrpyDLManagedTensor *m = PyCapsule_GetPointer(cap, NAME_LEGACY);
-    if (m != NULL && m->deleter != NULL) m->deleter(m);
+  Export *e = export_of(cap);
+  if (e != NULL) {
+    /* unconsumed ("dltensor*"): release what the managed tensor holds,
+     * unless a consumer already did; consumed ("used_*"): the consumer owns
+     * the managed tensor now. Either way the capsule lets go of the block. */
+    if (PyCapsule_IsValid(cap, NAME_VERSIONED) || PyCapsule_IsValid(cap, NAME_LEGACY))
+      export_release(e);
+    export_unref(e);
   }
-  /* renamed "used_*": the consumer owns it now */
   hrpy_dtor_end(&saved, cap);
 }
 
@@ -322,6 +351,14 @@ PyObject *hrpy_tensor_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t n
     Py_XDECREF(e->owner);
     hurray_free(e->copy);
     PyMem_RawFree(e);
+    return NULL;
+  }
+  e->refs = 2;
+  if (PyCapsule_SetContext(cap, e) < 0) { /* cannot fail on a fresh capsule */
+    e->refs = 1;
+    export_release(e);
+    PyCapsule_SetDestructor(cap, NULL);
+    Py_DECREF(cap);
     return NULL;
   }
   return cap;

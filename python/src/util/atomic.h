@@ -38,6 +38,12 @@ static inline bool hrpy_cas_ptr(void **p, void *expected, void *desired) {
 }
 static inline int hrpy_load_int(const int *p) { return _InterlockedOr((volatile long *)p, 0); }
 static inline void hrpy_store_int(int *p, int v) { _InterlockedExchange((volatile long *)p, v); }
+static inline int hrpy_exchange_int(int *p, int v) {
+  return (int)_InterlockedExchange((volatile long *)p, v);
+}
+static inline int hrpy_sub_fetch_int(int *p, int v) {
+  return (int)_InterlockedExchangeAdd((volatile long *)p, -v) - v;
+}
 #else
 static inline void *hrpy_load_ptr(void *const *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 static inline bool hrpy_cas_ptr(void **p, void *expected, void *desired) {
@@ -46,6 +52,10 @@ static inline bool hrpy_cas_ptr(void **p, void *expected, void *desired) {
 }
 static inline int hrpy_load_int(const int *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 static inline void hrpy_store_int(int *p, int v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+/* the value before; acquire-release */
+static inline int hrpy_exchange_int(int *p, int v) { return __atomic_exchange_n(p, v, __ATOMIC_ACQ_REL); }
+/* the value after; acquire-release */
+static inline int hrpy_sub_fetch_int(int *p, int v) { return __atomic_sub_fetch(p, v, __ATOMIC_ACQ_REL); }
 #endif
 
 /* The object in a lazily filled slot (borrowed), or NULL while empty. */

@@ -42,6 +42,18 @@ uint32_t hrpy_measure_alignment(const void *p, uint64_t size) {
   return low >= HURRAY_PAGE_ALIGNMENT ? HURRAY_PAGE_ALIGNMENT : (uint32_t)low;
 }
 
+uint32_t hrpy_policy_alignment(const void *p, uint64_t size) {
+  if (size == 0) return 1;
+  uint32_t measured = hrpy_measure_alignment(p, size);
+  return measured >= HURRAY_MIN_BUFFER_ALIGNMENT ? HURRAY_MIN_BUFFER_ALIGNMENT : measured;
+}
+
+bool hrpy_address_satisfies(const void *p, uint64_t size, uint64_t align) {
+  if (size == 0) return true;
+  if (align == 0 || (align & (align - 1)) != 0) return false;
+  return ((uint64_t)(uintptr_t)p & (align - 1)) == 0;
+}
+
 void *hrpy_alloc_buffer(uint64_t size, bool zero) {
   if (size > (uint64_t)PY_SSIZE_T_MAX) {
     PyErr_NoMemory();

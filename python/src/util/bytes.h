@@ -59,6 +59,18 @@ void hrpy_arena_free(HrpyArena *a);
  * capped at HURRAY_PAGE_ALIGNMENT; 1 for an empty buffer. */
 uint32_t hrpy_measure_alignment(const void *p, uint64_t size);
 
+/* What a buffer the binding builds declares (docs/decisions.md, "What a
+ * buffer declares"): 1 when empty, else HURRAY_MIN_BUFFER_ALIGNMENT, which
+ * every owned allocation and every borrowed address that passed the copy
+ * policy satisfies, whatever the address; the measured value only for an
+ * address below the floor that reached here uncopied (never claimed more
+ * than it holds). A policy, not the address's accident: the same data from
+ * two allocations gives the same descriptor. */
+uint32_t hrpy_policy_alignment(const void *p, uint64_t size);
+
+/* True when `p` is a multiple of `align` (a power of two; any for size 0). */
+bool hrpy_address_satisfies(const void *p, uint64_t size, uint64_t align);
+
 /* Allocates `size` bytes aligned to HURRAY_MIN_BUFFER_ALIGNMENT (hurray_alloc;
  * free with hurray_free), zeroed when `zero`. MemoryError (NULL) on failure. */
 void *hrpy_alloc_buffer(uint64_t size, bool zero);
