@@ -5,7 +5,7 @@
 # "CPython 3.13, 3.14 and the free-threaded builds"). Not part of scripts/test.sh.
 #
 #   sudo scripts/cpython_chroot.sh [--python LIST] [--allow-gil] [--gil-off]
-#                                  [--no-ctest] [--no-werror] [--keep]
+#                                  [--no-ctest] [--no-werror] [--keep] [--quick]
 #                                  [--shell[=SUITE]] [--clean] [-- PYTEST_ARGS...]
 #
 # Needs: root (debootstrap, chroot, mounts); a Debian or Ubuntu host (apt-get installs
@@ -60,6 +60,10 @@
 #   no apt-get, no interpreter build, no PyPI (works offline once set up); an
 #   interpreter not fully set up is reported and skipped. Without --keep the script
 #   still reuses what is there and only installs what is missing.
+# --quick: the inner loop once everything is built: --keep and --no-ctest, and pytest
+#   runs only the tests that touch threads, pickling, buffers and allocation
+#   ($QUICK_TESTS below: under 2 minutes per interpreter). Run it before resolving
+#   an issue that changes the extension.
 # --shell[=SUITE]: a shell in the chroot (trixie unless SUITE), the tree copied and
 #   the mounts in place, instead of running the steps.
 # --clean: unmount whatever is left mounted under the chroots and delete them; exit.
@@ -89,6 +93,12 @@ PY_COMPILED=(numpy scipy ml_dtypes) # binary wheels only; one missing is left ou
 TEST_USER=hurray
 LOGS=/var/log/hurray
 SRC=/src/hurray
+# what --quick runs: threads, pickling (and its bounded corruption tests), processes,
+# buffers, DLPack and NumPy boundaries, views and the hardening cases
+QUICK_TESTS=(tests/python/test_threads.py tests/python/test_pickle.py
+  tests/python/test_shared_tensors.py tests/python/test_hardening.py
+  tests/python/test_hardening_views.py tests/python/test_tensor.py tests/python/test_dlpack.py
+  tests/python/test_array_struct.py tests/python/test_streams.py tests/python/test_fuzz_corpus.py)
 
 stage_start=$SECONDS
 stage() {
@@ -272,8 +282,9 @@ sys.exit(1 if sys._is_gil_enabled() else 0)') ||
   fi
 
   phase="pytest"
-  local t2=$SECONDS log=$LOGS/pytest-$tag.log lib=""
-  stage "$tag: pytest tests/python (as user $TEST_USER${run_env[*]:+, ${run_env[*]}})"
+  local t2=$SECONDS log=$LOGS/pytest-$tag.log lib="" targets=(tests/python)
+  [ "${QUICK:-0}" = 1 ] && targets=("${QUICK_TESTS[@]}")
+  stage "$tag: pytest ${targets[*]} (as user $TEST_USER${run_env[*]:+, ${run_env[*]}})"
   id "$TEST_USER" >/dev/null 2>&1 || useradd -m "$TEST_USER"
   [ -f /build/c/libhurray.so ] && lib=/build/c/libhurray.so ||
     echo "$tag: /build/c/libhurray.so absent: the C-consumer tests skip"
@@ -281,7 +292,7 @@ sys.exit(1 if sys._is_gil_enabled() else 0)') ||
   (cd "$SRC" && timeout "${PYTEST_TIMEOUT:-1800}" runuser -u "$TEST_USER" -- env \
     HOME="/home/$TEST_USER" HYPOTHESIS_STORAGE_DIRECTORY="/home/$TEST_USER/.hypothesis-$tag" \
     ${lib:+HURRAY_LIBRARY="$lib"} "${run_env[@]}" \
-    "$py" -B -m pytest tests/python -q -p no:cacheprovider -rfEs "$@") 2>&1 | tee "$log"
+    "$py" -B -m pytest "${targets[@]}" -q -p no:cacheprovider -rfEs "$@") 2>&1 | tee "$log"
   rc=${PIPESTATUS[0]}
   set -e
   times+=", pytest $((SECONDS - t2))s"
@@ -367,7 +378,7 @@ esac
 # ---------------------------------------------------------------------------------
 # On the host.
 # ---------------------------------------------------------------------------------
-tags_arg="" allow_gil=0 gil_off=0 ctest=1 keep=0 shell="" clean=0 werror=ON
+tags_arg="" allow_gil=0 gil_off=0 ctest=1 keep=0 shell="" clean=0 werror=ON quick=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --python) tags_arg=${2:?--python needs a list}; shift ;;
@@ -377,6 +388,7 @@ while [ $# -gt 0 ]; do
     --no-ctest) ctest=0 ;;
     --no-werror) werror=OFF ;;
     --keep) keep=1 ;;
+    --quick) keep=1 ctest=0 quick=1 ;;
     --shell) shell=${HURRAY_CPY_SUITE_313:-trixie} ;;
     --shell=*) shell=${1#*=} ;;
     --clean) clean=1 ;;
@@ -468,7 +480,7 @@ chroot_env() { # chroot_env ROOT CMD...: a clean environment in the chroot
   shift
   nice -n "${NICE:-10}" chroot "$root" /usr/bin/env -i \
     PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
-    LANG=C.UTF-8 TERM="${TERM:-dumb}" JOBS="$JOBS" KEEP="$keep" WERROR="$werror" \
+    LANG=C.UTF-8 TERM="${TERM:-dumb}" JOBS="$JOBS" KEEP="$keep" WERROR="$werror" QUICK="$quick" \
     DEBIAN_FRONTEND=noninteractive PIP_CERT=/etc/ssl/certs/hurray-host-ca.crt \
     PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_DEFAULT_TIMEOUT=180 \
     ${PYTEST_TIMEOUT:+PYTEST_TIMEOUT="$PYTEST_TIMEOUT"} "$@"
