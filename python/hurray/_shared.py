@@ -239,7 +239,8 @@ def validate(name: str, v: View, base: Any) -> int:
     Rules (docs/file-format.md, "Shared tensors"): the base is a dense tensor
     of whole-byte elements, unquantized, stored row- or column-major (the
     contiguous form the writer stores a base in); the view's type is known and
-    whole-byte; its byte offset and byte strides are multiples of that size;
+    whole-byte; its byte offset and byte strides are multiples of that size, and
+    so is where its base starts in its buffer;
     it has at most 64 dimensions whose nonzero ones multiply (in bytes) to at
     most 2**63 - 1, and strides that fit in 64 bits; every byte it can reach lies inside the base's own bytes
     (so a base without bytes has only zero-element views, at offset 0). A
@@ -269,6 +270,9 @@ def validate(name: str, v: View, base: Any) -> int:
         raise bad(f"shape has {len(v.shape)} dimensions, more than {MAX_RANK}")
     if v.byte_offset % item:
         raise bad(f"byte_offset {v.byte_offset} is not a multiple of {dt.name}'s size ({item})")
+    if base.byte_offset % item:
+        raise bad(f"its base {v.base!r} starts {base.byte_offset} bytes into its buffer, not a "
+                  f"multiple of {dt.name}'s size ({item})")
     if any(not -_INT64_MAX <= s <= _INT64_MAX for s in v.byte_strides):
         raise bad(f"byte_strides {list(v.byte_strides)} do not fit in 64 bits")
     if any(s % item for s in v.byte_strides):

@@ -8,18 +8,64 @@ so a crash is a failed test, not the end of the suite; the child prints OK
 when every check passed.
 """
 import copy
+import functools
 import json
+import os
 import pickle
+import signal
+import subprocess
+import sys
 
 import pytest
 
 import hurray
 from conftest import aligned_array
-from test_hardening import has, isolated
+from isolation import has, isolated
 
 np = pytest.importorskip("numpy")
 
 HUGE = (2**32, 2**32, 0)
+
+
+_IN_CHILD = []       # the tests marked in_subprocess, in file order
+_CHILD_RUN = {}      # the one child's outcome: returncode, output, {name: outcome}
+
+
+def in_subprocess(test):
+    """Runs the test in a child pytest, so a crash in it is a failure of this test
+    and not the end of the suite. Every test so marked runs in one child (one
+    interpreter start for all of them), the first time one of them is called;
+    each then reports its own outcome from the child's summary."""
+    _IN_CHILD.append(test.__name__)
+
+    @functools.wraps(test)
+    def run(*args, **kwargs):
+        if os.environ.get("HURRAY_TEST_CHILD") == "1":
+            return test(*args, **kwargs)
+        if not _CHILD_RUN:
+            here = os.path.abspath(__file__)
+            root = os.path.dirname(os.path.dirname(os.path.dirname(here)))
+            ids = [f"{os.path.relpath(here, root)}::{name}" for name in _IN_CHILD]
+            p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rA", "-p",
+                                "no:cacheprovider", *ids], cwd=root, capture_output=True,
+                               text=True, timeout=900,
+                               env=dict(os.environ, HURRAY_TEST_CHILD="1"))
+            outcomes = {}
+            for line in p.stdout.splitlines():
+                word, _, rest = line.partition(" ")
+                if word in ("PASSED", "FAILED", "ERROR", "SKIPPED") and "::" in rest:
+                    outcomes[rest.split("::", 1)[1].split(" ", 1)[0]] = word
+            _CHILD_RUN.update(rc=p.returncode, out=p.stdout[-8000:] + p.stderr[-2000:],
+                              outcomes=outcomes)
+        rc, out = _CHILD_RUN["rc"], _CHILD_RUN["out"]
+        got = _CHILD_RUN["outcomes"].get(test.__name__)
+        if got is None and rc < 0:
+            pytest.fail(f"the child died of signal {signal.Signals(-rc).name} before "
+                        f"{test.__name__} reported:\n{out}")
+        if got == "SKIPPED":
+            pytest.skip("skipped in the child")
+        assert got == "PASSED", f"{test.__name__}: {got} in the child:\n{out}"
+    return run
 
 
 # ---- 1. a zero-element tensor whose dimensions multiply past int64 -------------------------
@@ -239,8 +285,13 @@ def _numpy_views():
     }
 
 
-@pytest.mark.parametrize("loader", ["hurray", "numpy", "numpy bytes", "open", "stream"])
-def test_save_then_load_is_the_identity_for_numpy_views_of_every_rank(tmp_path, loader):
+@in_subprocess
+def test_save_then_load_is_the_identity_for_numpy_views_of_every_rank(tmp_path):
+    for loader in ["hurray", "numpy", "numpy bytes", "open", "stream"]:
+        _numpy_views_through(tmp_path, loader)
+
+
+def _numpy_views_through(tmp_path, loader):
     d = _numpy_views()
     p = tmp_path / "v.hrry"
     hurray.save(p, d)
@@ -267,6 +318,7 @@ def test_save_then_load_is_the_identity_for_numpy_views_of_every_rank(tmp_path, 
         np.testing.assert_array_equal(got[k], v, err_msg=k)
 
 
+@in_subprocess
 def test_save_then_load_is_the_identity_for_torch_views_of_every_rank(tmp_path):
     torch = pytest.importorskip("torch")
     import hurray.torch as ht
@@ -298,9 +350,13 @@ def _twins(align_a, align_b):
     return a, b
 
 
-@pytest.mark.parametrize("aligns", [(64, 4096), (128, 1 << 16), (64, 256)])
-def test_equal_data_from_two_allocations_gives_identical_files_streams_and_pickles(tmp_path,
-                                                                                   aligns):
+@in_subprocess
+def test_equal_data_from_two_allocations_gives_identical_files_streams_and_pickles(tmp_path):
+    for aligns in [(64, 4096), (128, 1 << 16), (64, 256)]:
+        _identical_outputs(tmp_path, aligns)
+
+
+def _identical_outputs(tmp_path, aligns):
     a, b = _twins(*aligns)
     ta, tb = hurray.from_numpy(a), hurray.from_numpy(b)
     assert ta.descriptor == tb.descriptor and ta.descriptor.encode() == tb.descriptor.encode()
@@ -322,6 +378,7 @@ def test_equal_data_from_two_allocations_gives_identical_files_streams_and_pickl
         assert one == two, what
 
 
+@in_subprocess
 def test_equal_torch_tensors_from_two_allocations_give_identical_files(tmp_path):
     torch = pytest.importorskip("torch")
     import hurray.torch as ht
@@ -353,8 +410,13 @@ def _round_trips(t, tmp_path):
     yield "stream", next(iter(hurray.StreamReader(w.getvalue())))
 
 
-@pytest.mark.parametrize("align", [64, 4096, 1 << 16])
-def test_every_round_trip_gives_back_an_equal_descriptor(tmp_path, align):
+@in_subprocess
+def test_every_round_trip_gives_back_an_equal_descriptor(tmp_path):
+    for align in [64, 4096, 1 << 16]:
+        _equal_round_trips(tmp_path, align)
+
+
+def _equal_round_trips(tmp_path, align):
     a = aligned_array((3, 5), "f8", align=align, fill=np.arange(15).reshape(3, 5))
     kinds = {
         "borrowed": hurray.from_numpy(a),
@@ -384,6 +446,7 @@ def _declaring(t, alignment):
     return hurray.Descriptor.decode(wire.replace(old, struct.pack("<QI", h.byte_size, alignment)))
 
 
+@in_subprocess
 def test_a_reader_keeps_the_declared_alignment_and_its_address_meets_it():
     from hurray import _hurray
     t = hurray.from_numpy(np.full(1024, 7, np.uint8))
@@ -412,3 +475,106 @@ def test_a_reader_keeps_the_declared_alignment_and_its_address_meets_it():
     w.finish()
     again = next(iter(hurray.StreamReader(w.getvalue())))
     assert again.descriptor == d and again.data_ptr() % 4096 == 0
+
+
+# ---- the property: any dict of tensors and views round-trips, equal and deterministic -------
+
+def _property_test():
+    hyp = pytest.importorskip("hypothesis")
+    st = hyp.strategies
+    ops = st.lists(st.tuples(st.sampled_from(["slice", "T", "index", "broadcast", "same",
+                                              "view_bytes"]),
+                             st.integers(-3, 3), st.integers(-3, 3), st.sampled_from([1, 2, -1, -2])),
+                   max_size=4)
+    case = st.tuples(st.sampled_from(["float32", "float64", "int8", "int16", "uint8", "complex64"]),
+                     st.lists(st.integers(0, 4), min_size=0, max_size=3),
+                     st.booleans(), st.lists(ops, max_size=4), st.booleans())
+    return hyp, case
+
+
+def _build(dtype, shape, fortran, views, alloc_align):
+    n = int(np.prod(shape, dtype=np.int64))
+    base = aligned_array(tuple(shape), dtype, align=alloc_align,
+                         fill=(np.arange(n) * 3 + 1).reshape(shape)) if n else \
+        np.zeros(shape, dtype)
+    if fortran:
+        base = np.asfortranarray(base)
+        if n and base.ctypes.data % 64:  # keep the base borrowable: the copy policy would copy
+            base = np.asfortranarray(base.copy())
+    d = {"base": base}
+    for k, chain in enumerate(views):
+        x = base
+        for op, a, b, step in chain:
+            if op == "slice" and x.ndim:
+                x = x[tuple(slice(a if a else None, b if b else None, step) for _ in range(x.ndim))]
+            elif op == "T":
+                x = x.T
+            elif op == "index" and x.ndim and x.shape[0]:
+                x = x[a % x.shape[0]]
+            elif op == "broadcast" and x.ndim <= 2:
+                x = np.broadcast_to(x, (abs(a) + 1,) + x.shape)
+            elif op == "same":
+                pass
+            elif op == "view_bytes" and x.ndim and x.flags.c_contiguous and x.dtype.itemsize > 1:
+                x = x.view(np.uint8)
+        d[f"v{k}"] = x
+    return d
+
+
+@in_subprocess
+def test_property_any_dict_of_arrays_and_views_round_trips_equal_and_deterministic(tmp_path):
+    hyp, case = _property_test()
+    import hurray.numpy as hn
+    torch = pytest.importorskip("torch") if has("torch") else None
+
+    @hyp.settings(max_examples=40, deadline=None,
+                  suppress_health_check=[hyp.HealthCheck.too_slow,
+                                         hyp.HealthCheck.function_scoped_fixture])
+    @hyp.given(case)
+    def check(c):
+        dtype, shape, fortran, views, _ = c
+        one = _build(dtype, shape, fortran, views, 64)
+        two = _build(dtype, shape, fortran, views, 4096)
+        p1, p2 = tmp_path / "1.hrry", tmp_path / "2.hrry"
+        try:
+            hurray.save(p1, one)
+        except ValueError as e:  # members overlapping without a covering base: refused whole
+            assert "share" in str(e) or "overlap" in str(e), e
+            return
+        hurray.save(p2, two)
+        assert p1.read_bytes() == p2.read_bytes()  # the same logical content, the same bytes
+        loaders = {
+            "load": lambda: {k: np.asarray(v) for k, v in hurray.load(p1).items()},
+            "load mmap=False": lambda: {k: np.asarray(v)
+                                        for k, v in hurray.load(p1, mmap=False).items()},
+            "numpy.load_file": lambda: hn.load_file(p1),
+            "numpy.load": lambda: hn.load(p1.read_bytes()),
+        }
+        if torch is not None:
+            import hurray.torch as ht
+            loaders["torch.load_file"] = lambda: {k: v.numpy() for k, v in ht.load_file(p1).items()}
+        for name, load in loaders.items():
+            got = load()
+            assert set(got) == set(one), name
+            for k, v in one.items():
+                assert got[k].shape == v.shape, (name, k)
+                np.testing.assert_array_equal(got[k], v, err_msg=f"{name}: {k}")
+        # pickles and streams of every tensor: equal back, and the same bytes from both twins
+        w1, w2 = hurray.StreamWriter(), hurray.StreamWriter()
+        for k in one:
+            t1, t2 = hurray.asarray(one[k]), hurray.asarray(two[k])
+            for proto in (2, 5):
+                b1, b2 = pickle.dumps(t1, protocol=proto), pickle.dumps(t2, protocol=proto)
+                assert b1 == b2, (k, proto)
+                back = pickle.loads(b1)
+                assert back.descriptor == t1.descriptor, (k, proto)
+                np.testing.assert_array_equal(np.asarray(back), one[k])
+            w1.write(t1)
+            w2.write(t2)
+        w1.finish()
+        w2.finish()
+        assert w1.getvalue() == w2.getvalue()
+        for k, t in zip(one, hurray.StreamReader(w1.getvalue())):
+            np.testing.assert_array_equal(np.asarray(t), one[k], err_msg=k)
+
+    check()

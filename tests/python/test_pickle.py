@@ -555,7 +555,7 @@ def test_every_corrupted_byte_of_a_tensor_pickle_raises_or_loads(protocol):
     # why. (Protocol 5 out of band: an in-band bytearray whose length byte is
     # corrupted makes CPython 3.11's own unpickler print a SystemError, nothing
     # of hurray's.)
-    from test_hardening import isolated
+    from isolation import isolated
     out = isolated(f"""
         import pickle, resource
         import numpy as np, hurray, samples

@@ -53,11 +53,16 @@ int hrpy_buffer_apply_copy_policy(HrpyState *st, HrpyBuffer *b, uint32_t index, 
   }
   uint64_t size = b->size;
   uint8_t sync = b->sync_mode;
+  /* A copy made only because the address was below the floor (copy=None)
+   * keeps the source's read-only flag: the tensor then behaves as the borrowed
+   * one would (and pickles to the same bytes), whatever the address was. A copy
+   * asked for (copy=True) is the caller's own, writable memory, as NumPy's. */
+  bool readonly = copy != 1 && b->readonly;
   hrpy_buffer_release(b);
   b->data = mem;
   b->owned = mem;
   b->size = size;
-  b->readonly = false;
+  b->readonly = readonly;
   b->sync_mode = sync;
   return 0;
 }
