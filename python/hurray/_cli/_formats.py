@@ -18,11 +18,11 @@ the checkpoint allows), .npy and .npz (NumPy's own format functions).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import struct
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -315,7 +315,6 @@ class HrrySink:
     """Writes a .hrry file through hurray.FileWriter, one tensor at a time."""
 
     def __init__(self, path: str, src: Source, dequantize: str | None, drop_kv: bool) -> None:
-        from .._writer import FileWriter
         from . import _gguf
         self.plan: list[tuple[Entry, str]] = []
         written = set()
@@ -336,56 +335,183 @@ class HrrySink:
         if src.kv_problems and not drop_kv:
             raise Refused(src.kv_problems[0] + "; --drop-kv leaves such entries out")
         self.dequantize = dequantize
-        self.w = FileWriter(path, kv=src.kv)
-        if views:
-            self.w._add_views(views)
-        if src.gguf_types:
-            self.w._add_raw_kv(_gguf.RECORD_KEY, _gguf.record(src.gguf_types, src.gguf_version))
+        self.path = path
+        self.kv = src.kv
+        self.views = views
+        self.gguf = _gguf.record(src.gguf_types, src.gguf_version) if src.gguf_types else None
+        self.w: Any = None
+
+    def start(self) -> None:
+        from .._writer import FileWriter
+        from . import _gguf
+        with writing(self.path):
+            self.w = FileWriter(self.path, kv=self.kv)
+        if self.views:
+            self.w._add_views(self.views)
+        if self.gguf is not None:
+            self.w._add_raw_kv(_gguf.RECORD_KEY, self.gguf)
 
     def write(self, e: Entry, mode: str) -> None:
         t = e.exact() if mode == "exact" else e.float_values(self.dequantize or "float32")
-        self.w.write(e.name, t)
+        with writing(self.path):
+            self.w.write(e.name, t)
 
     def finish(self) -> None:
-        self.w.finish()
+        with writing(self.path):
+            self.w.finish()
 
     def abort(self) -> None:
-        self.w.abort()
+        if self.w is not None:
+            self.w.abort()
 
 
 # ---- atomic files for the other targets ------------------------------------------
 
+TEMP_DIGITS = "abcdefghijklmnopqrstuvwxyz234567"
+TEMP_MARK = ".tmp-"
+
+
+def temporary_name(path: str) -> str:
+    """A fresh temporary name for `path`: `.<name>.tmp-XXXXXX` in its folder, six
+    letters of a-z2-7 (the name the .hrry writer gives its own named
+    temporaries, and the one hurray.remove_stale_temporaries recognises)."""
+    import secrets
+    d = os.path.dirname(os.path.abspath(path))
+    suffix = "".join(secrets.choice(TEMP_DIGITS) for _ in range(6))
+    return os.path.join(d, f".{os.path.basename(path)}{TEMP_MARK}{suffix}")
+
+
 class AtomicFile:
-    """A temporary file beside `path`, renamed over it by commit() (after an
-    fsync of the file, then of the folder), removed by abort()."""
+    """The file a non-.hrry target is written to: a temporary `.<name>.tmp-XXXXXX`
+    beside `path` (temporary_name), created exclusively and held open (POSIX:
+    with an flock, as the .hrry writer holds its own) until commit() renames it
+    over `path` (after an fsync of the file, then of the folder) or abort()
+    removes it. A process killed meanwhile leaves the temporary, unlocked,
+    which hurray.remove_stale_temporaries removes; the target is always the
+    old file or the complete new one. Every failure is a CliError naming
+    `path`, and leaves no temporary behind."""
 
     def __init__(self, path: str) -> None:
         self.path = path
-        d = os.path.dirname(os.path.abspath(path))
-        fd, self.tmp = tempfile.mkstemp(dir=d, prefix="." + os.path.basename(path) + ".",
-                                        suffix=".tmp")
-        os.close(fd)
         self.done = False
+        flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | \
+            getattr(os, "O_BINARY", 0)
+        for _ in range(64):
+            self.tmp = temporary_name(path)
+            try:
+                self.fd = os.open(self.tmp, flags, 0o666)
+                break
+            except FileExistsError:
+                continue
+            except OSError as e:
+                raise write_error(path, e, "creating its temporary file") from None
+        else:
+            raise CliError(f"{path}: no free temporary name beside it")
+        try:
+            import fcntl
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except (ImportError, OSError):
+            pass  # a hint only (as the .hrry writer's): the age still protects it
 
     def commit(self) -> None:
-        with open(self.tmp, "rb+") as fh:
-            os.fsync(fh.fileno())
-        os.replace(self.tmp, self.path)
+        """Renames the complete temporary over the target; on failure removes it
+        and raises CliError."""
+        try:
+            os.fsync(self.fd)
+            os.replace(self.tmp, self.path)
+        except OSError as e:
+            self.abort()
+            raise write_error(self.path, e) from None
         self.done = True
+        self._close()
         if hasattr(os, "O_DIRECTORY"):
-            fd = os.open(os.path.dirname(os.path.abspath(self.path)), os.O_DIRECTORY)
             try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+                fd = os.open(os.path.dirname(os.path.abspath(self.path)), os.O_DIRECTORY)
+                try:
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+            except OSError:
+                pass  # renamed: as durable as the file system makes a rename
+
+    def _close(self) -> None:
+        if self.fd >= 0:
+            try:
+                os.close(self.fd)
+            except OSError:
+                pass
+            self.fd = -1
 
     def abort(self) -> None:
+        """Removes the temporary (never raises; the target is untouched)."""
+        self._close()
         if not self.done:
+            self.done = True
             try:
                 os.unlink(self.tmp)
-            except FileNotFoundError:
+            except OSError:
                 pass
-            self.done = True
+
+
+def write_error(path: str, e: BaseException | str, doing: str = "writing",
+                tmp: str | None = None) -> CliError:
+    """The one-line error of a failed write to `path`: 'PATH: writing: File too
+    large'. A writer that reports a short write without an errno (NumPy's
+    tofile, torch's zip writer) gets the reason the system would have given,
+    when the file being written (`tmp`) has reached the file size limit or its
+    disk is full, followed by the writer's own words."""
+    why = e if isinstance(e, str) else \
+        getattr(e, "strerror", None) or str(e) or type(e).__name__
+    if isinstance(e, str) or getattr(e, "errno", None) in (None, 0):
+        errno_ = _full(tmp)
+        if errno_:
+            why = f"{os.strerror(errno_)} ({why})"
+    return CliError(f"{path}: {doing}: {why}")
+
+
+def _full(tmp: str | None) -> int:
+    """EFBIG when `tmp` has reached RLIMIT_FSIZE, ENOSPC when its disk has no
+    block left, else 0."""
+    import errno
+    if tmp is None:
+        return 0
+    try:
+        size = os.stat(tmp).st_size
+        import resource
+        soft = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+        if soft != resource.RLIM_INFINITY and size >= soft - (64 << 10):
+            return errno.EFBIG
+        st = os.statvfs(tmp)
+        if st.f_bavail * st.f_frsize < (1 << 20):
+            return errno.ENOSPC
+    except (ImportError, OSError, AttributeError):
+        pass
+    return 0
+
+
+@contextlib.contextmanager
+def writing(path: str, file: AtomicFile | None = None) -> Any:
+    """Turns a failed write to `path` (a full disk, RLIMIT_FSIZE, a lost mount)
+    into the one-line CliError naming it (`file`: its temporary, see
+    write_error)."""
+    try:
+        yield
+    except OSError as e:
+        raise write_error(path, e, tmp=file.tmp if file is not None else None) from None
+
+
+def _torch_write_error(e: BaseException) -> str:
+    msg = str(e).strip().splitlines()
+    return msg[-1][:200] if msg else "torch.save failed"
+
+
+def close_quietly(fh: Any) -> None:
+    """Closes a writer's file on the way out of a failure (a close that flushes
+    into a full disk raises again, which must not stop the cleanup)."""
+    try:
+        fh.close()
+    except Exception:
+        pass
 
 
 def _string_kv(kv: dict[str, Any], target: str, drop_kv: bool, src: Source) -> dict[str, str]:
@@ -586,25 +712,36 @@ class SafetensorsSink:
             offset += n // 8
             self.plan.append((e, mode))
         text = json.dumps(header, separators=(",", ":")).encode()
-        text += b" " * (-len(text) % 8)
-        self.file = AtomicFile(path)
-        self.fh = open(self.file.tmp, "wb")
-        self.fh.write(struct.pack("<Q", len(text)) + text)
+        self.text = text + b" " * (-len(text) % 8)
+        self.path = path
+        self.file: AtomicFile | None = None
+        self.fh: Any = None
+
+    def start(self) -> None:
+        self.file = AtomicFile(self.path)
+        with writing(self.path, self.file):
+            self.fh = open(self.file.tmp, "wb")
+            self.fh.write(struct.pack("<Q", len(self.text)) + self.text)
 
     def write(self, e: Entry, mode: str) -> None:
         t = e.dense() if mode == "exact" else e.float_values(self.dequantize or "float32")
         raw = data_bytes(t)
         if t.dtype.name == "bool":
             raw = unpack_codes(raw, 1, e.count)
-        self.fh.write(np.ascontiguousarray(raw).data)
+        with writing(self.path, self.file):
+            self.fh.write(np.ascontiguousarray(raw).data)
 
     def finish(self) -> None:
-        self.fh.close()
+        assert self.file is not None
+        with writing(self.path, self.file):
+            self.fh.close()
         self.file.commit()
 
     def abort(self) -> None:
-        self.fh.close()
-        self.file.abort()
+        if self.fh is not None:
+            close_quietly(self.fh)
+        if self.file is not None:
+            self.file.abort()
 
 
 # ---- .gguf ------------------------------------------------------------------------
@@ -697,13 +834,14 @@ class GgufSink:
             self.plan.append((e, mode))
             infos.append((e, qtype))
         arch = src.kv.get("general.architecture")
-        self.file = AtomicFile(path)
-        self.w = gguf.GGUFWriter(self.file.tmp, arch if isinstance(arch, str) else "")
+        self.path = path
+        self.file: AtomicFile | None = None
+        # the whole header planned in memory (no file yet: a refusal writes nothing)
+        self.w = gguf.GGUFWriter(None, arch if isinstance(arch, str) else "")
         try:
             _gguf.write_kv(self.w, src.kv, src.gguf_types)
         except Refused:
             if not drop_kv:
-                self.file.abort()
                 raise
             kv = {}
             for k, v in src.kv.items():
@@ -725,9 +863,14 @@ class GgufSink:
             else:
                 self.w.add_tensor_info(e.name, e.shape, np.dtype(np.float32),
                                        _gguf_nbytes(qtype, e.count), raw_dtype=qt)
-        self.w.write_header_to_file()
-        self.w.write_kv_data_to_file()
-        self.w.write_ti_data_to_file()
+
+    def start(self) -> None:
+        from pathlib import Path
+        self.file = AtomicFile(self.path)
+        with writing(self.path, self.file):
+            self.w.write_header_to_file(Path(self.file.tmp))
+            self.w.write_kv_data_to_file()
+            self.w.write_ti_data_to_file()
 
     def write(self, e: Entry, mode: str) -> None:
         from . import _gguf
@@ -737,15 +880,21 @@ class GgufSink:
             raw = _gguf.to_gguf(t, qtype)
         else:
             raw = data_bytes(e.float_values(self.dequantize or "float32"))
-        self.w.write_tensor_data(np.ascontiguousarray(raw))
+        with writing(self.path, self.file):
+            self.w.write_tensor_data(np.ascontiguousarray(raw))
 
     def finish(self) -> None:
-        self.w.close()
+        assert self.file is not None
+        with writing(self.path, self.file):
+            self.w.close()
         self.file.commit()
 
     def abort(self) -> None:
-        self.w.close()
-        self.file.abort()
+        for fh in self.w.fout or []:
+            close_quietly(fh)
+        self.w.fout = None
+        if self.file is not None:
+            self.file.abort()
 
 
 def _gguf_nbytes(qtype: str, count: int) -> int:
@@ -935,11 +1084,18 @@ class TorchSink:
                         "float8_e8m0": getattr(torch, "float8_e8m0fnu", None)}[name]
             self.out[e.name] = raw.view(tdt).reshape(e.shape)
 
+    def start(self) -> None:
+        pass
+
     def finish(self) -> None:
         import torch
         f = AtomicFile(self.path)
         try:
-            torch.save(self.out, f.tmp)
+            with writing(self.path):
+                try:
+                    torch.save(self.out, f.tmp)
+                except RuntimeError as e:  # how torch's zip writer reports a failed write
+                    raise write_error(self.path, _torch_write_error(e), tmp=f.tmp) from None
             f.commit()
         finally:
             f.abort()
@@ -1027,17 +1183,31 @@ class NpySink:
                           f"tensors (write a .npz)")
         self.dequantize = dequantize
         self.plan = [(e, _plan_dense(e, NUMPY_OK, "NumPy", dequantize)) for e in src.entries]
-        self.file = AtomicFile(path)
+        self.path = path
+        self.file: AtomicFile | None = None
+
+    def start(self) -> None:
+        self.file = AtomicFile(self.path)
 
     def write(self, e: Entry, mode: str) -> None:
-        with open(self.file.tmp, "wb") as fh:
-            np.lib.format.write_array(fh, _np_array(e, mode, self.dequantize), allow_pickle=False)
+        assert self.file is not None
+        arr = _np_array(e, mode, self.dequantize)
+        with writing(self.path, self.file):
+            fh = open(self.file.tmp, "wb")
+            try:
+                np.lib.format.write_array(fh, arr, allow_pickle=False)
+            except BaseException:
+                close_quietly(fh)
+                raise
+            fh.close()
 
     def finish(self) -> None:
+        assert self.file is not None
         self.file.commit()
 
     def abort(self) -> None:
-        self.file.abort()
+        if self.file is not None:
+            self.file.abort()
 
 
 class NpzSink:
@@ -1049,22 +1219,35 @@ class NpzSink:
         _no_kv(src.kv, ".npz", drop_kv, src)
         self.dequantize = dequantize
         self.plan = [(e, _plan_dense(e, NUMPY_OK, "NumPy", dequantize)) for e in src.entries]
-        self.file = AtomicFile(path)
-        self.z = zipfile.ZipFile(self.file.tmp, "w", compression=zipfile.ZIP_STORED,
-                                 allowZip64=True)
+        self.path = path
+        self.file: AtomicFile | None = None
+        self.z: Any = None
+
+    def start(self) -> None:
+        import zipfile
+        self.file = AtomicFile(self.path)
+        with writing(self.path):
+            self.z = zipfile.ZipFile(self.file.tmp, "w", compression=zipfile.ZIP_STORED,
+                                     allowZip64=True)
 
     def write(self, e: Entry, mode: str) -> None:
         arr = _np_array(e, mode, self.dequantize)
-        with self.z.open(e.name + ".npy", "w", force_zip64=True) as fh:
-            np.lib.format.write_array(fh, arr, allow_pickle=False)
+        with writing(self.path, self.file):
+            with self.z.open(e.name + ".npy", "w", force_zip64=True) as fh:
+                np.lib.format.write_array(fh, arr, allow_pickle=False)
 
     def finish(self) -> None:
-        self.z.close()
+        assert self.file is not None
+        with writing(self.path, self.file):
+            self.z.close()
         self.file.commit()
 
     def abort(self) -> None:
-        self.z.close()
-        self.file.abort()
+        if self.z is not None:
+            close_quietly(self.z)
+            close_quietly(self.z.fp)  # a close that failed leaves ZipFile's file open
+        if self.file is not None:
+            self.file.abort()
 
 
 SINKS: dict[str, Any] = {"hrry": HrrySink, "safetensors": SafetensorsSink, "gguf": GgufSink,
