@@ -11,7 +11,8 @@ tensor as it comes, to a temporary file renamed over the target at the end.
 Formats: .hrry (hurray.open / hurray.FileWriter), .safetensors (a single file,
 or a Hugging Face model directory with model.safetensors.index.json; the
 header is read and written here, the data with positioned reads), .gguf (the
-gguf package's GGUFReader and GGUFWriter; _gguf.py maps the types), PyTorch
+header, KV and tensor infos read by _bounds.read_gguf, the data with positioned
+reads; written with the gguf package's GGUFWriter; _gguf.py maps the types), PyTorch
 checkpoints (.pt, .pth, .bin; torch.load(weights_only=True) only, mapped where
 the checkpoint allows), .npy and .npz (NumPy's own format functions).
 """
@@ -30,6 +31,7 @@ import numpy as np
 
 from .. import _hurray
 from .._hurray import Composite, Tensor
+from ._bounds import ST_BITS, read_st_header  # noqa: F401 - ST_BITS: the dtype table
 from ._errors import CliError, Refused
 from ._values import (FLOAT_TARGETS, NUMPY_NATIVE, aligned_empty, cast_float, data_bytes,
                       float_tensor, pack_codes, tensor_from_bytes, to_numpy, unpack_codes)
@@ -54,10 +56,6 @@ ST_TO_HURRAY = {
 HURRAY_TO_ST = {v: k for k, v in ST_TO_HURRAY.items()}
 # safetensors types hurray has no type for, and how to read their values (ml_dtypes)
 ST_FOREIGN = {"F8_E4M3FNUZ": "float8_e4m3fnuz", "F8_E5M2FNUZ": "float8_e5m2fnuz"}
-ST_BITS = {"BOOL": 8, "U8": 8, "I8": 8, "F8_E5M2": 8, "F8_E4M3": 8, "F8_E8M0": 8,
-           "F8_E4M3FNUZ": 8, "F8_E5M2FNUZ": 8, "I16": 16, "U16": 16, "F16": 16, "BF16": 16,
-           "I32": 32, "U32": 32, "F32": 32, "C64": 64, "F64": 64, "I64": 64, "U64": 64,
-           "F4": 4, "F6_E2M3": 6, "F6_E3M2": 6}
 GGUF_FLOAT = {"float16": "F16", "bfloat16": "BF16", "float32": "F32", "float64": "F64"}
 
 
@@ -182,8 +180,11 @@ def detect(path: str, writing: bool = False) -> str:
         return "npy"
     if head.startswith(b"PK"):
         import zipfile
-        with zipfile.ZipFile(path) as z:
-            names = z.namelist()
+        try:
+            with zipfile.ZipFile(path) as z:
+                names = z.namelist()
+        except (OSError, zipfile.BadZipFile, ValueError, EOFError) as e:
+            raise CliError(f"{path}: a damaged zip file ({e})") from None
         return "npz" if names and all(n.endswith(".npy") for n in names) else "torch"
     if len(head) >= 9 and head[8:9] == b"{":
         return "safetensors"
@@ -561,40 +562,27 @@ def _plan_dense(e: Entry, allowed: Any, target: str, dequantize: str | None,
 
 # ---- .safetensors ---------------------------------------------------------------
 
-def read_st_header(path: str) -> tuple[dict[str, Any], dict[str, str], int]:
+def _index_files(idx: str) -> list[str]:
+    """The shard file names of a model.safetensors.index.json, in order: its
+    weight_map maps tensor names to file names in the same folder."""
+    from ._bounds import ST_MAX_HEADER, load_json
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read(8)
-            if len(raw) < 8:
-                raise CliError(f"{path}: not a safetensors file (shorter than 8 bytes)")
-            (n,) = struct.unpack("<Q", raw)
-            size = os.fstat(fh.fileno()).st_size
-            if n > size - 8 or n > 100 << 20:
-                raise CliError(f"{path}: not a safetensors file (header length {n})")
-            hdr = json.loads(fh.read(n))
+        with open(idx, "rb") as fh:
+            raw = fh.read(ST_MAX_HEADER + 1)
     except OSError as e:
-        raise CliError(f"{path}: {e.strerror}") from None
-    except ValueError as e:
-        raise CliError(f"{path}: the safetensors header is not JSON ({e})") from None
-    if not isinstance(hdr, dict):
-        raise CliError(f"{path}: the safetensors header is not a JSON object")
-    meta = hdr.pop("__metadata__", None) or {}
-    if not isinstance(meta, dict) or not all(isinstance(v, str) for v in meta.values()):
-        raise CliError(f"{path}: __metadata__ must map strings to strings")
-    start = 8 + n
-    for name, info in hdr.items():
-        try:
-            dt, shape, (a, b) = info["dtype"], info["shape"], info["data_offsets"]
-            count = 1
-            for d in shape:
-                count *= int(d)
-            bits = ST_BITS[dt]
-        except (KeyError, TypeError, ValueError):
-            raise CliError(f"{path}: tensor {name!r}: malformed header entry {info!r}") from None
-        if (count * bits) % 8 or b - a != count * bits // 8 or a < 0 or start + b > size:
-            raise CliError(f"{path}: tensor {name!r}: data_offsets {[a, b]} do not hold "
-                           f"{count} {dt} elements inside the file")
-    return hdr, meta, start
+        raise CliError(f"{idx}: {e.strerror or e}") from None
+    if len(raw) > ST_MAX_HEADER:
+        raise CliError(f"{idx}: larger than {ST_MAX_HEADER:,} bytes: not a safetensors index")
+    doc = load_json(idx, raw, "the index")
+    wm = doc.get("weight_map") if isinstance(doc, dict) else None
+    if not isinstance(wm, dict):
+        raise CliError(f"{idx}: not a safetensors index (no weight_map object)")
+    for name, f in wm.items():
+        if not isinstance(f, str) or not f or f != os.path.basename(f) or f in (".", "..") \
+                or "\\" in f or "/" in f:
+            raise CliError(f"{idx}: weight_map[{name!r}] is {f!r}, not a file name in the "
+                           f"model's folder")
+    return list(dict.fromkeys(wm.values()))
 
 
 class SafetensorsSource(Source):
@@ -605,12 +593,7 @@ class SafetensorsSource(Source):
         if os.path.isdir(path):
             idx = os.path.join(path, INDEX_NAME)
             if os.path.exists(idx):
-                try:
-                    with open(idx) as fh:
-                        wm = json.load(fh)["weight_map"]
-                except (OSError, ValueError, KeyError, TypeError) as e:
-                    raise CliError(f"{idx}: not a safetensors index ({e})") from None
-                files = list(dict.fromkeys(wm.values()))
+                files = _index_files(idx)
             else:
                 files = sorted(n for n in os.listdir(path) if n.endswith(".safetensors"))
             paths = [os.path.join(path, f) for f in files]
@@ -751,26 +734,24 @@ class GgufSource(Source):
 
     def __init__(self, path: str, data: bool = True) -> None:
         super().__init__(path)
-        import gguf
         from . import _gguf
-        try:
-            reader = gguf.GGUFReader(path, "r")
-        except (ValueError, OSError) as e:
-            raise CliError(f"{path}: not a GGUF file gguf reads ({e})") from None
-        self.kv, self.gguf_types, self.kv_problems = _gguf.kv_from_reader(reader)
-        self.gguf_version = int(reader.fields["GGUF.version"].parts[0][0])
-        for t in reader.tensors:
-            qtype = t.tensor_type.name
-            shape = tuple(reversed([int(n) for n in t.shape]))
+        from ._bounds import read_gguf
+        # the header, KV and tensor infos read by our own bounded reader (_bounds.py:
+        # gguf.GGUFReader's cost grows with each array element); the tensors with pread
+        h = read_gguf(path)
+        self.kv, self.gguf_types, self.kv_problems = h.kv, h.types, h.problems
+        self.gguf_version = h.version
+        for t in h.tensors:
+            qtype = t.qtype
+            shape = tuple(reversed(t.dims))
             dtype = _gguf.DENSE.get(qtype) or _gguf.BLOCK_TYPES.get(qtype) or qtype
             exact = qtype in _gguf.DENSE or qtype in _gguf.BLOCK_TYPES
             self.entries.append(Entry(
                 t.name, dtype, shape,
                 scheme=_gguf.scheme_for(qtype, len(shape)) if qtype in _gguf.BLOCK_TYPES else None,
-                nbytes=int(t.n_bytes), foreign=None if exact else f"GGUF {qtype}",
-                load=self._loader(qtype, int(t.data_offset), int(t.n_bytes), shape, t.name),
-                values=self._values(qtype, int(t.data_offset), int(t.n_bytes), shape)))
-        del reader  # its mapping of the file; the tensors are read with pread
+                nbytes=t.n_bytes, foreign=None if exact else f"GGUF {qtype}",
+                load=self._loader(qtype, t.data_offset, t.n_bytes, shape, t.name),
+                values=self._values(qtype, t.data_offset, t.n_bytes, shape)))
         self._fh: Any = None
 
     def _read(self, off: int, nbytes: int) -> Any:
@@ -941,7 +922,11 @@ class TorchSource(Source):
             if "mmap" not in str(e):
                 raise CliError(f"{path}: {e}") from None
             self.mapped = False  # a legacy (non-zip) checkpoint cannot be mapped
-            obj = torch.load(path, map_location="cpu", weights_only=True)
+            try:
+                obj = torch.load(path, map_location="cpu", weights_only=True)
+            except Exception as e2:
+                raise CliError(f"{path}: torch.load(weights_only=True) refused it: "
+                               f"{e2}") from None
         except Exception as e:  # weights_only refuses anything but tensors and containers
             raise CliError(f"{path}: torch.load(weights_only=True) refused it: {e}") from None
         flat: dict[str, Any] = {}
@@ -1126,10 +1111,14 @@ class NpySource(Source):
 
     def __init__(self, path: str, data: bool = True) -> None:
         super().__init__(path)
+        from ._bounds import NPY_MAX_HEADER, npy_header
         try:
+            with open(path, "rb") as fh:
+                size = os.fstat(fh.fileno()).st_size
+                npy_header(path, fh.read(12 + NPY_MAX_HEADER), size)  # before NumPy parses it
             arr = np.load(path, mmap_mode="r", allow_pickle=False)
-        except ValueError as e:
-            raise CliError(f"{path}: {e}") from None
+        except (ValueError, OSError) as e:
+            raise CliError(f"{path}: {getattr(e, 'strerror', None) or e}") from None
         name = os.path.splitext(os.path.basename(path))[0]
         self._arr = arr
         self.entries.append(_np_entry(name, arr, lambda: _hurray.from_numpy(
@@ -1142,29 +1131,56 @@ class NpzSource(Source):
     def __init__(self, path: str, data: bool = True) -> None:
         super().__init__(path)
         import zipfile
+        from ._bounds import NPY_MAX_HEADER, check_npz, npy_header
         try:
+            zf = zipfile.ZipFile(path)
+        except (OSError, zipfile.BadZipFile, ValueError, EOFError) as e:
+            raise CliError(f"{path}: not a zip file ({getattr(e, 'strerror', None) or e})") \
+                from None
+        try:
+            check_npz(path, zf)  # before NumPy or zipfile reads a member
+            for info in zf.infolist():
+                # the header only: shape and dtype without reading the array
+                with zf.open(info) as fh:
+                    head = fh.read(12 + NPY_MAX_HEADER)
+                name = info.filename[:-4]
+                shape, fortran, dtype, _ = npy_header(path, head, info.file_size,
+                                                      f": member {info.filename!r}")
+                probe = np.empty((0,), dtype=dtype)
+                ent = _np_entry(name, probe, self._loader(name))
+                ent.shape = _shape(shape)
+                ent.nbytes = _count(shape) * dtype.itemsize
+                ent.layout = "col_major" if fortran and len(shape) > 1 else "row_major"
+                self.entries.append(ent)
             self.z = np.load(path, allow_pickle=False)
-        except (ValueError, zipfile.BadZipFile) as e:
-            raise CliError(f"{path}: {e}") from None
-        for name in self.z.files:
-            # the header only: shape and dtype without reading the array
-            with self.z.zip.open(name + ".npy") as fh:
-                version = np.lib.format.read_magic(fh)
-                read = np.lib.format.read_array_header_1_0 if version == (1, 0) else \
-                    np.lib.format.read_array_header_2_0
-                shape, fortran, dtype = read(fh)
-            probe = np.empty((0,), dtype=dtype)
-            ent = _np_entry(name, probe, self._loader(name))
-            ent.shape = _shape(shape)
-            ent.nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-            ent.layout = "col_major" if fortran and len(shape) > 1 else "row_major"
-            self.entries.append(ent)
+        except (OSError, zipfile.BadZipFile, ValueError, EOFError, NotImplementedError,
+                RuntimeError, __import__("zlib").error) as e:
+            raise CliError(f"{path}: {getattr(e, 'strerror', None) or e}") from None
+        finally:
+            zf.close()
 
     def _loader(self, name: str) -> Callable[[], Any]:
-        return lambda: _hurray.from_numpy(self.z[name])
+        import zipfile
+        import zlib
+
+        def load() -> Any:
+            try:
+                arr = self.z[name]
+            except (OSError, zipfile.BadZipFile, ValueError, EOFError, zlib.error) as e:
+                raise CliError(f"{self.path}: member {name + '.npy'!r}: "
+                               f"{getattr(e, 'strerror', None) or e}") from None
+            return _hurray.from_numpy(arr)
+        return load
 
     def close(self) -> None:
         self.z.close()
+
+
+def _count(shape: Any) -> int:
+    n = 1
+    for d in shape:
+        n *= int(d)
+    return n
 
 
 def _np_array(e: Entry, mode: str, dequantize: str | None) -> Any:
