@@ -48,6 +48,32 @@ ZIP_MAX_RATIO = 1032          # uncompressed / compressed bytes of a deflated me
 INT64_MAX = (1 << 63) - 1
 
 
+def _zip_errors() -> tuple[type[BaseException], ...]:
+    import zipfile
+    import zlib
+    # how zipfile and its decompressors fail on a damaged or unusual file: a bad
+    # header or CRC, a truncated stream, a version or method it lacks (NotImplemented),
+    # an encrypted member (RuntimeError)
+    return (OSError, zipfile.BadZipFile, ValueError, EOFError, NotImplementedError,
+            RuntimeError, zlib.error, struct.error)
+
+
+ZIP_ERRORS = _zip_errors()
+
+
+def dims_overflow(dims: Any) -> bool:
+    """Whether the product of the non-zero dimensions of a shape is over
+    2**63 - 1 (a shape with a zero dimension holds nothing, but NumPy, torch
+    and hurray still multiply its dimensions in 64 bits)."""
+    n = 1
+    for d in dims:
+        if d:
+            n *= int(d)
+            if n > INT64_MAX:
+                return True
+    return False
+
+
 # ---- JSON --------------------------------------------------------------------------
 
 _JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
@@ -180,7 +206,7 @@ def check_st_entries(path: str, hdr: dict[str, Any], data_size: int) -> None:
         count = 1
         for d in shape:
             count *= d
-        if count * ST_BITS[dt] >= 1 << 64:
+        if count * ST_BITS[dt] >= 1 << 64 or dims_overflow(shape):
             raise CliError(f"{where}: shape {shape} of {dt} overflows 64 bits")
         if offs[1] < offs[0]:
             raise CliError(f"{where}: data_offsets {offs}: the end is before the begin")
@@ -443,8 +469,8 @@ def _read_gguf(path: str, buf: Any, gguf: Any) -> GgufHeader:
         count = 1
         for d in dims:
             count *= d
-            if count > INT64_MAX:
-                raise r.fail(f"{what}: the dimensions {list(dims)} overflow 64 bits")
+        if dims_overflow(dims):
+            raise r.fail(f"{what}: the dimensions {list(dims)} overflow 64 bits")
         if block > 1 and (not dims or dims[0] % block):
             raise r.fail(f"{what}: {qt.name} packs blocks of {block}; the first dimension "
                          f"{dims[0] if dims else 0} is not a multiple")
@@ -515,12 +541,15 @@ def npy_header(path: str, head: bytes, present: int, what: str = "") -> tuple[An
         read = np.lib.format.read_array_header_1_0 if major == 1 else \
             np.lib.format.read_array_header_2_0
         shape, fortran, dtype = read(fh, max_header_size=NPY_MAX_HEADER)
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError) as e:
+    except Exception as e:  # noqa: BLE001 - NumPy's parser, on a header within our bounds
+        # (ValueError mostly; also tokenize.TokenError, SyntaxError, TypeError)
         raise CliError(f"{where}: the .npy header is not one NumPy reads ({e})") from None
     if dtype.hasobject:
         raise CliError(f"{where}: an array of Python objects (a pickle; not read)")
     if any(int(d) < 0 for d in shape):
         raise CliError(f"{where}: shape {tuple(shape)} has a negative dimension")
+    if dims_overflow(shape):
+        raise CliError(f"{where}: shape {tuple(shape)} overflows 64 bits")
     count = 1
     for d in shape:
         count *= int(d)
@@ -529,8 +558,6 @@ def npy_header(path: str, head: bytes, present: int, what: str = "") -> tuple[An
     if nbytes > have:
         raise CliError(f"{where}: shape {tuple(shape)} of {dtype} is {nbytes:,} bytes; "
                        f"the file has {have:,} after its header")
-    if count > INT64_MAX:
-        raise CliError(f"{where}: shape {tuple(shape)} overflows 64 bits")
     return shape, fortran, dtype, start + hlen
 
 

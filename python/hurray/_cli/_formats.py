@@ -180,10 +180,11 @@ def detect(path: str, writing: bool = False) -> str:
         return "npy"
     if head.startswith(b"PK"):
         import zipfile
+        from ._bounds import ZIP_ERRORS
         try:
             with zipfile.ZipFile(path) as z:
                 names = z.namelist()
-        except (OSError, zipfile.BadZipFile, ValueError, EOFError) as e:
+        except ZIP_ERRORS as e:
             raise CliError(f"{path}: a damaged zip file ({e})") from None
         return "npz" if names and all(n.endswith(".npy") for n in names) else "torch"
     if len(head) >= 9 and head[8:9] == b"{":
@@ -1131,10 +1132,10 @@ class NpzSource(Source):
     def __init__(self, path: str, data: bool = True) -> None:
         super().__init__(path)
         import zipfile
-        from ._bounds import NPY_MAX_HEADER, check_npz, npy_header
+        from ._bounds import NPY_MAX_HEADER, ZIP_ERRORS, check_npz, npy_header
         try:
             zf = zipfile.ZipFile(path)
-        except (OSError, zipfile.BadZipFile, ValueError, EOFError) as e:
+        except ZIP_ERRORS as e:
             raise CliError(f"{path}: not a zip file ({getattr(e, 'strerror', None) or e})") \
                 from None
         try:
@@ -1153,20 +1154,18 @@ class NpzSource(Source):
                 ent.layout = "col_major" if fortran and len(shape) > 1 else "row_major"
                 self.entries.append(ent)
             self.z = np.load(path, allow_pickle=False)
-        except (OSError, zipfile.BadZipFile, ValueError, EOFError, NotImplementedError,
-                RuntimeError, __import__("zlib").error) as e:
+        except ZIP_ERRORS as e:
             raise CliError(f"{path}: {getattr(e, 'strerror', None) or e}") from None
         finally:
             zf.close()
 
     def _loader(self, name: str) -> Callable[[], Any]:
-        import zipfile
-        import zlib
+        from ._bounds import ZIP_ERRORS
 
         def load() -> Any:
             try:
                 arr = self.z[name]
-            except (OSError, zipfile.BadZipFile, ValueError, EOFError, zlib.error) as e:
+            except ZIP_ERRORS as e:
                 raise CliError(f"{self.path}: member {name + '.npy'!r}: "
                                f"{getattr(e, 'strerror', None) or e}") from None
             return _hurray.from_numpy(arr)
