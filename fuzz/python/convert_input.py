@@ -151,9 +151,16 @@ def with_length(prefix_fmt, text):
     return struct.pack(prefix_fmt, len(text)) + text
 
 
-def run(one_input):
+def run(one_input, warm=None):
+    """Fuzzes `one_input` with atheris. The parsers under test are Python, so
+    their bytecode is instrumented for coverage (atheris.instrument_all, after
+    `warm` has imported everything the target reaches: the seeds made, gguf's
+    quantizers loaded)."""
     global STRICT_TIME
     import atheris
+    if warm is not None:
+        warm()
+    atheris.instrument_all()
     STRICT_TIME = True
     atheris.Setup(sys.argv, one_input)
     atheris.Fuzz()

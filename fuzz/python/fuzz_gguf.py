@@ -138,4 +138,4 @@ def one_input(data):
 
 
 if __name__ == "__main__":
-    run(one_input)
+    run(one_input, warm=lambda: one_input(b""))
