@@ -22,11 +22,14 @@ import pytest
 np = pytest.importorskip("numpy")
 
 CASES = {}  # name -> (builder(dir) -> path, expected words in the message)
+REFUSED = {}  # name -> extra arguments: cases refused (exit 1) rather than errors (exit 2)
 
 
-def case(name, *words):
+def case(name, *words, refused_with=None):
     def register(fn):
         CASES[name] = (fn, words)
+        if refused_with is not None:
+            REFUSED[name] = refused_with
         return fn
     return register
 
@@ -365,6 +368,23 @@ for _n, (_b, _w) in NP_CASES.items():
     case(_n, *_w)(_b)
 
 
+def _gguf_q8_1(d, name):
+    gguf = pytest.importorskip("gguf")
+    p = d / f"{name}.gguf"
+    w = gguf.GGUFWriter(str(p), "llama")
+    w.add_tensor("q", np.zeros(40, np.uint8), raw_dtype=gguf.GGMLQuantizationType.Q8_1)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return p
+
+
+# a type gguf has no dequantizer for (a NotImplementedError inside gguf.quants)
+case("gguf-q8_1-dequantize", "tensor 'q'", "cannot dequantize Q8_1",
+     refused_with=["--dequantize", "float32"])(_gguf_q8_1)
+
+
 # ---- safetensors model folders ----------------------------------------------------
 
 def _index(weight_map):
@@ -394,13 +414,13 @@ CHILD = textwrap.dedent("""
     except ImportError:
         safe_open = None
     out = {{}}
-    for name, src, dst in json.load(open({cases!r})):
+    for name, src, dst, extra in json.load(open({cases!r})):
         open({progress!r}, "w").write(name)
         err = io.StringIO()
         old, sys.stderr = sys.stderr, err
         t0 = time.monotonic()
         try:
-            rc = main(["convert", src, dst, "-q"])
+            rc = main(["convert", src, dst, "-q", *extra])
         except BaseException:
             rc = "uncaught"
             err.write(traceback.format_exc())
@@ -428,7 +448,7 @@ def outcomes(tmp_path_factory):
     todo = []
     for name, (build, _) in CASES.items():
         src = build(d, name)
-        todo.append((name, str(src), str(d / f"{name}.out.hrry")))
+        todo.append((name, str(src), str(d / f"{name}.out.hrry"), REFUSED.get(name, [])))
     (d / "cases.json").write_text(json.dumps(todo))
     progress = d / "progress"
     code = CHILD.format(path=sys.path, cases=str(d / "cases.json"), progress=str(progress))
@@ -442,11 +462,12 @@ def outcomes(tmp_path_factory):
 def test_hostile_input_is_one_line(outcomes, name):
     results, todo = outcomes
     r = results[name]
-    src = next(s for n, s, _ in todo if n == name)
+    src = next(s for n, s, _, _ in todo if n == name)
     lines = r["err"].strip().splitlines()
-    assert r["rc"] == 2, r["err"]
+    assert r["rc"] == (1 if name in REFUSED else 2), r["err"]
     assert len(lines) == 1 and "Traceback" not in r["err"], r["err"]
-    assert lines[0].startswith(f"hurray convert: {src}"), r["err"]
+    start = "hurray convert: refused: " if name in REFUSED else f"hurray convert: {src}"
+    assert lines[0].startswith(start), r["err"]
     for w in CASES[name][1]:
         assert w in lines[0], (w, lines[0])
     assert not r["left"]

@@ -193,7 +193,11 @@ def dequantize(qtype: str, raw: Any, shape: tuple[int, ...]) -> Any:
         return raw.view(np.dtype(_hurray.Dtype.from_name(DENSE[qtype]).name)).reshape(shape)
     block, size = gguf.GGML_QUANT_SIZES[qt]
     rows = raw.reshape(-1, shape[-1] // block * size) if shape else raw
-    return np.asarray(gguf.quants.dequantize(rows, qt), dtype=np.float32).reshape(shape)
+    try:
+        values = gguf.quants.dequantize(rows, qt)
+    except NotImplementedError:  # Q8_1, Q8_K, Q1_0 in gguf 0.19
+        raise Refused(f"the gguf package cannot dequantize {qtype}") from None
+    return np.asarray(values, dtype=np.float32).reshape(shape)
 
 
 def raw_shape_for(qtype: str, shape: tuple[int, ...]) -> tuple[int, ...]:
