@@ -420,6 +420,8 @@ class AtomicFile:
         and raises CliError."""
         try:
             os.fsync(self.fd)
+            if os.name == "nt":
+                self._close()  # Windows renames no file a handle holds open
             os.replace(self.tmp, self.path)
         except OSError as e:
             self.abort()
