@@ -2,9 +2,10 @@
 # Time-boxed fuzzing of one libFuzzer target:
 #   scripts/fuzz.sh <target> <minutes>        e.g. scripts/fuzz.sh descriptor 10
 # <target>: descriptor, file, stream (the C decoders), or python-dlpack,
-# python-native, python-array, python-views, python-checksums (the Python
-# extension's import boundaries and the records of shared tensors and data checksums, with
-# atheris: fuzz/python/fuzz_<name>.py).
+# python-native, python-array (the Python extension's import boundaries, with
+# atheris: fuzz/python/fuzz_<name>.py), python-views, python-checksums (the records
+# of shared tensors and data checksums through every loader), python-safetensors,
+# python-gguf, python-npy (the input parsers of `hurray convert`, .npy and .npz in one).
 # Builds the target with clang (ASan + UBSan + libFuzzer coverage over the whole
 # library) in build-fuzz/, runs it for <minutes> on a scratch corpus seeded
 # from fuzz/corpus/<target>/, then merges the inputs that add coverage back
@@ -45,6 +46,7 @@ python-*)
   rm -rf "$stage"
   mkdir -p "$stage/hurray"
   cp python/hurray/*.py python/hurray/*.pyi python/hurray/py.typed "$stage/hurray/"
+  cp -R python/hurray/_cli "$stage/hurray/"  # subpackages too (the hurray command)
   cp "$B"/python/src/_hurray*.so "$stage/hurray/"
   seeds=fuzz/corpus/$target
   mkdir -p "$seeds"

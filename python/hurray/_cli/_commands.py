@@ -36,6 +36,7 @@ def convert(src_path: str, dst_path: str, *, dequantize: str | None = None, quie
         total = sum(e.nbytes for e, _ in sink.plan)
         bar = Progress(total, f"{os.path.basename(dst_path)}", quiet)
         try:
+            sink.start()  # the temporary file: from here on, abort() removes it
             for e, mode in sink.plan:
                 try:
                     sink.write(e, mode)

@@ -11,18 +11,19 @@ tensor as it comes, to a temporary file renamed over the target at the end.
 Formats: .hrry (hurray.open / hurray.FileWriter), .safetensors (a single file,
 or a Hugging Face model directory with model.safetensors.index.json; the
 header is read and written here, the data with positioned reads), .gguf (the
-gguf package's GGUFReader and GGUFWriter; _gguf.py maps the types), PyTorch
+header, KV and tensor infos read by _bounds.read_gguf, the data with positioned
+reads; written with the gguf package's GGUFWriter; _gguf.py maps the types), PyTorch
 checkpoints (.pt, .pth, .bin; torch.load(weights_only=True) only, mapped where
 the checkpoint allows), .npy and .npz (NumPy's own format functions).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import struct
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -30,6 +31,7 @@ import numpy as np
 
 from .. import _hurray
 from .._hurray import Composite, Tensor
+from ._bounds import ST_BITS, read_st_header  # noqa: F401 - ST_BITS: the dtype table
 from ._errors import CliError, Refused
 from ._values import (FLOAT_TARGETS, NUMPY_NATIVE, aligned_empty, cast_float, data_bytes,
                       float_tensor, pack_codes, tensor_from_bytes, to_numpy, unpack_codes)
@@ -54,10 +56,6 @@ ST_TO_HURRAY = {
 HURRAY_TO_ST = {v: k for k, v in ST_TO_HURRAY.items()}
 # safetensors types hurray has no type for, and how to read their values (ml_dtypes)
 ST_FOREIGN = {"F8_E4M3FNUZ": "float8_e4m3fnuz", "F8_E5M2FNUZ": "float8_e5m2fnuz"}
-ST_BITS = {"BOOL": 8, "U8": 8, "I8": 8, "F8_E5M2": 8, "F8_E4M3": 8, "F8_E8M0": 8,
-           "F8_E4M3FNUZ": 8, "F8_E5M2FNUZ": 8, "I16": 16, "U16": 16, "F16": 16, "BF16": 16,
-           "I32": 32, "U32": 32, "F32": 32, "C64": 64, "F64": 64, "I64": 64, "U64": 64,
-           "F4": 4, "F6_E2M3": 6, "F6_E3M2": 6}
 GGUF_FLOAT = {"float16": "F16", "bfloat16": "BF16", "float32": "F32", "float64": "F64"}
 
 
@@ -182,8 +180,12 @@ def detect(path: str, writing: bool = False) -> str:
         return "npy"
     if head.startswith(b"PK"):
         import zipfile
-        with zipfile.ZipFile(path) as z:
-            names = z.namelist()
+        from ._bounds import ZIP_ERRORS
+        try:
+            with zipfile.ZipFile(path) as z:
+                names = z.namelist()
+        except ZIP_ERRORS as e:
+            raise CliError(f"{path}: a damaged zip file ({e})") from None
         return "npz" if names and all(n.endswith(".npy") for n in names) else "torch"
     if len(head) >= 9 and head[8:9] == b"{":
         return "safetensors"
@@ -315,7 +317,6 @@ class HrrySink:
     """Writes a .hrry file through hurray.FileWriter, one tensor at a time."""
 
     def __init__(self, path: str, src: Source, dequantize: str | None, drop_kv: bool) -> None:
-        from .._writer import FileWriter
         from . import _gguf
         self.plan: list[tuple[Entry, str]] = []
         written = set()
@@ -336,56 +337,185 @@ class HrrySink:
         if src.kv_problems and not drop_kv:
             raise Refused(src.kv_problems[0] + "; --drop-kv leaves such entries out")
         self.dequantize = dequantize
-        self.w = FileWriter(path, kv=src.kv)
-        if views:
-            self.w._add_views(views)
-        if src.gguf_types:
-            self.w._add_raw_kv(_gguf.RECORD_KEY, _gguf.record(src.gguf_types, src.gguf_version))
+        self.path = path
+        self.kv = src.kv
+        self.views = views
+        self.gguf = _gguf.record(src.gguf_types, src.gguf_version) if src.gguf_types else None
+        self.w: Any = None
+
+    def start(self) -> None:
+        from .._writer import FileWriter
+        from . import _gguf
+        with writing(self.path):
+            self.w = FileWriter(self.path, kv=self.kv)
+        if self.views:
+            self.w._add_views(self.views)
+        if self.gguf is not None:
+            self.w._add_raw_kv(_gguf.RECORD_KEY, self.gguf)
 
     def write(self, e: Entry, mode: str) -> None:
         t = e.exact() if mode == "exact" else e.float_values(self.dequantize or "float32")
-        self.w.write(e.name, t)
+        with writing(self.path):
+            self.w.write(e.name, t)
 
     def finish(self) -> None:
-        self.w.finish()
+        with writing(self.path):
+            self.w.finish()
 
     def abort(self) -> None:
-        self.w.abort()
+        if self.w is not None:
+            self.w.abort()
 
 
 # ---- atomic files for the other targets ------------------------------------------
 
+TEMP_DIGITS = "abcdefghijklmnopqrstuvwxyz234567"
+TEMP_MARK = ".tmp-"
+
+
+def temporary_name(path: str) -> str:
+    """A fresh temporary name for `path`: `.<name>.tmp-XXXXXX` in its folder, six
+    letters of a-z2-7 (the name the .hrry writer gives its own named
+    temporaries, and the one hurray.remove_stale_temporaries recognises)."""
+    import secrets
+    d = os.path.dirname(os.path.abspath(path))
+    suffix = "".join(secrets.choice(TEMP_DIGITS) for _ in range(6))
+    return os.path.join(d, f".{os.path.basename(path)}{TEMP_MARK}{suffix}")
+
+
 class AtomicFile:
-    """A temporary file beside `path`, renamed over it by commit() (after an
-    fsync of the file, then of the folder), removed by abort()."""
+    """The file a non-.hrry target is written to: a temporary `.<name>.tmp-XXXXXX`
+    beside `path` (temporary_name), created exclusively and held open (POSIX:
+    with an flock, as the .hrry writer holds its own) until commit() renames it
+    over `path` (after an fsync of the file, then of the folder) or abort()
+    removes it. A process killed meanwhile leaves the temporary, unlocked,
+    which hurray.remove_stale_temporaries removes; the target is always the
+    old file or the complete new one. Every failure is a CliError naming
+    `path`, and leaves no temporary behind."""
 
     def __init__(self, path: str) -> None:
         self.path = path
-        d = os.path.dirname(os.path.abspath(path))
-        fd, self.tmp = tempfile.mkstemp(dir=d, prefix="." + os.path.basename(path) + ".",
-                                        suffix=".tmp")
-        os.close(fd)
         self.done = False
+        flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | \
+            getattr(os, "O_BINARY", 0)
+        for _ in range(64):
+            self.tmp = temporary_name(path)
+            try:
+                self.fd = os.open(self.tmp, flags, 0o666)
+                break
+            except FileExistsError:
+                continue
+            except OSError as e:
+                raise write_error(path, e, "creating its temporary file") from None
+        else:
+            raise CliError(f"{path}: no free temporary name beside it")
+        try:
+            import fcntl
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except (ImportError, OSError):
+            pass  # a hint only (as the .hrry writer's): the age still protects it
 
     def commit(self) -> None:
-        with open(self.tmp, "rb+") as fh:
-            os.fsync(fh.fileno())
-        os.replace(self.tmp, self.path)
+        """Renames the complete temporary over the target; on failure removes it
+        and raises CliError."""
+        try:
+            os.fsync(self.fd)
+            if os.name == "nt":
+                self._close()  # Windows renames no file a handle holds open
+            os.replace(self.tmp, self.path)
+        except OSError as e:
+            self.abort()
+            raise write_error(self.path, e) from None
         self.done = True
+        self._close()
         if hasattr(os, "O_DIRECTORY"):
-            fd = os.open(os.path.dirname(os.path.abspath(self.path)), os.O_DIRECTORY)
             try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+                fd = os.open(os.path.dirname(os.path.abspath(self.path)), os.O_DIRECTORY)
+                try:
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+            except OSError:
+                pass  # renamed: as durable as the file system makes a rename
+
+    def _close(self) -> None:
+        if self.fd >= 0:
+            try:
+                os.close(self.fd)
+            except OSError:
+                pass
+            self.fd = -1
 
     def abort(self) -> None:
+        """Removes the temporary (never raises; the target is untouched)."""
+        self._close()
         if not self.done:
+            self.done = True
             try:
                 os.unlink(self.tmp)
-            except FileNotFoundError:
+            except OSError:
                 pass
-            self.done = True
+
+
+def write_error(path: str, e: BaseException | str, doing: str = "writing",
+                tmp: str | None = None) -> CliError:
+    """The one-line error of a failed write to `path`: 'PATH: writing: File too
+    large'. A writer that reports a short write without an errno (NumPy's
+    tofile, torch's zip writer) gets the reason the system would have given,
+    when the file being written (`tmp`) has reached the file size limit or its
+    disk is full, followed by the writer's own words."""
+    why = e if isinstance(e, str) else \
+        getattr(e, "strerror", None) or str(e) or type(e).__name__
+    if isinstance(e, str) or getattr(e, "errno", None) in (None, 0):
+        errno_ = _full(tmp)
+        if errno_:
+            why = f"{os.strerror(errno_)} ({why})"
+    return CliError(f"{path}: {doing}: {why}")
+
+
+def _full(tmp: str | None) -> int:
+    """EFBIG when `tmp` has reached RLIMIT_FSIZE, ENOSPC when its disk has no
+    block left, else 0."""
+    import errno
+    if tmp is None:
+        return 0
+    try:
+        size = os.stat(tmp).st_size
+        import resource
+        soft = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+        if soft != resource.RLIM_INFINITY and size >= soft - (64 << 10):
+            return errno.EFBIG
+        st = os.statvfs(tmp)
+        if st.f_bavail * st.f_frsize < (1 << 20):
+            return errno.ENOSPC
+    except (ImportError, OSError, AttributeError):
+        pass
+    return 0
+
+
+@contextlib.contextmanager
+def writing(path: str, file: AtomicFile | None = None) -> Any:
+    """Turns a failed write to `path` (a full disk, RLIMIT_FSIZE, a lost mount)
+    into the one-line CliError naming it (`file`: its temporary, see
+    write_error)."""
+    try:
+        yield
+    except OSError as e:
+        raise write_error(path, e, tmp=file.tmp if file is not None else None) from None
+
+
+def _torch_write_error(e: BaseException) -> str:
+    msg = str(e).strip().splitlines()
+    return msg[-1][:200] if msg else "torch.save failed"
+
+
+def close_quietly(fh: Any) -> None:
+    """Closes a writer's file on the way out of a failure (a close that flushes
+    into a full disk raises again, which must not stop the cleanup)."""
+    try:
+        fh.close()
+    except Exception:
+        pass
 
 
 def _string_kv(kv: dict[str, Any], target: str, drop_kv: bool, src: Source) -> dict[str, str]:
@@ -435,40 +565,27 @@ def _plan_dense(e: Entry, allowed: Any, target: str, dequantize: str | None,
 
 # ---- .safetensors ---------------------------------------------------------------
 
-def read_st_header(path: str) -> tuple[dict[str, Any], dict[str, str], int]:
+def _index_files(idx: str) -> list[str]:
+    """The shard file names of a model.safetensors.index.json, in order: its
+    weight_map maps tensor names to file names in the same folder."""
+    from ._bounds import ST_MAX_HEADER, load_json
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read(8)
-            if len(raw) < 8:
-                raise CliError(f"{path}: not a safetensors file (shorter than 8 bytes)")
-            (n,) = struct.unpack("<Q", raw)
-            size = os.fstat(fh.fileno()).st_size
-            if n > size - 8 or n > 100 << 20:
-                raise CliError(f"{path}: not a safetensors file (header length {n})")
-            hdr = json.loads(fh.read(n))
+        with open(idx, "rb") as fh:
+            raw = fh.read(ST_MAX_HEADER + 1)
     except OSError as e:
-        raise CliError(f"{path}: {e.strerror}") from None
-    except ValueError as e:
-        raise CliError(f"{path}: the safetensors header is not JSON ({e})") from None
-    if not isinstance(hdr, dict):
-        raise CliError(f"{path}: the safetensors header is not a JSON object")
-    meta = hdr.pop("__metadata__", None) or {}
-    if not isinstance(meta, dict) or not all(isinstance(v, str) for v in meta.values()):
-        raise CliError(f"{path}: __metadata__ must map strings to strings")
-    start = 8 + n
-    for name, info in hdr.items():
-        try:
-            dt, shape, (a, b) = info["dtype"], info["shape"], info["data_offsets"]
-            count = 1
-            for d in shape:
-                count *= int(d)
-            bits = ST_BITS[dt]
-        except (KeyError, TypeError, ValueError):
-            raise CliError(f"{path}: tensor {name!r}: malformed header entry {info!r}") from None
-        if (count * bits) % 8 or b - a != count * bits // 8 or a < 0 or start + b > size:
-            raise CliError(f"{path}: tensor {name!r}: data_offsets {[a, b]} do not hold "
-                           f"{count} {dt} elements inside the file")
-    return hdr, meta, start
+        raise CliError(f"{idx}: {e.strerror or e}") from None
+    if len(raw) > ST_MAX_HEADER:
+        raise CliError(f"{idx}: larger than {ST_MAX_HEADER:,} bytes: not a safetensors index")
+    doc = load_json(idx, raw, "the index")
+    wm = doc.get("weight_map") if isinstance(doc, dict) else None
+    if not isinstance(wm, dict):
+        raise CliError(f"{idx}: not a safetensors index (no weight_map object)")
+    for name, f in wm.items():
+        if not isinstance(f, str) or not f or f != os.path.basename(f) or f in (".", "..") \
+                or "\\" in f or "/" in f:
+            raise CliError(f"{idx}: weight_map[{name!r}] is {f!r}, not a file name in the "
+                           f"model's folder")
+    return list(dict.fromkeys(wm.values()))
 
 
 class SafetensorsSource(Source):
@@ -479,12 +596,7 @@ class SafetensorsSource(Source):
         if os.path.isdir(path):
             idx = os.path.join(path, INDEX_NAME)
             if os.path.exists(idx):
-                try:
-                    with open(idx) as fh:
-                        wm = json.load(fh)["weight_map"]
-                except (OSError, ValueError, KeyError, TypeError) as e:
-                    raise CliError(f"{idx}: not a safetensors index ({e})") from None
-                files = list(dict.fromkeys(wm.values()))
+                files = _index_files(idx)
             else:
                 files = sorted(n for n in os.listdir(path) if n.endswith(".safetensors"))
             paths = [os.path.join(path, f) for f in files]
@@ -586,25 +698,36 @@ class SafetensorsSink:
             offset += n // 8
             self.plan.append((e, mode))
         text = json.dumps(header, separators=(",", ":")).encode()
-        text += b" " * (-len(text) % 8)
-        self.file = AtomicFile(path)
-        self.fh = open(self.file.tmp, "wb")
-        self.fh.write(struct.pack("<Q", len(text)) + text)
+        self.text = text + b" " * (-len(text) % 8)
+        self.path = path
+        self.file: AtomicFile | None = None
+        self.fh: Any = None
+
+    def start(self) -> None:
+        self.file = AtomicFile(self.path)
+        with writing(self.path, self.file):
+            self.fh = open(self.file.tmp, "wb")
+            self.fh.write(struct.pack("<Q", len(self.text)) + self.text)
 
     def write(self, e: Entry, mode: str) -> None:
         t = e.dense() if mode == "exact" else e.float_values(self.dequantize or "float32")
         raw = data_bytes(t)
         if t.dtype.name == "bool":
             raw = unpack_codes(raw, 1, e.count)
-        self.fh.write(np.ascontiguousarray(raw).data)
+        with writing(self.path, self.file):
+            self.fh.write(np.ascontiguousarray(raw).data)
 
     def finish(self) -> None:
-        self.fh.close()
+        assert self.file is not None
+        with writing(self.path, self.file):
+            self.fh.close()
         self.file.commit()
 
     def abort(self) -> None:
-        self.fh.close()
-        self.file.abort()
+        if self.fh is not None:
+            close_quietly(self.fh)
+        if self.file is not None:
+            self.file.abort()
 
 
 # ---- .gguf ------------------------------------------------------------------------
@@ -614,26 +737,24 @@ class GgufSource(Source):
 
     def __init__(self, path: str, data: bool = True) -> None:
         super().__init__(path)
-        import gguf
         from . import _gguf
-        try:
-            reader = gguf.GGUFReader(path, "r")
-        except (ValueError, OSError) as e:
-            raise CliError(f"{path}: not a GGUF file gguf reads ({e})") from None
-        self.kv, self.gguf_types, self.kv_problems = _gguf.kv_from_reader(reader)
-        self.gguf_version = int(reader.fields["GGUF.version"].parts[0][0])
-        for t in reader.tensors:
-            qtype = t.tensor_type.name
-            shape = tuple(reversed([int(n) for n in t.shape]))
+        from ._bounds import read_gguf
+        # the header, KV and tensor infos read by our own bounded reader (_bounds.py:
+        # gguf.GGUFReader's cost grows with each array element); the tensors with pread
+        h = read_gguf(path)
+        self.kv, self.gguf_types, self.kv_problems = h.kv, h.types, h.problems
+        self.gguf_version = h.version
+        for t in h.tensors:
+            qtype = t.qtype
+            shape = tuple(reversed(t.dims))
             dtype = _gguf.DENSE.get(qtype) or _gguf.BLOCK_TYPES.get(qtype) or qtype
             exact = qtype in _gguf.DENSE or qtype in _gguf.BLOCK_TYPES
             self.entries.append(Entry(
                 t.name, dtype, shape,
                 scheme=_gguf.scheme_for(qtype, len(shape)) if qtype in _gguf.BLOCK_TYPES else None,
-                nbytes=int(t.n_bytes), foreign=None if exact else f"GGUF {qtype}",
-                load=self._loader(qtype, int(t.data_offset), int(t.n_bytes), shape, t.name),
-                values=self._values(qtype, int(t.data_offset), int(t.n_bytes), shape)))
-        del reader  # its mapping of the file; the tensors are read with pread
+                nbytes=t.n_bytes, foreign=None if exact else f"GGUF {qtype}",
+                load=self._loader(qtype, t.data_offset, t.n_bytes, shape, t.name),
+                values=self._values(qtype, t.data_offset, t.n_bytes, shape)))
         self._fh: Any = None
 
     def _read(self, off: int, nbytes: int) -> Any:
@@ -697,13 +818,14 @@ class GgufSink:
             self.plan.append((e, mode))
             infos.append((e, qtype))
         arch = src.kv.get("general.architecture")
-        self.file = AtomicFile(path)
-        self.w = gguf.GGUFWriter(self.file.tmp, arch if isinstance(arch, str) else "")
+        self.path = path
+        self.file: AtomicFile | None = None
+        # the whole header planned in memory (no file yet: a refusal writes nothing)
+        self.w = gguf.GGUFWriter(None, arch if isinstance(arch, str) else "")
         try:
             _gguf.write_kv(self.w, src.kv, src.gguf_types)
         except Refused:
             if not drop_kv:
-                self.file.abort()
                 raise
             kv = {}
             for k, v in src.kv.items():
@@ -725,9 +847,14 @@ class GgufSink:
             else:
                 self.w.add_tensor_info(e.name, e.shape, np.dtype(np.float32),
                                        _gguf_nbytes(qtype, e.count), raw_dtype=qt)
-        self.w.write_header_to_file()
-        self.w.write_kv_data_to_file()
-        self.w.write_ti_data_to_file()
+
+    def start(self) -> None:
+        from pathlib import Path
+        self.file = AtomicFile(self.path)
+        with writing(self.path, self.file):
+            self.w.write_header_to_file(Path(self.file.tmp))
+            self.w.write_kv_data_to_file()
+            self.w.write_ti_data_to_file()
 
     def write(self, e: Entry, mode: str) -> None:
         from . import _gguf
@@ -737,15 +864,21 @@ class GgufSink:
             raw = _gguf.to_gguf(t, qtype)
         else:
             raw = data_bytes(e.float_values(self.dequantize or "float32"))
-        self.w.write_tensor_data(np.ascontiguousarray(raw))
+        with writing(self.path, self.file):
+            self.w.write_tensor_data(np.ascontiguousarray(raw))
 
     def finish(self) -> None:
-        self.w.close()
+        assert self.file is not None
+        with writing(self.path, self.file):
+            self.w.close()
         self.file.commit()
 
     def abort(self) -> None:
-        self.w.close()
-        self.file.abort()
+        for fh in self.w.fout or []:
+            close_quietly(fh)
+        self.w.fout = None
+        if self.file is not None:
+            self.file.abort()
 
 
 def _gguf_nbytes(qtype: str, count: int) -> int:
@@ -792,7 +925,11 @@ class TorchSource(Source):
             if "mmap" not in str(e):
                 raise CliError(f"{path}: {e}") from None
             self.mapped = False  # a legacy (non-zip) checkpoint cannot be mapped
-            obj = torch.load(path, map_location="cpu", weights_only=True)
+            try:
+                obj = torch.load(path, map_location="cpu", weights_only=True)
+            except Exception as e2:
+                raise CliError(f"{path}: torch.load(weights_only=True) refused it: "
+                               f"{e2}") from None
         except Exception as e:  # weights_only refuses anything but tensors and containers
             raise CliError(f"{path}: torch.load(weights_only=True) refused it: {e}") from None
         flat: dict[str, Any] = {}
@@ -935,11 +1072,18 @@ class TorchSink:
                         "float8_e8m0": getattr(torch, "float8_e8m0fnu", None)}[name]
             self.out[e.name] = raw.view(tdt).reshape(e.shape)
 
+    def start(self) -> None:
+        pass
+
     def finish(self) -> None:
         import torch
         f = AtomicFile(self.path)
         try:
-            torch.save(self.out, f.tmp)
+            with writing(self.path):
+                try:
+                    torch.save(self.out, f.tmp)
+                except RuntimeError as e:  # how torch's zip writer reports a failed write
+                    raise write_error(self.path, _torch_write_error(e), tmp=f.tmp) from None
             f.commit()
         finally:
             f.abort()
@@ -970,10 +1114,14 @@ class NpySource(Source):
 
     def __init__(self, path: str, data: bool = True) -> None:
         super().__init__(path)
+        from ._bounds import NPY_MAX_HEADER, npy_header
         try:
+            with open(path, "rb") as fh:
+                size = os.fstat(fh.fileno()).st_size
+                npy_header(path, fh.read(12 + NPY_MAX_HEADER), size)  # before NumPy parses it
             arr = np.load(path, mmap_mode="r", allow_pickle=False)
-        except ValueError as e:
-            raise CliError(f"{path}: {e}") from None
+        except (ValueError, OSError) as e:
+            raise CliError(f"{path}: {getattr(e, 'strerror', None) or e}") from None
         name = os.path.splitext(os.path.basename(path))[0]
         self._arr = arr
         self.entries.append(_np_entry(name, arr, lambda: _hurray.from_numpy(
@@ -986,29 +1134,54 @@ class NpzSource(Source):
     def __init__(self, path: str, data: bool = True) -> None:
         super().__init__(path)
         import zipfile
+        from ._bounds import NPY_MAX_HEADER, ZIP_ERRORS, check_npz, npy_header
         try:
+            zf = zipfile.ZipFile(path)
+        except ZIP_ERRORS as e:
+            raise CliError(f"{path}: not a zip file ({getattr(e, 'strerror', None) or e})") \
+                from None
+        try:
+            check_npz(path, zf)  # before NumPy or zipfile reads a member
+            for info in zf.infolist():
+                # the header only: shape and dtype without reading the array
+                with zf.open(info) as fh:
+                    head = fh.read(12 + NPY_MAX_HEADER)
+                name = info.filename[:-4]
+                shape, fortran, dtype, _ = npy_header(path, head, info.file_size,
+                                                      f": member {info.filename!r}")
+                probe = np.empty((0,), dtype=dtype)
+                ent = _np_entry(name, probe, self._loader(name))
+                ent.shape = _shape(shape)
+                ent.nbytes = _count(shape) * dtype.itemsize
+                ent.layout = "col_major" if fortran and len(shape) > 1 else "row_major"
+                self.entries.append(ent)
             self.z = np.load(path, allow_pickle=False)
-        except (ValueError, zipfile.BadZipFile) as e:
-            raise CliError(f"{path}: {e}") from None
-        for name in self.z.files:
-            # the header only: shape and dtype without reading the array
-            with self.z.zip.open(name + ".npy") as fh:
-                version = np.lib.format.read_magic(fh)
-                read = np.lib.format.read_array_header_1_0 if version == (1, 0) else \
-                    np.lib.format.read_array_header_2_0
-                shape, fortran, dtype = read(fh)
-            probe = np.empty((0,), dtype=dtype)
-            ent = _np_entry(name, probe, self._loader(name))
-            ent.shape = _shape(shape)
-            ent.nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-            ent.layout = "col_major" if fortran and len(shape) > 1 else "row_major"
-            self.entries.append(ent)
+        except ZIP_ERRORS as e:
+            raise CliError(f"{path}: {getattr(e, 'strerror', None) or e}") from None
+        finally:
+            zf.close()
 
     def _loader(self, name: str) -> Callable[[], Any]:
-        return lambda: _hurray.from_numpy(self.z[name])
+        from ._bounds import ZIP_ERRORS
+
+        def load() -> Any:
+            try:
+                arr = self.z[name]
+            except ZIP_ERRORS as e:
+                raise CliError(f"{self.path}: member {name + '.npy'!r}: "
+                               f"{getattr(e, 'strerror', None) or e}") from None
+            return _hurray.from_numpy(arr)
+        return load
 
     def close(self) -> None:
         self.z.close()
+
+
+def _count(shape: Any) -> int:
+    n = 1
+    for d in shape:
+        n *= int(d)
+    return n
 
 
 def _np_array(e: Entry, mode: str, dequantize: str | None) -> Any:
@@ -1027,17 +1200,31 @@ class NpySink:
                           f"tensors (write a .npz)")
         self.dequantize = dequantize
         self.plan = [(e, _plan_dense(e, NUMPY_OK, "NumPy", dequantize)) for e in src.entries]
-        self.file = AtomicFile(path)
+        self.path = path
+        self.file: AtomicFile | None = None
+
+    def start(self) -> None:
+        self.file = AtomicFile(self.path)
 
     def write(self, e: Entry, mode: str) -> None:
-        with open(self.file.tmp, "wb") as fh:
-            np.lib.format.write_array(fh, _np_array(e, mode, self.dequantize), allow_pickle=False)
+        assert self.file is not None
+        arr = _np_array(e, mode, self.dequantize)
+        with writing(self.path, self.file):
+            fh = open(self.file.tmp, "wb")
+            try:
+                np.lib.format.write_array(fh, arr, allow_pickle=False)
+            except BaseException:
+                close_quietly(fh)
+                raise
+            fh.close()
 
     def finish(self) -> None:
+        assert self.file is not None
         self.file.commit()
 
     def abort(self) -> None:
-        self.file.abort()
+        if self.file is not None:
+            self.file.abort()
 
 
 class NpzSink:
@@ -1049,22 +1236,35 @@ class NpzSink:
         _no_kv(src.kv, ".npz", drop_kv, src)
         self.dequantize = dequantize
         self.plan = [(e, _plan_dense(e, NUMPY_OK, "NumPy", dequantize)) for e in src.entries]
-        self.file = AtomicFile(path)
-        self.z = zipfile.ZipFile(self.file.tmp, "w", compression=zipfile.ZIP_STORED,
-                                 allowZip64=True)
+        self.path = path
+        self.file: AtomicFile | None = None
+        self.z: Any = None
+
+    def start(self) -> None:
+        import zipfile
+        self.file = AtomicFile(self.path)
+        with writing(self.path):
+            self.z = zipfile.ZipFile(self.file.tmp, "w", compression=zipfile.ZIP_STORED,
+                                     allowZip64=True)
 
     def write(self, e: Entry, mode: str) -> None:
         arr = _np_array(e, mode, self.dequantize)
-        with self.z.open(e.name + ".npy", "w", force_zip64=True) as fh:
-            np.lib.format.write_array(fh, arr, allow_pickle=False)
+        with writing(self.path, self.file):
+            with self.z.open(e.name + ".npy", "w", force_zip64=True) as fh:
+                np.lib.format.write_array(fh, arr, allow_pickle=False)
 
     def finish(self) -> None:
-        self.z.close()
+        assert self.file is not None
+        with writing(self.path, self.file):
+            self.z.close()
         self.file.commit()
 
     def abort(self) -> None:
-        self.z.close()
-        self.file.abort()
+        if self.z is not None:
+            close_quietly(self.z)
+            close_quietly(self.z.fp)  # a close that failed leaves ZipFile's file open
+        if self.file is not None:
+            self.file.abort()
 
 
 SINKS: dict[str, Any] = {"hrry": HrrySink, "safetensors": SafetensorsSink, "gguf": GgufSink,

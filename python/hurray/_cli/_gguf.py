@@ -193,7 +193,11 @@ def dequantize(qtype: str, raw: Any, shape: tuple[int, ...]) -> Any:
         return raw.view(np.dtype(_hurray.Dtype.from_name(DENSE[qtype]).name)).reshape(shape)
     block, size = gguf.GGML_QUANT_SIZES[qt]
     rows = raw.reshape(-1, shape[-1] // block * size) if shape else raw
-    return np.asarray(gguf.quants.dequantize(rows, qt), dtype=np.float32).reshape(shape)
+    try:
+        values = gguf.quants.dequantize(rows, qt)
+    except NotImplementedError:  # Q8_1, Q8_K, Q1_0 in gguf 0.19
+        raise Refused(f"the gguf package cannot dequantize {qtype}") from None
+    return np.asarray(values, dtype=np.float32).reshape(shape)
 
 
 def raw_shape_for(qtype: str, shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -204,53 +208,6 @@ def raw_shape_for(qtype: str, shape: tuple[int, ...]) -> tuple[int, ...]:
 
 
 # ---- metadata ---------------------------------------------------------------------
-
-def _type_name(t: Any) -> str:
-    return t.name
-
-
-def kv_from_reader(reader: Any) -> tuple[dict[str, Any], dict[str, str], list[str]]:
-    """(KV entries, GGUF type of each key, problems): the reader's fields as KV."""
-    from gguf import GGUFValueType as V
-    kv: dict[str, Any] = {}
-    types: dict[str, str] = {}
-    problems: list[str] = []
-    for key, field in reader.fields.items():
-        if key.startswith("GGUF."):
-            continue  # the reader's pseudo-fields: version and counts
-        main = V(int(field.parts[2][0]))
-        if main == V.ARRAY:
-            sub = V(int(field.parts[3][0]))
-            if sub == V.ARRAY:
-                problems.append(f"GGUF key {key!r}: an array of arrays has no KV equivalent")
-                continue
-            items = [field.parts[i] for i in field.data] if len(field.types) > 1 else []
-            kv[key] = [_scalar(sub, p) for p in items]
-            if any(isinstance(v, bytes) for v in kv[key]):
-                kv[key] = [v if isinstance(v, bytes) else v.encode() for v in kv[key]]
-            types[key] = f"ARRAY[{sub.name}]"
-        else:
-            kv[key] = _scalar(main, field.parts[-1])
-            types[key] = main.name
-    return kv, types, problems
-
-
-def _scalar(t: Any, part: Any) -> Any:
-    from gguf import GGUFValueType as V
-    if t == V.STRING:
-        b = bytes(part)
-        try:
-            return b.decode("utf-8")
-        except UnicodeDecodeError:
-            return b
-    v = part.tolist()[0]
-    if t == V.BOOL:
-        return bool(v)
-    if t in (V.FLOAT32, V.FLOAT64):
-        return float(v)
-    v = int(v)
-    return str(v) if v >= 2**63 else v
-
 
 def record(types: dict[str, str], version: int) -> str:
     return json.dumps({"format": RECORD_FORMAT, "version": version, "types": types},
