@@ -19,7 +19,8 @@ Rules, each a failure:
      defined in its own layer or below.
   2. No cycle: no two files call each other, directly or through others.
   3. Includes: a file includes only headers of its own layer or below, and a
-     header named *_internal.h only from its own folder.
+     header named *_internal.h only from its own folder; quoted and angle-bracket
+     includes alike (python/src is on the include path, so <io/file.h> reaches it).
 
   scripts/check_layers.py BUILD_DIR     check the objects under BUILD_DIR
   scripts/check_layers.py --self-test   prove each rule fails on a bad graph
@@ -34,7 +35,9 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SRC = ROOT / "python" / "src"
 LAYERS = {"util": 0, "core": 1, "types": 2, "interop": 3, "io": 3, "": 4}
-INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+# quoted and angle-bracket includes alike: python/src is on the include path, so
+# `#include <io/file.h>` reaches a header of the extension as surely as "io/file.h"
+INCLUDE = re.compile(r'^\s*#\s*include\s+(?:"([^"]+)"|<([^>]+)>)', re.M)
 
 
 def layer_of(rel):
@@ -129,7 +132,8 @@ def check_includes(sources):
     problems = []
     for rel, text in sorted(sources.items()):
         here = pathlib.PurePosixPath(rel)
-        for inc in INCLUDE.findall(text):
+        for quoted, angled in INCLUDE.findall(text):
+            inc = quoted or angled
             target = pathlib.PurePosixPath(inc)
             if not (SRC / inc).exists() and inc not in sources:
                 continue  # a library or system header
@@ -177,9 +181,11 @@ def self_test():
     long = check_graph(graph([("io/a.c", "io/b.c"), ("io/b.c", "io/c.c"), ("io/c.c", "io/a.c")]))
     assert len(long) == 1 and "io/a.c" in long[0] and "io/c.c" in long[0], long
     inc = check_includes({"core/x.c": '#include "core/tensor.h"\n#include "interop/numpy.h"\n',
-                          "types/y.c": '#include "core/tensor_internal.h"\n'})
-    assert len(inc) == 2, inc
-    print("check_layers self-test: ok (an upward call, two cycles and two bad includes caught)")
+                          "types/y.c": '#include "core/tensor_internal.h"\n',
+                          "util/bytes.c": "#include <string.h>\n#include <io/file.h>\n"})
+    assert len(inc) == 3 and any("util/bytes.c" in p and "io/file.h" in p for p in inc), inc
+    print("check_layers self-test: ok (an upward call, two cycles and three bad includes "
+          "caught, one of them through angle brackets)")
     return 0
 
 
