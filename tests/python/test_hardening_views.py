@@ -43,18 +43,24 @@ def in_subprocess(test):
         if os.environ.get("HURRAY_TEST_CHILD") == "1":
             return test(*args, **kwargs)
         if not _CHILD_RUN:
+            import tempfile
+            import xml.etree.ElementTree as ET
             here = os.path.abspath(__file__)
             root = os.path.dirname(os.path.dirname(os.path.dirname(here)))
             ids = [f"{os.path.relpath(here, root)}::{name}" for name in _IN_CHILD]
-            p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rA", "-p",
-                                "no:cacheprovider", *ids], cwd=root, capture_output=True,
-                               text=True, timeout=900,
-                               env=dict(os.environ, HURRAY_TEST_CHILD="1"))
-            outcomes = {}
-            for line in p.stdout.splitlines():
-                word, _, rest = line.partition(" ")
-                if word in ("PASSED", "FAILED", "ERROR", "SKIPPED") and "::" in rest:
-                    outcomes[rest.split("::", 1)[1].split(" ", 1)[0]] = word
+            with tempfile.TemporaryDirectory(prefix="hurray-child-") as d:
+                report = os.path.join(d, "report.xml")
+                p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p",
+                                    "no:cacheprovider", f"--junitxml={report}", *ids],
+                                   cwd=root, capture_output=True, text=True, timeout=900,
+                                   env=dict(os.environ, HURRAY_TEST_CHILD="1"))
+                outcomes = {}
+                if os.path.exists(report):
+                    for case in ET.parse(report).getroot().iter("testcase"):
+                        kinds = {child.tag for child in case}
+                        outcomes[case.get("name")] = (
+                            "FAILED" if kinds & {"failure", "error"} else
+                            "SKIPPED" if "skipped" in kinds else "PASSED")
             _CHILD_RUN.update(rc=p.returncode, out=p.stdout[-8000:] + p.stderr[-2000:],
                               outcomes=outcomes)
         rc, out = _CHILD_RUN["rc"], _CHILD_RUN["out"]
