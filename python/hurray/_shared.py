@@ -252,20 +252,22 @@ def validate(name: str, v: View, base: Any) -> int:
                           f"hurray.load_kv(path, raw=True) to inspect it")
 
     from ._hurray import Dtype, Tensor
-    if v.same:
+    if v.same or v.dtype is None:
         return 0
-    if not isinstance(base, Tensor) or base.dtype.bit_width % 8 or \
-            base.quantization is not None or base.layout.name not in ("row_major", "col_major") \
-            or base.size is None:
+    base_bits = base.dtype.bit_width if isinstance(base, Tensor) else None
+    base_count = base.size if isinstance(base, Tensor) else None
+    if base_bits is None or base_bits % 8 or base_count is None or \
+            base.quantization is not None or base.layout.name not in ("row_major", "col_major"):
         raise bad(f"its base {v.base!r} is not a dense row- or column-major tensor of "
                   f"whole-byte elements")
     try:
         dt = Dtype.from_name(v.dtype)
     except (ValueError, TypeError):
         raise bad(f"dtype {v.dtype!r} is not a hurray type name") from None
-    if dt.bit_width % 8 or dt.bit_width == 0:
+    bits = dt.bit_width
+    if bits is None or bits % 8 or bits == 0:
         raise bad(f"dtype {dt.name} is not a whole-byte type")
-    item = dt.bit_width // 8
+    item = bits // 8
     if len(v.shape) > MAX_RANK:
         raise bad(f"shape has {len(v.shape)} dimensions, more than {MAX_RANK}")
     if v.byte_offset % item:
@@ -284,7 +286,7 @@ def validate(name: str, v: View, base: Any) -> int:
             prod *= n
             if prod > _INT64_MAX:
                 raise bad(f"shape {list(v.shape)} multiplies past 2**63 - 1 bytes")
-    size = base.size * (base.dtype.bit_width // 8)
+    size = base_count * (base_bits // 8)
     lo = hi = v.byte_offset
     empty = 0 in v.shape
     if not empty:
