@@ -51,6 +51,10 @@ def _need(ext):
 @pytest.mark.parametrize("ext", TARGETS)
 def test_a_full_disk_leaves_the_old_file_and_one_line(tmp_path, ext):
     _need(ext)
+    if ext == "pt" and os.environ.get("HURRAY_EXPECT_ASAN"):
+        # torch reports the full disk with a C++ exception, which the ASan preload of
+        # python_tests.sh --asan turns into an abort (as in test_framework.py)
+        pytest.skip("torch's C++ exceptions abort under the ASan preload")
     src = _source(tmp_path, ext)
     dst = tmp_path / f"out.{ext}"
     dst.write_bytes(b"the old file")
