@@ -112,7 +112,9 @@ def test_a_killed_conversion_leaves_only_what_cleanup_removes(tmp_path, ext):
     assert dst.read_bytes() == b"the old file"
     strays = [n for n in os.listdir(tmp_path) if n not in ("src.hrry", f"out.{ext}")]
     if ext == "hrry":
-        assert strays == []  # the .hrry writer's file has no name until it is complete
+        # the .hrry writer's file has no name until it is complete (Linux, O_TMPFILE);
+        # a file system without unnamed files gets the same named temporary
+        assert len(strays) <= 1, strays
     else:
         assert len(strays) == 1, strays
     for n in strays:

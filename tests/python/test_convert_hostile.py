@@ -613,3 +613,28 @@ def test_our_gguf_reader_agrees_with_gguf_reader(tmp_path):
     assert [q.split("'")[1] for q in h.problems] == problems == ["t.nested"]
     assert [(t.name, t.qtype, t.dims, t.data_offset, t.n_bytes) for t in h.tensors] == tensors
     assert h.version == version
+
+
+def test_an_empty_block_tensor_dequantizes_to_an_empty_one(tmp_path):
+    # found by fuzz_gguf (fuzz/corpus/python-gguf/regression-empty-block-tensor-dequantized):
+    # a Q4_K tensor of no elements reached gguf's dequantizer as a row of no bytes
+    gguf = pytest.importorskip("gguf")
+    import hurray
+    from hurray._cli import main
+    p = tmp_path / "empty.gguf"
+    w = gguf.GGUFWriter(str(p), "llama")
+    # one Q4_K block (144 bytes, 256 elements; gguf dequantizes Q4_K but cannot quantize it)
+    w.add_tensor("k", np.zeros((1, 144), np.uint8), raw_dtype=gguf.GGMLQuantizationType.Q4_K)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    b = bytearray(p.read_bytes())
+    at = _ti(b, b"k")  # n_dims 2, then the dimensions 256 and 1: make the second 0
+    assert struct.unpack_from("<IQQ", b, at) == (2, 256, 1)
+    struct.pack_into("<Q", b, at + 12, 0)
+    p.write_bytes(bytes(b))
+    assert main(["convert", str(p), str(tmp_path / "e.hrry"), "--dequantize", "float32",
+                 "-q"]) == 0
+    t = hurray.load(tmp_path / "e.hrry")["k"]
+    assert t.shape == (0, 256) and t.dtype.name == "float32"

@@ -192,6 +192,8 @@ def dequantize(qtype: str, raw: Any, shape: tuple[int, ...]) -> Any:
             return (raw.view(np.uint16).astype(np.uint32) << 16).view(np.float32).reshape(shape)
         return raw.view(np.dtype(_hurray.Dtype.from_name(DENSE[qtype]).name)).reshape(shape)
     block, size = gguf.GGML_QUANT_SIZES[qt]
+    if 0 in shape:  # no blocks at all (a row of no bytes cannot be reshaped)
+        return np.zeros(shape, np.float32)
     rows = raw.reshape(-1, shape[-1] // block * size) if shape else raw
     try:
         values = gguf.quants.dequantize(rows, qt)
