@@ -32,7 +32,7 @@ import numpy as np  # noqa: E402
 import hurray  # noqa: E402
 from hurray import _hurray  # noqa: E402
 
-from fuzz_input import Input  # noqa: E402
+from fuzz_input import Input, instrument_hurray  # noqa: E402
 
 try:  # optional: the torch loader, when torch is installed
     import torch  # noqa: F401
@@ -197,26 +197,10 @@ def one_input(data):
                                  f"{outcome}")
 
 
-def _instrument_hurray(atheris):
-    # coverage of the Python the records go through (hurray's own modules, not
-    # torch's or NumPy's: instrumenting those costs far more than it finds)
-    import inspect
-    for name, mod in list(sys.modules.items()):
-        if not (name == "hurray" or name.startswith("hurray.")) or mod is None:
-            continue
-        for obj in list(vars(mod).values()):
-            funcs = [obj] if inspect.isfunction(obj) else (
-                [f for f in vars(obj).values() if inspect.isfunction(f)]
-                if inspect.isclass(obj) and obj.__module__ == name else [])
-            for f in funcs:
-                if f.__module__ == name:
-                    atheris.instrument_func(f)
-
-
 def main():
     import atheris
     one_input(b"")  # imports what the loaders reach, then instrument it
-    _instrument_hurray(atheris)
+    instrument_hurray(atheris)
     atheris.Setup(sys.argv, one_input)
     atheris.Fuzz()
 
