@@ -41,29 +41,40 @@ int hrpy_buffer_apply_copy_policy(HrpyState *st, HrpyBuffer *b, uint32_t index, 
               (unsigned)HURRAY_MIN_BUFFER_ALIGNMENT);
     return -1;
   }
-  void *mem = hrpy_alloc_buffer(b->size, false);
-  if (mem == NULL) return -1;
-  if (b->size > 0) {
-    if (b->size >= HRPY_NOGIL_COPY_BYTES) {
-      Py_BEGIN_ALLOW_THREADS memcpy(mem, b->data, (size_t)b->size);
-      Py_END_ALLOW_THREADS
-    } else {
-      memcpy(mem, b->data, (size_t)b->size);
-    }
-  }
-  uint64_t size = b->size;
-  uint8_t sync = b->sync_mode;
   /* A copy made only because the address was below the floor (copy=None)
    * keeps the source's read-only flag: the tensor then behaves as the borrowed
    * one would (and pickles to the same bytes), whatever the address was. A copy
    * asked for (copy=True) is the caller's own, writable memory, as NumPy's. */
-  bool readonly = copy != 1 && b->readonly;
+  return hrpy_buffer_copy_to_owned(b, HURRAY_MIN_BUFFER_ALIGNMENT, copy != 1 && b->readonly);
+}
+
+int hrpy_buffer_copy_to_owned(HrpyBuffer *b, size_t align, bool readonly) {
+  if (b->size > (uint64_t)PY_SSIZE_T_MAX) {
+    PyErr_NoMemory();
+    return -1;
+  }
+  size_t n = (size_t)(b->size == 0 ? 1 : b->size);
+  void *mem = hurray_alloc(n, align < HURRAY_MIN_BUFFER_ALIGNMENT ? HURRAY_MIN_BUFFER_ALIGNMENT
+                                                                  : align);
+  if (mem == NULL) {
+    PyErr_NoMemory();
+    return -1;
+  }
+  if (b->size >= HRPY_NOGIL_COPY_BYTES) {
+    Py_BEGIN_ALLOW_THREADS memcpy(mem, b->data, (size_t)b->size);
+    Py_END_ALLOW_THREADS
+  } else if (b->size > 0) {
+    memcpy(mem, b->data, (size_t)b->size);
+  }
+  uint64_t size = b->size;
+  uint8_t sync = b->sync_mode;
   hrpy_buffer_release(b);
   b->data = mem;
   b->owned = mem;
   b->size = size;
   b->readonly = readonly;
   b->sync_mode = sync;
+  b->host = true;
   return 0;
 }
 

@@ -41,6 +41,12 @@ void hrpy_buffer_release(HrpyBuffer *b);
 int hrpy_buffer_acquire(HrpyState *st, PyObject *obj, uint32_t index, int copy,
                         const char *context, HrpyBuffer *out);
 
+/* Replaces what `b` holds with an owned copy of its bytes in memory aligned to
+ * `align` (at least HURRAY_MIN_BUFFER_ALIGNMENT), read-only as `readonly`
+ * says; the copy policy and the readers' declared alignment both use it.
+ * MemoryError (-1, `b` unchanged) when the memory cannot be had. */
+int hrpy_buffer_copy_to_owned(HrpyBuffer *b, size_t align, bool readonly);
+
 /* Applies the copy policy to a buffer already described by data/size/owner:
  * copies it into owned memory when required (releasing the borrow);
  * `can_copy` false refuses a needed copy (memory this process cannot read). */

@@ -260,32 +260,7 @@ static int reader_alignment(HrpyBuffer *b, uint32_t declared, uint32_t *out) {
                  : (measured < declared ? measured : declared);
     return 0;
   }
-  size_t align = declared < HURRAY_MIN_BUFFER_ALIGNMENT ? HURRAY_MIN_BUFFER_ALIGNMENT : declared;
-  if (b->size > (uint64_t)PY_SSIZE_T_MAX) {
-    PyErr_NoMemory();
-    return -1;
-  }
-  void *mem = hurray_alloc((size_t)b->size, align);
-  if (mem == NULL) {
-    PyErr_NoMemory();
-    return -1;
-  }
-  if (b->size >= HRPY_NOGIL_COPY_BYTES) {
-    Py_BEGIN_ALLOW_THREADS memcpy(mem, b->data, (size_t)b->size);
-    Py_END_ALLOW_THREADS
-  } else {
-    memcpy(mem, b->data, (size_t)b->size);
-  }
-  uint64_t size = b->size;
-  uint8_t sync = b->sync_mode;
-  bool readonly = b->readonly;
-  hrpy_buffer_release(b);
-  b->data = mem;
-  b->owned = mem;
-  b->size = size;
-  b->readonly = readonly;
-  b->sync_mode = sync;
-  b->host = true;
+  if (hrpy_buffer_copy_to_owned(b, declared, b->readonly) < 0) return -1;
   *out = declared;
   return 0;
 }
