@@ -264,6 +264,22 @@ typedef struct HurrayFileWriterOptions {
 #define HURRAY_FILE_KV_DATA_CRC32C_LEN 18u
 
 /*
+ * The other KV keys hurray records for itself (docs/file-format.md). Every key
+ * starting with HURRAY_FILE_KV_RESERVED_PREFIX is reserved for them: the
+ * Python package refuses such keys from users.
+ *  - HURRAY_FILE_KV_VIEWS: the shared-tensor views record (a KV string of
+ *    JSON: each name stored as a view of another entry's memory);
+ *  - HURRAY_FILE_KV_GGUF: the GGUF value types of a file `hurray convert`
+ *    made from GGUF (docs/cli.md), so that converting back restores them.
+ */
+#define HURRAY_FILE_KV_RESERVED_PREFIX "hurray."
+#define HURRAY_FILE_KV_RESERVED_PREFIX_LEN 7u
+#define HURRAY_FILE_KV_VIEWS "hurray.views"
+#define HURRAY_FILE_KV_VIEWS_LEN 12u
+#define HURRAY_FILE_KV_GGUF "hurray.gguf"
+#define HURRAY_FILE_KV_GGUF_LEN 11u
+
+/*
  * Starts writing a file that will appear at `path` (borrowed) when
  * hurray_file_writer_finish() succeeds. The bytes go to a new file in the same
  * directory, created with mode 0666 less the umask (the mode of an existing
@@ -283,6 +299,23 @@ typedef struct HurrayFileWriterOptions {
  */
 HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_writer_open(
     const char *path, const HurrayFileWriterOptions *options, HurrayFileWriter **out,
+    HurrayError *err);
+
+/*
+ * Starts writing a file image into memory instead of a file: the same bytes
+ * hurray_file_writer_open would put in the file (the same options; skip_fsync
+ * has no effect), with no file system involved. `size_hint` (0 for none) is
+ * the expected size of the image: the first allocation, grown by doubling
+ * when the image outgrows it. Finish with hurray_file_writer_finish_memory
+ * (hurray_file_writer_finish refuses a memory writer); abort and destroy free
+ * the image. On success *out is owned (hurray_file_writer_destroy).
+ * Errors: HURRAY_ERR_INVALID_ARGUMENT (bad alignment), HURRAY_ERR_OUT_OF_MEMORY.
+ * A write that finds no memory for the image fails with
+ * HURRAY_ERR_OUT_OF_MEMORY and leaves the writer failed (only abort/destroy
+ * remain), as HURRAY_ERR_IO does a file writer.
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_writer_open_memory(
+    const HurrayFileWriterOptions *options, uint64_t size_hint, HurrayFileWriter **out,
     HurrayError *err);
 
 /*
@@ -357,6 +390,19 @@ HURRAY_API uint64_t hurray_file_writer_tensor_count(const HurrayFileWriter *w);
  */
 HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_writer_finish(
     HurrayFileWriter *w, HurrayError *err);
+
+/*
+ * Finishes a memory writer (hurray_file_writer_open_memory): writes the KV
+ * section, the index, the trailer and the header into the image and hands it
+ * over: *data (owned: free with hurray_free; aligned to the data alignment,
+ * so hurray_file_open_memory gives aligned views of it) holds *size bytes, a
+ * complete .hrry file. After any outcome the writer only accepts destroy; on
+ * failure *data is NULL and *size 0.
+ * Errors: HURRAY_ERR_NULL_POINTER, HURRAY_ERR_INVALID_ARGUMENT (a file
+ * writer), HURRAY_ERR_INVALID_STATE, HURRAY_ERR_OUT_OF_MEMORY.
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_writer_finish_memory(
+    HurrayFileWriter *w, void **data, uint64_t *size, HurrayError *err);
 
 /* Abandons the file: removes the temporary file; the target is untouched.
  * NULL-safe; no effect after finish. */
@@ -471,15 +517,57 @@ typedef void (*HurrayFileReleaseFn)(void *ctx, const void *data, uint64_t size);
 
 /*
  * Opens a file image held in memory, with the same validation as
- * hurray_file_open (options->access is ignored: buffers are views of `data`).
+ * hurray_file_open. With options->access MMAP (the default) or MMAP_COPY,
+ * buffers are read-only views of `data` (hurray_file_tensor_is_mapped is
+ * true; MMAP_COPY gives no writable views here: it counts as MMAP); with
+ * HURRAY_FILE_ACCESS_READ each tensor fetched is copied into memory of its
+ * own, aligned as its buffers declare, whatever the alignment of `data`.
  * On success `data` is moved: release(ctx, data, size) is called once no
  * file or tensor uses it (release NULL: the caller keeps `data` alive that
- * long). On failure release is not called. For buffers to meet their
+ * long). On failure release is not called. For views to meet their
  * declared alignment, align `data` to the file's data alignment.
  */
 HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_open_memory(
     const void *data, uint64_t size, HurrayFileReleaseFn release, void *ctx,
     const HurrayFileOpenOptions *options, HurrayFile **out, HurrayError *err);
+
+/*
+ * A caller's source of a file's bytes (an object store, HTTP ranges, a file
+ * the caller reads its own way): read_at fills buf with exactly len bytes of
+ * the file at `offset` and returns 0, or returns non-zero when it cannot
+ * (after writing what went wrong, NUL-terminated, into why[why_len], or
+ * leaving it empty). The reader checks offset + len <= size before every
+ * call, and never asks for more than max_read bytes at once (0: no limit;
+ * larger reads are split). read_at may be called from several threads at
+ * once (fetches from one HurrayFile may run in parallel), each with its own
+ * buf. close(ctx) (NULL allowed) is called once the HurrayFile no longer
+ * needs the source: tensors fetched from it own their bytes.
+ */
+typedef struct HurrayFileReader {
+  int (*read_at)(void *ctx, uint64_t offset, void *buf, uint64_t len, char *why,
+                 size_t why_len);
+  void (*close)(void *ctx);
+  void *ctx;
+  uint64_t size;     /* the file's size in bytes */
+  uint64_t max_read; /* the largest single read_at, 0 = any */
+} HurrayFileReader;
+
+/*
+ * Opens the file `reader` (borrowed; copied) gives the bytes of, with the
+ * same validation as hurray_file_open and HURRAY_FILE_ACCESS_READ semantics
+ * (options->access must be READ or MMAP, the default, which counts as READ):
+ * the header, trailer, index and KV section are read at open; each tensor
+ * fetched is read into memory of its own; hurray_file_read_slice reads only
+ * the pages a slice needs. A failed read_at fails the call with
+ * HURRAY_ERR_IO ("<what was read>: <why>" at the offset asked for). On
+ * success the source is moved into the file (close is called by
+ * hurray_file_close); on failure close is not called.
+ * Errors: as hurray_file_open; HURRAY_ERR_NULL_POINTER (reader or read_at
+ * NULL); HURRAY_ERR_INVALID_ARGUMENT (access MMAP_COPY: no mapping here).
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_open_reader(
+    const HurrayFileReader *reader, const HurrayFileOpenOptions *options, HurrayFile **out,
+    HurrayError *err);
 
 /* Closes the file and sets *f to NULL. Tensors fetched from it stay valid
  * (they hold the mapping). NULL-safe. */

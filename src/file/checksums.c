@@ -80,8 +80,8 @@ static HurrayStatus crc_of(Checker *c, uint64_t off, uint64_t len, uint32_t *out
     }
     while (len > 0) {
       size_t n = len < READ_BLOCK ? (size_t)len : READ_BLOCK;
-      HURRAY_TRY(hurray__pread_full(f->fd, c->block, n, off, "reading a tensor to verify it",
-                                    err));
+      HURRAY_TRY(hurray__bytes_read(&f->bytes, c->block, n, off,
+                                    "reading a tensor to verify it", err));
       crc = hurray_crc32c(crc, c->block, n);
       off += n;
       len -= n;

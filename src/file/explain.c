@@ -43,10 +43,10 @@ HurrayStatus hurray__file_not_hrry(const uint8_t *head, size_t n, uint64_t size,
   }
 }
 
-/* The file's bytes, mapped or caller memory (mem) or through fd. */
+/* The file's bytes, mapped or caller memory (mem) or read through b. */
 typedef struct Src {
   const uint8_t *mem;
-  HurrayOsFile fd;
+  const HurrayFileBytes *b;
   uint64_t size;
 } Src;
 
@@ -56,7 +56,7 @@ static bool src_read(const Src *s, uint64_t off, void *buf, size_t n) {
     memcpy(buf, s->mem + off, n);
     return true;
   }
-  return hurray__pread_full(s->fd, buf, n, off, "reading", NULL) == HURRAY_OK;
+  return s->b != NULL && hurray__bytes_read(s->b, buf, n, off, "reading", NULL) == HURRAY_OK;
 }
 
 static bool is_descriptor_at(const Src *s, uint64_t off) {
@@ -141,7 +141,8 @@ static void walk_tensors(const Src *s, uint64_t first, uint64_t A, uint64_t max_
   }
 }
 
-HurrayStatus hurray__file_explain_trailer(const uint8_t *mem, HurrayOsFile fd, uint64_t size,
+HurrayStatus hurray__file_explain_trailer(const uint8_t *mem, const HurrayFileBytes *b,
+                                          uint64_t size,
                                           uint64_t first, uint32_t align, uint64_t max_desc,
                                           const uint8_t *trailer, HurrayError *err) {
   const uint64_t toff = size - HURRAY_FILE_TRAILER_LEN + 36; /* the magic's offset */
@@ -157,7 +158,7 @@ HurrayStatus hurray__file_explain_trailer(const uint8_t *mem, HurrayOsFile fd, u
     return hurray__fail(err, HURRAY_ERR_INVALID_FILE, toff, field,
                         "is missing: the file's last 40 bytes are zeros, so it is incomplete "
                         "(an unfinished download or copy?)");
-  Src s = {mem, fd, size};
+  Src s = {mem, b, size};
   Walk w;
   walk_tensors(&s, first, align, max_desc, &w);
   if (w.cut)

@@ -74,3 +74,49 @@ void hurray__source_release(HurrayFileSource *s) {
   if (s->release != NULL) s->release(s->release_ctx, s->base, s->size);
   hurray__free(s);
 }
+
+/* ---- the byte source of the copying reads ------------------------------------- */
+
+void hurray__bytes_init(HurrayFileBytes *b) {
+  memset(b, 0, sizeof *b);
+  b->fd = HURRAY__OS_FILE_NONE;
+}
+
+HurrayStatus hurray__bytes_read(const HurrayFileBytes *b, void *buf, uint64_t len, uint64_t off,
+                                const char *what, HurrayError *err) {
+  if (len == 0) return HURRAY_OK;
+  if (off > b->size || len > b->size - off)
+    return hurray__fail(err, HURRAY_ERR_IO, off, what,
+                        "unexpected end of file (%llu bytes asked for, the file has %llu)",
+                        (unsigned long long)len, (unsigned long long)b->size);
+  if (b->fd != HURRAY__OS_FILE_NONE) return hurray__pread_full(b->fd, buf, len, off, what, err);
+  if (b->memory != NULL) {
+    memcpy(buf, b->memory->base + off, (size_t)len);
+    return HURRAY_OK;
+  }
+  if (b->reader.read_at == NULL)
+    return hurray__fail(err, HURRAY_ERR_INTERNAL, off, what, "the file has no byte source");
+  const uint64_t step = b->reader.max_read ? b->reader.max_read : len;
+  uint8_t *p = buf;
+  while (len > 0) {
+    uint64_t n = len < step ? len : step;
+    char why[160];
+    why[0] = '\0';
+    if (b->reader.read_at(b->reader.ctx, off, p, n, why, sizeof why) != 0) {
+      why[sizeof why - 1] = '\0';
+      return hurray__fail(err, HURRAY_ERR_IO, off, what, "%s",
+                          why[0] ? why : "the reader failed (it gave no reason)");
+    }
+    p += n;
+    off += n;
+    len -= n;
+  }
+  return HURRAY_OK;
+}
+
+void hurray__bytes_close(HurrayFileBytes *b) {
+  if (b->fd != HURRAY__OS_FILE_NONE) (void)hurray__os_close(b->fd);
+  if (b->reader.close != NULL) b->reader.close(b->reader.ctx);
+  hurray__source_release(b->memory);
+  hurray__bytes_init(b);
+}

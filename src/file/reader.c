@@ -171,10 +171,12 @@ static HurrayStatus parse_trailer(HurrayFile *f, const uint8_t *t, HurrayError *
 
 /* ---- open ------------------------------------------------------------------------- */
 
+static HurrayStatus check_access(const HurrayFileOpenOptions *options, HurrayError *err);
+
 static HurrayFile *file_new(const HurrayFileOpenOptions *options) {
   HurrayFile *f = hurray__calloc(1, sizeof *f);
   if (f == NULL) return NULL;
-  f->fd = HURRAY__OS_FILE_NONE;
+  hurray__bytes_init(&f->bytes);
   apply_defaults(&f->opts, options);
   if (hurray__file_lookup_init(f) != HURRAY_OK) {
     hurray__free(f);
@@ -184,13 +186,13 @@ static HurrayFile *file_new(const HurrayFileOpenOptions *options) {
 }
 
 /* Parses the header and the trailer. A valid header without a trailer is a
- * file that ended early: the tensors (from `mem`, or `fd`) tell how much is
- * missing. */
+ * file that ended early: the tensors (from `mem`, or read through `b`) tell
+ * how much is missing. */
 static HurrayStatus parse_all(HurrayFile *f, const uint8_t *header, const uint8_t *trailer,
-                              const uint8_t *mem, HurrayOsFile fd, HurrayError *err) {
+                              const uint8_t *mem, const HurrayFileBytes *b, HurrayError *err) {
   HURRAY_TRY(parse_header(f, header, err));
   if (memcmp(trailer + 36, HURRAY_FILE_TRAILER_MAGIC, 4) != 0)
-    return hurray__file_explain_trailer(mem, fd, f->info.file_size,
+    return hurray__file_explain_trailer(mem, b, f->info.file_size,
                                         f->info.first_descriptor_offset,
                                         f->info.data_alignment, f->opts.max_descriptor_bytes,
                                         trailer, err);
@@ -223,6 +225,7 @@ HurrayStatus hurray_file_open_memory(const void *data, uint64_t size, HurrayFile
   *out = NULL;
   if (data == NULL && size > 0)
     return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, "data", "is NULL");
+  HURRAY_TRY(check_access(options, err));
   if (size < HURRAY__FILE_MIN_SIZE) return too_small(data, size, err);
   HurrayFile *f = file_new(options);
   if (f == NULL)
@@ -232,7 +235,7 @@ HurrayStatus hurray_file_open_memory(const void *data, uint64_t size, HurrayFile
   f->info.file_size = size;
   f->info.mapped = true;
   f->info.access = (uint8_t)HURRAY_FILE_ACCESS_MMAP; /* read-only views of `data` */
-  HurrayStatus st = parse_all(f, p, p + size - HURRAY_FILE_TRAILER_LEN, p, HURRAY__OS_FILE_NONE, err);
+  HurrayStatus st = parse_all(f, p, p + size - HURRAY_FILE_TRAILER_LEN, p, NULL, err);
   if (st == HURRAY_OK)
     st = parse_sections(f, p + f->info.index_offset,
                         f->info.kv_offset ? p + f->info.kv_offset : NULL, err);
@@ -251,6 +254,15 @@ HurrayStatus hurray_file_open_memory(const void *data, uint64_t size, HurrayFile
   f->source->size = size;
   f->source->release = release;
   f->source->release_ctx = ctx;
+  if (f->opts.access == HURRAY_FILE_ACCESS_READ) {
+    /* tensors are copied out of `data`, which the file keeps until it closes
+     * (its index and KV are parsed in place) */
+    f->bytes.memory = f->source;
+    f->bytes.size = size;
+    f->source = NULL;
+    f->info.mapped = false;
+    f->info.access = (uint8_t)HURRAY_FILE_ACCESS_READ;
+  }
   *out = f;
   return HURRAY_OK;
 }
@@ -290,7 +302,47 @@ static HurrayStatus read_section(HurrayFile *f, uint64_t off, uint64_t len, uint
   if (*out == NULL)
     return hurray__fail(err, HURRAY_ERR_OUT_OF_MEMORY, off, what, "out of memory (%llu bytes)",
                         (unsigned long long)len);
-  return hurray__pread_full(f->fd, *out, len, off, what, err);
+  return hurray__bytes_read(&f->bytes, *out, len, off, what, err);
+}
+
+/* The header and the trailer of a file of f->info.file_size bytes, read
+ * through `b`, parsed. */
+static HurrayStatus read_head(HurrayFile *f, const HurrayFileBytes *b, HurrayError *err) {
+  const uint64_t size = f->info.file_size;
+  if (size < HURRAY__FILE_MIN_SIZE) {
+    uint8_t head[HURRAY__FILE_MIN_SIZE];
+    HURRAY_TRY(hurray__bytes_read(b, head, size, 0, "reading the file", err));
+    return too_small(head, size, err);
+  }
+  uint8_t header[HURRAY_FILE_HEADER_LEN], trailer[HURRAY_FILE_TRAILER_LEN];
+  HURRAY_TRY(hurray__bytes_read(b, header, sizeof header, 0, "reading the header", err));
+  HURRAY_TRY(hurray__bytes_read(b, trailer, sizeof trailer, size - HURRAY_FILE_TRAILER_LEN,
+                                "reading the trailer", err));
+  return parse_all(f, header, trailer, NULL, b, err);
+}
+
+/* Read mode, whatever the source (f->bytes): the header, the trailer, the
+ * index and the KV section read into memory of the file's own and parsed. */
+static HurrayStatus open_read(HurrayFile *f, HurrayError *err) {
+  f->info.access = (uint8_t)HURRAY_FILE_ACCESS_READ;
+  f->info.mapped = false;
+  HURRAY_TRY(read_head(f, &f->bytes, err));
+  HURRAY_TRY(read_section(f, f->info.index_offset, f->info.index_length, &f->owned_index,
+                          "reading the index", err));
+  if (f->info.kv_offset != 0)
+    HURRAY_TRY(read_section(f, f->info.kv_offset, f->info.kv_length, &f->owned_kv,
+                            "reading the KV section", err));
+  return parse_sections(f, f->owned_index, f->owned_kv, err);
+}
+
+static HurrayStatus check_access(const HurrayFileOpenOptions *options, HurrayError *err) {
+  if (options != NULL && options->access != HURRAY_FILE_ACCESS_MMAP &&
+      options->access != HURRAY_FILE_ACCESS_READ &&
+      options->access != HURRAY_FILE_ACCESS_MMAP_COPY)
+    return hurray__fail(err, HURRAY_ERR_INVALID_ARGUMENT, HURRAY_NO_OFFSET, "options.access",
+                        "%d is not a HurrayFileAccess (0 MMAP, 1 READ, 2 MMAP_COPY)",
+                        (int)options->access);
+  return HURRAY_OK;
 }
 
 HurrayStatus hurray_file_open(const char *path, const HurrayFileOpenOptions *options,
@@ -300,26 +352,23 @@ HurrayStatus hurray_file_open(const char *path, const HurrayFileOpenOptions *opt
   *out = NULL;
   if (path == NULL)
     return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, "path", "is NULL");
-  if (options != NULL && options->access != HURRAY_FILE_ACCESS_MMAP &&
-      options->access != HURRAY_FILE_ACCESS_READ &&
-      options->access != HURRAY_FILE_ACCESS_MMAP_COPY)
-    return hurray__fail(err, HURRAY_ERR_INVALID_ARGUMENT, HURRAY_NO_OFFSET, "options.access",
-                        "%d is not a HurrayFileAccess (0 MMAP, 1 READ, 2 MMAP_COPY)",
-                        (int)options->access);
+  HURRAY_TRY(check_access(options, err));
   HurrayFile *f = file_new(options);
   if (f == NULL)
     return hurray__fail(err, HURRAY_ERR_OUT_OF_MEMORY, HURRAY_NO_OFFSET, "file",
                         "out of memory");
   f->info.access = (uint8_t)f->opts.access;
   HurrayStatus st = HURRAY_OK;
-  HurrayOsFile fd = HURRAY__OS_FILE_NONE;
-  int e = hurray__os_open_read(path, &fd);
+  HurrayFileBytes b;
+  hurray__bytes_init(&b);
+  int e = hurray__os_open_read(path, &b.fd);
   if (e != 0) {
+    b.fd = HURRAY__OS_FILE_NONE;
     st = hurray__io_fail(err, e, HURRAY_NO_OFFSET, "opening the file");
     goto done;
   }
   bool regular = false;
-  e = hurray__os_file_size(fd, &f->info.file_size, &regular);
+  e = hurray__os_file_size(b.fd, &f->info.file_size, &regular);
   if (e != 0) {
     st = hurray__io_fail(err, e, HURRAY_NO_OFFSET, "inspecting the file");
     goto done;
@@ -329,45 +378,59 @@ HurrayStatus hurray_file_open(const char *path, const HurrayFileOpenOptions *opt
                       path);
     goto done;
   }
-  if (f->info.file_size < HURRAY__FILE_MIN_SIZE) {
-    uint8_t head[HURRAY__FILE_MIN_SIZE];
-    st = hurray__pread_full(fd, head, (size_t)f->info.file_size, 0, "reading the file", err);
-    if (st == HURRAY_OK) st = too_small(head, f->info.file_size, err);
+  b.size = f->info.file_size;
+  if (f->opts.access == HURRAY_FILE_ACCESS_READ) {
+    f->bytes = b; /* moved: the file reads its tensors through it */
+    hurray__bytes_init(&b);
+    st = open_read(f, err);
     goto done;
   }
-  uint8_t header[HURRAY_FILE_HEADER_LEN], trailer[HURRAY_FILE_TRAILER_LEN];
-  st = hurray__pread_full(fd, header, sizeof header, 0, "reading the header", err);
-  if (st == HURRAY_OK)
-    st = hurray__pread_full(fd, trailer, sizeof trailer,
-                            f->info.file_size - HURRAY_FILE_TRAILER_LEN, "reading the trailer",
-                            err);
-  if (st == HURRAY_OK) st = parse_all(f, header, trailer, NULL, fd, err);
+  st = read_head(f, &b, err);
   if (st != HURRAY_OK) goto done;
-
-  if (f->opts.access == HURRAY_FILE_ACCESS_READ) {
-    f->fd = fd;
-    fd = HURRAY__OS_FILE_NONE;
-    st = read_section(f, f->info.index_offset, f->info.index_length, &f->owned_index,
-                      "reading the index", err);
-    if (st == HURRAY_OK && f->info.kv_offset != 0)
-      st = read_section(f, f->info.kv_offset, f->info.kv_length, &f->owned_kv,
-                        "reading the KV section", err);
-    if (st == HURRAY_OK) st = parse_sections(f, f->owned_index, f->owned_kv, err);
-  } else {
-    f->info.mapped = true;
-    st = map_file(f, fd, err);
-    if (st == HURRAY_OK) {
-      const uint8_t *b = f->source->base;
-      /* The reader is about to walk the index and KV: ask for them at once. */
-      uint64_t lo = f->info.kv_offset ? f->info.kv_offset : f->info.index_offset;
-      hurray__os_will_read(b + lo, (size_t)(f->info.index_offset + f->info.index_length - lo));
-      st = parse_sections(f, b + f->info.index_offset,
-                          f->info.kv_offset ? b + f->info.kv_offset : NULL, err);
-    }
+  f->info.mapped = true;
+  st = map_file(f, b.fd, err);
+  if (st == HURRAY_OK) {
+    const uint8_t *m = f->source->base;
+    /* The reader is about to walk the index and KV: ask for them at once. */
+    uint64_t lo = f->info.kv_offset ? f->info.kv_offset : f->info.index_offset;
+    hurray__os_will_read(m + lo, (size_t)(f->info.index_offset + f->info.index_length - lo));
+    st = parse_sections(f, m + f->info.index_offset,
+                        f->info.kv_offset ? m + f->info.kv_offset : NULL, err);
   }
 done:
-  if (fd != HURRAY__OS_FILE_NONE) (void)hurray__os_close(fd);
+  hurray__bytes_close(&b); /* the mapping keeps the file */
   if (st != HURRAY_OK) {
+    hurray_file_close(&f);
+    return st;
+  }
+  *out = f;
+  return HURRAY_OK;
+}
+
+HurrayStatus hurray_file_open_reader(const HurrayFileReader *reader,
+                                     const HurrayFileOpenOptions *options, HurrayFile **out,
+                                     HurrayError *err) {
+  if (out == NULL)
+    return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, "out", "is NULL");
+  *out = NULL;
+  if (reader == NULL || reader->read_at == NULL)
+    return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET,
+                        reader == NULL ? "reader" : "reader.read_at", "is NULL");
+  HURRAY_TRY(check_access(options, err));
+  if (options != NULL && options->access == HURRAY_FILE_ACCESS_MMAP_COPY)
+    return hurray__fail(err, HURRAY_ERR_INVALID_ARGUMENT, HURRAY_NO_OFFSET, "options.access",
+                        "MMAP_COPY: a reader's bytes cannot be mapped (use READ)");
+  HurrayFile *f = file_new(options);
+  if (f == NULL)
+    return hurray__fail(err, HURRAY_ERR_OUT_OF_MEMORY, HURRAY_NO_OFFSET, "file",
+                        "out of memory");
+  f->opts.access = HURRAY_FILE_ACCESS_READ;
+  f->bytes.reader = *reader;
+  f->bytes.size = reader->size;
+  f->info.file_size = reader->size;
+  HurrayStatus st = open_read(f, err);
+  if (st != HURRAY_OK) {
+    f->bytes.reader.close = NULL; /* the caller keeps the source on failure */
     hurray_file_close(&f);
     return st;
   }
@@ -385,7 +448,7 @@ void hurray_file_close(HurrayFile **pf) {
   hurray__file_order_free(f);
   hurray__free(f->owned_index);
   hurray__free(f->owned_kv);
-  if (f->fd != HURRAY__OS_FILE_NONE) (void)hurray__os_close(f->fd);
+  hurray__bytes_close(&f->bytes);
   hurray__source_release(f->source);
   hurray__free(f);
 }

@@ -94,7 +94,7 @@ static HurrayStatus place(const HurrayFile *f, uint32_t i, const HurrayDescripto
 /* ---- positioned reads ------------------------------------------------------------- */
 
 typedef struct Pages {
-  HurrayOsFile fd;
+  const HurrayFileBytes *bytes;
   uint64_t at;      /* file offset of buffer 0 */
   uint64_t size;    /* its bytes */
   bool plan;        /* first run: mark pages, read nothing */
@@ -126,7 +126,7 @@ static uint64_t rank_of(const Pages *p, uint64_t q) {
 
 static HurrayStatus counted_pread(const Pages *p, void *dst, uint64_t len, uint64_t pos,
                                   HurrayError *err) {
-  HURRAY_TRY(hurray__pread_full(p->fd, dst, len, p->at + pos, "reading a slice", err));
+  HURRAY_TRY(hurray__bytes_read(p->bytes, dst, len, p->at + pos, "reading a slice", err));
   atomic_fetch_add_explicit(&g_bytes_read, len, memory_order_relaxed);
   return HURRAY_OK;
 }
@@ -201,7 +201,7 @@ static HurrayStatus read_pages(const HurrayFile *f, const HurrayDescriptorFields
                                void *dst, uint64_t dst_size, HurrayError *err) {
   Pages p;
   memset(&p, 0, sizeof p);
-  p.fd = f->fd;
+  p.bytes = &f->bytes;
   p.at = pos0;
   p.size = size0;
   p.plan = true;

@@ -77,7 +77,8 @@ static HurrayStatus decode(const HurrayFile *f, uint32_t i, HurrayDescriptor **o
     if (owned == NULL)
       return hurray__fail(err, HURRAY_ERR_OUT_OF_MEMORY, e->desc_off, field, "out of memory");
     HurrayStatus st =
-        hurray__pread_full(f->fd, owned, e->desc_len, e->desc_off, "reading a descriptor", err);
+        hurray__bytes_read(&f->bytes, owned, e->desc_len, e->desc_off, "reading a descriptor",
+                           err);
     if (st != HURRAY_OK) {
       hurray__free(owned);
       return st;
@@ -253,7 +254,7 @@ HurrayStatus hurray_file_tensor(const HurrayFile *f, uint64_t index, HurrayFileT
     if (h->byte_size == 0) continue; /* data stays NULL */
     const uint8_t *p = base + (pos - e->data_off);
     if (f->source == NULL) {
-      st = hurray__pread_full(f->fd, (void *)(uintptr_t)p, h->byte_size, pos,
+      st = hurray__bytes_read(&f->bytes, (void *)(uintptr_t)p, h->byte_size, pos,
                               "reading a buffer", err);
       if (st != HURRAY_OK) goto fail;
     } else if (((uintptr_t)p & (h->alignment - 1u)) != 0) {

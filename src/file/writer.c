@@ -10,9 +10,11 @@
  *   follows at the next multiple of 8.
  * Then the KV section (8-aligned), the index (8-aligned) and the trailer.
  *
- * Every byte is written with pwrite at an offset tracked here; padding is
- * never written: the gaps read as zeros (POSIX: bytes of a gap that were never
- * written read as 0), and the file system may keep them as holes. The header
+ * Every byte is written with pwrite at an offset tracked here (w_put); padding
+ * is never written: the gaps read as zeros (POSIX: bytes of a gap that were
+ * never written read as 0), and the file system may keep them as holes. A
+ * memory writer (hurray_file_writer_open_memory) puts the same bytes at the
+ * same offsets into one growing image, zeroing the gaps. The header
  * is written last, at offset 0, once the flags (HAS_KV_METADATA) and the
  * tensor count are known; nothing observes the temporary file before the
  * rename, so this is the only out-of-order write and it costs nothing.
@@ -71,6 +73,12 @@ struct HurrayFileWriter {
   uint32_t kv_cap;
   HurrayNameIndex kv_ix;
   HurrayByteBuf scratch; /* encoded descriptor */
+  /* A memory writer: the image, hurray_alloc'ed at the data alignment (the
+   * bytes [0, mem_len) written or zeroed) */
+  bool memory;
+  uint8_t *mem;
+  uint64_t mem_len;
+  uint64_t mem_cap;
 };
 
 /* ---- small helpers ------------------------------------------------------------- */
@@ -94,6 +102,45 @@ static const uint8_t *w_key_at(const void *ctx, uint32_t i, size_t *len) {
   const HurrayFileWriter *w = ctx;
   *len = w->kv_keys[i].len;
   return w->kv.data + w->kv_keys[i].off;
+}
+
+/* A memory writer's image grown to hold [0, end): doubling (so that a long
+ * save copies each byte a bounded number of times), or exactly `end` when
+ * the double cannot be had. */
+static HurrayStatus mem_grow(HurrayFileWriter *w, uint64_t end, uint64_t off, const char *what,
+                             HurrayError *err) {
+  uint64_t cap = w->mem_cap > (UINT64_MAX >> 1) ? UINT64_MAX : w->mem_cap * 2u;
+  if (cap < ((uint64_t)64 << 10)) cap = (uint64_t)64 << 10;
+  if (cap < end) cap = end;
+  uint8_t *p = cap <= SIZE_MAX ? hurray_alloc((size_t)cap, w->align) : NULL;
+  if (p == NULL && cap != end) {
+    cap = end;
+    p = hurray_alloc((size_t)cap, w->align);
+  }
+  if (p == NULL)
+    return hurray__fail(err, HURRAY_ERR_OUT_OF_MEMORY, off, what,
+                        "out of memory for a file image of %llu bytes",
+                        (unsigned long long)end);
+  if (w->mem_len > 0) memcpy(p, w->mem, (size_t)w->mem_len);
+  hurray_free(w->mem);
+  w->mem = p;
+  w->mem_cap = cap;
+  return HURRAY_OK;
+}
+
+/* Writes len bytes at off: to the file, or into a memory writer's image. */
+static HurrayStatus w_put(HurrayFileWriter *w, const void *buf, uint64_t len, uint64_t off,
+                          const char *what, HurrayError *err) {
+  if (!w->memory) return hurray__pwrite_full(w->fd, buf, len, off, what, err);
+  uint64_t end;
+  if (hurray__add_overflow_u64(off, len, &end) || end > SIZE_MAX)
+    return hurray__fail(err, HURRAY_ERR_OUT_OF_MEMORY, off, what,
+                        "the file image would not fit in this address space");
+  if (end > w->mem_cap) HURRAY_TRY(mem_grow(w, end, off, what, err));
+  if (off > w->mem_len) memset(w->mem + w->mem_len, 0, (size_t)(off - w->mem_len));
+  if (len > 0) memcpy(w->mem + off, buf, (size_t)len);
+  if (end > w->mem_len) w->mem_len = end;
+  return HURRAY_OK;
 }
 
 static HurrayStatus state_check(const HurrayFileWriter *w, HurrayError *err) {
@@ -299,6 +346,53 @@ fail:
   return status;
 }
 
+HurrayStatus hurray_file_writer_open_memory(const HurrayFileWriterOptions *options,
+                                            uint64_t size_hint, HurrayFileWriter **out,
+                                            HurrayError *err) {
+  if (out == NULL)
+    return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, "out", "is NULL");
+  *out = NULL;
+  HurrayFileWriterOptions o;
+  memset(&o, 0, sizeof o);
+  if (options != NULL) o = *options;
+  uint32_t align = o.data_alignment ? o.data_alignment : HURRAY_FILE_DEFAULT_ALIGNMENT;
+  if (!hurray__is_pow2_u64(align) || align < HURRAY_FILE_MIN_ALIGNMENT ||
+      align > HURRAY_FILE_MAX_ALIGNMENT)
+    return hurray__fail(err, HURRAY_ERR_INVALID_ARGUMENT, HURRAY_NO_OFFSET,
+                        "options.data_alignment",
+                        "must be a power of two in [4096, 2097152], got %u", align);
+  HurrayFileWriter *w = hurray__calloc(1, sizeof *w);
+  if (w == NULL)
+    return hurray__fail(err, HURRAY_ERR_OUT_OF_MEMORY, HURRAY_NO_OFFSET, "writer",
+                        "out of memory");
+  w->fd = HURRAY__OS_FILE_NONE;
+  w->memory = true;
+  w->align = align;
+  w->sorted = o.sorted_index;
+  w->skip_fsync = true; /* nothing to sync: no write-behind either */
+  w->checksums = o.data_checksums;
+  w->cur = HURRAY_FILE_HEADER_LEN;
+  w->wb_from = HURRAY_FILE_HEADER_LEN;
+  HurrayStatus status = HURRAY_OK;
+  if (hurray__name_index_init(&w->name_ix, 16) != HURRAY_OK ||
+      hurray__name_index_init(&w->kv_ix, 16) != HURRAY_OK) {
+    status = hurray__fail(err, HURRAY_ERR_OUT_OF_MEMORY, HURRAY_NO_OFFSET, "writer",
+                          "out of memory");
+    goto fail;
+  }
+  /* The hint is only a first size: a wrong one costs a copy, nothing else. */
+  if (size_hint > 0 && size_hint <= SIZE_MAX) {
+    w->mem = hurray_alloc((size_t)size_hint, align);
+    if (w->mem != NULL) w->mem_cap = size_hint;
+  }
+  *out = w;
+  return HURRAY_OK;
+fail:
+  w->state = W_DONE;
+  hurray_file_writer_destroy(&w);
+  return status;
+}
+
 /* ---- tensors ------------------------------------------------------------------------ */
 
 /* Checks a tensor's descriptor against the buffers handed over. */
@@ -360,13 +454,13 @@ static HurrayStatus check_tensor(const HurrayFileWriter *w, const HurrayDescript
 static HurrayStatus write_pieces(HurrayFileWriter *w, const void *buf, uint64_t len,
                                  uint64_t off, uint32_t *crc, const char *what,
                                  HurrayError *err) {
-  if (w->skip_fsync && crc == NULL) return hurray__pwrite_full(w->fd, buf, len, off, what, err);
+  if (w->skip_fsync && crc == NULL) return w_put(w, buf, len, off, what, err);
   const uint8_t *p = buf;
   const uint64_t step = crc != NULL ? CRC_CHUNK : WB_WINDOW; /* powers of two */
   while (len > 0) {
     uint64_t n = step - (off & (step - 1));
     if (n > len) n = len;
-    HURRAY_TRY(hurray__pwrite_full(w->fd, p, n, off, what, err));
+    HURRAY_TRY(w_put(w, p, n, off, what, err));
     if (crc != NULL) *crc = hurray_crc32c(*crc, p, (size_t)n);
     p += n;
     off += n;
@@ -799,7 +893,7 @@ static HurrayStatus write_index(HurrayFileWriter *w, const uint32_t *perm, uint6
     /* Flush when the entry does not fit (an entry is at most 65569 bytes). */
     if (k == w->count || used + want > INDEX_CHUNK) {
       crc = hurray_crc32c(crc, buf, used);
-      st = hurray__pwrite_full(w->fd, buf, used, pos, "writing the index", err);
+      st = w_put(w, buf, used, pos, "writing the index", err);
       pos += used;
       used = 0;
     }
@@ -834,10 +928,9 @@ static HurrayStatus sync_dir(const HurrayFileWriter *w, HurrayError *err) {
                                 : "opening the directory");
 }
 
-HurrayStatus hurray_file_writer_finish(HurrayFileWriter *w, HurrayError *err) {
-  if (w == NULL)
-    return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, "writer", "is NULL");
-  HURRAY_TRY(state_check(w, err));
+/* Everything after the tensors: the KV section, the index, the trailer and
+ * the header. */
+static HurrayStatus write_tail(HurrayFileWriter *w, HurrayError *err) {
   uint32_t *perm = NULL;
   HurrayStatus st = index_order(w, &perm, err);
   if (st == HURRAY_OK && w->checksums) st = add_checksums(w, perm, err);
@@ -849,10 +942,9 @@ HurrayStatus hurray_file_writer_finish(HurrayFileWriter *w, HurrayError *err) {
     hurray__st32(cnt, w->kv_count);
     kv_off = pos;
     kv_len = (uint32_t)(4u + w->kv.len);
-    st = hurray__pwrite_full(w->fd, cnt, 4, pos, "writing the KV section", err);
+    st = w_put(w, cnt, 4, pos, "writing the KV section", err);
     if (st == HURRAY_OK)
-      st = hurray__pwrite_full(w->fd, w->kv.data, w->kv.len, pos + 4, "writing the KV section",
-                               err);
+      st = w_put(w, w->kv.data, w->kv.len, pos + 4, "writing the KV section", err);
     (void)hurray__align_up_u64(pos + kv_len, 8, &pos);
   }
   uint64_t index_len = 0;
@@ -868,7 +960,7 @@ HurrayStatus hurray_file_writer_finish(HurrayFileWriter *w, HurrayError *err) {
     hurray__st32(t + 24, kv_len);
     hurray__st32(t + 28, crc);
     memcpy(t + 36, HURRAY_FILE_TRAILER_MAGIC, 4);
-    st = hurray__pwrite_full(w->fd, t, sizeof t, pos + index_len, "writing the trailer", err);
+    st = w_put(w, t, sizeof t, pos + index_len, "writing the trailer", err);
   }
   if (st == HURRAY_OK) {
     uint8_t h[HURRAY_FILE_HEADER_LEN];
@@ -883,8 +975,19 @@ HurrayStatus hurray_file_writer_finish(HurrayFileWriter *w, HurrayError *err) {
     hurray__st32(h + 16, w->align);
     hurray__st64(h + 20, HURRAY_FILE_HEADER_LEN);
     hurray__st64(h + 28, w->count); /* known: the header is written last */
-    st = hurray__pwrite_full(w->fd, h, sizeof h, 0, "writing the header", err);
+    st = w_put(w, h, sizeof h, 0, "writing the header", err);
   }
+  return st;
+}
+
+HurrayStatus hurray_file_writer_finish(HurrayFileWriter *w, HurrayError *err) {
+  if (w == NULL)
+    return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, "writer", "is NULL");
+  if (w->memory)
+    return hurray__fail(err, HURRAY_ERR_INVALID_ARGUMENT, HURRAY_NO_OFFSET, "writer",
+                        "writes to memory: finish it with hurray_file_writer_finish_memory");
+  HURRAY_TRY(state_check(w, err));
+  HurrayStatus st = write_tail(w, err);
   int e;
   if (st == HURRAY_OK && !w->skip_fsync && (e = hurray__os_sync(w->fd)) != 0)
     st = hurray__io_fail(err, e, HURRAY_NO_OFFSET, "syncing the file");
@@ -919,8 +1022,37 @@ HurrayStatus hurray_file_writer_finish(HurrayFileWriter *w, HurrayError *err) {
   return HURRAY_OK;
 }
 
+HurrayStatus hurray_file_writer_finish_memory(HurrayFileWriter *w, void **data, uint64_t *size,
+                                             HurrayError *err) {
+  if (data != NULL) *data = NULL;
+  if (size != NULL) *size = 0;
+  if (w == NULL || data == NULL || size == NULL)
+    return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET,
+                        w == NULL ? "writer" : data == NULL ? "data" : "size", "is NULL");
+  if (!w->memory)
+    return hurray__fail(err, HURRAY_ERR_INVALID_ARGUMENT, HURRAY_NO_OFFSET, "writer",
+                        "writes a file: finish it with hurray_file_writer_finish");
+  HURRAY_TRY(state_check(w, err));
+  HurrayStatus st = write_tail(w, err);
+  w->state = W_DONE;
+  if (st != HURRAY_OK) {
+    hurray_free(w->mem);
+    w->mem = NULL;
+    w->mem_len = w->mem_cap = 0;
+    return st;
+  }
+  *data = w->mem;
+  *size = w->mem_len;
+  w->mem = NULL;
+  w->mem_len = w->mem_cap = 0;
+  return HURRAY_OK;
+}
+
 void hurray_file_writer_abort(HurrayFileWriter *w) {
   if (w == NULL) return;
+  hurray_free(w->mem);
+  w->mem = NULL;
+  w->mem_len = w->mem_cap = 0;
   if (w->fd != HURRAY__OS_FILE_NONE) {
     (void)hurray__os_close(w->fd);
     w->fd = HURRAY__OS_FILE_NONE;

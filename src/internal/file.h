@@ -299,6 +299,37 @@ typedef struct HurrayFileSource {
 HURRAY_INTERNAL HurrayFileSource *hurray__source_retain(HurrayFileSource *s);
 HURRAY_INTERNAL void hurray__source_release(HurrayFileSource *s);
 
+/*
+ * The one byte source under every read that copies (src/file/io.c): where
+ * the bytes of a file whose tensors are not views of a mapping come from
+ * (HURRAY_FILE_ACCESS_READ, a caller's reader), and what the open, the
+ * descriptor and tensor fetches, slices, verification and the truncation
+ * diagnosis read through. Exactly one of its sources is set:
+ *  - fd: a file, read with pread;
+ *  - reader.read_at: the caller's read-at function (hurray_file_open_reader);
+ *  - memory: caller memory (hurray_file_open_memory with access READ), copied.
+ */
+typedef struct HurrayFileBytes {
+  HurrayOsFile fd;
+  HurrayFileReader reader;
+  HurrayFileSource *memory; /* retained */
+  uint64_t size;            /* the file's size (what every read is checked against) */
+} HurrayFileBytes;
+
+/* An empty byte source (no source set). */
+HURRAY_INTERNAL void hurray__bytes_init(HurrayFileBytes *b);
+/* Reads exactly len bytes at off into buf; HURRAY_ERR_IO ("<what>: ..." at
+ * off; a read past the end is one, "unexpected end of file"). */
+HURRAY_INTERNAL HURRAY_NODISCARD HurrayStatus hurray__bytes_read(
+    const HurrayFileBytes *b, void *buf, uint64_t len, uint64_t off, const char *what,
+    HurrayError *err);
+/* Whether a source is set. */
+static inline bool hurray__bytes_set(const HurrayFileBytes *b) {
+  return b->fd != HURRAY__OS_FILE_NONE || b->reader.read_at != NULL || b->memory != NULL;
+}
+/* Closes the source (the fd, the reader's close, the memory's release). */
+HURRAY_INTERNAL void hurray__bytes_close(HurrayFileBytes *b);
+
 /* ---- I/O helpers over internal/platform.h (src/file/io.c) ------------------------- */
 
 /* Reads exactly len bytes at off; HURRAY_ERR_IO (short file included). */
@@ -406,8 +437,8 @@ static inline uint32_t hurray__file_name_hash(const uint8_t *p, uint32_t n) {
 }
 
 struct HurrayFile {
-  HurrayFileSource *source; /* mapping or caller memory; NULL in read mode */
-  HurrayOsFile fd;          /* read mode; HURRAY__OS_FILE_NONE otherwise */
+  HurrayFileSource *source; /* mapping or caller memory: tensors are views; NULL in read mode */
+  HurrayFileBytes bytes;    /* read mode: where tensors are read from; unset otherwise */
   HurrayFileOpenOptions opts;
   HurrayFileInfo info;
   uint8_t *owned_index;     /* read mode: the index bytes */
@@ -517,14 +548,14 @@ HURRAY_INTERNAL void hurray__file_order_free(HurrayFile *f);
  * fails with HURRAY_ERR_INVALID_FILE saying which and what to do; HURRAY_OK
  * when it is a .hrry file or nothing known (the caller reports as usual).
  * hurray__file_explain_trailer: the header was valid but the trailer magic
- * is not there; walks the tensors (from `mem`, or `fd` when mem is NULL) to
+ * is not there; walks the tensors (from `mem`, or read through `b` when mem is NULL) to
  * say where the file ends and how much is missing. Always fails.
  */
 HURRAY_INTERNAL HURRAY_NODISCARD HurrayStatus hurray__file_not_hrry(const uint8_t *head,
                                                                     size_t n, uint64_t size,
                                                                     HurrayError *err);
 HURRAY_INTERNAL HURRAY_NODISCARD HurrayStatus hurray__file_explain_trailer(
-    const uint8_t *mem, HurrayOsFile fd, uint64_t size, uint64_t first, uint32_t align,
+    const uint8_t *mem, const HurrayFileBytes *b, uint64_t size, uint64_t first, uint32_t align,
     uint64_t max_desc, const uint8_t *trailer, HurrayError *err);
 
 /* Number of descriptors decoded by this process (test hook: proves that
