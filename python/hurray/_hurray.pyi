@@ -14,6 +14,11 @@ MIN_BUFFER_ALIGNMENT: Final[int]
 PAGE_ALIGNMENT: Final[int]
 MAX_RANK: Final[int]
 C_ABI_VERSION: Final[int]
+# the reserved KV keys (include/hurray/file.h, HURRAY_FILE_KV_*)
+_KV_RESERVED_PREFIX: Final[str]
+_KV_VIEWS: Final[str]
+_KV_GGUF: Final[str]
+_KV_DATA_CRC32C: Final[str]
 
 class _HurrayErrorDetail:
     # What a C-library failure carries (None when the error has no such detail).

@@ -21,13 +21,17 @@ from __future__ import annotations
 import json
 from typing import Any, NamedTuple, TypeGuard
 
-VIEWS_KEY = "hurray.views"
+from . import _hurray
+
+# The reserved KV keys are spelled once, in the C library's public header
+# (include/hurray/file.h, HURRAY_FILE_KV_*), and exported by the extension.
+VIEWS_KEY: str = _hurray._KV_VIEWS
 #: the GGUF value types of a file converted from GGUF (hurray convert; docs/cli.md)
-GGUF_KEY = "hurray.gguf"
+GGUF_KEY: str = _hurray._KV_GGUF
 #: The data checksums the writer records (save(checksums=True); docs/file-format.md,
 #: "Data checksums"): KV bytes, two CRC-32C per index entry.
-CHECKSUMS_KEY = "hurray.data_crc32c"
-RESERVED_PREFIX = "hurray."
+CHECKSUMS_KEY: str = _hurray._KV_DATA_CRC32C
+RESERVED_PREFIX: str = _hurray._KV_RESERVED_PREFIX
 #: KV keys this package writes for itself; load_kv, File.kv and metadata()
 #: leave them out, so load_kv stays the inverse of save(kv=).
 PACKAGE_KEYS = frozenset({VIEWS_KEY, GGUF_KEY, CHECKSUMS_KEY})

@@ -338,6 +338,11 @@ NP_CASES = {
                                  ("68,719,476,736 bytes",)),
     "npy-negative-dimension": (_file("npy", lambda: _npy(np.arange(2.0), "(2,)", "(-2,)")),
                                ("negative",)),
+    # NumPy's own header check lets True through as a dimension (bool is an int)
+    "npy-shape-holding-true": (_file("npy", lambda: _npy(np.arange(2.0), "(2,)", "(True,)")),
+                               ("not a tuple of integers",)),
+    "npz-shape-holding-false": (_file("npz", lambda: _npz([("a.npy", _npy(
+        np.arange(6.0).reshape(2, 3), "(2, 3)", "(2, False)"))])), ("not a tuple of integers",)),
     "npy-object-array": (_file("npy", lambda: _npy(np.arange(2.0), "'<f8'", "'|O'")),
                          ("objects",)),
     "npy-header-20000": (_file("npy", lambda: b"\x93NUMPY\x02\x00" + struct.pack("<I", 20000) +

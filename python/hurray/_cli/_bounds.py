@@ -546,13 +546,17 @@ def npy_header(path: str, head: bytes, present: int, what: str = "") -> tuple[An
         raise CliError(f"{where}: the .npy header is not one NumPy reads ({e})") from None
     if dtype.hasobject:
         raise CliError(f"{where}: an array of Python objects (a pickle; not read)")
-    if any(int(d) < 0 for d in shape):
+    # NumPy's header check takes any int, True and False included (bool is an
+    # int in Python); a shape is a tuple of plain integers
+    if not isinstance(shape, tuple) or not all(type(d) is int for d in shape):
+        raise CliError(f"{where}: the .npy header's shape {shape!r} is not a tuple of integers")
+    if any(d < 0 for d in shape):
         raise CliError(f"{where}: shape {tuple(shape)} has a negative dimension")
     if dims_overflow(shape):
         raise CliError(f"{where}: shape {tuple(shape)} overflows 64 bits")
     count = 1
     for d in shape:
-        count *= int(d)
+        count *= d
     nbytes = count * dtype.itemsize
     have = present - start - hlen
     if nbytes > have:

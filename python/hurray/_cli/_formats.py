@@ -253,7 +253,7 @@ class HrrySource(Source):
             raise CliError(f"{path}: {e}") from None
         # the user's KV (File.kv leaves out hurray's own records, and the converter
         # writes those it knows afresh)
-        self.kv = {k: v for k, v in self.meta.kv.items() if not k.startswith("hurray.")}
+        self.kv = {k: v for k, v in self.meta.kv.items() if not k.startswith(_hurray._KV_RESERVED_PREFIX)}
         raw = _hurray.load_kv(path)
         if _gguf.RECORD_KEY in raw:
             self.gguf_types = _gguf.read_record(raw[_gguf.RECORD_KEY])

@@ -47,7 +47,7 @@ from .._hurray import MXFP, PerBlockAffine, Tensor
 from ._errors import Refused
 from ._values import aligned_copy, data_bytes, tensor_from_bytes
 
-RECORD_KEY = "hurray.gguf"  # = hurray._shared.GGUF_KEY
+RECORD_KEY = _hurray._KV_GGUF  # include/hurray/file.h, HURRAY_FILE_KV_GGUF
 RECORD_FORMAT = 1
 
 DENSE = {"F32": "float32", "F16": "float16", "BF16": "bfloat16", "F64": "float64",

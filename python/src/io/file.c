@@ -311,9 +311,6 @@ static PyObject *kv_value(HrpyState *st, const HurrayFile *f, const char *key) {
   return r;
 }
 
-/* The KV key of the shared-tensor record (python/hurray/_shared.py). */
-#define HRPY_VIEWS_KEY "hurray.views"
-
 /* load(), and _load_with_views() for the Python layer (python/hurray/_files.py):
  * the same, returning (tensors, the KV value of "hurray.views" or None) from
  * one open of the file, so the shared-tensor record and the tensors come from
@@ -435,7 +432,7 @@ static PyObject *load_impl(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
     Py_XDECREF(obj);
   }
   if (result != NULL && with_kv) {
-    PyObject *views = kv_value(st, f, HRPY_VIEWS_KEY);
+    PyObject *views = kv_value(st, f, HURRAY_FILE_KV_VIEWS);
     PyObject *pair = views != NULL ? PyTuple_Pack(2, result, views) : NULL;
     Py_XDECREF(views);
     Py_SETREF(result, pair);
@@ -595,7 +592,7 @@ static PyObject *m_save(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
   memset(&wopt, 0, sizeof wopt);
   wopt.skip_fsync = a[3] == Py_False;
   /* checksums=True (the default): a CRC-32C of every tensor in the KV entry
-   * "hurray.data_crc32c", computed while writing (docs/file-format.md). */
+   * HURRAY_FILE_KV_DATA_CRC32C, computed while writing (docs/file-format.md). */
   if (hrpy_arg_flag(a[4], true, &wopt.data_checksums) < 0) return NULL;
   PyObject *path = NULL, *items = NULL, *result = NULL;
   HrpyArena arena = {NULL, 0, 0};
@@ -1156,5 +1153,11 @@ int hrpy_file_init(PyObject *m, HrpyState *st) {
   st->FileType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &file_spec, NULL);
   if (st->FileType == NULL) return -1;
   if (PyModule_AddFunctions(m, file_module_methods) < 0) return -1;
+  /* the reserved KV keys, spelled once (include/hurray/file.h) */
+  if (PyModule_AddStringConstant(m, "_KV_RESERVED_PREFIX", HURRAY_FILE_KV_RESERVED_PREFIX) < 0 ||
+      PyModule_AddStringConstant(m, "_KV_VIEWS", HURRAY_FILE_KV_VIEWS) < 0 ||
+      PyModule_AddStringConstant(m, "_KV_GGUF", HURRAY_FILE_KV_GGUF) < 0 ||
+      PyModule_AddStringConstant(m, "_KV_DATA_CRC32C", HURRAY_FILE_KV_DATA_CRC32C) < 0)
+    return -1;
   return PyModule_AddType(m, st->FileType);
 }
