@@ -77,6 +77,7 @@ from ._hurray import (
 )
 from . import device, dtype
 from ._files import File, load, load_kv, open, save  # noqa: A004 - hurray.open, like gzip.open
+from ._files import load_bytes, save_bytes
 from ._files import VerifyReport
 from ._safe_open import safe_open
 from ._writer import FileWriter  # one tensor at a time (hurray convert)
@@ -160,6 +161,7 @@ __all__ = [
     "layout_tag_kind",
     "linspace",
     "load",
+    "load_bytes",
     "load_kv",
     "remove_stale_temporaries",
     "MAX_RANK",
@@ -182,6 +184,7 @@ __all__ = [
     "RowMajorLayout",
     "safe_open",
     "save",
+    "save_bytes",
     "set_print_options",
     "Shard",
     "sparse_coo",

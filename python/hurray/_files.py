@@ -267,6 +267,65 @@ def load_stored(path, *, mmap=True, permissive=False, verify=False):
     return tensors, views
 
 
+def save_bytes(tensors, *, kv=None, checksums=True) -> bytes:
+    """save_bytes(tensors, *, kv=None, checksums=True) -> bytes
+
+    The .hrry file image that save(path, tensors, kv=kv) would write, as bytes,
+    made in memory: no file system is involved (it works under a file-size
+    limit of 0 or on a read-only system). `tensors` and `kv` as for save;
+    tensors sharing memory are stored once. The same tensors give the same
+    bytes as save() puts in a file.
+    """
+    converted, out_kv = prepare(tensors, kv)
+    return _hurray.save_bytes(converted, kv=out_kv or None, checksums=checksums)
+
+
+def load_bytes(data, *, names=None, permissive=False, verify=False) -> dict:
+    """load_bytes(data, *, names=None, permissive=False, verify=False) -> dict
+
+    Reads a .hrry file image held in memory (bytes, bytearray, memoryview or
+    any contiguous buffer) into a dict of name to hurray.Tensor, as load()
+    reads a file: every check of the reader, views rebuilt sharing their base.
+    Each tensor is copied into memory of its own, so nothing returned refers
+    to `data`. No file system is involved. names=, permissive= and verify= as
+    for load.
+    """
+    if names is None:
+        tensors, views = load_bytes_stored(data, permissive=permissive, verify=verify)
+        return resolve(tensors, views) if views else tensors
+    if isinstance(names, (str, bytes)):
+        raise TypeError(f"load_bytes: names must be a sequence of str, not a "
+                        f"{type(names).__name__}")
+    names = list(names)
+    for i, n in enumerate(names):
+        if not isinstance(n, str):
+            raise TypeError(f"load_bytes: names[{i}] must be a str, not {type(n).__name__}")
+    # the views record first (the index and KV only): without one, only the
+    # names asked for are read; with one, the stored tensors and the record
+    _, text = _hurray._load_bytes_with_views(data, names=(), permissive=permissive)
+    if text is None:
+        stored, _ = _hurray._load_bytes_with_views(data, names=names, permissive=permissive,
+                                                   verify=verify)
+        return stored
+    stored, views = load_bytes_stored(data, permissive=permissive, verify=verify)
+    # names neither stored at the top level nor views (a composite's members)
+    # are read as load() reads them, or refused with its KeyError
+    rest = [n for n in names if n not in views and n not in stored]
+    if rest:
+        stored.update(_hurray._load_bytes_with_views(data, names=rest,
+                                                     permissive=permissive)[0])
+    return {n: view_tensor(n, views[n], stored[views[n].base]) if n in views else stored[n]
+            for n in names}
+
+
+def load_bytes_stored(data, *, permissive=False, verify=False):
+    """load_stored() of a file image held in memory (load_bytes)."""
+    tensors, text = _hurray._load_bytes_with_views(data, permissive=permissive, verify=verify)
+    views = _views_of(text, tensors.keys())
+    validate_views(tensors, views)
+    return tensors, views
+
+
 def load_kv(path, *, max_kv_memory=_DEFAULT_KV_MEMORY, raw=False) -> dict:
     """load_kv(path, *, max_kv_memory=268435456, raw=False)
 

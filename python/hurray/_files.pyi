@@ -1,7 +1,7 @@
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Literal, NamedTuple
 
-from typing_extensions import Self
+from typing_extensions import Buffer, Self
 
 from ._hurray import Composite, Dtype, KvScalar, KvValue, MmapMode, StrPath, Tensor, TensorSlice
 from ._hurray import File as _RawFile
@@ -20,6 +20,17 @@ def load(
     path: StrPath, *, names: Sequence[str] | None = None, mmap: MmapMode = True,
     permissive: bool = False, verify: bool = False,
 ) -> dict[str, Tensor | Composite]: ...
+def save_bytes(
+    tensors: Mapping[str, _TensorLike], *,
+    kv: Mapping[str, KvValue | tuple[KvScalar, ...]] | None = None, checksums: bool = True,
+) -> bytes: ...
+def load_bytes(
+    data: Buffer, *, names: Sequence[str] | None = None, permissive: bool = False,
+    verify: bool = False,
+) -> dict[str, Tensor | Composite]: ...
+def load_bytes_stored(
+    data: Buffer, *, permissive: bool = False, verify: bool = False,
+) -> tuple[dict[str, Tensor | Composite], dict[str, View]]: ...
 def load_kv(
     path: StrPath, *, max_kv_memory: int | None = 268435456, raw: bool = False,
 ) -> dict[str, KvValue]: ...

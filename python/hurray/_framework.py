@@ -3,9 +3,6 @@ arguments safetensors' API takes, and the conversions of loaded tensors."""
 
 from __future__ import annotations
 
-import os
-import tempfile
-
 from . import _files
 from ._hurray import Composite, Tensor, UnsupportedError
 
@@ -30,33 +27,17 @@ def check_metadata(metadata, what: str):
     return metadata
 
 
-def _scratch_dir() -> str:
-    # tmpfs when there is one: save() -> bytes and load(bytes) go through a file
-    shm = "/dev/shm"
-    if os.path.isdir(shm) and os.access(shm, os.W_OK):
-        return shm
-    return tempfile.gettempdir()
-
-
 def save_bytes(tensors, kv) -> bytes:
-    """A whole .hrry file image, as bytes."""
-    with tempfile.TemporaryDirectory(prefix="hurray-", dir=_scratch_dir()) as d:
-        p = os.path.join(d, "image.hrry")
-        _files.save(p, tensors, kv=kv, durable=False)
-        with open(p, "rb") as f:
-            return f.read()
+    """A whole .hrry file image, as bytes, made in memory (no file system)."""
+    return _files.save_bytes(tensors, kv=kv)
 
 
 def load_bytes(data):
     """(stored tensors, views) of a file image given as bytes, each tensor in
-    memory of its own (nothing refers to `data` afterwards)."""
+    memory of its own (nothing refers to `data` afterwards; no file system)."""
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise TypeError(f"load: data must be bytes, not {type(data).__name__}")
-    with tempfile.TemporaryDirectory(prefix="hurray-", dir=_scratch_dir()) as d:
-        p = os.path.join(d, "image.hrry")
-        with open(p, "wb") as f:
-            f.write(data)
-        return _files.load_stored(p, mmap=False)
+    return _files.load_bytes_stored(data)
 
 
 def plain(name: str, t, what: str) -> Tensor:

@@ -651,6 +651,14 @@ def open(
     path: StrPath, *, mmap: MmapMode = True, permissive: bool = False,
     max_kv_memory: int | None = 268435456,
 ) -> File: ...
+def save_bytes(
+    tensors: Mapping[str, Tensor | Composite], *,
+    kv: Mapping[str, KvValue | tuple[KvScalar, ...]] | None = None, checksums: bool = True,
+) -> bytes: ...
+def _load_bytes_with_views(
+    data: Buffer, *, names: Sequence[str] | None = None, permissive: bool = False,
+    verify: bool = False,
+) -> tuple[dict[str, Tensor | Composite], KvValue | None]: ...
 def _load_with_views(
     path: StrPath, *, names: Sequence[str] | None = None, mmap: MmapMode = True,
     permissive: bool = False, verify: bool = False,

@@ -315,35 +315,102 @@ static PyObject *kv_value(HrpyState *st, const HurrayFile *f, const char *key) {
  * the same, returning (tensors, the KV value of "hurray.views" or None) from
  * one open of the file, so the shared-tensor record and the tensors come from
  * the same file. */
+/* A file image held by a Python object (bytes, bytearray, memoryview, any
+ * contiguous buffer), opened with HURRAY_FILE_ACCESS_READ: each tensor is
+ * copied out into memory of its own, so nothing fetched refers to `view`,
+ * which the caller keeps (PyBuffer_Release) until the file is closed. No file
+ * system is involved. */
+static HurrayFile *open_image(HrpyState *st, PyObject *data, Py_buffer *view, uint32_t options,
+                              const char *op) {
+  if (PyUnicode_Check(data)) {
+    PyErr_Format(PyExc_TypeError,
+                 "%s: data must be a bytes-like object holding a .hrry file image, not str "
+                 "(to read a file by its path, use hurray.load)",
+                 op);
+    return NULL;
+  }
+  if (PyObject_GetBuffer(data, view, PyBUF_SIMPLE) < 0) {
+    if (PyErr_ExceptionMatches(PyExc_BufferError) || PyErr_ExceptionMatches(PyExc_TypeError)) {
+      PyErr_Clear();
+      PyErr_Format(PyExc_TypeError,
+                   "%s: data must be a contiguous bytes-like object (bytes, bytearray, "
+                   "memoryview) holding a .hrry file image, not %.100s",
+                   op, Py_TYPE(data)->tp_name);
+    }
+    return NULL;
+  }
+  HurrayFileOpenOptions o;
+  memset(&o, 0, sizeof o);
+  o.access = HURRAY_FILE_ACCESS_READ;
+  o.decode_options = options;
+  HurrayFile *f = NULL;
+  HurrayError err;
+  hurray_error_clear(&err);
+  HurrayStatus rc;
+  Py_BEGIN_ALLOW_THREADS
+  rc = hurray_file_open_memory(view->buf, (uint64_t)view->len, NULL, NULL, &o, &f, &err);
+  Py_END_ALLOW_THREADS
+  if (rc != HURRAY_OK) {
+    char ctx[120];
+    PyOS_snprintf(ctx, sizeof ctx, "%s: a file image of %zd bytes", op, view->len);
+    raise_file(st, rc, &err, ctx, NULL);
+    PyBuffer_Release(view);
+    return NULL;
+  }
+  return f;
+}
+
+/* load(path, ...) and load_bytes(data, ...): `from_bytes` reads a file image
+ * held in memory (open_image) instead of a file. */
 static PyObject *load_impl(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
-                           PyObject *kwnames, bool with_kv) {
+                           PyObject *kwnames, bool with_kv, bool from_bytes) {
   static const char *const names[] = {"path", "names", "mmap", "permissive", "verify", NULL};
-  PyObject *a[5];
-  if (hrpy_parse_args("load", args, nargs, kwnames, names, 1, 1, a) < 0) return NULL;
+  static const char *const image_names[] = {"data", "names", "permissive", "verify", NULL};
+  const char *op = from_bytes ? "load_bytes" : "load";
+  PyObject *a[5] = {NULL, NULL, NULL, NULL, NULL};
+  if (from_bytes) {
+    PyObject *b[4];
+    if (hrpy_parse_args(op, args, nargs, kwnames, image_names, 1, 1, b) < 0) return NULL;
+    a[0] = b[0];
+    a[1] = b[1];
+    a[2] = Py_False; /* copied out of the image */
+    a[3] = b[2];
+    a[4] = b[3];
+  } else if (hrpy_parse_args(op, args, nargs, kwnames, names, 1, 1, a) < 0) {
+    return NULL;
+  }
   HrpyState *st = hrpy_state_of_module(m);
   HurrayFileAccess access;
   uint32_t options;
   bool verify = false;
-  if (parse_mmap(a[2], "load", &access) < 0 || parse_permissive(a[3], &options) < 0 ||
+  if (parse_mmap(a[2], op, &access) < 0 || parse_permissive(a[3], &options) < 0 ||
       hrpy_arg_flag(a[4], false, &verify) < 0)
     return NULL;
   PyObject *wanted = NULL; /* a tuple of str when names= is given */
   if (a[1] != NULL && a[1] != Py_None) {
     if (PyUnicode_Check(a[1]) || PyBytes_Check(a[1]))
-      return PyErr_Format(PyExc_TypeError, "load: names must be a sequence of str, not a %.100s",
-                          Py_TYPE(a[1])->tp_name);
+      return PyErr_Format(PyExc_TypeError, "%s: names must be a sequence of str, not a %.100s",
+                          op, Py_TYPE(a[1])->tp_name);
     wanted = PySequence_Tuple(a[1]);
     if (wanted == NULL) return NULL;
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(wanted); i++) {
       if (!PyUnicode_Check(PyTuple_GET_ITEM(wanted, i))) {
-        PyErr_Format(PyExc_TypeError, "load: names[%zd] must be a str, not %.100s", i,
+        PyErr_Format(PyExc_TypeError, "%s: names[%zd] must be a str, not %.100s", op, i,
                      Py_TYPE(PyTuple_GET_ITEM(wanted, i))->tp_name);
         Py_DECREF(wanted);
         return NULL;
       }
     }
   }
-  HurrayFile *f = open_file(st, a[0], access, options, "load");
+  Py_buffer view;
+  bool have_view = false;
+  HurrayFile *f;
+  if (from_bytes) {
+    f = open_image(st, a[0], &view, options, op);
+    have_view = f != NULL;
+  } else {
+    f = open_file(st, a[0], access, options, op);
+  }
   if (f == NULL) {
     Py_XDECREF(wanted);
     return NULL;
@@ -362,7 +429,7 @@ static PyObject *load_impl(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
       Py_ssize_t len = 0;
       const char *s = PyUnicode_AsUTF8AndSize(name, &len);
       if (s == NULL) goto done;
-      if (find_name(st, f, name, s, len, "load", &items[i].index) < 0) goto done;
+      if (find_name(st, f, name, s, len, op, &items[i].index) < 0) goto done;
     }
   }
   HurrayError err;
@@ -408,16 +475,16 @@ static PyObject *load_impl(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
   if (rc != HURRAY_OK) {
     char ctx[200];
     if (vrc == HURRAY_OK)
-      tensor_context(ctx, sizeof ctx, "load", f, failed_index);
+      tensor_context(ctx, sizeof ctx, op, f, failed_index);
     else
-      PyOS_snprintf(ctx, sizeof ctx, "load");
+      PyOS_snprintf(ctx, sizeof ctx, "%s", op);
     hrpy_raise_status(st, rc, &err, ctx);
     goto done;
   }
   result = PyDict_New();
   for (uint64_t i = 0; result != NULL && i < got; i++) {
     char ctx[200];
-    tensor_context(ctx, sizeof ctx, "load", f, items[i].index);
+    tensor_context(ctx, sizeof ctx, op, f, items[i].index);
     PyObject *key;
     if (wanted != NULL) {
       key = Py_NewRef(PyTuple_GET_ITEM(wanted, (Py_ssize_t)i));
@@ -443,18 +510,24 @@ done:
     PyMem_Free(items);
   }
   hurray_file_close(&f);
+  if (have_view) PyBuffer_Release(&view); /* after the close: the file read from it */
   Py_XDECREF(wanted);
   return result;
 }
 
 static PyObject *m_load(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
                         PyObject *kwnames) {
-  return load_impl(m, args, nargs, kwnames, false);
+  return load_impl(m, args, nargs, kwnames, false, false);
 }
 
 static PyObject *m_load_with_views(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
                                 PyObject *kwnames) {
-  return load_impl(m, args, nargs, kwnames, true);
+  return load_impl(m, args, nargs, kwnames, true, false);
+}
+
+static PyObject *m_load_bytes_with_views(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
+                                         PyObject *kwnames) {
+  return load_impl(m, args, nargs, kwnames, true, true);
 }
 
 static PyObject *m_load_kv(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
@@ -576,17 +649,30 @@ static int fill_node(HrpyState *st, HrpyArena *a, PyObject *obj, const HurrayDes
   return 0;
 }
 
-static PyObject *m_save(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
-                        PyObject *kwnames) {
+/* save(path, tensors, ...) and save_bytes(tensors, ...): `to_memory` writes
+ * the file image into memory (hurray_file_writer_open_memory) and returns it
+ * as bytes, with no file system involved. */
+static PyObject *save_impl(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
+                           PyObject *kwnames, bool to_memory) {
   static const char *const names[] = {"path", "tensors", "kv", "durable", "checksums", NULL};
-  PyObject *a[5];
-  if (hrpy_parse_args("save", args, nargs, kwnames, names, 2, 2, a) < 0) return NULL;
+  static const char *const image_names[] = {"tensors", "kv", "checksums", NULL};
+  const char *op = to_memory ? "save_bytes" : "save";
+  PyObject *a[5] = {NULL, NULL, NULL, NULL, NULL};
+  if (to_memory) {
+    PyObject *b[3];
+    if (hrpy_parse_args(op, args, nargs, kwnames, image_names, 1, 1, b) < 0) return NULL;
+    a[1] = b[0];
+    a[2] = b[1];
+    a[4] = b[2];
+  } else if (hrpy_parse_args(op, args, nargs, kwnames, names, 2, 2, a) < 0) {
+    return NULL;
+  }
   HrpyState *st = hrpy_state_of_module(m);
   /* durable=True (the default): fsync the file before the rename and the
    * folder after it. False skips both syncs, never the temporary file and the
    * rename. A bool exactly: this flag trades safety away. */
   if (a[3] != NULL && !PyBool_Check(a[3]))
-    return PyErr_Format(PyExc_TypeError, "save: durable must be True or False, not %.100s",
+    return PyErr_Format(PyExc_TypeError, "%s: durable must be True or False, not %.100s", op,
                         Py_TYPE(a[3])->tp_name);
   HurrayFileWriterOptions wopt;
   memset(&wopt, 0, sizeof wopt);
@@ -600,11 +686,13 @@ static PyObject *m_save(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
   memset(&kv, 0, sizeof kv);
   if (!PyDict_Check(a[1]) && !PyObject_HasAttrString(a[1], "items"))
     return PyErr_Format(PyExc_TypeError,
-                        "save: tensors must be a dict of name to hurray.Tensor or "
+                        "%s: tensors must be a dict of name to hurray.Tensor or "
                         "hurray.Composite, not %.100s",
-                        Py_TYPE(a[1])->tp_name);
-  path = hrpy_fs_path(a[0]);
-  if (path == NULL) goto done;
+                        op, Py_TYPE(a[1])->tp_name);
+  if (!to_memory) {
+    path = hrpy_fs_path(a[0]);
+    if (path == NULL) goto done;
+  }
   /* the pairs keep every name and tensor alive while the GIL is released */
   items = PyMapping_Items(a[1]);
   if (items == NULL) goto done;
@@ -614,12 +702,12 @@ static PyObject *m_save(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
   for (Py_ssize_t i = 0; i < n; i++) {
     PyObject *pair = PyList_GET_ITEM(items, i);
     if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
-      PyErr_SetString(PyExc_TypeError, "save: tensors.items() must yield (name, tensor) pairs");
+      PyErr_Format(PyExc_TypeError, "%s: tensors.items() must yield (name, tensor) pairs", op);
       goto done;
     }
     PyObject *key = PyTuple_GET_ITEM(pair, 0), *val = PyTuple_GET_ITEM(pair, 1);
     if (!PyUnicode_Check(key)) {
-      PyErr_Format(PyExc_TypeError, "save: tensor names must be str, not %.100s",
+      PyErr_Format(PyExc_TypeError, "%s: tensor names must be str, not %.100s", op,
                    Py_TYPE(key)->tp_name);
       goto done;
     }
@@ -645,15 +733,31 @@ static PyObject *m_save(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
         goto done;
     } else {
       PyErr_Format(PyExc_TypeError,
-                   "save: tensors[%R] must be a hurray.Tensor or hurray.Composite, not %.100s",
-                   key, Py_TYPE(val)->tp_name);
+                   "%s: tensors[%R] must be a hurray.Tensor or hurray.Composite, not %.100s",
+                   op, key, Py_TYPE(val)->tp_name);
       goto done;
     }
   }
   if (hrpy_kv_from_mapping(st, a[2], &kv) < 0) goto done;
 
   /* Write, without the GIL. */
-  const char *p = PyBytes_AS_STRING(path);
+  const char *p = to_memory ? NULL : PyBytes_AS_STRING(path);
+  /* a memory writer's first allocation: the tensors' bytes, each padded to
+   * the data alignment, plus room for descriptors, KV and index */
+  uint64_t hint = 0;
+  if (to_memory) {
+    hint = (uint64_t)1 << 16;
+    for (Py_ssize_t i = 0; i < n && hint != UINT64_MAX; i++) {
+      uint64_t nb = 0;
+      if (jobs[i].desc == NULL || hurray_descriptor_data_bytes(jobs[i].desc, &nb) != HURRAY_OK)
+        continue;
+      uint64_t more = nb + 2u * HURRAY_FILE_DEFAULT_ALIGNMENT;
+      hint = more > UINT64_MAX - hint ? UINT64_MAX : hint + more;
+    }
+    if (hint > ((uint64_t)1 << 40)) hint = 0; /* nonsense: grow as written */
+  }
+  void *image = NULL;
+  uint64_t image_size = 0;
   HurrayFileWriter *w = NULL;
   HurrayError err;
   hurray_error_clear(&err);
@@ -661,7 +765,8 @@ static PyObject *m_save(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
   int stage = 0; /* 0 open, 1 tensor, 2 kv, 3 finish */
   size_t at = 0;
   Py_BEGIN_ALLOW_THREADS
-  rc = hurray_file_writer_open(p, &wopt, &w, &err);
+  rc = to_memory ? hurray_file_writer_open_memory(&wopt, hint, &w, &err)
+                 : hurray_file_writer_open(p, &wopt, &w, &err);
   if (rc == HURRAY_OK) {
     stage = 1;
     for (at = 0; rc == HURRAY_OK && at < (size_t)n; at++) {
@@ -678,21 +783,25 @@ static PyObject *m_save(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
   }
   if (rc == HURRAY_OK) {
     stage = 3;
-    rc = hurray_file_writer_finish(w, &err);
+    rc = to_memory ? hurray_file_writer_finish_memory(w, &image, &image_size, &err)
+                   : hurray_file_writer_finish(w, &err);
   }
-  hurray_file_writer_destroy(&w); /* removes the temporary file unless finished */
+  hurray_file_writer_destroy(&w); /* removes the temporary file (or image) unless finished */
   Py_END_ALLOW_THREADS
   if (rc != HURRAY_OK) {
     char ctx[220];
     if (stage == 1) {
       const SaveJob *j = &jobs[at - 1];
-      PyOS_snprintf(ctx, sizeof ctx, "save: tensor '%.*s'",
+      PyOS_snprintf(ctx, sizeof ctx, "%s: tensor '%.*s'", op,
                     (int)(j->name_len > 120 ? 120 : j->name_len), j->name);
       hrpy_raise_status(st, rc, &err, ctx);
     } else if (stage == 2) {
-      PyOS_snprintf(ctx, sizeof ctx, "save: kv['%.*s']",
+      PyOS_snprintf(ctx, sizeof ctx, "%s: kv['%.*s']", op,
                     (int)(kv.key_lens[at - 1] > 120 ? 120 : kv.key_lens[at - 1]),
                     kv.keys[at - 1]);
+      hrpy_raise_status(st, rc, &err, ctx);
+    } else if (to_memory) {
+      PyOS_snprintf(ctx, sizeof ctx, "%s: the file image", op);
       hrpy_raise_status(st, rc, &err, ctx);
     } else {
       PyOS_snprintf(ctx, sizeof ctx, "save: '%.150s'", p);
@@ -700,13 +809,31 @@ static PyObject *m_save(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
     }
     goto done;
   }
-  result = Py_NewRef(Py_None);
+  if (to_memory) {
+    /* one copy, into the bytes object a caller of safetensors' save() expects */
+    result = image_size <= (uint64_t)PY_SSIZE_T_MAX
+                 ? PyBytes_FromStringAndSize(image, (Py_ssize_t)image_size)
+                 : PyErr_NoMemory();
+    hurray_free(image);
+  } else {
+    result = Py_NewRef(Py_None);
+  }
 done:
   hrpy_kv_list_free(&kv);
   hrpy_arena_free(&arena);
   Py_XDECREF(items);
   Py_XDECREF(path);
   return result;
+}
+
+static PyObject *m_save(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
+                        PyObject *kwnames) {
+  return save_impl(m, args, nargs, kwnames, false);
+}
+
+static PyObject *m_save_bytes(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
+                              PyObject *kwnames) {
+  return save_impl(m, args, nargs, kwnames, true);
 }
 
 /* ---- hurray.File: the lazy reader --------------------------------------------------- */
@@ -1128,6 +1255,14 @@ static PyMethodDef file_module_methods[] = {
      "descriptors in relay mode (unknown and private tags kept). verify=True first checks every "
      "structural rule and the data checksums the file carries (FileError naming the damaged "
      "tensor and its byte offset)."},
+    {"save_bytes", FASTKW(m_save_bytes),
+     "save_bytes(tensors, *, kv=None, checksums=True)\n--\n\nThe .hrry file image save() would "
+     "write for `tensors` and `kv`, as bytes, made in memory: no file system is involved."},
+    {"_load_bytes_with_views", FASTKW(m_load_bytes_with_views),
+     "_load_bytes_with_views(data, *, names=None, permissive=False, verify=False)\n--\n\nload() "
+     "of a .hrry file image held in memory (bytes, bytearray, memoryview), each tensor copied "
+     "into memory of its own; returns (tensors, the 'hurray.views' KV value or None). No file "
+     "system is involved."},
     {"_load_with_views", FASTKW(m_load_with_views),
      "_load_with_views(path, *, names=None, mmap=True, permissive=False, verify=False)\n--\n\nload(), "
      "returning (tensors, the 'hurray.views' KV value or None) from one open of the file."},
