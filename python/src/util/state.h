@@ -9,7 +9,7 @@
  *
  * Layer 0 (util/): included by every file of the extension. The fields are
  * filled by the init function of the file that owns each class (named beside
- * each field) and cleared by module.c.
+ * each field) and cleared by module/module.c.
  */
 #ifndef HURRAY_PY_UTIL_STATE_H
 #define HURRAY_PY_UTIL_STATE_H
@@ -27,7 +27,7 @@ typedef struct HrpyState {
   /* classes */
   PyTypeObject *DtypeType;          /* core/dtype.c */
   PyTypeObject *DeviceType;         /* core/device.c */
-  PyTypeObject *TensorType;         /* tensor.c (object: core/tensor.c) */
+  PyTypeObject *TensorType;         /* module/tensor_class.c (object: core/tensor.c) */
   PyTypeObject *BufferHandleType;   /* types/buffer_handle.c */
   PyTypeObject *DescriptorType;     /* types/descriptor.c */
   PyTypeObject *LayoutType;         /* types/layout.c: hurray.Layout, the base */
@@ -81,7 +81,7 @@ typedef struct HrpyState {
   PyObject *display_composite; /* hurray._display.composite_repr */
   PyObject *simple_namespace;  /* types.SimpleNamespace */
   PyObject *sparse_module;     /* hurray._sparse (to_scipy) */
-  /* interned strings (module.c) */
+  /* interned strings (module/module.c) */
   PyObject *s_dlpack;          /* "__dlpack__" */
   PyObject *s_max_version;
   PyObject *s_copy;

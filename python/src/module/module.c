@@ -1,5 +1,5 @@
 /*
- * module.c - the hurray._hurray extension module: multi-phase init, module
+ * module/module.c - the hurray._hurray extension module: multi-phase init, module
  * state, constants and the module-level functions.
  */
 #include "util/state.h"
@@ -18,7 +18,7 @@
 #include "io/slice.h"
 #include "io/stream.h"
 #include "io/writer.h"
-#include "tensor.h"
+#include "module/tensor_class.h"
 #include "types/composite.h"
 #include "types/creation.h"
 #include "types/descriptor.h"

@@ -1,6 +1,6 @@
 /*
- * tensor.c - the Python class hurray.Tensor: a descriptor plus the buffers it
- * describes (top layer).
+ * module/tensor_class.c - the Python class hurray.Tensor: a descriptor plus the buffers it
+ * describes (top layer, module/).
  *
  * What a tensor is (the object, its buffers, every way to build one) is the
  * core's (core/tensor.h). This file assembles the class users see: the
@@ -9,7 +9,7 @@
  * interop/dlpack.c, the native protocol: interop/native.c, sparse views:
  * interop/sparse.c).
  */
-#include "tensor.h"
+#include "module/tensor_class.h"
 
 #include <string.h>
 
