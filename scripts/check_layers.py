@@ -30,6 +30,8 @@ script checks that this is so, and what a compiler cannot see:
   4. Includes the include path cannot refuse: a header named *_internal.h only
      from its own folder, and no include that climbs out of its folder with
      "..": a quoted include is looked up beside the including file first.
+  5. The extension imports no module of the Python package (hurray.*): the
+     package lends what the extension needs at import (_register_hooks).
 
   scripts/check_layers.py BUILD_DIR     check the build and objects under BUILD_DIR
   scripts/check_layers.py --self-test   prove each rule of 2-4 fails on a bad graph
@@ -158,6 +160,19 @@ def check_includes(sources):
             if target.name.endswith("_internal.h") and target.parent != here.parent:
                 problems.append(f"{rel} includes {inc}, private to {target.parent}/")
     return problems
+
+
+# an import call whose module argument is a string naming hurray or a module of it
+PACKAGE_IMPORT = re.compile(
+    r'\b(PyImport_ImportModule\w*|PyImport_Import|hrpy_lazy_attr)\s*\([^;]*?"(hurray(?:\.\w+)*)"',
+    re.S)
+
+
+def check_imports(sources):
+    """sources: {rel path: text}. Rule 5."""
+    return [f"{rel} imports {m.group(2)} ({m.group(1)}): the package registers what the "
+            f"extension needs instead (_register_hooks, module/module.c)"
+            for rel, text in sorted(sources.items()) for m in PACKAGE_IMPORT.finditer(text)]
 
 
 def compile_commands(build):
@@ -304,8 +319,12 @@ def self_test():
                           "types/y.c": '#include "core/tensor_internal.h"\n',
                           "util/bytes.c": "#include <string.h>\n#include <../io/file.h>\n"})
     assert len(inc) == 3 and any("util/bytes.c" in p and "io/file.h" in p for p in inc), inc
+    imp = check_imports({"types/c.c": 'f = hrpy_lazy_attr(&st->x, "hurray._display", "r");\n',
+                         "io/d.c": 'm = PyImport_ImportModule("hurray");\n',
+                         "interop/e.c": 'm = PyImport_ImportModule("numpy");\n'})
+    assert len(imp) == 2 and any("hurray._display" in p for p in imp), imp
     print("check_layers self-test: ok (an upward call, two cycles and three bad includes "
-          "caught, one of them through angle brackets; the build's own refusal of upward "
+          "caught, one of them through angle brackets; two imports of the package caught; the build's own refusal of upward "
           "includes is proved by compiling probes when a build folder is checked)")
     return 0
 
@@ -326,7 +345,8 @@ def main():
     for rel in sources:
         layer_of(rel)  # a file in no layer fails here
     built, probes = check_build(build)
-    problems = built + check_graph(call_graph(objects)) + check_includes(sources)
+    problems = (built + check_graph(call_graph(objects)) + check_includes(sources)
+                + check_imports(sources))
     if problems:
         print("python/src layering: FAILED")
         for p in problems:
@@ -334,7 +354,7 @@ def main():
         return 1
     edges = sum(len(v) for v in call_graph(objects).values())
     print(f"python/src layering: ok ({len(objects)} files, {edges} cross-file call edges, "
-          f"no upward call, no cycle; the build refuses upward includes: {probes} probes "
+          f"no upward call, no cycle, no import of the package; the build refuses upward includes: {probes} probes "
           f"compiled)")
     return 0
 

@@ -2,7 +2,7 @@
 
 import builtins
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import EllipsisType
 from typing import Any, Final, Literal, final
 
@@ -651,6 +651,10 @@ def open(
     path: StrPath, *, mmap: MmapMode = True, permissive: bool = False,
     max_kv_memory: int | None = 268435456,
 ) -> File: ...
+def _register_hooks(
+    *, tensor_repr: Callable[[Tensor], str], tensor_str: Callable[[Tensor], str],
+    composite_repr: Callable[..., str], to_scipy: Callable[[Tensor], Any],
+) -> None: ...
 def save_bytes(
     tensors: Mapping[str, Tensor | Composite], *,
     kv: Mapping[str, KvValue | tuple[KvScalar, ...]] | None = None, checksums: bool = True,

@@ -18,8 +18,8 @@
 #include "core/buffer.h"
 #include "core/tensor.h"
 #include "util/args.h"
+#include "util/atomic.h"
 #include "util/errors.h"
-#include "util/runtime.h"
 
 #include <string.h>
 
@@ -111,9 +111,12 @@ PyObject *hrpy_tensor_col_ptr(PyObject *self, void *closure) {
 PyObject *hrpy_tensor_to_scipy(PyObject *self, PyObject *unused) {
   (void)unused;
   HrpyState *st = hrpy_state_of(self);
-  PyObject *mod = hrpy_lazy_attr(&st->sparse_module, "hurray._sparse", NULL);
-  if (mod == NULL) return NULL;
-  return PyObject_CallMethod(mod, "to_scipy", "(O)", self);
+  PyObject *fn = hrpy_peek(&st->hook_to_scipy); /* hurray._sparse.to_scipy, lent at import */
+  if (fn == NULL)
+    return PyErr_Format(PyExc_RuntimeError,
+                        "to_scipy: the hurray package has not registered its SciPy conversion "
+                        "(import hurray, not hurray._hurray alone)");
+  return PyObject_CallOneArg(fn, self);
 }
 
 /* ---- COO order ------------------------------------------------------------------ */

@@ -27,6 +27,7 @@
 #include "types/quantize.h"
 #include "types/sections.h"
 #include "util/args.h"
+#include "util/atomic.h"
 #include "util/errors.h"
 
 #include <stdlib.h>
@@ -118,10 +119,35 @@ static PyObject *m_layout_tag_kind(PyObject *m, PyObject *arg) {
 
 #define FASTKW(f) (PyCFunction)(void (*)(void))(f), METH_FASTCALL | METH_KEYWORDS
 
+/* _register_hooks(*, tensor_repr, tensor_str, composite_repr, to_scipy): what
+ * the package lends the extension (util/state.h), called once by
+ * hurray/__init__.py. The first registration stays (another thread may be
+ * calling a hook: a slot is never replaced). */
+static PyObject *m_register_hooks(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
+                                  PyObject *kwnames) {
+  static const char *const names[] = {"tensor_repr", "tensor_str", "composite_repr",
+                                      "to_scipy", NULL};
+  PyObject *a[4];
+  if (hrpy_parse_args("_register_hooks", args, nargs, kwnames, names, 0, 4, a) < 0)
+    return NULL;
+  for (int i = 0; i < 4; i++)
+    if (a[i] == NULL || !PyCallable_Check(a[i]))
+      return PyErr_Format(PyExc_TypeError, "_register_hooks: %s must be callable", names[i]);
+  HrpyState *st = hrpy_state_of_module(m);
+  PyObject **slots[4] = {&st->hook_tensor_repr, &st->hook_tensor_str, &st->hook_composite_repr,
+                         &st->hook_to_scipy};
+  for (int i = 0; i < 4; i++) (void)hrpy_publish(slots[i], Py_NewRef(a[i]));
+  Py_RETURN_NONE;
+}
+
 static PyMethodDef module_methods[] = {
     {"buffer_size_bytes", FASTKW(m_buffer_size_bytes),
      "buffer_size_bytes(dtype, count)\n--\n\nBytes needed to store `count` packed elements "
      "of `dtype` (sub-byte types packed LSB-first; 6-bit types in 3-byte groups)."},
+    {"_register_hooks", FASTKW(m_register_hooks),
+     "_register_hooks(*, tensor_repr, tensor_str, composite_repr, to_scipy)\n--\n\nWhat the "
+     "package lends the extension (repr and str of tensors and composites, the SciPy "
+     "conversion); called once by hurray/__init__.py."},
     {"_exception_for", m_exception_for, METH_O,
      "_exception_for(status, /)\n--\n\nThe exception class a C status code raises (tests)."},
 #ifdef HRPY_SANITIZER_PROBE
@@ -280,11 +306,11 @@ static int module_traverse(PyObject *m, visitproc visit, void *arg) {
   Py_VISIT(st->numpy);
   for (int i = 0; i < 256; i++) Py_VISIT(st->np_dtypes[i]);
   Py_VISIT(st->ndarray_type);
-  Py_VISIT(st->display_repr);
-  Py_VISIT(st->display_str);
+  Py_VISIT(st->hook_tensor_repr);
+  Py_VISIT(st->hook_tensor_str);
   Py_VISIT(st->simple_namespace);
-  Py_VISIT(st->sparse_module);
-  Py_VISIT(st->display_composite);
+  Py_VISIT(st->hook_to_scipy);
+  Py_VISIT(st->hook_composite_repr);
   return 0;
 }
 
@@ -326,11 +352,11 @@ static int module_clear(PyObject *m) {
   Py_CLEAR(st->numpy);
   for (int i = 0; i < 256; i++) Py_CLEAR(st->np_dtypes[i]);
   Py_CLEAR(st->ndarray_type);
-  Py_CLEAR(st->display_repr);
-  Py_CLEAR(st->display_str);
+  Py_CLEAR(st->hook_tensor_repr);
+  Py_CLEAR(st->hook_tensor_str);
   Py_CLEAR(st->simple_namespace);
-  Py_CLEAR(st->sparse_module);
-  Py_CLEAR(st->display_composite);
+  Py_CLEAR(st->hook_to_scipy);
+  Py_CLEAR(st->hook_composite_repr);
   Py_CLEAR(st->s_dlpack);
   Py_CLEAR(st->s_max_version);
   Py_CLEAR(st->s_copy);

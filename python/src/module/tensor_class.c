@@ -28,8 +28,8 @@
 #include "types/quantize.h"
 #include "types/sections.h"
 #include "util/args.h"
+#include "util/atomic.h"
 #include "util/errors.h"
-#include "util/runtime.h"
 
 #define F(o) hrpy_tensor_fields(o)
 
@@ -582,11 +582,20 @@ static PyMethodDef tensor_methods[] = {
 
 /* ---- repr / str (formatting lives in hurray/_display.py) -------------------- */
 
+/* The package's formatter (registered at its import), or, before that, the
+ * dtype and shape alone: a repr never fails for want of the package. */
 static PyObject *display_call(PyObject *s, bool repr) {
   HrpyState *st = hrpy_state_of(s);
-  PyObject *fn = repr ? hrpy_lazy_attr(&st->display_repr, "hurray._display", "tensor_repr")
-                      : hrpy_lazy_attr(&st->display_str, "hurray._display", "tensor_str");
-  return fn != NULL ? PyObject_CallOneArg(fn, s) : NULL;
+  PyObject *fn = hrpy_peek(repr ? &st->hook_tensor_repr : &st->hook_tensor_str);
+  if (fn != NULL) return PyObject_CallOneArg(fn, s);
+  PyObject *dtype = PyObject_GetAttrString(s, "dtype");
+  PyObject *shape = dtype != NULL ? PyObject_GetAttrString(s, "shape") : NULL;
+  PyObject *r = shape != NULL ? PyUnicode_FromFormat("hurray.Tensor(dtype=%S, shape=%R)", dtype,
+                                                     shape)
+                              : NULL;
+  Py_XDECREF(dtype);
+  Py_XDECREF(shape);
+  return r;
 }
 static PyObject *tensor_repr(PyObject *s) { return display_call(s, true); }
 static PyObject *tensor_str(PyObject *s) { return display_call(s, false); }

@@ -28,8 +28,8 @@
 #include "types/layout.h"
 #include "types/sections.h"
 #include "util/args.h"
+#include "util/atomic.h"
 #include "util/errors.h"
-#include "util/runtime.h"
 
 #include <string.h>
 
@@ -485,10 +485,13 @@ static PyObject *composite_richcompare(PyObject *a, PyObject *b, int op) {
 
 /* ---- repr (hurray._display), pickling, lifetime ------------------------------------- */
 
+/* The package's formatter (registered at its import), or, before that, the
+ * rule and the member count alone. */
 static PyObject *composite_repr(PyObject *s) {
   HrpyState *st = hrpy_state_of(s);
-  PyObject *fn = hrpy_lazy_attr(&st->display_composite, "hurray._display", "composite_repr");
-  return fn != NULL ? PyObject_CallOneArg(fn, s) : NULL;
+  PyObject *fn = hrpy_peek(&st->hook_composite_repr);
+  if (fn != NULL) return PyObject_CallOneArg(fn, s);
+  return PyUnicode_FromFormat("hurray.Composite(<%u members>)", (unsigned)C(s)->count);
 }
 
 /* Pickling: (_rebuild_composite, (head bytes, members, permissive)); each

@@ -76,11 +76,15 @@ typedef struct HrpyState {
   PyObject *np_dtypes[256];
   PyObject *ndarray_type;      /* numpy.ndarray, once from_numpy met one (interop/ndarray.c) */
   int nd_header;               /* interop/ndarray.c: 1 header layout proven, -1 not, 0 unknown */
-  PyObject *display_repr;      /* hurray._display.tensor_repr */
-  PyObject *display_str;       /* hurray._display.tensor_str */
-  PyObject *display_composite; /* hurray._display.composite_repr */
   PyObject *simple_namespace;  /* types.SimpleNamespace */
-  PyObject *sparse_module;     /* hurray._sparse (to_scipy) */
+  /* What the Python package lends the extension, registered once when the
+   * package is imported (hurray/__init__.py calls _hurray._register_hooks;
+   * module/module.c): the extension imports no module of the package. NULL
+   * until then: repr falls back to a plain form, to_scipy says so. */
+  PyObject *hook_tensor_repr;    /* hurray._display.tensor_repr */
+  PyObject *hook_tensor_str;     /* hurray._display.tensor_str */
+  PyObject *hook_composite_repr; /* hurray._display.composite_repr */
+  PyObject *hook_to_scipy;       /* hurray._sparse.to_scipy */
   /* interned strings (module/module.c) */
   PyObject *s_dlpack;          /* "__dlpack__" */
   PyObject *s_max_version;
