@@ -13,6 +13,7 @@
 
 #include "core/device.h"
 #include "util/args.h"
+#include "core/state.h"
 
 typedef struct {
   PyObject_HEAD
@@ -25,7 +26,7 @@ typedef struct {
 
 PyObject *hrpy_buffer_handle_new(HrpyState *st, uint32_t index, const HurrayBufferHandle *h,
                                 PyObject *device) {
-  HrpyBufferHandle *b = PyObject_GC_New(HrpyBufferHandle, st->BufferHandleType);
+  HrpyBufferHandle *b = PyObject_GC_New(HrpyBufferHandle, st->core->BufferHandleType);
   if (b == NULL) return NULL;
   b->index = index;
   b->h = *h;
@@ -230,8 +231,8 @@ static PyType_Spec bh_spec = {
 };
 
 int hrpy_buffer_handle_init(PyObject *m, HrpyState *st) {
-  st->BufferHandleType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &bh_spec, NULL);
-  if (st->BufferHandleType == NULL) return -1;
+  st->core->BufferHandleType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &bh_spec, NULL);
+  if (st->core->BufferHandleType == NULL) return -1;
   if (PyModule_AddFunctions(m, bh_module_methods) < 0) return -1;
-  return PyModule_AddType(m, st->BufferHandleType);
+  return PyModule_AddType(m, st->core->BufferHandleType);
 }

@@ -16,6 +16,7 @@
 #include "core/dtype.h"
 #include "util/bytes.h"
 #include "util/errors.h"
+#include "core/state.h"
 
 
 /* The one block behind a lazily described tensor's `bufs`: its buffer, then
@@ -118,7 +119,7 @@ PyObject *hrpy_tensor_build_ex(HrpyState *st, uint8_t type_tag, uint32_t rank,
     hrpy_raise_status(st, rc, &err, context);
     goto fail;
   }
-  t = PyObject_GC_New(HrpyTensor, st->TensorType);
+  t = PyObject_GC_New(HrpyTensor, st->core->TensorType);
   if (t == NULL) {
     HRPY_CANNOT_FAIL(hurray_descriptor_destroy(desc));
     goto fail;
@@ -196,7 +197,7 @@ PyObject *hrpy_tensor_new_dense(HrpyState *st, uint8_t type_tag, uint32_t rank,
     return hrpy_tensor_build(st, type_tag, rank, shape, &lay, 0, device, b, 1, context);
   }
   PyObject *dtype = hrpy_dtype_from_tag(st, type_tag);
-  HrpyTensor *t = dtype != NULL ? PyObject_GC_New(HrpyTensor, st->TensorType) : NULL;
+  HrpyTensor *t = dtype != NULL ? PyObject_GC_New(HrpyTensor, st->core->TensorType) : NULL;
   if (t == NULL) {
     Py_XDECREF(dtype);
     PyMem_Free(blk);
@@ -311,7 +312,7 @@ PyObject *hrpy_tensor_from_descriptor_on(HrpyState *st, const HurrayDescriptor *
   } else if (nbuf > 0) {
     device = hrpy_device_new(st, f.buffers[0].device_tag, f.buffers[0].memory_class, 0);
   } else {
-    device = Py_NewRef(st->cpu);
+    device = Py_NewRef(st->core->cpu);
   }
   if (device == NULL) goto done;
   align = nbuf <= 4 ? align_small : PyMem_Malloc(nbuf * sizeof *align);

@@ -12,6 +12,7 @@
 
 #include "util/args.h"
 #include "util/errors.h"
+#include "core/state.h"
 
 typedef struct {
   PyObject_HEAD
@@ -74,7 +75,7 @@ static int parse_tag(HrpyState *st, PyObject *obj, bool is_class, uint8_t *out) 
 }
 
 static PyObject *device_alloc(HrpyState *st, uint8_t tag, uint8_t mc, int32_t id) {
-  HrpyDevice *d = PyObject_New(HrpyDevice, st->DeviceType);
+  HrpyDevice *d = PyObject_New(HrpyDevice, st->core->DeviceType);
   if (d == NULL) return NULL;
   d->tag = tag;
   d->memory_class = mc;
@@ -83,8 +84,8 @@ static PyObject *device_alloc(HrpyState *st, uint8_t tag, uint8_t mc, int32_t id
 }
 
 PyObject *hrpy_device_new(HrpyState *st, uint8_t tag, uint8_t mc, int32_t id) {
-  if (tag == HURRAY_DEVICE_CPU && mc == HURRAY_MEMORY_STANDARD && id == 0 && st->cpu != NULL) {
-    return Py_NewRef(st->cpu);
+  if (tag == HURRAY_DEVICE_CPU && mc == HURRAY_MEMORY_STANDARD && id == 0 && st->core->cpu != NULL) {
+    return Py_NewRef(st->core->cpu);
   }
   return device_alloc(st, tag, mc, id);
 }
@@ -288,11 +289,11 @@ static PyMethodDef device_table_def = {
     "_device_table()\n--\n\nDict of the named devices (standard memory, device 0)."};
 
 int hrpy_device_init(PyObject *m, HrpyState *st) {
-  st->DeviceType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &device_spec, NULL);
-  if (st->DeviceType == NULL) return -1;
-  if (PyModule_AddType(m, st->DeviceType) < 0) return -1;
-  st->cpu = device_alloc(st, HURRAY_DEVICE_CPU, HURRAY_MEMORY_STANDARD, 0);
-  if (st->cpu == NULL) return -1;
+  st->core->DeviceType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &device_spec, NULL);
+  if (st->core->DeviceType == NULL) return -1;
+  if (PyModule_AddType(m, st->core->DeviceType) < 0) return -1;
+  st->core->cpu = device_alloc(st, HURRAY_DEVICE_CPU, HURRAY_MEMORY_STANDARD, 0);
+  if (st->core->cpu == NULL) return -1;
   PyObject *fn = PyCFunction_NewEx(&device_table_def, m, NULL);
   if (fn == NULL) return -1;
   int rc = PyModule_AddObjectRef(m, "_device_table", fn);

@@ -16,6 +16,7 @@
 #include "util/args.h"
 #include "util/atomic.h"
 #include "util/errors.h"
+#include "core/state.h"
 
 #include <string.h>
 
@@ -32,7 +33,7 @@ static bool is_private_tag(uint8_t tag) {
 }
 
 static PyObject *dtype_create(HrpyState *st, uint8_t tag) {
-  HrpyDtype *d = PyObject_New(HrpyDtype, st->DtypeType);
+  HrpyDtype *d = PyObject_New(HrpyDtype, st->core->DtypeType);
   if (d == NULL) return NULL;
   d->tag = tag;
   d->info = hurray_dtype_info(tag);
@@ -40,7 +41,7 @@ static PyObject *dtype_create(HrpyState *st, uint8_t tag) {
 }
 
 PyObject *hrpy_dtype_from_tag(HrpyState *st, uint8_t tag) {
-  PyObject *d = hrpy_peek(&st->dtypes[tag]);
+  PyObject *d = hrpy_peek(&st->core->dtypes[tag]);
   if (d != NULL && (DTYPE_SELF(d)->info != NULL || is_private_tag(tag))) return Py_NewRef(d);
   if (!is_private_tag(tag)) {
     const char *kind;
@@ -58,7 +59,7 @@ PyObject *hrpy_dtype_from_tag(HrpyState *st, uint8_t tag) {
     return hrpy_raise(st->InvalidDescriptorError,
                      "element type tag 0x%02x is %s: it names no type", (unsigned)tag, kind);
   }
-  return Py_XNewRef(hrpy_publish(&st->dtypes[tag], dtype_create(st, tag)));
+  return Py_XNewRef(hrpy_publish(&st->core->dtypes[tag], dtype_create(st, tag)));
 }
 
 PyObject *hrpy_dtype_relayed(HrpyState *st, uint8_t tag) {
@@ -66,9 +67,9 @@ PyObject *hrpy_dtype_relayed(HrpyState *st, uint8_t tag) {
   if (hurray_dtype_info(tag) != NULL || is_private_tag(tag) ||
       (k != HURRAY_TAG_RESERVED && k != HURRAY_TAG_UNASSIGNED))
     return hrpy_dtype_from_tag(st, tag);
-  PyObject *d = hrpy_peek(&st->dtypes[tag]);
+  PyObject *d = hrpy_peek(&st->core->dtypes[tag]);
   if (d != NULL) return Py_NewRef(d);
-  return Py_XNewRef(hrpy_publish(&st->dtypes[tag], dtype_create(st, tag)));
+  return Py_XNewRef(hrpy_publish(&st->core->dtypes[tag], dtype_create(st, tag)));
 }
 
 /* ---- what dtype= accepts ------------------------------------------------------
@@ -524,8 +525,8 @@ static PyObject *dtype_table(PyObject *m, PyObject *unused) {
   if (d == NULL) return NULL;
   for (int tag = 0; tag < 256; tag++) {
     const HurrayDtypeInfo *i = hurray_dtype_info((uint8_t)tag);
-    if (i == NULL || st->dtypes[tag] == NULL) continue;
-    if (PyDict_SetItemString(d, i->name, st->dtypes[tag]) < 0) {
+    if (i == NULL || st->core->dtypes[tag] == NULL) continue;
+    if (PyDict_SetItemString(d, i->name, st->core->dtypes[tag]) < 0) {
       Py_DECREF(d);
       return NULL;
     }
@@ -538,13 +539,13 @@ static PyMethodDef dtype_table_def = {
     "_dtype_table()\n--\n\nDict of every named element type: name -> Dtype singleton."};
 
 int hrpy_dtype_init(PyObject *m, HrpyState *st) {
-  st->DtypeType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &dtype_spec, NULL);
-  if (st->DtypeType == NULL) return -1;
-  if (PyModule_AddType(m, st->DtypeType) < 0) return -1;
+  st->core->DtypeType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &dtype_spec, NULL);
+  if (st->core->DtypeType == NULL) return -1;
+  if (PyModule_AddType(m, st->core->DtypeType) < 0) return -1;
   for (int tag = 0; tag < 256; tag++) {
     if (hurray_dtype_info((uint8_t)tag) == NULL) continue;
-    st->dtypes[tag] = dtype_create(st, (uint8_t)tag);
-    if (st->dtypes[tag] == NULL) return -1;
+    st->core->dtypes[tag] = dtype_create(st, (uint8_t)tag);
+    if (st->core->dtypes[tag] == NULL) return -1;
   }
   PyObject *fn = PyCFunction_NewEx(&dtype_table_def, m, NULL);
   if (fn == NULL) return -1;

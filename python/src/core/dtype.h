@@ -6,6 +6,7 @@
 #define HURRAY_PY_CORE_DTYPE_H
 
 #include "util/state.h"
+#include "core/state.h"
 
 int hrpy_dtype_init(PyObject *m, HrpyState *st);
 /* The singleton for a tag (new reference); InvalidDescriptorError for tags
@@ -18,7 +19,7 @@ PyObject *hrpy_dtype_relayed(HrpyState *st, uint8_t tag);
  * InvalidDescriptorError otherwise. */
 int hrpy_dtype_converter(HrpyState *st, PyObject *obj, uint8_t *out_tag);
 static inline int hrpy_dtype_check(HrpyState *st, PyObject *o) {
-  return Py_IS_TYPE(o, st->DtypeType);
+  return Py_IS_TYPE(o, st->core->DtypeType);
 }
 
 #endif /* HURRAY_PY_CORE_DTYPE_H */

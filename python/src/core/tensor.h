@@ -10,11 +10,12 @@
 #define HURRAY_PY_CORE_TENSOR_H
 
 #include "core/buffer.h"
+#include "core/state.h"
 
 typedef struct HrpyTensor HrpyTensor;
 
 static inline int hrpy_tensor_check(HrpyState *st, PyObject *o) {
-  return Py_IS_TYPE(o, st->TensorType);
+  return Py_IS_TYPE(o, st->core->TensorType);
 }
 
 /* Creates the Tensor type from the surface slots the caller gives (doc, new,

@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "interop/dlpack_abi.h"
+#include "interop/state.h"
 
 
 static const char NAME_LEGACY[] = "dltensor";
@@ -428,7 +429,7 @@ static bool device_of_dl(int32_t type, uint8_t *tag, uint8_t *mc) {
 /* Calls obj.__dlpack__(max_version=(1, 1)[, copy=False]); on TypeError, retries
  * without keywords (producers that predate DLPack 1.0). */
 static PyObject *call_producer(HrpyState *st, PyObject *obj, int copy) {
-  PyObject *meth = PyObject_GetAttr(obj, st->s_dlpack);
+  PyObject *meth = PyObject_GetAttr(obj, st->interop->s_dlpack);
   if (meth == NULL) {
     if (PyErr_ExceptionMatches(PyExc_AttributeError)) {
       PyErr_Clear();
@@ -441,8 +442,8 @@ static PyObject *call_producer(HrpyState *st, PyObject *obj, int copy) {
   PyObject *kw = PyDict_New();
   PyObject *ver = Py_BuildValue("(II)", HRPY_DLPACK_MAJOR, HRPY_DLPACK_MINOR);
   PyObject *cap = NULL;
-  if (kw != NULL && ver != NULL && PyDict_SetItem(kw, st->s_max_version, ver) == 0 &&
-      (copy != 0 || PyDict_SetItem(kw, st->s_copy, Py_False) == 0)) {
+  if (kw != NULL && ver != NULL && PyDict_SetItem(kw, st->interop->s_max_version, ver) == 0 &&
+      (copy != 0 || PyDict_SetItem(kw, st->interop->s_copy, Py_False) == 0)) {
     PyObject *empty = PyTuple_New(0);
     if (empty != NULL) {
       cap = PyObject_Call(meth, empty, kw);
@@ -796,7 +797,7 @@ PyObject *hrpy_tensor_to_torch(PyObject *self, PyObject *unused) {
      * which torch cannot take, is copied by __dlpack__ itself.) */
     PyObject *kw = Py_BuildValue("{s:O,s:(II)}", "copy", Py_True, "max_version",
                                  HRPY_DLPACK_MAJOR, HRPY_DLPACK_MINOR);
-    PyObject *meth = kw != NULL ? PyObject_GetAttr(self, st->s_dlpack) : NULL;
+    PyObject *meth = kw != NULL ? PyObject_GetAttr(self, st->interop->s_dlpack) : NULL;
     PyObject *empty = meth != NULL ? PyTuple_New(0) : NULL;
     PyObject *cap = empty != NULL ? PyObject_Call(meth, empty, kw) : NULL;
     Py_XDECREF(kw);

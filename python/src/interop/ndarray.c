@@ -37,6 +37,8 @@
 #include "util/atomic.h"
 #include "util/bytes.h"
 #include "util/runtime.h"
+#include "core/state.h"
+#include "interop/state.h"
 
 #include <string.h>
 
@@ -237,12 +239,12 @@ static bool probe_one(PyObject *np_dtype, PyObject *arr, int type_num, char kind
   return ok;
 }
 
-/* Proves the header layout once (st->nd_header: 1 proven, -1 not). */
+/* Proves the header layout once (st->interop->nd_header: 1 proven, -1 not). */
 static bool header_proven(HrpyState *st) {
-  int known = hrpy_load_int(&st->nd_header);
+  int known = hrpy_load_int(&st->interop->nd_header);
   if (known != 0) return known > 0;
   /* other threads take the struct way while this one proves the header */
-  hrpy_store_int(&st->nd_header, -1);
+  hrpy_store_int(&st->interop->nd_header, -1);
   PyObject *np = hrpy_numpy(st);
   if (np == NULL) {
     PyErr_Clear();
@@ -274,7 +276,7 @@ static bool header_proven(HrpyState *st) {
   Py_XDECREF(c);
   Py_XDECREF(dtype);
   PyErr_Clear();
-  if (ok) hrpy_store_int(&st->nd_header, 1);
+  if (ok) hrpy_store_int(&st->interop->nd_header, 1);
   return ok;
 }
 
@@ -282,7 +284,7 @@ static bool header_proven(HrpyState *st) {
 
 /* *cap receives the capsule to release once the data pointer is taken. */
 static bool struct_plain(HrpyState *st, PyObject *obj, Plain *p, PyObject **cap) {
-  *cap = PyObject_GetAttr(obj, st->s_array_struct);
+  *cap = PyObject_GetAttr(obj, st->interop->s_array_struct);
   if (*cap == NULL) {
     PyErr_Clear();
     return false;
@@ -306,10 +308,10 @@ static bool struct_plain(HrpyState *st, PyObject *obj, Plain *p, PyObject **cap)
 /* True when obj is exactly a numpy.ndarray (NumPy is loaded if one exists). */
 static bool is_exact_ndarray(HrpyState *st, PyObject *obj) {
   PyTypeObject *tp = Py_TYPE(obj);
-  PyObject *nd = hrpy_peek(&st->ndarray_type);
+  PyObject *nd = hrpy_peek(&st->interop->ndarray_type);
   if (nd == NULL) {
     if (strcmp(tp->tp_name, "numpy.ndarray") != 0) return false;
-    nd = hrpy_lazy_attr(&st->ndarray_type, "numpy", "ndarray");
+    nd = hrpy_lazy_attr(&st->interop->ndarray_type, "numpy", "ndarray");
     if (nd == NULL) {
       PyErr_Clear();
       return false;
@@ -342,7 +344,7 @@ bool hrpy_from_ndarray(HrpyState *st, PyObject *obj, int copy, const char *conte
     *out = NULL;
     return true;
   }
-  *out = hrpy_tensor_new_dense(st, p.tag, p.rank, p.shape, p.layout, st->cpu, &b, context);
+  *out = hrpy_tensor_new_dense(st, p.tag, p.rank, p.shape, p.layout, st->core->cpu, &b, context);
   return true;
 }
 
@@ -352,17 +354,17 @@ PyObject *hrpy_ndarray_path(PyObject *m, PyObject *mode) {
     if (!PyUnicode_Check(mode))
       return PyErr_Format(PyExc_TypeError, "mode must be a str or None");
     if (PyUnicode_CompareWithASCIIString(mode, "struct") == 0) {
-      hrpy_store_int(&st->nd_header, -1);
+      hrpy_store_int(&st->interop->nd_header, -1);
     } else if (PyUnicode_CompareWithASCIIString(mode, "auto") == 0) {
-      hrpy_store_int(&st->nd_header, 0);
+      hrpy_store_int(&st->interop->nd_header, 0);
     } else if (PyUnicode_CompareWithASCIIString(mode, "header") == 0) {
-      hrpy_store_int(&st->nd_header, 0);
+      hrpy_store_int(&st->interop->nd_header, 0);
       if (!header_proven(st))
         return PyErr_Format(PyExc_RuntimeError, "the ndarray header layout is not proven");
     } else {
       return PyErr_Format(PyExc_ValueError, "mode must be 'header', 'struct' or 'auto'");
     }
   }
-  return PyUnicode_FromString(hrpy_load_int(&st->nd_header) > 0 ? "header" : hrpy_load_int(&st->nd_header) < 0 ? "struct"
+  return PyUnicode_FromString(hrpy_load_int(&st->interop->nd_header) > 0 ? "header" : hrpy_load_int(&st->interop->nd_header) < 0 ? "struct"
                                                                                : "unproven");
 }

@@ -29,6 +29,8 @@
 #include "util/bytes.h"
 #include "util/errors.h"
 #include "util/runtime.h"
+#include "core/state.h"
+#include "interop/state.h"
 
 #include <string.h>
 
@@ -258,7 +260,7 @@ static void array_struct_dtor(PyObject *cap) {
 /* numpy.dtype for a tag with a typestr (borrowed from the state), made on
  * first use; NULL without an exception when NumPy cannot make it. */
 static PyObject *np_dtype_of(HrpyState *st, uint8_t tag, const char *typestr) {
-  PyObject *dt = hrpy_peek(&st->np_dtypes[tag]);
+  PyObject *dt = hrpy_peek(&st->interop->np_dtypes[tag]);
   if (dt != NULL) return dt;
   PyObject *np = hrpy_numpy(st);
   dt = np != NULL ? PyObject_CallMethod(np, "dtype", "(s)", typestr) : NULL;
@@ -266,7 +268,7 @@ static PyObject *np_dtype_of(HrpyState *st, uint8_t tag, const char *typestr) {
     PyErr_Clear();
     return NULL;
   }
-  dt = hrpy_publish(&st->np_dtypes[tag], dt);
+  dt = hrpy_publish(&st->interop->np_dtypes[tag], dt);
   return dt;
 }
 
@@ -371,7 +373,7 @@ static PyObject *bf16_array(HrpyState *st, PyObject *self) {
   PyObject *d = interface_dict(st, &view, HRPY_BO "u2", 2);
   PyObject *ns = NULL, *raw = NULL, *out = NULL;
   if (d == NULL) goto done;
-  PyObject *namespace_type = hrpy_lazy_attr(&st->simple_namespace, "types", "SimpleNamespace");
+  PyObject *namespace_type = hrpy_lazy_attr(&st->interop->simple_namespace, "types", "SimpleNamespace");
   if (namespace_type == NULL) goto done;
   {
     PyObject *kw = Py_BuildValue("{s:O,s:O}", "__array_interface__", d, "tensor", self);
@@ -762,9 +764,9 @@ PyObject *hrpy_from_numpy(PyObject *module, PyObject *const *args, Py_ssize_t na
     if (hrpy_buffer_apply_copy_policy(st, &b, 0, copy, true, ctx) < 0) goto fail;
   }
   if (strided)
-    return hrpy_tensor_build(st, tag, rank, shape, &lay, boff, st->cpu, &b, 1, ctx);
+    return hrpy_tensor_build(st, tag, rank, shape, &lay, boff, st->core->cpu, &b, 1, ctx);
   /* dense: the descriptor is built when first needed */
-  return hrpy_tensor_new_dense(st, tag, rank, shape, lay.tag, st->cpu, &b, ctx);
+  return hrpy_tensor_new_dense(st, tag, rank, shape, lay.tag, st->core->cpu, &b, ctx);
 fail:
   hrpy_buffer_release(&b);
   return NULL;

@@ -38,6 +38,7 @@
 #include "types/descriptor.h"
 #include "util/args.h"
 #include "util/errors.h"
+#include "interop/state.h"
 
 /* ---- the buffer exporter ----------------------------------------------------- */
 
@@ -102,7 +103,7 @@ static PyType_Spec exporter_spec = {
 
 /* A pickle.PickleBuffer over buffer i of t (new reference). */
 static PyObject *pickle_buffer(HrpyState *st, PyObject *t, uint32_t i) {
-  HrpyExporter *e = PyObject_GC_New(HrpyExporter, st->BufferExporterType);
+  HrpyExporter *e = PyObject_GC_New(HrpyExporter, st->interop->BufferExporterType);
   if (e == NULL) return NULL;
   e->tensor = Py_NewRef(t);
   e->index = i;
@@ -498,7 +499,7 @@ static PyMethodDef pickle_module_methods[] = {
 };
 
 int hrpy_pickle_init(PyObject *m, HrpyState *st) {
-  st->BufferExporterType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &exporter_spec, NULL);
-  if (st->BufferExporterType == NULL) return -1;
+  st->interop->BufferExporterType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &exporter_spec, NULL);
+  if (st->interop->BufferExporterType == NULL) return -1;
   return PyModule_AddFunctions(m, pickle_module_methods);
 }

@@ -38,6 +38,7 @@
 #include "util/bytes.h"
 #include "util/errors.h"
 #include "util/runtime.h"
+#include "io/state.h"
 
 #include <string.h>
 
@@ -1144,7 +1145,7 @@ static PyObject *m_open(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
     Py_DECREF(shown);
     return NULL;
   }
-  HrpyFile *fo = PyObject_New(HrpyFile, st->FileType);
+  HrpyFile *fo = PyObject_New(HrpyFile, st->io->FileType);
   if (fo == NULL) {
     hurray_file_close(&f);
     Py_DECREF(shown);
@@ -1285,8 +1286,8 @@ static PyMethodDef file_module_methods[] = {
 };
 
 int hrpy_file_init(PyObject *m, HrpyState *st) {
-  st->FileType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &file_spec, NULL);
-  if (st->FileType == NULL) return -1;
+  st->io->FileType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &file_spec, NULL);
+  if (st->io->FileType == NULL) return -1;
   if (PyModule_AddFunctions(m, file_module_methods) < 0) return -1;
   /* the reserved KV keys, spelled once (include/hurray/file.h) */
   if (PyModule_AddStringConstant(m, "_KV_RESERVED_PREFIX", HURRAY_FILE_KV_RESERVED_PREFIX) < 0 ||
@@ -1294,5 +1295,5 @@ int hrpy_file_init(PyObject *m, HrpyState *st) {
       PyModule_AddStringConstant(m, "_KV_GGUF", HURRAY_FILE_KV_GGUF) < 0 ||
       PyModule_AddStringConstant(m, "_KV_DATA_CRC32C", HURRAY_FILE_KV_DATA_CRC32C) < 0)
     return -1;
-  return PyModule_AddType(m, st->FileType);
+  return PyModule_AddType(m, st->io->FileType);
 }

@@ -22,6 +22,8 @@
 #include "util/args.h"
 #include "util/bytes.h"
 #include "util/errors.h"
+#include "core/state.h"
+#include "io/state.h"
 
 #include <string.h>
 
@@ -118,7 +120,7 @@ PyObject *hrpy_slice_open(HrpyState *st, PyObject *file, const HrpySliceLease *l
     HRPY_CANNOT_FAIL(hurray_descriptor_destroy(d));
     return NULL;
   }
-  HrpySlice *self = PyObject_GC_New(HrpySlice, st->TensorSliceType);
+  HrpySlice *self = PyObject_GC_New(HrpySlice, st->io->TensorSliceType);
   if (self == NULL) {
     HRPY_CANNOT_FAIL(hurray_descriptor_destroy(d));
     return NULL;
@@ -312,7 +314,7 @@ static PyObject *device_of(HrpyState *st, const HurrayDescriptorFields *f) {
   if (f->buffer_count > 0 && (f->buffers[0].device_tag != HURRAY_DEVICE_CPU ||
                               f->buffers[0].memory_class != HURRAY_MEMORY_STANDARD))
     return hrpy_device_new(st, f->buffers[0].device_tag, f->buffers[0].memory_class, 0);
-  return Py_NewRef(st->cpu);
+  return Py_NewRef(st->core->cpu);
 }
 
 static PyObject *slice_subscript(PyObject *o, PyObject *obj) {
@@ -530,7 +532,7 @@ static PyType_Spec slice_spec = {
 };
 
 int hrpy_slice_init(PyObject *m, HrpyState *st) {
-  st->TensorSliceType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &slice_spec, NULL);
-  if (st->TensorSliceType == NULL) return -1;
-  return PyModule_AddType(m, st->TensorSliceType);
+  st->io->TensorSliceType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &slice_spec, NULL);
+  if (st->io->TensorSliceType == NULL) return -1;
+  return PyModule_AddType(m, st->io->TensorSliceType);
 }

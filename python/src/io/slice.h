@@ -7,7 +7,7 @@
 
 #include "util/state.h"
 
-/* Creates hurray.TensorSlice into st->TensorSliceType and adds it to m. */
+/* Creates hurray.TensorSlice into st->io->TensorSliceType and adds it to m. */
 int hrpy_slice_init(PyObject *m, HrpyState *st);
 
 /*

@@ -32,6 +32,7 @@
 #include "util/atomic.h"
 #include "util/bytes.h"
 #include "util/errors.h"
+#include "io/state.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -992,9 +993,9 @@ static PyType_Spec writer_spec = {
 };
 
 int hrpy_stream_init(PyObject *m, HrpyState *st) {
-  st->StreamReaderType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &reader_spec, NULL);
-  if (st->StreamReaderType == NULL || PyModule_AddType(m, st->StreamReaderType) < 0) return -1;
-  st->StreamWriterType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &writer_spec, NULL);
-  if (st->StreamWriterType == NULL) return -1;
-  return PyModule_AddType(m, st->StreamWriterType);
+  st->io->StreamReaderType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &reader_spec, NULL);
+  if (st->io->StreamReaderType == NULL || PyModule_AddType(m, st->io->StreamReaderType) < 0) return -1;
+  st->io->StreamWriterType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &writer_spec, NULL);
+  if (st->io->StreamWriterType == NULL) return -1;
+  return PyModule_AddType(m, st->io->StreamWriterType);
 }

@@ -4,6 +4,11 @@
  */
 #include "util/state.h"
 
+#include "core/state.h"
+#include "interop/state.h"
+#include "io/state.h"
+#include "types/state.h"
+
 #include "core/buffer_handle.h"
 #include "core/device.h"
 #include "core/dtype.h"
@@ -238,8 +243,23 @@ static int intern(PyObject **slot, const char *s) {
   return *slot == NULL ? -1 : 0;
 }
 
+/* The one block CPython allocates (zeroed) for the module state: the shared
+ * part every layer reaches (util/state.h) and each layer's own part. */
+typedef struct HrpyStateBlock {
+  HrpyState st;
+  HrpyCoreState core;
+  HrpyTypesState types;
+  HrpyInteropState interop;
+  HrpyIoState io;
+} HrpyStateBlock;
+
 static int module_exec(PyObject *m) {
   HrpyState *st = hrpy_state_of_module(m);
+  HrpyStateBlock *block = (HrpyStateBlock *)(void *)st; /* st is its first member */
+  st->core = &block->core;
+  st->types = &block->types;
+  st->interop = &block->interop;
+  st->io = &block->io;
   if (hrpy_errors_init(m, st) < 0) return -1;
   if (hrpy_dtype_init(m, st) < 0) return -1;
   if (hrpy_device_init(m, st) < 0) return -1;
@@ -256,9 +276,10 @@ static int module_exec(PyObject *m) {
   if (hrpy_stream_init(m, st) < 0) return -1;
   if (hrpy_pickle_init(m, st) < 0) return -1;
   if (hrpy_writer_init(m, st) < 0) return -1; /* hurray._FileWriter (io/writer.c) */
-  if (intern(&st->s_dlpack, "__dlpack__") < 0 || intern(&st->s_max_version, "max_version") < 0 ||
-      intern(&st->s_copy, "copy") < 0 || intern(&st->s_dl_device, "dl_device") < 0 ||
-      intern(&st->s_array_struct, "__array_struct__") < 0)
+  HrpyInteropState *io = st->interop;
+  if (intern(&io->s_dlpack, "__dlpack__") < 0 || intern(&io->s_max_version, "max_version") < 0 ||
+      intern(&io->s_copy, "copy") < 0 || intern(&io->s_dl_device, "dl_device") < 0 ||
+      intern(&io->s_array_struct, "__array_struct__") < 0)
     return -1;
   if (PyModule_AddIntConstant(m, "MIN_BUFFER_ALIGNMENT", HURRAY_MIN_BUFFER_ALIGNMENT) < 0 ||
       PyModule_AddIntConstant(m, "PAGE_ALIGNMENT", HURRAY_PAGE_ALIGNMENT) < 0 ||
@@ -276,22 +297,6 @@ static int module_exec(PyObject *m) {
 static int module_traverse(PyObject *m, visitproc visit, void *arg) {
   HrpyState *st = hrpy_state_of_module(m);
   if (st == NULL) return 0;
-  Py_VISIT(st->DtypeType);
-  Py_VISIT(st->DeviceType);
-  Py_VISIT(st->TensorType);
-  Py_VISIT(st->BufferHandleType);
-  Py_VISIT(st->DescriptorType);
-  Py_VISIT(st->LayoutType);
-  Py_VISIT(st->layout_classes);
-  Py_VISIT(st->quant_classes);
-  Py_VISIT(st->StatisticsType);
-  Py_VISIT(st->ShardType);
-  Py_VISIT(st->CompositeType);
-  Py_VISIT(st->FileType);
-  Py_VISIT(st->TensorSliceType);
-  Py_VISIT(st->StreamReaderType);
-  Py_VISIT(st->StreamWriterType);
-  Py_VISIT(st->BufferExporterType);
   Py_VISIT(st->InvalidDescriptorError);
   Py_VISIT(st->BufferError);
   Py_VISIT(st->UnsupportedError);
@@ -301,43 +306,27 @@ static int module_traverse(PyObject *m, visitproc visit, void *arg) {
   Py_VISIT(st->FileNotFoundError);
   Py_VISIT(st->PermissionError);
   Py_VISIT(st->CopyRequiredError);
-  for (int i = 0; i < 256; i++) Py_VISIT(st->dtypes[i]);
-  Py_VISIT(st->cpu);
   Py_VISIT(st->numpy);
-  for (int i = 0; i < 256; i++) Py_VISIT(st->np_dtypes[i]);
-  Py_VISIT(st->ndarray_type);
   Py_VISIT(st->hook_tensor_repr);
   Py_VISIT(st->hook_tensor_str);
-  Py_VISIT(st->simple_namespace);
   Py_VISIT(st->hook_to_scipy);
   Py_VISIT(st->hook_composite_repr);
+  int r;
+  if ((r = hrpy_core_state_traverse(st->core, visit, arg)) != 0 ||
+      (r = hrpy_types_state_traverse(st->types, visit, arg)) != 0 ||
+      (r = hrpy_interop_state_traverse(st->interop, visit, arg)) != 0 ||
+      (r = hrpy_io_state_traverse(st->io, visit, arg)) != 0)
+    return r;
   return 0;
 }
 
 static int module_clear(PyObject *m) {
   HrpyState *st = hrpy_state_of_module(m);
   if (st == NULL) return 0;
-  Py_CLEAR(st->DtypeType);
-  Py_CLEAR(st->DeviceType);
-  Py_CLEAR(st->TensorType);
-  Py_CLEAR(st->BufferHandleType);
-  Py_CLEAR(st->DescriptorType);
-  Py_CLEAR(st->LayoutType);
-  Py_CLEAR(st->layout_classes); /* LayoutByTag and the catch-alls borrowed from it */
-  memset(st->LayoutByTag, 0, sizeof st->LayoutByTag);
-  st->PrivateLayoutType = NULL;
-  st->UnknownLayoutType = NULL;
-  Py_CLEAR(st->quant_classes); /* QuantByScheme and OpaqueQuantType borrowed from it */
-  memset(st->QuantByScheme, 0, sizeof st->QuantByScheme);
-  st->OpaqueQuantType = NULL;
-  Py_CLEAR(st->StatisticsType);
-  Py_CLEAR(st->ShardType);
-  Py_CLEAR(st->CompositeType);
-  Py_CLEAR(st->FileType);
-  Py_CLEAR(st->TensorSliceType);
-  Py_CLEAR(st->StreamReaderType);
-  Py_CLEAR(st->StreamWriterType);
-  Py_CLEAR(st->BufferExporterType);
+  hrpy_io_state_clear(st->io);
+  hrpy_interop_state_clear(st->interop);
+  hrpy_types_state_clear(st->types);
+  hrpy_core_state_clear(st->core);
   Py_CLEAR(st->InvalidDescriptorError);
   Py_CLEAR(st->BufferError);
   Py_CLEAR(st->UnsupportedError);
@@ -347,21 +336,11 @@ static int module_clear(PyObject *m) {
   Py_CLEAR(st->FileNotFoundError);
   Py_CLEAR(st->PermissionError);
   Py_CLEAR(st->CopyRequiredError);
-  for (int i = 0; i < 256; i++) Py_CLEAR(st->dtypes[i]);
-  Py_CLEAR(st->cpu);
   Py_CLEAR(st->numpy);
-  for (int i = 0; i < 256; i++) Py_CLEAR(st->np_dtypes[i]);
-  Py_CLEAR(st->ndarray_type);
   Py_CLEAR(st->hook_tensor_repr);
   Py_CLEAR(st->hook_tensor_str);
-  Py_CLEAR(st->simple_namespace);
   Py_CLEAR(st->hook_to_scipy);
   Py_CLEAR(st->hook_composite_repr);
-  Py_CLEAR(st->s_dlpack);
-  Py_CLEAR(st->s_max_version);
-  Py_CLEAR(st->s_copy);
-  Py_CLEAR(st->s_dl_device);
-  Py_CLEAR(st->s_array_struct);
   return 0;
 }
 
@@ -386,7 +365,7 @@ static struct PyModuleDef hurray_module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "hurray._hurray",
     .m_doc = "C core of the hurray package (the Hurray tensor interchange format).",
-    .m_size = sizeof(HrpyState),
+    .m_size = sizeof(HrpyStateBlock),
     .m_methods = module_methods,
     .m_slots = module_slots,
     .m_traverse = module_traverse,

@@ -30,6 +30,8 @@
 #include "util/args.h"
 #include "util/atomic.h"
 #include "util/errors.h"
+#include "core/state.h"
+#include "types/state.h"
 
 #define F(o) hrpy_tensor_fields(o)
 
@@ -123,7 +125,7 @@ static int sections_arg(HrpyState *st, PyObject *quant, PyObject *stats, PyObjec
       sec->options |= HURRAY_DECODE_PERMISSIVE; /* relayed, uninterpreted */
   }
   if (stats != Py_None) {
-    if (!Py_IS_TYPE(stats, st->StatisticsType)) {
+    if (!Py_IS_TYPE(stats, st->types->StatisticsType)) {
       PyErr_Format(PyExc_TypeError, "Tensor: statistics must be a hurray.Statistics, not %.100s",
                    Py_TYPE(stats)->tp_name);
       return -1;
@@ -131,7 +133,7 @@ static int sections_arg(HrpyState *st, PyObject *quant, PyObject *stats, PyObjec
     sec->statistics = hrpy_statistics_value(stats);
   }
   if (shard != Py_None) {
-    if (!Py_IS_TYPE(shard, st->ShardType)) {
+    if (!Py_IS_TYPE(shard, st->types->ShardType)) {
       PyErr_Format(PyExc_TypeError, "Tensor: shard must be a hurray.Shard, not %.100s",
                    Py_TYPE(shard)->tp_name);
       return -1;
@@ -177,7 +179,7 @@ static PyObject *tensor_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
   uint32_t rank = 0;
   if (hrpy_parse_shape(st, shapeobj, shape, &rank, ctx) < 0) return NULL;
   if (device == Py_None) {
-    device = st->cpu;
+    device = st->core->cpu;
   } else if (!hrpy_device_check(st, device)) {
     return PyErr_Format(PyExc_TypeError, "Tensor: device must be a hurray.Device, not %.100s",
                         Py_TYPE(device)->tp_name);
@@ -626,10 +628,10 @@ static PyType_Slot tensor_slots[] = {
 };
 
 int hrpy_tensor_init(PyObject *m, HrpyState *st) {
-  st->TensorType = hrpy_tensor_type_new(m, tensor_slots);
-  if (st->TensorType == NULL) return -1;
+  st->core->TensorType = hrpy_tensor_type_new(m, tensor_slots);
+  if (st->core->TensorType == NULL) return -1;
   if (PyModule_AddFunctions(m, tensor_module_methods) < 0) return -1;
-  return PyModule_AddType(m, st->TensorType);
+  return PyModule_AddType(m, st->core->TensorType);
 }
 
 /* ---- strided gather --------------------------------------------------------- */

@@ -7,7 +7,7 @@
 
 #include "util/state.h"
 
-/* Creates hurray.Tensor into st->TensorType and adds it (and the module
+/* Creates hurray.Tensor into st->core->TensorType and adds it (and the module
  * functions of this file) to module m. */
 int hrpy_tensor_init(PyObject *m, HrpyState *st);
 

@@ -30,6 +30,7 @@
 #include "util/args.h"
 #include "util/atomic.h"
 #include "util/errors.h"
+#include "types/state.h"
 
 #include <string.h>
 
@@ -156,7 +157,7 @@ static int present(HrpyState *st, const HurrayDescriptor *own, bool overlay, uin
 
 PyObject *hrpy_composite_from_head(HrpyState *st, HurrayDescriptor *head, PyObject *members,
                                   const char *context) {
-  HrpyComposite *c = PyObject_GC_New(HrpyComposite, st->CompositeType);
+  HrpyComposite *c = PyObject_GC_New(HrpyComposite, st->types->CompositeType);
   if (c == NULL) {
     HRPY_CANNOT_FAIL(hurray_descriptor_destroy(head));
     return NULL;
@@ -259,7 +260,7 @@ static PyObject *composite_new(PyTypeObject *type, PyObject *args, PyObject *kwa
   /* a shard places a nested head inside a parent partition or overlay */
   const HurrayShard *shard = NULL;
   if (shard_o != Py_None) {
-    if (!Py_IS_TYPE(shard_o, st->ShardType))
+    if (!Py_IS_TYPE(shard_o, st->types->ShardType))
       return PyErr_Format(PyExc_TypeError, "%s: shard must be a hurray.Shard, not %.100s", ctx,
                           Py_TYPE(shard_o)->tp_name);
     uint32_t shard_rank = 0;
@@ -526,7 +527,7 @@ static PyObject *m_rebuild_composite(PyObject *m, PyObject *const *args, Py_ssiz
   if (members == NULL) return NULL;
   for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(members); i++) {
     PyObject *x = PyTuple_GET_ITEM(members, i);
-    if (!hrpy_tensor_check(st, x) && !Py_IS_TYPE(x, st->CompositeType)) {
+    if (!hrpy_tensor_check(st, x) && !Py_IS_TYPE(x, st->types->CompositeType)) {
       Py_DECREF(members);
       return PyErr_Format(PyExc_TypeError,
                           "_rebuild_composite: members[%zd] is a %.100s, not a hurray.Tensor or "
@@ -654,8 +655,8 @@ static PyType_Spec composite_spec = {
 };
 
 int hrpy_composite_init(PyObject *m, HrpyState *st) {
-  st->CompositeType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &composite_spec, NULL);
-  if (st->CompositeType == NULL) return -1;
+  st->types->CompositeType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &composite_spec, NULL);
+  if (st->types->CompositeType == NULL) return -1;
   if (PyModule_AddFunctions(m, composite_module_methods) < 0) return -1;
-  return PyModule_AddType(m, st->CompositeType);
+  return PyModule_AddType(m, st->types->CompositeType);
 }

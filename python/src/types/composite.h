@@ -7,10 +7,11 @@
 #define HURRAY_PY_TYPES_COMPOSITE_H
 
 #include "util/state.h"
+#include "types/state.h"
 
 int hrpy_composite_init(PyObject *m, HrpyState *st);
 static inline int hrpy_composite_check(HrpyState *st, PyObject *o) {
-  return Py_IS_TYPE(o, st->CompositeType);
+  return Py_IS_TYPE(o, st->types->CompositeType);
 }
 /*
  * A Composite from a head descriptor (moved: destroyed on failure) and a

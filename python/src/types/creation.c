@@ -16,6 +16,7 @@
 #include "util/args.h"
 #include "util/bytes.h"
 #include "util/errors.h"
+#include "core/state.h"
 
 #include <math.h>
 #include <string.h>
@@ -307,7 +308,7 @@ static PyObject *create(PyObject *m, const char *fname, FillKind kind, PyObject 
   uint32_t rank = 0;
   if (hrpy_parse_shape(st, shapeobj, shape, &rank, fname) < 0) return NULL;
   if (check_extents(st, fname, rank, shape) < 0) return NULL;
-  PyObject *device = resolve_device(st, fname, devobj, st->cpu);
+  PyObject *device = resolve_device(st, fname, devobj, st->core->cpu);
   if (device == NULL) return NULL;
   return create_tensor(st, fname, kind, tag, rank, shape, value, device);
 }
@@ -804,7 +805,7 @@ PyObject *hrpy_arange(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyOb
   ArangePlan plan;
   memset(&plan, 0, sizeof plan);
   if (range_kind(st, "arange", tag, &plan.kind) < 0) goto done;
-  PyObject *device = resolve_device(st, "arange", a[4], st->cpu);
+  PyObject *device = resolve_device(st, "arange", a[4], st->core->cpu);
   if (device == NULL) goto done;
 
   if (all_int) {
@@ -1033,7 +1034,7 @@ PyObject *hrpy_linspace(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
   if (a[4] != NULL && a[4] != Py_None && hrpy_dtype_converter(st, a[4], &tag) < 0) return NULL;
   if (range_kind(st, "linspace", tag, &plan.kind) < 0) return NULL;
   plan.info = hurray_dtype_info(tag);
-  PyObject *device = resolve_device(st, "linspace", a[5], st->cpu);
+  PyObject *device = resolve_device(st, "linspace", a[5], st->core->cpu);
   if (device == NULL) return NULL;
   plan.delta = plan.stop - plan.start;
   if (!isfinite(plan.delta)) {
@@ -1093,7 +1094,7 @@ PyObject *hrpy_eye(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObjec
   }
   uint8_t tag = HURRAY_DTYPE_FLOAT64;
   if (a[3] != NULL && a[3] != Py_None && hrpy_dtype_converter(st, a[3], &tag) < 0) return NULL;
-  PyObject *device = resolve_device(st, "eye", a[4], st->cpu);
+  PyObject *device = resolve_device(st, "eye", a[4], st->core->cpu);
   if (device == NULL) return NULL;
   const HurrayDtypeInfo *info = hurray_dtype_info(tag);
   if (info == NULL || !(info->tier == 1 || tag == HURRAY_DTYPE_COMPLEX64 ||

@@ -20,6 +20,7 @@
 #include "util/args.h"
 #include "util/atomic.h"
 #include "util/errors.h"
+#include "types/state.h"
 
 typedef struct {
   PyObject_HEAD
@@ -34,11 +35,11 @@ typedef struct {
 /* ---- the class ------------------------------------------------------------- */
 
 const HurrayDescriptor *hrpy_descriptor_get(HrpyState *st, PyObject *o) {
-  return Py_IS_TYPE(o, st->DescriptorType) ? DS(o)->desc : NULL;
+  return Py_IS_TYPE(o, st->types->DescriptorType) ? DS(o)->desc : NULL;
 }
 
 PyObject *hrpy_descriptor_wrap(HrpyState *st, HurrayDescriptor *desc, PyObject *device) {
-  HrpyDescriptor *d = PyObject_GC_New(HrpyDescriptor, st->DescriptorType);
+  HrpyDescriptor *d = PyObject_GC_New(HrpyDescriptor, st->types->DescriptorType);
   if (d == NULL) {
     HRPY_CANNOT_FAIL(hurray_descriptor_destroy(desc));
     return NULL;
@@ -339,8 +340,8 @@ static PyType_Spec ds_spec = {
 };
 
 int hrpy_descriptor_init(PyObject *m, HrpyState *st) {
-  st->DescriptorType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &ds_spec, NULL);
-  if (st->DescriptorType == NULL) return -1;
+  st->types->DescriptorType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &ds_spec, NULL);
+  if (st->types->DescriptorType == NULL) return -1;
   if (PyModule_AddFunctions(m, ds_module_methods) < 0) return -1;
-  return PyModule_AddType(m, st->DescriptorType);
+  return PyModule_AddType(m, st->types->DescriptorType);
 }

@@ -20,6 +20,7 @@
 #include "core/tensor.h"
 #include "util/args.h"
 #include "util/errors.h"
+#include "types/state.h"
 
 #include <string.h>
 
@@ -43,12 +44,12 @@ uint32_t hrpy_layout_rank(PyObject *obj) { return L(obj)->n; }
 bool hrpy_layout_has_arrays(uint8_t tag) { return hurray_layout_rank_array(tag) != NULL; }
 
 PyTypeObject *hrpy_layout_class_for_tag(HrpyState *st, uint8_t tag) {
-  PyTypeObject *c = st->LayoutByTag[tag];
+  PyTypeObject *c = st->types->LayoutByTag[tag];
   if (c != NULL) return c;
   switch (hurray_layout_tag_kind(tag)) {
-    case HURRAY_TAG_PRIVATE: return st->PrivateLayoutType;
-    case HURRAY_TAG_NAMED: return st->LayoutType; /* named by the library, not bound here */
-    default: return st->UnknownLayoutType;
+    case HURRAY_TAG_PRIVATE: return st->types->PrivateLayoutType;
+    case HURRAY_TAG_NAMED: return st->types->LayoutType; /* named by the library, not bound here */
+    default: return st->types->UnknownLayoutType;
   }
 }
 
@@ -255,7 +256,7 @@ static PyObject *m_layout_fallback(PyObject *m, PyObject *arg) {
   HurrayLayout l;
   memset(&l, 0, sizeof l);
   l.tag = (uint8_t)v;
-  return hrpy_layout_new(st, st->LayoutType, &l, 0);
+  return hrpy_layout_new(st, st->types->LayoutType, &l, 0);
 }
 
 static PyMethodDef layout_module_methods[] = {
@@ -266,8 +267,8 @@ static PyMethodDef layout_module_methods[] = {
 };
 
 int hrpy_layout_init(PyObject *m, HrpyState *st) {
-  st->LayoutType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &layout_spec, NULL);
-  if (st->LayoutType == NULL) return -1;
-  if (PyModule_AddType(m, st->LayoutType) < 0) return -1;
+  st->types->LayoutType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &layout_spec, NULL);
+  if (st->types->LayoutType == NULL) return -1;
+  if (PyModule_AddType(m, st->types->LayoutType) < 0) return -1;
   return PyModule_AddFunctions(m, layout_module_methods);
 }

@@ -8,17 +8,18 @@
 #define HURRAY_PY_TYPES_LAYOUT_H
 
 #include "util/state.h"
+#include "types/state.h"
 
 
-/* Creates hurray.Layout (the base) into st->LayoutType (types/layout.c). */
+/* Creates hurray.Layout (the base) into st->types->LayoutType (types/layout.c). */
 int hrpy_layout_init(PyObject *m, HrpyState *st);
 /* Creates the subclasses (types/layout_types.c: one entry of its class table
- * per layout) into st->layout_classes and st->LayoutByTag; after
+ * per layout) into st->types->layout_classes and st->types->LayoutByTag; after
  * hrpy_layout_init. */
 int hrpy_layout_types_init(PyObject *m, HrpyState *st);
 
 static inline int hrpy_layout_check(HrpyState *st, PyObject *o) {
-  return PyObject_TypeCheck(o, st->LayoutType);
+  return PyObject_TypeCheck(o, st->types->LayoutType);
 }
 /* The value of a layout object (`obj` must be one; borrowed, immutable): its
  * arrays have hrpy_layout_rank(obj) entries. */

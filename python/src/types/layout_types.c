@@ -25,6 +25,7 @@
 #include "util/bytes.h"
 #include "util/errors.h"
 #include "util/reduce.h"
+#include "types/state.h"
 
 #include <string.h>
 
@@ -185,7 +186,7 @@ static PyObject *tiled_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
   }
   uint32_t depth = 1;
   if (nested != Py_None) {
-    if (!Py_IS_TYPE(nested, st->LayoutByTag[HURRAY_LAYOUT_TILED]))
+    if (!Py_IS_TYPE(nested, st->types->LayoutByTag[HURRAY_LAYOUT_TILED]))
       return PyErr_Format(PyExc_TypeError, "%s: inner_tiled must be a hurray.TiledLayout, not %.100s",
                           ctx, Py_TYPE(nested)->tp_name);
     const HurrayLayout *in = hrpy_layout_value(nested);
@@ -1108,8 +1109,8 @@ static const ClassDef k_classes[] = {
 static PyObject *layout_reduce(PyObject *s, PyObject *unused) {
   (void)unused;
   HrpyState *st = STATE(Py_TYPE(s));
-  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(st->layout_classes); i++) {
-    if ((PyObject *)Py_TYPE(s) == PyTuple_GET_ITEM(st->layout_classes, i))
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(st->types->layout_classes); i++) {
+    if ((PyObject *)Py_TYPE(s) == PyTuple_GET_ITEM(st->types->layout_classes, i))
       return hrpy_reduce_by_attrs(s, k_classes[i].args, false);
   }
   return PyErr_Format(PyExc_TypeError, "cannot pickle '%.100s' object", Py_TYPE(s)->tp_name);
@@ -1117,8 +1118,8 @@ static PyObject *layout_reduce(PyObject *s, PyObject *unused) {
 
 int hrpy_layout_types_init(PyObject *m, HrpyState *st) {
   const size_t count = sizeof k_classes / sizeof k_classes[0];
-  st->layout_classes = PyTuple_New((Py_ssize_t)count);
-  if (st->layout_classes == NULL) return -1;
+  st->types->layout_classes = PyTuple_New((Py_ssize_t)count);
+  if (st->types->layout_classes == NULL) return -1;
   for (size_t i = 0; i < count; i++) {
     const ClassDef *c = &k_classes[i];
     PyType_Slot slots[] = {
@@ -1133,13 +1134,13 @@ int hrpy_layout_types_init(PyObject *m, HrpyState *st) {
         .slots = slots,
     };
     PyTypeObject *t =
-        (PyTypeObject *)PyType_FromModuleAndSpec(m, &spec, (PyObject *)st->LayoutType);
+        (PyTypeObject *)PyType_FromModuleAndSpec(m, &spec, (PyObject *)st->types->LayoutType);
     if (t == NULL) return -1;
-    PyTuple_SET_ITEM(st->layout_classes, (Py_ssize_t)i, (PyObject *)t); /* owns t */
+    PyTuple_SET_ITEM(st->types->layout_classes, (Py_ssize_t)i, (PyObject *)t); /* owns t */
     switch (c->role) {
-      case CLASS_NAMED: st->LayoutByTag[c->tag] = t; break;
-      case CLASS_PRIVATE: st->PrivateLayoutType = t; break;
-      case CLASS_UNKNOWN: st->UnknownLayoutType = t; break;
+      case CLASS_NAMED: st->types->LayoutByTag[c->tag] = t; break;
+      case CLASS_PRIVATE: st->types->PrivateLayoutType = t; break;
+      case CLASS_UNKNOWN: st->types->UnknownLayoutType = t; break;
     }
     if (PyModule_AddType(m, t) < 0) return -1;
   }

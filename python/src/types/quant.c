@@ -20,6 +20,7 @@
 #include "core/dtype.h"
 #include "util/args.h"
 #include "util/errors.h"
+#include "types/state.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -37,8 +38,8 @@ const HurrayQuantization *hrpy_quant_value(PyObject *o) { return &Q(o)->q; }
 /* The class of a scheme tag: its bound class, else OpaqueQuantization
  * (borrowed). */
 static PyTypeObject *class_of(HrpyState *st, uint8_t scheme) {
-  PyTypeObject *c = st->QuantByScheme[scheme];
-  return c != NULL ? c : st->OpaqueQuantType;
+  PyTypeObject *c = st->types->QuantByScheme[scheme];
+  return c != NULL ? c : st->types->OpaqueQuantType;
 }
 
 /* Takes a copy of q's payload (q->raw set) into a new object of its class. */
@@ -305,7 +306,7 @@ static PyObject *opaque_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
   PyObject *r = NULL;
   if (rc != HURRAY_OK) {
     hrpy_raise_status(st, rc, &err, "OpaqueQuantization");
-  } else if (st->QuantByScheme[q.scheme] != NULL) {
+  } else if (st->types->QuantByScheme[q.scheme] != NULL) {
     PyErr_Format(PyExc_ValueError,
                  "OpaqueQuantization: scheme 0x%s is %s; use hurray.decode_quantization",
                  hrpy_hex(q.scheme).s, hurray_quant_scheme_name(q.scheme));
@@ -434,7 +435,7 @@ static PyObject *q_encode(PyObject *s, PyObject *unused) {
 static PyObject *q_reduce(PyObject *s, PyObject *unused) {
   (void)unused;
   PyObject *fn;
-  if (hrpy_state_of(s)->QuantByScheme[Q(s)->q.scheme] == NULL) {
+  if (hrpy_state_of(s)->types->QuantByScheme[Q(s)->q.scheme] == NULL) {
     fn = Py_NewRef((PyObject *)Py_TYPE(s));
   } else {
     PyObject *mod = PyType_GetModule(Py_TYPE(s));
@@ -656,8 +657,8 @@ static PyMethodDef quant_module_methods[] = {
 
 int hrpy_quant_init(PyObject *m, HrpyState *st) {
   const size_t count = sizeof k_qclasses / sizeof k_qclasses[0];
-  st->quant_classes = PyTuple_New((Py_ssize_t)count);
-  if (st->quant_classes == NULL) return -1;
+  st->types->quant_classes = PyTuple_New((Py_ssize_t)count);
+  if (st->types->quant_classes == NULL) return -1;
   for (size_t i = 0; i < count; i++) {
     const QClass *c = &k_qclasses[i];
     PyType_Slot slots[] = {
@@ -679,11 +680,11 @@ int hrpy_quant_init(PyObject *m, HrpyState *st) {
     };
     PyTypeObject *t = (PyTypeObject *)PyType_FromModuleAndSpec(m, &spec, NULL);
     if (t == NULL) return -1;
-    PyTuple_SET_ITEM(st->quant_classes, (Py_ssize_t)i, (PyObject *)t); /* owns t */
+    PyTuple_SET_ITEM(st->types->quant_classes, (Py_ssize_t)i, (PyObject *)t); /* owns t */
     if (c->scheme != 0)
-      st->QuantByScheme[c->scheme] = t;
+      st->types->QuantByScheme[c->scheme] = t;
     else
-      st->OpaqueQuantType = t;
+      st->types->OpaqueQuantType = t;
     if (PyModule_AddType(m, t) < 0) return -1;
   }
   return PyModule_AddFunctions(m, quant_module_methods);

@@ -7,12 +7,13 @@
 #define HURRAY_PY_TYPES_QUANT_H
 
 #include "util/state.h"
+#include "types/state.h"
 
 int hrpy_quant_init(PyObject *m, HrpyState *st);
 static inline int hrpy_quant_check_type(HrpyState *st, PyObject *o) {
-  Py_ssize_t n = PyTuple_GET_SIZE(st->quant_classes);
+  Py_ssize_t n = PyTuple_GET_SIZE(st->types->quant_classes);
   for (Py_ssize_t i = 0; i < n; i++)
-    if (Py_IS_TYPE(o, (PyTypeObject *)PyTuple_GET_ITEM(st->quant_classes, i))) return 1;
+    if (Py_IS_TYPE(o, (PyTypeObject *)PyTuple_GET_ITEM(st->types->quant_classes, i))) return 1;
   return 0;
 }
 /* The section a quantization object holds (borrowed, immutable; `o` must be

@@ -21,6 +21,7 @@
 #include "util/args.h"
 #include "util/bytes.h"
 #include "util/errors.h"
+#include "core/state.h"
 
 /* ValueError (HURRAY_ERR_INVALID_ARGUMENT) naming the argument `field`, in the
  * form the C library's details take: "<context>: <field>: <reason>". */
@@ -572,7 +573,7 @@ PyObject *hrpy_quantize(PyObject *m, PyObject *const *args, Py_ssize_t nargs, Py
   memset(&sec, 0, sizeof sec);
   sec.quantization = &out_q;
   sec.options = HURRAY_DECODE_STRICT;
-  result = hrpy_tensor_build_ex(st, r.type, in.rank, in.shape, NULL, 0, st->cpu, bufs, nbuf,
+  result = hrpy_tensor_build_ex(st, r.type, in.rank, in.shape, NULL, 0, st->core->cpu, bufs, nbuf,
                                 &sec, "quantize");
   nbuf = 0; /* moved or released */
 done:
@@ -633,6 +634,6 @@ PyObject *hrpy_tensor_dequantize(PyObject *self, PyObject *const *args, Py_ssize
     hrpy_buffer_release(&b);
     return raise_as_argument(st, rc, &err, NULL, ctx);
   }
-  return hrpy_tensor_new_dense(st, tag, f->rank, f->shape, HURRAY_LAYOUT_ROW_MAJOR, st->cpu, &b,
+  return hrpy_tensor_new_dense(st, tag, f->rank, f->shape, HURRAY_LAYOUT_ROW_MAJOR, st->core->cpu, &b,
                                ctx);
 }

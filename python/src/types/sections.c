@@ -21,6 +21,7 @@
 #include "util/args.h"
 #include "util/errors.h"
 #include "util/reduce.h"
+#include "types/state.h"
 
 #include <math.h>
 #include <string.h>
@@ -79,7 +80,7 @@ static int probe(HrpyState *st, uint32_t rank, const HurrayStatistics *s, const 
 /* ---- Statistics ---------------------------------------------------------------- */
 
 PyObject *hrpy_statistics_new(HrpyState *st, const HurrayStatistics *s) {
-  HrpyStatistics *o = PyObject_New(HrpyStatistics, st->StatisticsType);
+  HrpyStatistics *o = PyObject_New(HrpyStatistics, st->types->StatisticsType);
   if (o == NULL) return NULL;
   o->s = *s;
   return (PyObject *)o;
@@ -338,7 +339,7 @@ PyObject *hrpy_shard_new(HrpyState *st, uint32_t rank, const HurrayShard *sh) {
     memcpy(mem, sh->parent_shape, rank * sizeof(uint64_t));
     memcpy(mem + rank, sh->offset, rank * sizeof(uint64_t));
   }
-  HrpyShard *o = PyObject_New(HrpyShard, st->ShardType);
+  HrpyShard *o = PyObject_New(HrpyShard, st->types->ShardType);
   if (o == NULL) {
     PyMem_Free(mem);
     return NULL;
@@ -479,9 +480,9 @@ static PyType_Spec shard_spec = {
 };
 
 int hrpy_sections_init(PyObject *m, HrpyState *st) {
-  st->StatisticsType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &stats_spec, NULL);
-  if (st->StatisticsType == NULL || PyModule_AddType(m, st->StatisticsType) < 0) return -1;
-  st->ShardType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &shard_spec, NULL);
-  if (st->ShardType == NULL || PyModule_AddType(m, st->ShardType) < 0) return -1;
+  st->types->StatisticsType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &stats_spec, NULL);
+  if (st->types->StatisticsType == NULL || PyModule_AddType(m, st->types->StatisticsType) < 0) return -1;
+  st->types->ShardType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &shard_spec, NULL);
+  if (st->types->ShardType == NULL || PyModule_AddType(m, st->types->ShardType) < 0) return -1;
   return 0;
 }
