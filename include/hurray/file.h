@@ -392,6 +392,55 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_writer_finish(
     HurrayFileWriter *w, HurrayError *err);
 
 /*
+ * A shared tensor: a name whose elements are those of a stored tensor, its
+ * *base* (tied weights, a transpose or slice of another tensor). Views add no
+ * wire structure: the writer records them in the KV entry
+ * HURRAY_FILE_KV_VIEWS (JSON, docs/file-format.md "Shared tensors"), and a
+ * reader that knows the record gives the view back over the base's bytes.
+ *  - same: the view is the base itself under another name (no type or
+ *    geometry of its own; the other fields are ignored);
+ *  - otherwise: its element type (a whole-byte type), shape, the byte offset
+ *    of element [0, ..., 0] from the base's first element, and one byte
+ *    stride per dimension (may be negative or 0), every byte it reaches
+ *    inside the base's own bytes.
+ * Strings are borrowed, not NUL-terminated. base_index is the index entry of
+ * the base (set by the reader; ignored by the writer).
+ */
+typedef struct HurrayFileView {
+  const char *name;
+  size_t name_len;
+  const char *base;
+  size_t base_len;
+  bool same;
+  uint8_t dtype;                /* HurrayDtype tag */
+  uint32_t rank;                /* <= HURRAY_MAX_RANK */
+  const uint64_t *shape;        /* rank entries */
+  int64_t byte_offset;          /* of element [0, ..., 0], from the base's first element */
+  const int64_t *byte_strides;  /* rank entries */
+  uint64_t base_index;
+} HurrayFileView;
+
+/*
+ * Records a view of a tensor already written (`view->base`). The view's
+ * rules are checked against the base now (its base is a plain row- or
+ * column-major tensor of whole-byte elements, unquantized; the view's type
+ * is a whole-byte type; offset, strides and where the base starts in its
+ * buffer are multiples of the view's element size; at most HURRAY_MAX_RANK
+ * dimensions whose nonzero ones times the element size stay below 2**63;
+ * every reachable byte inside the base's bytes), and its name must be used
+ * by no tensor and no other view of the file. Views are written, in the
+ * order they were added, as the KV entry HURRAY_FILE_KV_VIEWS by finish,
+ * which refuses a file that was also given that key by
+ * hurray_file_writer_add_kv. `view` borrowed.
+ * Errors: HURRAY_ERR_NULL_POINTER, HURRAY_ERR_INVALID_STATE,
+ * HURRAY_ERR_INVALID_ARGUMENT (a name's syntax, a base not written yet, a
+ * rule broken: the message names the rule), HURRAY_ERR_DUPLICATE_NAME,
+ * HURRAY_ERR_OUT_OF_MEMORY.
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_writer_add_view(
+    HurrayFileWriter *w, const HurrayFileView *view, HurrayError *err);
+
+/*
  * Finishes a memory writer (hurray_file_writer_open_memory): writes the KV
  * section, the index, the trailer and the header into the image and hands it
  * over: *data (owned: free with hurray_free; aligned to the data alignment,
@@ -568,6 +617,57 @@ typedef struct HurrayFileReader {
 HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_open_reader(
     const HurrayFileReader *reader, const HurrayFileOpenOptions *options, HurrayFile **out,
     HurrayError *err);
+
+/*
+ * The views the file records (HURRAY_FILE_KV_VIEWS; 0 when it has none). The
+ * first call reads the record and checks it whole, once for the file's life:
+ * its syntax, each view's names (a view's name is no stored tensor's, its
+ * base is one), and each view against its base by the rules
+ * hurray_file_writer_add_view enforces (the base's descriptor is decoded for
+ * it). Every later call gives the same answer; the views functions below
+ * fail with the same error until then. Safe from several threads.
+ * Errors: HURRAY_ERR_NULL_POINTER, HURRAY_ERR_INVALID_KV (the record: field
+ * "kv['hurray.views']", offset of its value in the file, and the reason
+ * naming the view and the rule), a base's decode error,
+ * HURRAY_ERR_OUT_OF_MEMORY.
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_view_count(const HurrayFile *f,
+                                                                uint64_t *count,
+                                                                HurrayError *err);
+
+/*
+ * View `i` (< the count), in the order it was recorded. The strings and
+ * arrays of *out are borrowed from the file (valid until it is closed);
+ * base_index is the base's index entry.
+ * Errors: those of hurray_file_view_count, HURRAY_ERR_INDEX_OUT_OF_BOUNDS.
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_view(const HurrayFile *f, uint64_t i,
+                                                          HurrayFileView *out, HurrayError *err);
+
+/*
+ * Looks a view up by name: HURRAY_OK and *out_view (its number for
+ * hurray_file_view), HURRAY_ERR_NOT_FOUND when no view has that name (a
+ * stored tensor's name is not a view: hurray_file_find finds it), or the
+ * errors of hurray_file_view_count.
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_find_view(const HurrayFile *f,
+                                                               const char *name, size_t name_len,
+                                                               uint64_t *out_view,
+                                                               HurrayError *err);
+
+/*
+ * View `i` as a tensor over its base's bytes, without copying: a same-kind
+ * view gives the base's tensor under the view's name; any other a tensor of
+ * the view's type and shape whose descriptor is strided (row-major when
+ * rank 0) with byte_offset the base's plus the view's, over the base's
+ * buffer 0 (same handle: size, alignment, device). The tensor keeps the
+ * base's bytes alive (release it as any tensor); hurray_file_tensor_index
+ * gives the base's index entry.
+ * Errors: those of hurray_file_view and hurray_file_tensor.
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_view_tensor(const HurrayFile *f, uint64_t i,
+                                                                 HurrayFileTensor **out,
+                                                                 HurrayError *err);
 
 /* Closes the file and sets *f to NULL. Tensors fetched from it stay valid
  * (they hold the mapping). NULL-safe. */

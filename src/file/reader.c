@@ -443,6 +443,7 @@ void hurray_file_close(HurrayFile **pf) {
   HurrayFile *f = *pf;
   *pf = NULL;
   hurray__kv_table_free(&f->kv);
+  hurray__file_views_free(f);
   hurray__file_lookup_free(f);
   hurray__free(f->offsets); /* and f->hashes, in the same block */
   hurray__file_order_free(f);

@@ -23,6 +23,7 @@ struct HurrayFileTensor {
   atomic_size_t refs;
   HurrayFileSource *source; /* retained; NULL in read mode */
   void *owned;              /* read mode: the data block (hurray_free) */
+  HurrayFileTensor *parent; /* a view's base (retained): it holds the bytes */
   HurrayDescriptor *descriptor;
   uint64_t index;
   uint32_t buffer_count;
@@ -293,7 +294,40 @@ void hurray_file_tensor_release(HurrayFileTensor **pt) {
   hurray__descriptor_drop(t->descriptor);
   hurray_free(t->owned);
   hurray__source_release(t->source);
+  hurray_file_tensor_release(&t->parent);
   hurray__free(t);
+}
+
+HurrayStatus hurray__file_tensor_derive(HurrayFileTensor *base, const char *name,
+                                        size_t name_len, HurrayDescriptor *d,
+                                        HurrayFileTensor **out) {
+  *out = NULL;
+  uint32_t nb = 0;
+  if (hurray_descriptor_buffer_count(d, &nb) != HURRAY_OK || nb > base->buffer_count) {
+    hurray__descriptor_drop(d);
+    return HURRAY_ERR_INTERNAL; /* more buffers than the base has */
+  }
+  HurrayFileTensor *t =
+      hurray__calloc(1, sizeof *t + (size_t)nb * sizeof(FileBuffer) + name_len + 1);
+  if (t == NULL) {
+    hurray__descriptor_drop(d);
+    return HURRAY_ERR_OUT_OF_MEMORY;
+  }
+  atomic_init(&t->refs, 1);
+  t->descriptor = d;
+  t->index = base->index;
+  t->buffer_count = nb;
+  t->buffers = (FileBuffer *)(void *)(t + 1);
+  t->name = (char *)(t->buffers + nb);
+  t->name_len = name_len;
+  memcpy(t->name, name, name_len);
+  t->name[name_len] = '\0';
+  for (uint32_t k = 0; k < nb; k++) t->buffers[k] = base->buffers[k]; /* its first nb */
+  /* the same bytes, so the same mapping (is_mapped, is_writable answer alike) */
+  t->source = hurray__source_retain(base->source);
+  t->parent = hurray_file_tensor_retain(base);
+  *out = t;
+  return HURRAY_OK;
 }
 
 const HurrayDescriptor *hurray_file_tensor_descriptor(const HurrayFileTensor *t) {

@@ -36,6 +36,7 @@ typedef struct WEntry {
   uint64_t data_len;
   uint32_t desc_crc; /* data checksums (options.data_checksums) */
   uint32_t data_crc;
+  HurrayViewBase vb; /* what a view of this tensor is checked against */
 } WEntry;
 
 typedef struct KvKey {
@@ -73,6 +74,14 @@ struct HurrayFileWriter {
   uint32_t kv_cap;
   HurrayNameIndex kv_ix;
   HurrayByteBuf scratch; /* encoded descriptor */
+  /* Views (hurray_file_writer_add_view): their records, JSON, in the order
+   * added (views.c encodes each), and their names, to keep them unique. */
+  HurrayByteBuf views_json;
+  HurrayByteBuf view_names;
+  KvKey *view_keys; /* offset and length of each view's name in view_names */
+  uint32_t view_count;
+  uint32_t view_cap;
+  HurrayNameIndex view_ix;
   /* A memory writer: the image, hurray_alloc'ed at the data alignment (the
    * bytes [0, mem_len) written or zeroed) */
   bool memory;
@@ -90,6 +99,12 @@ static char *dup_str(const char *s, size_t n) {
     p[n] = '\0';
   }
   return p;
+}
+
+static const uint8_t *w_view_at(const void *ctx, uint32_t i, size_t *len) {
+  const HurrayFileWriter *w = ctx;
+  *len = w->view_keys[i].len;
+  return w->view_names.data + w->view_keys[i].off;
 }
 
 static const uint8_t *w_name_at(const void *ctx, uint32_t i, size_t *len) {
@@ -598,6 +613,12 @@ static HurrayStatus write_tensor(HurrayFileWriter *w, const char *name, size_t n
   e->data_len = data_end - data_off;
   e->desc_crc = desc_crc;
   e->data_crc = data_crc;
+  HurrayDescriptorFields df;
+  if (hurray_descriptor_fields(d, &df) == HURRAY_OK) {
+    hurray__view_base_of(&df, &e->vb);
+  } else {
+    memset(&e->vb, 0, sizeof e->vb); /* type tag 0: no view can use it as a base */
+  }
   memcpy(w->names.data + w->names.len, name, name_len);
   w->names.len += name_len;
   uint32_t dup;
@@ -821,6 +842,114 @@ HurrayStatus hurray_file_writer_add_kv(HurrayFileWriter *w, const char *key, siz
   return kv_append(w, key, key_len, value, err);
 }
 
+HurrayStatus hurray_file_writer_add_view(HurrayFileWriter *w, const HurrayFileView *view,
+                                         HurrayError *err) {
+  if (w == NULL || view == NULL)
+    return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET,
+                        w == NULL ? "writer" : "view", "is NULL");
+  HURRAY_TRY(state_check(w, err));
+  HURRAY_TRY(check_name_syntax(view->name, view->name_len, "view.name", err));
+  HURRAY_TRY(check_name_syntax(view->base, view->base_len, "view.base", err));
+  const int nl = (int)(view->name_len > 64 ? 64 : view->name_len);
+  if (name_taken(w, view->name, view->name_len))
+    return hurray__fail(err, HURRAY_ERR_DUPLICATE_NAME, HURRAY_NO_OFFSET, "view.name",
+                        "\"%.*s\" is a tensor of the file", nl, view->name);
+  uint32_t other;
+  const uint32_t vh = hurray__name_hash((const uint8_t *)view->name, view->name_len);
+  if (w->view_count > 0 && hurray__name_index_find(&w->view_ix, (const uint8_t *)view->name,
+                                                   view->name_len, vh, w_view_at, w, &other))
+    return hurray__fail(err, HURRAY_ERR_DUPLICATE_NAME, HURRAY_NO_OFFSET, "view.name",
+                        "\"%.*s\" is already a view of the file", nl, view->name);
+  uint32_t bi;
+  if (!hurray__name_index_find(&w->name_ix, (const uint8_t *)view->base, view->base_len,
+                               hurray__name_hash((const uint8_t *)view->base, view->base_len),
+                               w_name_at, w, &bi))
+    return hurray__fail(err, HURRAY_ERR_INVALID_ARGUMENT, HURRAY_NO_OFFSET, "view.base",
+                        "view \"%.*s\": its base \"%.*s\" is no tensor written so far", nl,
+                        view->name, (int)(view->base_len > 64 ? 64 : view->base_len),
+                        view->base);
+  if (!view->same) {
+    if (hurray_dtype_name(view->dtype) == NULL)
+      return hurray__fail(err, HURRAY_ERR_INVALID_ARGUMENT, HURRAY_NO_OFFSET, "view.dtype",
+                          "view \"%.*s\": 0x%02x names no type", nl, view->name, view->dtype);
+    HURRAY_TRY(hurray__view_check(view, &w->entries[bi].vb, HURRAY_ERR_INVALID_ARGUMENT,
+                                  HURRAY_NO_OFFSET, "view", err));
+  }
+  /* room first, so that recording it cannot fail half-way */
+  if (w->view_count == 0 && w->view_cap == 0 &&
+      hurray__name_index_init(&w->view_ix, 16) != HURRAY_OK)
+    goto oom;
+  if (w->view_count == w->view_cap) {
+    if (w->view_cap >= UINT32_MAX / 4) goto oom;
+    uint32_t cap = w->view_cap ? w->view_cap * 2 : 16;
+    KvKey *k = hurray__malloc((size_t)cap * sizeof *k);
+    if (k == NULL) goto oom;
+    if (w->view_count) memcpy(k, w->view_keys, (size_t)w->view_count * sizeof *k);
+    hurray__free(w->view_keys);
+    w->view_keys = k;
+    w->view_cap = cap;
+  }
+  if (hurray__name_index_reserve(&w->view_ix, w->view_count + 1) != HURRAY_OK ||
+      hurray__buf_reserve(&w->view_names, view->name_len) != HURRAY_OK)
+    goto oom;
+  size_t json_len = w->views_json.len;
+  if ((w->view_count > 0 && hurray__buf_reserve(&w->views_json, 1) != HURRAY_OK)) goto oom;
+  if (w->view_count > 0) w->views_json.data[w->views_json.len++] = ',';
+  if (hurray__views_encode(&w->views_json, view) != HURRAY_OK) {
+    w->views_json.len = json_len;
+    goto oom;
+  }
+  w->view_keys[w->view_count].off = w->view_names.len;
+  w->view_keys[w->view_count].len = (uint32_t)view->name_len;
+  memcpy(w->view_names.data + w->view_names.len, view->name, view->name_len);
+  w->view_names.len += view->name_len;
+  (void)hurray__name_index_insert(&w->view_ix, vh, w->view_count, w_view_at, w, &other);
+  w->view_count++;
+  return HURRAY_OK;
+oom:
+  return hurray__fail(err, HURRAY_ERR_OUT_OF_MEMORY, HURRAY_NO_OFFSET, "view", "out of memory");
+}
+
+/* The views record, as the KV entry HURRAY_FILE_KV_VIEWS (finish). */
+static HurrayStatus add_views_record(HurrayFileWriter *w, HurrayError *err) {
+  if (w->view_count == 0) return HURRAY_OK;
+  uint32_t other;
+  if (hurray__name_index_find(&w->kv_ix, (const uint8_t *)HURRAY_FILE_KV_VIEWS,
+                              HURRAY_FILE_KV_VIEWS_LEN,
+                              hurray__name_hash((const uint8_t *)HURRAY_FILE_KV_VIEWS,
+                                                HURRAY_FILE_KV_VIEWS_LEN),
+                              w_key_at, w, &other))
+    return hurray__fail(err, HURRAY_ERR_INVALID_ARGUMENT, HURRAY_NO_OFFSET, "key",
+                        "\"" HURRAY_FILE_KV_VIEWS "\" was given as a KV entry and views were "
+                        "added too: the writer records the views itself");
+  /* a tensor written after a view took its name */
+  for (uint32_t i = 0; i < w->view_count; i++) {
+    const uint8_t *nm = w->view_names.data + w->view_keys[i].off;
+    size_t len = w->view_keys[i].len;
+    if (name_taken(w, (const char *)nm, len))
+      return hurray__fail(err, HURRAY_ERR_DUPLICATE_NAME, HURRAY_NO_OFFSET, "view.name",
+                          "\"%.*s\" is both a view and a tensor of the file",
+                          (int)(len > 64 ? 64 : len), (const char *)nm);
+  }
+  static const char head[] = "{\"format\":1,\"views\":{";
+  static const char tail[] = "}}";
+  const size_t n = sizeof head - 1 + w->views_json.len + sizeof tail - 1;
+  if (n > UINT32_MAX)
+    return hurray__fail(err, HURRAY_ERR_INVALID_ARGUMENT, HURRAY_NO_OFFSET, "view",
+                        "the views record would exceed 4 GiB");
+  char *text = hurray__malloc(n);
+  if (text == NULL)
+    return hurray__fail(err, HURRAY_ERR_OUT_OF_MEMORY, HURRAY_NO_OFFSET, "view",
+                        "out of memory");
+  memcpy(text, head, sizeof head - 1);
+  if (w->views_json.len) memcpy(text + sizeof head - 1, w->views_json.data, w->views_json.len);
+  memcpy(text + sizeof head - 1 + w->views_json.len, tail, sizeof tail - 1);
+  HurrayKvValue v = hurray_kv_string(text, (uint32_t)n);
+  HurrayStatus st = kv_append(w, HURRAY_FILE_KV_VIEWS, HURRAY_FILE_KV_VIEWS_LEN, &v, err);
+  hurray__free(text);
+  return st;
+}
+
 uint64_t hurray_file_writer_tensor_count(const HurrayFileWriter *w) {
   return w != NULL ? w->count : 0;
 }
@@ -932,7 +1061,8 @@ static HurrayStatus sync_dir(const HurrayFileWriter *w, HurrayError *err) {
  * the header. */
 static HurrayStatus write_tail(HurrayFileWriter *w, HurrayError *err) {
   uint32_t *perm = NULL;
-  HurrayStatus st = index_order(w, &perm, err);
+  HurrayStatus st = add_views_record(w, err);
+  if (st == HURRAY_OK) st = index_order(w, &perm, err);
   if (st == HURRAY_OK && w->checksums) st = add_checksums(w, perm, err);
   uint64_t pos = w->cur;
   uint64_t kv_off = 0;
@@ -1077,6 +1207,10 @@ void hurray_file_writer_destroy(HurrayFileWriter **pw) {
   hurray__free(w->kv_keys);
   hurray__name_index_free(&w->kv_ix);
   hurray__buf_free(&w->scratch);
+  hurray__buf_free(&w->views_json);
+  hurray__buf_free(&w->view_names);
+  hurray__free(w->view_keys);
+  hurray__name_index_free(&w->view_ix);
   hurray__free(w);
 }
 

@@ -104,6 +104,31 @@ static inline bool hurray__add_overflow_u64(uint64_t a, uint64_t b, uint64_t *ou
   return false;
 #endif
 }
+static inline bool hurray__mul_overflow_i64(int64_t a, int64_t b, int64_t *out) {
+#if defined(__GNUC__) || defined(__clang__)
+  return __builtin_mul_overflow(a, b, out);
+#else
+  if (a == 0 || b == 0) {
+    *out = 0;
+    return false;
+  }
+  if (a > 0 ? (b > 0 ? a > INT64_MAX / b : b < INT64_MIN / a)
+            : (b > 0 ? a < INT64_MIN / b : b < INT64_MAX / a))
+    return true;
+  *out = a * b;
+  return false;
+#endif
+}
+
+static inline bool hurray__add_overflow_i64(int64_t a, int64_t b, int64_t *out) {
+#if defined(__GNUC__) || defined(__clang__)
+  return __builtin_add_overflow(a, b, out);
+#else
+  if ((b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b)) return true;
+  *out = a + b;
+  return false;
+#endif
+}
 static inline bool hurray__is_pow2_u64(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
 /* Rounds v up to a multiple of the power of two `a`; returns true on overflow. */

@@ -436,6 +436,33 @@ static inline uint32_t hurray__file_name_hash(const uint8_t *p, uint32_t n) {
   return hurray__file_name_hash_words(pad, n, &high);
 }
 
+/* ---- shared tensors: the views record (src/file/views.c) -------------------- */
+
+/* What the rules of a view need to know of its base (from its descriptor). */
+typedef struct HurrayViewBase {
+  uint8_t type_tag;
+  uint8_t layout_tag;
+  bool quantized;
+  bool counted;      /* the element count is known (no dynamic dimension) */
+  uint64_t elements; /* element count */
+  uint64_t byte_offset;
+} HurrayViewBase;
+
+HURRAY_INTERNAL void hurray__view_base_of(const HurrayDescriptorFields *f, HurrayViewBase *out);
+/*
+ * Checks view `v` (not same-kind) against its base: fails with `status` at
+ * `offset` with field `field` and a reason "view '<name>': <rule broken>".
+ */
+HURRAY_INTERNAL HURRAY_NODISCARD HurrayStatus hurray__view_check(
+    const HurrayFileView *v, const HurrayViewBase *b, HurrayStatus status, uint64_t offset,
+    const char *field, HurrayError *err);
+/* Appends `"name":{...}` (the JSON of one view, as the record holds it) to b. */
+HURRAY_INTERNAL HURRAY_NODISCARD HurrayStatus hurray__views_encode(HurrayByteBuf *b,
+                                                                   const HurrayFileView *v);
+/* The parsed record of an open file: built on first need, published once. */
+typedef struct HurrayFileViews HurrayFileViews;
+HURRAY_INTERNAL void hurray__file_views_free(HurrayFile *f);
+
 struct HurrayFile {
   HurrayFileSource *source; /* mapping or caller memory: tensors are views; NULL in read mode */
   HurrayFileBytes bytes;    /* read mode: where tensors are read from; unset otherwise */
@@ -456,6 +483,9 @@ struct HurrayFile {
   /* File order when the index is not in it (order.c): built on first need,
    * under the same mutex. */
   _Atomic(HurrayFileOrder *) file_order;
+  /* The views record (views.c): parsed and checked on first need, then
+   * published with a compare-and-swap (no lock: its checks look names up). */
+  _Atomic(HurrayFileViews *) views;
   bool mutex_ready;
   HurrayMutex mutex;
 };
@@ -557,6 +587,17 @@ HURRAY_INTERNAL HURRAY_NODISCARD HurrayStatus hurray__file_not_hrry(const uint8_
 HURRAY_INTERNAL HURRAY_NODISCARD HurrayStatus hurray__file_explain_trailer(
     const uint8_t *mem, const HurrayFileBytes *b, uint64_t size, uint64_t first, uint32_t align,
     uint64_t max_desc, const uint8_t *trailer, HurrayError *err);
+
+/*
+ * A tensor over the bytes of `base` (retained by it): descriptor `d` (moved
+ * into it), whose buffers are base's first ones (as many as d declares);
+ * named `name` (copied); its index is base's (src/file/tensor.c).
+ * HURRAY_ERR_OUT_OF_MEMORY, HURRAY_ERR_INTERNAL (d declares more buffers
+ * than base has); on failure d is freed.
+ */
+HURRAY_INTERNAL HURRAY_NODISCARD HurrayStatus hurray__file_tensor_derive(
+    HurrayFileTensor *base, const char *name, size_t name_len, HurrayDescriptor *d,
+    HurrayFileTensor **out);
 
 /* Number of descriptors decoded by this process (test hook: proves that
  * open decodes none and a fetch decodes one). */

@@ -9,33 +9,8 @@
 #include "internal/common.h"
 #include "internal/validate.h"
 
-/* ---- signed checked arithmetic --------------------------------------------- */
-
-static inline bool hurray__mul_overflow_i64(int64_t a, int64_t b, int64_t *out) {
-#if defined(__GNUC__) || defined(__clang__)
-  return __builtin_mul_overflow(a, b, out);
-#else
-  if (a == 0 || b == 0) {
-    *out = 0;
-    return false;
-  }
-  if (a > 0 ? (b > 0 ? a > INT64_MAX / b : b < INT64_MIN / a)
-            : (b > 0 ? a < INT64_MIN / b : b < INT64_MAX / a))
-    return true;
-  *out = a * b;
-  return false;
-#endif
-}
-
-static inline bool hurray__add_overflow_i64(int64_t a, int64_t b, int64_t *out) {
-#if defined(__GNUC__) || defined(__clang__)
-  return __builtin_add_overflow(a, b, out);
-#else
-  if ((b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b)) return true;
-  *out = a + b;
-  return false;
-#endif
-}
+/* Signed checked arithmetic: hurray__mul_overflow_i64 / _add_overflow_i64 in
+ * internal/common.h, beside the unsigned ones. */
 
 /* floor(a / b) for b > 0. */
 static inline int64_t hurray__floor_div_i64(int64_t a, int64_t b) {
