@@ -660,12 +660,17 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_find_view(const HurrayFile 
  * view gives the base's tensor under the view's name; any other a tensor of
  * the view's type and shape whose descriptor is strided (row-major when
  * rank 0) with byte_offset the base's plus the view's, over the base's
- * buffer 0 (same handle: size, alignment, device). The tensor keeps the
- * base's bytes alive (release it as any tensor); hurray_file_tensor_index
- * gives the base's index entry.
- * Errors: those of hurray_file_view and hurray_file_tensor.
+ * buffer 0 (same handle: size, alignment, device). `base` (borrowed, may be
+ * NULL) is the base's tensor when the caller already fetched it: the view
+ * then shares its bytes (with HURRAY_FILE_ACCESS_READ each fetch reads a
+ * copy of its own); NULL fetches the base. The tensor keeps the base's
+ * bytes alive (release it as any tensor); hurray_file_tensor_index gives the
+ * base's index entry.
+ * Errors: those of hurray_file_view and hurray_file_tensor;
+ * HURRAY_ERR_INVALID_ARGUMENT (`base` is another tensor than the view's base).
  */
 HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_view_tensor(const HurrayFile *f, uint64_t i,
+                                                                 HurrayFileTensor *base,
                                                                  HurrayFileTensor **out,
                                                                  HurrayError *err);
 

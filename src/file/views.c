@@ -966,15 +966,24 @@ HurrayStatus hurray_file_find_view(const HurrayFile *f, const char *name, size_t
   return HURRAY_OK;
 }
 
-HurrayStatus hurray_file_view_tensor(const HurrayFile *f, uint64_t i, HurrayFileTensor **out,
-                                     HurrayError *err) {
+HurrayStatus hurray_file_view_tensor(const HurrayFile *f, uint64_t i, HurrayFileTensor *given,
+                                     HurrayFileTensor **out, HurrayError *err) {
   if (out == NULL)
     return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, "out", "is NULL");
   *out = NULL;
   HurrayFileView v;
   HURRAY_TRY(hurray_file_view(f, i, &v, err));
   HurrayFileTensor *base = NULL;
-  HURRAY_TRY(hurray_file_tensor(f, v.base_index, &base, err));
+  if (given != NULL) {
+    if (hurray_file_tensor_index(given) != v.base_index)
+      return hurray__fail(err, HURRAY_ERR_INVALID_ARGUMENT, HURRAY_NO_OFFSET, "base",
+                          "is index entry %llu, not the view's base (entry %llu)",
+                          (unsigned long long)hurray_file_tensor_index(given),
+                          (unsigned long long)v.base_index);
+    base = hurray_file_tensor_retain(given);
+  } else {
+    HURRAY_TRY(hurray_file_tensor(f, v.base_index, &base, err));
+  }
   const HurrayDescriptor *bd = hurray_file_tensor_descriptor(base);
   HurrayDescriptorFields bf;
   HurrayStatus st = hurray_descriptor_fields(bd, &bf);

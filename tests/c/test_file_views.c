@@ -130,7 +130,8 @@ static void check_file(HurrayFile *f) {
 
   /* the transpose: element [r][c] of w.T is w[c][r] */
   HurrayFileTensor *t = NULL;
-  if (hurray_file_view_tensor(f, 0, &t, &e) != HURRAY_OK) fail_msg("tensor: %s", e.message);
+  if (hurray_file_view_tensor(f, 0, NULL, &t, &e) != HURRAY_OK)
+    fail_msg("tensor: %s", e.message);
   HurrayDescriptorFields df;
   assert_int_equal(hurray_descriptor_fields(hurray_file_tensor_descriptor(t), &df), HURRAY_OK);
   assert_int_equal(df.layout.tag, HURRAY_LAYOUT_STRIDED);
@@ -146,11 +147,11 @@ static void check_file(HurrayFile *f) {
   hurray_file_tensor_release(&t);
 
   /* the reversed column: w[3][1], w[2][1], w[1][1], w[0][1] */
-  assert_int_equal(hurray_file_view_tensor(f, 1, &t, &e), HURRAY_OK);
+  assert_int_equal(hurray_file_view_tensor(f, 1, NULL, &t, &e), HURRAY_OK);
   for (int k = 0; k < 4; k++) assert_true(at(t, -6 * k) == (float)((3 - k) * 6 + 1));
   hurray_file_tensor_release(&t);
   /* 0-d: row-major, element 7 */
-  assert_int_equal(hurray_file_view_tensor(f, 2, &t, &e), HURRAY_OK);
+  assert_int_equal(hurray_file_view_tensor(f, 2, NULL, &t, &e), HURRAY_OK);
   assert_int_equal(hurray_descriptor_fields(hurray_file_tensor_descriptor(t), &df), HURRAY_OK);
   assert_int_equal(df.rank, 0);
   assert_int_equal(df.layout.tag, HURRAY_LAYOUT_ROW_MAJOR);
@@ -159,11 +160,21 @@ static void check_file(HurrayFile *f) {
   HurrayFileTensor *keep = t;
   t = NULL;
   /* the same tensor under another name */
-  assert_int_equal(hurray_file_view_tensor(f, 3, &t, &e), HURRAY_OK);
+  assert_int_equal(hurray_file_view_tensor(f, 3, NULL, &t, &e), HURRAY_OK);
   assert_true(hurray_descriptor_equal(hurray_file_tensor_descriptor(t),
                                       hurray_file_tensor_descriptor(t)));
   assert_true(at(t, 23) == 23.0f);
   hurray_file_tensor_release(&t);
+  /* over a base fetched already: the same bytes, also where each fetch copies */
+  HurrayFileTensor *b = NULL;
+  assert_int_equal(hurray_file_tensor(f, 0, &b, &e), HURRAY_OK);
+  assert_int_equal(hurray_file_view_tensor(f, 0, b, &t, &e), HURRAY_OK);
+  const void *pb = NULL, *pt = NULL;
+  assert_int_equal(hurray_file_tensor_buffer(b, 0, &pb, NULL), HURRAY_OK);
+  assert_int_equal(hurray_file_tensor_buffer(t, 0, &pt, NULL), HURRAY_OK);
+  assert_ptr_equal(pb, pt);
+  hurray_file_tensor_release(&t);
+  hurray_file_tensor_release(&b);
   hurray_file_close(&f);
   assert_true(at(keep, 0) == 7.0f);
   hurray_file_tensor_release(&keep);
@@ -285,6 +296,20 @@ static void test_the_writer_refuses_what_no_reader_would_take(void **state) {
   assert_int_equal(hurray_file_writer_add_view(w, &v, &e), HURRAY_OK);
   assert_int_equal(hurray_file_writer_finish(w, &e), HURRAY_OK);
   hurray_file_writer_destroy(&w);
+  /* a tensor given as the base that is not the view's base is refused */
+  HurrayFile *f = tf_open_as(tf_path("q.hrry"), HURRAY_FILE_ACCESS_READ);
+  HurrayFileTensor *other = NULL, *t = NULL;
+  assert_int_equal(hurray_file_tensor(f, 0, &other, &e), HURRAY_OK); /* "w" */
+  assert_int_equal(hurray_file_view_tensor(f, 0, other, &t, &e), HURRAY_ERR_INVALID_ARGUMENT);
+  assert_null(t);
+  assert_non_null(strstr(e.message, "not the view's base"));
+  hurray_file_tensor_release(&other);
+  assert_int_equal(hurray_file_view_tensor(f, 0, NULL, &t, &e), HURRAY_OK);
+  size_t nl = 0;
+  assert_memory_equal(hurray_file_tensor_name(t, &nl), "qv", 2);
+  assert_int_equal(hurray_file_tensor_index(t), 1);
+  hurray_file_tensor_release(&t);
+  hurray_file_close(&f);
 }
 
 /* A file whose KV holds `record` as the views record (written as any KV). */
@@ -317,7 +342,7 @@ static void expect_forged(const char *record, const char *why) {
     assert_int_equal(hurray_file_find_view(f, "v", 1, &i, &e2), HURRAY_ERR_INVALID_KV);
     assert_string_equal(e.message, e2.message);
     HurrayFileTensor *t = NULL;
-    assert_int_equal(hurray_file_view_tensor(f, 0, &t, &e2), HURRAY_ERR_INVALID_KV);
+    assert_int_equal(hurray_file_view_tensor(f, 0, NULL, &t, &e2), HURRAY_ERR_INVALID_KV);
     assert_null(t);
     /* the rest of the file reads as usual */
     assert_int_equal(hurray_file_tensor(f, 0, &t, &e2), HURRAY_OK);
@@ -400,7 +425,7 @@ static void test_valid_records_of_other_writers_are_read(void **state) {
   assert_int_equal(n, 1);
   assert_int_equal(hurray_file_find_view(f, "v1", 2, &i, &e), HURRAY_OK);
   HurrayFileTensor *t = NULL;
-  assert_int_equal(hurray_file_view_tensor(f, i, &t, &e), HURRAY_OK);
+  assert_int_equal(hurray_file_view_tensor(f, i, NULL, &t, &e), HURRAY_OK);
   assert_true(at(t, 0) == 1.0f && at(t, 1) == 2.0f && at(t, 2) == 3.0f);
   hurray_file_tensor_release(&t);
   hurray_file_close(&f);
