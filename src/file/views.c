@@ -929,7 +929,7 @@ HurrayStatus hurray_file_view_count(const HurrayFile *f, uint64_t *count, Hurray
   if (f == NULL || count == NULL)
     return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET,
                         f == NULL ? "file" : "count", "is NULL");
-  const HurrayFileViews *vs;
+  const HurrayFileViews *vs = NULL;
   HURRAY_TRY(get(f, &vs, err));
   *count = vs->count;
   return HURRAY_OK;
@@ -940,7 +940,7 @@ HurrayStatus hurray_file_view(const HurrayFile *f, uint64_t i, HurrayFileView *o
   if (f == NULL || out == NULL)
     return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET,
                         f == NULL ? "file" : "out", "is NULL");
-  const HurrayFileViews *vs;
+  const HurrayFileViews *vs = NULL;
   HURRAY_TRY(get(f, &vs, err));
   if (i >= vs->count)
     return hurray__fail(err, HURRAY_ERR_INDEX_OUT_OF_BOUNDS, HURRAY_NO_OFFSET, "view",
@@ -955,7 +955,7 @@ HurrayStatus hurray_file_find_view(const HurrayFile *f, const char *name, size_t
   if (f == NULL || out_view == NULL || (name == NULL && name_len > 0))
     return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET,
                         f == NULL ? "file" : out_view == NULL ? "out_view" : "name", "is NULL");
-  const HurrayFileViews *vs;
+  const HurrayFileViews *vs = NULL;
   HURRAY_TRY(get(f, &vs, err));
   uint32_t i;
   if (vs->count == 0 || name_len == 0 || name_len > HURRAY_FILE_MAX_NAME_LEN ||
