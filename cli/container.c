@@ -441,6 +441,71 @@ static bool show_tensors(Report *r, const HurrayFile *f, const uint8_t *base, si
   return ok;
 }
 
+/* The views of shared tensors (the HURRAY_FILE_KV_VIEWS record, read and
+ * checked whole by the library): each an entry of its own, marked as a view
+ * of its base. Returns how many; false in *ok after reporting a record the
+ * library refuses. */
+static uint64_t show_views(Report *r, const HurrayFile *f, bool *ok) {
+  uint64_t n = 0;
+  HurrayError err;
+  hurray_error_clear(&err);
+  HurrayStatus st = hurray_file_view_count(f, &n, &err);
+  *ok = st == HURRAY_OK;
+  if (st != HURRAY_OK) {
+    if (!r->json) fputc('\n', r->out);
+    report_error(r, "error", st, err.offset, err.field, "views",
+                 err.message[0] != '\0' ? err.message : hurray_status_message(st), 0);
+    return 0;
+  }
+  if (n == 0) return 0;
+  if (r->json) j_open(r, "views", '[');
+  else fprintf(r->out, "\nviews (%llu, from KV \"%s\"):\n", (unsigned long long)n,
+               HURRAY_FILE_KV_VIEWS);
+  for (uint64_t i = 0; i < n; i++) {
+    HurrayFileView v;
+    if (hurray_file_view(f, i, &v, &err) != HURRAY_OK) break;
+    char *name = cstr(v.name, v.name_len);
+    char *base = cstr(v.base, v.base_len);
+    const char *type = v.same ? NULL : hurray_dtype_name(v.dtype);
+    if (r->json) {
+      j_open(r, NULL, '{');
+      j_str(r, "name", name);
+      j_str(r, "view_of", base);
+      j_u64(r, "base_index", v.base_index);
+      j_bool(r, "same", v.same);
+      if (!v.same) {
+        j_str(r, "dtype", type);
+        j_open(r, "shape", '[');
+        for (uint32_t k = 0; k < v.rank; k++) j_u64(r, NULL, v.shape[k]);
+        j_close(r, ']');
+        j_i64(r, "byte_offset", v.byte_offset);
+        j_open(r, "byte_strides", '[');
+        for (uint32_t k = 0; k < v.rank; k++) j_i64(r, NULL, v.byte_strides[k]);
+        j_close(r, ']');
+      }
+      j_close(r, '}');
+    } else if (v.same) {
+      fprintf(r->out, "  view \"%s\" of tensor \"%s\" (index entry %llu): the same tensor\n",
+              name != NULL ? name : "?", base != NULL ? base : "?",
+              (unsigned long long)v.base_index);
+    } else {
+      fprintf(r->out, "  view \"%s\" of tensor \"%s\" (index entry %llu): %s [",
+              name != NULL ? name : "?", base != NULL ? base : "?",
+              (unsigned long long)v.base_index, type != NULL ? type : "?");
+      for (uint32_t k = 0; k < v.rank; k++)
+        fprintf(r->out, "%s%llu", k > 0 ? ", " : "", (unsigned long long)v.shape[k]);
+      fprintf(r->out, "], byte offset %lld, byte strides [", (long long)v.byte_offset);
+      for (uint32_t k = 0; k < v.rank; k++)
+        fprintf(r->out, "%s%lld", k > 0 ? ", " : "", (long long)v.byte_strides[k]);
+      fputs("]\n", r->out);
+    }
+    free(name);
+    free(base);
+  }
+  if (r->json) j_close(r, ']');
+  return n;
+}
+
 int inspect_container(Report *r, const uint8_t *bytes, size_t len) {
   report_begin(r, "hrry", ".hrry container", len);
   /* The file reader hands out buffers in place: give it memory aligned like
@@ -476,10 +541,19 @@ int inspect_container(Report *r, const uint8_t *bytes, size_t len) {
       show_index(r, f, &info);
       show_kv(r, f, &info);
     }
-    if (st == HURRAY_OK && show_tensors(r, f, copy, len) && !r->json)
-      fprintf(r->out, "\nend of container: %llu tensor%s\n",
-              (unsigned long long)hurray_file_tensor_count(f),
-              hurray_file_tensor_count(f) == 1 ? "" : "s");
+    bool views_ok = false;
+    uint64_t views = 0;
+    if (st == HURRAY_OK && show_tensors(r, f, copy, len)) {
+      views = show_views(r, f, &views_ok);
+      if (views_ok && !r->json) {
+        fprintf(r->out, "\nend of container: %llu tensor%s",
+                (unsigned long long)hurray_file_tensor_count(f),
+                hurray_file_tensor_count(f) == 1 ? "" : "s");
+        if (views > 0)
+          fprintf(r->out, ", %llu view%s", (unsigned long long)views, views == 1 ? "" : "s");
+        fputc('\n', r->out);
+      }
+    }
     hurray_file_close(&f);
   }
   int rc = report_end(r);

@@ -13,7 +13,7 @@ hurray.torch when it is importable.
 
 The rules: a loader either returns or raises ValueError or UnsupportedError
 (nothing else, no crash: ASan reports a read outside the file); all loaders
-accept or refuse the same record (one validation, `_shared.validate`); and an
+accept or refuse the same record (one validation, libhurray's src/file/views.c); and an
 accepted view holds exactly the elements NumPy reads at those offsets from a
 copy of its base's bytes.
 

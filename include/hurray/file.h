@@ -674,6 +674,21 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_view_tensor(const HurrayFil
                                                                  HurrayFileTensor **out,
                                                                  HurrayError *err);
 
+/*
+ * The descriptor of view `i` (below hurray_file_view_count) without touching
+ * its base's data: the base's own descriptor for a view of the same-tensor
+ * kind, else the view's element type, shape and geometry (a strided tensor,
+ * row-major for a 0-d view) over the base's buffer 0, as
+ * hurray_file_view_tensor gives it. Checks the record first, as
+ * hurray_file_view. *out is the caller's (hurray_descriptor_destroy).
+ * Errors: HURRAY_ERR_NULL_POINTER, those of hurray_file_view and of
+ * hurray_file_descriptor (the base's), HURRAY_ERR_OUT_OF_MEMORY.
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_view_descriptor(const HurrayFile *f,
+                                                                     uint64_t i,
+                                                                     HurrayDescriptor **out,
+                                                                     HurrayError *err);
+
 /* Closes the file and sets *f to NULL. Tensors fetched from it stay valid
  * (they hold the mapping). NULL-safe. */
 HURRAY_API void hurray_file_close(HurrayFile **f);
@@ -910,6 +925,18 @@ HURRAY_API bool hurray_file_tensor_is_writable(const HurrayFileTensor *t);
  */
 HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_read_slice(
     const HurrayFile *f, uint64_t index, uint32_t rank, const HurraySliceRange *ranges,
+    void *dst, uint64_t dst_size, HurrayError *err);
+
+/*
+ * hurray_file_read_slice of view `view` (below hurray_file_view_count): the
+ * selection `ranges` (the view's rank entries) of the view, as
+ * hurray_file_view_descriptor describes it, read from its base's bytes alone
+ * (through the mapping, or with positioned reads of the selected bytes).
+ * Errors: those of hurray_file_view and of hurray_file_read_slice; messages
+ * name the view.
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_read_view_slice(
+    const HurrayFile *f, uint64_t view, uint32_t rank, const HurraySliceRange *ranges,
     void *dst, uint64_t dst_size, HurrayError *err);
 
 /* ---- composites ------------------------------------------------------------------- */

@@ -159,9 +159,15 @@ def prepare(tensors, kv, what: str = "save"):
         if names[i] in {v.base for v in views.values()} and m is not None:
             _check_base_kept_order(t, m, names[i])
         converted[names[i]] = t
-    if views:
-        out_kv[_shared.VIEWS_KEY] = _shared.encode(views)
-    return converted, out_kv
+    return converted, out_kv, view_records(views)
+
+
+def view_records(views: dict[str, _shared.View]) -> list:
+    """The views as the C writer takes them (save(views=), FileWriter.add_views):
+    (name, base, dtype name or None, shape, byte_offset, byte_strides). The
+    writer checks each against its base and writes the record."""
+    return [(n, v.base, v.dtype, v.shape, v.byte_offset, v.byte_strides)
+            for n, v in views.items()]
 
 
 def _check_base_kept_order(t: Tensor, m: _shared.Memory, name: str) -> None:
@@ -191,45 +197,31 @@ def save(path, tensors, *, kv=None, durable=True, checksums=True) -> None:
     default) records a CRC-32C of every tensor, computed while it is written,
     which load(verify=True) and File.verify() check.
     """
-    converted, out_kv = prepare(tensors, kv)
-    _hurray.save(path, converted, kv=out_kv or None, durable=durable, checksums=checksums)
+    converted, out_kv, views = prepare(tensors, kv)
+    _hurray.save(path, converted, kv=out_kv or None, durable=durable, checksums=checksums,
+                 views=views)
 
 
-def _views_of(text, stored) -> dict[str, _shared.View]:
-    if text is None:
-        return {}
-    return _shared.decode(text, stored)
-
-
-def resolve(tensors: dict, views: dict[str, _shared.View], wanted=None) -> dict:
-    """Adds each view (all, or those in `wanted`) to `tensors`, rebuilt from its
-    base without copying."""
-    for name, v in views.items():
-        if wanted is not None and name not in wanted:
-            continue
-        tensors[name] = view_tensor(name, v, tensors[v.base])
-    return tensors
+def _views_of(records) -> dict[str, _shared.View]:
+    """The checked records the C reader gives (load's, File._views()) as View
+    values by name, in record order."""
+    return {name: _shared.View(base, dtype, tuple(shape), off, tuple(strides))
+            for name, base, dtype, shape, off, strides in records}
 
 
 def view_tensor(name: str, v: _shared.View, base: Tensor) -> Tensor:
-    """The view `v` of `base` as a hurray tensor sharing its buffer (the
-    record checked by _shared.validate first)."""
-    item = _shared.validate(name, v, base)
+    """The view `v` of `base` (a record the C reader checked against this base)
+    as a hurray tensor sharing its buffer: for the framework loaders, whose
+    base came back in another form than the one they rebuild views on."""
     if v.same:
         return base
     import numpy as np  # the buffer object the view shares
+    item = _hurray.Dtype.from_name(v.dtype).bit_width // 8
     raw = np.asarray(base.buffer(0))
     # a 0-d view has no strides to state: row-major (one element) says it all
     layout = _hurray.StridedLayout(tuple(s // item for s in v.byte_strides)) if v.shape else None
     return Tensor(raw, v.dtype, v.shape, layout=layout,
                   byte_offset=base.byte_offset + v.byte_offset, copy=False)
-
-
-def validate_views(tensors: dict, views: dict[str, _shared.View]) -> None:
-    """Checks every view record against its base (_shared.validate) before any
-    is rebuilt: what every loader calls, so all give the same answer."""
-    for name, v in views.items():
-        _shared.validate(name, v, tensors[v.base])
 
 
 def load(path, *, names=None, mmap=True, permissive=False, verify=False) -> dict:
@@ -245,26 +237,18 @@ def load(path, *, names=None, mmap=True, permissive=False, verify=False) -> dict
     checksums when the file has them): a damaged file raises FileError naming
     the tensor and the byte offset, and nothing is returned.
     """
-    if names is None:
-        tensors, views = load_stored(path, mmap=mmap, permissive=permissive, verify=verify)
-        return resolve(tensors, views) if views else tensors
-    if isinstance(names, (str, bytes)):
-        raise TypeError(f"load: names must be a sequence of str, not a {type(names).__name__}")
-    names = list(names)
-    with open(path, mmap=mmap, permissive=permissive) as f:
-        if verify:
-            f.verify()
-        return {n: f._get(n) for n in names}
+    # the C reader gives every name back, the views of shared tensors built
+    # over their bases' bytes after the record was checked whole
+    return _hurray.load(path, names=names, mmap=mmap, permissive=permissive, verify=verify)
 
 
 def load_stored(path, *, mmap=True, permissive=False, verify=False):
     """(the tensors the file stores, {view name: View}) from one open: what the
-    framework layers rebuild their own views from."""
-    tensors, text = _hurray._load_with_views(path, mmap=mmap, permissive=permissive,
-                                             verify=verify)
-    views = _views_of(text, tensors.keys())
-    validate_views(tensors, views)
-    return tensors, views
+    framework layers rebuild their own views from (the records checked by the
+    C reader)."""
+    tensors, records = _hurray._load_with_views(path, mmap=mmap, permissive=permissive,
+                                                verify=verify)
+    return tensors, _views_of(records)
 
 
 def save_bytes(tensors, *, kv=None, checksums=True) -> bytes:
@@ -276,8 +260,8 @@ def save_bytes(tensors, *, kv=None, checksums=True) -> bytes:
     tensors sharing memory are stored once. The same tensors give the same
     bytes as save() puts in a file.
     """
-    converted, out_kv = prepare(tensors, kv)
-    return _hurray.save_bytes(converted, kv=out_kv or None, checksums=checksums)
+    converted, out_kv, views = prepare(tensors, kv)
+    return _hurray.save_bytes(converted, kv=out_kv or None, checksums=checksums, views=views)
 
 
 def load_bytes(data, *, names=None, permissive=False, verify=False) -> dict:
@@ -290,40 +274,14 @@ def load_bytes(data, *, names=None, permissive=False, verify=False) -> dict:
     to `data`. No file system is involved. names=, permissive= and verify= as
     for load.
     """
-    if names is None:
-        tensors, views = load_bytes_stored(data, permissive=permissive, verify=verify)
-        return resolve(tensors, views) if views else tensors
-    if isinstance(names, (str, bytes)):
-        raise TypeError(f"load_bytes: names must be a sequence of str, not a "
-                        f"{type(names).__name__}")
-    names = list(names)
-    for i, n in enumerate(names):
-        if not isinstance(n, str):
-            raise TypeError(f"load_bytes: names[{i}] must be a str, not {type(n).__name__}")
-    # the views record first (the index and KV only): without one, only the
-    # names asked for are read; with one, the stored tensors and the record
-    _, text = _hurray._load_bytes_with_views(data, names=(), permissive=permissive)
-    if text is None:
-        stored, _ = _hurray._load_bytes_with_views(data, names=names, permissive=permissive,
-                                                   verify=verify)
-        return stored
-    stored, views = load_bytes_stored(data, permissive=permissive, verify=verify)
-    # names neither stored at the top level nor views (a composite's members)
-    # are read as load() reads them, or refused with its KeyError
-    rest = [n for n in names if n not in views and n not in stored]
-    if rest:
-        stored.update(_hurray._load_bytes_with_views(data, names=rest,
-                                                     permissive=permissive)[0])
-    return {n: view_tensor(n, views[n], stored[views[n].base]) if n in views else stored[n]
-            for n in names}
+    return _hurray.load_bytes(data, names=names, permissive=permissive, verify=verify)
 
 
 def load_bytes_stored(data, *, permissive=False, verify=False):
     """load_stored() of a file image held in memory (load_bytes)."""
-    tensors, text = _hurray._load_bytes_with_views(data, permissive=permissive, verify=verify)
-    views = _views_of(text, tensors.keys())
-    validate_views(tensors, views)
-    return tensors, views
+    tensors, records = _hurray._load_bytes_with_views(data, permissive=permissive,
+                                                      verify=verify)
+    return tensors, _views_of(records)
 
 
 def load_kv(path, *, max_kv_memory=_DEFAULT_KV_MEMORY, raw=False) -> dict:
@@ -391,49 +349,41 @@ class File:
     """An open .hrry file (from hurray.open): a mapping of name to tensor, read
     lazily. Names include the views of shared tensors (see hurray.save)."""
 
-    __slots__ = ("_raw", "_views", "_reopen", "_ref", "_checked")
+    __slots__ = ("_raw", "_views", "_reopen", "_ref")
 
     def __init__(self, raw=None, *, _token=None):
         if _token is not _TOKEN:
             raise TypeError("cannot create 'hurray.File' instances; use hurray.open(path)")
         self._raw = raw
         self._reopen = self._ref = None  # set by open (pickling)
-        text = raw._kv_value(_shared.VIEWS_KEY)
-        self._views = _views_of(text, raw.keys()) if text is not None else {}
-        self._checked = not self._views
+        self._views: dict[str, _shared.View] | None = None  # on first need
 
-    def _check_views(self) -> None:
-        # The whole record, against every base, before the first view is built:
-        # open() accepts and refuses a record as load() does, whichever view is
-        # asked for (a mapped base costs no read; mmap=False reads each base once).
-        if not self._checked:
-            validate_views({v.base: self._raw[v.base] for v in self._views.values()},
-                           self._views)
-            self._checked = True
+    def _view_map(self) -> dict:
+        # The C reader checks the whole record, against every base, the first
+        # time: open() accepts and refuses a record as load() does.
+        if self._views is None:
+            self._views = _views_of(self._raw._views())
+        return self._views
 
     # -- names --
     def keys(self) -> list:
         """Every name, in file order, then the views of shared tensors."""
-        names = self._raw.keys()
-        if self._views:
-            names += list(self._views)
-        return names
+        return self._raw.keys() + list(self._view_map())
 
     def __iter__(self):
         return iter(self.keys())
 
     def __len__(self) -> int:
-        return len(self._raw) + len(self._views)
+        return len(self._raw) + len(self._view_map())
 
     def __contains__(self, name) -> bool:
-        return name in self._raw or (name in self._views and not self._raw.closed)
+        if name in self._raw:
+            return True
+        return isinstance(name, str) and not self._raw.closed and name in self._view_map()
 
     # -- tensors --
     def _get(self, name):
-        v = self._views.get(name) if isinstance(name, str) else None
-        if v is not None:
-            self._check_views()
-        t = self._raw[name] if v is None else view_tensor(name, v, self._raw[v.base])
+        t = self._raw[name]  # a view too: the C reader builds it over its base
         if self._ref is not None and isinstance(t, Tensor):
             _pickling.register(t, self._ref, name)  # pickle="reference"
         return t
@@ -449,13 +399,14 @@ class File:
         """A hurray.TensorSlice of `name`: shape and dtype without reading data;
         indexing reads only the selected elements. The view of a shared tensor
         is sliced through its base."""
-        v = self._views.get(name) if isinstance(name, str) else None
-        if v is None:
+        if not isinstance(name, str) or name in self._raw:
             return self._raw.get_slice(name)
-        self._check_views()
+        v = self._view_map().get(name)
+        if v is None:
+            return self._raw.get_slice(name)  # its KeyError
         if v.same:
             return self._raw.get_slice(v.base)
-        return _ViewSlice(name, lambda: view_tensor(name, v, self._raw[v.base]), v)
+        return _ViewSlice(name, lambda: self._raw[name], v)
 
     # -- metadata --
     @property
@@ -488,7 +439,7 @@ class File:
     def views(self) -> dict:
         """Name of each view of a shared tensor to the name of the tensor it
         is a view of (empty for a file without shared tensors)."""
-        return {n: v.base for n, v in self._views.items()}
+        return {n: v.base for n, v in self._view_map().items()}
 
     # -- state --
     def close(self) -> None:
@@ -524,8 +475,13 @@ class File:
 
     def __repr__(self) -> str:
         r = repr(self._raw)
-        if self._views and r.endswith(">") and not self._raw.closed:
-            r = f"{r[:-1]}, {len(self._views)} views>"
+        if r.endswith(">") and not self._raw.closed:
+            try:
+                n = len(self._view_map())
+            except ValueError:  # a record the reader refuses: load says why
+                n = 0
+            if n:
+                r = f"{r[:-1]}, {n} views>"
         return r
 
     def __reduce__(self):

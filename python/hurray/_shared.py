@@ -11,15 +11,16 @@ overlap without such a base cannot be stored exactly: they are refused,
 naming two of them. The same object under two names is a view too, whatever
 its layout.
 
-Readers rebuild each view from its base without copying (`resolve_views` for
-hurray tensors; hurray.torch and hurray.numpy rebuild framework views sharing
-the base's storage).
+The record is written and read by libhurray (src/file/views.c): the writer
+checks each view against its base, the reader checks the whole record once,
+and gives back each view as a strided tensor over its base's bytes; hurray.torch
+and hurray.numpy rebuild framework views sharing the base's storage from the
+records it checked.
 """
 
 from __future__ import annotations
 
-import json
-from typing import Any, NamedTuple, TypeGuard
+from typing import Any, NamedTuple
 
 from . import _hurray
 
@@ -35,7 +36,6 @@ RESERVED_PREFIX: str = _hurray._KV_RESERVED_PREFIX
 #: KV keys this package writes for itself; load_kv, File.kv and metadata()
 #: leave them out, so load_kv stays the inverse of save(kv=).
 PACKAGE_KEYS = frozenset({VIEWS_KEY, GGUF_KEY, CHECKSUMS_KEY})
-VIEWS_FORMAT = 1
 
 
 class Memory(NamedTuple):
@@ -166,141 +166,3 @@ def _overlapping_pair(group: list[int], memories: dict[int, Memory]) -> tuple[in
             if x < y and memories[x].lo < memories[y].hi and memories[y].lo < memories[x].hi:
                 return x, y
     return group[0], group[1]
-
-
-def encode(views: dict[str, View]) -> str:
-    out: dict[str, dict[str, Any]] = {}
-    for name, v in views.items():
-        if v.same:
-            out[name] = {"base": v.base}
-        else:
-            out[name] = {"base": v.base, "dtype": v.dtype, "shape": list(v.shape),
-                         "byte_offset": v.byte_offset, "byte_strides": list(v.byte_strides)}
-    return json.dumps({"format": VIEWS_FORMAT, "views": out}, separators=(",", ":"))
-
-
-def decode(text: Any, stored_names) -> dict[str, View]:
-    """Reads the record, checking every field; a malformed one raises
-    ValueError naming the key and the field (a file is never half-read)."""
-    def bad(what: str) -> ValueError:
-        return ValueError(f"kv[{VIEWS_KEY!r}]: {what}; the file's shared-tensor record is "
-                          f"malformed (written by another tool?); load it with "
-                          f"hurray.load_kv(path, raw=True) to inspect it")
-
-    if not isinstance(text, str):
-        raise bad(f"expected a JSON string, found {type(text).__name__}")
-    try:
-        doc = json.loads(text)
-    except ValueError as e:
-        raise bad(f"not JSON ({e})") from None
-    if not isinstance(doc, dict) or doc.get("format") != VIEWS_FORMAT:
-        raise bad(f"format must be {VIEWS_FORMAT}")
-    raw = doc.get("views")
-    if not isinstance(raw, dict):
-        raise bad("'views' must be an object")
-    stored = set(stored_names)
-    views: dict[str, View] = {}
-    for name, rec in raw.items():
-        if not isinstance(rec, dict) or not isinstance(rec.get("base"), str):
-            raise bad(f"views[{name!r}].base must be a tensor name")
-        if name in stored:
-            raise bad(f"views[{name!r}] names a tensor the file also stores")
-        if rec["base"] not in stored:
-            raise bad(f"views[{name!r}].base {rec['base']!r} is not a tensor of the file")
-        if set(rec) == {"base"}:
-            views[name] = View(rec["base"], None, (), 0, ())
-            continue
-        shape, strides, off, dt = (rec.get("shape"), rec.get("byte_strides"),
-                                   rec.get("byte_offset"), rec.get("dtype"))
-        if not isinstance(dt, str):
-            raise bad(f"views[{name!r}].dtype must be a type name")
-        if not _ints(shape) or any(x < 0 for x in shape):
-            raise bad(f"views[{name!r}].shape must be a list of non-negative ints")
-        if not _ints(strides) or len(strides) != len(shape):
-            raise bad(f"views[{name!r}].byte_strides must be {len(shape)} ints")
-        if type(off) is not int:
-            raise bad(f"views[{name!r}].byte_offset must be an int")
-        views[name] = View(rec["base"], dt, tuple(shape), off, tuple(strides))
-    return views
-
-
-def _ints(v: Any) -> TypeGuard[list[int]]:
-    return isinstance(v, list) and all(type(x) is int for x in v)
-
-
-#: the most dimensions a view may have (HURRAY_MAX_RANK, as every tensor)
-MAX_RANK = 64
-_INT64_MAX = (1 << 63) - 1
-
-
-def validate(name: str, v: View, base: Any) -> int:
-    """The one check of a view record against the tensor it names as its base,
-    made by every reader (hurray.load, open()[name], get_slice, safe_open,
-    hurray.torch and hurray.numpy, from files and from bytes) before anything
-    is built from it, so every reader accepts and refuses the same records and
-    rebuilds the same elements. Returns the view's element size in bytes.
-
-    Rules (docs/file-format.md, "Shared tensors"): the base is a dense tensor
-    of whole-byte elements, unquantized, stored row- or column-major (the
-    contiguous form the writer stores a base in); the view's type is known and
-    whole-byte; its byte offset and byte strides are multiples of that size, and
-    so is where its base starts in its buffer;
-    it has at most 64 dimensions whose nonzero ones multiply (in bytes) to at
-    most 2**63 - 1, and strides that fit in 64 bits; every byte it can reach lies inside the base's own bytes
-    (so a base without bytes has only zero-element views, at offset 0). A
-    record breaking one raises ValueError naming the view and the field.
-    """
-    def bad(what: str) -> ValueError:
-        return ValueError(f"kv[{VIEWS_KEY!r}]: view {name!r}: {what}; the record does not "
-                          f"match the file's tensors (written by another tool?); load it with "
-                          f"hurray.load_kv(path, raw=True) to inspect it")
-
-    from ._hurray import Dtype, Tensor
-    if v.same or v.dtype is None:
-        return 0
-    base_bits = base.dtype.bit_width if isinstance(base, Tensor) else None
-    base_count = base.size if isinstance(base, Tensor) else None
-    if base_bits is None or base_bits % 8 or base_count is None or \
-            base.quantization is not None or base.layout.name not in ("row_major", "col_major"):
-        raise bad(f"its base {v.base!r} is not a dense row- or column-major tensor of "
-                  f"whole-byte elements")
-    try:
-        dt = Dtype.from_name(v.dtype)
-    except (ValueError, TypeError):
-        raise bad(f"dtype {v.dtype!r} is not a hurray type name") from None
-    bits = dt.bit_width
-    if bits is None or bits % 8 or bits == 0:
-        raise bad(f"dtype {dt.name} is not a whole-byte type")
-    item = bits // 8
-    if len(v.shape) > MAX_RANK:
-        raise bad(f"shape has {len(v.shape)} dimensions, more than {MAX_RANK}")
-    if v.byte_offset % item:
-        raise bad(f"byte_offset {v.byte_offset} is not a multiple of {dt.name}'s size ({item})")
-    if base.byte_offset % item:
-        raise bad(f"its base {v.base!r} starts {base.byte_offset} bytes into its buffer, not a "
-                  f"multiple of {dt.name}'s size ({item})")
-    if any(not -_INT64_MAX <= s <= _INT64_MAX for s in v.byte_strides):
-        raise bad(f"byte_strides {list(v.byte_strides)} do not fit in 64 bits")
-    if any(s % item for s in v.byte_strides):
-        raise bad(f"byte_strides {list(v.byte_strides)} are not multiples of {dt.name}'s "
-                  f"size ({item})")
-    prod = item
-    for n in v.shape:
-        if n:
-            prod *= n
-            if prod > _INT64_MAX:
-                raise bad(f"shape {list(v.shape)} multiplies past 2**63 - 1 bytes")
-    size = base_count * (base_bits // 8)
-    lo = hi = v.byte_offset
-    empty = 0 in v.shape
-    if not empty:
-        for n, s in zip(v.shape, v.byte_strides):
-            if s < 0:
-                lo += (n - 1) * s
-            else:
-                hi += (n - 1) * s
-        hi += item
-    if lo < 0 or hi > size or (empty and v.byte_offset > size):
-        raise bad(f"byte_offset {v.byte_offset} and byte_strides {list(v.byte_strides)} reach "
-                  f"bytes {lo}..{hi} of its base {v.base!r}, which holds {size}")
-    return item

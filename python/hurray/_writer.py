@@ -36,12 +36,13 @@ class FileWriter:
     File.verify() and load(verify=True) check.
     """
 
-    __slots__ = ("_w", "_kv", "_raw_kv", "_names")
+    __slots__ = ("_w", "_kv", "_raw_kv", "_views", "_names")
 
     def __init__(self, path: StrPath, *, kv: Mapping[str, Any] | None = None,
                  durable: bool = True, checksums: bool = True) -> None:
         self._kv = _files.check_user_kv(kv, "FileWriter")
         self._raw_kv: dict[str, Any] = {}
+        self._views: dict[str, _shared.View] = {}
         self._names: set[str] = set()
         self._w = _hurray._FileWriter(path, durable=durable, checksums=checksums)
 
@@ -60,10 +61,10 @@ class FileWriter:
         self._raw_kv[key] = value
 
     def _add_views(self, views: dict[str, _shared.View]) -> None:
-        # views of tensors already written or still to come, recorded the way
-        # save records them (docs/file-format.md, "Shared tensors")
-        if views:
-            self._raw_kv[_shared.VIEWS_KEY] = _shared.encode(views)
+        # views of tensors already written or still to come, handed to the C
+        # writer at finish, which checks each against its base and records
+        # them as save does (docs/file-format.md, "Shared tensors")
+        self._views.update(views)
 
     def finish(self) -> None:
         """Writes the KV section, the index and the trailer, syncs the file
@@ -71,12 +72,14 @@ class FileWriter:
         if not self._w.closed:
             kv = dict(self._kv)
             kv.update(self._raw_kv)
-            if kv:
-                try:
+            try:
+                if self._views:
+                    self._w.add_views(_files.view_records(self._views))
+                if kv:
                     self._w.add_kv(kv)
-                except BaseException:
-                    self._w.abort()
-                    raise
+            except BaseException:
+                self._w.abort()
+                raise
         self._w.finish()
 
     def abort(self) -> None:

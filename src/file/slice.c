@@ -26,6 +26,19 @@ static atomic_uint_fast64_t g_bytes_read;
 
 uint64_t hurray__file_slice_bytes_read(void) { return (uint64_t)atomic_load(&g_bytes_read); }
 
+/* Prefixes err's message with `prefix` (its first plen bytes). */
+static HurrayStatus prefixed(HurrayStatus st, HurrayError *err, const char *prefix, int n) {
+  if (err == NULL || st == HURRAY_OK) return st;
+  size_t plen = n < 0 ? 0 : (size_t)n < 128 ? (size_t)n : 127;
+  size_t cap = sizeof err->message;
+  size_t mlen = strnlen(err->message, cap - 1);
+  if (plen + mlen >= cap) mlen = cap - 1 - plen;
+  memmove(err->message + plen, err->message, mlen);
+  memcpy(err->message, prefix, plen);
+  err->message[plen + mlen] = '\0';
+  return st;
+}
+
 /* Prefixes err's message with the tensor's name, as the other reads do. */
 static HurrayStatus named(const HurrayFile *f, uint32_t i, HurrayStatus st, HurrayError *err) {
   if (err == NULL || st == HURRAY_OK) return st;
@@ -34,14 +47,7 @@ static HurrayStatus named(const HurrayFile *f, uint32_t i, HurrayStatus st, Hurr
   char prefix[128];
   int n = snprintf(prefix, sizeof prefix, "tensor \"%.*s\" (index[%u]): ",
                    (int)(e.name_len > 48 ? 48 : e.name_len), (const char *)e.name, i);
-  size_t plen = n < 0 ? 0 : (size_t)n < sizeof prefix ? (size_t)n : sizeof prefix - 1;
-  size_t cap = sizeof err->message;
-  size_t mlen = strnlen(err->message, cap - 1);
-  if (plen + mlen >= cap) mlen = cap - 1 - plen;
-  memmove(err->message + plen, err->message, mlen);
-  memcpy(err->message, prefix, plen);
-  err->message[plen + mlen] = '\0';
-  return st;
+  return prefixed(st, err, prefix, n);
 }
 
 /* File offset and size of buffer 0 of tensor i, with the placement checks of
@@ -223,14 +229,11 @@ static HurrayStatus read_pages(const HurrayFile *f, const HurrayDescriptorFields
 
 /* ---- entry ------------------------------------------------------------------------- */
 
-HurrayStatus hurray_file_read_slice(const HurrayFile *f, uint64_t index, uint32_t rank,
-                                    const HurraySliceRange *ranges, void *dst, uint64_t dst_size,
-                                    HurrayError *err) {
-  if (f == NULL)
-    return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, "file", "is NULL");
-  HurrayDescriptor *d = NULL;
-  HURRAY_TRY(hurray_file_descriptor(f, index, &d, err)); /* names the tensor itself */
-  const uint32_t i = (uint32_t)index;
+/* The selection `ranges` of the tensor `d` describes, whose buffer 0 is that
+ * of index entry i (d is its own descriptor, or a view's over its bytes). */
+static HurrayStatus read_slice_of(const HurrayFile *f, uint32_t i, const HurrayDescriptor *d,
+                                  uint32_t rank, const HurraySliceRange *ranges, void *dst,
+                                  uint64_t dst_size, HurrayError *err) {
   HurrayDescriptorFields fl;
   HurrayStatus st = hurray_descriptor_fields(d, &fl);
   if (st == HURRAY_OK && rank != fl.rank)
@@ -249,6 +252,36 @@ HurrayStatus hurray_file_read_slice(const HurrayFile *f, uint64_t index, uint32_
   } else if (st == HURRAY_OK) {
     st = read_pages(f, &fl, ranges, pos0, size0, dst, dst_size, err);
   }
+  return st;
+}
+
+HurrayStatus hurray_file_read_slice(const HurrayFile *f, uint64_t index, uint32_t rank,
+                                    const HurraySliceRange *ranges, void *dst, uint64_t dst_size,
+                                    HurrayError *err) {
+  if (f == NULL)
+    return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, "file", "is NULL");
+  HurrayDescriptor *d = NULL;
+  HURRAY_TRY(hurray_file_descriptor(f, index, &d, err)); /* names the tensor itself */
+  const uint32_t i = (uint32_t)index;
+  HurrayStatus st = read_slice_of(f, i, d, rank, ranges, dst, dst_size, err);
   hurray__descriptor_drop(d);
   return named(f, i, st, err);
+}
+
+HurrayStatus hurray_file_read_view_slice(const HurrayFile *f, uint64_t view, uint32_t rank,
+                                         const HurraySliceRange *ranges, void *dst,
+                                         uint64_t dst_size, HurrayError *err) {
+  if (f == NULL)
+    return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, "file", "is NULL");
+  HurrayFileView v;
+  HURRAY_TRY(hurray_file_view(f, view, &v, err));
+  HurrayDescriptor *d = NULL;
+  HURRAY_TRY(hurray_file_view_descriptor(f, view, &d, err));
+  HurrayStatus st = read_slice_of(f, (uint32_t)v.base_index, d, rank, ranges, dst, dst_size, err);
+  hurray__descriptor_drop(d);
+  char prefix[128];
+  int n = snprintf(prefix, sizeof prefix, "view \"%.*s\" (of index[%llu]): ",
+                   (int)(v.name_len > 48 ? 48 : v.name_len), v.name,
+                   (unsigned long long)v.base_index);
+  return prefixed(st, err, prefix, n);
 }

@@ -966,6 +966,44 @@ HurrayStatus hurray_file_find_view(const HurrayFile *f, const char *name, size_t
   return HURRAY_OK;
 }
 
+/* The descriptor of view `v` over its base (whose descriptor is `bd`): the
+ * base's own for the same-tensor kind, else the view's type and geometry,
+ * strided, over the base's buffer 0. */
+static HurrayStatus view_descriptor(const HurrayFileView *v, const HurrayDescriptor *bd,
+                                    HurrayDescriptor **out, HurrayError *err) {
+  HurrayDescriptorFields bf;
+  HURRAY_TRY(hurray_descriptor_fields(bd, &bf));
+  if (v->same) return hurray_descriptor_clone(bd, out); /* every buffer of the base */
+  int64_t strides[HURRAY_MAX_RANK];
+  const int64_t item = (int64_t)(bits_of(v->dtype) / 8u);
+  for (uint32_t k = 0; k < v->rank; k++) strides[k] = v->byte_strides[k] / item;
+  HurrayDescriptorFields vf;
+  memset(&vf, 0, sizeof vf);
+  vf.type_tag = v->dtype;
+  vf.rank = v->rank;
+  vf.shape = v->shape;
+  vf.byte_offset = bf.byte_offset + (uint64_t)v->byte_offset; /* checked: inside the base */
+  vf.layout.tag = v->rank > 0 ? HURRAY_LAYOUT_STRIDED : HURRAY_LAYOUT_ROW_MAJOR;
+  if (v->rank > 0) vf.layout.u.strided.strides = strides;
+  vf.buffer_count = 1;
+  vf.buffers = bf.buffers;
+  return hurray_descriptor_from_fields(&vf, HURRAY_DECODE_STRICT, out, err);
+}
+
+HurrayStatus hurray_file_view_descriptor(const HurrayFile *f, uint64_t i, HurrayDescriptor **out,
+                                         HurrayError *err) {
+  if (out == NULL)
+    return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, "out", "is NULL");
+  *out = NULL;
+  HurrayFileView v;
+  HURRAY_TRY(hurray_file_view(f, i, &v, err));
+  HurrayDescriptor *bd = NULL;
+  HURRAY_TRY(hurray_file_descriptor(f, v.base_index, &bd, err));
+  HurrayStatus st = view_descriptor(&v, bd, out, err);
+  hurray__descriptor_drop(bd);
+  return st;
+}
+
 HurrayStatus hurray_file_view_tensor(const HurrayFile *f, uint64_t i, HurrayFileTensor *given,
                                      HurrayFileTensor **out, HurrayError *err) {
   if (out == NULL)
@@ -984,29 +1022,8 @@ HurrayStatus hurray_file_view_tensor(const HurrayFile *f, uint64_t i, HurrayFile
   } else {
     HURRAY_TRY(hurray_file_tensor(f, v.base_index, &base, err));
   }
-  const HurrayDescriptor *bd = hurray_file_tensor_descriptor(base);
-  HurrayDescriptorFields bf;
-  HurrayStatus st = hurray_descriptor_fields(bd, &bf);
   HurrayDescriptor *d = NULL;
-  if (st == HURRAY_OK && v.same) {
-    st = hurray_descriptor_clone(bd, &d); /* every buffer of the base */
-  } else if (st == HURRAY_OK) {
-    /* the view's type and geometry over the base's buffer 0 */
-    int64_t strides[HURRAY_MAX_RANK];
-    const int64_t item = (int64_t)(bits_of(v.dtype) / 8u);
-    for (uint32_t k = 0; k < v.rank; k++) strides[k] = v.byte_strides[k] / item;
-    HurrayDescriptorFields vf;
-    memset(&vf, 0, sizeof vf);
-    vf.type_tag = v.dtype;
-    vf.rank = v.rank;
-    vf.shape = v.shape;
-    vf.byte_offset = bf.byte_offset + (uint64_t)v.byte_offset; /* checked: inside the base */
-    vf.layout.tag = v.rank > 0 ? HURRAY_LAYOUT_STRIDED : HURRAY_LAYOUT_ROW_MAJOR;
-    if (v.rank > 0) vf.layout.u.strided.strides = strides;
-    vf.buffer_count = 1;
-    vf.buffers = bf.buffers;
-    st = hurray_descriptor_from_fields(&vf, HURRAY_DECODE_STRICT, &d, err);
-  }
+  HurrayStatus st = view_descriptor(&v, hurray_file_tensor_descriptor(base), &d, err);
   if (st == HURRAY_OK) st = hurray__file_tensor_derive(base, v.name, v.name_len, d, out);
   if (st == HURRAY_ERR_OUT_OF_MEMORY && *out == NULL)
     (void)hurray__fail(err, st, HURRAY_NO_OFFSET, "view", "out of memory");

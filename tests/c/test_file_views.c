@@ -175,6 +175,42 @@ static void check_file(HurrayFile *f) {
   assert_ptr_equal(pb, pt);
   hurray_file_tensor_release(&t);
   hurray_file_tensor_release(&b);
+
+  /* the view's descriptor alone, then partial reads of views from the base's bytes */
+  HurrayDescriptor *vd = NULL;
+  assert_int_equal(hurray_file_view_descriptor(f, 0, &vd, &e), HURRAY_OK);
+  assert_int_equal(hurray_descriptor_fields(vd, &df), HURRAY_OK);
+  assert_int_equal(df.rank, 2);
+  assert_int_equal(df.shape[0], 6);
+  assert_int_equal(df.shape[1], 4);
+  assert_int_equal(df.layout.tag, HURRAY_LAYOUT_STRIDED);
+  assert_int_equal(hurray_descriptor_destroy(vd), HURRAY_OK);
+  /* w.T[1:5:2, ::-1] = w[3..0][1], w[3..0][3] */
+  HurraySliceRange rg[2] = {{1, 5, 2, 0}, {0, 4, 1, HURRAY_SLICE_REVERSE}};
+  float got[8];
+  if (hurray_file_read_view_slice(f, 0, 2, rg, got, sizeof got, &e) != HURRAY_OK)
+    fail_msg("view slice: %s", e.message);
+  for (int r = 0; r < 2; r++)
+    for (int c = 0; c < 4; c++)
+      assert_true(got[r * 4 + c] == (float)((3 - c) * 6 + (1 + 2 * r)));
+  /* the reversed column, its middle two: w[2][1], w[1][1] */
+  HurraySliceRange mid = {1, 3, 1, 0};
+  assert_int_equal(hurray_file_read_view_slice(f, 1, 1, &mid, got, 8, &e), HURRAY_OK);
+  assert_true(got[0] == 13.0f && got[1] == 7.0f);
+  /* the same-tensor kind reads its base; rank and bounds are the view's */
+  HurraySliceRange row[2] = {{3, 4, 1, 0}, {0, 6, 1, 0}};
+  assert_int_equal(hurray_file_read_view_slice(f, 3, 2, row, got, 24, &e), HURRAY_OK);
+  assert_true(got[0] == 18.0f && got[5] == 23.0f);
+  HurraySliceRange past[2] = {{0, 7, 1, 0}, {0, 4, 1, 0}};
+  assert_int_equal(hurray_file_read_view_slice(f, 0, 2, past, got, sizeof got, &e),
+                   HURRAY_ERR_INDEX_OUT_OF_BOUNDS);
+  assert_non_null(strstr(e.message, "view \"w.T\""));
+  assert_int_equal(hurray_file_read_view_slice(f, 0, 1, past, got, sizeof got, &e),
+                   HURRAY_ERR_INVALID_ARGUMENT);
+  assert_int_equal(hurray_file_read_view_slice(f, 5, 2, past, got, sizeof got, &e),
+                   HURRAY_ERR_INDEX_OUT_OF_BOUNDS);
+  assert_int_equal(hurray_file_view_descriptor(f, 5, &vd, &e), HURRAY_ERR_INDEX_OUT_OF_BOUNDS);
+  assert_null(vd);
   hurray_file_close(&f);
   assert_true(at(keep, 0) == 7.0f);
   hurray_file_tensor_release(&keep);

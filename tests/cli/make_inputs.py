@@ -112,6 +112,17 @@ def main():
     magic = bytearray(good)
     magic[len(good) - 4] = ord("X")  # trailer magic
     write("file_bad_trailer_magic.hrry", bytes(magic))
+    # --- a views record the library refuses, derived from file_views.hrry (written by
+    # hurray.save of a NumPy array and four views of it, checksums=False): the view
+    # 'cols' made to reach past its base's 96 bytes (offset 8, shape [5, 2]); the
+    # record keeps its length, so nothing else in the file moves ---
+    with open(os.path.join(OUT, "file_views.hrry"), "rb") as f:
+        views = bytearray(f.read())
+    for old, new in ((b'"shape":[4,2],"byte_offset":4', b'"shape":[5,2],"byte_offset":8'),):
+        at = views.find(old)
+        assert at > 0 and len(old) == len(new)
+        views[at:at + len(old)] = new
+    write("file_bad_views.hrry", bytes(views))
 
 
 if __name__ == "__main__":

@@ -150,11 +150,14 @@ static PyObject *node_to_py(HrpyState *st, const HurrayFileNode *node, uint32_t 
   return r;
 }
 
-/* One top-level item being read: a tensor, or a whole composite. */
+/* One top-level item being read: a tensor, or a whole composite; or a view
+ * (view >= 0: hurray_file_view_tensor, over `base` when it was fetched). */
 typedef struct Fetch {
   uint64_t index;
   HurrayFileTensor *t;
   HurrayFileNode *node;
+  int64_t view;
+  HurrayFileTensor *base; /* borrowed from another item */
 } Fetch;
 
 static bool is_head(const HurrayFileTensor *t) {
@@ -163,8 +166,9 @@ static bool is_head(const HurrayFileTensor *t) {
          tag == HURRAY_LAYOUT_COMPOSITE;
 }
 
-/* Reads x->index: no Python API, so it runs without the GIL. */
+/* Reads x->index (or view x->view): no Python API, so it runs without the GIL. */
 static HurrayStatus fetch(const HurrayFile *f, Fetch *x, HurrayError *err) {
+  if (x->view >= 0) return hurray_file_view_tensor(f, (uint64_t)x->view, x->base, &x->t, err);
   HurrayStatus rc = hurray_file_tensor(f, x->index, &x->t, err);
   if (rc != HURRAY_OK || !is_head(x->t)) return rc;
   hurray_file_tensor_release(&x->t);
@@ -275,6 +279,109 @@ static int find_name(HrpyState *st, const HurrayFile *f, PyObject *name, const c
     hrpy_raise_status(st, rc, NULL, ctx);
   }
   return -1;
+}
+
+/* ---- shared tensors: the views record (docs/file-format.md, "Shared tensors") -------- */
+
+/* A failure of the views functions: a record the C reader refuses is a
+ * ValueError (what the package has always raised for it), naming the record,
+ * the view and the rule; anything else is the status's exception. */
+static PyObject *raise_views(HrpyState *st, HurrayStatus rc, const HurrayError *err,
+                             const char *op) {
+  if (rc == HURRAY_ERR_INVALID_KV && err != NULL && err->status == rc)
+    return PyErr_Format(PyExc_ValueError,
+                        "%s: %s; the file's shared-tensor record is malformed or does not "
+                        "match its tensors (written by another tool?); load it with "
+                        "hurray.load_kv(path, raw=True) to inspect it",
+                        op, err->message);
+  return hrpy_raise_status(st, rc, err, op);
+}
+
+/* The view count, the record checked whole (runs the check without the GIL
+ * the first time); -1 with an exception. */
+static int64_t view_count(HrpyState *st, const HurrayFile *f, const char *op) {
+  uint64_t n = 0;
+  HurrayError err;
+  hurray_error_clear(&err);
+  HurrayStatus rc;
+  Py_BEGIN_ALLOW_THREADS
+  rc = hurray_file_view_count(f, &n, &err);
+  Py_END_ALLOW_THREADS
+  if (rc != HURRAY_OK) {
+    raise_views(st, rc, &err, op);
+    return -1;
+  }
+  return (int64_t)n;
+}
+
+/* The checked records as a tuple of (name, base, dtype name or None, shape,
+ * byte_offset, byte_strides): what hurray.torch and hurray.numpy rebuild
+ * their own views from. */
+static PyObject *view_records(HrpyState *st, const HurrayFile *f, const char *op) {
+  int64_t n = view_count(st, f, op);
+  if (n < 0) return NULL;
+  PyObject *out = PyTuple_New((Py_ssize_t)n);
+  for (int64_t i = 0; out != NULL && i < n; i++) {
+    HurrayFileView v;
+    HRPY_CANNOT_FAIL(hurray_file_view(f, (uint64_t)i, &v, NULL));
+    PyObject *shape = PyTuple_New(v.same ? 0 : (Py_ssize_t)v.rank);
+    PyObject *strides = PyTuple_New(v.same ? 0 : (Py_ssize_t)v.rank);
+    bool ok = shape != NULL && strides != NULL;
+    for (uint32_t k = 0; ok && !v.same && k < v.rank; k++) {
+      PyObject *a = PyLong_FromUnsignedLongLong(v.shape[k]);
+      PyObject *b = PyLong_FromLongLong(v.byte_strides[k]);
+      if (a == NULL || b == NULL) {
+        Py_XDECREF(a);
+        Py_XDECREF(b);
+        ok = false;
+        break;
+      }
+      PyTuple_SET_ITEM(shape, k, a);
+      PyTuple_SET_ITEM(strides, k, b);
+    }
+    PyObject *rec = NULL;
+    if (ok)
+      rec = v.same ? Py_BuildValue("(s#s#OOiO)", v.name, (Py_ssize_t)v.name_len, v.base,
+                                   (Py_ssize_t)v.base_len, Py_None, shape, 0, strides)
+                   : Py_BuildValue("(s#s#sOLO)", v.name, (Py_ssize_t)v.name_len, v.base,
+                                   (Py_ssize_t)v.base_len, hurray_dtype_name(v.dtype), shape,
+                                   (long long)v.byte_offset, strides);
+    Py_XDECREF(shape);
+    Py_XDECREF(strides);
+    if (rec == NULL) {
+      Py_CLEAR(out);
+      break;
+    }
+    PyTuple_SET_ITEM(out, (Py_ssize_t)i, rec);
+  }
+  return out;
+}
+
+/* Looks `name` up among the stored tensors, then the views: 0 with *x set
+ * (x->index, or x->view for a view with a type and geometry of its own; a
+ * same-kind view reads its base), or -1 with KeyError or the exception. */
+static int find_item(HrpyState *st, const HurrayFile *f, PyObject *name, const char *s,
+                     Py_ssize_t len, const char *op, Fetch *x) {
+  x->view = -1;
+  HurrayStatus rc = hurray_file_find(f, s, (size_t)len, &x->index);
+  if (rc == HURRAY_OK) return 0;
+  if (rc != HURRAY_ERR_NOT_FOUND) return find_name(st, f, name, s, len, op, &x->index);
+  if (view_count(st, f, op) < 0) return -1;
+  uint64_t vi = 0;
+  rc = hurray_file_find_view(f, s, (size_t)len, &vi, NULL);
+  if (rc == HURRAY_ERR_NOT_FOUND) {
+    PyErr_SetObject(PyExc_KeyError, name);
+    return -1;
+  }
+  if (rc != HURRAY_OK) {
+    hrpy_raise_status(st, rc, NULL, op);
+    return -1;
+  }
+  HurrayFileView v;
+  HRPY_CANNOT_FAIL(hurray_file_view(f, vi, &v, NULL));
+  x->index = v.base_index;
+  if (!v.same) x->view = (int64_t)vi;
+  return 0;
 }
 
 /* ---- verification (docs/file-format.md, "Data checksums") ----------------------------- */
@@ -418,26 +525,51 @@ static PyObject *load_impl(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
   }
   PyObject *result = NULL;
   uint64_t count = hurray_file_tensor_count(f);
+  /* Every name of a whole load: the stored items, then the views (built here
+   * over the bases just read, sharing their bytes), unless the caller wants
+   * the records instead (with_kv: the framework loaders rebuild their own). */
+  int64_t nviews = 0;
+  if (wanted == NULL && !with_kv) {
+    nviews = view_count(st, f, op);
+    if (nviews < 0) {
+      hurray_file_close(&f);
+      if (have_view) PyBuffer_Release(&view);
+      Py_XDECREF(wanted);
+      return NULL;
+    }
+  }
   uint64_t n = wanted != NULL ? (uint64_t)PyTuple_GET_SIZE(wanted) : count;
-  Fetch *items = PyMem_Calloc(n > 0 ? (size_t)n : 1u, sizeof(Fetch));
+  Fetch *items = PyMem_Calloc((size_t)(n + (uint64_t)nviews) + 1u, sizeof(Fetch));
+  Fetch *vitems = items != NULL ? items + n : NULL; /* the views of a whole load */
+  uint32_t *pos_of = NULL; /* whole load with views: index entry -> item, or UINT32_MAX */
   if (items == NULL) {
     PyErr_NoMemory();
     goto done;
   }
+  for (uint64_t i = 0; i < n + (uint64_t)nviews; i++) items[i].view = -1;
   if (wanted != NULL) {
     for (uint64_t i = 0; i < n; i++) {
       PyObject *name = PyTuple_GET_ITEM(wanted, (Py_ssize_t)i);
       Py_ssize_t len = 0;
       const char *s = PyUnicode_AsUTF8AndSize(name, &len);
       if (s == NULL) goto done;
-      if (find_name(st, f, name, s, len, op, &items[i].index) < 0) goto done;
+      if (find_item(st, f, name, s, len, op, &items[i]) < 0) goto done;
     }
+  }
+  if (nviews > 0) {
+    pos_of = PyMem_Malloc((size_t)(count ? count : 1) * sizeof *pos_of);
+    if (pos_of == NULL) {
+      PyErr_NoMemory();
+      goto done;
+    }
+    for (uint64_t k = 0; k < count; k++) pos_of[k] = UINT32_MAX;
   }
   HurrayError err;
   hurray_error_clear(&err);
   HurrayStatus rc = HURRAY_OK;
   HurrayStatus vrc = HURRAY_OK;
   uint64_t got = 0, failed_index = 0;
+  int64_t failed_view = -1;
   Py_BEGIN_ALLOW_THREADS
   /* Loading everything relies on every name being unique and no two tensors
    * overlapping: prove the whole index first (open checks only what a lazy
@@ -454,21 +586,47 @@ static PyObject *load_impl(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
   if (vrc != HURRAY_OK) {
     /* reported below, against no particular tensor */
   } else if (wanted != NULL) {
-    for (; got < n; got++) {
-      rc = fetch(f, &items[got], &err);
-      if (rc != HURRAY_OK) break;
+    /* the stored items first, then the views, over a base read among them */
+    for (int pass = 0; pass < 2 && rc == HURRAY_OK; pass++) {
+      for (got = 0; got < n; got++) {
+        Fetch *x = &items[got];
+        if ((x->view >= 0) != (pass == 1)) continue;
+        for (uint64_t k = 0; pass == 1 && k < n && x->base == NULL; k++)
+          if (items[k].view < 0 && items[k].t != NULL && items[k].index == x->index)
+            x->base = items[k].t;
+        rc = fetch(f, x, &err);
+        if (rc != HURRAY_OK) break;
+      }
     }
+    if (rc == HURRAY_OK) got = n;
   } else {
     /* every top-level item in file order; a composite's members belong to it */
     for (uint64_t p = 0; p < count;) {
       rc = hurray_file_position(f, p, &items[got].index);
       if (rc == HURRAY_OK) rc = fetch(f, &items[got], &err);
       if (rc != HURRAY_OK) break;
+      if (pos_of != NULL && items[got].t != NULL) pos_of[items[got].index] = (uint32_t)got;
       p += items[got].node != NULL ? node_size(items[got].node) : 1u;
       got++;
     }
+    /* then each view with a geometry of its own, over its base's bytes */
+    for (int64_t v = 0; rc == HURRAY_OK && v < nviews; v++) {
+      HurrayFileView fv;
+      HRPY_CANNOT_FAIL(hurray_file_view(f, (uint64_t)v, &fv, NULL));
+      if (fv.same) continue;
+      Fetch *x = &vitems[v];
+      x->view = v;
+      x->index = fv.base_index;
+      uint32_t at = pos_of[fv.base_index];
+      x->base = at != UINT32_MAX ? items[at].t : NULL;
+      rc = fetch(f, x, &err);
+      if (rc != HURRAY_OK) {
+        failed_view = v;
+        failed_index = fv.base_index; /* the message names the base read */
+      }
+    }
   }
-  if (rc != HURRAY_OK && vrc == HURRAY_OK) {
+  if (rc != HURRAY_OK && vrc == HURRAY_OK && failed_view < 0) {
     failed_index = items[got].index;
     fetch_clear(&items[got]);
   }
@@ -483,6 +641,10 @@ static PyObject *load_impl(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
     goto done;
   }
   result = PyDict_New();
+  /* names= : one object per index entry (a name asked for twice, a
+   * same-kind view beside its base), as a whole load gives */
+  PyObject *by_index = wanted != NULL ? PyDict_New() : NULL;
+  if (wanted != NULL && by_index == NULL) Py_CLEAR(result);
   for (uint64_t i = 0; result != NULL && i < got; i++) {
     char ctx[200];
     tensor_context(ctx, sizeof ctx, op, f, items[i].index);
@@ -494,22 +656,66 @@ static PyObject *load_impl(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
       HRPY_CANNOT_FAIL(hurray_file_entry(f, items[i].index, &e));
       key = PyUnicode_DecodeUTF8(e.name, (Py_ssize_t)e.name_len, "strict");
     }
-    PyObject *obj = key != NULL ? fetch_to_py(st, &items[i], options, ctx) : NULL;
+    PyObject *obj = NULL, *ik = NULL;
+    if (key != NULL && by_index != NULL && items[i].view < 0) {
+      ik = PyLong_FromUnsignedLongLong(items[i].index);
+      obj = ik != NULL ? Py_XNewRef(PyDict_GetItemWithError(by_index, ik)) : NULL;
+    }
+    if (key != NULL && obj == NULL && !PyErr_Occurred()) {
+      obj = fetch_to_py(st, &items[i], options, ctx);
+      if (obj != NULL && ik != NULL && PyDict_SetItem(by_index, ik, obj) < 0) Py_CLEAR(obj);
+    }
+    Py_XDECREF(ik);
     if (obj == NULL || PyDict_SetItem(result, key, obj) < 0) Py_CLEAR(result);
     Py_XDECREF(key);
     Py_XDECREF(obj);
   }
+  /* the views of a whole load, in record order: a same-kind view is its
+   * base's object */
+  for (int64_t v = 0; result != NULL && v < nviews; v++) {
+    HurrayFileView fv;
+    HRPY_CANNOT_FAIL(hurray_file_view(f, (uint64_t)v, &fv, NULL));
+    PyObject *key = PyUnicode_DecodeUTF8(fv.name, (Py_ssize_t)fv.name_len, "strict");
+    PyObject *obj = NULL;
+    if (key != NULL && fv.same) {
+      PyObject *bk = PyUnicode_DecodeUTF8(fv.base, (Py_ssize_t)fv.base_len, "strict");
+      obj = bk != NULL ? Py_XNewRef(PyDict_GetItemWithError(result, bk)) : NULL;
+      if (obj == NULL && !PyErr_Occurred()) {
+        /* the base is a composite's member: read it on its own */
+        Fetch x = {fv.base_index, NULL, NULL, -1, NULL};
+        HurrayStatus frc;
+        Py_BEGIN_ALLOW_THREADS
+        frc = fetch(f, &x, &err);
+        Py_END_ALLOW_THREADS
+        char ctx[200];
+        tensor_context(ctx, sizeof ctx, op, f, fv.base_index);
+        obj = frc == HURRAY_OK ? fetch_to_py(st, &x, options, ctx)
+                               : hrpy_raise_status(st, frc, &err, ctx);
+        fetch_clear(&x);
+      }
+      Py_XDECREF(bk);
+    } else if (key != NULL) {
+      char ctx[200];
+      PyOS_snprintf(ctx, sizeof ctx, "%s: view '%.120s'", op, PyUnicode_AsUTF8(key));
+      obj = fetch_to_py(st, &vitems[v], options, ctx);
+    }
+    if (obj == NULL || PyDict_SetItem(result, key, obj) < 0) Py_CLEAR(result);
+    Py_XDECREF(key);
+    Py_XDECREF(obj);
+  }
+  Py_XDECREF(by_index);
   if (result != NULL && with_kv) {
-    PyObject *views = kv_value(st, f, HURRAY_FILE_KV_VIEWS);
-    PyObject *pair = views != NULL ? PyTuple_Pack(2, result, views) : NULL;
-    Py_XDECREF(views);
+    PyObject *records = view_records(st, f, op);
+    PyObject *pair = records != NULL ? PyTuple_Pack(2, result, records) : NULL;
+    Py_XDECREF(records);
     Py_SETREF(result, pair);
   }
 done:
   if (items != NULL) {
-    for (uint64_t i = 0; i < n; i++) fetch_clear(&items[i]);
+    for (uint64_t i = 0; i < n + (uint64_t)nviews; i++) fetch_clear(&items[i]);
     PyMem_Free(items);
   }
+  PyMem_Free(pos_of);
   hurray_file_close(&f);
   if (have_view) PyBuffer_Release(&view); /* after the close: the file read from it */
   Py_XDECREF(wanted);
@@ -524,6 +730,11 @@ static PyObject *m_load(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
 static PyObject *m_load_with_views(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
                                 PyObject *kwnames) {
   return load_impl(m, args, nargs, kwnames, true, false);
+}
+
+static PyObject *m_load_bytes(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
+                              PyObject *kwnames) {
+  return load_impl(m, args, nargs, kwnames, false, true);
 }
 
 static PyObject *m_load_bytes_with_views(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
@@ -650,21 +861,85 @@ static int fill_node(HrpyState *st, HrpyArena *a, PyObject *obj, const HurrayDes
   return 0;
 }
 
+/* One views= record as a HurrayFileView (strings and arrays in the arena,
+ * which the record's str objects outlive: the caller keeps the sequence). */
+int hrpy_view_from_py(HrpyArena *arena, PyObject *rec, const char *op, HurrayFileView *v) {
+  memset(v, 0, sizeof *v);
+  PyObject *name, *base, *dtype, *shape, *off, *strides;
+  if (!PyTuple_Check(rec) ||
+      !PyArg_ParseTuple(rec, "UUOOOO", &name, &base, &dtype, &shape, &off, &strides)) {
+    if (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_TypeError)) {
+      PyErr_Clear();
+      PyErr_Format(PyExc_TypeError,
+                   "%s: a views record is (name, base, dtype or None, shape, byte_offset, "
+                   "byte_strides), not %.100s",
+                   op, Py_TYPE(rec)->tp_name);
+    }
+    return -1;
+  }
+  Py_ssize_t nl = 0, bl = 0;
+  v->name = PyUnicode_AsUTF8AndSize(name, &nl);
+  v->base = v->name != NULL ? PyUnicode_AsUTF8AndSize(base, &bl) : NULL;
+  if (v->base == NULL) return -1;
+  v->name_len = (size_t)nl;
+  v->base_len = (size_t)bl;
+  if (dtype == Py_None) {
+    v->same = true;
+    return 0;
+  }
+  const char *tn = PyUnicode_Check(dtype) ? PyUnicode_AsUTF8(dtype) : NULL;
+  if (tn == NULL || hurray_dtype_from_name(tn, &v->dtype) != HURRAY_OK) {
+    if (!PyErr_Occurred())
+      PyErr_Format(PyExc_ValueError, "%s: view %R: dtype %R is not a hurray type name", op,
+                   name, dtype);
+    return -1;
+  }
+  PyObject *sh = PySequence_Tuple(shape), *stv = sh != NULL ? PySequence_Tuple(strides) : NULL;
+  int r = -1;
+  if (stv == NULL) goto out;
+  Py_ssize_t rank = PyTuple_GET_SIZE(sh);
+  if (PyTuple_GET_SIZE(stv) != rank || rank > (Py_ssize_t)HURRAY_MAX_RANK) {
+    PyErr_Format(PyExc_ValueError, "%s: view %R: %zd dimensions and %zd strides (at most %u)",
+                 op, name, rank, PyTuple_GET_SIZE(stv), HURRAY_MAX_RANK);
+    goto out;
+  }
+  uint64_t *dims = hrpy_arena_alloc(arena, (size_t)(rank ? rank : 1) * sizeof *dims);
+  int64_t *bst = hrpy_arena_alloc(arena, (size_t)(rank ? rank : 1) * sizeof *bst);
+  if (dims == NULL || bst == NULL) goto out;
+  for (Py_ssize_t k = 0; k < rank; k++) {
+    dims[k] = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(sh, k));
+    bst[k] = PyLong_AsLongLong(PyTuple_GET_ITEM(stv, k));
+    if (PyErr_Occurred()) goto out;
+  }
+  v->byte_offset = PyLong_AsLongLong(off);
+  if (PyErr_Occurred()) goto out;
+  v->rank = (uint32_t)rank;
+  v->shape = dims;
+  v->byte_strides = bst;
+  r = 0;
+out:
+  Py_XDECREF(sh);
+  Py_XDECREF(stv);
+  return r;
+}
+
 /* save(path, tensors, ...) and save_bytes(tensors, ...): `to_memory` writes
  * the file image into memory (hurray_file_writer_open_memory) and returns it
  * as bytes, with no file system involved. */
 static PyObject *save_impl(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
                            PyObject *kwnames, bool to_memory) {
-  static const char *const names[] = {"path", "tensors", "kv", "durable", "checksums", NULL};
-  static const char *const image_names[] = {"tensors", "kv", "checksums", NULL};
+  static const char *const names[] = {"path", "tensors", "kv", "durable", "checksums", "views",
+                                      NULL};
+  static const char *const image_names[] = {"tensors", "kv", "checksums", "views", NULL};
   const char *op = to_memory ? "save_bytes" : "save";
-  PyObject *a[5] = {NULL, NULL, NULL, NULL, NULL};
+  PyObject *a[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
   if (to_memory) {
-    PyObject *b[3];
+    PyObject *b[4];
     if (hrpy_parse_args(op, args, nargs, kwnames, image_names, 1, 1, b) < 0) return NULL;
     a[1] = b[0];
     a[2] = b[1];
     a[4] = b[2];
+    a[5] = b[3];
   } else if (hrpy_parse_args(op, args, nargs, kwnames, names, 2, 2, a) < 0) {
     return NULL;
   }
@@ -681,7 +956,7 @@ static PyObject *save_impl(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
   /* checksums=True (the default): a CRC-32C of every tensor in the KV entry
    * HURRAY_FILE_KV_DATA_CRC32C, computed while writing (docs/file-format.md). */
   if (hrpy_arg_flag(a[4], true, &wopt.data_checksums) < 0) return NULL;
-  PyObject *path = NULL, *items = NULL, *result = NULL;
+  PyObject *path = NULL, *items = NULL, *result = NULL, *view_seq = NULL;
   HrpyArena arena = {NULL, 0, 0};
   HrpyKvList kv;
   memset(&kv, 0, sizeof kv);
@@ -740,6 +1015,20 @@ static PyObject *save_impl(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
     }
   }
   if (hrpy_kv_from_mapping(st, a[2], &kv) < 0) goto done;
+  /* views=: (name, base, dtype name or None, shape, byte_offset, byte_strides)
+   * records, checked and written by the C writer (hurray_file_writer_add_view) */
+  HurrayFileView *views = NULL;
+  Py_ssize_t nviews = 0;
+  if (a[5] != NULL && a[5] != Py_None) {
+    view_seq = PySequence_Fast(a[5], "save: views must be a sequence of records");
+    if (view_seq == NULL) goto done;
+    nviews = PySequence_Fast_GET_SIZE(view_seq);
+    views = hrpy_arena_alloc(&arena, (size_t)(nviews ? nviews : 1) * sizeof *views);
+    if (views == NULL) goto done;
+    for (Py_ssize_t i = 0; i < nviews; i++)
+      if (hrpy_view_from_py(&arena, PySequence_Fast_GET_ITEM(view_seq, i), op, &views[i]) < 0)
+        goto done;
+  }
 
   /* Write, without the GIL. */
   const char *p = to_memory ? NULL : PyBytes_AS_STRING(path);
@@ -778,6 +1067,11 @@ static PyObject *save_impl(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
     }
   }
   if (rc == HURRAY_OK) {
+    stage = 4;
+    for (at = 0; rc == HURRAY_OK && at < (size_t)nviews; at++)
+      rc = hurray_file_writer_add_view(w, &views[at], &err);
+  }
+  if (rc == HURRAY_OK) {
     stage = 2;
     for (at = 0; rc == HURRAY_OK && at < kv.count; at++)
       rc = hurray_file_writer_add_kv(w, kv.keys[at], kv.key_lens[at], &kv.values[at], &err);
@@ -796,6 +1090,14 @@ static PyObject *save_impl(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
       PyOS_snprintf(ctx, sizeof ctx, "%s: tensor '%.*s'", op,
                     (int)(j->name_len > 120 ? 120 : j->name_len), j->name);
       hrpy_raise_status(st, rc, &err, ctx);
+    } else if (stage == 4) {
+      const HurrayFileView *v = &views[at - 1];
+      PyOS_snprintf(ctx, sizeof ctx, "%s: view '%.*s'", op,
+                    (int)(v->name_len > 120 ? 120 : v->name_len), v->name);
+      if (rc == HURRAY_ERR_INVALID_ARGUMENT || rc == HURRAY_ERR_DUPLICATE_NAME)
+        PyErr_Format(PyExc_ValueError, "%s: %s", ctx, err.message);
+      else
+        hrpy_raise_status(st, rc, &err, ctx);
     } else if (stage == 2) {
       PyOS_snprintf(ctx, sizeof ctx, "%s: kv['%.*s']", op,
                     (int)(kv.key_lens[at - 1] > 120 ? 120 : kv.key_lens[at - 1]),
@@ -824,6 +1126,7 @@ done:
   hrpy_arena_free(&arena);
   Py_XDECREF(items);
   Py_XDECREF(path);
+  Py_XDECREF(view_seq);
   return result;
 }
 
@@ -915,8 +1218,8 @@ static PyObject *file_get(HrpyFile *self, PyObject *name, const char *op) {
   const HurrayFile *f = file_acquire(self);
   if (f == NULL) return NULL;
   PyObject *r = NULL;
-  Fetch x = {0, NULL, NULL};
-  if (find_name(st, f, name, s, len, op, &x.index) == 0) {
+  Fetch x = {0, NULL, NULL, -1, NULL};
+  if (find_item(st, f, name, s, len, op, &x) == 0) {
     HurrayError err;
     hurray_error_clear(&err);
     HurrayStatus rc;
@@ -987,6 +1290,17 @@ static PyObject *file_keys(PyObject *self, PyObject *unused) {
   PyObject *list = names != NULL ? PySequence_List(names) : NULL;
   Py_XDECREF(names);
   return list;
+}
+
+/* File._views(): the views record, checked whole by the C reader, as
+ * load's records (view_records). */
+static PyObject *file_views(PyObject *self, PyObject *unused) {
+  (void)unused;
+  const HurrayFile *f = file_acquire(F(self));
+  if (f == NULL) return NULL;
+  PyObject *r = view_records(hrpy_state_of(self), f, "hurray.File");
+  file_release(F(self));
+  return r;
 }
 
 /* File._kv_value(key): one KV value (None when absent), without decoding the
@@ -1182,6 +1496,10 @@ static PyMethodDef file_methods[] = {
      "_verify(self)\n--\n\n(tensors checked, whether the file carries data checksums, bytes "
      "checksummed): every structural check of the C reader, then the checksums; raises "
      "FileError at the first violation (File.verify makes the report)."},
+    {"_views", file_views, METH_NOARGS,
+     "_views(self, /)\n--\n\nThe views record, checked whole: a tuple of (name, base, dtype "
+     "or None, shape, byte_offset, byte_strides). get_tensor(name) gives a view as a tensor "
+     "over its base's bytes."},
     {"_kv_value", file_kv_value, METH_O,
      "_kv_value(self, key, /)\n--\n\nOne KV value, or None (the rest of the section is not "
      "decoded)."},
@@ -1235,7 +1553,7 @@ static PyType_Spec file_spec = {
 
 static PyMethodDef file_module_methods[] = {
     {"save", FASTKW(m_save),
-     "save(path, tensors, *, kv=None, durable=True, checksums=True)\n--\n\nWrites `tensors` (a dict of "
+     "save(path, tensors, *, kv=None, durable=True, checksums=True, views=None)\n--\n\nWrites `tensors` (a dict of "
      "name to hurray.Tensor or hurray.Composite) and the KV metadata `kv` to a .hrry file, "
      "atomically: the bytes go to a temporary file renamed over `path` once complete. A "
      "composite's members are stored under '{name}.{index}'. durable=True (the default) "
@@ -1244,7 +1562,9 @@ static PyMethodDef file_module_methods[] = {
      "flushes (faster) and keeps the atomic rename: a killed process still never leaves a "
      "half-written file, but an OS crash or power loss soon after save returns may. "
      "checksums=True (the default) records a CRC-32C of every tensor (KV entry "
-     "'hurray.data_crc32c'), checked by load(verify=True) and File.verify()."},
+     "'hurray.data_crc32c'), checked by load(verify=True) and File.verify(). views= records "
+     "views of the tensors written (a sequence of (name, base, dtype or None, shape, "
+     "byte_offset, byte_strides)), each checked against its base by the C writer."},
     {"load", FASTKW(m_load),
      "load(path, *, names=None, mmap=True, permissive=False, verify=False)\n--\n\nReads a .hrry file into a dict of name to "
      "hurray.Tensor (a composite under its head's name, as a hurray.Composite). names= reads "
@@ -1253,20 +1573,28 @@ static PyMethodDef file_module_methods[] = {
      "mapping alive; a write copies the page it lands on and never reaches the file, and the "
      "tensors of one load share the mapping. mmap='r' maps it read-only: read-only zero-copy "
      "views. mmap=False reads each tensor into memory of its own. permissive=True reads "
-     "descriptors in relay mode (unknown and private tags kept). verify=True first checks every "
+     "descriptors in relay mode (unknown and private tags kept). Views of shared tensors come "
+     "back after the stored tensors, over their bases' bytes, once the record was checked "
+     "whole. verify=True first checks every "
      "structural rule and the data checksums the file carries (FileError naming the damaged "
      "tensor and its byte offset)."},
     {"save_bytes", FASTKW(m_save_bytes),
-     "save_bytes(tensors, *, kv=None, checksums=True)\n--\n\nThe .hrry file image save() would "
-     "write for `tensors` and `kv`, as bytes, made in memory: no file system is involved."},
+     "save_bytes(tensors, *, kv=None, checksums=True, views=None)\n--\n\nThe .hrry file image "
+     "save() would write for `tensors`, `kv` and `views`, as bytes, made in memory: no file system is involved."},
+    {"load_bytes", FASTKW(m_load_bytes),
+     "load_bytes(data, *, names=None, permissive=False, verify=False)\n--\n\nload() of a .hrry "
+     "file image held in memory (bytes, bytearray, memoryview, any contiguous buffer), each "
+     "tensor copied into memory of its own, views rebuilt over their bases. No file system is "
+     "involved."},
     {"_load_bytes_with_views", FASTKW(m_load_bytes_with_views),
      "_load_bytes_with_views(data, *, names=None, permissive=False, verify=False)\n--\n\nload() "
-     "of a .hrry file image held in memory (bytes, bytearray, memoryview), each tensor copied "
-     "into memory of its own; returns (tensors, the 'hurray.views' KV value or None). No file "
-     "system is involved."},
+     "of a .hrry file image held in memory, the stored tensors only, with the views records "
+     "checked by the C reader: (tensors, records)."},
     {"_load_with_views", FASTKW(m_load_with_views),
-     "_load_with_views(path, *, names=None, mmap=True, permissive=False, verify=False)\n--\n\nload(), "
-     "returning (tensors, the 'hurray.views' KV value or None) from one open of the file."},
+     "_load_with_views(path, *, names=None, mmap=True, permissive=False, verify=False)\n--\n\nload() "
+     "of the stored tensors only, with the views records checked whole by the C reader: "
+     "(tensors, records), each record (name, base, dtype or None, shape, byte_offset, "
+     "byte_strides), from one open of the file."},
     {"remove_stale_temporaries", FASTKW(m_remove_stale_temporaries),
      "remove_stale_temporaries(path, *, min_age=3600)\n--\n\nRemoves the temporary files that "
      "saves killed before they finished left in `path` (a folder, or one target's), and returns "

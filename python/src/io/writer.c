@@ -26,6 +26,7 @@
 
 #include "core/buffer.h"
 #include "core/tensor.h"
+#include "io/file.h"
 #include "io/kv.h"
 #include "types/composite.h"
 #include "util/args.h"
@@ -292,6 +293,50 @@ static PyObject *writer_add_kv(PyObject *s, PyObject *kv) {
   return r;
 }
 
+/* FileWriter.add_views(records): the shared-tensor views of tensors written
+ * already, checked and recorded by the C writer (hurray_file_writer_add_view). */
+static PyObject *writer_add_views(PyObject *s, PyObject *records) {
+  HrpyFileWriter *self = FW(s);
+  HrpyState *st = hrpy_state_of(s);
+  PyObject *seq =
+      PySequence_Fast(records, "FileWriter.add_views: expected a sequence of records");
+  if (seq == NULL) return NULL;
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+  HrpyArena arena = {NULL, 0, 0};
+  HurrayFileView *views = hrpy_arena_alloc(&arena, (size_t)(n ? n : 1) * sizeof *views);
+  PyObject *r = NULL;
+  if (views == NULL) goto out;
+  for (Py_ssize_t i = 0; i < n; i++)
+    if (hrpy_view_from_py(&arena, PySequence_Fast_GET_ITEM(seq, i), "FileWriter.add_views",
+                          &views[i]) < 0)
+      goto out;
+  HurrayFileWriter *w = writer_acquire(self, "FileWriter.add_views");
+  if (w == NULL) goto out;
+  HurrayError err;
+  hurray_error_clear(&err);
+  HurrayStatus rc = HURRAY_OK;
+  Py_ssize_t at = 0;
+  for (at = 0; rc == HURRAY_OK && at < n; at++)
+    rc = hurray_file_writer_add_view(w, &views[at], &err);
+  writer_release(self, WRITER_OPEN);
+  if (rc != HURRAY_OK) {
+    const HurrayFileView *v = &views[at - 1];
+    char ctx[180];
+    PyOS_snprintf(ctx, sizeof ctx, "FileWriter.add_views: view '%.*s'",
+                  (int)(v->name_len > 120 ? 120 : v->name_len), v->name);
+    if (rc == HURRAY_ERR_INVALID_ARGUMENT || rc == HURRAY_ERR_DUPLICATE_NAME)
+      PyErr_Format(PyExc_ValueError, "%s: %s", ctx, err.message);
+    else
+      hrpy_raise_status(st, rc, &err, ctx);
+    goto out;
+  }
+  r = Py_NewRef(Py_None);
+out:
+  hrpy_arena_free(&arena);
+  Py_DECREF(seq);
+  return r;
+}
+
 static PyObject *writer_finish(PyObject *s, PyObject *unused) {
   (void)unused;
   HrpyFileWriter *self = FW(s);
@@ -392,6 +437,10 @@ static PyMethodDef writer_methods[] = {
     {"add_kv", writer_add_kv, METH_O,
      "add_kv(self, kv, /)\n--\n\nAdds the entries of the dict `kv` to the KV section (written "
      "by finish(), in insertion order). Any key is accepted here."},
+    {"add_views", writer_add_views, METH_O,
+     "add_views(self, records, /)\n--\n\nRecords views of tensors written already: each "
+     "(name, base, dtype or None, shape, byte_offset, byte_strides), checked against its base "
+     "by the C writer."},
     {"finish", writer_finish, METH_NOARGS,
      "finish(self)\n--\n\nWrites the KV section, the index and the trailer, syncs the file "
      "(unless durable=False) and renames it onto the target. hurray.FileError on failure "
