@@ -624,13 +624,6 @@ HURRAY_INTERNAL HURRAY_NODISCARD HurrayStatus hurray__file_check_placement(
     const HurrayFile *f, uint32_t i, const HurrayDescriptor *d, uint32_t *out_nb,
     uint64_t *max_align, HurrayError *err);
 
-/* Checks the composite whose head is tensor `head_index` as
- * hurray_file_composite does (members in file order, depth, torn composites,
- * each level's rules, each member's placement), from descriptors alone
- * (composite.c). */
-HURRAY_INTERNAL HURRAY_NODISCARD HurrayStatus hurray__file_check_composite_tree(
-    const HurrayFile *f, uint64_t head_index, HurrayError *err);
-
 /* Member count of a composite head; false when d is not a composite head. */
 HURRAY_INTERNAL bool hurray__file_composite_members(const HurrayDescriptor *d, uint32_t *n);
 
