@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The one command that sets everything up and runs every test:
 #   the C suite (ctest), the sanitizer suite (ASan + UBSan), the exported
-#   symbol, API-docs and doc-reference checks, the Python suite, the docs
-#   site (built strictly, every guide example run, a browser screenshot) and the
-#   packaging test (wheel, sdist, clean-venv install); the golden corpus (the
+#   symbol, API-docs, doc-reference and src/ call-cycle checks, the Python
+#   suite, the docs site (built strictly, every guide example run, a browser
+#   screenshot) and the packaging test (wheel, sdist, clean-venv install); the golden corpus (the
 #   reference implementation's conformance vectors) runs in both languages
 #   whenever ../shared/golden is present.
 set -euo pipefail
@@ -30,6 +30,7 @@ banner "exported symbols"
 python3 scripts/check_doc_refs.py --self-test; python3 scripts/check_doc_refs.py  # docs and comments resolve inside the checkout (docs/decisions.md)
 scripts/check_symbols.sh build/libhurray.so
 python3 scripts/check_api_docs.py --lib build/libhurray.so  # every public function documented (docs/c-api*)
+python3 scripts/check_src_cycles.py --self-test; python3 scripts/check_src_cycles.py  # no circle among the files of src/ (docs/extending.md)
 
 banner "sanitizer suite (build-asan/, ASan + UBSan)"
 scripts/sanitize.sh

@@ -6,6 +6,8 @@
  * head is followed by its own members first (pre-order). Reading a composite
  * walks that order from the head, fetching each tensor, and checks each level
  * with the composite validator once its members are all there.
+ * hurray_file_verify_tensor (what a fetch checks, for any tensor) lives here
+ * too: it walks a composite's tree, and this file sits above tensor.c.
  */
 #include "hurray/composite.h"
 #include "internal/file.h"
@@ -221,8 +223,10 @@ static HurrayStatus check_node(const HurrayFile *f, const HurrayFileOrder *o, ui
   return st;
 }
 
-HurrayStatus hurray__file_check_composite_tree(const HurrayFile *f, uint64_t head_index,
-                                               HurrayError *err) {
+/* Checks the composite whose head is tensor `head_index` as
+ * hurray_file_composite does (members in file order, depth, torn composites,
+ * each level's rules, each member's placement), from descriptors alone. */
+static HurrayStatus check_tree(const HurrayFile *f, uint64_t head_index, HurrayError *err) {
   const HurrayFileOrder *o;
   HURRAY_TRY(hurray__file_order_get(f, &o, err));
   HurrayDescriptor *d = NULL;
@@ -230,4 +234,21 @@ HurrayStatus hurray__file_check_composite_tree(const HurrayFile *f, uint64_t hea
   HURRAY_TRY(check_node(f, o, hurray__file_rank_of(o, (uint32_t)head_index), 0, &d, &next, err));
   hurray__descriptor_drop(d);
   return HURRAY_OK;
+}
+
+/* What a fetch checks, from the descriptor alone (no buffer is read): the
+ * placement of the tensor's buffers and, for a composite head, its whole tree.
+ * Here rather than in tensor.c, which composite.c calls: tensor.c calls no
+ * composite code. */
+HurrayStatus hurray_file_verify_tensor(const HurrayFile *f, uint64_t index, HurrayError *err) {
+  HurrayDescriptor *d = NULL;
+  HURRAY_TRY(hurray_file_descriptor(f, index, &d, err));
+  uint32_t nb = 0, members = 0;
+  uint64_t max_align = 0;
+  HurrayStatus st =
+      hurray__file_check_placement(f, (uint32_t)index, d, &nb, &max_align, err);
+  bool head = st == HURRAY_OK && hurray__file_composite_members(d, &members);
+  hurray__descriptor_drop(d);
+  if (head) st = check_tree(f, index, err);
+  return st;
 }

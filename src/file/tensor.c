@@ -176,19 +176,6 @@ span:
                       (unsigned long long)e->data_len, nb, (unsigned long long)e->data_off);
 }
 
-HurrayStatus hurray_file_verify_tensor(const HurrayFile *f, uint64_t index, HurrayError *err) {
-  HurrayDescriptor *d = NULL;
-  HURRAY_TRY(hurray_file_descriptor(f, index, &d, err));
-  uint32_t nb = 0, members = 0;
-  uint64_t max_align = 0;
-  HurrayStatus st =
-      hurray__file_check_placement(f, (uint32_t)index, d, &nb, &max_align, err);
-  bool head = st == HURRAY_OK && hurray__file_composite_members(d, &members);
-  hurray__descriptor_drop(d);
-  if (head) st = hurray__file_check_composite_tree(f, index, err);
-  return st;
-}
-
 HurrayStatus hurray_file_tensor(const HurrayFile *f, uint64_t index, HurrayFileTensor **out,
                                 HurrayError *err) {
   if (out == NULL)

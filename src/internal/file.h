@@ -43,7 +43,7 @@ static inline uint32_t hurray__crc32c_zeros(uint32_t crc, uint64_t nbytes) {
 }
 
 /*
- * The fastest CRC-32C for large inputs (src/file/crc_bursts.c): AVX-512
+ * The fastest CRC-32C for large inputs (src/file/crc32c.c): AVX-512
  * VPCLMULQDQ folding with four accumulators (x86-64, detected at run time),
  * else hurray__crc32c_hw / _sw. Same contract as hurray_crc32c, which uses it
  * from HURRAY__CRC_BULK_MIN bytes on.
@@ -88,6 +88,12 @@ HURRAY_INTERNAL int hurray__crc32c_bursts_best(void);
 HURRAY_INTERNAL void hurray__crc32c_bursts_init(HurrayCrcBursts *c, int kind, const void *data,
                                                 uint64_t len);
 HURRAY_INTERNAL uint32_t hurray__crc32c_bursts_finish(HurrayCrcBursts *c);
+/* The CLMUL512 engine of the bursts, in src/file/crc32c.c beside the bulk loop
+ * that shares its folding (crc_bursts.c calls crc32c.c, never the reverse):
+ * start sets up c, initialized with kind CLMUL512, when
+ * hurray__crc32c_bulk_available(); finish returns hurray_crc32c(0, data, len). */
+HURRAY_INTERNAL void hurray__crc32c_clmul_start(HurrayCrcBursts *c);
+HURRAY_INTERNAL uint32_t hurray__crc32c_clmul_finish(HurrayCrcBursts *c);
 
 /* ---- names (src/file/names.c) ------------------------------------------------ */
 
@@ -617,13 +623,6 @@ HURRAY_INTERNAL HURRAY_NODISCARD HurrayStatus hurray__file_check_composite_level
 HURRAY_INTERNAL HURRAY_NODISCARD HurrayStatus hurray__file_check_placement(
     const HurrayFile *f, uint32_t i, const HurrayDescriptor *d, uint32_t *out_nb,
     uint64_t *max_align, HurrayError *err);
-
-/* Checks the composite whose head is tensor `head_index` as
- * hurray_file_composite does (members in file order, depth, torn composites,
- * each level's rules, each member's placement), from descriptors alone
- * (composite.c). */
-HURRAY_INTERNAL HURRAY_NODISCARD HurrayStatus hurray__file_check_composite_tree(
-    const HurrayFile *f, uint64_t head_index, HurrayError *err);
 
 /* Member count of a composite head; false when d is not a composite head. */
 HURRAY_INTERNAL bool hurray__file_composite_members(const HurrayDescriptor *d, uint32_t *n);

@@ -73,7 +73,8 @@ HURRAY_INTERNAL HURRAY_NODISCARD HurrayStatus hurray__layout_validate(
 
 /* Number of buffer-table slots the layout itself needs before quantization
  * parameter buffers: dense 1, COO 2, CSR/CSC 3, CSF 2r+1, block-paged 3,
- * composite 0. Returns false for a layout tag that is not named. */
+ * composite 0. Returns false for a layout tag that is not named.
+ * (src/layout/tags.c) */
 HURRAY_INTERNAL bool hurray__layout_base_buffer_count(uint8_t layout_tag, uint32_t rank,
                                                       uint32_t *out);
 

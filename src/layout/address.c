@@ -293,31 +293,3 @@ HurrayStatus hurray__dense_offset_range(const HurrayDescriptorFields *f, const H
                         hurray_layout_name(f->layout.tag));
   return HURRAY_OK;
 }
-
-/* ---- public ------------------------------------------------------------------------- */
-
-HurrayStatus hurray_layout_element_offset(const HurrayDescriptorFields *f, const uint64_t *index,
-                                          int64_t *out, HurrayError *err) {
-  if (f == NULL || out == NULL || (f->rank > 0 && index == NULL))
-    return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, NULL,
-                        "fields, index and out are required");
-  HURRAY_TRY(hurray__layout_check_shape(f, NULL, HURRAY_DECODE_STRICT, err));
-  if (hurray_layout_class(f->layout.tag) != HURRAY_LAYOUT_CLASS_DENSE)
-    return hurray__fail(err, HURRAY_ERR_INVALID_ARGUMENT, HURRAY_NO_OFFSET, "layout_tag",
-                        "%s is not a dense layout", hurray_layout_name(f->layout.tag));
-  if (hurray__shape_has_dynamic(f->rank, f->shape))
-    return hurray__fail(err, HURRAY_ERR_INVALID_ARGUMENT, HURRAY_NO_OFFSET, "shape",
-                        "a dynamic dimension must be resolved before addressing");
-  char path[24];
-  for (uint32_t k = 0; k < f->rank; k++)
-    if (index[k] >= f->shape[k])
-      return hurray__fail(err, HURRAY_ERR_INDEX_OUT_OF_BOUNDS, HURRAY_NO_OFFSET,
-                          hurray__path(path, sizeof path, "index[%u]", k),
-                          "%llu is outside dimension %u of size %llu",
-                          (unsigned long long)index[k], k, (unsigned long long)f->shape[k]);
-  HurrayStatus st = hurray__dense_offset(f, index, out);
-  if (st != HURRAY_OK)
-    return hurray__fail(err, st, HURRAY_NO_OFFSET, "layout",
-                        "the element offset does not fit in 64 bits");
-  return HURRAY_OK;
-}

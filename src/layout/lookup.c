@@ -1,6 +1,8 @@
 /*
  * Element lookup in sparse tensors (coo.md, csr.md, csc.md, csf.md § Element
- * Lookup) and the block-paged address (block-paged.md § Element Lookup).
+ * Lookup), the block-paged address (block-paged.md § Element Lookup) and the
+ * checked offset of a dense element (hurray_layout_element_offset: the shape
+ * rules of validate.c, then the addressing of address.c).
  * Every read of an index buffer is bounds-checked.
  */
 #include "layout/layout_internal.h"
@@ -229,5 +231,33 @@ HurrayStatus hurray_layout_block_paged_address(const HurrayDescriptorFields *f,
                         "the page pool address does not fit in 64 bits");
   *out_flat = flat;
   if (out_slot != NULL) *out_slot = slot;
+  return HURRAY_OK;
+}
+
+/* ---- dense element offset ---------------------------------------------------------- */
+
+HurrayStatus hurray_layout_element_offset(const HurrayDescriptorFields *f, const uint64_t *index,
+                                          int64_t *out, HurrayError *err) {
+  if (f == NULL || out == NULL || (f->rank > 0 && index == NULL))
+    return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, NULL,
+                        "fields, index and out are required");
+  HURRAY_TRY(hurray__layout_check_shape(f, NULL, HURRAY_DECODE_STRICT, err));
+  if (hurray_layout_class(f->layout.tag) != HURRAY_LAYOUT_CLASS_DENSE)
+    return hurray__fail(err, HURRAY_ERR_INVALID_ARGUMENT, HURRAY_NO_OFFSET, "layout_tag",
+                        "%s is not a dense layout", hurray_layout_name(f->layout.tag));
+  if (hurray__shape_has_dynamic(f->rank, f->shape))
+    return hurray__fail(err, HURRAY_ERR_INVALID_ARGUMENT, HURRAY_NO_OFFSET, "shape",
+                        "a dynamic dimension must be resolved before addressing");
+  char path[24];
+  for (uint32_t k = 0; k < f->rank; k++)
+    if (index[k] >= f->shape[k])
+      return hurray__fail(err, HURRAY_ERR_INDEX_OUT_OF_BOUNDS, HURRAY_NO_OFFSET,
+                          hurray__path(path, sizeof path, "index[%u]", k),
+                          "%llu is outside dimension %u of size %llu",
+                          (unsigned long long)index[k], k, (unsigned long long)f->shape[k]);
+  HurrayStatus st = hurray__dense_offset(f, index, out);
+  if (st != HURRAY_OK)
+    return hurray__fail(err, st, HURRAY_NO_OFFSET, "layout",
+                        "the element offset does not fit in 64 bits");
   return HURRAY_OK;
 }

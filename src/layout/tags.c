@@ -1,4 +1,5 @@
-/* Layout tag classification (include/hurray/layout.h; spec: memory-layout.md). */
+/* Layout tag classification (include/hurray/layout.h; spec: memory-layout.md): the
+ * lowest file of src/layout/, calling none of the others. */
 #include "hurray/layout.h"
 #include "internal/common.h"
 #include "internal/validate.h"
@@ -53,6 +54,36 @@ bool hurray_layout_nnz(const HurrayLayout *l, uint64_t *out) {
     case HURRAY_LAYOUT_CSC: *out = l->u.csr.nnz; return true;
     case HURRAY_LAYOUT_CSF: *out = l->u.csf.nnz; return true;
     default: return false;
+  }
+}
+
+/* Buffer-table slots of the layout itself (src/internal/validate.h). */
+bool hurray__layout_base_buffer_count(uint8_t tag, uint32_t rank, uint32_t *out) {
+  switch (tag) {
+    case HURRAY_LAYOUT_ROW_MAJOR:
+    case HURRAY_LAYOUT_COL_MAJOR:
+    case HURRAY_LAYOUT_STRIDED:
+    case HURRAY_LAYOUT_TILED:
+    case HURRAY_LAYOUT_MORTON:
+    case HURRAY_LAYOUT_HILBERT:
+      *out = 1;
+      return true;
+    case HURRAY_LAYOUT_COO:
+      *out = 2;
+      return true;
+    case HURRAY_LAYOUT_CSR:
+    case HURRAY_LAYOUT_CSC:
+    case HURRAY_LAYOUT_BLOCK_PAGED:
+      *out = 3;
+      return true;
+    case HURRAY_LAYOUT_CSF:
+      *out = 2 * rank + 1;
+      return true;
+    case HURRAY_LAYOUT_COMPOSITE:
+      *out = 0;
+      return true;
+    default:
+      return false;
   }
 }
 

@@ -90,37 +90,6 @@ bool hurray__shape_volume(uint32_t rank, const uint64_t *shape, uint64_t *out) {
   return true;
 }
 
-/* ---- buffer counts ----------------------------------------------------------- */
-
-bool hurray__layout_base_buffer_count(uint8_t tag, uint32_t rank, uint32_t *out) {
-  switch (tag) {
-    case HURRAY_LAYOUT_ROW_MAJOR:
-    case HURRAY_LAYOUT_COL_MAJOR:
-    case HURRAY_LAYOUT_STRIDED:
-    case HURRAY_LAYOUT_TILED:
-    case HURRAY_LAYOUT_MORTON:
-    case HURRAY_LAYOUT_HILBERT:
-      *out = 1;
-      return true;
-    case HURRAY_LAYOUT_COO:
-      *out = 2;
-      return true;
-    case HURRAY_LAYOUT_CSR:
-    case HURRAY_LAYOUT_CSC:
-    case HURRAY_LAYOUT_BLOCK_PAGED:
-      *out = 3;
-      return true;
-    case HURRAY_LAYOUT_CSF:
-      *out = 2 * rank + 1;
-      return true;
-    case HURRAY_LAYOUT_COMPOSITE:
-      *out = 0;
-      return true;
-    default:
-      return false;
-  }
-}
-
 /* ---- composite head ---------------------------------------------------------- */
 
 HurrayStatus hurray__composite_head_check(const HurrayDescriptorFields *f,
