@@ -10,7 +10,7 @@ once (hurray._shared). Readers give every saved name back, views included.
 from __future__ import annotations
 
 import os
-from typing import Any, NamedTuple
+from typing import Any
 
 from . import _hurray, _pickling, _shared
 from ._hurray import Composite, Dtype, Tensor, UnsupportedError
@@ -313,17 +313,14 @@ def open(path, *, mmap=True, permissive=False,  # noqa: A001 - hurray.open, like
         raise ValueError("open: pickle='reference' needs mmap='r' (a read-only mapping: a "
                          "reference then always names what the tensor holds)")
     before = _pickling.identity(path) if pickle == "reference" else None
-    raw = _hurray.open(path, mmap=mmap, permissive=permissive, max_kv_memory=max_kv_memory)
-    try:
-        f = File(raw, _token=_TOKEN)
-    except BaseException:
-        raw.close()
-        raise
-    f._reopen = (os.path.abspath(os.fspath(path)),
-                 dict(mmap=raw.mmap_mode or False, permissive=permissive,
-                      max_kv_memory=max_kv_memory, pickle=pickle))
+    f = _hurray.open(path, mmap=mmap, permissive=permissive, max_kv_memory=max_kv_memory)
+    reopen = (os.path.abspath(os.fspath(path)),
+              dict(mmap=f.mmap_mode or False, permissive=permissive,
+                   max_kv_memory=max_kv_memory, pickle=pickle))
+    ref = None
     if before is not None and before == _pickling.identity(path):
-        f._ref = _pickling.FileRef(f._reopen[0], before, permissive, max_kv_memory)
+        ref = _pickling.FileRef(reopen[0], before, permissive, max_kv_memory)
+    f._set_pickling((_reopen, reopen), ref)
     return f
 
 
@@ -332,200 +329,8 @@ def _reopen(path, kwargs):
     return open(path, **kwargs)
 
 
-_TOKEN = object()
+#: What File.verify() returns (a named tuple made by the extension).
+VerifyReport = _hurray.VerifyReport
 
-
-class VerifyReport(NamedTuple):
-    """What File.verify() checked: every structural rule for `tensors` index
-    entries, and, when `checksums` is True (the file was saved with them),
-    the CRC-32C of `checked_bytes` bytes of descriptors and data."""
-
-    tensors: int
-    checksums: bool
-    checked_bytes: int
-
-
-class File:
-    """An open .hrry file (from hurray.open): a mapping of name to tensor, read
-    lazily. Names include the views of shared tensors (see hurray.save)."""
-
-    __slots__ = ("_raw", "_views", "_reopen", "_ref")
-
-    def __init__(self, raw=None, *, _token=None):
-        if _token is not _TOKEN:
-            raise TypeError("cannot create 'hurray.File' instances; use hurray.open(path)")
-        self._raw = raw
-        self._reopen = self._ref = None  # set by open (pickling)
-        self._views: dict[str, _shared.View] | None = None  # on first need
-
-    def _view_map(self) -> dict:
-        # The C reader checks the whole record, against every base, the first
-        # time: open() accepts and refuses a record as load() does.
-        if self._views is None:
-            self._views = _views_of(self._raw._views())
-        return self._views
-
-    # -- names --
-    def keys(self) -> list:
-        """Every name, in file order, then the views of shared tensors."""
-        return self._raw.keys() + list(self._view_map())
-
-    def __iter__(self):
-        return iter(self.keys())
-
-    def __len__(self) -> int:
-        return len(self._raw) + len(self._view_map())
-
-    def __contains__(self, name) -> bool:
-        if name in self._raw:
-            return True
-        return isinstance(name, str) and not self._raw.closed and name in self._view_map()
-
-    # -- tensors --
-    def _get(self, name):
-        t = self._raw[name]  # a view too: the C reader builds it over its base
-        if self._ref is not None and isinstance(t, Tensor):
-            _pickling.register(t, self._ref, name)  # pickle="reference"
-        return t
-
-    def __getitem__(self, name):
-        return self._get(name)
-
-    def get_tensor(self, name):
-        """The tensor (or composite) called `name`; KeyError if there is none."""
-        return self._get(name)
-
-    def get_slice(self, name):
-        """A hurray.TensorSlice of `name`: shape and dtype without reading data;
-        indexing reads only the selected elements. The view of a shared tensor
-        is sliced through its base."""
-        if not isinstance(name, str) or name in self._raw:
-            return self._raw.get_slice(name)
-        v = self._view_map().get(name)
-        if v is None:
-            return self._raw.get_slice(name)  # its KeyError
-        if v.same:
-            return self._raw.get_slice(v.base)
-        return _ViewSlice(name, lambda: self._raw[name], v)
-
-    # -- metadata --
-    @property
-    def kv(self) -> dict:
-        """The KV section as save(kv=) was given it (hurray's own keys left out)."""
-        kv = self._raw.kv
-        if any(k in kv for k in _shared.PACKAGE_KEYS):
-            kv = {k: v for k, v in kv.items() if k not in _shared.PACKAGE_KEYS}
-        return kv
-
-    def metadata(self) -> dict:
-        """The KV section (as kv), the name safetensors' safe_open uses."""
-        return self.kv
-
-    # -- checks --
-    def verify(self) -> VerifyReport:
-        """Checks the whole file: every structural rule of the C reader (the
-        index, names, overlaps, each descriptor and its buffers' placement,
-        composites), then each tensor's descriptor and data against the
-        CRC-32C recorded at save (when the file has them: checksums=True).
-        Returns a VerifyReport; raises FileError at the first damage, naming
-        the tensor (e.status, e.field, e.offset: 'ERR_CRC_MISMATCH',
-        'index[i].data', the byte offset). Reads every byte of the file when
-        it has checksums: the bytes as this File maps them (a tensor written
-        in place through a copy-on-write map no longer matches)."""
-        tensors, checksums, checked = self._raw._verify()
-        return VerifyReport(tensors, checksums, checked)
-
-    @property
-    def views(self) -> dict:
-        """Name of each view of a shared tensor to the name of the tensor it
-        is a view of (empty for a file without shared tensors)."""
-        return {n: v.base for n, v in self._view_map().items()}
-
-    # -- state --
-    def close(self) -> None:
-        """Closes the file; tensors already fetched stay valid."""
-        self._raw.close()
-
-    @property
-    def closed(self) -> bool:
-        return self._raw.closed
-
-    @property
-    def mapped(self) -> bool:
-        return self._raw.mapped
-
-    @property
-    def mmap_mode(self):
-        """"c" (copy-on-write map), "r" (read-only map) or None (read into memory)."""
-        return self._raw.mmap_mode
-
-    def __enter__(self):
-        self._raw.__enter__()  # refuses a closed file
-        return self
-
-    def __exit__(self, exc_type, exc, tb):
-        self.close()
-        return False
-
-    def __getattr__(self, name):
-        # what the C reader offers beyond the mapping protocol (File.get_slice, ...)
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return getattr(self._raw, name)
-
-    def __repr__(self) -> str:
-        r = repr(self._raw)
-        if r.endswith(">") and not self._raw.closed:
-            try:
-                n = len(self._view_map())
-            except ValueError:  # a record the reader refuses: load says why
-                n = 0
-            if n:
-                r = f"{r[:-1]}, {n} views>"
-        return r
-
-    def __reduce__(self):
-        # reopened by path in the receiver, with the same mmap mode and options
-        if self._reopen is None or self._raw.closed:
-            raise TypeError("cannot pickle a closed hurray.File")
-        return (_reopen, self._reopen)
-
-
-class _ViewSlice:
-    """get_slice of a view that is not its base's twin: the view is built
-    (no copy: it is a view of the mapped base) and the selection copied out."""
-
-    __slots__ = ("name", "_make", "_view")
-
-    def __init__(self, name, make, view):
-        self.name, self._make, self._view = name, make, view
-
-    @property
-    def shape(self):
-        return tuple(self._view.shape)
-
-    @property
-    def ndim(self):
-        return len(self._view.shape)
-
-    @property
-    def dtype(self):
-        return Dtype.from_name(self._view.dtype)
-
-    def get_shape(self):
-        return list(self._view.shape)
-
-    def get_dtype(self):
-        return self._view.dtype
-
-    def __len__(self):
-        if not self._view.shape:
-            raise TypeError("len() of a 0-d slice")
-        return self._view.shape[0]
-
-    def __getitem__(self, key):
-        import numpy as np
-        return _hurray.from_numpy(np.array(np.asarray(self._make())[key], copy=True))
-
-    def __repr__(self):
-        return f"<hurray.TensorSlice {self.name!r} (view of {self._view.base!r}), shape={self.shape}, dtype={self._view.dtype}>"
+#: An open .hrry file (hurray.open): the extension's type, where it is implemented.
+File = _hurray.File

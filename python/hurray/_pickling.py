@@ -59,6 +59,10 @@ class FileRef:
         self.path, self.identity = path, ident
         self.permissive, self.max_kv_memory = permissive, max_kv_memory
 
+    def register(self, tensor, name: str) -> None:
+        """Called by hurray.File for each tensor it gives out (pickle="reference")."""
+        register(tensor, self, name)
+
 
 def register(tensor, ref: FileRef, name: str) -> None:
     """From now on `tensor` (of the file `ref`, called `name` there) pickles by reference."""

@@ -154,8 +154,8 @@ def test_shared_storage_stored_once_and_shared_on_load(tmp_path):
         assert got[k].untyped_storage().data_ptr() == ptr, k
     got["emb"][0, 0] = 123.0  # one storage: every view sees the write
     assert got["head"][0, 0] == 123.0 and got["half"][0, 0] == 123.0 and got["wt"][0, 0] == 123.0
-    with hurray._hurray.open(tmp_path / "s.hrry") as f:
-        assert f.keys() == ["emb"]  # the index: the views are in the record only
+    from test_shared_tensors import index_names
+    assert index_names(tmp_path / "s.hrry") == ["emb"]  # the views are in the record only
     with pytest.raises(ValueError, match="'a' and 'b' overlap"):
         ht.save_file({"a": w[:20], "b": w[10:]}, tmp_path / "bad.hrry")
 
@@ -235,8 +235,8 @@ def test_transformers_model_round_trip(tmp_path, tied):
         head = model.lm_head.weight.numel() * model.lm_head.weight.element_size()
         assert os.path.getsize(tmp_path / "m.hrry") <= os.path.getsize(tmp_path / "u.hrry") - head
         # and a reader that does not know the record sees the embedding once
-        with hurray._hurray.open(tmp_path / "m.hrry") as f:
-            assert "lm_head.weight" not in f.keys()
+        from test_shared_tensors import index_names
+        assert "lm_head.weight" not in index_names(tmp_path / "m.hrry")
 
 
 def test_load_model_strict_reports_missing_and_unexpected(tmp_path):

@@ -2,6 +2,7 @@
 (hurray.save / load / open; docs/file-format.md "Shared tensors")."""
 import json
 import os
+from pathlib import Path
 
 import pytest
 
@@ -16,10 +17,27 @@ def path(tmp_path):
     return tmp_path / "shared.hrry"
 
 
+def index_names(path):
+    """The names of the file's index, read from its bytes as a reader that does
+    not know the views record would (docs/file-format.md: trailer, then index
+    entries name_length u16 | name | u64 | u32 | u64 | u64 | u32)."""
+    import struct
+    raw = Path(path).read_bytes()
+    offset, length = struct.unpack_from("<QQ", raw, len(raw) - 40)
+    index = raw[offset:offset + length]
+    (count,) = struct.unpack_from("<Q", index, 0)
+    names, at = [], 8
+    for _ in range(count):
+        (n,) = struct.unpack_from("<H", index, at)
+        names.append(index[at + 2:at + 2 + n].decode())
+        at += 2 + n + 8 + 4 + 8 + 8 + 4
+    assert at == length
+    return names
+
+
 def raw_names(path):
     # what a reader that does not know the record sees: the file's index
-    with _hurray.open(path) as f:
-        return f.keys()
+    return index_names(path)
 
 
 def test_views_of_one_array_are_stored_once(path):
@@ -183,3 +201,43 @@ class _Native:
 
     def __hurray__(self, **kw):
         return self.t.__hurray__(**kw)
+
+
+@pytest.mark.parametrize("mmap", [True, "r", False])
+def test_one_file_type_gives_views_by_name_and_slices_them_from_the_base(path, mmap):
+    # hurray.File is the extension's type: the C reader resolves views by name,
+    # and get_slice of a view reads only the base's bytes it selects
+    a = np.arange(24, dtype=np.float32).reshape(4, 6)
+    hurray.save(path, {"a": a, "t": a.T, "again": a, "rev": a[::-1, ::2]})
+    with hurray.open(path, mmap=mmap) as f:
+        assert type(f) is hurray.File is _hurray.File
+        assert not hasattr(f, "__dict__")
+        assert f.keys() == ["a", "t", "again", "rev"] and len(f) == 4
+        assert "rev" in f and "nope" not in f
+        assert f.views == {"t": "a", "again": "a", "rev": "a"}
+        assert "3 views" in repr(f)
+        for name, want in (("t", a.T), ("again", a), ("rev", a[::-1, ::2])):
+            s = f.get_slice(name)
+            assert s.shape == want.shape and s.get_dtype() == "float32"
+            for key in ((slice(None), slice(None)), (slice(1, 3), slice(None, None, -1)),
+                        (2,), (Ellipsis, 1), (slice(None, None, 2), None, slice(1, 2))):
+                assert np.array_equal(np.asarray(s[key]), want[key]), (name, key)
+        with pytest.raises(IndexError, match="index 7 is out of bounds for axis 0 with size 6"):
+            f.get_slice("t")[7]  # the view's shape, not its base's
+        assert f.verify() == (1, True, f.verify().checked_bytes)
+
+
+def test_a_forged_record_is_refused_by_every_file_method(path):
+    a = np.arange(6, dtype=np.float32)
+    hurray.save(path, {"a": a, "r": a[::-1]}, checksums=False)
+    raw = bytearray(path.read_bytes())
+    at = raw.index(b'"byte_offset":20')
+    raw[at:at + 16] = b'"byte_offset":24'  # reaches one element past the base
+    path.write_bytes(bytes(raw))
+    with hurray.open(path) as f:
+        assert f["a"].shape == (6,)  # the stored tensors still read
+        for call in (lambda: f["r"], lambda: f.get_slice("r"), f.keys, lambda: len(f),
+                     lambda: "r" in f, lambda: f.views, lambda: list(f)):
+            with pytest.raises(ValueError, match="'r'.*reach bytes"):
+                call()
+        assert "views" not in repr(f)

@@ -257,7 +257,7 @@ class HrrySource(Source):
         raw = _hurray.load_kv(path)
         if _gguf.RECORD_KEY in raw:
             self.gguf_types = _gguf.read_record(raw[_gguf.RECORD_KEY])
-        views = self.meta._view_map()
+        views = _files._views_of(self.meta._views())
         skip: set[str] = set()
         for name in self.meta.keys():
             if name in skip:

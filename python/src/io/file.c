@@ -283,20 +283,6 @@ static int find_name(HrpyState *st, const HurrayFile *f, PyObject *name, const c
 
 /* ---- shared tensors: the views record (docs/file-format.md, "Shared tensors") -------- */
 
-/* A failure of the views functions: a record the C reader refuses is a
- * ValueError (what the package has always raised for it), naming the record,
- * the view and the rule; anything else is the status's exception. */
-static PyObject *raise_views(HrpyState *st, HurrayStatus rc, const HurrayError *err,
-                             const char *op) {
-  if (rc == HURRAY_ERR_INVALID_KV && err != NULL && err->status == rc)
-    return PyErr_Format(PyExc_ValueError,
-                        "%s: %s; the file's shared-tensor record is malformed or does not "
-                        "match its tensors (written by another tool?); load it with "
-                        "hurray.load_kv(path, raw=True) to inspect it",
-                        op, err->message);
-  return hrpy_raise_status(st, rc, err, op);
-}
-
 /* The view count, the record checked whole (runs the check without the GIL
  * the first time); -1 with an exception. */
 static int64_t view_count(HrpyState *st, const HurrayFile *f, const char *op) {
@@ -308,7 +294,7 @@ static int64_t view_count(HrpyState *st, const HurrayFile *f, const char *op) {
   rc = hurray_file_view_count(f, &n, &err);
   Py_END_ALLOW_THREADS
   if (rc != HURRAY_OK) {
-    raise_views(st, rc, &err, op);
+    hrpy_raise_views(st, rc, &err, op);
     return -1;
   }
   return (int64_t)n;
@@ -1153,6 +1139,10 @@ typedef struct {
   uint64_t max_kv_memory; /* bound on the KV dict (bytes; UINT64_MAX: none) */
   bool closed;
   HurrayFileAccess access; /* as opened: fixed for the object's life */
+  PyObject *ref;    /* pickle="reference": what each fetched tensor is registered with
+                       (ref.register(tensor, name), hurray/_pickling.py); NULL: none */
+  PyObject *reopen; /* (callable, args) that __reduce__ gives: the same file, opened
+                       the same way (set by hurray.open); NULL: not picklable */
 } HrpyFile;
 
 /*
@@ -1186,8 +1176,21 @@ static void file_release(HrpyFile *self) {
 static PyObject *file_names(HrpyFile *self, const HurrayFile *f) {
   PyObject *names = hrpy_peek(&self->names);
   if (names != NULL) return names;
+  HrpyState *st = hrpy_state_of((PyObject *)self);
   uint64_t n = hurray_file_tensor_count(f);
-  PyObject *t = PyTuple_New((Py_ssize_t)n);
+  int64_t nv = view_count(st, f, "hurray.File.keys"); /* the record checked whole */
+  if (nv < 0) return NULL;
+  PyObject *t = PyTuple_New((Py_ssize_t)(n + (uint64_t)nv));
+  for (int64_t v = 0; t != NULL && v < nv; v++) {
+    HurrayFileView view;
+    HRPY_CANNOT_FAIL(hurray_file_view(f, (uint64_t)v, &view, NULL));
+    PyObject *s = PyUnicode_DecodeUTF8(view.name, (Py_ssize_t)view.name_len, "strict");
+    if (s == NULL) {
+      Py_CLEAR(t);
+      break;
+    }
+    PyTuple_SET_ITEM(t, (Py_ssize_t)(n + (uint64_t)v), s);
+  }
   for (uint64_t p = 0; t != NULL && p < n; p++) {
     uint64_t idx = 0;
     HurrayFileEntry e;
@@ -1197,7 +1200,7 @@ static PyObject *file_names(HrpyFile *self, const HurrayFile *f) {
     if (rc == HURRAY_OK)
       s = PyUnicode_DecodeUTF8(e.name, (Py_ssize_t)e.name_len, "strict");
     else
-      hrpy_raise_status(hrpy_state_of((PyObject *)self), rc, NULL, "hurray.File.keys");
+      hrpy_raise_status(st, rc, NULL, "hurray.File.keys");
     if (s == NULL) {
       Py_CLEAR(t);
       break;
@@ -1233,6 +1236,14 @@ static PyObject *file_get(HrpyFile *self, PyObject *name, const char *op) {
     fetch_clear(&x);
   }
   file_release(self);
+  PyObject *ref = r != NULL ? Py_XNewRef(self->ref) : NULL;
+  if (ref != NULL && PyObject_TypeCheck(r, st->core->TensorType)) {
+    /* pickle="reference": from now on the tensor pickles as a reference */
+    PyObject *done = PyObject_CallMethod(ref, "register", "OO", r, name);
+    if (done == NULL) Py_CLEAR(r);
+    Py_XDECREF(done);
+  }
+  Py_XDECREF(ref);
   return r;
 }
 
@@ -1247,7 +1258,8 @@ static PyObject *file_get_tensor(PyObject *self, PyObject *name) {
 static Py_ssize_t file_length(PyObject *self) {
   const HurrayFile *f = file_acquire(F(self));
   if (f == NULL) return -1;
-  Py_ssize_t n = (Py_ssize_t)hurray_file_tensor_count(f);
+  int64_t nv = view_count(hrpy_state_of(self), f, "hurray.File");
+  Py_ssize_t n = nv < 0 ? -1 : (Py_ssize_t)(hurray_file_tensor_count(f) + (uint64_t)nv);
   file_release(F(self));
   return n;
 }
@@ -1261,6 +1273,14 @@ static int file_contains(PyObject *self, PyObject *name) {
   if (f == NULL) return -1;
   uint64_t idx;
   HurrayStatus rc = hurray_file_find(f, s, (size_t)len, &idx);
+  if (rc == HURRAY_ERR_NOT_FOUND) {
+    /* a view of a shared tensor (the record checked whole first) */
+    if (view_count(hrpy_state_of(self), f, "hurray.File") < 0) {
+      file_release(F(self));
+      return -1;
+    }
+    rc = hurray_file_find_view(f, s, (size_t)len, &idx, NULL);
+  }
   file_release(F(self));
   if (rc == HURRAY_OK || rc == HURRAY_ERR_DUPLICATE_NAME) return 1; /* present (twice) */
   if (rc == HURRAY_ERR_NOT_FOUND) return 0;
@@ -1303,6 +1323,26 @@ static PyObject *file_views(PyObject *self, PyObject *unused) {
   return r;
 }
 
+/* File.views: each view's name to its base's name. */
+static PyObject *file_views_map(PyObject *self, void *closure) {
+  (void)closure;
+  const HurrayFile *f = file_acquire(F(self));
+  if (f == NULL) return NULL;
+  int64_t n = view_count(hrpy_state_of(self), f, "hurray.File.views");
+  PyObject *d = n >= 0 ? PyDict_New() : NULL;
+  for (int64_t i = 0; d != NULL && i < n; i++) {
+    HurrayFileView v;
+    HRPY_CANNOT_FAIL(hurray_file_view(f, (uint64_t)i, &v, NULL));
+    PyObject *k = PyUnicode_DecodeUTF8(v.name, (Py_ssize_t)v.name_len, "strict");
+    PyObject *b = PyUnicode_DecodeUTF8(v.base, (Py_ssize_t)v.base_len, "strict");
+    if (k == NULL || b == NULL || PyDict_SetItem(d, k, b) < 0) Py_CLEAR(d);
+    Py_XDECREF(k);
+    Py_XDECREF(b);
+  }
+  file_release(F(self));
+  return d;
+}
+
 /* File._kv_value(key): one KV value (None when absent), without decoding the
  * rest of the section (and so without its max_kv_memory bound). */
 static PyObject *file_kv_value(PyObject *self, PyObject *key) {
@@ -1328,6 +1368,16 @@ static PyObject *file_kv(PyObject *self, void *closure) {
   if (kv == NULL) kv = hrpy_publish(&fo->kv, hrpy_kv_to_dict(hrpy_state_of(self), f, fo->max_kv_memory));
   PyObject *copy = kv != NULL ? PyDict_Copy(kv) : NULL;
   file_release(fo);
+  /* the records hurray writes for itself are not the user's metadata (load_kv
+   * leaves them out too; hurray.load_kv(path, raw=True) shows them) */
+  static const char *const own[] = {HURRAY_FILE_KV_VIEWS, HURRAY_FILE_KV_GGUF,
+                                    HURRAY_FILE_KV_DATA_CRC32C};
+  for (size_t i = 0; copy != NULL && i < sizeof own / sizeof own[0]; i++) {
+    PyObject *k = PyUnicode_FromString(own[i]);
+    int has = k != NULL ? PyDict_Contains(copy, k) : -1;
+    if (has < 0 || (has == 1 && PyDict_DelItem(copy, k) < 0)) Py_CLEAR(copy);
+    Py_XDECREF(k);
+  }
   return copy;
 }
 
@@ -1354,10 +1404,22 @@ static PyObject *file_verify(PyObject *self, PyObject *unused) {
   Py_END_ALLOW_THREADS
   uint64_t n = hurray_file_tensor_count(f);
   file_release(fo);
-  if (rc != HURRAY_OK)
-    return hrpy_raise_status(hrpy_state_of(self), rc, &err, "File.verify");
-  return Py_BuildValue("(KOK)", (unsigned long long)n, has_sums ? Py_True : Py_False,
-                       (unsigned long long)rep.bytes);
+  HrpyState *st = hrpy_state_of(self);
+  if (rc != HURRAY_OK) return hrpy_raise_status(st, rc, &err, "File.verify");
+  PyObject *r = PyStructSequence_New(st->io->VerifyReportType);
+  if (r == NULL) return NULL;
+  PyObject *a = PyLong_FromUnsignedLongLong(n);
+  PyObject *c = PyLong_FromUnsignedLongLong(rep.bytes);
+  if (a == NULL || c == NULL) {
+    Py_XDECREF(a);
+    Py_XDECREF(c);
+    Py_DECREF(r);
+    return NULL;
+  }
+  PyStructSequence_SetItem(r, 0, a);
+  PyStructSequence_SetItem(r, 1, Py_NewRef(has_sums ? Py_True : Py_False));
+  PyStructSequence_SetItem(r, 2, c);
+  return r;
 }
 
 /* get_slice (io/slice.c): the handle is lent through file_acquire / file_release,
@@ -1378,6 +1440,46 @@ static PyObject *file_close(PyObject *self, PyObject *unused) {
   if (fo->busy == 0) hurray_file_close(&fo->f); /* else the last call out closes it */
   Py_END_CRITICAL_SECTION();
   Py_RETURN_NONE;
+}
+
+/* pickling: reopened by path in the receiver, with the same options. */
+static PyObject *file_reduce(PyObject *self, PyObject *unused) {
+  (void)unused;
+  HrpyFile *fo = F(self);
+  PyObject *r = NULL;
+  Py_BEGIN_CRITICAL_SECTION(self);
+  if (!fo->closed && fo->reopen != NULL) r = Py_NewRef(fo->reopen);
+  Py_END_CRITICAL_SECTION();
+  if (r == NULL)
+    PyErr_SetString(PyExc_TypeError, fo->closed ? "cannot pickle a closed hurray.File"
+                                                : "cannot pickle this hurray.File (open it "
+                                                  "with hurray.open)");
+  return r;
+}
+
+/* File._set_pickling(reopen, ref): what hurray.open records once the file
+ * is open (hurray/_files.py): reopen a (callable, args) pair for __reduce__,
+ * ref None or the reference every fetched tensor registers with. */
+static PyObject *file_set_pickling(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+  if (nargs != 2 || !PyTuple_Check(args[0]) || PyTuple_GET_SIZE(args[0]) != 2)
+    return PyErr_Format(PyExc_TypeError, "_set_pickling(reopen, ref): reopen is a "
+                                         "(callable, args) pair");
+  HrpyFile *fo = F(self);
+  PyObject *ref = args[1] == Py_None ? NULL : args[1];
+  Py_BEGIN_CRITICAL_SECTION(self);
+  Py_XSETREF(fo->reopen, Py_NewRef(args[0]));
+  Py_XSETREF(fo->ref, Py_XNewRef(ref));
+  Py_END_CRITICAL_SECTION();
+  Py_RETURN_NONE;
+}
+
+static PyObject *file_ref(PyObject *self, void *closure) {
+  (void)closure;
+  PyObject *r;
+  Py_BEGIN_CRITICAL_SECTION(self);
+  r = F(self)->ref != NULL ? Py_NewRef(F(self)->ref) : Py_NewRef(Py_None);
+  Py_END_CRITICAL_SECTION();
+  return r;
 }
 
 static PyObject *file_enter(PyObject *self, PyObject *unused) {
@@ -1421,10 +1523,14 @@ static PyObject *file_repr(PyObject *self) {
     return PyUnicode_FromFormat("<hurray.File %R (closed)>", fo->path);
   }
   const char *mode = mmap_mode_name(fo->access);
-  PyObject *r = PyUnicode_FromFormat("<hurray.File %R, %llu tensors, mmap=%s%s%s>", fo->path,
+  uint64_t nv = 0;
+  if (hurray_file_view_count(f, &nv, NULL) != HURRAY_OK) nv = 0; /* load says why */
+  char views[40] = "";
+  if (nv > 0) PyOS_snprintf(views, sizeof views, ", %llu views", (unsigned long long)nv);
+  PyObject *r = PyUnicode_FromFormat("<hurray.File %R, %llu tensors, mmap=%s%s%s%s>", fo->path,
                                      (unsigned long long)hurray_file_tensor_count(f),
                                      mode != NULL ? "'" : "", mode != NULL ? mode : "False",
-                                     mode != NULL ? "'" : "");
+                                     mode != NULL ? "'" : "", views);
   file_release(fo);
   return r;
 }
@@ -1436,6 +1542,8 @@ static void file_dealloc(PyObject *self) {
   Py_CLEAR(fo->path);
   Py_CLEAR(fo->names);
   Py_CLEAR(fo->kv);
+  Py_CLEAR(fo->ref);
+  Py_CLEAR(fo->reopen);
   tp->tp_free(self);
   Py_DECREF(tp);
 }
@@ -1474,28 +1582,43 @@ static PyObject *m_open(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
   fo->max_kv_memory = max_kv_memory;
   fo->closed = false;
   fo->access = access;
+  fo->ref = NULL;
+  fo->reopen = NULL;
   return (PyObject *)fo;
 }
 
 static PyMethodDef file_methods[] = {
     {"keys", file_keys, METH_NOARGS,
-     "keys(self)\n--\n\nEvery tensor name in file order (composite members included, under "
-     "'{head}.{index}'), read from the index alone."},
+     "keys(self)\n--\n\nEvery name: the stored tensors in file order (composite members "
+     "included, under '{head}.{index}'), then the views of shared tensors in the order "
+     "they were saved."},
     {"get_tensor", file_get_tensor, METH_O,
      "get_tensor(self, name, /)\n--\n\nThe tensor (or composite) `name`, as f[name]."},
     {"get_slice", file_get_slice, METH_O,
      "get_slice(self, name, /)\n--\n\nA hurray.TensorSlice of dense tensor `name`: shape, "
      "dtype and layout from its descriptor alone; slice[...] reads only the selected "
-     "elements (as safetensors' get_slice)."},
+     "elements (as safetensors' get_slice). The view of a shared tensor is sliced over "
+     "its base's bytes."},
     {"metadata", file_metadata, METH_NOARGS,
-     "metadata(self)\n--\n\nThe file's KV section as a dict (the same as f.kv)."},
+     "metadata(self)\n--\n\nThe file's KV section as a dict (the same as f.kv), the name "
+     "safetensors' safe_open uses."},
     {"close", file_close, METH_NOARGS,
      "close(self)\n--\n\nCloses the file. Tensors already read stay valid (they keep the "
      "mapping alive). Idempotent."},
-    {"_verify", file_verify, METH_NOARGS,
-     "_verify(self)\n--\n\n(tensors checked, whether the file carries data checksums, bytes "
-     "checksummed): every structural check of the C reader, then the checksums; raises "
-     "FileError at the first violation (File.verify makes the report)."},
+    {"verify", file_verify, METH_NOARGS,
+     "verify(self)\n--\n\nChecks the whole file: every structural rule of the C reader (the "
+     "index, names, overlaps, each descriptor and its buffers' placement, composites, the "
+     "views record), then each tensor's descriptor and data against the CRC-32C recorded at "
+     "save (when the file has them: checksums=True). Returns a hurray.VerifyReport; raises "
+     "FileError at the first damage, naming the tensor (e.status, e.field, e.offset: "
+     "'ERR_CRC_MISMATCH', 'index[i].data', the byte offset). Reads every byte of the file "
+     "when it has checksums: the bytes as this File maps them (a tensor written in place "
+     "through a copy-on-write map no longer matches)."},
+    {"__reduce__", file_reduce, METH_NOARGS, NULL},
+    {"_set_pickling", (PyCFunction)(void (*)(void))file_set_pickling, METH_FASTCALL,
+     "_set_pickling(self, reopen, ref, /)\n--\n\nSet by hurray.open: how the file pickles "
+     "(reopen: (callable, args)) and, with pickle='reference', what its tensors register "
+     "with."},
     {"_views", file_views, METH_NOARGS,
      "_views(self, /)\n--\n\nThe views record, checked whole: a tuple of (name, base, dtype "
      "or None, shape, byte_offset, byte_strides). get_tensor(name) gives a view as a tensor "
@@ -1509,7 +1632,16 @@ static PyMethodDef file_methods[] = {
 };
 
 static PyGetSetDef file_getset[] = {
-    {"kv", file_kv, NULL, "The file's KV section as a new dict (as hurray.load_kv).", NULL},
+    {"kv", file_kv, NULL,
+     "The KV section as save(kv=) was given it, as a new dict (hurray's own records left "
+     "out, as hurray.load_kv).",
+     NULL},
+    {"views", file_views_map, NULL,
+     "Name of each view of a shared tensor to the name of the tensor it is a view of "
+     "(empty for a file without shared tensors).",
+     NULL},
+    {"_ref", file_ref, NULL, "pickle='reference': what fetched tensors register with, or None.",
+     NULL},
     {"closed", file_closed, NULL, "True once close() was called.", NULL},
     {"mapped", file_mapped, NULL,
      "True when tensors are views of a mapping (open(..., mmap=True, 'c' or 'r')).", NULL},
@@ -1524,7 +1656,8 @@ static PyGetSetDef file_getset[] = {
 
 static PyType_Slot file_slots[] = {
     {Py_tp_doc,
-     "A .hrry file opened by hurray.open: a read-only mapping of tensor names to tensors.\n\n"
+     "A .hrry file opened by hurray.open: a read-only mapping of tensor names to tensors "
+     "(the views of shared tensors included, after the stored tensors).\n\n"
      "Opening reads the header, the index and the KV section; f[name] reads that one "
      "tensor (a zero-copy view of the mapping by default: writable and copy-on-write, so "
      "a write never reaches the file; every tensor of one File shares the mapping, so "
@@ -1613,9 +1746,29 @@ static PyMethodDef file_module_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+static PyStructSequence_Field verify_report_fields[] = {
+    {"tensors", "index entries checked against every structural rule"},
+    {"checksums", "True when the file carries data checksums (they were all checked)"},
+    {"checked_bytes", "bytes of descriptors and data checked against their CRC-32C"},
+    {NULL, NULL},
+};
+
+static PyStructSequence_Desc verify_report_desc = {
+    "hurray.VerifyReport",
+    "What File.verify() checked: every structural rule for `tensors` index entries, and, "
+    "when `checksums` is True (the file was saved with them), the CRC-32C of "
+    "`checked_bytes` bytes of descriptors and data.",
+    verify_report_fields,
+    3,
+};
+
 int hrpy_file_init(PyObject *m, HrpyState *st) {
   st->io->FileType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &file_spec, NULL);
   if (st->io->FileType == NULL) return -1;
+  st->io->VerifyReportType = PyStructSequence_NewType(&verify_report_desc);
+  if (st->io->VerifyReportType == NULL ||
+      PyModule_AddType(m, st->io->VerifyReportType) < 0)
+    return -1;
   if (PyModule_AddFunctions(m, file_module_methods) < 0) return -1;
   /* the reserved KV keys, spelled once (include/hurray/file.h) */
   if (PyModule_AddStringConstant(m, "_KV_RESERVED_PREFIX", HURRAY_FILE_KV_RESERVED_PREFIX) < 0 ||

@@ -33,6 +33,7 @@ typedef struct {
   const HrpySliceLease *lease; /* how to reach its C handle */
   PyObject *name;              /* str */
   uint64_t index;              /* in the file's index */
+  int64_t view;                /* a view of a shared tensor (its number), or -1 */
   HurrayDescriptor *desc;      /* owned */
   HurrayDescriptorFields f;    /* borrowed from desc */
 } HrpySlice;
@@ -86,6 +87,17 @@ static int check_sliceable(HrpyState *st, const HurrayDescriptorFields *f, const
   return 0;
 }
 
+PyObject *hrpy_raise_views(HrpyState *st, HurrayStatus rc, const HurrayError *err,
+                           const char *op) {
+  if (rc == HURRAY_ERR_INVALID_KV && err != NULL && err->status == rc)
+    return PyErr_Format(PyExc_ValueError,
+                        "%s: %s; the file's shared-tensor record is malformed or does not "
+                        "match its tensors (written by another tool?); load it with "
+                        "hurray.load_kv(path, raw=True) to inspect it",
+                        op, err->message);
+  return hrpy_raise_status(st, rc, err, op);
+}
+
 PyObject *hrpy_slice_open(HrpyState *st, PyObject *file, const HrpySliceLease *lease,
                           PyObject *name) {
   if (!PyUnicode_Check(name))
@@ -98,7 +110,8 @@ PyObject *hrpy_slice_open(HrpyState *st, PyObject *file, const HrpySliceLease *l
   context_of(ctx, sizeof ctx, "get_slice", name);
   const HurrayFile *f = lease->acquire(file);
   if (f == NULL) return NULL;
-  uint64_t index = 0;
+  uint64_t index = 0, count = 0;
+  int64_t view = -1;
   HurrayDescriptor *d = NULL;
   HurrayError err;
   hurray_error_clear(&err);
@@ -107,13 +120,21 @@ PyObject *hrpy_slice_open(HrpyState *st, PyObject *file, const HrpySliceLease *l
     Py_BEGIN_ALLOW_THREADS
     rc = hurray_file_descriptor(f, index, &d, &err);
     Py_END_ALLOW_THREADS
+  } else if (rc == HURRAY_ERR_NOT_FOUND) {
+    /* a view of a shared tensor: the record checked whole first */
+    Py_BEGIN_ALLOW_THREADS
+    rc = hurray_file_view_count(f, &count, &err);
+    if (rc == HURRAY_OK) rc = hurray_file_find_view(f, s, (size_t)len, &index, &err);
+    if (rc == HURRAY_OK) rc = hurray_file_view_descriptor(f, index, &d, &err);
+    Py_END_ALLOW_THREADS
+    view = (int64_t)index;
   }
   lease->release(file);
   if (rc == HURRAY_ERR_NOT_FOUND) {
     PyErr_SetObject(PyExc_KeyError, name);
     return NULL;
   }
-  if (rc != HURRAY_OK) return hrpy_raise_status(st, rc, &err, ctx);
+  if (rc != HURRAY_OK) return hrpy_raise_views(st, rc, &err, ctx);
   HurrayDescriptorFields fields;
   HRPY_CANNOT_FAIL(hurray_descriptor_fields(d, &fields));
   if (check_sliceable(st, &fields, ctx) < 0) {
@@ -129,6 +150,7 @@ PyObject *hrpy_slice_open(HrpyState *st, PyObject *file, const HrpySliceLease *l
   self->lease = lease;
   self->name = Py_NewRef(name);
   self->index = index;
+  self->view = view;
   self->desc = d;
   self->f = fields;
   PyObject_GC_Track((PyObject *)self);
@@ -349,7 +371,10 @@ static PyObject *slice_subscript(PyObject *o, PyObject *obj) {
       return NULL;
     }
     Py_BEGIN_ALLOW_THREADS
-    rc = hurray_file_read_slice(file, self->index, f->rank, key.ranges, b.data, bytes, &err);
+    rc = self->view >= 0 ? hurray_file_read_view_slice(file, (uint64_t)self->view, f->rank,
+                                                       key.ranges, b.data, bytes, &err)
+                         : hurray_file_read_slice(file, self->index, f->rank, key.ranges, b.data,
+                                                  bytes, &err);
     Py_END_ALLOW_THREADS
     self->lease->release(self->file);
     if (rc != HURRAY_OK) {

@@ -7,6 +7,15 @@
 
 #include "util/state.h"
 
+/*
+ * Raises what a failure of libhurray's views functions means in Python: a
+ * record the C reader refuses (HURRAY_ERR_INVALID_KV) is a ValueError naming
+ * the record, the view and the rule; anything else the status's exception.
+ * Returns NULL. (Here, below io/file.c, so both readers share it.)
+ */
+PyObject *hrpy_raise_views(HrpyState *st, HurrayStatus rc, const HurrayError *err,
+                           const char *op);
+
 /* Creates hurray.TensorSlice into st->io->TensorSliceType and adds it to m. */
 int hrpy_slice_init(PyObject *m, HrpyState *st);
 

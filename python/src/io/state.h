@@ -12,6 +12,7 @@
 
 struct HrpyIoState {
   PyTypeObject *FileType;         /* io/file.c: hurray.File */
+  PyTypeObject *VerifyReportType; /* io/file.c: hurray.VerifyReport (File.verify) */
   PyTypeObject *TensorSliceType;  /* io/slice.c: hurray.TensorSlice (File.get_slice) */
   PyTypeObject *StreamReaderType; /* io/stream.c */
   PyTypeObject *StreamWriterType; /* io/stream.c */
@@ -20,6 +21,7 @@ struct HrpyIoState {
 static inline int hrpy_io_state_traverse(HrpyIoState *s, visitproc visit, void *arg) {
   if (s == NULL) return 0;
   Py_VISIT(s->FileType);
+  Py_VISIT(s->VerifyReportType);
   Py_VISIT(s->TensorSliceType);
   Py_VISIT(s->StreamReaderType);
   Py_VISIT(s->StreamWriterType);
@@ -29,6 +31,7 @@ static inline int hrpy_io_state_traverse(HrpyIoState *s, visitproc visit, void *
 static inline void hrpy_io_state_clear(HrpyIoState *s) {
   if (s == NULL) return;
   Py_CLEAR(s->FileType);
+  Py_CLEAR(s->VerifyReportType);
   Py_CLEAR(s->TensorSliceType);
   Py_CLEAR(s->StreamReaderType);
   Py_CLEAR(s->StreamWriterType);
