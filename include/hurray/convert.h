@@ -82,6 +82,30 @@ HURRAY_API float hurray_float8_e5m2_to_float(uint8_t code);
  * `flags` as for hurray_float8_e4m3_from_float. */
 HURRAY_API uint8_t hurray_float8_e5m2_from_float(float value, uint32_t flags);
 
+/* ---- any float type, by tag ------------------------------------------------------ */
+
+/*
+ * The code of a float type nearest `value`: the inverse of
+ * hurray_value_code_to_double (hurray/values.h) for float16, bfloat16,
+ * float32, float64, float8_e4m3, float8_e5m2, float6_e2m3, float6_e3m2,
+ * float4_e2m1 and float8_e8m0, by the rules above (float32: C's
+ * conversion, to nearest even). float6 and float4 have neither infinity
+ * nor NaN: overflow and infinities always saturate (the OCP MX rule) and a
+ * NaN is refused. float8_e8m0 (2^(code - 127)) takes exactly the powers of
+ * two 2^-126 .. 2^127 (codes 0x00 and 0xFF are reserved). `flags`: 0 or
+ * HURRAY_CONVERT_SATURATE.
+ *
+ * Errors: HURRAY_ERR_NULL_POINTER (out_code), HURRAY_ERR_INVALID_TYPE (a
+ * tag that names no type), HURRAY_ERR_UNSUPPORTED (an integer, bool,
+ * complex or float128 type), HURRAY_ERR_INVALID_ARGUMENT (unknown flag
+ * bits; a NaN for float6 / float4; for float8_e8m0 anything but a power of
+ * two in range); *out_code is not written then.
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_value_code_from_double(uint8_t type_tag,
+                                                                       double value,
+                                                                       uint32_t flags,
+                                                                       uint64_t *out_code);
+
 /* ---- runs of elements ----------------------------------------------------------- */
 
 /*

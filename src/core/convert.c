@@ -50,6 +50,63 @@ uint8_t hurray_float8_e5m2_from_float(float value, uint32_t flags) {
   return f8_from_double(HURRAY_DTYPE_FLOAT8_E5M2, hurray__f64_of_f32(value), flags);
 }
 
+/* The largest finite value of its sign for an infinity (HURRAY_CONVERT_SATURATE
+ * into float32 and float64); anything else as it is. */
+static inline float sat_f32(float f) {
+  uint32_t b = hurray__f32_bits(f);
+  return (b & 0x7FFFFFFFu) == 0x7F800000u ? hurray__f32_from_bits((b & 0x80000000u) | 0x7F7FFFFFu)
+                                           : f;
+}
+static inline double sat_f64(double v) {
+  uint64_t b = hurray__f64_bits(v);
+  return (b & ~(UINT64_C(1) << 63)) == UINT64_C(0x7FF0000000000000)
+             ? hurray__f64_from_bits((b & (UINT64_C(1) << 63)) | UINT64_C(0x7FEFFFFFFFFFFFFF))
+             : v;
+}
+
+/* ---- any float type ------------------------------------------------------------- */
+
+HurrayStatus hurray_value_code_from_double(uint8_t type_tag, double value, uint32_t flags,
+                                           uint64_t *out_code) {
+  if (out_code == NULL) return HURRAY_ERR_NULL_POINTER;
+  if (hurray_dtype_info(type_tag) == NULL) return HURRAY_ERR_INVALID_TYPE;
+  if ((flags & ~HURRAY_CONVERT_SATURATE) != 0) return HURRAY_ERR_INVALID_ARGUMENT;
+  bool sat = (flags & HURRAY_CONVERT_SATURATE) != 0;
+  uint64_t b = hurray__f64_bits(value), a = b & ~(UINT64_C(1) << 63);
+  bool nan = a > UINT64_C(0x7FF0000000000000);
+  HurrayNarrow m;
+  if (hurray__narrow_of(type_tag, &m)) {
+    if (nan && m.kind == HURRAY__NARROW_FINITE) return HURRAY_ERR_INVALID_ARGUMENT;
+    *out_code = hurray__narrow_encode(&m, value, sat); /* float6, float4: saturating anyway */
+    return HURRAY_OK;
+  }
+  switch (type_tag) {
+    case HURRAY_DTYPE_FLOAT64:
+      *out_code = hurray__f64_bits(sat && !nan ? sat_f64(value) : value);
+      return HURRAY_OK;
+    case HURRAY_DTYPE_FLOAT32: {
+      uint32_t f;
+      if (nan) /* quiet, with its sign and leading payload bits (from the bits) */
+        f = (uint32_t)((b >> 63) << 31) | 0x7FC00000u | (uint32_t)((a >> 29) & 0x3FFFFFu);
+      else
+        f = hurray__f32_bits(sat ? sat_f32((float)value) : (float)value);
+      *out_code = f;
+      return HURRAY_OK;
+    }
+    case HURRAY_DTYPE_FLOAT8_E8M0: {
+      /* exactly 2^k, -126 <= k <= 127 (codes 0x01 .. 0xFE; 0x00 and 0xFF are
+       * reserved): a positive normal double of mantissa zero */
+      int k = (int)(a >> 52) - 1023;
+      if ((b >> 63) != 0 || (a & ((UINT64_C(1) << 52) - 1u)) != 0 || k < -126 || k > 127)
+        return HURRAY_ERR_INVALID_ARGUMENT;
+      *out_code = (uint64_t)(k + 127);
+      return HURRAY_OK;
+    }
+    default:
+      return HURRAY_ERR_UNSUPPORTED;
+  }
+}
+
 /* ---- runs ----------------------------------------------------------------------- */
 
 /* Element width in bytes of a type hurray_elements_convert takes, else 0. */
@@ -137,20 +194,6 @@ static inline void st_u16(uint8_t *p, uint32_t v) {
 }
 static inline void st_f32(uint8_t *p, float v) { memcpy(p, &v, 4); }
 static inline void st_f64(uint8_t *p, double v) { memcpy(p, &v, 8); }
-
-/* The largest finite value of its sign for an infinity (HURRAY_CONVERT_SATURATE
- * into float32 and float64); anything else as it is. */
-static inline float sat_f32(float f) {
-  uint32_t b = hurray__f32_bits(f);
-  return (b & 0x7FFFFFFFu) == 0x7F800000u ? hurray__f32_from_bits((b & 0x80000000u) | 0x7F7FFFFFu)
-                                           : f;
-}
-static inline double sat_f64(double v) {
-  uint64_t b = hurray__f64_bits(v);
-  return (b & ~(UINT64_C(1) << 63)) == UINT64_C(0x7FF0000000000000)
-             ? hurray__f64_from_bits((b & (UINT64_C(1) << 63)) | UINT64_C(0x7FEFFFFFFFFFFFFF))
-             : v;
-}
 
 HurrayStatus hurray_elements_convert(uint8_t src_type, const void *src, int64_t src_stride,
                                      uint8_t dst_type, void *dst, int64_t dst_stride,

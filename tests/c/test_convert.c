@@ -7,9 +7,10 @@
  * library's bit arithmetic.
  *
  * Exhaustive where cheap: every float16 and bfloat16 code decoded and
- * encoded back, every float8 code both ways, every tie (the midpoint of each
- * pair of neighbours, and the floats next to it) of every format; float32
- * inputs in general by a stride over all 2^32 patterns. */
+ * encoded back, every float8 (and float6 / float4) code both ways, every tie
+ * (the midpoint of each pair of neighbours, and the floats next to it) of
+ * every format; float32 inputs in general by a stride over all 2^32
+ * patterns. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +19,7 @@
 
 /* ---- the reference ------------------------------------------------------------------ */
 
-typedef enum { K_IEEE, K_FN } Kind;
+typedef enum { K_IEEE, K_FN, K_FINITE } Kind;
 
 typedef struct Fmt {
   const char *name;
@@ -33,6 +34,9 @@ static Fmt F16 = {"float16", 5, 10, 15, 0x7BFF, K_IEEE, NULL};
 static Fmt BF16 = {"bfloat16", 8, 7, 127, 0x7F7F, K_IEEE, NULL};
 static Fmt E4M3 = {"float8_e4m3", 4, 3, 7, 0x7E, K_FN, NULL};
 static Fmt E5M2 = {"float8_e5m2", 5, 2, 15, 0x7B, K_IEEE, NULL};
+static Fmt E2M3 = {"float6_e2m3", 2, 3, 1, 0x1F, K_FINITE, NULL};
+static Fmt E3M2 = {"float6_e3m2", 3, 2, 3, 0x1F, K_FINITE, NULL};
+static Fmt E2M1 = {"float4_e2m1", 2, 1, 1, 0x7, K_FINITE, NULL};
 
 /* The value of a magnitude code from the formula: subnormal (m / 2^M) *
  * 2^(1 - bias), normal (1 + m / 2^M) * 2^(e - bias). */
@@ -56,7 +60,7 @@ static const double *table_of(Fmt *f) {
 static unsigned sign_bit(const Fmt *f) { return 1u << (f->E + f->M); }
 
 static unsigned overflow_code(const Fmt *f, bool sat) {
-  if (sat) return f->max_code;
+  if (sat || f->kind == K_FINITE) return f->max_code; /* no infinity, no NaN: saturate */
   return f->kind == K_IEEE ? ((1u << f->E) - 1u) << f->M : sign_bit(f) - 1u;
 }
 
@@ -535,10 +539,127 @@ static void test_values_agree(void **state) {
   }
 }
 
+/* ---- any float type, by tag ----------------------------------------------------------- */
+
+static uint64_t code_from(uint8_t tag, double v, uint32_t flags) {
+  uint64_t c = 0xDEAD;
+  HurrayStatus st = hurray_value_code_from_double(tag, v, flags, &c);
+  if (st != HURRAY_OK) fail_msg("type 0x%02x, %a: status %d", (unsigned)tag, v, (int)st);
+  return c;
+}
+
+/* Every narrow format through the tag: every code back to itself, every tie
+ * (doubles at and around each midpoint) as the reference rounds it. */
+static void test_code_from_double_narrow(void **state) {
+  (void)state;
+  struct {
+    uint8_t tag;
+    Fmt *f;
+  } k[] = {{HURRAY_DTYPE_FLOAT16, &F16},     {HURRAY_DTYPE_BFLOAT16, &BF16},
+           {HURRAY_DTYPE_FLOAT8_E4M3, &E4M3}, {HURRAY_DTYPE_FLOAT8_E5M2, &E5M2},
+           {HURRAY_DTYPE_FLOAT6_E2M3, &E2M3}, {HURRAY_DTYPE_FLOAT6_E3M2, &E3M2},
+           {HURRAY_DTYPE_FLOAT4_E2M1, &E2M1}};
+  for (size_t t = 0; t < sizeof k / sizeof k[0]; t++) {
+    Fmt *f = k[t].f;
+    unsigned ncodes = sign_bit(f) * 2;
+    for (unsigned c = 0; c < ncodes; c++) {
+      double v = 0;
+      assert_int_equal(hurray_value_code_to_double(k[t].tag, c, &v), HURRAY_OK);
+      if (isnan(v)) continue;
+      assert_true(v == ref_value(f, c) && signbit(v) == signbit(ref_value(f, c)));
+      if (code_from(k[t].tag, v, 0) != c) fail_msg("%s 0x%x does not come back", f->name, c);
+    }
+    const double *tb = table_of(f);
+    for (unsigned c = 0; c <= f->max_code; c++) {
+      double m = (tb[c] + tb[c + 1]) / 2;
+      double around[3] = {nextafter(m, 0.0), m, nextafter(m, HUGE_VAL)};
+      for (int i = 0; i < 6; i++) {
+        double x = i < 3 ? around[i] : -around[i - 3];
+        for (uint32_t fl = 0; fl < 2; fl++) {
+          uint64_t want = ref_encode(f, x, fl != 0), got = code_from(k[t].tag, x, fl);
+          if (got != want)
+            fail_msg("%s from %a, flags %u: got 0x%llx, want 0x%llx", f->name, x, fl,
+                     (unsigned long long)got, (unsigned long long)want);
+        }
+      }
+    }
+    /* beyond the range and infinities: saturating where the format must */
+    assert_int_equal(code_from(k[t].tag, -HUGE_VAL, 0), ref_encode(f, -HUGE_VAL, false));
+    assert_int_equal(code_from(k[t].tag, 1e300, HURRAY_CONVERT_SATURATE), f->max_code);
+  }
+  /* the MX formats: no NaN to give, the largest finite for anything above it */
+  uint64_t c = 77;
+  assert_int_equal(hurray_value_code_from_double(HURRAY_DTYPE_FLOAT4_E2M1, NAN, 0, &c),
+                   HURRAY_ERR_INVALID_ARGUMENT);
+  assert_int_equal(hurray_value_code_from_double(HURRAY_DTYPE_FLOAT6_E3M2, -NAN, 1, &c),
+                   HURRAY_ERR_INVALID_ARGUMENT);
+  assert_int_equal(c, 77);
+  assert_int_equal(code_from(HURRAY_DTYPE_FLOAT4_E2M1, 7.0, 0), 0x7);  /* 6 */
+  assert_int_equal(code_from(HURRAY_DTYPE_FLOAT4_E2M1, -HUGE_VAL, 0), 0xF);
+  assert_int_equal(code_from(HURRAY_DTYPE_FLOAT4_E2M1, 0.25, 0), 0x0); /* tie: 0 */
+  assert_int_equal(code_from(HURRAY_DTYPE_FLOAT4_E2M1, 2.5, 0), 0x4);  /* tie: 2 */
+  assert_int_equal(code_from(HURRAY_DTYPE_FLOAT6_E2M3, 100.0, 0), 0x1F); /* 7.5 */
+  assert_int_equal(code_from(HURRAY_DTYPE_FLOAT6_E3M2, -0.0, 0), 0x20);
+  assert_int_equal(code_from(HURRAY_DTYPE_FLOAT8_E4M3, 1e9, 0), 0x7F); /* NaN, not saturated */
+  assert_int_equal(code_from(HURRAY_DTYPE_FLOAT8_E4M3, NAN, HURRAY_CONVERT_SATURATE), 0x7F);
+}
+
+static void test_code_from_double_wide_and_e8m0(void **state) {
+  (void)state;
+  assert_int_equal(code_from(HURRAY_DTYPE_FLOAT32, 1.0, 0), 0x3F800000u);
+  assert_int_equal(code_from(HURRAY_DTYPE_FLOAT32, 1.0 + 0x1p-24, 0), 0x3F800000u); /* tie */
+  assert_int_equal(code_from(HURRAY_DTYPE_FLOAT32, 1.0 + 0x3p-24, 0), 0x3F800002u);
+  assert_int_equal(code_from(HURRAY_DTYPE_FLOAT32, -1e300, 0), 0xFF800000u);
+  assert_int_equal(code_from(HURRAY_DTYPE_FLOAT32, -1e300, HURRAY_CONVERT_SATURATE), 0xFF7FFFFFu);
+  assert_int_equal(code_from(HURRAY_DTYPE_FLOAT32, HUGE_VAL, HURRAY_CONVERT_SATURATE), 0x7F7FFFFFu);
+  double nan;
+  uint64_t nb = 0xFFF4000000000000u;
+  memcpy(&nan, &nb, sizeof nan);
+  assert_int_equal(code_from(HURRAY_DTYPE_FLOAT32, nan, 0), 0xFFE00000u); /* quiet, payload */
+  double back = 0;
+  assert_int_equal(hurray_value_code_to_double(HURRAY_DTYPE_FLOAT32, 0xFFE00000u, &back),
+                   HURRAY_OK);
+  assert_true(isnan(back) && signbit(back));
+  assert_int_equal(code_from(HURRAY_DTYPE_FLOAT64, -2.5, 0), 0xC004000000000000u);
+  assert_int_equal(code_from(HURRAY_DTYPE_FLOAT64, -HUGE_VAL, 0), 0xFFF0000000000000u);
+  assert_int_equal(code_from(HURRAY_DTYPE_FLOAT64, -HUGE_VAL, HURRAY_CONVERT_SATURATE),
+                   0xFFEFFFFFFFFFFFFFu);
+  assert_int_equal(code_from(HURRAY_DTYPE_FLOAT64, nan, HURRAY_CONVERT_SATURATE), nb);
+  /* float8_e8m0: exactly the powers of two it holds */
+  for (int k = -126; k <= 127; k++) { /* codes 0x01 .. 0xFE */
+    uint64_t c = code_from(HURRAY_DTYPE_FLOAT8_E8M0, ldexp(1.0, k), 0);
+    assert_int_equal(c, (uint64_t)(k + 127));
+    double v = 0;
+    assert_int_equal(hurray_value_code_to_double(HURRAY_DTYPE_FLOAT8_E8M0, c, &v), HURRAY_OK);
+    assert_true(v == ldexp(1.0, k));
+  }
+  const double bad[] = {3.0,     0.0,      -0.0,      -1.0,     0x1p128,
+                        0x1p-127 /* code 0x00, reserved */, 0x1p-1074, HUGE_VAL, NAN};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    uint64_t c = 5;
+    assert_int_equal(hurray_value_code_from_double(HURRAY_DTYPE_FLOAT8_E8M0, bad[i], 0, &c),
+                     HURRAY_ERR_INVALID_ARGUMENT);
+    assert_int_equal(c, 5);
+  }
+  uint64_t c = 5;
+  assert_int_equal(hurray_value_code_from_double(HURRAY_DTYPE_FLOAT16, 1.0, 0, NULL),
+                   HURRAY_ERR_NULL_POINTER);
+  assert_int_equal(hurray_value_code_from_double(HURRAY_DTYPE_INT8, 1.0, 0, &c),
+                   HURRAY_ERR_UNSUPPORTED);
+  assert_int_equal(hurray_value_code_from_double(HURRAY_DTYPE_COMPLEX64, 1.0, 0, &c),
+                   HURRAY_ERR_UNSUPPORTED);
+  assert_int_equal(hurray_value_code_from_double(HURRAY_DTYPE_FLOAT128, 1.0, 0, &c),
+                   HURRAY_ERR_UNSUPPORTED);
+  assert_int_equal(hurray_value_code_from_double(0x30, 1.0, 0, &c), HURRAY_ERR_INVALID_TYPE);
+  assert_int_equal(hurray_value_code_from_double(HURRAY_DTYPE_FLOAT16, 1.0, 0x4u, &c),
+                   HURRAY_ERR_INVALID_ARGUMENT);
+  assert_int_equal(c, 5);
+}
+
 static int teardown(void **state) {
   (void)state;
-  Fmt *all[] = {&F16, &BF16, &E4M3, &E5M2};
-  for (size_t i = 0; i < 4; i++) {
+  Fmt *all[] = {&F16, &BF16, &E4M3, &E5M2, &E2M3, &E3M2, &E2M1};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
     free(all[i]->table);
     all[i]->table = NULL;
   }
@@ -558,6 +679,8 @@ int main(void) {
       cmocka_unit_test(test_elements_convert_rounds_once),
       cmocka_unit_test(test_elements_convert_errors),
       cmocka_unit_test(test_values_agree),
+      cmocka_unit_test(test_code_from_double_narrow),
+      cmocka_unit_test(test_code_from_double_wide_and_e8m0),
   };
   return cmocka_run_group_tests(tests, NULL, teardown);
 }
