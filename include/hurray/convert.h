@@ -36,7 +36,8 @@
 extern "C" {
 #endif
 
-/* Flags of the float8 encoders and of hurray_elements_convert. */
+/* Flags of the float8 encoders, hurray_value_code_from_double and
+ * hurray_elements_convert. */
 #define HURRAY_CONVERT_SATURATE 0x1u /* overflow and infinities give the largest finite value */
 
 /* ---- float16 (IEEE binary16) -------------------------------------------------- */
