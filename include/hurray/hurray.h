@@ -12,6 +12,7 @@
 #include "hurray/status.h"
 #include "hurray/alloc.h"
 #include "hurray/dtype.h"
+#include "hurray/convert.h"
 #include "hurray/device.h"
 #include "hurray/layout.h"
 #include "hurray/quant.h"

@@ -75,7 +75,8 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_value_set_code(uint8_t type_tag,
  * report the containing descriptor as invalid.
  * Other errors: HURRAY_ERR_NULL_POINTER, HURRAY_ERR_INVALID_TYPE (tag not
  * named), HURRAY_ERR_UNSUPPORTED (complex and float128: use hurray_value_get),
- * HURRAY_ERR_INVALID_ARGUMENT (code wider than the type).
+ * HURRAY_ERR_INVALID_ARGUMENT (code wider than the type). The inverse, for the
+ * float types: hurray_value_code_from_double (hurray/convert.h).
  */
 HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_value_code_to_double(
     uint8_t type_tag, uint64_t code, double *out);

@@ -4,6 +4,7 @@
 
 #include "hurray/values.h"
 #include "internal/common.h"
+#include "internal/convert.h"
 
 /* ---- locating an element ------------------------------------------------------ */
 
@@ -93,7 +94,7 @@ HurrayStatus hurray_value_set_code(uint8_t tag, void *data, uint64_t size, uint6
   return HURRAY_OK;
 }
 
-/* ---- small float formats -------------------------------------------------------- */
+/* ---- float types ---------------------------------------------------------------- */
 
 /* A NaN of the given sign whose payload starts with `payload` (of `pbits` bits),
  * built as a double bit pattern; the quiet bit is set so the value is usable. */
@@ -103,33 +104,20 @@ static double make_nan(bool negative, uint64_t payload, unsigned pbits) {
   return hurray__f64_from_bits(b);
 }
 
-/*
- * A binary floating-point format with `e` exponent and `m` mantissa bits,
- * bias `bias`. `special` says what the all-ones exponent means:
- * 0 = ordinary numbers (OCP MX types), 1 = IEEE (inf / NaN).
- */
-static double small_float(uint64_t code, unsigned e, unsigned m, int bias, bool has_sign,
-                          int special) {
-  bool neg = has_sign && ((code >> (e + m)) & 1u) != 0;
-  uint64_t exp = (code >> m) & width_mask(e);
-  uint64_t man = code & width_mask(m);
-  double v;
-  if (special == 1 && exp == width_mask(e)) {
-    if (man == 0) return neg ? -HUGE_VAL : HUGE_VAL;
-    return make_nan(neg, man, m);
+/* The value of a code of a float type narrower than float32 (the codec's
+ * exact float32, widened); a NaN from the bits, with its sign and the
+ * leading bits of its payload, quiet. */
+static double narrow_value(uint8_t tag, uint64_t code) {
+  HurrayNarrow m;
+  if (!hurray__narrow_of(tag, &m)) return make_nan(false, 0, 0); /* not reached */
+  uint32_t c = (uint32_t)code;
+  if (hurray__narrow_is_nan(&m, c))
+    return make_nan((c & hurray__narrow_sign(&m)) != 0, c & ((1u << m.mbits) - 1u), m.mbits);
+  switch (tag) {
+    case HURRAY_DTYPE_FLOAT16: return (double)hurray__f16_to_f32((uint16_t)c);
+    case HURRAY_DTYPE_BFLOAT16: return (double)hurray__bf16_to_f32((uint16_t)c);
+    default: return (double)hurray__narrow_to_f32(&m, c);
   }
-  if (exp == 0) {
-    v = ldexp((double)man, 1 - bias - (int)m); /* subnormal: man/2^m * 2^(1-bias) */
-  } else {
-    v = ldexp((double)(man | ((uint64_t)1 << m)), (int)exp - bias - (int)m);
-  }
-  return neg ? -v : v;
-}
-
-static double e4m3_value(uint64_t c) {
-  /* OCP OFP8 E4M3 ("FN"): S.1111.111 is NaN, no infinities. */
-  if ((c & 0x7Fu) == 0x7Fu) return make_nan((c & 0x80u) != 0, 0x7, 3);
-  return small_float(c, 4, 3, 7, true, 0);
 }
 
 HurrayStatus hurray_value_code_to_double(uint8_t tag, uint64_t code, double *out) {
@@ -141,13 +129,13 @@ HurrayStatus hurray_value_code_to_double(uint8_t tag, uint64_t code, double *out
   if ((code & ~width_mask(info->bit_width)) != 0) return HURRAY_ERR_INVALID_ARGUMENT;
   switch (tag) {
     case HURRAY_DTYPE_FLOAT16:
-      *out = small_float(code, 5, 10, 15, true, 1);
-      return HURRAY_OK;
     case HURRAY_DTYPE_BFLOAT16:
-      *out = (double)hurray__f32_from_bits((uint32_t)code << 16);
-      /* NaN, from the bits (MinGW's isnan of a double warns under -Wconversion) */
-      if ((code & 0x7F80u) == 0x7F80u && (code & 0x7Fu) != 0)
-        *out = make_nan((code & 0x8000u) != 0, code & 0x7Fu, 7);
+    case HURRAY_DTYPE_FLOAT8_E4M3:
+    case HURRAY_DTYPE_FLOAT8_E5M2:
+    case HURRAY_DTYPE_FLOAT4_E2M1:
+    case HURRAY_DTYPE_FLOAT6_E2M3:
+    case HURRAY_DTYPE_FLOAT6_E3M2:
+      *out = narrow_value(tag, code);
       return HURRAY_OK;
     case HURRAY_DTYPE_FLOAT32: {
       float f = hurray__f32_from_bits((uint32_t)code);
@@ -187,27 +175,12 @@ HurrayStatus hurray_value_code_to_double(uint8_t tag, uint64_t code, double *out
     case HURRAY_DTYPE_INT2:
       *out = (double)((int)code - ((code & 0x2u) ? 4 : 0));
       return HURRAY_OK;
-    case HURRAY_DTYPE_FLOAT8_E4M3:
-      *out = e4m3_value(code);
-      return HURRAY_OK;
-    case HURRAY_DTYPE_FLOAT8_E5M2:
-      *out = small_float(code, 5, 2, 15, true, 1);
-      return HURRAY_OK;
     case HURRAY_DTYPE_FLOAT8_E8M0:
       if (code == 0x00u || code == 0xFFu) {
         *out = make_nan(false, 0, 0);
         return HURRAY_ERR_INVALID_ARGUMENT;
       }
-      *out = ldexp(1.0, (int)code - 127);
-      return HURRAY_OK;
-    case HURRAY_DTYPE_FLOAT4_E2M1:
-      *out = small_float(code, 2, 1, 1, true, 0);
-      return HURRAY_OK;
-    case HURRAY_DTYPE_FLOAT6_E2M3:
-      *out = small_float(code, 2, 3, 1, true, 0);
-      return HURRAY_OK;
-    case HURRAY_DTYPE_FLOAT6_E3M2:
-      *out = small_float(code, 3, 2, 3, true, 0);
+      *out = (double)hurray__e8m0_to_f32((uint8_t)code);
       return HURRAY_OK;
     default:
       return HURRAY_ERR_UNSUPPORTED; /* not reached: every named tag is listed */

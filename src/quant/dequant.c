@@ -69,17 +69,13 @@ typedef struct Params {
 
 static float scale_at(const HurrayQuantPlan *p, const Params *a, uint64_t i) {
   const uint8_t *s = a->scales + i * p->scale_width;
-  double d = 0.0;
   switch (p->scale_tag) {
     case HURRAY_QUANT_SCALE_F16:
-      /* float16 is a named float type: this cannot fail (NaN if it ever did) */
-      if (hurray_value_code_to_double(HURRAY_DTYPE_FLOAT16, hurray__ld16(s), &d) != HURRAY_OK)
-        return NAN;
-      return (float)d; /* exact: float16 widens losslessly */
+      return hurray__f16_to_f32(hurray__ld16(s)); /* exact */
     case HURRAY_QUANT_SCALE_BF16:
-      return hurray__f32_from_bits((uint32_t)hurray__ld16(s) << 16);
+      return hurray__bf16_to_f32(hurray__ld16(s));
     case HURRAY_DTYPE_FLOAT8_E8M0:
-      return ldexpf(1.0f, (int)s[0] - 127);
+      return hurray__e8m0_to_f32(s[0]); /* checked: neither 0x00 nor 0xFF */
     default:
       return hurray__f32_from_bits(hurray__ld32(s));
   }
@@ -344,12 +340,12 @@ static void emit(uint8_t out_type, void *out, uint64_t off, const float *v, uint
     }
     case HURRAY_DTYPE_FLOAT16: {
       uint16_t *o = (uint16_t *)out + off;
-      for (uint64_t i = 0; i < n; i++) o[i] = hq_f32_to_f16(v[i]);
+      for (uint64_t i = 0; i < n; i++) o[i] = hurray__f16_from_f32(v[i]);
       break;
     }
     case HURRAY_DTYPE_BFLOAT16: {
       uint16_t *o = (uint16_t *)out + off;
-      for (uint64_t i = 0; i < n; i++) o[i] = hq_f32_to_bf16(v[i]);
+      for (uint64_t i = 0; i < n; i++) o[i] = hurray__bf16_from_f32(v[i]);
       break;
     }
     default:

@@ -1,8 +1,9 @@
 /*
  * Inline helpers shared by the quantizer (quantize.c) and the dequantizer
  * (dequant.c): the walk over a row- or column-major quantized tensor in
- * logical order, packed code access by bit width, float16 / bfloat16
- * conversions and the small-float encoder. Never installed.
+ * logical order, packed code access by bit width, rounding helpers. The
+ * element conversions (float16, bfloat16, the OCP MX float formats) are the
+ * codec's, internal/convert.h. Never installed.
  *
  * Everything here is static inline so the kernels' inner loops make no
  * function call per element (no hurray_value_get_code / set_code).
@@ -13,6 +14,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "internal/convert.h"
 #include "quant/quant_internal.h"
 
 /* SSE2 (every x86-64) kernels for the int4 / int8 affine loops; elsewhere,
@@ -22,52 +24,6 @@
 #include <emmintrin.h>
 #define HQ_SSE2 1
 #endif
-
-/* ---- float16 / bfloat16 ------------------------------------------------------------- */
-
-/* IEEE binary16 to float32 (exact). */
-static inline float hq_f16_to_f32(uint16_t h) {
-  uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
-  uint32_t exp = (h >> 10) & 0x1Fu, man = h & 0x3FFu;
-  if (exp == 0x1F) return hurray__f32_from_bits(sign | 0x7F800000u | (man << 13));
-  if (exp != 0) return hurray__f32_from_bits(sign | ((exp + 112u) << 23) | (man << 13));
-  /* zero or subnormal: man * 2^-24, exact in float32 */
-  float v = (float)man * 0x1p-24f;
-  return sign != 0 ? -v : v;
-}
-
-/* float32 to binary16, round to nearest even; overflow gives an infinity,
- * NaN stays a (quiet) NaN with its sign. */
-static inline uint16_t hq_f32_to_f16(float f) {
-  uint32_t b = hurray__f32_bits(f);
-  uint16_t sign = (uint16_t)((b >> 16) & 0x8000u);
-  uint32_t a = b & 0x7FFFFFFFu;
-  if (a >= 0x7F800000u) /* inf or NaN */
-    return (uint16_t)(sign | 0x7C00u | (a > 0x7F800000u ? 0x200u | ((a >> 13) & 0x3FFu) : 0u));
-  if (a >= 0x477FF000u) return (uint16_t)(sign | 0x7C00u); /* rounds past 65504 */
-  if (a < 0x38800000u) {                                     /* below 2^-14: subnormal */
-    if (a < 0x33000000u) return sign;                        /* below 2^-25: zero */
-    uint32_t man = (a & 0x7FFFFFu) | 0x800000u;
-    unsigned shift = 126u - (a >> 23); /* 14 .. 24 for exponents -15 .. -25 */
-    uint32_t q = man >> shift, rem = man & ((1u << shift) - 1u), half = 1u << (shift - 1u);
-    if (rem > half || (rem == half && (q & 1u) != 0)) q++;
-    return (uint16_t)(sign | q);
-  }
-  uint32_t v = a - 0x38000000u; /* rebias the exponent (127 -> 15) */
-  uint32_t q = v >> 13, rem = v & 0x1FFFu;
-  if (rem > 0x1000u || (rem == 0x1000u && (q & 1u) != 0)) q++;
-  return (uint16_t)(sign | q);
-}
-
-static inline float hq_bf16_to_f32(uint16_t h) { return hurray__f32_from_bits((uint32_t)h << 16); }
-
-/* float32 to bfloat16, round to nearest even; NaN stays a quiet NaN. */
-static inline uint16_t hq_f32_to_bf16(float f) {
-  uint32_t b = hurray__f32_bits(f);
-  if ((b & 0x7FFFFFFFu) > 0x7F800000u) return (uint16_t)((b >> 16) | 0x40u);
-  b += 0x7FFFu + ((b >> 16) & 1u);
-  return (uint16_t)(b >> 16);
-}
 
 /* ---- rounding ------------------------------------------------------------------------ */
 
@@ -86,67 +42,6 @@ static inline int64_t hq_round_away(float y) {
 static inline double hq_rne_nonneg(double y) {
   double t = y + 0x1p52; /* ISO C arithmetic: never folded (no -ffast-math) */
   return t - 0x1p52;
-}
-
-/* ---- small float formats ---------------------------------------------------------------- */
-
-/* A float element type of the MXFP scheme: exponent and mantissa widths, bias,
- * the largest finite magnitude's code, and the exponent of that magnitude
- * (emax of the OCP MX specification). */
-typedef struct HqMini {
-  unsigned ebits, mbits;
-  int bias;
-  uint32_t max_mag;
-  int emax;
-} HqMini;
-
-static inline bool hq_mini_of(uint8_t tag, HqMini *m) {
-  switch (tag) {
-    case HURRAY_DTYPE_FLOAT8_E4M3: *m = (HqMini){4, 3, 7, 0x7Eu, 8}; return true;  /* 448 */
-    case HURRAY_DTYPE_FLOAT8_E5M2: *m = (HqMini){5, 2, 15, 0x7Bu, 15}; return true; /* 57344 */
-    case HURRAY_DTYPE_FLOAT4_E2M1: *m = (HqMini){2, 1, 1, 0x7u, 2}; return true;   /* 6 */
-    case HURRAY_DTYPE_FLOAT6_E2M3: *m = (HqMini){2, 3, 1, 0x1Fu, 2}; return true;  /* 7.5 */
-    case HURRAY_DTYPE_FLOAT6_E3M2: *m = (HqMini){3, 2, 3, 0x1Fu, 4}; return true;  /* 28 */
-    default: return false;
-  }
-}
-
-/* m / 2^sh rounded to nearest, ties to even (1 <= sh <= 63). */
-static inline uint64_t hq_rne_shift(uint64_t m, unsigned sh) {
-  uint64_t q = m >> sh, rem = m & ((UINT64_C(1) << sh) - 1u), half = UINT64_C(1) << (sh - 1u);
-  return q + ((uint64_t)(rem > half) | ((uint64_t)(rem == half) & q & 1u)); /* no branch */
-}
-
-/*
- * The code of v in a small float format: round to nearest, ties to even,
- * saturating to the largest finite magnitude (never an infinity or a NaN);
- * the sign is kept (a negative value that rounds to zero gives -0). `v` must
- * be finite, and zero or normal as a double (a float32 scaled by a power of
- * two of magnitude at most 2^127 is). Integer arithmetic on the bits of v:
- * no rounding happens before the one to the target format.
- */
-static inline uint32_t hq_mini_encode(const HqMini *m, double v) {
-  uint64_t b = hurray__f64_bits(v), a = b & ~(UINT64_C(1) << 63);
-  uint32_t sign = (b >> 63) != 0 ? 1u << (m->ebits + m->mbits) : 0u;
-  if (a == 0) return sign;
-  int e = (int)(a >> 52) - 1023;                          /* v = 1.f * 2^e */
-  uint64_t M = (a & ((UINT64_C(1) << 52) - 1u)) | (UINT64_C(1) << 52); /* 53 bits */
-  uint64_t mag;
-  if (e >= 1 - m->bias) { /* a normal value of the target */
-    if (e + m->bias > (int)(m->max_mag >> m->mbits)) {
-      mag = m->max_mag;
-    } else {
-      /* M rounded to 1 + mbits bits: [2^mbits, 2^(mbits+1)], the leading one
-       * standing for the exponent step, so a carry moves to the next binade */
-      uint64_t r = hq_rne_shift(M, 52u - m->mbits);
-      mag = ((uint64_t)(e + m->bias - 1) << m->mbits) + r;
-    }
-  } else { /* subnormal steps of 2^(1 - bias - mbits); 2^mbits steps is the smallest normal */
-    int sh = 53 - (int)m->mbits - m->bias - e;
-    mag = sh > 63 ? 0 : hq_rne_shift(M, (unsigned)sh);
-  }
-  if (mag > m->max_mag) mag = m->max_mag;
-  return sign | (uint32_t)mag;
 }
 
 /* ---- packed codes -------------------------------------------------------------------- */

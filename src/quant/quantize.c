@@ -27,7 +27,7 @@ typedef struct QSpec {
   int64_t qlo, qhi;    /* affine / MX int code range */
   uint8_t scale_tag;   /* stored scale type */
   uint32_t scale_width;
-  HqMini mini;         /* MX float */
+  HurrayNarrow mini;   /* MX float */
   int emax;            /* MX: exponent of the element type's largest magnitude */
   float nf4_mid[15];   /* NF4: midpoints between neighbouring levels */
 } QSpec;
@@ -64,7 +64,7 @@ static void spec_init(const HurrayDescriptorFields *f, const HurrayQuantPlan *p,
       break;
     }
     case HURRAY_QUANT_MXFP:
-      if (hq_mini_of(f->type_tag, &s->mini)) {
+      if (hurray__narrow_of(f->type_tag, &s->mini)) { /* MXFP storage: an OCP MX float */
         s->mode = QM_MX_FLOAT;
         s->emax = s->mini.emax;
       } else { /* int8 / int4: the OCP MXINT8 reading, q * 2^-(bits-2) */
@@ -180,14 +180,14 @@ static bool range_of(const QSpec *s, const float *x, uint64_t n, float *mn, floa
 static float store_scale(const QSpec *s, uint8_t *dst, float d) {
   switch (s->scale_tag) {
     case HURRAY_QUANT_SCALE_F16: {
-      uint16_t h = hq_f32_to_f16(d);
+      uint16_t h = hurray__f16_from_f32(d);
       if (dst != NULL) hurray__st16(dst, h);
-      return hq_f16_to_f32(h);
+      return hurray__f16_to_f32(h);
     }
     case HURRAY_QUANT_SCALE_BF16: {
-      uint16_t h = hq_f32_to_bf16(d);
+      uint16_t h = hurray__bf16_from_f32(d);
       if (dst != NULL) hurray__st16(dst, h);
-      return hq_bf16_to_f32(h);
+      return hurray__bf16_to_f32(h);
     }
     default:
       if (dst != NULL) hurray__st32(dst, hurray__f32_bits(d));
@@ -315,7 +315,8 @@ static void encode(const QSpec *s, const QParam *q, const float *x, uint64_t n, 
     }
     case QM_MX_FLOAT: {
       double a = (double)q->a;
-      for (uint64_t i = 0; i < n; i++) c[i] = hq_mini_encode(&s->mini, (double)x[i] * a);
+      for (uint64_t i = 0; i < n; i++) /* saturating: the OCP MX rule */
+        c[i] = hurray__narrow_encode_finite(&s->mini, (double)x[i] * a, true);
       break;
     }
     default: { /* MX int */

@@ -25,37 +25,11 @@
  * than filling a small buffer). */
 #define HRPY_NOGIL_FILL_BYTES ((uint64_t)1 << 20)
 
-/* IEEE binary16 from a double, rounding to nearest even. */
-static uint16_t f64_to_f16(double d) {
-  uint64_t x;
-  memcpy(&x, &d, sizeof x);
-  uint16_t sign = (uint16_t)((x >> 48) & 0x8000u);
-  int exp = (int)((x >> 52) & 0x7FF);
-  uint64_t man = x & 0xFFFFFFFFFFFFFull;
-  if (exp == 0x7FF) return (uint16_t)(sign | 0x7C00u | (man != 0 ? 0x200u | (man >> 42) : 0u));
-  int e = exp - 1023 + 15;
-  if (e >= 31) return (uint16_t)(sign | 0x7C00u);
-  if (e < -10) return sign;
-  uint64_t m = e <= 0 ? (man | (1ull << 52)) : man;
-  int shift = e <= 0 ? 43 - e : 42;
-  uint64_t h = m >> shift;
-  uint64_t rem = m & ((1ull << shift) - 1), mid = 1ull << (shift - 1);
-  if (rem > mid || (rem == mid && (h & 1u))) h++;
-  if (e <= 0) return (uint16_t)(sign | h);
-  return (uint16_t)(sign + (((uint64_t)e << 10) + h));
-}
-
-/* bfloat16 from a double (through float32), rounding to nearest even. */
-static uint16_t f64_to_bf16(double d) {
-  float f = (float)d;
-  uint32_t x;
-  memcpy(&x, &f, sizeof x);
-  if ((x & 0x7F800000u) == 0x7F800000u && (x & 0x7FFFFFu) != 0)
-    return (uint16_t)((x >> 16) | 0x40u); /* quiet NaN */
-  uint32_t lsb = (x >> 16) & 1u;
-  x += 0x7FFFu + lsb;
-  return (uint16_t)(x >> 16);
-}
+/* Element conversions are libhurray's (hurray/convert.h). float16 rounds a
+ * double once (hurray_float16_from_double); bfloat16 goes through float32,
+ * two roundings (what full, arange and linspace have always given, and
+ * test_creation_ranges.py pins). */
+static uint16_t f64_to_bf16(double d) { return hurray_bfloat16_from_float((float)d); }
 
 /* Encodes one element of `tag` from a Python value into out (itemsize bytes). */
 static int encode_value(HrpyState *st, uint8_t tag, PyObject *v, uint8_t *out) {
@@ -72,7 +46,7 @@ static int encode_value(HrpyState *st, uint8_t tag, PyObject *v, uint8_t *out) {
         float f = (float)d;
         memcpy(out, &f, 4);
       } else {
-        uint16_t h = tag == HURRAY_DTYPE_FLOAT16 ? f64_to_f16(d) : f64_to_bf16(d);
+        uint16_t h = tag == HURRAY_DTYPE_FLOAT16 ? hurray_float16_from_double(d) : f64_to_bf16(d);
         memcpy(out, &h, 2);
       }
       return 0;
@@ -615,36 +589,6 @@ static void store_ints(uint8_t *dst, uint64_t n, unsigned isz, uint64_t first, u
 #endif
 }
 
-/* IEEE binary16 to float (exact). */
-static float f16_to_f32(uint16_t h) {
-  uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
-  uint32_t exp = (h >> 10) & 0x1Fu, man = h & 0x3FFu, x;
-  if (exp == 0x1F) {
-    x = sign | 0x7F800000u | (man << 13);
-  } else if (exp != 0) {
-    x = sign | ((exp + 112u) << 23) | (man << 13);
-  } else if (man == 0) {
-    x = sign;
-  } else { /* subnormal: normalise */
-    int e = -1;
-    do {
-      e++;
-      man <<= 1;
-    } while ((man & 0x400u) == 0);
-    x = sign | ((uint32_t)(112 - e) << 23) | ((man & 0x3FFu) << 13);
-  }
-  float f;
-  memcpy(&f, &x, sizeof f);
-  return f;
-}
-
-static float bf16_to_f32(uint16_t h) {
-  uint32_t x = (uint32_t)h << 16;
-  float f;
-  memcpy(&f, &x, sizeof f);
-  return f;
-}
-
 /* An arange, once its arguments are resolved (see the comment above). */
 typedef struct {
   RangeKind kind;
@@ -690,16 +634,16 @@ static void arange_fill(uint8_t *dst, const ArangePlan *p) {
     case RK_F16:
     case RK_BF16: {
       bool half = p->kind == RK_F16;
-      uint16_t h0 = half ? f64_to_f16(p->e0) : f64_to_bf16(p->e0);
-      uint16_t h1 = half ? f64_to_f16(p->e1) : f64_to_bf16(p->e1);
-      float s = half ? f16_to_f32(h0) : bf16_to_f32(h0);
-      float d = (half ? f16_to_f32(h1) : bf16_to_f32(h1)) - s;
+      uint16_t h0 = half ? hurray_float16_from_double(p->e0) : f64_to_bf16(p->e0);
+      uint16_t h1 = half ? hurray_float16_from_double(p->e1) : f64_to_bf16(p->e1);
+      float s = half ? hurray_float16_to_float(h0) : hurray_bfloat16_to_float(h0);
+      float d = (half ? hurray_float16_to_float(h1) : hurray_bfloat16_to_float(h1)) - s;
       if (n > 0) memcpy(dst, &h0, 2);
       if (n > 1) memcpy(dst + 2, &h1, 2);
       for (uint64_t i = 2; i < n; i++) {
         float prod = (float)i * d;
         float v = s + prod;
-        uint16_t h = half ? f64_to_f16((double)v) : f64_to_bf16((double)v);
+        uint16_t h = half ? hurray_float16_from_float(v) : hurray_bfloat16_from_float(v);
         memcpy(dst + 2 * i, &h, 2);
       }
       return;
@@ -944,7 +888,7 @@ static void linspace_fill(uint8_t *dst, LinspacePlan *p) {
       }
       case RK_F16:
       case RK_BF16: {
-        uint16_t h = p->kind == RK_F16 ? f64_to_f16(y) : f64_to_bf16(y);
+        uint16_t h = p->kind == RK_F16 ? hurray_float16_from_double(y) : f64_to_bf16(y);
         memcpy(dst + 2 * i, &h, 2);
         break;
       }

@@ -49,63 +49,21 @@ arg_error(HrpyState *st, const char *ctx, const char *field, const char *fmt, ..
 
 /* ---- reading the input as float32 ------------------------------------------------------ */
 
-static inline float f16_to_f32(uint16_t h) {
-  uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1Fu, man = h & 0x3FFu, b;
-  if (exp == 0x1F) {
-    b = sign | 0x7F800000u | (man << 13);
-  } else if (exp != 0) {
-    b = sign | ((exp + 112u) << 23) | (man << 13);
-  } else {
-    float v = (float)man * 0x1p-24f; /* zero or subnormal, exact */
-    return sign != 0 ? -v : v;
-  }
-  float f;
-  memcpy(&f, &b, 4);
-  return f;
-}
-
-static inline float load_f32(const uint8_t *p, uint8_t tag) {
-  switch (tag) {
-    case HURRAY_DTYPE_FLOAT16: {
-      uint16_t h;
-      memcpy(&h, p, 2);
-      return f16_to_f32(h);
-    }
-    case HURRAY_DTYPE_BFLOAT16: {
-      uint16_t h;
-      memcpy(&h, p, 2);
-      uint32_t b = (uint32_t)h << 16;
-      float f;
-      memcpy(&f, &b, 4);
-      return f;
-    }
-    case HURRAY_DTYPE_FLOAT64: {
-      double d;
-      memcpy(&d, p, 8);
-      return (float)d; /* round to nearest even; beyond float32: an infinity */
-    }
-    default: {
-      float f;
-      memcpy(&f, p, 4);
-      return f;
-    }
-  }
-}
-
-/* Row-major gather of `count` elements from base with byte strides. */
+/* Row-major gather of `count` elements (float16, bfloat16, float32 or
+ * float64) from base with byte strides, as float32: libhurray's conversion
+ * (exact widening, float64 rounded to nearest even, beyond float32 an
+ * infinity), one call per row. */
 static void gather(float *dst, const uint8_t *base, uint8_t tag, uint32_t rank,
                    const int64_t *shape, const int64_t *bstrides, uint64_t count) {
-  if (rank == 0) {
-    dst[0] = load_f32(base, tag);
-    return;
-  }
   int64_t idx[HURRAY_MAX_RANK] = {0};
-  uint32_t L = rank - 1u;
-  int64_t n = shape[L], s = bstrides[L];
+  uint32_t L = rank == 0 ? 0 : rank - 1u;
+  uint64_t n = rank == 0 ? 1 : (uint64_t)shape[L];
+  int64_t s = rank == 0 ? 0 : bstrides[L];
   const uint8_t *row = base;
-  for (uint64_t done = 0; done < count; done += (uint64_t)n) {
-    const uint8_t *p = row;
-    for (int64_t i = 0; i < n; i++, p += s) *dst++ = load_f32(p, tag);
+  for (uint64_t done = 0; done < count; done += n, dst += n) {
+    /* the types are those the callers checked: the conversion cannot fail */
+    if (hurray_elements_convert(tag, row, s, HURRAY_DTYPE_FLOAT32, dst, 4, n, 0) != HURRAY_OK)
+      return;
     for (uint32_t j = L; j-- > 0;) { /* next row */
       row += bstrides[j];
       if (++idx[j] < shape[j]) break;

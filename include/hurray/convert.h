@@ -1,0 +1,141 @@
+/*
+ * hurray/convert.h - the element codec: conversions between float32 /
+ * float64 and the narrow float element types (spec: element-types.md).
+ *
+ * These are the library's one codec: the quantizer, the dequantizer and
+ * hurray_value_code_to_double use the same kernels, and the Python package
+ * calls these functions, so a value converted here has the bits it has
+ * everywhere else (docs/c-api/convert.md).
+ *
+ *  - Decoding is exact: every float16, bfloat16 and float8 value is a
+ *    float32. An infinity stays one; a NaN stays a NaN with its sign.
+ *  - Encoding rounds once, to nearest, ties to even, on the bits (no
+ *    floating-point rounding happens before it). The sign of zero is kept.
+ *  - NaN encodes as a quiet NaN of the same sign: float16, bfloat16 and
+ *    float8_e5m2 keep the leading payload bits, float8_e4m3 has one NaN per
+ *    sign (0x7F, 0xFF).
+ *  - A magnitude that rounds beyond the type's largest finite value (65504
+ *    for float16, 448 for float8_e4m3, 57344 for float8_e5m2) becomes an
+ *    infinity, or NaN for float8_e4m3, which has no infinity (the OCP
+ *    "non-saturating" conversion); with HURRAY_CONVERT_SATURATE it becomes
+ *    the largest finite value of its sign, infinities included (the OCP
+ *    "saturating" conversion, the MX quantizer's rule).
+ *
+ * Codes are bit patterns (a float16 1.0 is 0x3C00). All functions are pure
+ * and thread-safe.
+ */
+#ifndef HURRAY_CONVERT_H
+#define HURRAY_CONVERT_H
+
+#include <stdint.h>
+
+#include "hurray/export.h"
+#include "hurray/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Flags of the float8 encoders, hurray_value_code_from_double and
+ * hurray_elements_convert. */
+#define HURRAY_CONVERT_SATURATE 0x1u /* overflow and infinities give the largest finite value */
+
+/* ---- float16 (IEEE binary16) -------------------------------------------------- */
+
+/* The value of a float16 code (exact; a NaN keeps its sign and payload bits). */
+HURRAY_API float hurray_float16_to_float(uint16_t code);
+
+/* The float16 code nearest `value`, ties to even; from 65520 up an infinity. */
+HURRAY_API uint16_t hurray_float16_from_float(float value);
+
+/* As hurray_float16_from_float, rounding the double once (not through
+ * float32: 65519.999 gives 65504, and values just above a float16 tie round
+ * up even where float32 would make them the tie). */
+HURRAY_API uint16_t hurray_float16_from_double(double value);
+
+/* ---- bfloat16 ----------------------------------------------------------------- */
+
+/* The value of a bfloat16 code: the high 16 bits of a float32 (exact). */
+HURRAY_API float hurray_bfloat16_to_float(uint16_t code);
+
+/* The bfloat16 code nearest `value`, ties to even; beyond the largest finite
+ * value (about 3.39e38) an infinity. */
+HURRAY_API uint16_t hurray_bfloat16_from_float(float value);
+
+/* ---- float8 (OCP OFP8) -------------------------------------------------------- */
+
+/* The value of a float8_e4m3 code (the OCP "fn" variant: bias 7, largest
+ * magnitude 448, NaN at 0x7F and 0xFF, no infinity). */
+HURRAY_API float hurray_float8_e4m3_to_float(uint8_t code);
+
+/* The float8_e4m3 code nearest `value`, ties to even: from 464 up (the tie
+ * between 448 and the NaN code goes to 448) and for infinities NaN, or
+ * +-448 with HURRAY_CONVERT_SATURATE. `flags`: 0 or HURRAY_CONVERT_SATURATE
+ * (other bits are ignored). */
+HURRAY_API uint8_t hurray_float8_e4m3_from_float(float value, uint32_t flags);
+
+/* The value of a float8_e5m2 code (bias 15, largest magnitude 57344,
+ * infinities 0x7C / 0xFC, NaN above them). */
+HURRAY_API float hurray_float8_e5m2_to_float(uint8_t code);
+
+/* The float8_e5m2 code nearest `value`, ties to even: from 61440 up an
+ * infinity, or +-57344 with HURRAY_CONVERT_SATURATE (infinities too).
+ * `flags` as for hurray_float8_e4m3_from_float. */
+HURRAY_API uint8_t hurray_float8_e5m2_from_float(float value, uint32_t flags);
+
+/* ---- any float type, by tag ------------------------------------------------------ */
+
+/*
+ * The code of a float type nearest `value`: the inverse of
+ * hurray_value_code_to_double (hurray/values.h) for float16, bfloat16,
+ * float32, float64, float8_e4m3, float8_e5m2, float6_e2m3, float6_e3m2,
+ * float4_e2m1 and float8_e8m0, by the rules above (float32: C's
+ * conversion, to nearest even). float6 and float4 have neither infinity
+ * nor NaN: overflow and infinities always saturate (the OCP MX rule) and a
+ * NaN is refused. float8_e8m0 (2^(code - 127)) takes exactly the powers of
+ * two 2^-126 .. 2^127 (codes 0x00 and 0xFF are reserved). `flags`: 0 or
+ * HURRAY_CONVERT_SATURATE.
+ *
+ * Errors: HURRAY_ERR_NULL_POINTER (out_code), HURRAY_ERR_INVALID_TYPE (a
+ * tag that names no type), HURRAY_ERR_UNSUPPORTED (an integer, bool,
+ * complex or float128 type), HURRAY_ERR_INVALID_ARGUMENT (unknown flag
+ * bits; a NaN for float6 / float4; for float8_e8m0 anything but a power of
+ * two in range); *out_code is not written then.
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_value_code_from_double(uint8_t type_tag,
+                                                                       double value,
+                                                                       uint32_t flags,
+                                                                       uint64_t *out_code);
+
+/* ---- runs of elements ----------------------------------------------------------- */
+
+/*
+ * Converts `count` elements of `src_type` at `src` into `dst_type` at `dst`:
+ * element i is read at src + i * src_stride and written at dst + i *
+ * dst_stride (strides in bytes, any sign; elements in host byte order, as a
+ * C float is stored). Both types are among float16, bfloat16, float32,
+ * float64, float8_e4m3 and float8_e5m2. Each value is decoded exactly and
+ * rounded once into dst_type, as the functions above do (float64 to
+ * float32 or bfloat16 included: one rounding, not two); `flags`: 0 or
+ * HURRAY_CONVERT_SATURATE, which then applies to every destination type.
+ * A NaN's payload survives only as far as the narrower of the two types
+ * holds it.
+ *
+ * `src` and `dst` are borrowed (NULL allowed when count is 0) and must not
+ * overlap unless they are the same address with the same stride and the
+ * two types have the same width. Errors: HURRAY_ERR_NULL_POINTER,
+ * HURRAY_ERR_INVALID_TYPE (a tag that names no type), HURRAY_ERR_UNSUPPORTED
+ * (a named type outside the list), HURRAY_ERR_INVALID_ARGUMENT (unknown flag
+ * bits); nothing is written then.
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_elements_convert(uint8_t src_type, const void *src,
+                                                                 int64_t src_stride,
+                                                                 uint8_t dst_type, void *dst,
+                                                                 int64_t dst_stride,
+                                                                 uint64_t count, uint32_t flags);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HURRAY_CONVERT_H */
