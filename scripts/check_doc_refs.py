@@ -8,8 +8,8 @@ include/, src/, cli/, python/, tests/, fuzz/, scripts/, examples/, bench/,
 .github/, or README.md / COMPAT-MATRIX.md:
 
   decision-number   cites a decision by number ("D5", "DECISIONS D2, D4"):
-                    point at a heading of docs/decisions.md instead
-                    ("docs/decisions.md § Limits"). A number is the letter D
+                    point at a heading of docs/internals/decisions.md instead
+                    ("docs/internals/decisions.md § Limits"). A number is the letter D
                     and one or two digits as a whole word: not inside an
                     identifier, a path or a number ("3D", "0xD5", "CRC_D2"),
                     and not a byte of a hex dump ("0A D6 47 3F");
@@ -89,7 +89,7 @@ def pattern_problems(rel, text):
     for n, line in enumerate(text.splitlines(), 1):
         for token in decision_numbers(line):
             problems.append((rel, n, "decision-number",
-                             f"{token!r}: name a heading of docs/decisions.md instead"))
+                             f"{token!r}: name a heading of docs/internals/decisions.md instead"))
         for rule, pat in PATTERNS:
             for m in pat.finditer(line):
                 problems.append((rel, n, rule, repr(m.group(0))))
@@ -336,7 +336,7 @@ def main():
     for rel, n, rule, what in problems:
         print(f"{rel}:{n}: {rule}: {what}")
     if problems:
-        print(f"check_doc_refs: {len(problems)} problem(s); docs/decisions.md holds the "
+        print(f"check_doc_refs: {len(problems)} problem(s); docs/internals/decisions.md holds the "
               "decisions, the specification is pgillet/hurray (docs/spec, docs/impl, "
               "docs/adr)", file=sys.stderr)
         return 1

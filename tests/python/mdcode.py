@@ -1,6 +1,6 @@
 """Runs the code blocks of a Markdown page, so that the docs cannot rot.
 
-Used by tests/python/test_recipes.py (docs/recipes.md, one section at a time)
+Used by tests/python/test_recipes.py (docs/guide/recipes.md, one section at a time)
 and tests/docs/test_guide_code.py (every guide page, one page at a time).
 
 What runs, in page order, in one scratch folder (the current directory):

@@ -1,5 +1,5 @@
 """Tensors that share memory are stored once and come back sharing it
-(hurray.save / load / open; docs/file-format.md "Shared tensors")."""
+(hurray.save / load / open; docs/reference/file-format.md "Shared tensors")."""
 import json
 import os
 
