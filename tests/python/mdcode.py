@@ -27,7 +27,7 @@ Markers (HTML comments, invisible on the site):
   commands must end with (a command that refuses, on purpose);
 - `<!-- guide: python-extension NAME -->`, before a ```c block, as above.
 
-A failure names the page and the line: `docs/guide/x.md:42: ...`.
+A failure names the page and the line: `docs/guide/quickstart.md:42: ...`.
 """
 
 import os
