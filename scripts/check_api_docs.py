@@ -13,8 +13,9 @@ helpers (hurray_kv_string, ...), then fails when:
   4. a public header is not named in docs/reference/c-api/index.md;
   5. the status table of docs/reference/c-api/index.md differs from include/hurray/status.h
      (scripts/gen_status_table.py), or HURRAY_STATUS_MIN_ is not the lowest code;
-  6. an excerpt marked <!-- quote: examples/c/x.c --> in the reference is not
-     a contiguous run of lines of that file;
+  6. an excerpt marked <!-- quote: examples/c/x.c --> in the reference or in
+     the C library guide (docs/guide/c-library.md) is not a contiguous run of
+     lines of that file;
   7. a relative link of the reference (file, or #anchor of a markdown page)
      leads nowhere;
   8. with --lib LIB: the names differ from the symbols LIB exports (nm -D);
@@ -34,6 +35,7 @@ INCLUDE = ROOT / "include" / "hurray"
 DOCS = ROOT / "docs"
 C_API = DOCS / "reference" / "c-api"
 REFERENCE = sorted(C_API.glob("*.md"))  # index.md: conventions, status codes, headers
+QUOTING = REFERENCE + [DOCS / "guide" / "c-library.md"]  # pages that quote examples/c/
 
 sys.path.insert(0, str(ROOT / "scripts"))
 import gen_status_table  # noqa: E402
@@ -113,7 +115,7 @@ def quote_problems():
     """Excerpts quoted from example programs must still be in them, verbatim."""
     problems = []
     pat = re.compile(r"<!--\s*quote:\s*(\S+)\s*-->\s*\n```c\s*\n(.*?)^```", re.S | re.M)
-    for page in REFERENCE:
+    for page in QUOTING:
         if not page.exists():
             continue
         text = page.read_text(encoding="utf-8")
