@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Data checksums (docs/file-format.md "Data checksums"): what ``checksums=True`` costs
+"""Data checksums (docs/reference/file-format.md "Data checksums"): what ``checksums=True`` costs
 ``hurray.save``, and how fast ``File.verify()`` and ``load(verify=True)`` read them back.
 
 A benchmark, not a test (never part of the test command). It saves the same float32

@@ -2,7 +2,7 @@
 """hurray beside safetensors, NumPy, PyTorch and raw I/O: one command, same tensors,
 same run.
 
-    python bench/compare.py                 # full run, writes docs/benchmarks.md
+    python bench/compare.py                 # full run, writes docs/reference/benchmarks.md
     python bench/compare.py --quick         # small sizes, a smoke run (no file written)
     python bench/compare.py --repeat 7 --out -      # print only
 
@@ -929,7 +929,7 @@ figures above are the evidence, these are the reasons.
 - **Save.** `hurray.save` is atomic in both modes: it writes a temporary file and
   renames it over the target. By default it is also durable: it fsyncs the file
   before the rename and the folder after it, so a saved file survives a power
-  loss (docs/python.md). `safetensors`, `numpy.save` and `torch.save` return while
+  loss (docs/reference/python.md). `safetensors`, `numpy.save` and `torch.save` return while
   the bytes are still in the page cache, so their time excludes the disk. The
   targets therefore compare equal durability: the default `hurray.save` with
   `safetensors.numpy.save_file` followed by an fsync of the file and its folder
@@ -947,7 +947,7 @@ figures above are the evidence, these are the reasons.
   row starts with no dirty pages left from the row before (`os.sync()`,
   untimed); on this shared machine the disk's other work still moves the
   durable rows by up to a third from run to run. Small tensors cost hurray more disk: the format starts
-  every buffer on a 4096-byte boundary (docs/file-format.md), so 10,000
+  every buffer on a 4096-byte boundary (docs/reference/file-format.md), so 10,000
   tensors of 1 KiB fill about 80 MB of blocks where safetensors packs 10 MB,
   and a flush writes them all.
 - **Load.** `hurray.load` maps the file: every tensor is a read-only view of the
@@ -1064,7 +1064,7 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--dir", default=None, help="folder for the files (default: a temp dir)")
     ap.add_argument("--out", default=None,
-                    help="report path (default docs/benchmarks.md; '-' prints only)")
+                    help="report path (default docs/reference/benchmarks.md; '-' prints only)")
     ap.add_argument("--only", default="model,lazy,small,interop,handoff,stream",
                     help="comma-separated workloads")
     ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
@@ -1074,7 +1074,7 @@ def main(argv=None):
     if args.worker:
         return worker(args)
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    out = args.out or ("-" if args.quick else os.path.join(root, "docs", "benchmarks.md"))
+    out = args.out or ("-" if args.quick else os.path.join(root, "docs", "reference", "benchmarks.md"))
     budget = 64 * MiB if args.quick else GiB
     small_count = 1000 if args.quick else 10000
     only = set(args.only.split(","))

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""`hurray convert`: time against a raw copy, and peak memory (docs/cli.md).
+"""`hurray convert`: time against a raw copy, and peak memory (docs/reference/cli.md).
 
 A benchmark, not a test (never part of the test command).
 

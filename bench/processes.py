@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Across processes and machines: what pickling a hurray tensor costs, beside a NumPy
-array of the same bytes measured in the same run (docs/processes.md).
+array of the same bytes measured in the same run (docs/guide/processes.md).
 
 A benchmark, not a test (never part of the test command). The figures:
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds and tests hurray on Linux aarch64 (arm64) from an x86-64 Linux host, under
-# QEMU user-mode emulation, in a Debian arm64 chroot (docs/packaging.md, "Linux
+# QEMU user-mode emulation, in a Debian arm64 chroot (docs/internals/packaging.md, "Linux
 # aarch64 under QEMU"). Not part of scripts/test.sh.
 #
 #   sudo scripts/aarch64_qemu.sh [--no-crc-build] [--no-python] [--no-wheel]

@@ -11,7 +11,7 @@
 #   scripts/bench.sh --compare [compare.py args]
 #       the comparison runner (bench/compare.py): hurray beside safetensors,
 #       numpy.save/load, torch.save/load and raw I/O; prints a table of ratios and
-#       writes docs/benchmarks.md.
+#       writes docs/reference/benchmarks.md.
 #   scripts/bench.sh --update-baseline [pytest args]
 #       runs the suite and stores its figures as bench/baseline.json.
 #   scripts/bench.sh --installed ...

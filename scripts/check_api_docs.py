@@ -6,15 +6,16 @@ helpers (hurray_kv_string, ...), then fails when:
 
   1. a name appears nowhere in docs/ (as a whole word);
   2. a HURRAY_API function has no declaration in a ```c block of the C API
-     reference (docs/c-api.md, docs/c-api/*.md) identical to the header's,
+     reference (docs/reference/c-api/index.md, docs/reference/c-api/*.md) identical to the header's,
      once whitespace is normalised; a signature changed in a header without
      the reference following fails here;
   3. an inline helper is not shown as `name(` in the C API reference;
-  4. a public header is not named in docs/c-api.md;
-  5. the status table of docs/c-api.md differs from include/hurray/status.h
+  4. a public header is not named in docs/reference/c-api/index.md;
+  5. the status table of docs/reference/c-api/index.md differs from include/hurray/status.h
      (scripts/gen_status_table.py), or HURRAY_STATUS_MIN_ is not the lowest code;
-  6. an excerpt marked <!-- quote: examples/c/x.c --> in the reference is not
-     a contiguous run of lines of that file;
+  6. an excerpt marked <!-- quote: examples/c/x.c --> in the reference or in
+     the C library guide (docs/guide/c-library.md) is not a contiguous run of
+     lines of that file;
   7. a relative link of the reference (file, or #anchor of a markdown page)
      leads nowhere;
   8. with --lib LIB: the names differ from the symbols LIB exports (nm -D);
@@ -32,7 +33,9 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 INCLUDE = ROOT / "include" / "hurray"
 DOCS = ROOT / "docs"
-REFERENCE = [DOCS / "c-api.md"] + sorted((DOCS / "c-api").glob("*.md"))
+C_API = DOCS / "reference" / "c-api"
+REFERENCE = sorted(C_API.glob("*.md"))  # index.md: conventions, status codes, headers
+QUOTING = REFERENCE + [DOCS / "guide" / "c-library.md"]  # pages that quote examples/c/
 
 sys.path.insert(0, str(ROOT / "scripts"))
 import gen_status_table  # noqa: E402
@@ -112,7 +115,7 @@ def quote_problems():
     """Excerpts quoted from example programs must still be in them, verbatim."""
     problems = []
     pat = re.compile(r"<!--\s*quote:\s*(\S+)\s*-->\s*\n```c\s*\n(.*?)^```", re.S | re.M)
-    for page in REFERENCE:
+    for page in QUOTING:
         if not page.exists():
             continue
         text = page.read_text(encoding="utf-8")
@@ -221,17 +224,17 @@ def main():
         if not re.search(rf"\b{name}\(", ref_text):
             problems.append(f"{owner[name]}: inline helper {name}( is not shown in the C API "
                             "reference")
-    c_api_path = DOCS / "c-api.md"
+    c_api_path = C_API / "index.md"
     c_api = c_api_path.read_text(encoding="utf-8") if c_api_path.exists() else ""
     for h in headers:
         if f"hurray/{h.name}" not in c_api:
-            problems.append(f"docs/c-api.md does not name the header hurray/{h.name}")
+            problems.append(f"docs/reference/c-api/index.md does not name the header hurray/{h.name}")
 
     status_rc = gen_status_table.check(
         gen_status_table.render(gen_status_table.table_rows(
             gen_status_table.STATUS_H.read_text(encoding="utf-8"))))
     if status_rc != 0:
-        problems.append("docs/c-api.md: status table out of date (scripts/gen_status_table.py --write)")
+        problems.append("docs/reference/c-api/index.md: status table out of date (scripts/gen_status_table.py --write)")
     status_text = gen_status_table.STATUS_H.read_text(encoding="utf-8")
     lowest = min(r[1] for r in gen_status_table.table_rows(status_text))
     m = re.search(r"HURRAY_STATUS_MIN_\s*=\s*(-?\d+)", status_text)

@@ -8,8 +8,8 @@ include/, src/, cli/, python/, tests/, fuzz/, scripts/, examples/, bench/,
 .github/, or README.md / COMPAT-MATRIX.md:
 
   decision-number   cites a decision by number ("D5", "DECISIONS D2, D4"):
-                    point at a heading of docs/decisions.md instead
-                    ("docs/decisions.md § Limits"). A number is the letter D
+                    point at a heading of docs/internals/decisions.md instead
+                    ("docs/internals/decisions.md § Limits"). A number is the letter D
                     and one or two digits as a whole word: not inside an
                     identifier, a path or a number ("3D", "0xD5", "CRC_D2"),
                     and not a byte of a hex dump ("0A D6 47 3F");
@@ -23,7 +23,11 @@ include/, src/, cli/, python/, tests/, fuzz/, scripts/, examples/, bench/,
                     (requirements/, python-bindings.txt, multi-buffer-tensors
                     other than the specification's cookbook page
                     docs/cookbook/multi-buffer-tensors.md,
-                    integrating-a-python-library).
+                    integrating-a-python-library);
+  doc-path          names a page docs/<path>.md that the checkout does not hold
+                    (a page moved or removed and a comment left behind), other
+                    than the specification's docs/spec/, docs/impl/, docs/adr/
+                    and docs/cookbook/.
 
 It also fails when a relative Markdown link of docs/**/*.md, README.md or
 COMPAT-MATRIX.md leads nowhere:
@@ -68,6 +72,19 @@ PATTERNS = [
 ]
 
 
+# A page of this checkout's docs/ named in text; the specification's folders are not ours.
+DOC_PATH = re.compile(r"(?<![\w./-])docs/(?!(?:spec|impl|adr|cookbook)/)[\w./-]*?\.md(?![\w-])")
+
+
+def doc_path_problems(rel, text, tracked):
+    problems = []
+    for n, line in enumerate(text.splitlines(), 1):
+        for m in DOC_PATH.finditer(line):
+            if m.group(0) not in tracked["files"]:
+                problems.append((rel, n, "doc-path", f"{m.group(0)}: no such page in the checkout"))
+    return problems
+
+
 def decision_numbers(line):
     """The D-numbers of one line that are not bytes of a hex dump."""
     hits = []
@@ -89,7 +106,7 @@ def pattern_problems(rel, text):
     for n, line in enumerate(text.splitlines(), 1):
         for token in decision_numbers(line):
             problems.append((rel, n, "decision-number",
-                             f"{token!r}: name a heading of docs/decisions.md instead"))
+                             f"{token!r}: name a heading of docs/internals/decisions.md instead"))
         for rule, pat in PATTERNS:
             for m in pat.finditer(line):
                 problems.append((rel, n, rule, repr(m.group(0))))
@@ -99,6 +116,10 @@ def pattern_problems(rel, text):
 # ---- links ----------------------------------------------------------------------------
 
 FENCE = re.compile(r"^ {0,3}(```|~~~)")
+
+
+# An inline code span: it may go on over a line break, not over a blank line.
+CODE_SPAN = re.compile(r"(`+)((?:(?!\n[ \t]*\n).)+?)(?<!`)\1(?!`)", re.S)
 
 
 def blank_code(text):
@@ -115,8 +136,8 @@ def blank_code(text):
             fence = m.group(1)
             out.append("")
             continue
-        out.append(re.sub(r"(`+)(.+?)\1", lambda c: " " * len(c.group(0)), line))
-    return "\n".join(out)
+        out.append(line)
+    return CODE_SPAN.sub(lambda c: re.sub(r"[^\n]", " ", c.group(0)), "\n".join(out))
 
 
 def slug(heading):
@@ -239,6 +260,7 @@ def check(root, excludes=()):
             continue  # binary: vectors, fuzz corpus
         if rel != SELF:
             problems += pattern_problems(rel, text)
+            problems += doc_path_problems(rel, text, tracked)
         if markdown_checked(rel):
             problems += link_problems(root, rel, text, tracked, read)
     return problems
@@ -260,11 +282,14 @@ def self_test():
             "[up](../../elsewhere.md)",                         # 7  link (outside)
             "requirements/python-bindings.txt and multi-buffer-tensors.txt",  # 8: 3 hits
             "[self](#title-xy) [bad self](#title)",             # 9  link (bad self)
+            "a code span that starts `here and",                 # 10
+            "ends` [gone](missing.md) `x`, then docs/old.md",    # 11 link, doc-path
         ],
         "src/x.c": [
             "/* DECISIONS D2, D4, D7,",                         # 1: decisions-file + 3
             " * D8): and integrating-a-python-library */",      # 2: decision + requirement
             "/* /work/shared/golden is a machine path */",      # 3: outside-checkout
+            "/* docs/a.md, docs/guide/moved.md */",             # 4: doc-path (moved.md)
         ],
     }
     good = {
@@ -280,6 +305,7 @@ def self_test():
             "spec: docs/impl/python-bindings.md, docs/cookbook/multi-buffer-tensors.md,",
             "docs/adr/ADR-035-python-streaming-api.md, [s](b.md#sec-two) <a name=\"n1\"></a>",
             "[anchor](#n1)",
+            "see docs/a.md and the spec's docs/spec/data-model.md",
         ],
         "tests/cli/expected/dump.txt": [
             "     16457  0A D6 47 3F                 index_crc32c",
@@ -296,10 +322,11 @@ def self_test():
         ("docs/a.md", 8, "requirement-file"), ("docs/a.md", 8, "requirement-file"),
         ("docs/a.md", 8, "requirement-file"),
         ("docs/a.md", 9, "link"),
+        ("docs/a.md", 11, "link"), ("docs/a.md", 11, "doc-path"),
         ("src/x.c", 1, "decision-number"), ("src/x.c", 1, "decision-number"),
         ("src/x.c", 1, "decision-number"), ("src/x.c", 1, "decisions-file"),
         ("src/x.c", 2, "decision-number"), ("src/x.c", 2, "requirement-file"),
-        ("src/x.c", 3, "outside-checkout"),
+        ("src/x.c", 3, "outside-checkout"), ("src/x.c", 4, "doc-path"),
     ])
     with tempfile.TemporaryDirectory() as tmp:
         root = pathlib.Path(tmp)
@@ -336,7 +363,7 @@ def main():
     for rel, n, rule, what in problems:
         print(f"{rel}:{n}: {rule}: {what}")
     if problems:
-        print(f"check_doc_refs: {len(problems)} problem(s); docs/decisions.md holds the "
+        print(f"check_doc_refs: {len(problems)} problem(s); docs/internals/decisions.md holds the "
               "decisions, the specification is pgillet/hurray (docs/spec, docs/impl, "
               "docs/adr)", file=sys.stderr)
         return 1

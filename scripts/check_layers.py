@@ -2,7 +2,7 @@
 """Checks the layering of the Python extension (python/src).
 
 The extension is built in layers, each depending only on the ones below it
-(docs/python-internals.md):
+(docs/internals/python-internals.md):
 
     0  util/     argument and shape conversion, errors, byte helpers, module state
     1  core/     the core Tensor (buffers, build, from descriptor) and its value

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks that no circle runs among the C files of the library (src/).
 
-The files of src/ form layers (docs/extending.md, "Layers of src/"): a file
+The files of src/ form layers (docs/internals/extending.md, "Layers of src/"): a file
 calls functions of the files below it, never of one that (directly or through
 others) calls it back. This script builds the file-level call graph from the
 sources and fails on every cycle, i.e. every strongly connected component of
@@ -308,7 +308,7 @@ def check(root, show_order=False, quiet=False):
     if problems:
         if not quiet:
             print("src/ call graph: FAILED (files call each other in a circle; move the shared "
-                  "code down a layer, docs/extending.md)")
+                  "code down a layer, docs/internals/extending.md)")
             for p in problems:
                 print("  " + p)
         return 1

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the Python suite (tests/python) on newer CPythons than the host has: CPython 3.13
 # and its free-threaded build 3.13t in a Debian trixie chroot, CPython 3.14 and 3.14t in
-# a Debian forky (testing) chroot, all native amd64, no emulation (docs/packaging.md,
+# a Debian forky (testing) chroot, all native amd64, no emulation (docs/internals/packaging.md,
 # "CPython 3.13, 3.14 and the free-threaded builds"). Not part of scripts/test.sh.
 #
 #   sudo scripts/cpython_chroot.sh [--python LIST] [--allow-gil] [--gil-off]

@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
-"""Prints the status table of docs/c-api.md from include/hurray/status.h.
+"""Prints the status table of docs/reference/c-api/index.md from include/hurray/status.h.
 
 The one status table of libhurray is the HURRAY_STATUS_TABLE X-macro; this
 script reads its rows (name, value, message) and prints them as a markdown
-table. docs/c-api.md holds the printed table between the lines
+table. docs/reference/c-api/index.md holds the printed table between the lines
 <!-- status-table:begin --> and <!-- status-table:end -->.
 
   scripts/gen_status_table.py            print the table
-  scripts/gen_status_table.py --check    fail (exit 1) if docs/c-api.md differs
-  scripts/gen_status_table.py --write    rewrite the table in docs/c-api.md
+  scripts/gen_status_table.py --check    fail (exit 1) if docs/reference/c-api/index.md differs
+  scripts/gen_status_table.py --write    rewrite the table in docs/reference/c-api/index.md
 """
 import argparse
 import ast
@@ -18,7 +18,7 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 STATUS_H = ROOT / "include" / "hurray" / "status.h"
-DOC = ROOT / "docs" / "c-api.md"
+DOC = ROOT / "docs" / "reference" / "c-api" / "index.md"
 BEGIN = "<!-- status-table:begin -->"
 END = "<!-- status-table:end -->"
 
@@ -63,7 +63,7 @@ def render(rows):
 
 
 def doc_block(doc_text):
-    """Returns (before, table, after) of docs/c-api.md around the markers."""
+    """Returns (before, table, after) of docs/reference/c-api/index.md around the markers."""
     b = doc_text.find(BEGIN)
     e = doc_text.find(END)
     if b < 0 or e < 0 or e < b:
@@ -73,19 +73,19 @@ def doc_block(doc_text):
 
 
 def check(expected):
-    """0 when docs/c-api.md holds `expected`, else prints a diff hint and returns 1."""
+    """0 when docs/reference/c-api/index.md holds `expected`, else prints a diff hint and returns 1."""
     _, current, _ = doc_block(DOC.read_text(encoding="utf-8"))
     if current == expected:
         return 0
     import difflib
 
     sys.stderr.write(
-        "docs/c-api.md: the status table is out of date with include/hurray/status.h;\n"
+        "docs/reference/c-api/index.md: the status table is out of date with include/hurray/status.h;\n"
         "run scripts/gen_status_table.py --write\n"
     )
     sys.stderr.writelines(
         difflib.unified_diff(
-            current.splitlines(True), expected.splitlines(True), "docs/c-api.md", "status.h"
+            current.splitlines(True), expected.splitlines(True), "docs/reference/c-api/index.md", "status.h"
         )
     )
     return 1
@@ -94,14 +94,14 @@ def check(expected):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     g = ap.add_mutually_exclusive_group()
-    g.add_argument("--check", action="store_true", help="fail if docs/c-api.md is out of date")
-    g.add_argument("--write", action="store_true", help="rewrite the table in docs/c-api.md")
+    g.add_argument("--check", action="store_true", help="fail if docs/reference/c-api/index.md is out of date")
+    g.add_argument("--write", action="store_true", help="rewrite the table in docs/reference/c-api/index.md")
     args = ap.parse_args()
     table = render(table_rows(STATUS_H.read_text(encoding="utf-8")))
     if args.check:
         rc = check(table)
         if rc == 0:
-            print("docs/c-api.md: status table up to date")
+            print("docs/reference/c-api/index.md: status table up to date")
         return rc
     if args.write:
         head, _, tail = doc_block(DOC.read_text(encoding="utf-8"))

@@ -27,10 +27,10 @@ cmake --build build -j "$JOBS"
 (cd build && ctest --output-on-failure -j "$JOBS")
 
 banner "exported symbols"
-python3 scripts/check_doc_refs.py --self-test; python3 scripts/check_doc_refs.py  # docs and comments resolve inside the checkout (docs/decisions.md)
+python3 scripts/check_doc_refs.py --self-test; python3 scripts/check_doc_refs.py  # docs and comments resolve inside the checkout (docs/internals/decisions.md)
 scripts/check_symbols.sh build/libhurray.so
-python3 scripts/check_api_docs.py --lib build/libhurray.so  # every public function documented (docs/c-api*)
-python3 scripts/check_src_cycles.py --self-test; python3 scripts/check_src_cycles.py  # no circle among the files of src/ (docs/extending.md)
+python3 scripts/check_api_docs.py --lib build/libhurray.so  # every public function documented (docs/reference/c-api/)
+python3 scripts/check_src_cycles.py --self-test; python3 scripts/check_src_cycles.py  # no circle among the files of src/ (docs/internals/extending.md)
 
 banner "sanitizer suite (build-asan/, ASan + UBSan)"
 scripts/sanitize.sh

@@ -1,5 +1,5 @@
 /*
- * Data checksums (docs/file-format.md § Data checksums): what they cost the
+ * Data checksums (docs/reference/file-format.md § Data checksums): what they cost the
  * writer, and how fast hurray_file_verify_data reads them back.
  *
  *   save      the same tensors written with data_checksums and without, in

@@ -9,7 +9,7 @@
   scale_dtype="float16")``, bit for bit ggml's Q8_0, against the gguf package's
   own quantizer (skipped without gguf).
 
-The C kernels run on one thread without the GIL (docs/c-api/quant.md); the
+The C kernels run on one thread without the GIL (docs/reference/c-api/quant.md); the
 figure that matters is GiB/s, the ratio says how far ahead of a vectorized
 NumPy pipeline they are.
 """

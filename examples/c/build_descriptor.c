@@ -6,7 +6,7 @@
  * (real value = 0.5 * (q - 0)), in one 64-byte-aligned CPU buffer of 6 bytes.
  * HurrayDescriptorFields borrows every array it points at; from_fields copies
  * them, so the descriptor it returns owns all its memory.
- * Uses the public API only (docs/c-api.md, "Worked examples").
+ * Uses the public API only (docs/reference/c-api/index.md, "Worked examples").
  */
 #include <inttypes.h>
 #include <stdio.h>

@@ -6,7 +6,7 @@
  * one CPU buffer of 48 bytes aligned to 64. The second half corrupts the
  * buffer's alignment and shows what the error detail (HurrayError) says: the
  * status, the field path and the byte offset of the field that is wrong.
- * Uses the public API only (docs/c-api.md, "Worked examples").
+ * Uses the public API only (docs/reference/c-api/index.md, "Worked examples").
  */
 #include <inttypes.h>
 #include <stdio.h>

@@ -3,7 +3,7 @@
  * entries, then open it, look a tensor up by name and read its bytes.
  *
  * The file goes to a fresh directory under $TMPDIR (or /tmp), removed at the
- * end. Uses the public API only (docs/c-api.md, "Worked examples").
+ * end. Uses the public API only (docs/reference/c-api/index.md, "Worked examples").
  */
 #define _POSIX_C_SOURCE 200809L
 

@@ -5,7 +5,7 @@
  * The stream is built in memory so that the example is self-contained; the
  * reading loop is the same over a pipe or socket (hurray_stream_reader_from_fd)
  * or any byte source (hurray_stream_reader_from_callback).
- * Uses the public API only (docs/c-api.md, "Worked examples").
+ * Uses the public API only (docs/reference/c-api/index.md, "Worked examples").
  */
 #include <inttypes.h>
 #include <stdio.h>

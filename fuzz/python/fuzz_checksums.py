@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Fuzz target: forged `hurray.data_crc32c` records (the data checksums,
-docs/file-format.md "Data checksums") and damaged data under them.
+docs/reference/file-format.md "Data checksums") and damaged data under them.
 
 From the input come a small file's tensors (dtypes, shapes, an empty one, a
 composite), then the record: the true one the writer computes, the true one

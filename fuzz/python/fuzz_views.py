@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Fuzz target: forged `hurray.views` records (the shared-tensor record,
-docs/file-format.md "Shared tensors") through every loader.
+docs/reference/file-format.md "Shared tensors") through every loader.
 
 From the input come the stored tensors of a small file (dtype, shape, order,
 an empty one, a quantized one) and a record: either the record `hurray.save`

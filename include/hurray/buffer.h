@@ -25,7 +25,7 @@
  * that is NULL gives HURRAY_ERR_NULL_POINTER and nothing is written. When
  * hurray_handle_checks_enabled() is true (builds without NDEBUG), a handle
  * that was already destroyed is reported as HURRAY_ERR_INTERNAL instead of
- * being used (see docs/c-abi.md for how, and for the limits of the check).
+ * being used (see docs/internals/c-abi.md for how, and for the limits of the check).
  */
 #ifndef HURRAY_BUFFER_H
 #define HURRAY_BUFFER_H

@@ -1,6 +1,6 @@
 /*
  * hurray/composite.h - validation of composite tensors (spec:
- * docs/spec/layouts/composite.md; docs/decisions.md § Limits).
+ * docs/spec/layouts/composite.md; docs/internals/decisions.md § Limits).
  *
  * A composite is a head descriptor (layout 0x0B) followed by member_count
  * members in stream / file order; a member may itself be a head (nested

@@ -5,7 +5,7 @@
  * These are the library's one codec: the quantizer, the dequantizer and
  * hurray_value_code_to_double use the same kernels, and the Python package
  * calls these functions, so a value converted here has the bits it has
- * everywhere else (docs/c-api/convert.md).
+ * everywhere else (docs/reference/c-api/convert.md).
  *
  *  - Decoding is exact: every float16, bfloat16 and float8 value is a
  *    float32. An infinity stays one; a NaN stays a NaN with its sign.

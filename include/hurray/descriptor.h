@@ -1,6 +1,6 @@
 /*
  * hurray/descriptor.h - the tensor descriptor (spec: docs/spec/metadata.md;
- * docs/decisions.md § Descriptor encoding, § Strictness).
+ * docs/internals/decisions.md § Descriptor encoding, § Strictness).
  *
  * Wire order: fixed header (20) | shape u64[rank] | byte_offset u64 | layout
  * payload | buffer table | [quantization] | [shard] | [statistics] |

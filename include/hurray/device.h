@@ -1,6 +1,6 @@
 /*
  * hurray/device.h - devices, memory classes and sync modes of a buffer handle
- * (spec: docs/spec/buffer-protocol.md; docs/decisions.md § Descriptor encoding).
+ * (spec: docs/spec/buffer-protocol.md; docs/internals/decisions.md § Descriptor encoding).
  */
 #ifndef HURRAY_DEVICE_H
 #define HURRAY_DEVICE_H

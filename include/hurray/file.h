@@ -1,6 +1,6 @@
 /*
  * hurray/file.h - the .hrry container (spec: docs/spec/file-format.md;
- * docs/decisions.md § File format, § Limits).
+ * docs/internals/decisions.md § File format, § Limits).
  *
  * A .hrry file holds named tensors and file-level key-value metadata:
  *
@@ -80,7 +80,7 @@ extern "C" {
 /* Longest tensor name or KV key, in bytes. */
 #define HURRAY_FILE_MAX_NAME_LEN 65535u
 
-/* Deepest composite nesting read or written (docs/decisions.md § Limits). */
+/* Deepest composite nesting read or written (docs/internals/decisions.md § Limits). */
 #define HURRAY_FILE_MAX_COMPOSITE_DEPTH HURRAY_MAX_COMPOSITE_DEPTH
 
 /* ---- CRC-32C ---------------------------------------------------------------- */
@@ -258,19 +258,19 @@ typedef struct HurrayFileWriterOptions {
  * order: the CRC-32C (as hurray_crc32c) of the entry's descriptor bytes
  * [descriptor_offset, +descriptor_length), then of its data region
  * [data_offset, +data_length), each a u32 little-endian
- * (docs/file-format.md § Data checksums).
+ * (docs/reference/file-format.md § Data checksums).
  */
 #define HURRAY_FILE_KV_DATA_CRC32C "hurray.data_crc32c"
 #define HURRAY_FILE_KV_DATA_CRC32C_LEN 18u
 
 /*
- * The other KV keys hurray records for itself (docs/file-format.md). Every key
+ * The other KV keys hurray records for itself (docs/reference/file-format.md). Every key
  * starting with HURRAY_FILE_KV_RESERVED_PREFIX is reserved for them: the
  * Python package refuses such keys from users.
  *  - HURRAY_FILE_KV_VIEWS: the shared-tensor views record (a KV string of
  *    JSON: each name stored as a view of another entry's memory);
  *  - HURRAY_FILE_KV_GGUF: the GGUF value types of a file `hurray convert`
- *    made from GGUF (docs/cli.md), so that converting back restores them.
+ *    made from GGUF (docs/reference/cli.md), so that converting back restores them.
  */
 #define HURRAY_FILE_KV_RESERVED_PREFIX "hurray."
 #define HURRAY_FILE_KV_RESERVED_PREFIX_LEN 7u
@@ -395,7 +395,7 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_writer_finish(
  * A shared tensor: a name whose elements are those of a stored tensor, its
  * *base* (tied weights, a transpose or slice of another tensor). Views add no
  * wire structure: the writer records them in the KV entry
- * HURRAY_FILE_KV_VIEWS (JSON, docs/file-format.md "Shared tensors"), and a
+ * HURRAY_FILE_KV_VIEWS (JSON, docs/reference/file-format.md "Shared tensors"), and a
  * reader that knows the record gives the view back over the base's bytes.
  *  - same: the view is the base itself under another name (no type or
  *    geometry of its own; the other fields are ignored);

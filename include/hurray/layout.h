@@ -197,7 +197,7 @@ HURRAY_API bool hurray_layout_equal(const HurrayLayout *a, const HurrayLayout *b
 HURRAY_API uint64_t hurray_layout_hash(const HurrayLayout *l, uint32_t rank);
 
 /* ==========================================================================
- * Addressing, bulk copy and index-buffer validation (docs/layouts.md).
+ * Addressing, bulk copy and index-buffer validation (docs/reference/layouts.md).
  *
  * These functions read a tensor through its descriptor fields (see
  * hurray/descriptor.h) and, where data is involved, its buffers, passed as
@@ -218,13 +218,13 @@ HURRAY_API uint64_t hurray_layout_hash(const HurrayLayout *l, uint32_t rank);
 struct HurrayDescriptorFields; /* HurrayDescriptorFields, hurray/descriptor.h */
 
 /* Maximum composite nesting depth (docs/spec/layouts/composite.md § Binding;
- * docs/decisions.md § Limits). */
+ * docs/internals/decisions.md § Limits). */
 #define HURRAY_MAX_COMPOSITE_DEPTH 8u
 
 /*
  * The shape tier of the layout rules alone (no buffer count, no sizes): rank
  * rules, layout payload semantics and composite head rules, as decoding
- * applies them (see docs/layouts.md). Dynamic dimensions are accepted.
+ * applies them (see docs/reference/layouts.md). Dynamic dimensions are accepted.
  * `options`: HURRAY_DECODE_*. Errors carry the field path, without a byte
  * offset. HURRAY_ERR_INVALID_LAYOUT, HURRAY_ERR_INVALID_COMPOSITE,
  * HURRAY_ERR_NULL_POINTER.
@@ -237,7 +237,7 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_layout_validate_shape(
  * dense layout (row-major, column-major, strided, tiled incl. nesting, Morton,
  * Hilbert), in elements, relative to byte_offset. Strided and tiled layouts
  * with negative strides may give a negative offset. Morton follows the spec
- * formula literally (see docs/layouts.md for its defect with unequal bit
+ * formula literally (see docs/reference/layouts.md for its defect with unequal bit
  * counts); Hilbert is Skilling's CoordsToHilbert.
  * Errors: HURRAY_ERR_NULL_POINTER; HURRAY_ERR_INVALID_ARGUMENT for a layout
  * that is not dense or a shape with a dynamic dimension;
@@ -306,7 +306,7 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_layout_to_row_major(
 
 /* ==========================================================================
  * Partial reads: a hyper-rectangular selection of a dense tensor
- * (src/layout/slice.c; docs/c-api/layout.md § Partial reads).
+ * (src/layout/slice.c; docs/reference/c-api/layout.md § Partial reads).
  * ========================================================================== */
 
 /*

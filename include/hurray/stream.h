@@ -1,5 +1,5 @@
 /*
- * hurray/stream.h - the Hurray streaming format (docs/decisions.md § Streaming
+ * hurray/stream.h - the Hurray streaming format (docs/internals/decisions.md § Streaming
  * format, § Limits).
  *
  * A stream is a sequence of frames ending at end of file:
@@ -58,7 +58,7 @@
 extern "C" {
 #endif
 
-/* Reader defaults (docs/decisions.md § Limits). */
+/* Reader defaults (docs/internals/decisions.md § Limits). */
 #define HURRAY_STREAM_DEFAULT_MAX_DESCRIPTOR_BYTES (16u * 1024u * 1024u)
 #define HURRAY_STREAM_UNLIMITED UINT64_MAX
 /* Composite nesting: the spec's 8 levels is both the default and the maximum. */

@@ -219,7 +219,7 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_quant_dequantize(
  * makes a per-tensor scheme symmetric (zero point 0); the other affine
  * schemes follow their SYMMETRIC flag.
  *
- * How parameters are chosen (docs/c-api/quant.md has the full statement):
+ * How parameters are chosen (docs/reference/c-api/quant.md has the full statement):
  *   affine, symmetric: s = max|x| / qmax in float32 (qmax = 127 for int8,
  *     7 for int4, 255 for uint8, ...), codes in [-qmax, qmax];
  *   affine, asymmetric: the range [min(x, 0), max(x, 0)],

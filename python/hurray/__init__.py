@@ -90,7 +90,7 @@ from . import _dask
 from . import _display, _sparse
 
 # What the package lends the extension: the extension imports no module of the
-# package (docs/python-internals.md), it calls these once they are registered.
+# package (docs/internals/python-internals.md), it calls these once they are registered.
 _hurray._register_hooks(tensor_repr=_display.tensor_repr, tensor_str=_display.tensor_str,
                         composite_repr=_display.composite_repr, to_scipy=_sparse.to_scipy)
 _dask.arm()  # Dask serializers, once distributed is imported too (hurray/_dask.py)

@@ -1,4 +1,4 @@
-"""python -m hurray: the `hurray` command (docs/cli.md)."""
+"""python -m hurray: the `hurray` command (docs/reference/cli.md)."""
 
 import sys
 

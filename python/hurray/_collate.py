@@ -9,7 +9,7 @@ and tensors on another device stay a list (a quantized tensor's scales, or a
 sparse tensor's nnz, differ between samples, so no one descriptor describes a
 stack of them). Tuples, lists, named tuples and mappings are collated element
 by element; anything else goes to torch's default_collate when torch is
-installed, else stays a list. docs/processes.md has the DataLoader recipe.
+installed, else stays a list. docs/guide/processes.md has the DataLoader recipe.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Dask serializers for hurray tensors and composites (docs/processes.md § Dask,
-docs/decisions.md § "Dask: a serializer that realigns in place").
+"""Dask serializers for hurray tensors and composites (docs/guide/processes.md § Dask,
+docs/internals/decisions.md § "Dask: a serializer that realigns in place").
 
 Why: the format wants every buffer at a 64-byte boundary (MIN_BUFFER_ALIGNMENT).
 Dask's TCP comm reads a message into memory of its own choosing, where the first

@@ -134,7 +134,7 @@ def check_user_kv(kv, what: str = "save") -> dict:
         if isinstance(k, str) and k.startswith(_shared.RESERVED_PREFIX):
             raise ValueError(
                 f"{what}: kv key {k!r}: keys starting with {_shared.RESERVED_PREFIX!r} are "
-                f"reserved for what hurray itself records (docs/file-format.md); rename it")
+                f"reserved for what hurray itself records (docs/reference/file-format.md); rename it")
     return out
 
 
@@ -304,7 +304,7 @@ def open(path, *, mmap=True, permissive=False,  # noqa: A001 - hurray.open, like
     kv / metadata(), usable as a context manager. Nothing but the header,
     index and KV is read until a tensor is asked for. pickle="reference"
     (with mmap="r") makes the tensors fetched from it pickle as a reference
-    to the file instead of their bytes (docs/processes.md).
+    to the file instead of their bytes (docs/guide/processes.md).
     """
     # -- pickling (hurray._pickling): the identity of the file being mapped --
     if pickle not in _pickling.MODES:

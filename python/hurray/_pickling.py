@@ -1,7 +1,7 @@
 """Pickling the tensors of a mapped file by reference (hurray.open(..., pickle="reference")).
 
 By default a tensor pickles by value: its descriptor and its buffers (out of
-band with protocol 5; docs/processes.md). A tensor fetched from a file opened
+band with protocol 5; docs/guide/processes.md). A tensor fetched from a file opened
 with ``pickle="reference"`` (which needs ``mmap="r"``: a read-only mapping, so
 what the tensor holds is what the file holds) pickles instead as a reference
 to the file: its path, the file's identity (st_dev, st_ino, size, mtime_ns),

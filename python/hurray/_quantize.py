@@ -48,7 +48,7 @@ def quantize(x, dtype, *, axis=None, block_size=None, symmetric=True, scale_dtyp
     over a range that holds 0; codes round half away from zero (symmetric
     int8 in blocks of 32 with float16 scales is ggml's Q8_0, bit for bit);
     MXFP elements round to nearest even and saturate. NaN and infinities are
-    refused (ValueError naming the element). docs/python.md has the details.
+    refused (ValueError naming the element). docs/reference/python.md has the details.
     """
     if not isinstance(x, _hurray.Tensor) and not _float_buffer(x):
         detach = getattr(x, "detach", None)

@@ -1,4 +1,4 @@
-"""Tensors that share memory, stored once (docs/file-format.md, "Shared tensors").
+"""Tensors that share memory, stored once (docs/reference/file-format.md, "Shared tensors").
 
 `save` hands this module the objects it was given (hurray tensors, NumPy
 arrays, torch tensors) before converting any of them. Objects whose bytes
@@ -27,9 +27,9 @@ from . import _hurray
 # The reserved KV keys are spelled once, in the C library's public header
 # (include/hurray/file.h, HURRAY_FILE_KV_*), and exported by the extension.
 VIEWS_KEY: str = _hurray._KV_VIEWS
-#: the GGUF value types of a file converted from GGUF (hurray convert; docs/cli.md)
+#: the GGUF value types of a file converted from GGUF (hurray convert; docs/reference/cli.md)
 GGUF_KEY: str = _hurray._KV_GGUF
-#: The data checksums the writer records (save(checksums=True); docs/file-format.md,
+#: The data checksums the writer records (save(checksums=True); docs/reference/file-format.md,
 #: "Data checksums"): KV bytes, two CRC-32C per index entry.
 CHECKSUMS_KEY: str = _hurray._KV_DATA_CRC32C
 RESERVED_PREFIX: str = _hurray._KV_RESERVED_PREFIX

@@ -63,7 +63,7 @@ class FileWriter:
     def _add_views(self, views: dict[str, _shared.View]) -> None:
         # views of tensors already written or still to come, handed to the C
         # writer at finish, which checks each against its base and records
-        # them as save does (docs/file-format.md, "Shared tensors")
+        # them as save does (docs/reference/file-format.md, "Shared tensors")
         self._views.update(views)
 
     def finish(self) -> None:

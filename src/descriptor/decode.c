@@ -1,6 +1,6 @@
 /*
  * Descriptor decoding (spec: docs/spec/metadata.md, docs/spec/layouts/\*.md,
- * docs/spec/buffer-protocol.md; docs/decisions.md § Descriptor encoding,
+ * docs/spec/buffer-protocol.md; docs/internals/decisions.md § Descriptor encoding,
  * § Strictness) and the field-by-field walk used by hurray-inspect.
  *
  * One parser serves decode, decode_ex and walk. It reads the fixed header,

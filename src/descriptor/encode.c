@@ -1,5 +1,5 @@
 /* Descriptor encoding and wire offsets (spec: docs/spec/metadata.md;
- * docs/decisions.md § Descriptor encoding). */
+ * docs/internals/decisions.md § Descriptor encoding). */
 #include "descriptor/descriptor_impl.h"
 
 /* ---- lengths and offsets --------------------------------------------------- */

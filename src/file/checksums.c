@@ -1,5 +1,5 @@
 /*
- * Data checksums (docs/file-format.md § Data checksums): the writer records a
+ * Data checksums (docs/reference/file-format.md § Data checksums): the writer records a
  * CRC-32C of every tensor's descriptor and data region in the KV entry
  * HURRAY_FILE_KV_DATA_CRC32C (KV bytes, 8 per index entry, in index order);
  * hurray_file_verify_data checks the file's bytes against it.

@@ -1,5 +1,5 @@
 /*
- * Errors that say what to do (docs/file-format.md § When a file is not a
+ * Errors that say what to do (docs/reference/file-format.md § When a file is not a
  * .hrry file): when the header or the trailer check fails, the reader looks
  * a little further to say what the file is instead, or how much of it is
  * missing. Only ever on the failure path: a good file costs nothing.

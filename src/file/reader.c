@@ -1,7 +1,7 @@
 /*
  * Opening a .hrry file: header, trailer, index and KV section, validated
  * before anything is trusted (docs/spec/file-format.md § Reader Protocol;
- * docs/decisions.md § File format).
+ * docs/internals/decisions.md § File format).
  *
  * What open proves, so that a fetch only has to check its own descriptor:
  *  - header: magic, major version 1, reserved bytes 0, no reserved flag bits,

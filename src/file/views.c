@@ -1,5 +1,5 @@
 /*
- * Shared tensors: the views record (docs/file-format.md, "Shared tensors").
+ * Shared tensors: the views record (docs/reference/file-format.md, "Shared tensors").
  *
  * Tensors that share memory are stored once; the others are recorded as
  * views of a stored tensor (their base) in one KV string, HURRAY_FILE_KV_VIEWS,

@@ -1,6 +1,6 @@
 /*
  * The single-pass .hrry writer (docs/spec/file-format.md § Writer Protocol;
- * docs/decisions.md § File format).
+ * docs/internals/decisions.md § File format).
  *
  * Layout produced, per tensor:
  *   descriptor at an 8-aligned offset

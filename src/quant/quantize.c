@@ -1,6 +1,6 @@
 /* Quantization of float32 values into a row- or column-major quantized tensor
  * (include/hurray/values.h; spec: quantization/\*.md). The inverse of
- * hurray_quant_dequantize_f32 (dequant.c); docs/c-api/quant.md states how the
+ * hurray_quant_dequantize_f32 (dequant.c); docs/reference/c-api/quant.md states how the
  * parameters are chosen and how values round.
  *
  * Two paths. Per-block, NF4 and MXFP along the last axis of a row-major

@@ -434,7 +434,7 @@ static void test_preorder(void **state) {
   assert_int_equal(used, 3);
   assert_int_equal(hurray_composite_validate_preorder(NULL, 1, 0, &used, &e),
                    HURRAY_ERR_NULL_POINTER);
-  /* A nested head cannot be an overlay member (docs/layouts.md): without the
+  /* A nested head cannot be an overlay member (docs/reference/layouts.md): without the
    * member section the overlay refuses it, with it the head rules do. */
   Fx ov, nested;
   head_init(&ov, HURRAY_COMPOSITE_OVERLAY, HURRAY_COMBINE_REPLACE, 1, 2, S84);

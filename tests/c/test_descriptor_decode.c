@@ -2,12 +2,12 @@
  * Descriptor decoding: the fixed header, the shape, every layout payload and
  * the buffer table, accept and reject side of each codec rule
  * (docs/spec/metadata.md, docs/spec/layouts/\*.md, docs/spec/buffer-protocol.md;
- * docs/decisions.md § Descriptor encoding, § Strictness).
+ * docs/internals/decisions.md § Descriptor encoding, § Strictness).
  */
 #include "test_descriptor_wire.h"
 
 /* The worked example of metadata.md, with the 16-byte buffer handle of
- * buffer-protocol.md (docs/decisions.md § Descriptor encoding). */
+ * buffer-protocol.md (docs/internals/decisions.md § Descriptor encoding). */
 static const uint8_t k_worked[61] = {
     0x48, 0x52, 0x52, 0x59, 0x01, 0x00, 0x3D, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
     0x00, 0x03, 0x01, 0x02, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x00, 0x00,

@@ -1,5 +1,5 @@
 /*
- * Permissive decoding for relays (docs/decisions.md § Strictness): unknown and reserved tags,
+ * Permissive decoding for relays (docs/internals/decisions.md § Strictness): unknown and reserved tags,
  * flag bits and values are kept, bytes that cannot be interpreted travel
  * verbatim, and re-encoding reproduces the input byte for byte. Reserved
  * bytes and invalid tags are still rejected.

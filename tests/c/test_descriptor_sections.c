@@ -1,5 +1,5 @@
 /*
- * The optional sections of a descriptor, in the order of docs/decisions.md
+ * The optional sections of a descriptor, in the order of docs/internals/decisions.md
  * § Descriptor encoding:
  * quantization (framing only; the scheme rules belong to src/quant), shard,
  * statistics, extension type, composite member.
@@ -515,7 +515,7 @@ static void test_composite_member(void **state) {
   assert_int_equal(hurray_descriptor_destroy(expect_roundtrip(w.b, w.n, 0)), HURRAY_OK);
 }
 
-/* ---- section order (docs/decisions.md § Descriptor encoding) ----------------------- */
+/* ---- section order (docs/internals/decisions.md § Descriptor encoding) ----------------------- */
 
 static void test_section_order(void **state) {
   (void)state;

@@ -1,4 +1,4 @@
-/* Data checksums (docs/file-format.md § Data checksums): the writer records a
+/* Data checksums (docs/reference/file-format.md § Data checksums): the writer records a
  * CRC-32C of every tensor's descriptor and data in the KV entry
  * "hurray.data_crc32c"; hurray_file_verify_data finds a flipped bit and names
  * the tensor and the offset; files without the record say so; the KV still

@@ -1,4 +1,4 @@
-/* Errors that say what to do (docs/file-format.md § When a file is not a
+/* Errors that say what to do (docs/reference/file-format.md § When a file is not a
  * .hrry file): hurray_file_sniff names other formats, the reader's error says
  * what a file is and how to convert it, and a file that ends early says
  * where and by how much. */

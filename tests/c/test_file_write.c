@@ -1,4 +1,4 @@
-/* The writer: the bytes it lays down (docs/decisions.md § File format), its
+/* The writer: the bytes it lays down (docs/internals/decisions.md § File format), its
  * argument checks, and crash safety (temporary file + rename). */
 #include <signal.h>
 #if defined(_WIN32)

@@ -83,7 +83,7 @@ static void test_morton(void **state) {
   assert_int_equal(offset_of(&x, (uint64_t[]){3, 3}), 15);
   assert_int_equal(offset_of(&x, (uint64_t[]){1, 0}), 1);
   assert_int_equal(offset_of(&x, (uint64_t[]){0, 1}), 2);
-  /* The literal formula with unequal bits (docs/decisions.md § Morton addressing):
+  /* The literal formula with unequal bits (docs/internals/decisions.md § Morton addressing):
    * bit b of dim d goes to b * rank + d, so [1, 7] with bits [1, 3] lands at
    * 1+2+8+32 = 43 although the spec sizes the buffer at 2^4 = 16 elements. */
   bits[0] = 1;

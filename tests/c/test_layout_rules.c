@@ -211,7 +211,7 @@ static void test_morton_payload(void **state) {
   FX_ACCEPT(&x, S);
   bits[0] = 0;
   FX_REJECT(&x, S, HURRAY_ERR_INVALID_LAYOUT, "layout.morton_bits[0]", 44);
-  /* Unequal bits: 2^(1+3) = 16 elements (see docs/layouts.md for the defect). */
+  /* Unequal bits: 2^(1+3) = 16 elements (see docs/reference/layouts.md for the defect). */
   bits[0] = 1;
   bits[1] = 3;
   x.shape[0] = 2;

@@ -25,8 +25,8 @@ def guide_nav():
 PAGES = [ROOT / "docs" / "index.md"] + guide_nav()
 # Reference pages whose examples run too. Their call signatures are shown in
 # ```python blocks marked 'skip a signature, not a program'; everything else runs.
-# (docs/recipes.md runs section by section in tests/python/test_recipes.py.)
-REFERENCE = [ROOT / "docs" / "python.md"]
+# (docs/guide/recipes.md runs section by section in tests/python/test_recipes.py.)
+REFERENCE = [ROOT / "docs" / "reference" / "python.md"]
 
 # Pages of prose and tables only, with the reason (any other page must have a block that runs).
 NO_CODE = {}

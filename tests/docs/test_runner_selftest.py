@@ -171,3 +171,21 @@ def test_a_python_extension_block_is_importable_afterwards(tmp_path):
         ```
         """)
     assert mdcode.run_unit(unit, tmp_path, mdcode.c_library()) == 2
+
+
+def test_a_quoted_excerpt_is_checked_against_its_file_not_run(tmp_path):
+    # an excerpt of an example program (which the C suite builds and runs) is
+    # not a program: it is not run, but it must still be in the file, verbatim
+    lines = (mdcode.ROOT / "examples" / "c" / "quickstart.c").read_text().split("\n")
+    i = next(n for n, ln in enumerate(lines) if "hurray_descriptor_destroy" in ln)
+    excerpt = "\n".join(lines[i - 1:i + 1])
+
+    def page(code):
+        return "# Page\n\n<!-- quote: examples/c/quickstart.c -->\n```c\n" + code + "\n```\n"
+
+    good = unit_of(tmp_path, page(excerpt))
+    assert [b.marks for b in good.blocks] == [{"quote": "examples/c/quickstart.c"}]
+    assert mdcode.run_unit(good, tmp_path) == 0
+    bad = unit_of(tmp_path, page(excerpt + "\n  /* a line the file does not have */"))
+    with pytest.raises(mdcode.PageError, match=r"^page\.md:5: the excerpt of examples/c/quickstart\.c"):
+        mdcode.run_unit(bad, tmp_path)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Packaging test: the wheel and the sdist a user gets (docs/packaging.md).
+# Packaging test: the wheel and the sdist a user gets (docs/internals/packaging.md).
 #
 #   tests/packaging/test_wheel.sh [--full] [--sdist-isolated]
 #

@@ -1,6 +1,6 @@
 """Runs the code blocks of a Markdown page, so that the docs cannot rot.
 
-Used by tests/python/test_recipes.py (docs/recipes.md, one section at a time)
+Used by tests/python/test_recipes.py (docs/guide/recipes.md, one section at a time)
 and tests/docs/test_guide_code.py (every guide page, one page at a time).
 
 What runs, in page order, in one scratch folder (the current directory):
@@ -25,9 +25,13 @@ Markers (HTML comments, invisible on the site):
   but not run (a REASON is required: skipping is rare and says why);
 - `<!-- guide: exit N -->`, on the line before a ```sh block: the status the
   commands must end with (a command that refuses, on purpose);
-- `<!-- guide: python-extension NAME -->`, before a ```c block, as above.
+- `<!-- guide: python-extension NAME -->`, before a ```c block, as above;
+- `<!-- quote: examples/c/NAME.c -->`, before a ```c block: the block is an
+  excerpt of that example program, which the C suite builds and runs (ctest
+  `example_NAME`). It is not run here; it must be a run of consecutive lines of
+  the file, verbatim (scripts/check_api_docs.py checks the same).
 
-A failure names the page and the line: `docs/guide/x.md:42: ...`.
+A failure names the page and the line: `docs/guide/quickstart.md:42: ...`.
 """
 
 import os
@@ -45,6 +49,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FENCE = re.compile(r"^(?P<indent>[ ]*)(?P<fence>`{3,})(?P<lang>[\w+-]*)[^\n]*\n(?P<body>.*?)^(?P=indent)(?P=fence)[ ]*$",
                    re.M | re.S)
 MARK = re.compile(r"<!--\s*guide:\s*(?P<kind>[\w-]+)\s*(?P<arg>.*?)\s*-->")
+QUOTE = re.compile(r"<!--\s*quote:\s*(?P<arg>\S+)\s*-->")
 SNIPPET = re.compile(r'^(?P<indent>[ ]*)--8<--\s+"(?P<path>[^"]+)"\s*$', re.M)
 RUNNABLE = {"python", "sh", "c"}
 KNOWN_MARKS = {"needs", "skip", "exit", "python-extension"}
@@ -89,11 +94,27 @@ def _marks_before(text, start):
         line = lines.pop().strip()
         if not line:
             continue
+        q = QUOTE.fullmatch(line)
+        if q:
+            marks["quote"] = q.group("arg")
+            continue
         m = MARK.fullmatch(line)
         if not m or m.group("kind") == "needs":
             break
         marks[m.group("kind")] = m.group("arg")
     return marks
+
+
+def check_quote(block, where):
+    """A quoted excerpt is a run of consecutive lines of its file, verbatim."""
+    src = ROOT / block.marks["quote"]
+    if not src.is_file():
+        raise PageError(f"{where}: quotes {block.marks['quote']}, which does not exist")
+    want = [ln.rstrip() for ln in block.code.rstrip("\n").split("\n")]
+    have = [ln.rstrip() for ln in src.read_text().split("\n")]
+    if not any(have[i:i + len(want)] == want for i in range(len(have) - len(want) + 1)):
+        raise PageError(f"{where}: the excerpt of {block.marks['quote']} no longer matches "
+                        "the file")
 
 
 def blocks(text, where="page"):
@@ -276,6 +297,9 @@ def run_unit(unit, workdir, lib=None):
         for block in unit.blocks:
             where = f"{unit.page}:{block.line}"
             if "skip" in block.marks:
+                continue
+            if "quote" in block.marks:  # the C suite runs the whole program
+                check_quote(block, where)
                 continue
             if block.lang == "python":
                 run_python(block, unit.page, ns)

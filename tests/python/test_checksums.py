@@ -1,4 +1,4 @@
-"""Data checksums (docs/file-format.md "Data checksums"): save records a
+"""Data checksums (docs/reference/file-format.md "Data checksums"): save records a
 CRC-32C of every tensor by default; load(verify=True), File.verify() and the
 framework loaders find a flipped bit and name the tensor and the byte offset;
 load_kv stays the inverse of save(kv=)."""

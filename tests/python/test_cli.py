@@ -1,4 +1,4 @@
-"""The `hurray` command (docs/cli.md) and hurray.FileWriter: subcommands,
+"""The `hurray` command (docs/reference/cli.md) and hurray.FileWriter: subcommands,
 exit statuses, output, atomic writes, progress; the console script and
 `python -m hurray`; hurray-inspect reached through `hurray inspect`."""
 

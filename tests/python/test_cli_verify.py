@@ -1,4 +1,4 @@
-"""`hurray verify` (docs/cli.md): structure and data checksums of .hrry files,
+"""`hurray verify` (docs/reference/cli.md): structure and data checksums of .hrry files,
 the exit statuses (0 sound, 1 damaged, 2 cannot be checked), text and JSON
 output, and hurray.FileWriter(checksums=)."""
 

@@ -1,6 +1,6 @@
 """hurray.collate: dense tensors of one shape and dtype stack into a batch tensor;
 quantized, sparse, composite and mismatched ones stay lists; containers are
-collated field by field (docs/processes.md, the DataLoader recipe)."""
+collated field by field (docs/guide/processes.md, the DataLoader recipe)."""
 
 import collections
 

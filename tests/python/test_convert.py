@@ -1,5 +1,5 @@
 """`hurray convert`: every mapping checked against the other formats' own
-libraries, on files those libraries made (docs/cli.md, docs/decisions.md "GGUF
+libraries, on files those libraries made (docs/reference/cli.md, docs/internals/decisions.md "GGUF
 mapping"): safetensors (its serializer and deserializer), gguf (GGUFWriter,
 GGUFReader, gguf.quants), torch.save / torch.load, np.save / np.savez; a
 transformers model through hrry and back; the peak memory of a conversion."""
@@ -270,7 +270,7 @@ E2M1 = np.array([0, .5, 1, 1.5, 2, 3, 4, 6, -0.0, -.5, -1, -1.5, -2, -3, -4, -6]
 
 
 def dequantize_hurray(t):
-    """A quantized hurray tensor's values, by the formulas of docs/quantization.md
+    """A quantized hurray tensor's values, by the formulas of docs/reference/quantization.md
     (per-block affine: s * (q - z); MXFP: 2^(e - 127) * value(q)), in NumPy."""
     q = t.quantization
     n = t.size

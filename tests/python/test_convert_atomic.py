@@ -1,5 +1,5 @@
 """`hurray convert` leaves the old target or the complete new one, and nothing
-else (docs/cli.md, "Atomic"), for every target format: a write that fails
+else (docs/reference/cli.md, "Atomic"), for every target format: a write that fails
 (a full disk, here RLIMIT_FSIZE) removes its temporary and says so in one line
 naming the target; a conversion killed with SIGKILL leaves at most a temporary
 named `.<name>.tmp-XXXXXX`, which hurray.remove_stale_temporaries removes.

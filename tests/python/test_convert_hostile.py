@@ -1,4 +1,4 @@
-"""Hostile inputs to `hurray convert` (docs/cli.md, "Hostile inputs"): each file
+"""Hostile inputs to `hurray convert` (docs/reference/cli.md, "Hostile inputs"): each file
 is made by the format's own library (safetensors.numpy.save, gguf.GGUFWriter,
 np.save / np.savez) and then corrupted byte by byte. Every one must end in the
 one-line `hurray convert: PATH: ...` message, exit status 2, no traceback, in

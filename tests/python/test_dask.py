@@ -3,8 +3,8 @@ two worker processes): client.scatter, client.submit, results moving between
 workers, for dense, int4 per-block quantized, CSR and composite tensors; a large
 tensor arrives on the other worker without a copy (hurray/_dask.py realigns it in
 the block Dask read it into; test_dask_frames.py has the details); the dask.sizeof
-entry point makes Dask count a tensor by its buffers (docs/processes.md,
-docs/decisions.md)."""
+entry point makes Dask count a tensor by its buffers (docs/guide/processes.md,
+docs/internals/decisions.md)."""
 
 import os
 import pathlib

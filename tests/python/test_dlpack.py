@@ -1,4 +1,4 @@
-"""DLPack (docs/decisions.md § DLPack): the producer (__dlpack__, __dlpack_device__), the consumer
+"""DLPack (docs/internals/decisions.md § DLPack): the producer (__dlpack__, __dlpack_device__), the consumer
 (from_dlpack), both capsule kinds, negotiation, copy, dl_device, stream,
 READ_ONLY, strides, and the capsule lifetime."""
 

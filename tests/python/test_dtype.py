@@ -1,4 +1,4 @@
-"""hurray.Dtype (docs/decisions.md § Python tensor surface): singletons, lookups,
+"""hurray.Dtype (docs/internals/decisions.md § Python tensor surface): singletons, lookups,
 predicates, private types."""
 
 import pickle

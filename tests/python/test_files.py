@@ -1,5 +1,5 @@
 """.hrry files from Python: save, load, load_kv, open, KV metadata, composites and
-errors (docs/python.md § Files; docs/decisions.md § File format)."""
+errors (docs/reference/python.md § Files; docs/internals/decisions.md § File format)."""
 
 import json
 import math
@@ -531,7 +531,7 @@ def test_private_layouts_relay_with_permissive(path):
                       layout=hurray.PrivateExtensionLayout(0xF3, 9, b"opaque"))
     hurray.save(path, {"p": t, "w": SAMPLES["f32_row"]})
     with pytest.raises(hurray.InvalidDescriptorError, match="0xF3"):
-        hurray.load(path)  # strict by default (docs/decisions.md § Strictness)
+        hurray.load(path)  # strict by default (docs/internals/decisions.md § Strictness)
     for mmap in MMAP_MODES:
         got = hurray.load(path, permissive=True, mmap=mmap)
         assert got["p"].layout == t.layout

@@ -1,4 +1,4 @@
-"""Module surface: exceptions (docs/decisions.md § Exceptions), the status table mapping, constants,
+"""Module surface: exceptions (docs/internals/decisions.md § Exceptions), the status table mapping, constants,
 buffer_size_bytes and layout_tag_kind."""
 
 import builtins
@@ -174,7 +174,7 @@ def test_stub_signatures_match_the_runtime():
     assert checked >= 20
 
 
-# The binding's own table from C status to exception class (docs/python.md,
+# The binding's own table from C status to exception class (docs/reference/python.md,
 # "Exceptions"); the C library's status table names no Python class.
 STATUS_CLASSES = {
     -1: "InvalidDescriptorError", -2: "InvalidDescriptorError", -3: "InvalidDescriptorError",

@@ -1,7 +1,7 @@
 """hurray tensors across processes: multiprocessing.Pool with fork, spawn and
 forkserver, ProcessPoolExecutor, multiprocessing.Queue and torch's DataLoader
 with workers. An error in a worker reaches the parent as an exception; every
-wait has a timeout, so nothing here can hang (docs/processes.md)."""
+wait has a timeout, so nothing here can hang (docs/guide/processes.md)."""
 
 import concurrent.futures
 import multiprocessing
@@ -141,18 +141,18 @@ def test_a_batch_that_cannot_be_pickled_is_raised_in_the_parent_not_dropped():
 
 
 def test_the_dataloader_recipe_of_the_docs_runs(tmp_path):
-    # docs/processes.md § multiprocessing and torch's DataLoader, run as written (it
+    # docs/guide/processes.md § multiprocessing and torch's DataLoader, run as written (it
     # writes its file of 32 samples), with a timeout added
     import pathlib
     import re
-    doc = (pathlib.Path(__file__).resolve().parents[2] / "docs" / "processes.md").read_text()
+    doc = (pathlib.Path(__file__).resolve().parents[2] / "docs" / "guide" / "processes.md").read_text()
     recipe = next(b for b in re.findall(r"```python\n(.*?)```", doc, re.S) if "class Shards" in b)
     path = tmp_path / "data.hrry"
     code = recipe.replace('"data.hrry"', repr(str(path))).replace(
         "collate_fn=hurray.collate)", f"collate_fn=hurray.collate, timeout={TIMEOUT})")
     assert code != recipe
     ns = {"__name__": "recipe"}
-    exec(compile(code, "docs/processes.md", "exec"), ns)  # noqa: S102 - our own docs
+    exec(compile(code, "docs/guide/processes.md", "exec"), ns)  # noqa: S102 - our own docs
     x, idx = ns["x"], ns["idx"]  # the last batch
     assert isinstance(x, hurray.Tensor) and x.shape == (8, 16)
     np.testing.assert_array_equal(np.asarray(x)[:, 0], idx.numpy().astype(np.float32))

@@ -1,6 +1,6 @@
 """The native interchange protocol: Tensor.__hurray__ and hurray.from_hurray
 (docs/impl/python-bindings.md § Native Interchange Protocol and
-docs/cookbook/multi-buffer-tensors.md of the specification; docs/decisions.md
+docs/cookbook/multi-buffer-tensors.md of the specification; docs/internals/decisions.md
 § DLPack for the stream argument, § Native protocol ABI version)."""
 
 import ctypes

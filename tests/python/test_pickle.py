@@ -1,4 +1,4 @@
-"""Pickling (docs/processes.md): every tensor kind, composite, descriptor and value
+"""Pickling (docs/guide/processes.md): every tensor kind, composite, descriptor and value
 class round-trips through every protocol; protocol 5 sends the buffers out of band
 without copying them and wraps what it is given without copying when aligned;
 device memory is refused; hurray.File pickles by path; the tensors of a file

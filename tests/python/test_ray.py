@@ -1,7 +1,7 @@
 """hurray tensors on a real local Ray cluster (ray.init(num_cpus=2)): ray.put /
 ray.get, task arguments and results, an actor, for dense, int4 per-block
 quantized, CSR and composite tensors; a tensor fetched from the object store
-shares the store's memory, as a NumPy array does (docs/processes.md)."""
+shares the store's memory, as a NumPy array does (docs/guide/processes.md)."""
 
 import os
 import pathlib

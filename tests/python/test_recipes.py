@@ -1,4 +1,4 @@
-"""Every recipe of docs/recipes.md runs as written: the blocks of each section
+"""Every recipe of docs/guide/recipes.md runs as written: the blocks of each section
 are executed in order, in one namespace, in a scratch folder (tests/python/mdcode.py,
 the runner the guide pages use too: tests/docs/test_guide_code.py)."""
 from pathlib import Path
@@ -7,7 +7,7 @@ import pytest
 
 import mdcode
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "recipes.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "guide" / "recipes.md"
 UNITS = mdcode.section_units(DOC)
 
 

@@ -1,5 +1,5 @@
 """Tensors that share memory are stored once and come back sharing it
-(hurray.save / load / open; docs/file-format.md "Shared tensors")."""
+(hurray.save / load / open; docs/reference/file-format.md "Shared tensors")."""
 import json
 import os
 from pathlib import Path
@@ -19,7 +19,7 @@ def path(tmp_path):
 
 def index_names(path):
     """The names of the file's index, read from its bytes as a reader that does
-    not know the views record would (docs/file-format.md: trailer, then index
+    not know the views record would (docs/reference/file-format.md: trailer, then index
     entries name_length u16 | name | u64 | u32 | u64 | u64 | u32)."""
     import struct
     raw = Path(path).read_bytes()

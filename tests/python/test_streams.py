@@ -1,6 +1,6 @@
 """Streams from Python: hurray.StreamWriter and hurray.StreamReader
 (docs/impl/python-bindings.md § Streaming, § Error Handling of the specification;
-docs/decisions.md § Streaming format, § Limits, § Stream transports, § Composites in
+docs/internals/decisions.md § Streaming format, § Limits, § Stream transports, § Composites in
 streams)."""
 
 import errno

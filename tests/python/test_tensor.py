@@ -1,5 +1,5 @@
 """hurray.Tensor: construction from buffers, the copy policy, measured
-alignment, the inspection surface (docs/decisions.md § Python tensor surface),
+alignment, the inspection surface (docs/internals/decisions.md § Python tensor surface),
 buffer(i), buffer_handles, T, sync_mode, repr/str, and the creation functions."""
 
 import array
@@ -105,7 +105,7 @@ def test_layout_keyword_takes_a_layout_object():
 # ---- the copy policy and measured alignment ---------------------------------------
 
 def test_alignment_is_the_floor_whatever_the_address_and_borrowed(np):
-    """A buffer declares what the binding guarantees (docs/decisions.md, "What a
+    """A buffer declares what the binding guarantees (docs/internals/decisions.md, "What a
     buffer declares"): the 64-byte floor, not what its address happens to meet,
     so the same data from two allocations gives the same descriptor."""
     descriptors = set()

@@ -8,7 +8,7 @@ field it writes (``Encoded.fields``) so that invalid vectors can name the
 offset of the offending field.
 
 A descriptor is described by a plain dict (see ``descriptor()``); the wire
-order is (docs/spec/metadata.md; docs/decisions.md § Descriptor encoding):
+order is (docs/spec/metadata.md; docs/internals/decisions.md § Descriptor encoding):
 
   fixed header (20) | shape u64[rank] | byte_offset u64 | layout payload |
   buffer table | [quantization] | [shard] | [statistics] | [extension type] |

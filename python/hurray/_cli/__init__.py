@@ -1,4 +1,4 @@
-"""The `hurray` command (docs/cli.md): convert between checkpoint formats, list,
+"""The `hurray` command (docs/reference/cli.md): convert between checkpoint formats, list,
 compare and inspect files.
 
     hurray convert SRC DST [--dequantize DTYPE] [--drop-kv] [--quiet]
@@ -36,7 +36,7 @@ def _parser() -> argparse.ArgumentParser:
                     "(.pt/.pth/.bin), .npy/.npz.",
         epilog="exit status: 0 success (diff: the same), 1 different (diff), refused "
                "(convert: the target cannot hold a tensor exactly) or damaged (verify), "
-               "2 error. See docs/cli.md.")
+               "2 error. See docs/reference/cli.md.")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     c = sub.add_parser("convert", help="convert SRC to DST (formats from the file names)",
                        description="Convert SRC to DST, tensor by tensor. Refuses (exit 1) "

@@ -1,5 +1,5 @@
 """Our own bounds on the converters' inputs, checked before a third-party
-parser (json, NumPy's format reader, zipfile) sees the bytes (docs/cli.md,
+parser (json, NumPy's format reader, zipfile) sees the bytes (docs/reference/cli.md,
 "Hostile inputs"). Each check costs time linear in the bytes it looks at, and
 every length and count the file declares is checked against the bytes it
 actually has before anything of that size is built.
@@ -32,7 +32,7 @@ from typing import Any
 
 from ._errors import CliError
 
-# ---- the limits (docs/cli.md, "Hostile inputs") -------------------------------------
+# ---- the limits (docs/reference/cli.md, "Hostile inputs") -------------------------------------
 
 GGUF_MAX_KEY = 65535          # bytes in a KV key: the GGUF specification's limit
 GGUF_MAX_DEPTH = 8            # arrays nested in arrays (a KV array is depth 1)

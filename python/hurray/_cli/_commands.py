@@ -1,4 +1,4 @@
-"""The subcommands of `hurray` (docs/cli.md): convert, ls, diff, verify, inspect."""
+"""The subcommands of `hurray` (docs/reference/cli.md): convert, ls, diff, verify, inspect."""
 
 from __future__ import annotations
 

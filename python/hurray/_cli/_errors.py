@@ -1,4 +1,4 @@
-"""The two ways a `hurray` subcommand fails (exit statuses: docs/cli.md)."""
+"""The two ways a `hurray` subcommand fails (exit statuses: docs/reference/cli.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The formats `hurray convert`, `ls` and `diff` read and write (docs/cli.md).
+"""The formats `hurray convert`, `ls` and `diff` read and write (docs/reference/cli.md).
 
 A *source* lists its tensors as `Entry`s from its header alone (names, types,
 shapes, layouts, quantization, sizes); an entry's data is read when asked

@@ -1,4 +1,4 @@
-"""GGUF <-> Hurray, exactly (docs/decisions.md, "GGUF mapping").
+"""GGUF <-> Hurray, exactly (docs/internals/decisions.md, "GGUF mapping").
 
 Tensors. Dense F32/F16/BF16/F64/I8/I16/I32/I64 are the hurray types of the
 same name, row-major, in NumPy's dimension order (GGUF lists `ne[0]`, the

@@ -1,6 +1,6 @@
 /*
  * interop/dlpack.c - DLPack producer (Tensor.__dlpack__, __dlpack_device__), consumer
- * (hurray.from_dlpack, from_torch) and Tensor.to_torch (docs/decisions.md,
+ * (hurray.from_dlpack, from_torch) and Tensor.to_torch (docs/internals/decisions.md,
  * "DLPack").
  *
  * Producer: max_version None or below (1, 0) gives the legacy "dltensor"

@@ -5,7 +5,7 @@
  * A tensor reduces to its encoded descriptor and its buffers and is rebuilt
  * through hrpy_tensor_from_descriptor_on, so every layout, quantization,
  * section, device declaration and sync mode is covered by construction
- * (docs/processes.md). With protocol 5 each buffer travels as a
+ * (docs/guide/processes.md). With protocol 5 each buffer travels as a
  * pickle.PickleBuffer over the tensor's own memory (out of band when the
  * pickler has a buffer_callback); below 5 it is copied into bytes.
  */

@@ -1,5 +1,5 @@
 /*
- * io/file.c - .hrry files from Python (docs/decisions.md, "File format"):
+ * io/file.c - .hrry files from Python (docs/internals/decisions.md, "File format"):
  * hurray.save, hurray.load, hurray.load_kv and the lazy reader hurray.open
  * (hurray.File).
  *
@@ -281,7 +281,7 @@ static int find_name(HrpyState *st, const HurrayFile *f, PyObject *name, const c
   return -1;
 }
 
-/* ---- shared tensors: the views record (docs/file-format.md, "Shared tensors") -------- */
+/* ---- shared tensors: the views record (docs/reference/file-format.md, "Shared tensors") -------- */
 
 /* The view count, the record checked whole (runs the check without the GIL
  * the first time); -1 with an exception. */
@@ -370,7 +370,7 @@ static int find_item(HrpyState *st, const HurrayFile *f, PyObject *name, const c
   return 0;
 }
 
-/* ---- verification (docs/file-format.md, "Data checksums") ----------------------------- */
+/* ---- verification (docs/reference/file-format.md, "Data checksums") ----------------------------- */
 
 /* Every structural check the C reader has (hurray_file_verify, then
  * hurray_file_verify_tensor of every tensor), then the data checksums when
@@ -940,7 +940,7 @@ static PyObject *save_impl(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
   memset(&wopt, 0, sizeof wopt);
   wopt.skip_fsync = a[3] == Py_False;
   /* checksums=True (the default): a CRC-32C of every tensor in the KV entry
-   * HURRAY_FILE_KV_DATA_CRC32C, computed while writing (docs/file-format.md). */
+   * HURRAY_FILE_KV_DATA_CRC32C, computed while writing (docs/reference/file-format.md). */
   if (hrpy_arg_flag(a[4], true, &wopt.data_checksums) < 0) return NULL;
   PyObject *path = NULL, *items = NULL, *result = NULL, *view_seq = NULL;
   HrpyArena arena = {NULL, 0, 0};

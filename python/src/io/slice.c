@@ -1,6 +1,6 @@
 /*
  * io/slice.c - hurray.TensorSlice: File.get_slice(name) and its indexing
- * (docs/python.md, "Partial reads").
+ * (docs/reference/python.md, "Partial reads").
  *
  * get_slice reads the tensor's descriptor alone; the slice object answers
  * shape, dtype and layout from it. Indexing converts a NumPy basic index

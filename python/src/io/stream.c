@@ -1,7 +1,7 @@
 /*
  * io/stream.c - the streaming format from Python: hurray.StreamWriter and
  * hurray.StreamReader over include/hurray/stream.h (spec:
- * docs/adr/ADR-035-python-streaming-api.md; docs/decisions.md, "Streaming
+ * docs/adr/ADR-035-python-streaming-api.md; docs/internals/decisions.md, "Streaming
  * format", "Limits", "Stream transports", "Composites in streams").
  *
  * Transports: a path (str, bytes or os.PathLike), an int file descriptor, or
@@ -20,7 +20,7 @@
  *
  * A composite is one item: the writer takes a hurray.Composite and writes its
  * head then its members (pre-order); the reader yields a hurray.Composite
- * (docs/decisions.md, "Composites in streams"), never a bare head followed by
+ * (docs/internals/decisions.md, "Composites in streams"), never a bare head followed by
  * its members.
  */
 #include "io/stream.h"

@@ -267,7 +267,7 @@ static PyObject *tensor_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
   for (uint32_t i = 0; i < nbuf; i++) {
     PyObject *o = PySequence_Fast_GET_ITEM(all, (Py_ssize_t)i);
     /* A Python buffer is host memory whatever device the tensor declares
-     * (docs/decisions.md, "Device-tagged tensors built from host buffers"):
+     * (docs/internals/decisions.md, "Device-tagged tensors built from host buffers"):
      * the copy policy is the same as for a CPU tensor. */
     if (hrpy_buffer_acquire(st, o, i, copy, ctx, &bufs[i]) < 0)
       goto done;
@@ -576,7 +576,7 @@ static PyMethodDef tensor_methods[] = {
     {"__reduce_ex__", hrpy_tensor_reduce_ex, METH_O,
      "__reduce_ex__(self, protocol, /)\n--\n\nPickle support: the encoded descriptor and the "
      "buffers (protocol 5: pickle.PickleBuffer objects over this tensor's memory, sent out "
-     "of band by a pickler with a buffer_callback; below 5: copies). docs/processes.md."},
+     "of band by a pickler with a buffer_callback; below 5: copies). docs/guide/processes.md."},
     {"__reduce__", hrpy_tensor_reduce, METH_NOARGS,
      "__reduce__(self, /)\n--\n\n__reduce_ex__(2)."},
     {NULL, NULL, 0, NULL},

@@ -7,7 +7,7 @@
  * the keyword arguments into a quantization section, allocates the buffers
  * the C library sizes, and calls hurray_quant_quantize_f32 /
  * hurray_quant_dequantize without the GIL. How scales are chosen, how values
- * round and what is refused are the C library's (docs/c-api/quant.md).
+ * round and what is refused are the C library's (docs/reference/c-api/quant.md).
  */
 #include "types/quantize.h"
 

@@ -59,7 +59,7 @@ void hrpy_arena_free(HrpyArena *a);
  * capped at HURRAY_PAGE_ALIGNMENT; 1 for an empty buffer. */
 uint32_t hrpy_measure_alignment(const void *p, uint64_t size);
 
-/* What a buffer the binding builds declares (docs/decisions.md, "What a
+/* What a buffer the binding builds declares (docs/internals/decisions.md, "What a
  * buffer declares"): 1 when empty, else HURRAY_MIN_BUFFER_ALIGNMENT, which
  * every owned allocation and every borrowed address that passed the copy
  * policy satisfies, whatever the address; the measured value only for an

@@ -2,7 +2,7 @@
  * util/errors.c - the exception classes of hurray and the one function that
  * turns a C status into a Python exception (util/errors.h).
  *
- * The hierarchy (docs/decisions.md, "Exceptions"): InvalidDescriptorError and
+ * The hierarchy (docs/internals/decisions.md, "Exceptions"): InvalidDescriptorError and
  * hurray.BufferError are ValueErrors, UnsupportedError a NotImplementedError,
  * InternalError a RuntimeError, FileError and StreamError OSErrors. The class
  * of each C status is decided here and nowhere else.

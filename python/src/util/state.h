@@ -34,7 +34,7 @@ typedef struct HrpyInteropState HrpyInteropState;
 typedef struct HrpyIoState HrpyIoState;
 
 typedef struct HrpyState {
-  /* exceptions (util/errors.c; docs/decisions.md, "Exceptions") */
+  /* exceptions (util/errors.c; docs/internals/decisions.md, "Exceptions") */
   PyObject *InvalidDescriptorError;
   PyObject *BufferError;
   PyObject *UnsupportedError;
