@@ -9,6 +9,23 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
+_frozen_for = {"module": None}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    """Before the first test of each module, what is alive (NumPy, PyTorch, JAX
+    and what the earlier modules imported or kept, pytest's own items: some
+    300,000 objects) is frozen (gc.freeze): each gc.collect() of the lifetime
+    tests (collect()) then walks only what this module made, instead of 0.2-1 s
+    of walking the rest each time. Garbage is collected first, and what a module
+    creates is collected as before."""
+    if item.module is not _frozen_for["module"]:
+        _frozen_for["module"] = item.module
+        gc.collect()
+        gc.freeze()
+
+
 def golden_dir():
     """The reference corpus directory, or None when it is absent."""
     d = os.environ.get("HURRAY_GOLDEN_DIR")
