@@ -13,7 +13,9 @@
 #      PYTHONPATH (an edit to a .py file needs no rebuild; nothing is pip-installed);
 #   3. the Python tests but those marked slow: pytest -m "not slow" -x -q, with
 #      the pytest args given here appended (scripts/quick.sh -k views; a -m given
-#      here replaces "not slow", pytest keeping the last);
+#      here replaces "not slow", pytest keeping the last); args naming test files
+#      or folders replace tests/python (scripts/quick.sh tests/python/test_slice.py
+#      imports only what that file needs: seconds);
 #   4. beside them, in the background: the cheap checks, doc references
 #      (scripts/check_doc_refs.py) and the layers of the extension
 #      (scripts/check_layers.py build-quick), then the C tests but those labelled
@@ -99,9 +101,14 @@ if [ "$slow" = 1 ]; then
   marker=()
   shown="(slow included)"
 fi
-step "Python tests (pytest $shown -q $*), beside the C side"
+# tests/python, unless the args name test files or folders themselves
+where=(tests/python)
+for a in "$@"; do
+  case $a in -*) ;; *) [ -e "${a%%::*}" ] && where=() ;; esac
+done
+step "Python tests (pytest ${where[*]:-} $shown -q $*), beside the C side"
 py_rc=0
-"$PY" -m pytest tests/python "${marker[@]}" -q "$@" || py_rc=$?
+"$PY" -m pytest "${where[@]}" "${marker[@]}" -q "$@" || py_rc=$?
 
 step "doc references, layers of the extension, C tests (ctest ${label[*]})"
 c_rc=0
