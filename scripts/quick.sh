@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A contributor's inner loop (docs/python-internals.md § Contributing: the inner loop):
-# rebuilds what changed and runs the fast tests, in well under a minute once built.
+# rebuilds what changed and runs the fast tests, in under a minute once built.
 #
 #   scripts/quick.sh [--slow] [pytest args]
 #
@@ -15,7 +15,7 @@
 #      the pytest args given here appended (scripts/quick.sh -k views; a -m given
 #      here replaces "not slow", pytest keeping the last); args naming test files
 #      or folders replace tests/python (scripts/quick.sh tests/python/test_slice.py
-#      imports only what that file needs: seconds);
+#      imports only what that file needs);
 #   4. beside them, in the background: the cheap checks, doc references
 #      (scripts/check_doc_refs.py) and the layers of the extension
 #      (scripts/check_layers.py build-quick), then the C tests but those labelled
