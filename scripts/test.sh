@@ -5,7 +5,9 @@
 #   suite, the docs site (built strictly, every guide example run, a browser
 #   screenshot) and the packaging test (wheel, sdist, clean-venv install); the golden corpus (the
 #   reference implementation's conformance vectors) runs in both languages
-#   whenever ../shared/golden is present.
+#   whenever ../shared/golden is present. Every test runs, those marked or
+#   labelled slow included: scripts/quick.sh (the inner loop) leaves them out,
+#   this script is the whole truth.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD

@@ -1,12 +1,109 @@
-"""Shared helpers of the Python suite."""
+"""Shared helpers of the Python suite, the `slow` marker and the hooks that keep it true."""
 
 import gc
+import multiprocessing.process
 import os
 import pathlib
+import shutil
+import subprocess
+import sys
 
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+# The `slow` marker (docs/internals/python-internals.md § Contributing: the inner loop):
+# scripts/quick.sh runs `pytest -m "not slow"`, scripts/test.sh runs everything.
+SLOW = ("slow: starts another interpreter (a Python subprocess, the hurray command, "
+        "multiprocessing), a Ray or Dask cluster or workers, or takes over about a second; "
+        "`-m 'not slow'` (scripts/quick.sh) leaves it out, scripts/test.sh runs it")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", SLOW)
+
+
+_frozen_for = {"module": None}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    """Before the first test of each module, what is alive (NumPy, PyTorch, JAX
+    and what the earlier modules imported or kept, pytest's own items: some
+    300,000 objects) is frozen (gc.freeze): each gc.collect() of the lifetime
+    tests (collect()) then walks only what this module made, instead of 0.2-1 s
+    of walking the rest each time. Garbage is collected first, and what a module
+    creates is collected as before."""
+    if item.module is not _frozen_for["module"]:
+        _frozen_for["module"] = item.module
+        gc.collect()
+        gc.freeze()
+
+
+# A test that starts an interpreter must be marked slow, or the fast suite stops
+# being fast without anyone noticing: while a test runs (setup, call and
+# teardown, so module fixtures count for the first test that uses them), a
+# Python subprocess or a multiprocessing child started by a test without the
+# mark raises, and the test fails even where its own code catches the error.
+_running = {"item": None, "refused": None}
+
+
+def _interpreter(args):
+    """Whether a Popen argument list starts Python (this one, any python*, or
+    the hurray command, a Python script)."""
+    argv = [args] if isinstance(args, (str, bytes, os.PathLike)) else list(args)
+    if not argv:
+        return False
+    first = os.fsdecode(argv[0])
+    name = os.path.basename(first)
+    found = shutil.which(first) or first
+    return (name.startswith("python") or name == "hurray"
+            or os.path.realpath(found) == os.path.realpath(sys.executable))
+
+
+def _refuse(what):
+    item = _running["item"]
+    if item is None or item.get_closest_marker("slow") is not None:
+        return
+    _running["refused"] = (f"{item.nodeid} starts {what} without @pytest.mark.slow "
+                           "(tests/python/conftest.py: mark it slow)")
+    raise RuntimeError(_running["refused"])
+
+
+_popen_init = subprocess.Popen.__init__
+_process_start = multiprocessing.process.BaseProcess.start
+
+
+def _guarded_popen_init(self, args, *a, **k):
+    if _interpreter(args):
+        _refuse(f"a Python subprocess ({args!r:.80})")
+    _popen_init(self, args, *a, **k)
+
+
+def _guarded_process_start(self):
+    _refuse(f"a multiprocessing child ({self!r:.80})")
+    _process_start(self)
+
+
+subprocess.Popen.__init__ = _guarded_popen_init
+multiprocessing.process.BaseProcess.start = _guarded_process_start
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    _running["item"], _running["refused"] = item, None
+    try:
+        return (yield)
+    finally:
+        _running["item"] = None
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    result = yield
+    if _running["refused"]:
+        pytest.fail(_running["refused"], pytrace=False)
+    return result
 
 
 def golden_dir():

@@ -37,6 +37,7 @@ def model(tmp_path):
 
 # ---- the command itself ---------------------------------------------------------
 
+@pytest.mark.slow  # a child interpreter
 def test_python_dash_m_and_exit_statuses(tmp_path, model):
     r = subprocess.run([sys.executable, "-m", "hurray", "--help"], capture_output=True, text=True)
     assert r.returncode == 0 and "convert" in r.stdout and "exit status" in r.stdout
@@ -53,6 +54,7 @@ def test_python_dash_m_and_exit_statuses(tmp_path, model):
     assert r.returncode == 1 and "refused" in r.stderr and "'w'" in r.stderr
 
 
+@pytest.mark.slow  # a child interpreter
 def test_console_script_installed():
     exe = pathlib.Path(sysconfig.get_path("scripts")) / "hurray"
     if not exe.exists():
@@ -61,6 +63,7 @@ def test_console_script_installed():
     assert r.returncode == 0 and "diff" in r.stdout
 
 
+@pytest.mark.slow  # a child interpreter
 def test_cli_imports_only_the_standard_library():
     code = ("import sys; import hurray; before = set(sys.modules); import hurray._cli; "
             "new = {m.split('.')[0] for m in set(sys.modules) - before}; "
@@ -70,6 +73,7 @@ def test_cli_imports_only_the_standard_library():
     assert r.stdout.strip() == "[]"
 
 
+@pytest.mark.slow  # a child interpreter
 def test_a_closed_pipe_stops_quietly(tmp_path):
     # `hurray ls --json big.hrry | head -1`: more output than a pipe holds, the
     # reader leaves after one line; the command stops without a traceback or an
@@ -225,6 +229,7 @@ def test_progress_on_a_terminal(monkeypatch):
 
 # ---- inspect -----------------------------------------------------------------
 
+@pytest.mark.slow  # a child interpreter
 def test_inspect(model, capsys, monkeypatch):
     exe = inspector_path()
     if exe is None:

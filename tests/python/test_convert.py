@@ -188,6 +188,7 @@ def test_safetensors_non_string_metadata_needs_drop_kv(tmp_path, capsys):
     assert st_metadata(tmp_path / "k.safetensors") == {"s": "x"}
 
 
+@pytest.mark.slow  # builds and saves a transformers model, seconds
 def test_sharded_transformers_model_round_trip(tmp_path):
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
@@ -513,6 +514,7 @@ PEAK = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow  # a child interpreter
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="ru_maxrss in KiB: Linux")
 def test_peak_memory_is_one_tensor_not_the_checkpoint(tmp_path):
     largest, count = 8 << 20, 24  # a 192 MiB checkpoint of 8 MiB tensors

@@ -48,6 +48,7 @@ def _need(ext):
         pytest.importorskip(NEEDS[ext])
 
 
+@pytest.mark.slow  # a child interpreter
 @pytest.mark.parametrize("ext", TARGETS)
 def test_a_full_disk_leaves_the_old_file_and_one_line(tmp_path, ext):
     _need(ext)
@@ -96,6 +97,7 @@ main(["convert", {src!r}, {dst!r}, "-q"])
 """
 
 
+@pytest.mark.slow  # a child interpreter
 @pytest.mark.parametrize("ext", TARGETS)
 def test_a_killed_conversion_leaves_only_what_cleanup_removes(tmp_path, ext):
     _need(ext)
@@ -140,6 +142,7 @@ def test_a_live_conversion_keeps_its_temporary(tmp_path):
     assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.slow  # a child interpreter
 @pytest.mark.parametrize("ext", ["safetensors", "npz", "hrry"])
 def test_a_missing_folder_is_one_line(tmp_path, ext):
     src = _source(tmp_path, ext)

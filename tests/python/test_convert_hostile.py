@@ -464,6 +464,7 @@ def outcomes(tmp_path_factory):
     return json.loads(p.stdout.strip().splitlines()[-1]), todo
 
 
+@pytest.mark.slow  # the outcomes fixture: a child interpreter
 @pytest.mark.parametrize("name", list(CASES))
 def test_hostile_input_is_one_line(outcomes, name):
     results, todo = outcomes
@@ -480,6 +481,7 @@ def test_hostile_input_is_one_line(outcomes, name):
     assert r["s"] < 1.5, f"{name} took {r['s']:.2f} s"
 
 
+@pytest.mark.slow  # the outcomes fixture: a child interpreter
 @pytest.mark.parametrize("name", [n for n in CASES if n.startswith("st-")])
 def test_safetensors_refuses_what_we_refuse(outcomes, name):
     # the refusals agree with safetensors' own reader, except duplicate names,

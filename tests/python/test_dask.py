@@ -82,6 +82,7 @@ def test_dask_serializes_to_zero_copy_frames(kind):
     assert fp(deserialize(header, frames)) == fp(t)
 
 
+@pytest.mark.slow  # a Dask LocalCluster (worker processes)
 def test_scatter_and_submit_every_kind(client):
     futures = {k: client.scatter(t) for k, t in KINDS.items()}
     got = {k: client.submit(w.fingerprint, f).result(TIMEOUT) for k, f in futures.items()}
@@ -90,6 +91,7 @@ def test_scatter_and_submit_every_kind(client):
     assert {k: fp(t) for k, t in back.items()} == got
 
 
+@pytest.mark.slow  # a Dask LocalCluster (worker processes)
 def test_results_move_between_workers(client):
     a, b = sorted(client.scheduler_info()["workers"])
     made = client.submit(w.kinds, 5, workers=[a], allow_other_workers=False)
@@ -106,6 +108,7 @@ def receiver_stats():
     return dict(_dask.stats)
 
 
+@pytest.mark.slow  # a Dask LocalCluster (worker processes)
 def test_a_large_tensor_moves_between_workers_without_a_copy(client):
     a, b = sorted(client.scheduler_info()["workers"])
     before = client.submit(receiver_stats, workers=[b], pure=False).result(TIMEOUT)
@@ -133,6 +136,7 @@ def test_dask_counts_a_tensor_by_its_buffers():
     assert sizeof(KINDS["dense"]) > 0  # dask's own table still answers
 
 
+@pytest.mark.slow  # a Dask LocalCluster (worker processes)
 def test_the_workers_count_tensors_by_their_buffers(client):
     # on the workers the entry point is found (the fixture's dist-info), so the
     # scheduler learns a tensor's real size, as it learns a NumPy array's
@@ -143,6 +147,7 @@ def test_the_workers_count_tensors_by_their_buffers(client):
     assert sizes[big.key] >= 4 << 20 and sizes[arr.key] >= 4 << 20, sizes
 
 
+@pytest.mark.slow  # a Dask LocalCluster (worker processes)
 def test_an_error_in_a_task_reaches_the_client(client):
     with pytest.raises(ValueError, match="boom in a worker"):
         client.submit(w.fail, KINDS["dense"]).result(TIMEOUT)

@@ -247,6 +247,7 @@ def test_through_the_tcp_comm_every_kind():
         assert w.fingerprint(tcp_roundtrip(t)) == w.fingerprint(t), kind
 
 
+@pytest.mark.slow  # a child interpreter
 @pytest.mark.parametrize("first", ["hurray", "distributed"])
 def test_registered_whichever_is_imported_first(first):
     second = "distributed" if first == "hurray" else "hurray"
@@ -260,6 +261,7 @@ def test_registered_whichever_is_imported_first(first):
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
 
 
+@pytest.mark.slow  # a child interpreter
 def test_importing_hurray_imports_no_dask():
     code = "import sys, hurray; print('distributed' in sys.modules, 'dask' in sys.modules)"
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

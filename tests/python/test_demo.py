@@ -11,6 +11,7 @@ from conftest import ROOT
 DEMO = ROOT / "examples" / "demo.py"
 
 
+@pytest.mark.slow  # runs examples/demo.py in a child interpreter
 @pytest.mark.skipif(not DEMO.is_file(), reason="examples/demo.py is not in this tree (sdist)")
 def test_demo_runs(tmp_path):
     pytest.importorskip("numpy")

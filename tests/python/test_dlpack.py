@@ -250,6 +250,7 @@ def test_capsule_keeps_tensor_alive():
     assert ref() is None
 
 
+@pytest.mark.slow  # a child interpreter
 def test_capsules_safe_at_interpreter_shutdown(tmp_path):
     script = tmp_path / "shutdown.py"
     script.write_text(

@@ -32,6 +32,7 @@ _ALONE = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow  # a child interpreter
 def test_the_extension_alone_imports_nothing_of_the_package():
     so = glob.glob(os.path.join(os.path.dirname(_hurray.__file__), "_hurray*.so"))
     if not so:

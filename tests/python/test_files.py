@@ -581,6 +581,7 @@ def test_save_durable_flag(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["d0.hrry", "d1.hrry", "default.hrry"]
 
 
+@pytest.mark.slow  # child interpreters, killed
 @pytest.mark.parametrize("durable", [True, False], ids=["durable", "not-durable"])
 def test_a_killed_save_leaves_the_previous_file_intact(tmp_path, durable):
     """SIGKILL a process while it saves over an existing file, many times at

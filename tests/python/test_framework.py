@@ -212,6 +212,7 @@ def _llama(tied):
     return transformers.LlamaForCausalLM(cfg).eval(), cfg
 
 
+@pytest.mark.slow  # imports transformers and builds a model: seconds
 @pytest.mark.parametrize("tied", [True, False])
 def test_transformers_model_round_trip(tmp_path, tied):
     transformers = pytest.importorskip("transformers")
@@ -239,6 +240,7 @@ def test_transformers_model_round_trip(tmp_path, tied):
         assert "lm_head.weight" not in index_names(tmp_path / "m.hrry")
 
 
+@pytest.mark.slow  # imports transformers and builds a model: seconds
 def test_load_model_strict_reports_missing_and_unexpected(tmp_path):
     model, cfg = _llama(False)
     sd = model.state_dict()
@@ -252,6 +254,7 @@ def test_load_model_strict_reports_missing_and_unexpected(tmp_path):
     assert missing == ["lm_head.weight"] and unexpected == ["extra.weight"]
 
 
+@pytest.mark.slow  # imports transformers and builds a model: seconds
 def test_transformers_checkpoint_from_safetensors_converts(tmp_path):
     """A checkpoint transformers wrote (safetensors) loads with safetensors'
     reader, goes through hurray.torch, and gives the same logits."""

@@ -34,7 +34,9 @@ def inputs(name):
     return sorted(d.iterdir()) if d.is_dir() else []
 
 
-@pytest.mark.parametrize("name", TARGETS)
+# the views corpus takes seconds (each input goes through every strided consumer)
+@pytest.mark.parametrize("name", [pytest.param(t, marks=pytest.mark.slow) if t == "views" else t
+                                  for t in TARGETS])
 def test_corpus_replays(name):
     pytest.importorskip("numpy")
     if name in NEEDS:

@@ -50,6 +50,7 @@ def assert_in_mapping(ptr, path, mode):
 """
 
 
+@pytest.mark.slow  # a child interpreter
 @pytest.mark.parametrize("mode", ["r", "c"])
 def test_views_of_a_mapped_tensor_never_crash_on_write(tmp_path, mode):
     """mmap="r": read-only views, writes refused or made into copies; mmap="c" (the
@@ -105,6 +106,7 @@ def test_views_of_a_mapped_tensor_never_crash_on_write(tmp_path, mode):
     """))
 
 
+@pytest.mark.slow  # a child interpreter
 @pytest.mark.skipif(not has("torch"), reason="PyTorch is not installed")
 @pytest.mark.parametrize("mode", ["r", "c"])
 def test_torch_writes_into_a_loaded_tensor_never_crash(tmp_path, mode):
@@ -137,6 +139,7 @@ def test_torch_writes_into_a_loaded_tensor_never_crash(tmp_path, mode):
     """))
 
 
+@pytest.mark.slow  # a child interpreter
 @pytest.mark.skipif(not has("jax"), reason="JAX is not installed")
 @pytest.mark.skipif(bool(os.environ.get("HURRAY_EXPECT_ASAN")),
                     reason="jaxlib aborts under the ASan preload of python_tests.sh --asan "
@@ -157,6 +160,7 @@ def test_jax_reads_a_loaded_tensor(tmp_path):
 
 # ---- 2. what torch cannot take is copied ------------------------------------------------
 
+@pytest.mark.slow  # a child interpreter
 @pytest.mark.skipif(not has("torch"), reason="PyTorch is not installed")
 def test_negative_strides_reach_torch_as_a_copy():
     isolated("""
@@ -171,6 +175,7 @@ def test_negative_strides_reach_torch_as_a_copy():
 
 # ---- 3, 4. forged DLPack capsules ---------------------------------------------------------
 
+@pytest.mark.slow  # a child interpreter
 def test_forged_capsules_are_refused_before_anything_is_read():
     isolated("""
         import numpy as np, hurray, dlpack_ctypes as dl
@@ -217,6 +222,7 @@ def test_forged_capsules_are_refused_before_anything_is_read():
 
 # ---- 5. dimensions of 2**63 and more ------------------------------------------------------
 
+@pytest.mark.slow  # a child interpreter
 def test_huge_dimensions_are_refused_at_the_numpy_and_dlpack_boundary():
     isolated("""
         import numpy as np, hurray
@@ -239,6 +245,7 @@ def test_huge_dimensions_are_refused_at_the_numpy_and_dlpack_boundary():
     """)
 
 
+@pytest.mark.slow  # a child interpreter
 @pytest.mark.skipif(not has("torch"), reason="PyTorch is not installed")
 def test_huge_dimensions_never_reach_torch():
     isolated("""
@@ -255,6 +262,7 @@ def test_huge_dimensions_never_reach_torch():
 
 # ---- 6. aligned_allocator misuse -----------------------------------------------------------
 
+@pytest.mark.slow  # a child interpreter
 def test_aligned_allocator_misuse_is_refused_and_order_does_not_matter():
     isolated("""
         import numpy as np, hurray
@@ -284,6 +292,7 @@ def test_aligned_allocator_misuse_is_refused_and_order_does_not_matter():
 
 # ---- 7. killed saves leave nothing ------------------------------------------------------------
 
+@pytest.mark.slow  # a child interpreter
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="unnamed temporary files are Linux")
 def test_killed_saves_leave_no_temporary_files(tmp_path):
     target = tmp_path / "big.hrry"
@@ -336,6 +345,7 @@ def test_remove_stale_temporaries_removes_only_old_strays(tmp_path):
 
 # ---- 8. closing a stream reader from another thread ----------------------------------------
 
+@pytest.mark.slow  # a child interpreter
 @pytest.mark.skipif(sys.platform == "win32", reason="a blocked read is not woken on Windows")
 def test_closing_wakes_a_reader_blocked_mid_frame_in_a_child():
     isolated("""
@@ -363,6 +373,7 @@ def test_closing_wakes_a_reader_blocked_mid_frame_in_a_child():
 
 # ---- 9. KV sections that decode to many times their size -----------------------------------
 
+@pytest.mark.slow  # a child interpreter
 def test_kv_decoded_size_is_bounded(tmp_path):
     p = tmp_path / "kv.hrry"
     isolated(f"""

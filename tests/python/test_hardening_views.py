@@ -71,11 +71,12 @@ def in_subprocess(test):
         if got == "SKIPPED":
             pytest.skip("skipped in the child")
         assert got == "PASSED", f"{test.__name__}: {got} in the child:\n{out}"
-    return run
+    return pytest.mark.slow(run)  # a child interpreter (the one child for all of them)
 
 
 # ---- 1. a zero-element tensor whose dimensions multiply past int64 -------------------------
 
+@pytest.mark.slow  # a child interpreter
 def test_a_zero_element_tensor_with_huge_dimensions_is_refused_by_every_strided_consumer(tmp_path):
     torch_checks = """
         import torch
@@ -116,6 +117,7 @@ def test_a_zero_element_tensor_with_huge_dimensions_is_refused_by_every_strided_
     """)
 
 
+@pytest.mark.slow  # a child interpreter
 @pytest.mark.parametrize("versioned", [False, True])
 def test_the_capsule_destructor_survives_a_consumer_that_freed_without_renaming(versioned):
     # PyTorch, refusing a tensor it has half taken, calls the managed tensor's
@@ -220,6 +222,7 @@ def as_list(x):
 """
 
 
+@pytest.mark.slow  # a child interpreter
 def test_every_loader_refuses_every_forged_record(tmp_path):
     from hurray import _hurray
     cases = []
@@ -239,6 +242,7 @@ for what, p in {cases!r}:
 """)
 
 
+@pytest.mark.slow  # a child interpreter
 def test_every_loader_gives_the_same_elements_for_every_valid_record(tmp_path):
     from hurray import _hurray
     cases = []
@@ -254,6 +258,7 @@ for what, p, want in {cases!r}:
 """)
 
 
+@pytest.mark.slow  # a child interpreter
 def test_a_view_of_an_empty_base_never_reaches_other_memory(tmp_path):
     # the one that handed out a writable array over unrelated heap memory
     from hurray import _hurray
@@ -291,6 +296,7 @@ def _numpy_views():
     }
 
 
+@pytest.mark.slow  # a child interpreter
 @in_subprocess
 def test_save_then_load_is_the_identity_for_numpy_views_of_every_rank(tmp_path):
     for loader in ["hurray", "numpy", "numpy bytes", "open", "stream"]:
@@ -324,6 +330,7 @@ def _numpy_views_through(tmp_path, loader):
         np.testing.assert_array_equal(got[k], v, err_msg=k)
 
 
+@pytest.mark.slow  # a child interpreter
 @in_subprocess
 def test_save_then_load_is_the_identity_for_torch_views_of_every_rank(tmp_path):
     torch = pytest.importorskip("torch")
@@ -356,6 +363,7 @@ def _twins(align_a, align_b):
     return a, b
 
 
+@pytest.mark.slow  # a child interpreter
 @in_subprocess
 def test_equal_data_from_two_allocations_gives_identical_files_streams_and_pickles(tmp_path):
     for aligns in [(64, 4096), (128, 1 << 16), (64, 256)]:
@@ -384,6 +392,7 @@ def _identical_outputs(tmp_path, aligns):
         assert one == two, what
 
 
+@pytest.mark.slow  # a child interpreter
 @in_subprocess
 def test_equal_torch_tensors_from_two_allocations_give_identical_files(tmp_path):
     torch = pytest.importorskip("torch")
@@ -416,6 +425,7 @@ def _round_trips(t, tmp_path):
     yield "stream", next(iter(hurray.StreamReader(w.getvalue())))
 
 
+@pytest.mark.slow  # a child interpreter
 @in_subprocess
 def test_every_round_trip_gives_back_an_equal_descriptor(tmp_path):
     for align in [64, 4096, 1 << 16]:
@@ -452,6 +462,7 @@ def _declaring(t, alignment):
     return hurray.Descriptor.decode(wire.replace(old, struct.pack("<QI", h.byte_size, alignment)))
 
 
+@pytest.mark.slow  # a child interpreter
 @in_subprocess
 def test_a_reader_keeps_the_declared_alignment_and_its_address_meets_it():
     from hurray import _hurray
@@ -527,6 +538,7 @@ def _build(dtype, shape, fortran, views, alloc_align):
     return d
 
 
+@pytest.mark.slow  # a child interpreter
 @in_subprocess
 def test_property_any_dict_of_arrays_and_views_round_trips_equal_and_deterministic(tmp_path):
     hyp, case = _property_test()

@@ -109,6 +109,7 @@ SETTINGS = settings(max_examples=500, derandomize=True, deadline=None, database=
                                            HealthCheck.too_slow])
 
 
+@pytest.mark.slow  # 500 hypothesis examples, seconds
 @SETTINGS
 @given(ops=mutations(), mmap=st.sampled_from([True, "r", False]))
 def test_hostile_files_through_load_open_and_load_kv(clean, tmp_path_factory, ops, mmap):
@@ -137,6 +138,7 @@ def test_hostile_files_through_load_open_and_load_kv(clean, tmp_path_factory, op
         pass
 
 
+@pytest.mark.slow  # 500 hypothesis examples, seconds
 @SETTINGS
 @given(ops=mutations(), permissive=st.booleans(),
        limit=st.sampled_from([None, 64, 1 << 20]))

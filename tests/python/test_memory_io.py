@@ -198,6 +198,7 @@ _CHILD = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow  # a child interpreter
 def test_bytes_round_trips_need_no_file_system(tmp_path):
     # TMPDIR pointed at a folder that must stay empty: no scratch file either
     scratch = tmp_path / "scratch"

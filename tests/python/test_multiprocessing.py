@@ -16,7 +16,8 @@ import mp_workers as w
 TIMEOUT = 120
 # JAX (imported by earlier tests of the suite) warns on every fork; the children
 # here never touch JAX, and every wait below has a timeout.
-pytestmark = pytest.mark.filterwarnings("ignore:os.fork\\(\\) was called:RuntimeWarning")
+pytestmark = [pytest.mark.filterwarnings("ignore:os.fork\\(\\) was called:RuntimeWarning"),
+              pytest.mark.slow]  # worker processes
 METHODS = [m for m in ("fork", "spawn", "forkserver")
            if m in multiprocessing.get_all_start_methods()]
 

@@ -368,6 +368,7 @@ def test_undecodable_descriptor():
 
 # ---- interpreter shutdown -------------------------------------------------------------------
 
+@pytest.mark.slow  # a child interpreter
 def test_capsules_alive_at_interpreter_exit(tmp_path):
     """Capsules, consumed tensors and C-held buffers alive when the interpreter
     exits: no crash, no hang (references are dropped or leaked deliberately)."""

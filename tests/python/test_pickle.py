@@ -546,6 +546,7 @@ def interpreter_fault(data):
     return None
 
 
+@pytest.mark.slow  # a child interpreter
 @pytest.mark.parametrize("protocol", [2, 4, 5])
 def test_every_corrupted_byte_of_a_tensor_pickle_raises_or_loads(protocol):
     # In a child whose address space is bounded (RLIMIT_AS: what it uses now plus

@@ -19,7 +19,8 @@ KINDS = w.kinds(7)
 TIMEOUT = 120
 # JAX (imported by earlier tests of the suite) warns when ray.init starts its
 # processes; they never touch JAX
-pytestmark = pytest.mark.filterwarnings("ignore:os.fork\\(\\) was called:RuntimeWarning")
+pytestmark = [pytest.mark.filterwarnings("ignore:os.fork\\(\\) was called:RuntimeWarning"),
+              pytest.mark.slow]  # a Ray cluster (worker processes)
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -11,7 +11,10 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "guide" / "recipes.md"
 UNITS = mdcode.section_units(DOC)
 
 
-@pytest.mark.parametrize("unit", UNITS, ids=[u.title for u in UNITS])
+# a recipe that needs transformers imports it and builds a model: seconds, slow
+@pytest.mark.parametrize("unit", [pytest.param(u, marks=pytest.mark.slow)
+                                  if "transformers" in u.needs else u for u in UNITS],
+                         ids=[u.title for u in UNITS])
 def test_recipe_runs(unit, tmp_path):
     missing = mdcode.missing_modules(unit)
     if missing:

@@ -28,6 +28,7 @@ def test_ordinary_build_has_no_probe():
     assert hurray.__version__
 
 
+@pytest.mark.slow  # a child interpreter
 @pytest.mark.skipif(not ASAN, reason="only the sanitizer suite (HURRAY_EXPECT_ASAN=1)")
 def test_undefined_behaviour_in_the_extension_aborts():
     r = _child("undefined")
@@ -37,6 +38,7 @@ def test_undefined_behaviour_in_the_extension_aborts():
     assert "module.c" in r.stderr
 
 
+@pytest.mark.slow  # a child interpreter
 @pytest.mark.skipif(not ASAN, reason="only the sanitizer suite (HURRAY_EXPECT_ASAN=1)")
 def test_memory_error_in_the_extension_aborts():
     r = _child("address")
@@ -45,6 +47,7 @@ def test_memory_error_in_the_extension_aborts():
     assert "heap-buffer-overflow" in r.stderr, r.stderr[-2000:]
 
 
+@pytest.mark.slow  # a child interpreter
 @pytest.mark.skipif(not ASAN, reason="only the sanitizer suite (HURRAY_EXPECT_ASAN=1)")
 def test_probe_refuses_unknown_kinds():
     with pytest.raises(ValueError, match="_sanitizer_probe"):
