@@ -675,6 +675,22 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_view_tensor(const HurrayFil
                                                                  HurrayError *err);
 
 /*
+ * The tensor called `name` (name_len bytes, borrowed), whatever it is: a
+ * stored tensor (hurray_file_find, then hurray_file_tensor) or a view of a
+ * shared tensor (hurray_file_find_view, then hurray_file_view_tensor over
+ * its base, the record checked whole first). One lookup for every name a
+ * writer gave, as the Python package's f[name] and load give them back.
+ * *out is the caller's (hurray_file_tensor_release); NULL on failure.
+ * Errors: HURRAY_ERR_NULL_POINTER, HURRAY_ERR_NOT_FOUND (neither a tensor
+ * nor a view), HURRAY_ERR_DUPLICATE_NAME, and those of hurray_file_tensor
+ * and hurray_file_view_tensor (a record the reader refuses:
+ * HURRAY_ERR_INVALID_KV, naming the view and the rule).
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_get(const HurrayFile *f, const char *name,
+                                                         size_t name_len, HurrayFileTensor **out,
+                                                         HurrayError *err);
+
+/*
  * The descriptor of view `i` (below hurray_file_view_count) without touching
  * its base's data: the base's own descriptor for a view of the same-tensor
  * kind, else the view's element type, shape and geometry (a strided tensor,

@@ -176,6 +176,26 @@ static void check_file(HurrayFile *f) {
   hurray_file_tensor_release(&t);
   hurray_file_tensor_release(&b);
 
+  /* one lookup for every name: a stored tensor, a view, neither */
+  assert_int_equal(hurray_file_get(f, "w", 1, &t, &e), HURRAY_OK);
+  assert_int_equal(hurray_descriptor_fields(hurray_file_tensor_descriptor(t), &df), HURRAY_OK);
+  assert_int_equal(df.layout.tag, HURRAY_LAYOUT_ROW_MAJOR);
+  assert_true(at(t, 13) == 13.0f);
+  hurray_file_tensor_release(&t);
+  assert_int_equal(hurray_file_get(f, "w.T", 3, &t, &e), HURRAY_OK);
+  nm = hurray_file_tensor_name(t, &len);
+  assert_int_equal(len, 3);
+  assert_memory_equal(nm, "w.T", 3);
+  assert_true(at(t, 2 * 1 + 3 * 6) == 20.0f); /* w.T[2][3] = w[3][2] */
+  hurray_file_tensor_release(&t);
+  assert_int_equal(hurray_file_get(f, tied, strlen(tied), &t, &e), HURRAY_OK);
+  assert_true(at(t, 23) == 23.0f);
+  hurray_file_tensor_release(&t);
+  assert_int_equal(hurray_file_get(f, "nope", 4, &t, &e), HURRAY_ERR_NOT_FOUND);
+  assert_null(t);
+  assert_non_null(strstr(e.message, "no tensor or view"));
+  assert_int_equal(hurray_file_get(f, "w", 1, NULL, &e), HURRAY_ERR_NULL_POINTER);
+
   /* the view's descriptor alone, then partial reads of views from the base's bytes */
   HurrayDescriptor *vd = NULL;
   assert_int_equal(hurray_file_view_descriptor(f, 0, &vd, &e), HURRAY_OK);
@@ -380,8 +400,13 @@ static void expect_forged(const char *record, const char *why) {
     HurrayFileTensor *t = NULL;
     assert_int_equal(hurray_file_view_tensor(f, 0, NULL, &t, &e2), HURRAY_ERR_INVALID_KV);
     assert_null(t);
-    /* the rest of the file reads as usual */
+    assert_int_equal(hurray_file_get(f, "v", 1, &t, &e2), HURRAY_ERR_INVALID_KV);
+    assert_string_equal(e.message, e2.message);
+    assert_null(t);
+    /* the rest of the file reads as usual, by number and by name */
     assert_int_equal(hurray_file_tensor(f, 0, &t, &e2), HURRAY_OK);
+    hurray_file_tensor_release(&t);
+    assert_int_equal(hurray_file_get(f, "w", 1, &t, &e2), HURRAY_OK);
     hurray_file_tensor_release(&t);
     hurray_file_close(&f);
   }
