@@ -27,6 +27,7 @@
 #ifndef HURRAY_CONVERT_H
 #define HURRAY_CONVERT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "hurray/export.h"
@@ -133,6 +134,56 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_elements_convert(uint8_t src_typ
                                                                  uint8_t dst_type, void *dst,
                                                                  int64_t dst_stride,
                                                                  uint64_t count, uint32_t flags);
+
+/* ---- ranges --------------------------------------------------------------------- */
+
+/*
+ * The numeric rules of arange and linspace, computed as NumPy computes them
+ * so that the same call gives the same bits (the Python package's
+ * hurray.arange and hurray.linspace are these functions). Elements are
+ * written packed, in host byte order, into `dst` (borrowed, dst_size bytes;
+ * NULL allowed when n is 0). Complex types get zero imaginary parts.
+ *
+ * hurray_fill_arange_int: an integer type of 8 to 64 bits; element i is
+ * first + i * step modulo 2**bits (first and step are the values' low 64
+ * bits: a caller checks that the first and the last element fit, if it
+ * wants them to).
+ *
+ * hurray_fill_arange_float: float16, bfloat16, float32, float64, complex64
+ * or complex128; elements 0 and 1 are `first` and `second` converted to the
+ * type (bfloat16 through float32), element i >= 2 is e0 + i * (e1 - e0) in
+ * the type's arithmetic (float16 and bfloat16 in float32, each element
+ * rounded).
+ *
+ * hurray_fill_linspace: any of those types; in float64, i * step + start
+ * with step = (stop - start) / div (div = n - 1 with the endpoint, n
+ * without; (i / div) * (stop - start) + start when the step underflows to
+ * zero), the last element exactly `stop` with the endpoint, then converted
+ * (integers: floor, and every element must fit the type: otherwise
+ * HURRAY_ERR_INVALID_ARGUMENT, *out_bad (may be NULL) the first that does
+ * not, and nothing is written).
+ *
+ * Errors: HURRAY_ERR_INVALID_TYPE (a tag that names no type),
+ * HURRAY_ERR_UNSUPPORTED (bool, sub-byte, float8 and other types; an
+ * integer type for arange_float, a float type for arange_int),
+ * HURRAY_ERR_NULL_POINTER, HURRAY_ERR_BUFFER_TOO_SMALL (dst_size below n
+ * elements), HURRAY_ERR_INVALID_ARGUMENT (linspace: start or stop not
+ * finite, stop - start overflowing float64, an integer element out of
+ * range).
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_fill_arange_int(uint8_t type_tag, uint64_t n,
+                                                                uint64_t first, uint64_t step,
+                                                                void *dst, uint64_t dst_size,
+                                                                HurrayError *err);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_fill_arange_float(uint8_t type_tag, uint64_t n,
+                                                                  double first, double second,
+                                                                  void *dst, uint64_t dst_size,
+                                                                  HurrayError *err);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_fill_linspace(uint8_t type_tag, uint64_t n,
+                                                              double start, double stop,
+                                                              bool endpoint, void *dst,
+                                                              uint64_t dst_size, double *out_bad,
+                                                              HurrayError *err);
 
 #ifdef __cplusplus
 }

@@ -392,26 +392,14 @@ PyObject *hrpy_full_like(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
 /* ---- arange, linspace, eye -------------------------------------------------------- */
 
 /*
- * Values are computed as NumPy computes them, so that the same call gives the
- * same bits:
- * - arange: the length is ceil((stop - start) / step) with Python's true
- *   division (exact rounding for integers); element 0 is start and element 1
- *   start + step, both converted to the element type, and element i >= 2 is
- *   e0 + i * (e1 - e0) in the element type's arithmetic (float32 in float32,
- *   float16 and bfloat16 in float32 then rounded, integers exactly).
- * - linspace: in float64, i * step + start with step = (stop - start) / div
- *   (div = num - 1, or num without the endpoint; (i / div) * delta + start
- *   when step underflows to zero), the last element exactly stop, then
- *   converted to the element type (integers floor first).
- * Integer results that do not fit the element type raise OverflowError
- * (NumPy wraps them silently); arguments are finite real numbers.
+ * The values are the library's (hurray_fill_arange_int / _float and
+ * hurray_fill_linspace, include/hurray/convert.h: NumPy's rules, the same
+ * bits for the same call). This part reads Python's arguments: the length is
+ * ceil((stop - start) / step) with Python's true division (exact for
+ * integers), integer ranges are checked to fit their type (OverflowError,
+ * where NumPy wraps silently), arguments are finite real numbers.
  */
 
-/* FP contraction would fuse i * step + start into one rounding (NumPy rounds
- * twice); the build is ISO C (GCC: contraction off); clang needs telling. */
-#if defined(__clang__)
-#pragma STDC FP_CONTRACT OFF
-#endif
 
 /* How the elements of a range are computed and stored. */
 typedef enum { RK_INT, RK_F16, RK_BF16, RK_F32, RK_F64, RK_C64, RK_C128 } RangeKind;
@@ -553,102 +541,24 @@ static int range_size(HrpyState *st, const char *fname, const char *what, uint8_
   return 0;
 }
 
-/* Element i = first + i * delta (modulo 2**64), its low `isz` bytes stored
- * little-endian: native stores on a little-endian host, bytes otherwise. */
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-#define STORE_INTS_NATIVE 1
-#else
-#define STORE_INTS_NATIVE 0
-#endif
-static void store_ints(uint8_t *dst, uint64_t n, unsigned isz, uint64_t first, uint64_t delta) {
-  uint64_t v = first;
-#if STORE_INTS_NATIVE
-  switch (isz) {
-    case 1:
-      for (uint64_t i = 0; i < n; i++, v += delta) dst[i] = (uint8_t)v;
-      return;
-    case 2:
-      for (uint64_t i = 0; i < n; i++, v += delta) {
-        uint16_t w = (uint16_t)v;
-        memcpy(dst + 2 * i, &w, 2);
-      }
-      return;
-    case 4:
-      for (uint64_t i = 0; i < n; i++, v += delta) {
-        uint32_t w = (uint32_t)v;
-        memcpy(dst + 4 * i, &w, 4);
-      }
-      return;
-    default:
-      for (uint64_t i = 0; i < n; i++, v += delta) memcpy(dst + 8 * i, &v, 8);
-      return;
-  }
-#else
-  for (uint64_t i = 0; i < n; i++, v += delta)
-    for (unsigned b = 0; b < isz; b++) dst[isz * i + b] = (uint8_t)(v >> (8 * b));
-#endif
-}
-
 /* An arange, once its arguments are resolved (see the comment above). */
 typedef struct {
   RangeKind kind;
+  uint8_t tag;
   unsigned isz;
-  uint64_t n;
+  uint64_t n, nbytes;
   uint64_t ifirst, idelta; /* RK_INT: element 0 and the step, modulo 2**64 */
   double e0, e1;           /* the others: elements 0 and 1 before conversion */
 } ArangePlan;
 
+/* The values: the library's rules (hurray_fill_arange_*, hurray/convert.h).
+ * The arguments were checked here: the fill cannot fail. */
 static void arange_fill(uint8_t *dst, const ArangePlan *p) {
-  uint64_t n = p->n;
-  switch (p->kind) {
-    case RK_INT:
-      store_ints(dst, n, p->isz, p->ifirst, p->idelta);
-      return;
-    case RK_F64:
-    case RK_C128: {
-      /* complex: the imaginary parts stay zero (the buffer is zeroed) */
-      size_t stride = p->kind == RK_F64 ? 8 : 16;
-      double s = p->e0, nx = p->e1, d = nx - s;
-      if (n > 0) memcpy(dst, &s, 8);
-      if (n > 1) memcpy(dst + stride, &nx, 8);
-      for (uint64_t i = 2; i < n; i++) {
-        double prod = (double)i * d;
-        double v = s + prod;
-        memcpy(dst + stride * i, &v, 8);
-      }
-      return;
-    }
-    case RK_F32:
-    case RK_C64: {
-      size_t stride = p->kind == RK_F32 ? 4 : 8;
-      float s = (float)p->e0, nx = (float)p->e1, d = nx - s;
-      if (n > 0) memcpy(dst, &s, 4);
-      if (n > 1) memcpy(dst + stride, &nx, 4);
-      for (uint64_t i = 2; i < n; i++) {
-        float prod = (float)i * d;
-        float v = s + prod;
-        memcpy(dst + stride * i, &v, 4);
-      }
-      return;
-    }
-    case RK_F16:
-    case RK_BF16: {
-      bool half = p->kind == RK_F16;
-      uint16_t h0 = half ? hurray_float16_from_double(p->e0) : f64_to_bf16(p->e0);
-      uint16_t h1 = half ? hurray_float16_from_double(p->e1) : f64_to_bf16(p->e1);
-      float s = half ? hurray_float16_to_float(h0) : hurray_bfloat16_to_float(h0);
-      float d = (half ? hurray_float16_to_float(h1) : hurray_bfloat16_to_float(h1)) - s;
-      if (n > 0) memcpy(dst, &h0, 2);
-      if (n > 1) memcpy(dst + 2, &h1, 2);
-      for (uint64_t i = 2; i < n; i++) {
-        float prod = (float)i * d;
-        float v = s + prod;
-        uint16_t h = half ? hurray_float16_from_float(v) : hurray_bfloat16_from_float(v);
-        memcpy(dst + 2 * i, &h, 2);
-      }
-      return;
-    }
-  }
+  if (p->kind == RK_INT)
+    HRPY_CANNOT_FAIL(hurray_fill_arange_int(p->tag, p->n, p->ifirst, p->idelta, dst, p->nbytes,
+                                            NULL));
+  else
+    HRPY_CANNOT_FAIL(hurray_fill_arange_float(p->tag, p->n, p->e0, p->e1, dst, p->nbytes, NULL));
 }
 
 /* Runs fn(dst, plan) with the GIL released when the buffer is large. */
@@ -790,6 +700,8 @@ PyObject *hrpy_arange(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyOb
   }
   uint64_t nbytes;
   if (range_size(st, "arange", "(stop - start) / step", tag, plan.n, &nbytes) < 0) goto done;
+  plan.tag = tag;
+  plan.nbytes = nbytes;
 
   if (plan.kind == RK_INT) {
     if (all_int) {
@@ -822,7 +734,7 @@ PyObject *hrpy_arange(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyOb
     plan.e1 = start.d + step.d;
   }
   HrpyBuffer b;
-  if (alloc_owned(nbytes, plan.kind == RK_C64 || plan.kind == RK_C128, &b) < 0) goto done;
+  if (alloc_owned(nbytes, false, &b) < 0) goto done;
   RUN_FILL(arange_fill, b.data, &plan, nbytes);
   result = hrpy_tensor_new_dense(st, tag, 1, &plan.n, HURRAY_LAYOUT_ROW_MAJOR, device, &b,
                                  "arange");
@@ -839,72 +751,19 @@ done:
 /* A linspace, once its arguments are resolved (see the comment above). */
 typedef struct {
   RangeKind kind;
+  uint8_t tag;
   const HurrayDtypeInfo *info;
-  uint64_t n, div;
-  double start, stop, delta, step;
-  bool endpoint, step_zero;
-  bool out_of_range; /* set by the fill: an integer element does not fit */
-  double bad;        /* the first such element */
+  uint64_t n, nbytes;
+  double start, stop;
+  bool endpoint;
+  HurrayStatus status; /* set by the fill: an integer element does not fit */
+  double bad;          /* the first such element */
 } LinspacePlan;
 
-/* Whether floor(y) (a float64) fits the integer type. */
-static bool double_fits(double y, const HurrayDtypeInfo *info) {
-  unsigned bits = info->bit_width;
-  if ((info->flags & HURRAY_DTF_SIGNED) != 0) {
-    double lim = ldexp(1.0, (int)bits - 1); /* 2**(bits-1), exact */
-    return y >= -lim && y < lim;
-  }
-  return y >= 0.0 && y < ldexp(1.0, (int)bits);
-}
-
+/* The values: the library's rules (hurray_fill_linspace, hurray/convert.h). */
 static void linspace_fill(uint8_t *dst, LinspacePlan *p) {
-  unsigned isz = p->kind == RK_INT ? p->info->bit_width / 8u : 0;
-  bool is_signed = p->kind == RK_INT && (p->info->flags & HURRAY_DTF_SIGNED) != 0;
-  double divd = (double)p->div;
-  for (uint64_t i = 0; i < p->n; i++) {
-    double y;
-    if (p->div == 0) {
-      y = (double)i * p->delta;
-    } else if (p->step_zero) { /* the step underflowed: scale first */
-      double f = (double)i / divd;
-      y = f * p->delta;
-    } else {
-      y = (double)i * p->step;
-    }
-    y = y + p->start;
-    if (p->endpoint && p->n > 1 && i == p->n - 1) y = p->stop;
-    switch (p->kind) {
-      case RK_F64:
-        memcpy(dst + 8 * i, &y, 8);
-        break;
-      case RK_C128:
-        memcpy(dst + 16 * i, &y, 8); /* imaginary part zeroed */
-        break;
-      case RK_F32:
-      case RK_C64: {
-        float f = (float)y;
-        memcpy(dst + (p->kind == RK_F32 ? 4 : 8) * i, &f, 4);
-        break;
-      }
-      case RK_F16:
-      case RK_BF16: {
-        uint16_t h = p->kind == RK_F16 ? hurray_float16_from_double(y) : f64_to_bf16(y);
-        memcpy(dst + 2 * i, &h, 2);
-        break;
-      }
-      case RK_INT: {
-        y = floor(y);
-        if (!double_fits(y, p->info)) {
-          if (!p->out_of_range) p->bad = y;
-          p->out_of_range = true;
-          break;
-        }
-        uint64_t v = is_signed ? (uint64_t)(int64_t)y : (uint64_t)y;
-        for (unsigned b = 0; b < isz; b++) dst[isz * i + b] = (uint8_t)(v >> (8 * b));
-        break;
-      }
-    }
-  }
+  p->status = hurray_fill_linspace(p->tag, p->n, p->start, p->stop, p->endpoint, dst, p->nbytes,
+                                   &p->bad, NULL);
 }
 
 /* A count argument (num, n_rows, n_cols): an int >= 0 (TypeError for a
@@ -980,22 +839,18 @@ PyObject *hrpy_linspace(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
   plan.info = hurray_dtype_info(tag);
   PyObject *device = resolve_device(st, "linspace", a[5], st->core->cpu);
   if (device == NULL) return NULL;
-  plan.delta = plan.stop - plan.start;
-  if (!isfinite(plan.delta)) {
+  if (!isfinite(plan.stop - plan.start)) {
     return hrpy_raise(st->InvalidDescriptorError,
                      "linspace: stop - start overflows float64 (start=%R, stop=%R)", a[0], a[1]);
   }
   uint64_t nbytes;
   if (range_size(st, "linspace", "num", tag, plan.n, &nbytes) < 0) return NULL;
-  plan.div = plan.endpoint ? (plan.n > 0 ? plan.n - 1 : 0) : plan.n;
-  if (plan.div > 0) {
-    plan.step = plan.delta / (double)plan.div;
-    plan.step_zero = plan.step == 0.0;
-  }
+  plan.tag = tag;
+  plan.nbytes = nbytes;
   HrpyBuffer b;
-  if (alloc_owned(nbytes, plan.kind == RK_C64 || plan.kind == RK_C128, &b) < 0) return NULL;
+  if (alloc_owned(nbytes, false, &b) < 0) return NULL;
   RUN_FILL(linspace_fill, b.data, &plan, nbytes);
-  if (plan.out_of_range) {
+  if (plan.status != HURRAY_OK) {
     hrpy_buffer_release(&b);
     PyObject *f = PyFloat_FromDouble(plan.bad);
     if (f == NULL) return NULL;
