@@ -9,6 +9,7 @@
 #include "core/tensor.h"
 #include "types/layout.h"
 #include "types/quant.h"
+#include "types/schema.h"
 #include "types/state.h"
 #include "util/args.h"
 #include "util/bytes.h"
@@ -138,35 +139,22 @@ static PyObject *paged_validate_quantization(PyObject *s, PyObject *q) {
   uint64_t shape[3] = {1, 1, 1};
   uint32_t axis = UINT32_MAX, block = 0, sidx = HURRAY_QUANT_NO_BUFFER,
            zidx = HURRAY_QUANT_NO_BUFFER;
-  uint8_t type = HURRAY_DTYPE_INT8;
-  switch (qz->scheme) {
-    case HURRAY_QUANT_PER_TENSOR_AFFINE:
-      type = HURRAY_DTYPE_INT32;
-      break;
-    case HURRAY_QUANT_PER_CHANNEL_AFFINE:
-      type = HURRAY_DTYPE_INT32;
-      axis = qz->u.per_channel.axis;
-      sidx = qz->u.per_channel.scale_buffer_index;
-      zidx = qz->u.per_channel.zero_point_buffer_index;
-      break;
-    case HURRAY_QUANT_PER_BLOCK_AFFINE:
-      axis = qz->u.per_block.axis;
-      block = qz->u.per_block.block_size;
-      sidx = qz->u.per_block.scale_buffer_index;
-      zidx = qz->u.per_block.zero_point_buffer_index;
-      break;
-    case HURRAY_QUANT_NF4:
-      type = HURRAY_DTYPE_UINT4;
-      axis = qz->u.nf4.axis;
-      block = qz->u.nf4.block_size;
-      sidx = qz->u.nf4.scale_buffer_index;
-      break;
-    default:
-      axis = qz->u.mxfp.axis;
-      block = qz->u.mxfp.block_size;
-      sidx = qz->u.mxfp.scale_buffer_index;
-      break;
+  const HurrayQuantSchemeInfo *info = hurray_quant_scheme_info(qz->scheme);
+  HrpyRecord r = {info->fields, info->field_count, (char *)(uintptr_t)qz, NULL, 0};
+  for (uint32_t i = 0; i < r.count; i++) { /* the scheme's axis, block and buffers */
+    const HurrayFieldInfo *fi = &r.fields[i];
+    uint32_t v = (uint32_t)hrpy_record_u64(&r, i);
+    if (fi->kind == HURRAY_VALUE_BUFFER_INDEX)
+      *((fi->flags & HURRAY_FIELD_SYMMETRIC) ? &zidx : &sidx) = v;
+    else if (strcmp(fi->name, "axis") == 0)
+      axis = v;
+    else if (strcmp(fi->name, "block_size") == 0)
+      block = v;
   }
+  /* a storage type the scheme takes */
+  uint8_t type = qz->scheme == HURRAY_QUANT_NF4 ? HURRAY_DTYPE_UINT4
+                 : qz->scheme <= HURRAY_QUANT_PER_CHANNEL_AFFINE ? HURRAY_DTYPE_INT32
+                                                                 : HURRAY_DTYPE_INT8;
   if (axis < 3 && block > 0) shape[axis] = block;
   /* exactly the layout's three buffers plus the scheme's parameter buffers */
   uint32_t nbuf = 3;

@@ -286,6 +286,52 @@ static int type_tag_arg(HrpyState *st, const HurrayFieldInfo *f, PyObject *o, co
   return -1;
 }
 
+/* Stores an integer into a scalar field of any width. */
+static void store(const HurrayFieldInfo *f, char *p, uint64_t v) {
+  if (f->kind == HURRAY_VALUE_U64) {
+    put(p, &v, sizeof v);
+  } else if (f->kind >= HURRAY_VALUE_U32) { /* U32, I32, BUFFER_INDEX: four bytes */
+    uint32_t x = (uint32_t)v;
+    put(p, &x, sizeof x);
+  } else {
+    *p = (char)(uint8_t)v;
+  }
+}
+
+void hrpy_record_set(HrpyRecord *r, uint32_t i, uint64_t v) {
+  store(&r->fields[i], addr(r, &r->fields[i]), v);
+}
+
+/* The integer an argument gives a BOOL, ENUM, TYPE_TAG or integer field. */
+static int scalar_arg(HrpyState *st, const HurrayFieldInfo *f, PyObject *o, const char *ctx,
+                      uint64_t *v) {
+  uint8_t u8 = 0;
+  int rc;
+  switch (f->kind) {
+    case HURRAY_VALUE_BOOL: {
+      bool t = false;
+      rc = hrpy_arg_bool(o, ctx, f->name, &t);
+      u8 = t ? 1 : 0;
+      break;
+    }
+    case HURRAY_VALUE_ENUM: {
+      HrpyEnum e = {f->value_names, f->values, (int)f->value_count};
+      rc = hrpy_arg_enum(o, &e, ctx, f->name, &u8);
+      break;
+    }
+    case HURRAY_VALUE_TYPE_TAG: rc = type_tag_arg(st, f, o, ctx, &u8); break;
+    case HURRAY_VALUE_I32: {
+      int64_t x = 0;
+      rc = hrpy_arg_i64(st, o, ctx, f->name, INT32_MIN, INT32_MAX, &x);
+      *v = (uint64_t)x;
+      return rc;
+    }
+    default: return hrpy_arg_u64(st, o, ctx, f->name, f->max, v); /* U32, U64, BUFFER_INDEX */
+  }
+  *v = u8;
+  return rc;
+}
+
 int hrpy_build_field(HrpyState *st, HrpyBuild *b, uint32_t i, PyObject *o, const char *ctx) {
   const HurrayFieldInfo *f = &b->rec.fields[i];
   char *p = addr(&b->rec, f);
@@ -293,67 +339,13 @@ int hrpy_build_field(HrpyState *st, HrpyBuild *b, uint32_t i, PyObject *o, const
                                    HURRAY_FIELD_OPTIONAL)) &&
       (f->kind == HURRAY_VALUE_BYTES || !(f->flags & HURRAY_FIELD_OPTIONAL)))
     o = NULL; /* None spells "not given" where the field can be absent */
-  if (f->kind == HURRAY_VALUE_NESTED) return 0;
-  if (o == NULL) {
-    uint64_t v = (f->flags & HURRAY_FIELD_NULLABLE) ? f->absent_value : f->default_value;
-    if (f->kind >= HURRAY_VALUE_U32_ARRAY) return 0; /* arrays and bytes stay NULL */
-    switch (f->kind) {
-      case HURRAY_VALUE_U32:
-      case HURRAY_VALUE_BUFFER_INDEX: {
-        uint32_t x = (uint32_t)v;
-        put(p, &x, sizeof x);
-        return 0;
-      }
-      case HURRAY_VALUE_I32: {
-        int32_t x = (int32_t)(int64_t)v;
-        put(p, &x, sizeof x);
-        return 0;
-      }
-      case HURRAY_VALUE_U64: put(p, &v, sizeof v); return 0;
-      case HURRAY_VALUE_F32: return 0;
-      default: *p = (char)(uint8_t)v; return 0;
-    }
+  if (o == NULL) { /* the default; arrays, bytes and the nested levels stay NULL */
+    if (f->kind < HURRAY_VALUE_U32_ARRAY && f->kind != HURRAY_VALUE_F32)
+      store(f, p, (f->flags & HURRAY_FIELD_NULLABLE) ? f->absent_value : f->default_value);
+    return 0;
   }
   switch (f->kind) {
-    case HURRAY_VALUE_BOOL: {
-      bool v;
-      if (hrpy_arg_bool(o, ctx, f->name, &v) < 0) return -1;
-      *p = (char)(v ? 1 : 0);
-      return 0;
-    }
-    case HURRAY_VALUE_ENUM: {
-      HrpyEnum e = {f->value_names, f->values, (int)f->value_count};
-      uint8_t v;
-      if (hrpy_arg_enum(o, &e, ctx, f->name, &v) < 0) return -1;
-      *p = (char)v;
-      return 0;
-    }
-    case HURRAY_VALUE_TYPE_TAG: {
-      uint8_t v;
-      if (type_tag_arg(st, f, o, ctx, &v) < 0) return -1;
-      *p = (char)v;
-      return 0;
-    }
-    case HURRAY_VALUE_U32:
-    case HURRAY_VALUE_BUFFER_INDEX:
-    case HURRAY_VALUE_U64: {
-      uint64_t v;
-      if (hrpy_arg_u64(st, o, ctx, f->name, f->max, &v) < 0) return -1;
-      if (f->kind == HURRAY_VALUE_U64) {
-        put(p, &v, sizeof v);
-      } else {
-        uint32_t x = (uint32_t)v;
-        put(p, &x, sizeof x);
-      }
-      return 0;
-    }
-    case HURRAY_VALUE_I32: {
-      int64_t v;
-      if (hrpy_arg_i64(st, o, ctx, f->name, INT32_MIN, INT32_MAX, &v) < 0) return -1;
-      int32_t x = (int32_t)v;
-      put(p, &x, sizeof x);
-      return 0;
-    }
+    case HURRAY_VALUE_NESTED: return 0; /* the caller's */
     case HURRAY_VALUE_F32: {
       double v;
       if (hrpy_arg_float(o, ctx, f->name, &v) < 0) return -1;
@@ -369,7 +361,9 @@ int hrpy_build_field(HrpyState *st, HrpyBuild *b, uint32_t i, PyObject *o, const
       put(b->rec.base + f->count_offset, &len, sizeof len);
       return 0;
     }
-    default: { /* the arrays */
+    case HURRAY_VALUE_U32_ARRAY:
+    case HURRAY_VALUE_I64_ARRAY:
+    case HURRAY_VALUE_U64_ARRAY: {
       HrpyArrKind k = f->kind == HURRAY_VALUE_U32_ARRAY   ? HRPY_ARR_U32
                       : f->kind == HURRAY_VALUE_I64_ARRAY ? HRPY_ARR_I64
                                                           : HRPY_ARR_U64;
@@ -385,6 +379,12 @@ int hrpy_build_field(HrpyState *st, HrpyBuild *b, uint32_t i, PyObject *o, const
       b->rec.n = n;
       const void *data = b->arrays[i];
       put(p, &data, sizeof data);
+      return 0;
+    }
+    default: {
+      uint64_t v = 0;
+      if (scalar_arg(st, f, o, ctx, &v) < 0) return -1;
+      store(f, p, v);
       return 0;
     }
   }
