@@ -250,7 +250,10 @@ int hrpy_layout_types_init(PyObject *m, HrpyState *st) {
   for (size_t i = 0; i < CLASS_COUNT; i++) {
     const ClassDef *c = &k_classes[i];
     const HurrayLayoutInfo *info = info_of(c);
-    if (info == NULL) return PyErr_Format(PyExc_SystemError, "%s: no layout table", c->name), -1;
+    if (info == NULL) {
+      PyErr_Format(PyExc_SystemError, "%s: libhurray has no table for it", c->name);
+      return -1;
+    }
     if (hrpy_fields_check(info->fields, info->field_count, c->name) < 0) return -1;
     PyGetSetDef *getset = hrpy_fields_getset(&g_getsets[i], NULL, info->fields, info->field_count,
                                              hrpy_layout_field_get);
