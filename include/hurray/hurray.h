@@ -16,6 +16,7 @@
 #include "hurray/device.h"
 #include "hurray/layout.h"
 #include "hurray/quant.h"
+#include "hurray/schema.h"
 #include "hurray/descriptor.h"
 #include "hurray/buffer.h"
 #include "hurray/context.h"

@@ -1,6 +1,7 @@
 /* Reading a descriptor: the reference C ABI getters, the fields view, value
  * equality and derived quantities. */
 #include "descriptor/descriptor_impl.h"
+#include "hurray/schema.h"
 
 #include <stdio.h>
 
@@ -237,44 +238,29 @@ bool hurray_descriptor_equal(const HurrayDescriptor *a, const HurrayDescriptor *
 const char *hurray_descriptor_buffer_role(const HurrayDescriptorFields *f, uint32_t index,
                                           char *buf, size_t buf_len) {
   if (f == NULL) return NULL;
-  const HurrayQuantization *q = f->quantization;
-  if (q != NULL) {
-    uint32_t s = HURRAY_QUANT_NO_BUFFER, z = HURRAY_QUANT_NO_BUFFER;
-    switch (q->scheme) {
-      case HURRAY_QUANT_PER_CHANNEL_AFFINE:
-        s = q->u.per_channel.scale_buffer_index;
-        z = q->u.per_channel.zero_point_buffer_index;
-        break;
-      case HURRAY_QUANT_PER_BLOCK_AFFINE:
-        s = q->u.per_block.scale_buffer_index;
-        z = q->u.per_block.zero_point_buffer_index;
-        break;
-      case HURRAY_QUANT_NF4: s = q->u.nf4.scale_buffer_index; break;
-      case HURRAY_QUANT_MXFP: s = q->u.mxfp.scale_buffer_index; break;
-      default: break;
-    }
-    if (index == s && index == z) return "quantization scales and zero points";
-    if (index == s) return "quantization scales";
-    if (index == z) return "quantization zero points";
+  /* the roles come from the tables of what each scheme and layout carries
+   * (src/quant/info.c, src/layout/info.c) */
+  const HurrayQuantSchemeInfo *qi =
+      f->quantization != NULL ? hurray_quant_scheme_info(f->quantization->scheme) : NULL;
+  const char *qrole = NULL;
+  for (uint32_t i = 0; qi != NULL && i < qi->field_count; i++) {
+    const HurrayFieldInfo *fi = &qi->fields[i];
+    uint32_t at;
+    if (fi->kind != HURRAY_VALUE_BUFFER_INDEX) continue;
+    memcpy(&at, (const char *)f->quantization + fi->offset, sizeof at);
+    if (at != index) continue;
+    if (qrole != NULL) return "quantization scales and zero points"; /* one buffer, both */
+    qrole = fi->role;
   }
-  static const char *const coo[] = {"values", "indices"};
-  static const char *const csr[] = {"values", "col_indices", "row_ptr"};
-  static const char *const csc[] = {"values", "row_indices", "col_ptr"};
-  static const char *const paged[] = {"page_pool", "block_table", "seq_ptr"};
-  switch (f->layout.tag) {
-    case HURRAY_LAYOUT_COO: return index < 2 ? coo[index] : NULL;
-    case HURRAY_LAYOUT_CSR: return index < 3 ? csr[index] : NULL;
-    case HURRAY_LAYOUT_CSC: return index < 3 ? csc[index] : NULL;
-    case HURRAY_LAYOUT_BLOCK_PAGED: return index < 3 ? paged[index] : NULL;
-    case HURRAY_LAYOUT_CSF:
-      if (index == 0) return "values";
-      if (index > 2u * f->rank || buf == NULL || buf_len == 0) return NULL;
-      /* buffer 2L + 1 holds pos_L, buffer 2L + 2 crd_L */
-      snprintf(buf, buf_len, "%s_%u", index % 2 == 1 ? "pos" : "crd", (unsigned)((index - 1) / 2));
-      return buf;
-    default:
-      return hurray_layout_class(f->layout.tag) == HURRAY_LAYOUT_CLASS_DENSE && index == 0
-                 ? "element data"
-                 : NULL;
-  }
+  if (qrole != NULL) return qrole;
+  const HurrayLayoutInfo *li = hurray_layout_info(f->layout.tag);
+  if (li == NULL || !li->buffers_known) return NULL;
+  if (index < li->buffer_role_count) return li->buffer_roles[index];
+  uint32_t k = index - li->buffer_role_count;
+  if (li->dim_role_count == 0 || k / li->dim_role_count >= f->rank || buf == NULL || buf_len == 0)
+    return NULL;
+  /* a per-dimension buffer (CSF: buffer 2L + 1 holds pos_L, buffer 2L + 2 crd_L) */
+  snprintf(buf, buf_len, "%s_%u", li->dim_roles[k % li->dim_role_count],
+           (unsigned)(k / li->dim_role_count));
+  return buf;
 }

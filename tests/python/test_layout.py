@@ -232,6 +232,43 @@ def test_composite_layout_rule_and_combine_are_separate():
         hurray.CompositeLayout("group", 0xFFFFFFFF)  # the reserved "open" count
 
 
+def test_conditional_fields_are_given_exactly_when_their_condition_holds():
+    """libhurray's table says when a field is present (hurray/schema.h, CONDITIONAL);
+    the one constructor checks it the same way for every layout."""
+    idx = hurray.InvalidDescriptorError
+    with pytest.raises(idx, match="outer_strides is given only when outer_layout is 'strided'"):
+        hurray.TiledLayout([4], outer_strides=[1])
+    with pytest.raises(idx, match="inner_layout 'tiled' needs inner_tiled="):
+        hurray.TiledLayout([4], inner_layout="tiled")
+    with pytest.raises(idx, match="outer_layout 'strided' needs outer_strides="):
+        hurray.TiledLayout([4], outer_layout="strided")
+    with pytest.raises(idx, match="combine_op is given only when composition_rule is 'overlay'"):
+        hurray.CompositeLayout("group", 2, combine_op="add")
+    with pytest.raises(idx, match="composition_rule 'overlay' needs combine_op="):
+        hurray.CompositeLayout("overlay", 2)
+    # None spells "not given" for a conditional or nullable field
+    assert hurray.TiledLayout([4], outer_strides=None) == hurray.TiledLayout([4])
+    assert hurray.CompositeLayout("group", 2, None) == hurray.CompositeLayout("group", 2)
+    assert hurray.BlockPagedLayout(16, 4, 0, 1, layer_index=None).layer_index is None
+
+
+LAYOUT_CLASSES = ["RowMajorLayout", "ColMajorLayout", "StridedLayout", "TiledLayout",
+                  "MortonLayout", "HilbertLayout", "CooLayout", "CsrLayout", "CscLayout",
+                  "CsfLayout", "BlockPagedLayout", "CompositeLayout", "PrivateExtensionLayout",
+                  "UnknownLayout"]
+
+
+@pytest.mark.parametrize("name", LAYOUT_CLASSES)
+def test_every_parameter_is_a_documented_read_only_property(name):
+    import inspect
+
+    cls = getattr(hurray, name)
+    for p in inspect.signature(cls).parameters:
+        prop = getattr(cls, p)
+        assert isinstance(prop, property) or type(prop).__name__ == "getset_descriptor", p
+        assert prop.__doc__, p
+
+
 def test_enumerations_are_closed_lowercase_strings():
     with pytest.raises(ValueError):
         hurray.TiledLayout([4], outer_layout="tiled")

@@ -65,6 +65,34 @@ def test_repr(q, text):
     assert repr(q) == text
 
 
+@pytest.mark.parametrize("name", ["PerTensorAffine", "PerChannelAffine", "PerBlockAffine", "NF4",
+                                  "MXFP", "OpaqueQuantization"])
+def test_every_parameter_is_a_documented_property(name):
+    """The classes are built from libhurray's scheme table: one getter per field."""
+    import inspect
+
+    cls = getattr(hurray, name)
+    for p in inspect.signature(cls).parameters:
+        assert getattr(cls, p).__doc__, p
+
+
+def test_symmetric_forms_and_scale_types():
+    assert (hurray.PerBlockAffine.symmetric(1, 32, 1, "float16")
+            == hurray.PerBlockAffine(1, 32, 1, None, "float16"))
+    with pytest.raises(TypeError):  # every parameter of a form is required
+        hurray.PerBlockAffine.symmetric(1, 32, 1)
+    with pytest.raises(TypeError):  # the symmetric form has no zero points
+        hurray.PerChannelAffine.symmetric(0, 1, zero_point_buffer_index=2)
+    with pytest.raises(hurray.InvalidDescriptorError,
+                       match="scale_type must be float16, bfloat16 or float32, not int8"):
+        hurray.PerBlockAffine(0, 32, 1, scale_type="int8")
+    with pytest.raises(TypeError):  # fixed by the format: not a parameter
+        hurray.PerChannelAffine(0, 1, None, "float32")
+    opaque = hurray.OpaqueQuantization(bytes([0xF0, 1, 0, 0, 7]))
+    assert repr(opaque) == "OpaqueQuantization(scheme_tag=0xF0, payload=5 bytes)"
+    assert opaque.payload == bytes([0xF0, 1, 0, 0, 7])
+
+
 def test_scheme_rules_without_a_tensor():
     bad = [
         lambda: hurray.PerTensorAffine(0.0, 0),

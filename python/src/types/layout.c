@@ -18,9 +18,11 @@
 #include "types/layout.h"
 
 #include "core/tensor.h"
+#include "types/schema.h"
+#include "types/state.h"
 #include "util/args.h"
 #include "util/errors.h"
-#include "types/state.h"
+#include "util/reduce.h"
 
 #include <string.h>
 
@@ -139,6 +141,47 @@ int hrpy_layout_validate_shape(HrpyState *st, PyObject *obj, uint32_t rank, cons
   return 0;
 }
 
+/* ---- the fields of a subclass, from libhurray's table ----------------------------- */
+
+/* The fields of a layout object over its value (the outermost tiled level
+ * for HURRAY_FIELD_IN_LEVEL fields). */
+static HrpyRecord record_of(PyObject *s) {
+  HrpyLayout *l = L(s);
+  const HurrayLayoutInfo *info = hurray_layout_info(l->lay.tag);
+  HrpyRecord r = {NULL, 0, (char *)&l->lay, NULL, l->n};
+  if (info != NULL) {
+    r.fields = info->fields;
+    r.count = info->field_count;
+  }
+  if (l->lay.tag == HURRAY_LAYOUT_TILED && l->lay.u.tiled.depth > 0)
+    r.level = (char *)(uintptr_t)&l->lay.u.tiled.levels[0];
+  return r;
+}
+
+/* The nested levels of a tiled layout as a layout of the same class. */
+static PyObject *inner_levels(PyObject *s) {
+  HurrayLayout in = L(s)->lay;
+  in.u.tiled.depth--;
+  in.u.tiled.levels++;
+  return hrpy_layout_new(hrpy_state_of(s), Py_TYPE(s), &in, L(s)->n);
+}
+
+PyObject *hrpy_layout_field_get(PyObject *s, void *closure) {
+  const HurrayFieldInfo *f = closure;
+  HrpyRecord r = record_of(s);
+  uint32_t i = (uint32_t)(f - r.fields);
+  if (f->kind == HURRAY_VALUE_NESTED) {
+    if (!hrpy_record_present(&r, i) || L(s)->lay.u.tiled.depth < 2) Py_RETURN_NONE;
+    return inner_levels(s);
+  }
+  return hrpy_record_get(hrpy_state_of(s), &r, i);
+}
+
+static bool is_catch_all(uint8_t tag) {
+  HurrayTagKind k = hurray_layout_tag_kind(tag);
+  return k != HURRAY_TAG_NAMED && k != HURRAY_TAG_INVALID;
+}
+
 /* ---- the base's surface --------------------------------------------------------- */
 
 static PyObject *lg_tag(PyObject *s, void *c) {
@@ -179,13 +222,42 @@ static PyObject *lm_validate_against_shape(PyObject *s, PyObject *shape_obj) {
 }
 
 static PyObject *layout_repr(PyObject *s) {
-  return PyUnicode_FromFormat("Layout(tag=0x%s, name='%s')", hrpy_hex(L(s)->lay.tag).s,
-                              hrpy_layout_name(L(s)->lay.tag));
+  HrpyState *st = hrpy_state_of(s);
+  uint8_t tag = L(s)->lay.tag;
+  if (Py_TYPE(s) == st->types->LayoutType)
+    return PyUnicode_FromFormat("Layout(tag=0x%s, name='%s')", hrpy_hex(tag).s,
+                                hrpy_layout_name(tag));
+  /* a subclass: its fields, as its constructor takes them */
+  const char *cls = strrchr(Py_TYPE(s)->tp_name, '.');
+  cls = cls != NULL ? cls + 1 : Py_TYPE(s)->tp_name;
+  char lead[16];
+  PyOS_snprintf(lead, sizeof lead, "tag=0x%s", hrpy_hex(tag).s);
+  PyObject *nested = NULL;
+  if (tag == HURRAY_LAYOUT_TILED && L(s)->lay.u.tiled.depth > 1) {
+    PyObject *in = inner_levels(s);
+    nested = in != NULL ? PyObject_Repr(in) : NULL;
+    Py_XDECREF(in);
+    if (nested == NULL) return NULL;
+  }
+  HrpyRecord r = record_of(s);
+  PyObject *res = hrpy_record_repr(st, cls, is_catch_all(tag) ? lead : NULL, &r, nested);
+  Py_XDECREF(nested);
+  return res;
 }
 
+/* Pickling: a subclass is called with its constructor parameters, read back
+ * through the getters of the same names. The bare Layout (a named tag this
+ * build does not bind) has no constructor and refuses. */
 static PyObject *lm_reduce(PyObject *s, PyObject *unused) {
   (void)unused;
-  return PyErr_Format(PyExc_TypeError, "cannot pickle '%.100s' object", Py_TYPE(s)->tp_name);
+  const HurrayLayoutInfo *info = hurray_layout_info(L(s)->lay.tag);
+  if (Py_TYPE(s) == hrpy_state_of(s)->types->LayoutType || info == NULL)
+    return PyErr_Format(PyExc_TypeError, "cannot pickle '%.100s' object", Py_TYPE(s)->tp_name);
+  const char *kw[HRPY_MAX_FIELDS + 2];
+  int fields_of[HRPY_MAX_FIELDS + 1], required;
+  hrpy_fields_params(info->fields, info->field_count,
+                     is_catch_all(L(s)->lay.tag) ? "tag" : NULL, kw, fields_of, &required);
+  return hrpy_reduce_by_attrs(s, kw, false);
 }
 
 static PyGetSetDef layout_getset[] = {

@@ -1,8 +1,9 @@
 /*
  * types/layout.h - hurray.Layout and its subclasses (layer 2): immutable
  * layout values. types/layout.c is the base (value, equality, hashing, shape
- * validation); types/layout_types.c the named subclasses (constructors,
- * getters, reprs).
+ * validation, and the getters, repr and pickling of every subclass from
+ * libhurray's table hurray_layout_info); types/layout_types.c the subclasses
+ * and their one constructor; types/block_paged.c BlockPagedLayout's methods.
  */
 #ifndef HURRAY_PY_TYPES_LAYOUT_H
 #define HURRAY_PY_TYPES_LAYOUT_H
@@ -13,6 +14,9 @@
 
 /* Creates hurray.Layout (the base) into st->types->LayoutType (types/layout.c). */
 int hrpy_layout_init(PyObject *m, HrpyState *st);
+/* The getter of every field of a subclass: `closure` is the field's entry
+ * in hurray_layout_info(tag)->fields (a PyGetSetDef closure). */
+PyObject *hrpy_layout_field_get(PyObject *obj, void *closure);
 /* Creates the subclasses (types/layout_types.c: one entry of its class table
  * per layout) into st->types->layout_classes and st->types->LayoutByTag; after
  * hrpy_layout_init. */

@@ -5,25 +5,29 @@
  * hurray.decode_quantization.
  *
  * Each object holds the exact section payload (scheme header included) and
- * its parsed fields. Constructors check what a scheme states about itself
+ * its parsed fields. Every class is built from libhurray's table of what each
+ * scheme carries (hurray_quant_scheme_info, include/hurray/schema.h): one
+ * constructor (and one symmetric / asymmetric pair for the schemes whose
+ * zero points may be absent), one getter per field, one repr
+ * (types/schema.c). Constructors check what a scheme states about itself
  * through hurray_quant_check; the rules that need a tensor run when the
  * scheme is attached to one. encode() returns the payload, decode_quantization
  * reads one back into whichever class its scheme tag names, and the Tensor
  * and Descriptor getters return these same classes, so an inspected scheme
  * builds another tensor unchanged.
  *
- * Equality compares the payload bytes. PerTensorAffine carries a float
- * (its scale) and is therefore unhashable; the others hash their bytes.
+ * Equality compares the payload bytes. A scheme with a float field
+ * (PerTensorAffine's scale) is unhashable; the others hash their bytes.
+ * OpaqueQuantization keeps a constructor of its own: it takes a whole
+ * payload, not fields.
  */
 #include "types/quant.h"
 
-#include "core/dtype.h"
+#include "types/schema.h"
+#include "types/state.h"
 #include "util/args.h"
 #include "util/errors.h"
-#include "types/state.h"
 
-#include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 typedef struct {
@@ -93,200 +97,80 @@ PyObject *hrpy_quantization_object(HrpyState *st, const HurrayDescriptorFields *
   return quant_wrap(st, &q);
 }
 
-/* ---- argument helpers ----------------------------------------------------------- */
+/* ---- the one constructor ---------------------------------------------------------- */
 
+struct QClass;
+static const struct QClass *qclass_of(HrpyState *st, PyTypeObject *type);
+static const HurrayQuantSchemeInfo *qinfo_of(const struct QClass *c);
+static const char *qclass_name(const struct QClass *c);
 
-/* An optional zero-point index: None means symmetric. */
-static int zp_arg(HrpyState *st, PyObject *o, const char *ctx, uint32_t *out, uint16_t *flags) {
-  if (o == NULL || o == Py_None) {
-    *out = HURRAY_QUANT_NO_BUFFER;
-    *flags = HURRAY_QUANT_FLAG_SYMMETRIC;
-    return 0;
+/* How a scheme is built: by its class, or by its symmetric / asymmetric
+ * form (every parameter required; the zero points left out, or given). */
+typedef enum { AS_CLASS, AS_SYMMETRIC, AS_ASYMMETRIC } Form;
+
+static PyObject *quant_make(PyTypeObject *type, PyObject *args, PyObject *kwargs, Form form) {
+  static const char *const form_names[] = {"", "symmetric", "asymmetric"};
+  HrpyState *st = hrpy_state_of_type(type);
+  const struct QClass *c = qclass_of(st, type);
+  if (c == NULL)
+    return PyErr_Format(PyExc_TypeError, "cannot create '%.100s' instances", type->tp_name);
+  const HurrayQuantSchemeInfo *info = qinfo_of(c);
+  const char *cls = qclass_name(c);
+  char ctx[64];
+  PyOS_snprintf(ctx, sizeof ctx, "%s%s%s", cls, form == AS_CLASS ? "" : ".", form_names[form]);
+  const char *kw[HRPY_MAX_FIELDS + 2];
+  int fields_of[HRPY_MAX_FIELDS + 1], required;
+  int np = hrpy_fields_params(info->fields, info->field_count, NULL, kw, fields_of, &required);
+  if (form == AS_SYMMETRIC) { /* no zero points */
+    int kept = 0;
+    for (int k = 0; k < np; k++) {
+      if (info->fields[fields_of[k]].flags & HURRAY_FIELD_SYMMETRIC) continue;
+      kw[kept] = kw[k];
+      fields_of[kept++] = fields_of[k];
+    }
+    kw[np = kept] = NULL;
   }
-  *flags = 0;
-  return hrpy_arg_u32(st, o, ctx, "zero_point_buffer_index", out);
-}
+  if (form != AS_CLASS) required = np;
+  PyObject *argv[HRPY_MAX_FIELDS + 1];
+  if (hrpy_parse_tuple(form == AS_CLASS ? cls : form_names[form], args, kwargs, kw, np, required,
+                       argv) < 0)
+    return NULL;
+  PyObject *field_arg[HRPY_MAX_FIELDS] = {NULL};
+  for (int k = 0; k < np; k++) field_arg[fields_of[k]] = argv[k];
 
-static int scale_type_arg(HrpyState *st, PyObject *o, const char *ctx, uint8_t *out) {
-  if (o == NULL) {
-    *out = HURRAY_QUANT_SCALE_F32;
-    return 0;
-  }
-  if (hrpy_dtype_converter(st, o, out) < 0) return -1;
-  if (*out != HURRAY_QUANT_SCALE_F16 && *out != HURRAY_QUANT_SCALE_BF16 &&
-      *out != HURRAY_QUANT_SCALE_F32) {
-    const char *n = hurray_dtype_name(*out);
-    hrpy_raise(st->InvalidDescriptorError,
-              "%s: scale_type must be float16, bfloat16 or float32, not %s", ctx,
-              n != NULL ? n : "a private type");
-    return -1;
-  }
-  return 0;
-}
-
-static HurrayQuantization blank(uint8_t scheme) {
   HurrayQuantization q;
+  HrpyBuild b;
   memset(&q, 0, sizeof q);
-  q.scheme = scheme;
-  return q;
-}
-
-/* ---- constructors ------------------------------------------------------------------ */
-
-static PyObject *per_tensor_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
-  static const char *const kwlist[] = {"scale", "zero_point", NULL};
-  PyObject *scale_o, *zp_o = NULL;
-  PyObject *argv_[2];
-  if (hrpy_parse_tuple("PerTensorAffine", args, kwargs, kwlist, 2, 1, argv_) < 0) return NULL;
-  scale_o = argv_[0];
-  if (argv_[1] != NULL) zp_o = argv_[1];
-  HrpyState *st = hrpy_state_of_type(type);
-  const char *ctx = "PerTensorAffine";
-  HurrayQuantization q = blank(HURRAY_QUANT_PER_TENSOR_AFFINE);
-  double scale;
-  if (hrpy_arg_float(scale_o, ctx, "scale", &scale) < 0) return NULL;
-  q.u.per_tensor.scale = (float)scale; /* stored as float32 on the wire */
-  if (zp_o != NULL) {
-    int64_t z;
-    if (hrpy_arg_i64(st, zp_o, ctx, "zero_point", INT32_MIN, INT32_MAX, &z) < 0) return NULL;
-    q.u.per_tensor.zero_point = (int32_t)z;
+  memset(&b, 0, sizeof b);
+  q.scheme = info->scheme;
+  b.rec.fields = info->fields;
+  b.rec.count = info->field_count;
+  b.rec.base = (char *)&q;
+  PyObject *res = NULL;
+  for (uint32_t i = 0; i < info->field_count; i++) {
+    const HurrayFieldInfo *f = &info->fields[i];
+    bool symmetric_field = (f->flags & HURRAY_FIELD_SYMMETRIC) != 0;
+    if (symmetric_field && form == AS_ASYMMETRIC && field_arg[i] == Py_None) {
+      PyErr_Format(PyExc_TypeError, "%s: %s must be an int", ctx, f->name);
+      goto done;
+    }
+    if (hrpy_build_field(st, &b, i, field_arg[i], ctx) < 0) goto done;
+    if (symmetric_field && !hrpy_record_present(&b.rec, i)) q.flags |= HURRAY_QUANT_FLAG_SYMMETRIC;
   }
-  return quant_build(st, &q, ctx);
+  res = quant_build(st, &q, ctx);
+done:
+  hrpy_build_release(&b);
+  return res;
 }
 
-static PyObject *per_channel_make(HrpyState *st, PyObject *axis, PyObject *sidx, PyObject *zidx,
-                                  const char *ctx) {
-  HurrayQuantization q = blank(HURRAY_QUANT_PER_CHANNEL_AFFINE);
-  q.u.per_channel.scale_type = HURRAY_QUANT_SCALE_F32;
-  if (hrpy_arg_u32(st, axis, ctx, "axis", &q.u.per_channel.axis) < 0 ||
-      hrpy_arg_u32(st, sidx, ctx, "scale_buffer_index", &q.u.per_channel.scale_buffer_index) < 0 ||
-      zp_arg(st, zidx, ctx, &q.u.per_channel.zero_point_buffer_index, &q.flags) < 0)
-    return NULL;
-  return quant_build(st, &q, ctx);
+static PyObject *quant_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+  return quant_make(type, args, kwargs, AS_CLASS);
 }
-
-static PyObject *per_channel_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
-  static const char *const kwlist[] = {"axis", "scale_buffer_index", "zero_point_buffer_index", NULL};
-  PyObject *a, *s, *z = NULL;
-  PyObject *argv_[3];
-  if (hrpy_parse_tuple("PerChannelAffine", args, kwargs, kwlist, 3, 2, argv_) < 0) return NULL;
-  a = argv_[0];
-  s = argv_[1];
-  if (argv_[2] != NULL) z = argv_[2];
-  return per_channel_make(hrpy_state_of_type(type), a, s, z, "PerChannelAffine");
+static PyObject *q_symmetric(PyObject *cls, PyObject *args, PyObject *kwargs) {
+  return quant_make((PyTypeObject *)cls, args, kwargs, AS_SYMMETRIC);
 }
-
-static PyObject *per_channel_symmetric(PyObject *cls, PyObject *args, PyObject *kwargs) {
-  static const char *const kwlist[] = {"axis", "scale_buffer_index", NULL};
-  PyObject *a, *s;
-  PyObject *argv_[2];
-  if (hrpy_parse_tuple("symmetric", args, kwargs, kwlist, 2, 2, argv_) < 0) return NULL;
-  a = argv_[0];
-  s = argv_[1];
-  return per_channel_make(hrpy_state_of_type((PyTypeObject *)cls), a, s, NULL,
-                          "PerChannelAffine.symmetric");
-}
-
-static PyObject *per_channel_asymmetric(PyObject *cls, PyObject *args, PyObject *kwargs) {
-  static const char *const kwlist[] = {"axis", "scale_buffer_index", "zero_point_buffer_index", NULL};
-  PyObject *a, *s, *z;
-  PyObject *argv_[3];
-  if (hrpy_parse_tuple("asymmetric", args, kwargs, kwlist, 3, 3, argv_) < 0) return NULL;
-  a = argv_[0];
-  s = argv_[1];
-  z = argv_[2];
-  if (z == Py_None)
-    return PyErr_Format(PyExc_TypeError,
-                        "PerChannelAffine.asymmetric: zero_point_buffer_index must be an int");
-  return per_channel_make(hrpy_state_of_type((PyTypeObject *)cls), a, s, z,
-                          "PerChannelAffine.asymmetric");
-}
-
-static PyObject *per_block_make(HrpyState *st, PyObject *axis, PyObject *block, PyObject *sidx,
-                                PyObject *zidx, PyObject *stype, const char *ctx) {
-  HurrayQuantization q = blank(HURRAY_QUANT_PER_BLOCK_AFFINE);
-  if (hrpy_arg_u32(st, axis, ctx, "axis", &q.u.per_block.axis) < 0 ||
-      hrpy_arg_u32(st, block, ctx, "block_size", &q.u.per_block.block_size) < 0 ||
-      hrpy_arg_u32(st, sidx, ctx, "scale_buffer_index", &q.u.per_block.scale_buffer_index) < 0 ||
-      zp_arg(st, zidx, ctx, &q.u.per_block.zero_point_buffer_index, &q.flags) < 0 ||
-      scale_type_arg(st, stype, ctx, &q.u.per_block.scale_type) < 0)
-    return NULL;
-  return quant_build(st, &q, ctx);
-}
-
-static PyObject *per_block_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
-  static const char *const kwlist[] = {"axis", "block_size", "scale_buffer_index",
-                           "zero_point_buffer_index", "scale_type", NULL};
-  PyObject *a, *b, *s, *z = NULL, *t = NULL;
-  PyObject *argv_[5];
-  if (hrpy_parse_tuple("PerBlockAffine", args, kwargs, kwlist, 5, 3, argv_) < 0) return NULL;
-  a = argv_[0];
-  b = argv_[1];
-  s = argv_[2];
-  if (argv_[3] != NULL) z = argv_[3];
-  if (argv_[4] != NULL) t = argv_[4];
-  return per_block_make(hrpy_state_of_type(type), a, b, s, z, t, "PerBlockAffine");
-}
-
-static PyObject *per_block_symmetric(PyObject *cls, PyObject *args, PyObject *kwargs) {
-  static const char *const kwlist[] = {"axis", "block_size", "scale_buffer_index", "scale_type", NULL};
-  PyObject *a, *b, *s, *t;
-  PyObject *argv_[4];
-  if (hrpy_parse_tuple("symmetric", args, kwargs, kwlist, 4, 4, argv_) < 0) return NULL;
-  a = argv_[0];
-  b = argv_[1];
-  s = argv_[2];
-  t = argv_[3];
-  return per_block_make(hrpy_state_of_type((PyTypeObject *)cls), a, b, s, NULL, t,
-                        "PerBlockAffine.symmetric");
-}
-
-static PyObject *per_block_asymmetric(PyObject *cls, PyObject *args, PyObject *kwargs) {
-  static const char *const kwlist[] = {"axis", "block_size", "scale_buffer_index", "zero_point_buffer_index",
-                           "scale_type", NULL};
-  PyObject *a, *b, *s, *z, *t;
-  PyObject *argv_[5];
-  if (hrpy_parse_tuple("asymmetric", args, kwargs, kwlist, 5, 5, argv_) < 0) return NULL;
-  a = argv_[0];
-  b = argv_[1];
-  s = argv_[2];
-  z = argv_[3];
-  t = argv_[4];
-  if (z == Py_None)
-    return PyErr_Format(PyExc_TypeError,
-                        "PerBlockAffine.asymmetric: zero_point_buffer_index must be an int");
-  return per_block_make(hrpy_state_of_type((PyTypeObject *)cls), a, b, s, z, t,
-                        "PerBlockAffine.asymmetric");
-}
-
-static PyObject *block_scheme_new(PyTypeObject *type, PyObject *args, PyObject *kwargs,
-                                  uint8_t scheme, const char *name) {
-  static const char *const kwlist[] = {"axis", "block_size", "scale_buffer_index", NULL};
-  PyObject *argv_[3];
-  if (hrpy_parse_tuple(name, args, kwargs, kwlist, 3, 3, argv_) < 0) return NULL;
-  PyObject *a = argv_[0], *b = argv_[1], *s = argv_[2];
-  HrpyState *st = hrpy_state_of_type(type);
-  HurrayQuantization q = blank(scheme);
-  /* NF4 and MXFP share one field layout (quant.h) */
-  if (hrpy_arg_u32(st, a, name, "axis", &q.u.nf4.axis) < 0 ||
-      hrpy_arg_u32(st, b, name, "block_size", &q.u.nf4.block_size) < 0 ||
-      hrpy_arg_u32(st, s, name, "scale_buffer_index", &q.u.nf4.scale_buffer_index) < 0)
-    return NULL;
-  if (scheme == HURRAY_QUANT_MXFP) {
-    HurrayQuantization m = blank(scheme);
-    m.u.mxfp.axis = q.u.nf4.axis;
-    m.u.mxfp.block_size = q.u.nf4.block_size;
-    m.u.mxfp.scale_buffer_index = q.u.nf4.scale_buffer_index;
-    q = m;
-  }
-  return quant_build(st, &q, name);
-}
-
-static PyObject *nf4_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
-  return block_scheme_new(type, args, kwargs, HURRAY_QUANT_NF4, "NF4");
-}
-static PyObject *mxfp_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
-  return block_scheme_new(type, args, kwargs, HURRAY_QUANT_MXFP, "MXFP");
+static PyObject *q_asymmetric(PyObject *cls, PyObject *args, PyObject *kwargs) {
+  return quant_make((PyTypeObject *)cls, args, kwargs, AS_ASYMMETRIC);
 }
 
 static PyObject *opaque_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
@@ -356,70 +240,24 @@ static PyObject *qg_scheme_tag(PyObject *s, void *c) {
   (void)c;
   return PyLong_FromLong(Q(s)->q.scheme);
 }
-static PyObject *qg_scale(PyObject *s, void *c) {
-  (void)c;
-  return PyFloat_FromDouble((double)Q(s)->q.u.per_tensor.scale);
-}
-static PyObject *qg_zero_point(PyObject *s, void *c) {
-  (void)c;
-  return PyLong_FromLong(Q(s)->q.u.per_tensor.zero_point);
+/* The fields of a quantization object (libhurray's table of its scheme). */
+static HrpyRecord record_of(PyObject *s) {
+  const HurrayQuantSchemeInfo *info = hurray_quant_scheme_info(Q(s)->q.scheme);
+  HrpyRecord r = {NULL, 0, (char *)&Q(s)->q, NULL, 0};
+  if (info != NULL) {
+    r.fields = info->fields;
+    r.count = info->field_count;
+  }
+  return r;
 }
 
-/* Fields of the axis schemes, by scheme. */
-static uint32_t f_axis(const HurrayQuantization *q) {
-  switch (q->scheme) {
-    case HURRAY_QUANT_PER_CHANNEL_AFFINE: return q->u.per_channel.axis;
-    case HURRAY_QUANT_PER_BLOCK_AFFINE: return q->u.per_block.axis;
-    case HURRAY_QUANT_NF4: return q->u.nf4.axis;
-    default: return q->u.mxfp.axis;
-  }
-}
-static uint32_t f_block(const HurrayQuantization *q) {
-  switch (q->scheme) {
-    case HURRAY_QUANT_PER_BLOCK_AFFINE: return q->u.per_block.block_size;
-    case HURRAY_QUANT_NF4: return q->u.nf4.block_size;
-    default: return q->u.mxfp.block_size;
-  }
-}
-static uint32_t f_scale_index(const HurrayQuantization *q) {
-  switch (q->scheme) {
-    case HURRAY_QUANT_PER_CHANNEL_AFFINE: return q->u.per_channel.scale_buffer_index;
-    case HURRAY_QUANT_PER_BLOCK_AFFINE: return q->u.per_block.scale_buffer_index;
-    case HURRAY_QUANT_NF4: return q->u.nf4.scale_buffer_index;
-    default: return q->u.mxfp.scale_buffer_index;
-  }
-}
-static uint32_t f_zp_index(const HurrayQuantization *q) {
-  return q->scheme == HURRAY_QUANT_PER_CHANNEL_AFFINE ? q->u.per_channel.zero_point_buffer_index
-                                                      : q->u.per_block.zero_point_buffer_index;
-}
-static uint8_t f_scale_type(const HurrayQuantization *q) {
-  return q->scheme == HURRAY_QUANT_PER_CHANNEL_AFFINE ? q->u.per_channel.scale_type
-                                                      : q->u.per_block.scale_type;
+/* The getter of every field: `closure` is its entry in the table. */
+static PyObject *qg_field(PyObject *s, void *closure) {
+  HrpyRecord r = record_of(s);
+  const HurrayFieldInfo *f = closure;
+  return hrpy_record_get(hrpy_state_of(s), &r, (uint32_t)(f - r.fields));
 }
 
-static PyObject *qg_axis(PyObject *s, void *c) {
-  (void)c;
-  return PyLong_FromUnsignedLong(f_axis(&Q(s)->q));
-}
-static PyObject *qg_block_size(PyObject *s, void *c) {
-  (void)c;
-  return PyLong_FromUnsignedLong(f_block(&Q(s)->q));
-}
-static PyObject *qg_scale_index(PyObject *s, void *c) {
-  (void)c;
-  return PyLong_FromUnsignedLong(f_scale_index(&Q(s)->q));
-}
-static PyObject *qg_zp_index(PyObject *s, void *c) {
-  (void)c;
-  uint32_t z = f_zp_index(&Q(s)->q);
-  if (z == HURRAY_QUANT_NO_BUFFER) Py_RETURN_NONE;
-  return PyLong_FromUnsignedLong(z);
-}
-static PyObject *qg_scale_type(PyObject *s, void *c) {
-  (void)c;
-  return hrpy_dtype_from_tag(hrpy_state_of(s), f_scale_type(&Q(s)->q));
-}
 static PyObject *qg_payload(PyObject *s, void *c) {
   (void)c;
   return PyBytes_FromStringAndSize((const char *)Q(s)->raw, (Py_ssize_t)Q(s)->q.raw_len);
@@ -468,62 +306,23 @@ static Py_hash_t q_hash(PyObject *s) {
   return r == -1 ? -2 : r;
 }
 
-/* The shortest decimal that reads back as the same float32. */
-static void f32_text(float v, char *out, size_t n) {
-  for (int p = 1; p <= 9; p++) {
-    PyOS_snprintf(out, n, "%.*g", p, (double)v);
-    if ((float)strtod(out, NULL) == v) break;
+/* "PerBlockAffine.symmetric(axis=1, ...)": the class, the form that builds
+ * it when its zero points may be absent, and the fields; a scheme without a
+ * class of its own shows its tag first. */
+static PyObject *q_repr(PyObject *s) {
+  HrpyRecord r = record_of(s);
+  const char *cls = strrchr(Py_TYPE(s)->tp_name, '.');
+  char head[64], lead[24];
+  PyOS_snprintf(head, sizeof head, "%s", cls != NULL ? cls + 1 : Py_TYPE(s)->tp_name);
+  for (uint32_t i = 0; i < r.count; i++) {
+    if (!(r.fields[i].flags & HURRAY_FIELD_SYMMETRIC)) continue;
+    size_t used = strlen(head);
+    PyOS_snprintf(head + used, sizeof head - used, "%s",
+                  hrpy_record_present(&r, i) ? ".asymmetric" : ".symmetric");
   }
-  if (strchr(out, '.') == NULL && strchr(out, 'e') == NULL && strchr(out, 'n') == NULL &&
-      strchr(out, 'i') == NULL) {
-    size_t used = strlen(out);
-    PyOS_snprintf(out + used, n - used, ".0");
-  }
-}
-
-static PyObject *per_tensor_repr(PyObject *s) {
-  char text[48];
-  f32_text(Q(s)->q.u.per_tensor.scale, text, sizeof text);
-  return PyUnicode_FromFormat("PerTensorAffine(scale=%s, zero_point=%d)", text,
-                              (int)Q(s)->q.u.per_tensor.zero_point);
-}
-static PyObject *per_channel_repr(PyObject *s) {
-  const HurrayQuantization *q = &Q(s)->q;
-  if (q->u.per_channel.zero_point_buffer_index == HURRAY_QUANT_NO_BUFFER)
-    return PyUnicode_FromFormat("PerChannelAffine.symmetric(axis=%u, scale_buffer_index=%u)",
-                                (unsigned)q->u.per_channel.axis,
-                                (unsigned)q->u.per_channel.scale_buffer_index);
-  return PyUnicode_FromFormat(
-      "PerChannelAffine.asymmetric(axis=%u, scale_buffer_index=%u, zero_point_buffer_index=%u)",
-      (unsigned)q->u.per_channel.axis, (unsigned)q->u.per_channel.scale_buffer_index,
-      (unsigned)q->u.per_channel.zero_point_buffer_index);
-}
-static PyObject *per_block_repr(PyObject *s) {
-  const HurrayQuantization *q = &Q(s)->q;
-  const char *tn = hurray_dtype_name(q->u.per_block.scale_type);
-  if (q->u.per_block.zero_point_buffer_index == HURRAY_QUANT_NO_BUFFER)
-    return PyUnicode_FromFormat(
-        "PerBlockAffine.symmetric(axis=%u, block_size=%u, scale_buffer_index=%u, "
-        "scale_type=%s)",
-        (unsigned)q->u.per_block.axis, (unsigned)q->u.per_block.block_size,
-        (unsigned)q->u.per_block.scale_buffer_index, tn != NULL ? tn : "?");
-  return PyUnicode_FromFormat(
-      "PerBlockAffine.asymmetric(axis=%u, block_size=%u, scale_buffer_index=%u, "
-      "zero_point_buffer_index=%u, scale_type=%s)",
-      (unsigned)q->u.per_block.axis, (unsigned)q->u.per_block.block_size,
-      (unsigned)q->u.per_block.scale_buffer_index,
-      (unsigned)q->u.per_block.zero_point_buffer_index, tn != NULL ? tn : "?");
-}
-static PyObject *block_repr(PyObject *s) {
-  const HurrayQuantization *q = &Q(s)->q;
-  return PyUnicode_FromFormat("%s(axis=%u, block_size=%u, scale_buffer_index=%u)",
-                              q->scheme == HURRAY_QUANT_NF4 ? "NF4" : "MXFP",
-                              (unsigned)f_axis(q), (unsigned)f_block(q),
-                              (unsigned)f_scale_index(q));
-}
-static PyObject *opaque_repr(PyObject *s) {
-  return PyUnicode_FromFormat("OpaqueQuantization(scheme_tag=0x%s, payload=%u bytes)",
-                              hrpy_hex(Q(s)->q.scheme).s, (unsigned)Q(s)->q.raw_len);
+  bool named = hurray_quant_scheme_kind(Q(s)->q.scheme) == HURRAY_TAG_NAMED;
+  PyOS_snprintf(lead, sizeof lead, "scheme_tag=0x%s", hrpy_hex(Q(s)->q.scheme).s);
+  return hrpy_record_repr(hrpy_state_of(s), head, named ? NULL : lead, &r, NULL);
 }
 
 static void q_dealloc(PyObject *s) {
@@ -535,116 +334,91 @@ static void q_dealloc(PyObject *s) {
 
 /* ---- the classes ------------------------------------------------------------------------ */
 
-#define GET(name, fn, doc) {name, fn, NULL, doc, NULL}
-#define END_GET {NULL, NULL, NULL, NULL, NULL}
-#define COMMON_GET                                                                      \
-  GET("scheme", qg_scheme, "The scheme name ('per_tensor_affine', 'nf4', ...)."),       \
-      GET("scheme_tag", qg_scheme_tag, "The scheme tag byte.")
-
-static PyGetSetDef per_tensor_getset[] = {
-    COMMON_GET, GET("scale", qg_scale, "The scale (stored as float32)."),
-    GET("zero_point", qg_zero_point, "The zero point (int32)."), END_GET};
-static PyGetSetDef per_channel_getset[] = {
-    COMMON_GET,
-    GET("axis", qg_axis, "The quantized axis."),
-    GET("scale_buffer_index", qg_scale_index, "Buffer holding the float32 scales."),
-    GET("zero_point_buffer_index", qg_zp_index,
-        "Buffer holding the int32 zero points, or None when symmetric."),
-    GET("scale_type", qg_scale_type, "Element type of the scales (float32)."),
-    END_GET};
-static PyGetSetDef per_block_getset[] = {
-    COMMON_GET,
-    GET("axis", qg_axis, "The quantized axis."),
-    GET("block_size", qg_block_size, "Elements per block along axis."),
-    GET("scale_buffer_index", qg_scale_index, "Buffer holding the per-block scales."),
-    GET("zero_point_buffer_index", qg_zp_index,
-        "Buffer holding the int32 zero points, or None when symmetric."),
-    GET("scale_type", qg_scale_type, "Element type of the scales: float16, bfloat16 or float32."),
-    END_GET};
-static PyGetSetDef block_getset[] = {
-    COMMON_GET,
-    GET("axis", qg_axis, "The quantized axis."),
-    GET("block_size", qg_block_size, "Elements per block along axis."),
-    GET("scale_buffer_index", qg_scale_index, "Buffer holding the per-block scales."),
-    END_GET};
-static PyGetSetDef opaque_getset[] = {
-    COMMON_GET, GET("payload", qg_payload, "The section payload, verbatim."), END_GET};
+static PyGetSetDef common_getset[] = {
+    {"scheme", qg_scheme, NULL, "The scheme name ('per_tensor_affine', 'nf4', ...).", NULL},
+    {"scheme_tag", qg_scheme_tag, NULL, "The scheme tag byte.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
 
 #define Q_METHODS_COMMON                                                                     \
   {"encode", q_encode, METH_NOARGS,                                                          \
    "encode(self)\n--\n\nThe quantization section payload (scheme header included, without " \
    "the u32 length that frames it in a descriptor); hurray.decode_quantization reads it."},  \
       {"__reduce__", q_reduce, METH_NOARGS, NULL}
+#define Q_FORM(name, fn, doc) \
+  {name, (PyCFunction)(void (*)(void))fn, METH_VARARGS | METH_KEYWORDS | METH_CLASS, doc}
 
 static PyMethodDef plain_methods[] = {Q_METHODS_COMMON, {NULL, NULL, 0, NULL}};
 static PyMethodDef per_channel_methods[] = {
     Q_METHODS_COMMON,
-    {"symmetric", (PyCFunction)(void (*)(void))per_channel_symmetric,
-     METH_VARARGS | METH_KEYWORDS | METH_CLASS,
-     "symmetric(axis, scale_buffer_index)\n--\n\nPer-channel scales, no zero points."},
-    {"asymmetric", (PyCFunction)(void (*)(void))per_channel_asymmetric,
-     METH_VARARGS | METH_KEYWORDS | METH_CLASS,
-     "asymmetric(axis, scale_buffer_index, zero_point_buffer_index)\n--\n\nPer-channel scales "
-     "and zero points (one buffer index may hold both: [scales | zero_points])."},
+    Q_FORM("symmetric", q_symmetric,
+           "symmetric(axis, scale_buffer_index)\n--\n\nPer-channel scales, no zero points."),
+    Q_FORM("asymmetric", q_asymmetric,
+           "asymmetric(axis, scale_buffer_index, zero_point_buffer_index)\n--\n\nPer-channel "
+           "scales and zero points (one buffer index may hold both: [scales | zero_points])."),
     {NULL, NULL, 0, NULL}};
 static PyMethodDef per_block_methods[] = {
     Q_METHODS_COMMON,
-    {"symmetric", (PyCFunction)(void (*)(void))per_block_symmetric,
-     METH_VARARGS | METH_KEYWORDS | METH_CLASS,
-     "symmetric(axis, block_size, scale_buffer_index, scale_type)\n--\n\nPer-block scales, no "
-     "zero points."},
-    {"asymmetric", (PyCFunction)(void (*)(void))per_block_asymmetric,
-     METH_VARARGS | METH_KEYWORDS | METH_CLASS,
-     "asymmetric(axis, block_size, scale_buffer_index, zero_point_buffer_index, "
-     "scale_type)\n--\n\nPer-block scales and zero points."},
+    Q_FORM("symmetric", q_symmetric,
+           "symmetric(axis, block_size, scale_buffer_index, scale_type)\n--\n\nPer-block "
+           "scales, no zero points."),
+    Q_FORM("asymmetric", q_asymmetric,
+           "asymmetric(axis, block_size, scale_buffer_index, zero_point_buffer_index, "
+           "scale_type)\n--\n\nPer-block scales and zero points."),
     {NULL, NULL, 0, NULL}};
 
-typedef struct {
+/* One quantization class: its fields come from hurray_quant_scheme_info(scheme). */
+struct QClass {
   const char *name;
-  const char *doc;
-  newfunc tp_new;
-  reprfunc repr;
-  PyGetSetDef *getset;
+  const char *doc; /* its first line is the constructor's signature */
   PyMethodDef *methods;
-  bool hashable;
   uint8_t scheme; /* the scheme tag it binds; 0 for OpaqueQuantization */
-} QClass;
+};
 
-/* The quantization classes: adding a scheme adds its entry here (and its
- * constructor, getters and repr above). */
-static const QClass k_qclasses[] = {
+/* The quantization classes: adding a scheme adds its entry here (its fields
+ * come from libhurray's table). */
+static const struct QClass k_qclasses[] = {
     {"hurray.PerTensorAffine",
      "PerTensorAffine(scale, zero_point=0)\n--\n\nOne scale and zero point for the whole "
      "tensor, inline in the descriptor (scheme 0x01). value = scale * (q - zero_point). The "
      "scale is stored as float32 and must be finite and non-zero. Unhashable (a float field).",
-     per_tensor_new, per_tensor_repr, per_tensor_getset, plain_methods, false,
-     HURRAY_QUANT_PER_TENSOR_AFFINE},
+     plain_methods, HURRAY_QUANT_PER_TENSOR_AFFINE},
     {"hurray.PerChannelAffine",
      "PerChannelAffine(axis, scale_buffer_index, zero_point_buffer_index=None)\n--\n\nOne "
      "float32 scale (and int32 zero point) per slice along axis, in buffers referenced by "
      "index (scheme 0x02). None for zero_point_buffer_index means symmetric.",
-     per_channel_new, per_channel_repr, per_channel_getset, per_channel_methods, true,
-     HURRAY_QUANT_PER_CHANNEL_AFFINE},
+     per_channel_methods, HURRAY_QUANT_PER_CHANNEL_AFFINE},
     {"hurray.PerBlockAffine",
      "PerBlockAffine(axis, block_size, scale_buffer_index, zero_point_buffer_index=None, "
      "scale_type='float32')\n--\n\nOne scale (and zero point) per block of block_size elements "
      "along axis (scheme 0x03); block_size is a power of two >= 2.",
-     per_block_new, per_block_repr, per_block_getset, per_block_methods, true,
-     HURRAY_QUANT_PER_BLOCK_AFFINE},
+     per_block_methods, HURRAY_QUANT_PER_BLOCK_AFFINE},
     {"hurray.NF4",
      "NF4(axis, block_size, scale_buffer_index)\n--\n\nNormalFloat4: uint4 codes into the "
      "fixed NF4 table, one float32 absmax scale per block (scheme 0x04; block_size a power "
      "of two >= 8).",
-     nf4_new, block_repr, block_getset, plain_methods, true, HURRAY_QUANT_NF4},
+     plain_methods, HURRAY_QUANT_NF4},
     {"hurray.MXFP",
      "MXFP(axis, block_size, scale_buffer_index)\n--\n\nOCP Microscaling: one float8_e8m0 "
      "shared exponent per block (scheme 0x05; block_size a power of two in [16, 2048]).",
-     mxfp_new, block_repr, block_getset, plain_methods, true, HURRAY_QUANT_MXFP},
+     plain_methods, HURRAY_QUANT_MXFP},
     {"hurray.OpaqueQuantization",
      "OpaqueQuantization(payload)\n--\n\nA private (0xF0-0xFE) or unknown scheme, carried "
      "verbatim for relays: only its agreed reader can interpret it.",
-     opaque_new, opaque_repr, opaque_getset, plain_methods, true, 0},
+     plain_methods, 0},
 };
+
+#define QCLASS_COUNT (sizeof k_qclasses / sizeof k_qclasses[0])
+
+static const struct QClass *qclass_of(HrpyState *st, PyTypeObject *type) {
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(st->types->quant_classes); i++)
+    if ((PyObject *)type == PyTuple_GET_ITEM(st->types->quant_classes, i)) return &k_qclasses[i];
+  return NULL;
+}
+static const HurrayQuantSchemeInfo *qinfo_of(const struct QClass *c) {
+  return hurray_quant_scheme_info(c->scheme != 0 ? c->scheme : HURRAY_QUANT_PRIVATE_FIRST);
+}
+static const char *qclass_name(const struct QClass *c) { return c->name + strlen("hurray."); }
 
 static PyMethodDef quant_module_methods[] = {
     {"decode_quantization", (PyCFunction)(void (*)(void))m_decode_quantization,
@@ -655,20 +429,30 @@ static PyMethodDef quant_module_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+/* The getters of each class, shared by every interpreter (types/schema.c). */
+static PyGetSetDef *g_getsets[QCLASS_COUNT];
+
 int hrpy_quant_init(PyObject *m, HrpyState *st) {
-  const size_t count = sizeof k_qclasses / sizeof k_qclasses[0];
-  st->types->quant_classes = PyTuple_New((Py_ssize_t)count);
+  st->types->quant_classes = PyTuple_New((Py_ssize_t)QCLASS_COUNT);
   if (st->types->quant_classes == NULL) return -1;
-  for (size_t i = 0; i < count; i++) {
-    const QClass *c = &k_qclasses[i];
+  for (size_t i = 0; i < QCLASS_COUNT; i++) {
+    const struct QClass *c = &k_qclasses[i];
+    const HurrayQuantSchemeInfo *info = qinfo_of(c);
+    if (hrpy_fields_check(info->fields, info->field_count, c->name) < 0) return -1;
+    PyGetSetDef *getset = hrpy_fields_getset(&g_getsets[i], common_getset, info->fields,
+                                             info->field_count, qg_field);
+    if (getset == NULL) return -1;
+    bool hashable = true; /* unless a float field makes equal values hash apart */
+    for (uint32_t k = 0; k < info->field_count; k++)
+      if (info->fields[k].kind == HURRAY_VALUE_F32) hashable = false;
     PyType_Slot slots[] = {
         {Py_tp_doc, (void *)c->doc},
-        {Py_tp_new, (void *)c->tp_new},
-        {Py_tp_repr, (void *)c->repr},
-        {Py_tp_getset, c->getset},
+        {Py_tp_new, c->scheme != 0 ? (void *)quant_new : (void *)opaque_new},
+        {Py_tp_repr, (void *)q_repr},
+        {Py_tp_getset, getset},
         {Py_tp_methods, c->methods},
         {Py_tp_richcompare, (void *)q_richcompare},
-        {Py_tp_hash, c->hashable ? (void *)q_hash : (void *)PyObject_HashNotImplemented},
+        {Py_tp_hash, hashable ? (void *)q_hash : (void *)PyObject_HashNotImplemented},
         {Py_tp_dealloc, (void *)q_dealloc},
         {0, NULL},
     };

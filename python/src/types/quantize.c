@@ -18,6 +18,7 @@
 
 #include "core/dtype.h"
 #include "core/tensor.h"
+#include "types/schema.h"
 #include "util/args.h"
 #include "util/bytes.h"
 #include "util/errors.h"
@@ -373,48 +374,38 @@ static int parse_request(HrpyState *st, PyObject *const *a, uint32_t rank, Reque
   return 0;
 }
 
-/* The section the request describes: parameter buffers 1 (scales) and 2
- * (zero points). */
+/* The section the request describes, filled through the scheme's table
+ * (hurray_quant_scheme_info): parameter buffers 1 (scales) and 2 (zero
+ * points), *nbuf the buffers in all. */
 static HurrayQuantization section_of(const Request *r, uint32_t *nbuf) {
   HurrayQuantization q;
   memset(&q, 0, sizeof q);
   q.scheme = r->scheme;
   q.version = HURRAY_QUANT_SCHEME_VERSION;
-  uint16_t flags = r->symmetric ? HURRAY_QUANT_FLAG_SYMMETRIC : 0;
-  uint32_t zp = r->symmetric ? HURRAY_QUANT_NO_BUFFER : 2;
-  *nbuf = 2;
-  switch (r->scheme) {
-    case HURRAY_QUANT_PER_TENSOR_AFFINE:
-      q.u.per_tensor.scale = 1.0f; /* computed by the quantizer */
-      *nbuf = 1;
-      break;
-    case HURRAY_QUANT_PER_CHANNEL_AFFINE:
-      q.flags = flags;
-      q.u.per_channel.axis = r->axis;
-      q.u.per_channel.scale_buffer_index = 1;
-      q.u.per_channel.zero_point_buffer_index = zp;
-      q.u.per_channel.scale_type = HURRAY_QUANT_SCALE_F32;
-      if (!r->symmetric) *nbuf = 3;
-      break;
-    case HURRAY_QUANT_PER_BLOCK_AFFINE:
-      q.flags = flags;
-      q.u.per_block.axis = r->axis;
-      q.u.per_block.block_size = r->block;
-      q.u.per_block.scale_buffer_index = 1;
-      q.u.per_block.zero_point_buffer_index = zp;
-      q.u.per_block.scale_type = r->scale_type;
-      if (!r->symmetric) *nbuf = 3;
-      break;
-    case HURRAY_QUANT_NF4:
-      q.u.nf4.axis = r->axis;
-      q.u.nf4.block_size = r->block;
-      q.u.nf4.scale_buffer_index = 1;
-      break;
-    default:
-      q.u.mxfp.axis = r->axis;
-      q.u.mxfp.block_size = r->block;
-      q.u.mxfp.scale_buffer_index = 1;
-      break;
+  const HurrayQuantSchemeInfo *info = hurray_quant_scheme_info(r->scheme);
+  HrpyRecord rec = {info->fields, info->field_count, (char *)&q, NULL, 0};
+  *nbuf = 1;
+  for (uint32_t i = 0; i < rec.count; i++) {
+    const HurrayFieldInfo *f = &rec.fields[i];
+    uint64_t v = f->default_value;
+    if (f->kind == HURRAY_VALUE_F32) {
+      float one = 1.0f; /* a scale the quantizer computes */
+      memcpy((char *)&q + f->offset, &one, sizeof one);
+      continue;
+    }
+    if ((f->flags & HURRAY_FIELD_SYMMETRIC) && r->symmetric) {
+      q.flags |= HURRAY_QUANT_FLAG_SYMMETRIC;
+      v = f->absent_value;
+    } else if (f->kind == HURRAY_VALUE_BUFFER_INDEX) {
+      v = (*nbuf)++;
+    } else if (strcmp(f->name, "axis") == 0) {
+      v = r->axis;
+    } else if (strcmp(f->name, "block_size") == 0) {
+      v = r->block;
+    } else if (f->kind == HURRAY_VALUE_TYPE_TAG && !(f->flags & HURRAY_FIELD_FIXED)) {
+      v = r->scale_type;
+    }
+    hrpy_record_set(&rec, i, v);
   }
   return q;
 }

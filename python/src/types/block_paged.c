@@ -1,0 +1,206 @@
+/*
+ * types/block_paged.c - the methods hurray.BlockPagedLayout adds to what
+ * every layout class has (types/layout_types.c): checking a paged KV cache's
+ * index arrays, and whether a quantization scheme composes with the paging.
+ */
+#include "types/block_paged.h"
+
+#include "core/device.h"
+#include "core/tensor.h"
+#include "types/layout.h"
+#include "types/quant.h"
+#include "types/schema.h"
+#include "types/state.h"
+#include "util/args.h"
+#include "util/bytes.h"
+#include "util/errors.h"
+
+#include <string.h>
+
+#define BP(s) ((*hrpy_layout_value(s)).u.block_paged)
+
+/* One index array for validate_index_buffers: a typed buffer whose items are
+ * `width` bytes (exact length), raw bytes (itemsize 1, longer is fine), or a
+ * host hurray.Tensor (its bytes). */
+typedef struct {
+  Py_buffer view;
+  const void *data;
+  uint64_t size;
+  bool typed;
+} IndexArg;
+
+static int index_arg(HrpyState *st, PyObject *o, uint32_t width, const char *what,
+                     IndexArg *out) {
+  memset(out, 0, sizeof *out);
+  if (hrpy_tensor_check(st, o)) {
+    HrpyTensorView t_view = hrpy_tensor_view(o);
+  const HrpyTensorView *t = &t_view;
+    if (hrpy_device_tag(t->device) != HURRAY_DEVICE_CPU || t->nbuf == 0) {
+      PyErr_Format(PyExc_TypeError, "validate_index_buffers: %s must be host memory", what);
+      return -1;
+    }
+    if (hrpy_tensor_check_readable(st, t->self, "validate_index_buffers") < 0) return -1;
+    if (t->f->layout.tag != HURRAY_LAYOUT_ROW_MAJOR) {
+      PyErr_Format(PyExc_TypeError, "validate_index_buffers: %s must be a row-major tensor",
+                   what);
+      return -1;
+    }
+    uint64_t count = 0, bytes = 0;
+    if (!hrpy_element_count(t->f->rank, t->f->shape, &count) ||
+        hurray_buffer_size_bytes(t->f->type_tag, count, &bytes) != HURRAY_OK) {
+      PyErr_Format(PyExc_TypeError, "validate_index_buffers: %s has no fixed size", what);
+      return -1;
+    }
+    const HurrayDtypeInfo *info = hurray_dtype_info(t->f->type_tag);
+    out->data = t->bufs[0].data + t->f->byte_offset;
+    out->size = bytes;
+    out->typed = info != NULL && info->bit_width > 8;
+    if (out->typed && info->bit_width != width * 8u) {
+      PyErr_Format(PyExc_ValueError,
+                   "validate_index_buffers: %s holds %s entries; this layout's index type is "
+                   "uint%u",
+                   what, info->name, (unsigned)(width * 8u));
+      return -1;
+    }
+    return 0;
+  }
+  if (PyObject_GetBuffer(o, &out->view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0) {
+    if (PyErr_ExceptionMatches(PyExc_TypeError)) {
+      PyErr_Clear();
+      PyErr_Format(PyExc_TypeError,
+                   "validate_index_buffers: %s must be a buffer (bytes, numpy.ndarray, ...) or "
+                   "a hurray.Tensor, not %.100s",
+                   what, Py_TYPE(o)->tp_name);
+    }
+    return -1;
+  }
+  out->data = out->view.buf;
+  out->size = (uint64_t)out->view.len;
+  if (out->view.itemsize != 1) {
+    const char *f = out->view.format != NULL ? out->view.format : "B";
+    while (*f == '<' || *f == '=' || *f == '@') f++;
+    bool integer = f[0] != '\0' && f[1] == '\0' && strchr("bBhHiIlLqQnN", f[0]) != NULL;
+    if (!integer || (uint32_t)out->view.itemsize != width) {
+      PyErr_Format(PyExc_ValueError,
+                   "validate_index_buffers: %s has items of format '%s' and %zd bytes; this "
+                   "layout's index type is uint%u",
+                   what, out->view.format != NULL ? out->view.format : "B", out->view.itemsize,
+                   (unsigned)(width * 8u));
+      PyBuffer_Release(&out->view);
+      return -1;
+    }
+    out->typed = true;
+  }
+  return 0;
+}
+
+static PyObject *paged_validate_index_buffers(PyObject *s, PyObject *const *args,
+                                              Py_ssize_t nargs, PyObject *kwnames) {
+  HrpyState *st = hrpy_state_of(s);
+  static const char *const names[] = {"seq_ptr", "block_table", NULL};
+  PyObject *a[2];
+  if (hrpy_parse_args("validate_index_buffers", args, nargs, kwnames, names, 2, 2, a) < 0)
+    return NULL;
+  uint32_t width = BP(s).block_table_index_type == HURRAY_BLOCK_INDEX_U64 ? 8u : 4u;
+  IndexArg sp, bt;
+  if (index_arg(st, a[0], width, "seq_ptr", &sp) < 0) return NULL;
+  if (index_arg(st, a[1], width, "block_table", &bt) < 0) {
+    if (sp.view.obj != NULL) PyBuffer_Release(&sp.view);
+    return NULL;
+  }
+  HurrayError err;
+  hurray_error_clear(&err);
+  HurrayStatus rc = hurray_block_paged_validate_index_buffers(
+      BP(s).block_table_index_type, BP(s).num_seqs, BP(s).num_pages, sp.data, sp.size, bt.data,
+      bt.size, sp.typed && bt.typed ? HURRAY_INDEX_EXACT_LENGTHS : 0u, &err);
+  if (sp.view.obj != NULL) PyBuffer_Release(&sp.view);
+  if (bt.view.obj != NULL) PyBuffer_Release(&bt.view);
+  if (rc == HURRAY_ERR_BUFFER_SIZE) {
+    /* a short index array is an index-data violation here: there is no
+     * descriptor whose declared sizes could be at fault */
+    return hrpy_raise(st->InvalidDescriptorError, "validate_index_buffers: %s", err.message);
+  }
+  if (rc != HURRAY_OK) return hrpy_raise_status(st, rc, &err, "validate_index_buffers");
+  Py_RETURN_NONE;
+}
+
+static PyObject *paged_validate_quantization(PyObject *s, PyObject *q) {
+  HrpyState *st = hrpy_state_of(s);
+  const char *ctx = "validate_quantization_compatibility";
+  if (!hrpy_quant_check_type(st, q))
+    return PyErr_Format(PyExc_TypeError,
+                        "%s: expected a quantization object (PerTensorAffine, PerChannelAffine, "
+                        "PerBlockAffine, NF4 or MXFP), not %.100s",
+                        ctx, Py_TYPE(q)->tp_name);
+  const HurrayQuantization *qz = hrpy_quant_value(q);
+  /* A probe tensor with this paging: every extent the scheme's own rules
+   * accept, every buffer large enough, the parameter buffers at their indices;
+   * what can still fail is the composition of scheme and paging. */
+  uint64_t shape[3] = {1, 1, 1};
+  uint32_t axis = UINT32_MAX, block = 0, sidx = HURRAY_QUANT_NO_BUFFER,
+           zidx = HURRAY_QUANT_NO_BUFFER;
+  const HurrayQuantSchemeInfo *info = hurray_quant_scheme_info(qz->scheme);
+  HrpyRecord r = {info->fields, info->field_count, (char *)(uintptr_t)qz, NULL, 0};
+  for (uint32_t i = 0; i < r.count; i++) { /* the scheme's axis, block and buffers */
+    const HurrayFieldInfo *fi = &r.fields[i];
+    uint32_t v = (uint32_t)hrpy_record_u64(&r, i);
+    if (fi->kind == HURRAY_VALUE_BUFFER_INDEX)
+      *((fi->flags & HURRAY_FIELD_SYMMETRIC) ? &zidx : &sidx) = v;
+    else if (strcmp(fi->name, "axis") == 0)
+      axis = v;
+    else if (strcmp(fi->name, "block_size") == 0)
+      block = v;
+  }
+  /* a storage type the scheme takes */
+  uint8_t type = qz->scheme == HURRAY_QUANT_NF4 ? HURRAY_DTYPE_UINT4
+                 : qz->scheme <= HURRAY_QUANT_PER_CHANNEL_AFFINE ? HURRAY_DTYPE_INT32
+                                                                 : HURRAY_DTYPE_INT8;
+  if (axis < 3 && block > 0) shape[axis] = block;
+  /* exactly the layout's three buffers plus the scheme's parameter buffers */
+  uint32_t nbuf = 3;
+  if (sidx != HURRAY_QUANT_NO_BUFFER) nbuf++;
+  if (zidx != HURRAY_QUANT_NO_BUFFER && zidx != sidx) nbuf++;
+  HurrayBufferHandle handles[HURRAY_MAX_BUFFERS];
+  memset(handles, 0, sizeof handles);
+  for (uint32_t i = 0; i < nbuf; i++) {
+    handles[i].byte_size = UINT64_MAX / 4u;
+    handles[i].alignment = HURRAY_MIN_BUFFER_ALIGNMENT;
+  }
+  HurrayDescriptorFields f;
+  memset(&f, 0, sizeof f);
+  f.type_tag = type;
+  f.rank = 3;
+  f.shape = shape;
+  f.layout = (*hrpy_layout_value(s));
+  f.buffer_count = nbuf;
+  f.buffers = handles;
+  f.quantization = qz;
+  HurrayError err;
+  hurray_error_clear(&err);
+  HurrayStatus rc = hurray_descriptor_validate(&f, HURRAY_DECODE_STRICT, &err);
+  if (rc == HURRAY_ERR_BUFFER_SIZE) /* only a parameter size overflowing can get here */
+    rc = err.status = HURRAY_ERR_INVALID_QUANTIZATION;
+  if (rc != HURRAY_OK) {
+    hrpy_error_drop_offset(&err);
+    return hrpy_raise_status(st, rc, &err, ctx);
+  }
+  Py_RETURN_NONE;
+}
+
+static PyMethodDef paged_methods[] = {
+    {"validate_index_buffers", (PyCFunction)(void (*)(void))paged_validate_index_buffers,
+     METH_FASTCALL | METH_KEYWORDS,
+     "validate_index_buffers(self, seq_ptr, block_table)\n--\n\nCheck the storage invariants "
+     "of block-paged.md: seq_ptr[0] == 0, non-decreasing, seq_ptr[num_seqs] == "
+     "len(block_table), every page id < num_pages (two sequences naming one page is "
+     "allowed). Each argument is a typed array of the layout's index type (exact length), "
+     "raw bytes, or a host hurray.Tensor. InvalidDescriptorError on a violation."},
+    {"validate_quantization_compatibility", paged_validate_quantization, METH_O,
+     "validate_quantization_compatibility(self, quantization, /)\n--\n\nRaise "
+     "InvalidDescriptorError unless the scheme composes with this paging (per-channel on "
+     "axis 1 or 2; per-block on axis 0 with block_size == page_size; parameter buffers from "
+     "index 3)."},
+    {NULL, NULL, 0, NULL},
+};
+
+PyMethodDef *hrpy_block_paged_methods(void) { return paged_methods; }
