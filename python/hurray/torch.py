@@ -145,8 +145,16 @@ def _assemble(stored: dict, views: dict, device) -> dict[str, torch.Tensor]:
         out = {k: v.to(dev) for k, v in out.items()}
     for name, v in views.items():
         if any(st < 0 for st in v.byte_strides):
-            # torch has no negative strides (a NumPy view saved as such): a copy
-            out[name] = _files.view_tensor(name, v, stored[v.base]).to_torch().to(dev)
+            # torch has no negative strides (a NumPy view saved as such): a copy,
+            # never larger than the base's bytes (the export refuses one that
+            # repeats elements: a forged record could ask for exabytes)
+            try:
+                out[name] = _files.view_tensor(name, v, stored[v.base]).to_torch().to(dev)
+            except BufferError as e:
+                raise UnsupportedError(
+                    f"load_file: view {name!r} has negative strides, which PyTorch cannot "
+                    f"represent, and repeats elements of {v.base!r}: its copy would be larger "
+                    f"than the base ({e}); read it with hurray.load or hurray.numpy") from None
         else:
             out[name] = _torch_view(name, v, out[v.base])
     return out

@@ -596,3 +596,54 @@ def test_property_any_dict_of_arrays_and_views_round_trips_equal_and_determinist
             np.testing.assert_array_equal(np.asarray(t), one[k], err_msg=k)
 
     check()
+
+
+def _vm_bytes():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmSize:"):
+                return int(line.split()[1]) * 1024
+    return None
+
+
+@in_subprocess
+def test_a_view_that_repeats_elements_is_never_copied_whole(tmp_path):
+    # A forged record can describe 2**31 x 2 float32 over a 96-byte base (a zero
+    # stride) with a negative stride, which PyTorch cannot represent: the copy
+    # a loader would make for it is refused, never allocated (fuzz_views found
+    # it). The address space is capped meanwhile, so a regression is a
+    # MemoryError here and not the machine's memory.
+    import resource
+    from hurray import _hurray
+    p = tmp_path / "big.hrry"
+    raw = np.arange(12, dtype=np.float64).reshape(4, 3) + 1.5
+    base = hurray.from_numpy(raw)
+    views = {"zero": {"base": "s0", "dtype": "float32", "shape": [2**31],
+                      "byte_offset": 0, "byte_strides": [0]},
+             "flip": {"base": "s0", "dtype": "float32", "shape": [2**31, 2],
+                      "byte_offset": 4, "byte_strides": [0, -4]}}
+    _hurray.save(p, {"s0": base}, kv={"hurray.views": json.dumps({"format": 1, "views": views})})
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    vm = _vm_bytes()
+    if vm is not None:
+        resource.setrlimit(resource.RLIMIT_AS, (vm + (2 << 30), hard))
+    try:
+        got = hurray.load(p)  # zero-copy views: nothing is allocated
+        assert got["flip"].shape == (2**31, 2) and got["zero"].shape == (2**31,)
+        halves = raw.reshape(-1).view(np.float32)
+        assert np.asarray(got["flip"])[12345, 0] == halves[1]  # byte 4
+        assert np.asarray(got["flip"])[2**31 - 1, 1] == halves[0]  # byte 0
+        with hurray.open(p, mmap="r") as f:
+            with pytest.raises(BufferError, match="repeats elements"):
+                f["zero"].__dlpack__()  # read-only: an implicit copy, refused
+            with pytest.raises(BufferError, match="repeats elements"):
+                f["flip"].__dlpack__()
+        if has("torch"):
+            import hurray.torch as ht
+            with pytest.raises(hurray.UnsupportedError, match="'flip' has negative strides"):
+                ht.load_file(p)
+            with pytest.raises(hurray.UnsupportedError, match="no PyTorch form"):
+                hurray.safe_open(p, "pt").get_tensor("flip")
+            assert hurray.safe_open(p, "pt").get_tensor("zero").stride() == (0,)
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))

@@ -298,6 +298,18 @@ PyObject *hrpy_tensor_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t n
       return hrpy_raise(PyExc_BufferError, "__dlpack__: size overflow");
     }
     if (is_bool) nbytes = count;
+    if (copy == -1 && lt == HURRAY_LAYOUT_STRIDED && t->nbuf > 0 && nbytes > t->bufs[0].size) {
+      /* An implicit copy is bounded by the memory the tensor stands on: only
+       * repeated elements (a zero stride) make a tensor larger than its
+       * buffer, and a view record forged so can be exabytes over a few bytes. */
+      PyMem_RawFree(e);
+      return PyErr_Format(PyExc_BufferError,
+                          "__dlpack__: this tensor needs a copy (%s) and repeats elements (a "
+                          "zero stride): the copy would take %llu bytes for a buffer of %llu; "
+                          "pass copy=True to make it anyway",
+                          negative ? "negative strides" : "read-only memory",
+                          (unsigned long long)nbytes, (unsigned long long)t->bufs[0].size);
+    }
     e->copy = hurray_alloc((size_t)(nbytes > 0 ? nbytes : 1), HURRAY_MIN_BUFFER_ALIGNMENT);
     if (e->copy == NULL) {
       PyMem_RawFree(e);
