@@ -315,27 +315,6 @@ def load(path, *, names=None, mmap=True, permissive=False, verify=False) -> dict
       are not also top-level entries; `names=["head.1", ...]` reads only those entries, and a
       member named explicitly is returned on its own (it keeps its overlay role). A name the
       file does not have is a `KeyError`.
-    - `mmap=` says how the tensors are read ([decisions § Copy-on-write
-      loads](../internals/decisions.md#copy-on-write-loads)):
-
-      | `mmap=` | mapping | tensors | a write |
-      |---|---|---|---|
-      | `True` (default), `"c"` | private, copy-on-write | **writable zero-copy views** | copies the one page it lands on into this process; never reaches the file, another process or another `load`/`open` of it |
-      | `"r"` | shared, read-only | **read-only zero-copy views** | refused: NumPy raises, DLPack (`copy=None`) and `to_torch()` hand out copies |
-      | `False` | none | memory of each tensor's own (writable) | stays in that tensor |
-
-      A mapped tensor is page-aligned as in the file (`alignment` 4096), and the mapping stays
-      alive while any tensor or array made from one uses it (closing or deleting everything
-      else is fine). With `"c"`, pages that are only read are the system's cached pages of the
-      file, as with `"r"`: loading and reading cost no memory of their own, and memory grows
-      by one page per page written (on Linux only written pages are charged against the
-      memory limit, except under `vm.overcommit_memory = 2`, which charges the whole mapping;
-      Windows charges the whole mapping when it is made: load a file larger than that
-      allowance with `"r"`). `np.asarray(t)`, `t.buffer(i)`, `np.from_dlpack(t)`,
-      `t.__dlpack__()` (no `READ_ONLY` flag, no copy) and `t.to_torch()` all share the
-      mapping's memory and may be written. `mmap=False` is for file systems where mapping is
-      slow and for files that others rewrite in place (below). Any other value (`1`, `None`,
-      `"w"`, ...) is a `ValueError` naming `mmap` and the valid values.
     - **Sharing within one load or one `File`**: the tensors of one `load` call, and every
       tensor fetched from one `File`, are views of that call's (that `File`'s) one mapping, as
       two NumPy views of one `np.memmap(mode="c")` are: `f["w"]` fetched twice gives two
@@ -364,23 +343,24 @@ def load(path, *, names=None, mmap=True, permissive=False, verify=False) -> dict
       CRC-32C, KV section), a truncated file: `hurray.FileError` (an `OSError`; `status` says
       which, e.g. `ERR_IO`, `ERR_INVALID_FILE`, `ERR_CRC_MISMATCH`). The messages say what to
       do:
-      - a **missing file** (or folder) raises a class that is both `hurray.FileError` and
-        `FileNotFoundError`, a **permission refused** one that is both `hurray.FileError`
-        and `PermissionError` (`hurray._hurray.FileNotFoundError`,
-        `hurray._hurray.PermissionError`), with `errno`, `strerror` and `filename` set as
-        `open()` sets them; `status` stays `ERR_IO`. `save`, `load`, `load_kv` and `open`
-        all raise them;
-      - a file of **another format** is named, with the command that converts it:
-        `header.magic at byte 0: is not "HRRYFILE": this is a safetensors file, not a .hrry
-        file; convert it with `hurray convert SRC DST``; the same for GGUF, NumPy `.npz`
-        (`np.savez`) and `.npy` (`np.save`), PyTorch checkpoints (`torch.save`, zip) and
-        pickles (`torch.save`'s legacy format). A Hurray stream is sent to `StreamReader`; an
-        empty file is called empty ([the file format § When a file is not a .hrry
-        file](file-format.md#when-a-file-is-not-a-hrry-file));
-      - a **truncated** file says where it ends and how much is missing: `trailer.trailer_magic
-        at byte N: is missing: the file is truncated, it ends at byte 5000000 inside the data
-        of tensor 3 (bytes 4190208..8384512): at least 3384512 bytes are missing, then the
-        index and the trailer`. A descriptor inside the
+        - a **missing file** (or folder) raises a class that is both `hurray.FileError` and
+          `FileNotFoundError`, a **permission refused** one that is both `hurray.FileError`
+          and `PermissionError` (`hurray._hurray.FileNotFoundError`,
+          `hurray._hurray.PermissionError`), with `errno`, `strerror` and `filename` set as
+          `open()` sets them; `status` stays `ERR_IO`. `save`, `load`, `load_kv` and `open`
+          all raise them;
+        - a file of **another format** is named, with the command that converts it:
+          ``header.magic at byte 0: is not "HRRYFILE": this is a safetensors file, not a .hrry
+          file; convert it with `hurray convert SRC DST` ``; the same for GGUF, NumPy `.npz`
+          (`np.savez`) and `.npy` (`np.save`), PyTorch checkpoints (`torch.save`, zip) and
+          pickles (`torch.save`'s legacy format). A Hurray stream is sent to `StreamReader`; an
+          empty file is called empty ([the file format § When a file is not a .hrry
+          file](file-format.md#when-a-file-is-not-a-hrry-file));
+        - a **truncated** file says where it ends and how much is missing:
+          `trailer.trailer_magic
+          at byte N: is missing: the file is truncated, it ends at byte 5000000 inside the data
+          of tensor 3 (bytes 4190208..8384512): at least 3384512 bytes are missing, then the
+          index and the trailer`. A descriptor inside the
       file that breaks a format rule is `hurray.InvalidDescriptorError` naming the tensor, the
       field and the byte offset, as in the reference package; a tensor whose buffers do not
       match its descriptor is refused by the C reader.
@@ -388,6 +368,29 @@ def load(path, *, names=None, mmap=True, permissive=False, verify=False) -> dict
       proves it: every name unique, no two tensors overlapping (`hurray_file_verify`). A file
       with two entries of one name is `hurray.FileError` (`ERR_DUPLICATE_NAME`), never a dict
       where one silently replaced the other.
+
+    **`mmap=`** says how the tensors are read ([decisions § Copy-on-write
+    loads](../internals/decisions.md#copy-on-write-loads)):
+
+    | `mmap=` | mapping | tensors | a write |
+    |---|---|---|---|
+    | `True` (default), `"c"` | private, copy-on-write | **writable zero-copy views** | copies the one page it lands on into this process; never reaches the file, another process or another `load`/`open` of it |
+    | `"r"` | shared, read-only | **read-only zero-copy views** | refused: NumPy raises, DLPack (`copy=None`) and `to_torch()` hand out copies |
+    | `False` | none | memory of each tensor's own (writable) | stays in that tensor |
+
+    A mapped tensor is page-aligned as in the file (`alignment` 4096), and the mapping stays
+    alive while any tensor or array made from one uses it (closing or deleting everything
+    else is fine). With `"c"`, pages that are only read are the system's cached pages of the
+    file, as with `"r"`: loading and reading cost no memory of their own, and memory grows
+    by one page per page written (on Linux only written pages are charged against the
+    memory limit, except under `vm.overcommit_memory = 2`, which charges the whole mapping;
+    Windows charges the whole mapping when it is made: load a file larger than that
+    allowance with `"r"`). `np.asarray(t)`, `t.buffer(i)`, `np.from_dlpack(t)`,
+    `t.__dlpack__()` (no `READ_ONLY` flag, no copy) and `t.to_torch()` all share the
+    mapping's memory and may be written. `mmap=False` is for file systems where mapping is
+    slow and for files that others rewrite in place (see the SIGBUS item above). Any other value
+    (`1`, `None`,
+    `"w"`, ...) is a `ValueError` naming `mmap` and the valid values.
     """
     # the C reader gives every name back, the views of shared tensors built
     # over their bases' bytes after the record was checked whole
