@@ -169,7 +169,18 @@ def anchors(text):
             out.add(base if k == 0 else f"{base}-{k}")
         for a in re.finditer(r"<a\s[^>]*(?:name|id)=\"([^\"]+)\"", line):
             out.add(a.group(1))
+        # a mkdocstrings block ("::: hurray.load") renders the object under the anchor of
+        # its path, and each of its members under its own (hurray.File.verify)
+        d = re.match(r"::: ([\w.]+)\s*$", line)
+        if d:
+            out.add(d.group(1))
+            out.add(d.group(1) + ".*")
     return out
+
+
+def has_anchor(found, anchor):
+    return anchor in found or any(
+        a.endswith(".*") and anchor.startswith(a[:-1]) for a in found)
 
 
 INLINE_LINK = re.compile(r"!?\[(?:[^\[\]]|\[[^\]]*\])*\]\(\s*(<[^>]*>|[^)\s]*)")
@@ -205,7 +216,7 @@ def link_problems(root, rel, text, tracked, read):
             problems.append((rel, n, "link", f"{target}: no such file in the checkout"))
             continue
         if anchor and dest.endswith(".md") and dest in tracked["files"]:
-            if urllib.parse.unquote(anchor) not in anchors(read(dest)):
+            if not has_anchor(anchors(read(dest)), urllib.parse.unquote(anchor)):
                 problems.append((rel, n, "link", f"{target}: no heading #{anchor} in {dest}"))
     return problems
 
@@ -284,6 +295,7 @@ def self_test():
             "[self](#title-xy) [bad self](#title)",             # 9  link (bad self)
             "a code span that starts `here and",                 # 10
             "ends` [gone](missing.md) `x`, then docs/old.md",    # 11 link, doc-path
+            "[api](b.md#pkg.Other) [api2](b.md#pkg.Thingy)",    # 12 2 x link (no such block)
         ],
         "src/x.c": [
             "/* DECISIONS D2, D4, D7,",                         # 1: decisions-file + 3
@@ -306,6 +318,8 @@ def self_test():
             "docs/adr/ADR-035-python-streaming-api.md, [s](b.md#sec-two) <a name=\"n1\"></a>",
             "[anchor](#n1)",
             "see docs/a.md and the spec's docs/spec/data-model.md",
+            "::: pkg.Thing",
+            "[api](b.md#pkg.Thing) [member](b.md#pkg.Thing.method)",
         ],
         "tests/cli/expected/dump.txt": [
             "     16457  0A D6 47 3F                 index_crc32c",
@@ -323,6 +337,7 @@ def self_test():
         ("docs/a.md", 8, "requirement-file"),
         ("docs/a.md", 9, "link"),
         ("docs/a.md", 11, "link"), ("docs/a.md", 11, "doc-path"),
+        ("docs/a.md", 12, "link"), ("docs/a.md", 12, "link"),
         ("src/x.c", 1, "decision-number"), ("src/x.c", 1, "decision-number"),
         ("src/x.c", 1, "decision-number"), ("src/x.c", 1, "decisions-file"),
         ("src/x.c", 2, "decision-number"), ("src/x.c", 2, "requirement-file"),

@@ -21,6 +21,7 @@ import griffe
 
 SIGNATURE = re.compile(r"^\s*[A-Za-z_][\w.]*\(.*\)\s*(->.*)?$")
 DUNDER = re.compile(r"(?<![`\w])(__\w+__)(?![`\w])")
+CODE = re.compile(r"(```.*?```|``.+?``|`[^`]+`)", re.S)
 
 def _runtime(path):
     parts = path.split(".")
@@ -57,7 +58,9 @@ def clean(text):
         lines = lines[1:]
         while lines and not lines[0].strip():
             lines = lines[1:]
-    return DUNDER.sub(r"`\1`", "\n".join(lines))
+    # outside code spans and fences only: `t.__dlpack__()` is code already
+    parts = CODE.split("\n".join(lines))
+    return "".join(part if k % 2 else DUNDER.sub(r"`\1`", part) for k, part in enumerate(parts))
 
 
 class HurrayDocstrings(griffe.Extension):

@@ -7,6 +7,25 @@ protocol, ``__hurray__``) without copying, and move them through ``.hrry``
 files (``save``, ``load``, ``open``) and streams (``StreamWriter``,
 ``StreamReader``). The core is the C extension ``hurray._hurray``; this
 package re-exports it.
+
+Errors. Each status of the C library (its status table, `HURRAY_STATUS_TABLE` in
+`include/hurray/status.h`) raises one exception class, chosen in one place
+(`python/src/util/errors.c`):
+
+| C status | exception |
+|---|---|
+| `ERR_INVALID_MAGIC`, `ERR_VERSION_MISMATCH`, `ERR_INVALID_LAYOUT`, `ERR_INVALID_TYPE`, `ERR_INVALID_SYNC_MODE`, `ERR_INVALID_QUANTIZATION`, `ERR_INVALID_BUFFER_TABLE`, `ERR_INVALID_COMPOSITE`, `ERR_INVALID_INDEX_DATA`, `ERR_INVALID_STATISTICS`, `ERR_INVALID_SHARD` | `InvalidDescriptorError` (a `ValueError`) |
+| `ERR_BUFFER_TOO_SMALL`, `ERR_SYNC_MODE_MISMATCH`, `ERR_BUFFER_SIZE`, `ERR_MISALIGNED` | `hurray.BufferError` (a `ValueError`) |
+| `ERR_UNSUPPORTED` | `UnsupportedError` (a `NotImplementedError`) |
+| `ERR_IO`, `ERR_INVALID_FILE`, `ERR_CRC_MISMATCH`, `ERR_INVALID_KV`, `ERR_DUPLICATE_NAME` | `FileError` (an `OSError`) |
+| `ERR_STREAM`, `ERR_STREAM_LIMIT`, `ERR_CROSS_MACHINE` | `StreamError` (an `OSError`) |
+| `ERR_INDEX_OUT_OF_BOUNDS` | `IndexError` |
+| `ERR_NOT_FOUND` | `KeyError` |
+| `ERR_INVALID_ARGUMENT`, `ERR_INVALID_STATE` | `ValueError` |
+| `ERR_OUT_OF_MEMORY` | `MemoryError` |
+| any other (`ERR_INTERNAL`, ...) | `InternalError` (a `RuntimeError`) |
+
+A stream whose transport fails (a closed peer) raises `StreamError` with status `ERR_IO`.
 """
 
 from . import _hurray

@@ -187,15 +187,96 @@ def _check_base_kept_order(t: Tensor, m: _shared.Memory, name: str) -> None:
 def save(path, tensors, *, kv=None, durable=True, checksums=True) -> None:
     """save(path, tensors, *, kv=None, durable=True, checksums=True)
 
-    Writes `tensors` (a dict of name to hurray.Tensor, hurray.Composite, NumPy
-    array, torch tensor, or any object with __dlpack__ or __hurray__) and the
-    key-value metadata `kv` to the .hrry file `path`, atomically: a reader
-    sees the old file or the complete new one, never a part. Values are
-    converted without copying wherever their memory allows. Tensors sharing
-    memory (tied weights, views of one array) are stored once and come back
-    sharing it. Keys starting with 'hurray.' are reserved. checksums=True (the
-    default) records a CRC-32C of every tensor, computed while it is written,
-    which load(verify=True) and File.verify() check.
+    Writes `tensors` and the key-value metadata `kv` to the `.hrry` file `path`, atomically and
+    (by default) durably.
+
+    The format is described in [the file format](file-format.md); everything goes through the C
+    reader and writer, with the GIL released around every call into them.
+
+    - `path`: `str`, `bytes` or `os.PathLike`. `tensors`: a dict (or anything with
+      `items()`) of `str` names to `hurray.Tensor` or `hurray.Composite`, or to anything
+      else that holds an array: a NumPy array, a torch tensor (one that requires grad is
+      saved detached; `nn.Parameter` and other plain-storage subclasses are fine; a CUDA
+      tensor is copied to the host; a sparse or meta tensor is `hurray.UnsupportedError`), or
+      any object with `__hurray__` or `__dlpack__` (JAX arrays, CuPy arrays on the host).
+      They are converted without copying wherever the memory allows (an address below the
+      64-byte floor is copied; a torch CPU tensor rarely is), keeping their layout:
+      column-major and strided values are written as such. Every buffer of every tensor is
+      written in buffer-table order. Names are UTF-8, 1 to 65535 bytes.
+    - **Values that share memory are written once** (tied weights, `w` and `w.T`, a slice and
+      its array, one object under two names) and come back sharing it from `load`, `open`,
+      `hurray.torch` and `hurray.numpy`: [the file format § Shared
+      tensors](file-format.md#shared-tensors)
+      says what is stored and what a reader that does not know it sees. Values that overlap
+      partially, with no value spanning all their bytes, are refused with a `ValueError`
+      naming two of them; nothing is written.
+    - A composite is written as its head, then its members, each under its own index entry
+      named `"{head}.{index}"` (a nested composite's members `"{head}.{index}.{index}"`). A
+      member name that collides with another name is `hurray.FileError`
+      (`ERR_DUPLICATE_NAME`); nothing is written.
+    - **Atomic**: the bytes go to a temporary file in the target's directory, which is renamed
+      over `path` once complete. A process killed mid-save leaves the previous file intact; a
+      failed save removes its temporary file. Readers never see a partial file at `path`. This
+      holds whatever `durable` is. On Linux the temporary file has no name until it is
+      complete (`O_TMPFILE`) and is renamed over `path` right after it gets one, so a killed
+      save leaves nothing behind, except when the kill lands in the instant between those two
+      calls: then a complete `.<name>.tmp-XXXXXX` remains. Elsewhere (or on a file
+      system without unnamed files) it is `.<name>.tmp-XXXXXX`, which a kill can leave:
+      `hurray.remove_stale_temporaries` removes those.
+    - **Durable** (`durable=True`, the default): the temporary file is flushed to the disk
+      (`fsync`) before the rename, and the folder after it, so once `save` returns, the new
+      file survives a power loss or an operating-system crash: nothing a user saved is lost or
+      half-written. While it writes, `save` already sends each 8 MiB it has written to the
+      disk (on Linux), so the final flush waits for the last few megabytes, not the whole file.
+    - `durable=False` skips both flushes, and with them the wait for the disk (on a large file,
+      most of `save`'s time; [benchmarks](benchmarks.md)). It gives up exactly this: after a
+      power
+      loss or an OS crash that comes before the kernel has written the data back (on Linux,
+      typically within 30 seconds of `save` returning), the file at `path` may be the previous
+      version, missing, or, on a file system that can commit the rename before the data,
+      truncated or filled with zeros. A killed or crashed *process*, an exception, a full disk
+      or a failed save never leave a partial file in either mode. Use it for files that can be
+      made again (caches, checkpoints overwritten every few minutes, benchmarks); `durable`
+      takes
+      `True` or `False` only (anything else is a `TypeError`).
+    - **Checksums** (`checksums=True`, the default): a CRC-32C of every tensor's descriptor
+      and data, computed while it is written (no second pass), recorded in the KV entry
+      `hurray.data_crc32c` ([the file format § Data checksums](file-format.md#data-checksums)).
+      No wire
+      structure is added: any reader loads the file, and `load_kv` leaves the entry out. On a
+      durable save (the default) they cost nothing measurable (the disk's flush dominates); a
+      `durable=False` save into the page cache pays 7-27% (`bench/checksums.py`);
+      `checksums=False` writes none.
+      `load(path, verify=True)` and `File.verify()` check them.
+    - Only memory this process can read is written: a tensor declared on another device over
+      host bytes (what this package builds) is written as a declaration; a device tensor whose
+      buffers are device addresses (imported through DLPack or a foreign capsule) raises
+      `hurray.UnsupportedError`. The same rule holds for `StreamWriter.write`.
+    - Errors: a value that holds no array, a name that is not a `str`: `TypeError`; an
+      invalid name, a KV key starting with `hurray.` (reserved for what the package records
+      itself), overlapping values: `ValueError`; the file cannot be created or written
+      (missing directory, permission, a directory as `path`, disk full): `hurray.FileError`;
+      a missing directory is also a `FileNotFoundError`, a permission refused also a
+      `PermissionError` (below).
+
+    KV metadata (`kv=`, the file's key-value section):
+
+    | Python | On disk | Read back |
+    |---|---|---|
+    | `bool` (tested before `int`) | bool | `bool` |
+    | `int` in [-2**63, 2**63) | int64 | `int` |
+    | `int` outside it | — `OverflowError` (a Python int is never written as uint64) | |
+    | — (written by another producer) | uint64 | `int` |
+    | `float` | float64 | `float` |
+    | `str` | UTF-8 string | `str` |
+    | `bytes`, `bytearray` | bytes | `bytes` |
+    | `list` or `tuple` of one of the kinds above, all the same kind | array | `list` |
+    | empty `list` / `tuple` | empty int64 array | `[]` |
+
+    Anything else (`None`, a dict, mixed or nested lists) is a `TypeError` naming the key; a
+    key that is not a `str` is a `TypeError`, an empty key a `ValueError`. A value round-trips
+    to an equal value (tuples come back as lists). A KV tag this build does not know is
+    refused (`hurray.FileError`, `ERR_INVALID_KV`), never dropped.
     """
     converted, out_kv, views = prepare(tensors, kv)
     _hurray.save(path, converted, kv=out_kv or None, durable=durable, checksums=checksums,
@@ -227,15 +308,89 @@ def view_tensor(name: str, v: _shared.View, base: Tensor) -> Tensor:
 def load(path, *, names=None, mmap=True, permissive=False, verify=False) -> dict:
     """load(path, *, names=None, mmap=True, permissive=False, verify=False)
 
-    Reads a .hrry file into a dict of name to hurray.Tensor (a composite under
-    its head's name, as a hurray.Composite). names= reads only those (a
-    composite member too, when named). mmap=True maps the file: tensors are
-    zero-copy views that keep the mapping alive; mmap=False reads each tensor
-    into memory of its own. permissive=True reads descriptors in relay mode.
-    Tensors saved sharing memory come back sharing it. verify=True first runs
-    every check of File.verify() (the whole file's structure, and the data
-    checksums when the file has them): a damaged file raises FileError naming
-    the tensor and the byte offset, and nothing is returned.
+    Reads a `.hrry` file into a dict of name to `hurray.Tensor`, in file order.
+
+
+    - a composite comes back under its head's name as a `hurray.Composite`, and its members
+      are not also top-level entries; `names=["head.1", ...]` reads only those entries, and a
+      member named explicitly is returned on its own (it keeps its overlay role). A name the
+      file does not have is a `KeyError`.
+    - **Sharing within one load or one `File`**: the tensors of one `load` call, and every
+      tensor fetched from one `File`, are views of that call's (that `File`'s) one mapping, as
+      two NumPy views of one `np.memmap(mode="c")` are: `f["w"]` fetched twice gives two
+      tensors over the same memory, and a write through one is seen through the other.
+      Another `load` or `open` of the same file maps it afresh and sees the file's bytes.
+    - **Truncated files and SIGBUS**: a mapping (`"c"` and `"r"` alike) shows the file as it
+      is on disk. If another process truncates a file while it is mapped, touching a page past
+      the new end raises `SIGBUS`, which kills the process (no Python exception can be
+      raised). `hurray.save` never truncates or rewrites a file in place: it writes a new file
+      and renames it over the old one, and a mapping keeps the old file, whole, until its last
+      tensor is gone (tensors loaded before a `save` over the same path keep their bytes). To
+      avoid `SIGBUS`, do not truncate or rewrite a `.hrry` file in place while it may be
+      mapped (replace it by a rename, as `save` does), and load files that other programs
+      rewrite in place with `mmap=False`.
+    - `permissive=True` reads descriptors in relay mode: private layouts and unknown tags are
+      kept (strict by default: [decisions § Strictness](../internals/decisions.md#strictness)).
+      A layout whose buffer table cannot be located
+      at all (a reserved tag) is `hurray.UnsupportedError`.
+    - `verify=True` first runs every check of `File.verify()`: the whole file's
+      structure, then the data checksums when the file has them. A damaged file raises
+      `hurray.FileError` (`status` `ERR_CRC_MISMATCH`, `field` `index[i].data` or
+      `index[i].descriptor`, `offset` the byte offset of that part, the tensor named in the
+      message) and nothing is returned. Without `verify`, a load never looks at the
+      checksums: a mapped load costs the same with or without them.
+    - Errors: file not found, permission denied, a corrupt container (header, trailer, index,
+      CRC-32C, KV section), a truncated file: `hurray.FileError` (an `OSError`; `status` says
+      which, e.g. `ERR_IO`, `ERR_INVALID_FILE`, `ERR_CRC_MISMATCH`). The messages say what to
+      do:
+        - a **missing file** (or folder) raises a class that is both `hurray.FileError` and
+          `FileNotFoundError`, a **permission refused** one that is both `hurray.FileError`
+          and `PermissionError` (`hurray._hurray.FileNotFoundError`,
+          `hurray._hurray.PermissionError`), with `errno`, `strerror` and `filename` set as
+          `open()` sets them; `status` stays `ERR_IO`. `save`, `load`, `load_kv` and `open`
+          all raise them;
+        - a file of **another format** is named, with the command that converts it:
+          ``header.magic at byte 0: is not "HRRYFILE": this is a safetensors file, not a .hrry
+          file; convert it with `hurray convert SRC DST` ``; the same for GGUF, NumPy `.npz`
+          (`np.savez`) and `.npy` (`np.save`), PyTorch checkpoints (`torch.save`, zip) and
+          pickles (`torch.save`'s legacy format). A Hurray stream is sent to `StreamReader`; an
+          empty file is called empty ([the file format § When a file is not a .hrry
+          file](file-format.md#when-a-file-is-not-a-hrry-file));
+        - a **truncated** file says where it ends and how much is missing:
+          `trailer.trailer_magic
+          at byte N: is missing: the file is truncated, it ends at byte 5000000 inside the data
+          of tensor 3 (bytes 4190208..8384512): at least 3384512 bytes are missing, then the
+          index and the trailer`. A descriptor inside the
+      file that breaks a format rule is `hurray.InvalidDescriptorError` naming the tensor, the
+      field and the byte offset, as in the reference package; a tensor whose buffers do not
+      match its descriptor is refused by the C reader.
+    - Loading every tensor relies on the whole index, so `load` (without `names=`) first
+      proves it: every name unique, no two tensors overlapping (`hurray_file_verify`). A file
+      with two entries of one name is `hurray.FileError` (`ERR_DUPLICATE_NAME`), never a dict
+      where one silently replaced the other.
+
+    **`mmap=`** says how the tensors are read ([decisions § Copy-on-write
+    loads](../internals/decisions.md#copy-on-write-loads)):
+
+    | `mmap=` | mapping | tensors | a write |
+    |---|---|---|---|
+    | `True` (default), `"c"` | private, copy-on-write | **writable zero-copy views** | copies the one page it lands on into this process; never reaches the file, another process or another `load`/`open` of it |
+    | `"r"` | shared, read-only | **read-only zero-copy views** | refused: NumPy raises, DLPack (`copy=None`) and `to_torch()` hand out copies |
+    | `False` | none | memory of each tensor's own (writable) | stays in that tensor |
+
+    A mapped tensor is page-aligned as in the file (`alignment` 4096), and the mapping stays
+    alive while any tensor or array made from one uses it (closing or deleting everything
+    else is fine). With `"c"`, pages that are only read are the system's cached pages of the
+    file, as with `"r"`: loading and reading cost no memory of their own, and memory grows
+    by one page per page written (on Linux only written pages are charged against the
+    memory limit, except under `vm.overcommit_memory = 2`, which charges the whole mapping;
+    Windows charges the whole mapping when it is made: load a file larger than that
+    allowance with `"r"`). `np.asarray(t)`, `t.buffer(i)`, `np.from_dlpack(t)`,
+    `t.__dlpack__()` (no `READ_ONLY` flag, no copy) and `t.to_torch()` all share the
+    mapping's memory and may be written. `mmap=False` is for file systems where mapping is
+    slow and for files that others rewrite in place (see the SIGBUS item above). Any other value
+    (`1`, `None`,
+    `"w"`, ...) is a `ValueError` naming `mmap` and the valid values.
     """
     # the C reader gives every name back, the views of shared tensors built
     # over their bases' bytes after the record was checked whole
@@ -254,11 +409,13 @@ def load_stored(path, *, mmap=True, permissive=False, verify=False):
 def save_bytes(tensors, *, kv=None, checksums=True) -> bytes:
     """save_bytes(tensors, *, kv=None, checksums=True) -> bytes
 
-    The .hrry file image that save(path, tensors, kv=kv) would write, as bytes,
-    made in memory: no file system is involved (it works under a file-size
-    limit of 0 or on a read-only system). `tensors` and `kv` as for save;
-    tensors sharing memory are stored once. The same tensors give the same
-    bytes as save() puts in a file.
+    The `.hrry` file image `save` would write, byte for byte, made in memory by the C writer
+    (`hurray_file_writer_open_memory`): no file system is involved, so it works under a
+    file-size limit of 0 or on a read-only system (`tests/python/test_memory_io.py` runs it
+    under `RLIMIT_FSIZE` 0).
+
+    `hurray.torch.save`/`load` and `hurray.numpy.save`/`load` go through `save_bytes` and
+    `load_bytes`.
     """
     converted, out_kv, views = prepare(tensors, kv)
     return _hurray.save_bytes(converted, kv=out_kv or None, checksums=checksums, views=views)
@@ -267,12 +424,16 @@ def save_bytes(tensors, *, kv=None, checksums=True) -> bytes:
 def load_bytes(data, *, names=None, permissive=False, verify=False) -> dict:
     """load_bytes(data, *, names=None, permissive=False, verify=False) -> dict
 
-    Reads a .hrry file image held in memory (bytes, bytearray, memoryview or
-    any contiguous buffer) into a dict of name to hurray.Tensor, as load()
-    reads a file: every check of the reader, views rebuilt sharing their base.
-    Each tensor is copied into memory of its own, so nothing returned refers
-    to `data`. No file system is involved. names=, permissive= and verify= as
-    for load.
+    Reads a `.hrry` file image (what `save_bytes` returns) from any contiguous buffer (`bytes`,
+    `bytearray`,
+    `memoryview`, a NumPy `uint8` array) with every check `load` makes (a damaged image gets
+    the same `hurray.FileError` as the same bytes in a file), views rebuilt sharing their base.
+    Each tensor is copied into memory of its own at its declared alignment, so nothing
+    returned refers to `data` (a `bytearray` can be changed or resized afterwards). A `str` is
+    refused with a `TypeError` that points at `load` (a path is not an image).
+
+    `hurray.torch.save`/`load` and `hurray.numpy.save`/`load` go through `save_bytes` and
+    `load_bytes`.
     """
     return _hurray.load_bytes(data, names=names, permissive=permissive, verify=verify)
 
@@ -287,8 +448,16 @@ def load_bytes_stored(data, *, permissive=False, verify=False):
 def load_kv(path, *, max_kv_memory=_DEFAULT_KV_MEMORY, raw=False) -> dict:
     """load_kv(path, *, max_kv_memory=268435456, raw=False)
 
-    The key-value metadata of a .hrry file, as save(kv=) was given it. raw=True
-    adds the entries hurray records for itself ('hurray.*' keys).
+    The file's KV section as `save(kv=)` was given it (an empty dict when there is none),
+    reading only the header,
+    trailer, index and KV section; the package's own `hurray.*` entries are left out unless
+    `raw=True`. It
+    is a separate call from `load`. A KV section can decode to many times its size (a list of
+    a million booleans is 1 MB in the file and 8 MB as Python objects): its size as Python
+    objects is estimated first, and a section over `max_kv_memory` bytes raises
+    `hurray.FileError` before anything is built (`None`: no bound).
+
+    The KV types and how each comes back are in `hurray.save`.
     """
     kv = _hurray.load_kv(path, max_kv_memory=max_kv_memory)
     if raw:
@@ -300,11 +469,11 @@ def open(path, *, mmap=True, permissive=False,  # noqa: A001 - hurray.open, like
          max_kv_memory=_DEFAULT_KV_MEMORY, pickle="bytes") -> "File":
     """open(path, *, mmap=True, permissive=False, max_kv_memory=268435456, pickle="bytes")
 
-    Opens a .hrry file lazily (hurray.File): keys(), f[name] / get_tensor(name),
-    kv / metadata(), usable as a context manager. Nothing but the header,
-    index and KV is read until a tensor is asked for. pickle="reference"
-    (with mmap="r") makes the tensors fetched from it pickle as a reference
-    to the file instead of their bytes (docs/guide/processes.md).
+    Opens a `.hrry` file lazily and returns a `hurray.File`, the lazy
+    reader (the shape of safetensors' `safe_open`). `mmap=` takes the values of `load`, with the
+    same meaning (`True`, `"c"`, `"r"`, `False`). Opening reads the header, trailer, index
+    and KV section and decodes no descriptor; each access reads one entry (what a `File` offers
+    is in `hurray.File`). `max_kv_memory` is `load_kv`'s; `pickle=` is in `hurray.File`.
     """
     # -- pickling (hurray._pickling): the identity of the file being mapped --
     if pickle not in _pickling.MODES:

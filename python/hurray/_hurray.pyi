@@ -9,11 +9,18 @@ from typing import Any, ClassVar, Final, Literal, final
 from typing_extensions import Buffer, Self
 
 __version__: Final[str]
+"""The package's version (a string)."""
 library_version: Final[str]
 MIN_BUFFER_ALIGNMENT: Final[int]
+"""64, as in the C library: the format's alignment floor (every non-empty buffer starts
+at a multiple of it)."""
 PAGE_ALIGNMENT: Final[int]
+"""4096 (a page), as in the C library: a tensor mapped from a `.hrry` file declares it."""
 MAX_RANK: Final[int]
+"""64: the largest rank a descriptor may have."""
 C_ABI_VERSION: Final[int]
+"""The C ABI version of the build (4): what a native-protocol capsule's context
+declares and what `from_hurray` requires."""
 # the reserved KV keys (include/hurray/file.h, HURRAY_FILE_KV_*)
 _KV_RESERVED_PREFIX: Final[str]
 _KV_VIEWS: Final[str]

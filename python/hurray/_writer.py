@@ -28,12 +28,35 @@ if TYPE_CHECKING:
 class FileWriter:
     """FileWriter(path, *, kv=None, durable=True, checksums=True)
 
-    Writes the .hrry file `path` one tensor at a time: write(name, value) per
-    tensor, then finish(). A context manager: finish() on a clean exit,
-    abort() when the block raises. kv= is the file's key-value metadata (as
-    save(kv=); keys starting with 'hurray.' are reserved). checksums=True (as
-    save) records a CRC-32C of every tensor while it is written, which
-    File.verify() and load(verify=True) check.
+    `hurray.save` takes every tensor at once. `hurray.FileWriter` writes a `.hrry` file one
+    tensor at a time, each when it is given, so a checkpoint larger than memory can be written
+    (or converted: the [`hurray` command](cli.md) writes `.hrry` files through it) holding one
+    tensor at a time.
+
+    - `checksums=True` (as `save`): a CRC-32C of every tensor, computed while it is written,
+      recorded at `finish()`; `File.verify()`, `load(verify=True)` and `hurray verify` check it.
+    - `write(name, value)`: the value as `save` takes it (a `hurray.Tensor` or `Composite`, a
+      NumPy array, a torch tensor, anything with `__dlpack__` or `__hurray__`), converted the
+      same way, written before the call returns; the writer keeps nothing of it. A name
+      already written is `hurray.FileError` (`ERR_DUPLICATE_NAME`) and leaves the writer
+      usable.
+    - `finish()` writes the KV section, the index and the trailer and renames the file over
+      `path`; `abort()` abandons it. As a context manager it finishes on a clean exit and
+      aborts when the block raises. `finished`, `closed` (finished or aborted),
+      `tensor_count` (index entries so far, composite members included).
+    - The semantics of `save`: the file is written under a temporary name (unnamed on Linux)
+      and renamed over `path` only by `finish()`, so `path` holds the old file or the complete
+      new one; `durable=True` flushes it to the disk first; an aborted writer, one dropped
+      unfinished, or a failed `finish()` removes its temporary file. `kv=` is `save`'s
+      (`hurray.`-prefixed keys refused). The writes run without the GIL.
+    - Unlike `save`, values that share memory are written once each (the writer sees one
+      value at a time, so it cannot know that two share their bytes): use `save` for tied
+      weights, or write each shared tensor once.
+    - A file written tensor by tensor is byte for byte the file `save` writes from the same
+      tensors in the same order (`tests/python/test_cli.py`).
+
+    An example is in the guide, [Converting § Writing one tensor at a
+    time](../guide/converting.md#writing-one-tensor-at-a-time).
     """
 
     __slots__ = ("_w", "_kv", "_raw_kv", "_views", "_names")

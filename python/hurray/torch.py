@@ -4,8 +4,8 @@ Changing ``from safetensors.torch import save_file, load_file`` to
 ``from hurray.torch import save_file, load_file`` is the whole migration:
 the functions have the same names and positional signatures (save_file,
 load_file, save, load, save_model, load_model). Options of our own are
-keyword-only. What differs from safetensors is listed in docs/reference/python.md
-("hurray.torch and hurray.numpy").
+keyword-only. What differs from safetensors is listed in docs/guide/pytorch.md
+("The safetensors API: hurray.torch and hurray.numpy").
 
 Loads are zero-copy: a loaded tensor is a view of the file's mapping, and
 tensors that were saved sharing memory (tied weights) come back sharing one

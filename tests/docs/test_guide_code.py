@@ -26,7 +26,7 @@ PAGES = [ROOT / "docs" / "index.md"] + guide_nav()
 # Reference pages whose examples run too. Their call signatures are shown in
 # ```python blocks marked 'skip a signature, not a program'; everything else runs.
 # (docs/guide/recipes.md runs section by section in tests/python/test_recipes.py.)
-REFERENCE = [ROOT / "docs" / "reference" / "python.md"]
+REFERENCE = [ROOT / "docs" / "reference" / "python-protocols.md"]
 
 # Pages of prose and tables only, with the reason (any other page must have a block that runs).
 NO_CODE = {}

@@ -1,6 +1,6 @@
 """Tensors declared on a device but built from host buffers, and tensors whose
 buffers are not producer-synced (docs/internals/decisions.md, "Device-tagged tensors built
-from host buffers"; docs/reference/python.md, "Devices").
+from host buffers"; hurray.Tensor's `device` in docs/reference/api.md).
 
 A Python buffer (bytes, bytearray, memoryview, ndarray) is host memory whatever
 device the descriptor declares: with copy=None a misaligned one is copied into an

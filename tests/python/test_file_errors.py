@@ -1,4 +1,4 @@
-"""Errors that say what to do (docs/reference/python.md "Files"): a file of another
+"""Errors that say what to do (hurray.load and hurray.FileError, docs/reference/api.md): a file of another
 format is named, with the command that converts it; a truncated file says by
 how much; a missing or forbidden file is also FileNotFoundError /
 PermissionError; a .hrry file given to StreamReader, and an empty file given

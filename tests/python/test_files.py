@@ -1,5 +1,5 @@
 """.hrry files from Python: save, load, load_kv, open, KV metadata, composites and
-errors (docs/reference/python.md § Files; docs/internals/decisions.md § File format)."""
+errors (hurray.save, hurray.load in docs/reference/api.md; docs/internals/decisions.md § File format)."""
 
 import json
 import math

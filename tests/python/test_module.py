@@ -174,8 +174,8 @@ def test_stub_signatures_match_the_runtime():
     assert checked >= 20
 
 
-# The binding's own table from C status to exception class (docs/reference/python.md,
-# "Exceptions"); the C library's status table names no Python class.
+# The binding's own table from C status to exception class (python/hurray/__init__.py's
+# docstring, "Errors"); the C library's status table names no Python class.
 STATUS_CLASSES = {
     -1: "InvalidDescriptorError", -2: "InvalidDescriptorError", -3: "InvalidDescriptorError",
     -4: "InvalidDescriptorError", -5: "BufferError", -6: "InternalError", -7: "InternalError",

@@ -209,9 +209,31 @@ static PyMethodDef bh_module_methods[] = {
 static PyType_Slot bh_slots[] = {
     {Py_tp_methods, bh_methods},
     {Py_tp_doc,
-     "One entry of a tensor's buffer table (read-only metadata).\n\n"
-     "Obtained from Tensor.buffer_handles or Descriptor.buffer_handles; not constructible. "
-     "Compares and hashes by value and holds no reference to its tensor or buffer."},
+     "One entry of a tensor's buffer table (read-only metadata).\n"
+     "\n"
+     "`Tensor.buffer_handles` is a tuple with one `hurray.BufferHandle` per buffer, in\n"
+     "descriptor order (`len(t.buffer_handles) == t.buffer_count`), available for every device.\n"
+     "A handle is immutable, compares and hashes by value, cannot be constructed, and holds no\n"
+     "reference to its tensor or buffer. Properties: `index`, `byte_size`, `alignment`,\n"
+     "`device` (the same object as `tensor.device`), `sync_mode`.\n"
+     "\n"
+     "The format requires every non-empty buffer to start at an address that is a multiple of\n"
+     "64 bytes (`MIN_BUFFER_ALIGNMENT`, called *the floor* below;\n"
+     "`docs/spec/buffer-protocol.md` § Minimum Alignment); a handle's `alignment` declares a "
+     "power\n"
+     "of two that the buffer's address is a multiple of. It states what the producer\n"
+     "guarantees, never the accident of an address, so the same data from two allocations\n"
+     "gives byte-identical descriptors, files, streams and pickles (docs/internals/decisions.md § "
+     "What a buffer declares):\n"
+     "\n"
+     "- an empty buffer declares 1;\n"
+     "- every other buffer this package builds declares 64, owned or borrowed (a borrowed\n"
+     "  address below the floor is copied first, see `copy=`); a page-aligned `mmap` declares 64\n"
+     "  as well, and `data_ptr()` still gives the true address;\n"
+     "- a tensor read back (`load`, `open`, a stream, unpickling) keeps the alignment its\n"
+     "  descriptor declares, and its bytes sit at an address that satisfies it (copied into\n"
+     "  such memory in the rare case they would not; a promise above a page that a mapping\n"
+     "  cannot keep is replaced by the true value)."},
     {Py_tp_repr, bh_repr},
     {Py_tp_hash, bh_hash},
     {Py_tp_richcompare, bh_richcompare},

@@ -244,9 +244,31 @@ static void device_dealloc(PyObject *self) {
 static PyType_Slot device_slots[] = {
     {Py_tp_doc,
      "Device(kind, device_id=0, memory_class='standard')\n--\n\n"
-     "Where a tensor's buffers live: a device kind and a memory class, each given by name "
-     "or by wire byte (a private value 0xF0-0xFE only by byte), plus the runtime device_id "
-     "that DLPack reports. Immutable and hashable."},
+     "Where a tensor's buffers live: a device kind and a memory class, plus the runtime "
+     "`device_id` that DLPack reports.\n"
+     "\n"
+     "- `kind` and `memory_class` each take a name (`\"cpu\"`, `\"cuda\"`, `\"rocm\"`, "
+     "`\"metal\"`,\n"
+     "  `\"vulkan\"`, `\"webgpu\"`, `\"hexagon\"`, `\"level_zero\"`, `\"opencl\"`; "
+     "`\"standard\"`,\n"
+     "  `\"host_pinned\"`, `\"unified\"`, `\"peer\"`) or the wire byte.\n"
+     "- The private range `0xF0`–`0xFE` is reached by byte only. `kind` / `memory_class` then\n"
+     "  report `\"private\"`, and the repr includes the tag: `hurray.Device(kind='private',\n"
+     "  tag=0xf3, device_id=0, memory_class='standard')`. `tag`, `memory_class_tag` and\n"
+     "  `is_private` expose the bytes.\n"
+     "- A reserved or invalid byte is refused with `InvalidDescriptorError` (a later version of\n"
+     "  the format may assign it), and so is a pair outside the device / memory-class validity\n"
+     "  table (CPU has no peer memory; WebGPU only standard memory; a private class needs a\n"
+     "  private device).\n"
+     "- `device_id` is runtime metadata for DLPack: it is not stored on the wire (a decoded\n"
+     "  descriptor reports device id 0).\n"
+     "- `hurray.device.cpu`, `hurray.device.cuda`, … are the named devices with standard\n"
+     "  memory and id 0. `hurray.device.cpu` is the default device of every tensor, and\n"
+     "  `hurray.Device(\"cpu\") is hurray.device.cpu`.\n"
+     "- Immutable, hashable, compared by value.\n"
+     "\n"
+     "The DLPack device type of each (device, memory class) pair, and the pairs DLPack cannot "
+     "carry, are in the protocols reference (Python protocols, DLPack device types)."},
     {Py_tp_new, device_new},
     {Py_tp_repr, device_repr},
     {Py_tp_hash, device_hash},

@@ -1656,13 +1656,44 @@ static PyGetSetDef file_getset[] = {
 
 static PyType_Slot file_slots[] = {
     {Py_tp_doc,
-     "A .hrry file opened by hurray.open: a read-only mapping of tensor names to tensors "
-     "(the views of shared tensors included, after the stored tensors).\n\n"
-     "Opening reads the header, the index and the KV section; f[name] reads that one "
-     "tensor (a zero-copy view of the mapping by default: writable and copy-on-write, so "
-     "a write never reaches the file; every tensor of one File shares the mapping, so "
-     "f[name] fetched twice sees the writes made through either). KeyError for a missing "
-     "name."},
+     "A `.hrry` file opened by `hurray.open`: a read-only mapping of tensor names to tensors (the "
+     "views of shared tensors included, after the stored tensors). Opening reads the header, "
+     "trailer, index and KV section and decodes no descriptor; each access reads one entry:\n"
+     "\n"
+     "| | |\n"
+     "|---|---|\n"
+     "| `f.keys()` | every name in file order, composite members included (`\"head.0\"`, ...), "
+     "then the views of shared tensors |\n"
+     "| `f.views` | name of each view of a shared tensor to the name it is a view of |\n"
+     "| `f[name]`, `f.get_tensor(name)` | that tensor (a `hurray.Composite` for a head), "
+     "zero-copy when mapped; `KeyError` for a missing name, `TypeError` for a non-`str`, "
+     "`hurray.FileError` (`ERR_DUPLICATE_NAME`) for a name two entries share |\n"
+     "| `name in f`, `len(f)`, `iter(f)` | from the index alone |\n"
+     "| `f.get_slice(name)` | a `hurray.TensorSlice`: shape, dtype and layout from the descriptor "
+     "alone; `[...]` reads only the selected elements (see `hurray.TensorSlice`) |\n"
+     "| `f.kv`, `f.metadata()` | the KV section as `save(kv=)` was given it (a new dict each "
+     "time) |\n"
+     "| `f.close()`, `with` | closes the file; tensors already read stay valid |\n"
+     "| `f.verify()` | checks the whole file and returns a `hurray.VerifyReport`, a named tuple "
+     "`(tensors, checksums, checked_bytes)` (of `os.stat_result`'s kind): every structural rule "
+     "of the C reader (the index, names, overlaps, each descriptor and its buffers' placement, "
+     "composites), then each tensor's descriptor and data against the CRC-32C recorded at save "
+     "(`checksums` False when the file has none: `save(..., checksums=False)` or another writer). "
+     "Raises `hurray.FileError` at the first damage, naming the tensor and the byte offset "
+     "(`e.status`, `e.field`, `e.offset`). It checks the bytes as this `File` maps them: a tensor "
+     "written in place through a copy-on-write map no longer matches. 5.5-8 GB/s on a file in the "
+     "page cache |\n"
+     "| `f.closed`, `f.mapped` | state (`mapped`: `mmap` was `True`, `\"c\"` or `\"r\"`) |\n"
+     "| `f.mmap_mode` | `\"c\"` (the default: copy-on-write, writable views shared by every "
+     "tensor of this `File`), `\"r\"` (read-only views) or `None` (`mmap=False`) |\n"
+     "\n"
+     "After `close()` every other operation raises `ValueError`. A `File` may be used from\n"
+     "several threads; `close()` from another thread waits for the reads in flight. `File` is\n"
+     "not constructible directly. A `File` pickles as its path and how it was opened;\n"
+     "`pickle=\"reference\"` (with `mmap=\"r\"`) makes its tensors pickle as a reference to the "
+     "file\n"
+     "rather than their bytes ([across "
+     "processes](../guide/processes.md#files-and-pickling-by-reference))."},
     {Py_tp_repr, file_repr},
     {Py_tp_iter, file_iter},
     {Py_mp_subscript, file_subscript},
@@ -1729,11 +1760,19 @@ static PyMethodDef file_module_methods[] = {
      "(tensors, records), each record (name, base, dtype or None, shape, byte_offset, "
      "byte_strides), from one open of the file."},
     {"remove_stale_temporaries", FASTKW(m_remove_stale_temporaries),
-     "remove_stale_temporaries(path, *, min_age=3600)\n--\n\nRemoves the temporary files that "
-     "saves killed before they finished left in `path` (a folder, or one target's), and returns "
-     "how many. Only the writer's own names (.NAME.tmp-XXXXXX), owned by this user, unlocked, "
-     "and last written at least `min_age` seconds ago are removed. On Linux a save leaves none "
-     "(it writes an unnamed file); elsewhere a kill can."},
+     "remove_stale_temporaries(path, *, min_age=3600)\n--\n\n"
+     "Removes the temporary files that saves killed before they finished left in `path` (a "
+     "folder, or one target's), and returns how many.\n"
+     "\n"
+     "A save writes a temporary file in the target's folder and renames it over the target once "
+     "complete. On Linux the temporary has no name until it is complete (`O_TMPFILE`), so a "
+     "killed save leaves nothing behind, except when the kill lands in the instant between naming "
+     "it and the rename: then a complete `.<name>.tmp-XXXXXX` remains. Elsewhere (or on a file "
+     "system without unnamed files) it is `.<name>.tmp-XXXXXX` from the start, which a kill can "
+     "leave. Only the writer's own names, owned by this user, not locked by a live save, and not "
+     "written to for `min_age` seconds are removed. `hurray convert` names the temporary of every "
+     "target format the same way ([the hurray command § Atomic](cli.md)), so the same call cleans "
+     "up after a killed conversion."},
     {"load_kv", FASTKW(m_load_kv),
      "load_kv(path, *, max_kv_memory=268435456)\n--\n\nThe file's KV section as a dict: the "
      "exact inverse of save's kv= "

@@ -1,6 +1,6 @@
 /*
  * io/slice.c - hurray.TensorSlice: File.get_slice(name) and its indexing
- * (docs/reference/python.md, "Partial reads").
+ * (docs/reference/api.md, hurray.TensorSlice).
  *
  * get_slice reads the tensor's descriptor alone; the slice object answers
  * shape, dtype and layout from it. Indexing converts a NumPy basic index
@@ -531,11 +531,75 @@ static PyGetSetDef slice_getset[] = {
 
 static PyType_Slot slice_slots[] = {
     {Py_tp_doc,
-     "A lazy view of one dense tensor of an open hurray.File (File.get_slice(name)), as "
-     "safetensors' get_slice: shape, dtype and layout come from the descriptor alone; "
-     "indexing with NumPy's basic indexing (integers, slices with any step, ..., None) reads "
-     "only the selected elements and returns them as a new row-major hurray.Tensor. Needs "
-     "its file open."},
+     "A lazy view of one dense tensor of an open `hurray.File`, returned by "
+     "`File.get_slice(name)`: safetensors' `get_slice`, for every dense layout.\n"
+     "\n"
+     "`f.get_slice(name)` looks the name up and decodes that one descriptor; nothing of the\n"
+     "tensor's data is read until it is indexed. The `hurray.TensorSlice` it returns has:\n"
+     "\n"
+     "| | |\n"
+     "|---|---|\n"
+     "| `get_shape()` | the shape as a list, as safetensors |\n"
+     "| `get_dtype()` | the element type as hurray's name: `\"float32\"`, `\"bfloat16\"`, "
+     "`\"int4\"` (safetensors says `\"F32\"`, `\"BF16\"`; hurray has types safetensors has no "
+     "name for) |\n"
+     "| `shape`, `ndim`, `dtype`, `layout`, `name` | the shape as a tuple, the rank, the "
+     "`hurray.Dtype`, the `hurray.Layout` the tensor has in the file, its name |\n"
+     "| `len(s)` | `shape[0]` (`TypeError` for a scalar) |\n"
+     "| `s[key]` | the selected elements as a new `hurray.Tensor` |\n"
+     "\n"
+     "`key` is anything NumPy's basic indexing takes, with NumPy's meaning: integers (negative\n"
+     "ones count from the end), slices with any step (negative steps included: `s[::-1]` is\n"
+     "copied in descending order directly, no second pass), `...`, `None` (a new axis of 1) and\n"
+     "fewer indices than dimensions (the rest taken whole). Slices clamp to the dimension as\n"
+     "NumPy's do; an integer outside `[-size, size)` is an `IndexError` naming it, the axis and\n"
+     "its size (`TensorSlice: tensor 'w': index 6 is out of bounds for axis 0 with size 6`), as\n"
+     "are too many indices, two ellipses, and advanced indices (lists, arrays, booleans, floats:\n"
+     "load the tensor with `f[name]` and index that). A step of 0 is a `ValueError`.\n"
+     "\n"
+     "The result is a row-major tensor in memory of its own: 64-byte aligned, writable, valid\n"
+     "after the file is closed, whatever layout the tensor has in the file (row-major,\n"
+     "column-major, strided, tiled, Morton, Hilbert) and whatever its element type (sub-byte\n"
+     "types are repacked: `bool`, `int2`, `int4`, `float4_e2m1` packed LSB-first, the 6-bit\n"
+     "floats four to three bytes). It keeps the source's device declaration, a per-tensor\n"
+     "quantization (`PerTensorAffine`: one scale for every element) and a private type's\n"
+     "extension section; a shard or statistics section describes the whole tensor and is not\n"
+     "carried.\n"
+     "\n"
+     "What is read (the C library's `hurray_file_read_slice`,\n"
+     "[C API](c-api/file.md#hurray_file_read_slice)):\n"
+     "\n"
+     "- `mmap=True`: the selected bytes are copied out of the mapping, so only the pages that\n"
+     "  hold them are read in. Each run of 4 KiB or more is announced to the system first\n"
+     "  (`MADV_WILLNEED`), so the kernel reads those pages and not its usual read-ahead around\n"
+     "  every page fault; runs below 4 KiB (single elements, narrow columns) fault their pages "
+     "in\n"
+     "  and the kernel may read ahead around them: use `mmap=False` for those.\n"
+     "- `mmap=False`: positioned reads of the selected bytes only. A run of 512 bytes or more (a\n"
+     "  row, a slab, a wide column band) is read straight into the result; smaller pieces\n"
+     "  (single elements of Morton, Hilbert or tiled layouts, narrow columns) through the 4 KiB\n"
+     "  pages that hold them, each page read once.\n"
+     "\n"
+     "How much is read, measured: [benchmarks § Partial "
+     "reads](benchmarks.md#partial-reads-fileget_slice).\n"
+     "\n"
+     "What cannot be sliced raises `hurray.UnsupportedError` at `get_slice`, naming it: a\n"
+     "composite head (slice a member, `f.get_slice(\"head.0\")`), a sparse or block-paged\n"
+     "tensor, and a quantization scheme other than per-tensor (per-channel, per-block, NF4,\n"
+     "MXFP: their scales follow channels and blocks). A missing name is a `KeyError`, a name\n"
+     "that is not a `str` a `TypeError`.\n"
+     "\n"
+     "A `TensorSlice` reads through its file: indexing it once the file is closed is a\n"
+     "`ValueError` (its shape, dtype and layout stay readable). It can be shared between\n"
+     "threads; `f.close()` waits for the reads in flight. It is not picklable and not\n"
+     "constructible directly.\n"
+     "\n"
+     "Compared with safetensors: the same calls, with `get_dtype()` returning hurray's type\n"
+     "names; results are `hurray.Tensor`s (`np.asarray(part)`, `part.to_torch()` share their\n"
+     "memory); negative steps and `None` are accepted where safetensors refuses them.\n"
+     "\n"
+     "Tensor-parallel loading with it: the guide, [PyTorch § Read part of a "
+     "tensor](../guide/pytorch.md#read-part-of-a-tensor)."},
     {Py_tp_repr, slice_repr},
     {Py_mp_subscript, slice_subscript},
     {Py_mp_length, slice_length},

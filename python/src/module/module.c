@@ -147,8 +147,14 @@ static PyObject *m_register_hooks(PyObject *m, PyObject *const *args, Py_ssize_t
 
 static PyMethodDef module_methods[] = {
     {"buffer_size_bytes", FASTKW(m_buffer_size_bytes),
-     "buffer_size_bytes(dtype, count)\n--\n\nBytes needed to store `count` packed elements "
-     "of `dtype` (sub-byte types packed LSB-first; 6-bit types in 3-byte groups)."},
+     "buffer_size_bytes(dtype, count)\n--\n\n"
+     "Bytes needed to store `count` packed elements of `dtype` (any spelling `hurray.Dtype` "
+     "lists).\n"
+     "\n"
+     "Sub-byte types pack LSB-first (`bool` 8 per byte, `int4` 2 per byte, ...); 6-bit types pack "
+     "4 elements in 3 bytes, so `count * bit_width // 8` is wrong for every sub-byte type. A "
+     "private type raises `UnsupportedError` (its size comes from the descriptor's extension type "
+     "section); an overflow of 64 bits raises `ValueError`."},
     {"_register_hooks", FASTKW(m_register_hooks),
      "_register_hooks(*, tensor_repr, tensor_str, composite_repr, to_scipy)\n--\n\nWhat the "
      "package lends the extension (repr and str of tensors and composites, the SciPy "
@@ -160,8 +166,9 @@ static PyMethodDef module_methods[] = {
      "_sanitizer_probe(kind, /)\n--\n\nCommits a deliberate fault (sanitizer builds only)."},
 #endif
     {"layout_tag_kind", m_layout_tag_kind, METH_O,
-     "layout_tag_kind(tag, /)\n--\n\n'named', 'reserved', 'private' or 'invalid': the four "
-     "partition the byte space."},
+     "layout_tag_kind(tag, /)\n--\n\n"
+     "The kind of a layout tag byte: `\"named\"`, `\"reserved\"`, `\"private\"` or `\"invalid\"`; "
+     "the four partition the byte space (an unassigned tag is `\"reserved\"`)."},
     {"zeros", FASTKW(hrpy_zeros),
      "zeros(shape, *, dtype=None, device=None)\n--\n\nA new tensor of zeros (dtype defaults to float64)."},
     {"ones", FASTKW(hrpy_ones),

@@ -222,39 +222,82 @@ static int add_exc(PyObject *m, PyObject **slot, const char *qualname, const cha
 
 int hrpy_errors_init(PyObject *m, HrpyState *st) {
   if (add_exc(m, &st->InvalidDescriptorError, "hurray.InvalidDescriptorError",
-              "A descriptor (or a value meant to become one) breaks a rule of the "
-              "Hurray format.\n\nSubclass of ValueError. Instances raised from the C "
-              "library carry `status`, `field` and `offset` attributes.",
+              "A descriptor, shape, tag or name that breaks a rule of the Hurray format (or a "
+              "value meant to become one).\n"
+              "\n"
+              "Subclass of `ValueError`. C statuses: `ERR_INVALID_MAGIC`, `ERR_VERSION_MISMATCH`, "
+              "`ERR_INVALID_LAYOUT`, `ERR_INVALID_TYPE`, `ERR_INVALID_SYNC_MODE`, "
+              "`ERR_INVALID_QUANTIZATION`, `ERR_INVALID_BUFFER_TABLE`, `ERR_INVALID_COMPOSITE`, "
+              "`ERR_INVALID_INDEX_DATA`, `ERR_INVALID_STATISTICS`, `ERR_INVALID_SHARD`.\n"
+              "\n"
+              "Every error class of hurray carries the attributes `status` (the C library's "
+              "status name, for example `\"ERR_INVALID_MAGIC\"`), `field` (the field path) and "
+              "`offset` (the byte offset), `None` when unknown; an error found by the C library "
+              "also names the field and the offset in its message. The rules the package checks "
+              "on its own (an array length the C library cannot see) carry a status too: "
+              "`ERR_INVALID_LAYOUT` for a stride array whose length is not the rank, "
+              "`ERR_INVALID_SHARD` for a shard of the wrong rank. When a rule ran against a "
+              "descriptor the package built only to check a value (a `Statistics`, a `Shard`, a "
+              "block-paged quantization check), `offset` is `None`: it would point into bytes the "
+              "caller never saw.",
               PyExc_ValueError) < 0)
     return -1;
   if (add_exc(m, &st->BufferError, "hurray.BufferError",
-              "A buffer is too small, misaligned, or cannot be used as asked.\n\n"
-              "Subclass of ValueError. Distinct from the built-in BufferError, which "
-              "the DLPack protocol uses.",
+              "A buffer too small, misaligned under `copy=False`, or one that needs a copy that "
+              "was forbidden.\n"
+              "\n"
+              "Subclass of `ValueError`. C statuses: `ERR_BUFFER_TOO_SMALL`, "
+              "`ERR_SYNC_MODE_MISMATCH`, `ERR_BUFFER_SIZE`, `ERR_MISALIGNED`. This is not the "
+              "built-in `BufferError`: the DLPack protocol (`__dlpack__`) raises the built-in "
+              "one, which is what NumPy and PyTorch catch. Carries `status`, `field` and `offset` "
+              "(see `InvalidDescriptorError`).",
               PyExc_ValueError) < 0)
     return -1;
   if (add_exc(m, &st->CopyRequiredError, "hurray.CopyRequiredError",
-              "copy=False was requested but the conversion needs a copy.\n\n"
-              "Subclass of ValueError, as NumPy expects from __array__(copy=False).",
+              "`__array__(copy=False)` (or `copy=False` elsewhere) when the result must be a "
+              "copy: `bool` data (Hurray packs it 8 per byte), a dtype conversion, a tiled, "
+              "Morton or Hilbert tensor gathered into row-major order.\n"
+              "\n"
+              "Subclass of `ValueError`, as NumPy 2 expects from `__array__(copy=False)`.",
               PyExc_ValueError) < 0)
     return -1;
   if (add_exc(m, &st->UnsupportedError, "hurray.UnsupportedError",
-              "The element type, layout, device or operation is not supported here.\n\n"
-              "Subclass of NotImplementedError.",
+              "A type, layout, device or operation this call cannot handle (C status "
+              "`ERR_UNSUPPORTED`).\n"
+              "\n"
+              "Subclass of `NotImplementedError`. The message says why (the layout's name for a "
+              "layout). Carries `status`, `field` and `offset` (see `InvalidDescriptorError`).",
               PyExc_NotImplementedError) < 0)
     return -1;
   if (add_exc(m, &st->InternalError, "hurray.InternalError",
-              "An internal failure of the C library (a bug: please report it).\n\n"
-              "Subclass of RuntimeError.",
+              "A failure inside the C library: a bug, please report it.\n"
+              "\n"
+              "Subclass of `RuntimeError`. Raised for the C statuses no other class takes "
+              "(`ERR_NULL_POINTER`, `ERR_INTERNAL_PANIC`, `ERR_INTERNAL`, an unknown status).",
               PyExc_RuntimeError) < 0)
     return -1;
   if (add_exc(m, &st->FileError, "hurray.FileError",
-              "A .hrry file could not be read or written.\n\nSubclass of OSError.",
+              "`.hrry` files: not found, permission denied, a corrupt container (header, trailer, "
+              "index, CRC-32C, KV section), a truncated file, a failed write (missing folder, "
+              "disk full).\n"
+              "\n"
+              "Subclass of `OSError`. C statuses: `ERR_IO`, `ERR_INVALID_FILE`, "
+              "`ERR_CRC_MISMATCH`, `ERR_INVALID_KV`, `ERR_DUPLICATE_NAME`; `status`, `field` and "
+              "`offset` say which and where (see `InvalidDescriptorError`). A missing file or "
+              "folder raises a class that is both `hurray.FileError` and `FileNotFoundError`, a "
+              "permission refused one that is both `hurray.FileError` and `PermissionError` "
+              "(`hurray._hurray.FileNotFoundError`, `hurray._hurray.PermissionError`), with "
+              "`errno`, `strerror` and `filename` set as `open()` sets them; `status` stays "
+              "`ERR_IO`.",
               PyExc_OSError) < 0)
     return -1;
   if (add_exc(m, &st->StreamError, "hurray.StreamError",
-              "A Hurray stream is malformed, truncated, or over a reader limit.\n\n"
-              "Subclass of OSError.",
+              "Streams: a truncated or malformed frame, a reader limit exceeded, a transport "
+              "failure (a broken pipe), a write after `finish()`.\n"
+              "\n"
+              "Subclass of `OSError`. C statuses: `ERR_STREAM`, `ERR_STREAM_LIMIT`, "
+              "`ERR_CROSS_MACHINE` (and `ERR_IO` for the transport). Carries `status`, `field` "
+              "and `offset` (see `InvalidDescriptorError`).",
               PyExc_OSError) < 0)
     return -1;
   /* Created once: both hurray.FileError and the built-in class, so that
