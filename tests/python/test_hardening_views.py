@@ -638,6 +638,10 @@ def test_a_view_that_repeats_elements_is_never_copied_whole(tmp_path):
                 f["zero"].__dlpack__()  # read-only: an implicit copy, refused
             with pytest.raises(BufferError, match="repeats elements"):
                 f["flip"].__dlpack__()
+            # a partial read copies: never more than the base it reads
+            assert np.asarray(f.get_slice("flip")[:3]).shape == (3, 2)
+            with pytest.raises(hurray.UnsupportedError, match="repeats elements of its base"):
+                f.get_slice("zero")[:]
         if has("torch"):
             import hurray.torch as ht
             with pytest.raises(hurray.UnsupportedError, match="'flip' has negative strides"):

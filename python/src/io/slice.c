@@ -353,6 +353,17 @@ static PyObject *slice_subscript(PyObject *o, PyObject *obj) {
   HurrayStatus rc = hurray_layout_slice_shape(f, f->rank > 0 ? key.ranges : NULL, NULL, &bytes,
                                               &err);
   if (rc != HURRAY_OK) return hrpy_raise_status(st, rc, &err, ctx);
+  if (self->view >= 0 && f->buffer_count > 0 && bytes > f->buffers[0].byte_size) {
+    /* Only repeated elements (a zero stride) make a selection larger than the
+     * base it reads: a forged record can describe exabytes over a few bytes.
+     * The view itself is zero-copy (f[name]): index that instead. */
+    return hrpy_raise(st->UnsupportedError,
+                      "%s repeats elements of its base (a zero stride): this selection "
+                      "would copy %llu bytes out of a base of %llu; read the view with "
+                      "f[name] (no copy) and index that",
+                      ctx, (unsigned long long)bytes,
+                      (unsigned long long)f->buffers[0].byte_size);
+  }
   HrpyBuffer b;
   memset(&b, 0, sizeof b);
   b.owned = hrpy_alloc_buffer(bytes, false);
