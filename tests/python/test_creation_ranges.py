@@ -546,3 +546,25 @@ def test_like_random(shape, src, dtype, value):
     same(hurray.full_like(x, value, **kw(dtype)), want)
     e = hurray.empty_like(x, **kw(dtype))
     assert e.shape == tuple(shape) and np.asarray(e).dtype == target
+
+
+def test_full_and_ones_take_float8_as_ml_dtypes_rounds():
+    # the codec's rounding (hurray_value_code_from_double): to nearest even, e5m2
+    # overflows to an infinity and e4m3 to NaN (OCP non-saturating, ml_dtypes' rule)
+    m = pytest.importorskip("ml_dtypes")
+    values = [0.0, -0.0, 1.0, 0.1, -3.3, 448.0, 449.0, 464.0, 1000.0, 57344.0, 61440.0, 1e9,
+              float("inf"), float("-inf"), float("nan"), 2.0**-9, 2.0**-17, 1e-30]
+    for name, md in (("float8_e4m3", m.float8_e4m3fn), ("float8_e5m2", m.float8_e5m2)):
+        for v in values:
+            got = np.asarray(hurray.full([3], v, dtype=name).buffer(0)).tobytes()
+            want = np.full(3, v, np.float64).astype(md).view(np.uint8).tobytes()
+            assert got == want, (name, v)
+        assert np.asarray(hurray.ones([2], dtype=name).buffer(0)).tobytes() == \
+            np.ones(2, np.float32).astype(md).view(np.uint8).tobytes()
+    e8 = hurray.full([2], 0.25, dtype="float8_e8m0")
+    assert np.asarray(e8.buffer(0)).tobytes() == \
+        np.full(2, 0.25, np.float32).astype(m.float8_e8m0fnu).view(np.uint8).tobytes()
+    with pytest.raises(ValueError, match=r"3.0 cannot be stored as float8_e8m0"):
+        hurray.full([2], 3.0, dtype="float8_e8m0")
+    with pytest.raises(hurray.UnsupportedError, match="float6_e2m3 values cannot be encoded"):
+        hurray.full([2], 1.0, dtype="float6_e2m3")  # sub-byte floats: not yet

@@ -65,6 +65,26 @@ static int encode_value(HrpyState *st, uint8_t tag, PyObject *v, uint8_t *out) {
       }
       return 0;
     }
+    case HURRAY_DTYPE_FLOAT8_E4M3:
+    case HURRAY_DTYPE_FLOAT8_E5M2:
+    case HURRAY_DTYPE_FLOAT8_E8M0: {
+      /* the codec's rounding (ml_dtypes' too): to nearest even; beyond the
+       * largest finite value e5m2 gives an infinity and e4m3 NaN; e8m0 holds
+       * powers of two only */
+      double d = PyFloat_AsDouble(v);
+      if (d == -1.0 && PyErr_Occurred()) return -1;
+      uint64_t code = 0;
+      HurrayStatus rc = hurray_value_code_from_double(tag, d, 0, &code);
+      if (rc != HURRAY_OK) {
+        PyErr_Format(PyExc_ValueError, "fill value %R cannot be stored as %s (%s)", v,
+                     hurray_dtype_name(tag),
+                     tag == HURRAY_DTYPE_FLOAT8_E8M0 ? "a power of two 2**-126 .. 2**127"
+                                                    : hurray_status_message(rc));
+        return -1;
+      }
+      out[0] = (uint8_t)code;
+      return 0;
+    }
     default:
       break;
   }
@@ -212,13 +232,15 @@ static PyObject *create_tensor(HrpyState *st, const char *fname, FillKind kind, 
                      fname);
   }
   bool fillable = info->tier == 1 || tag == HURRAY_DTYPE_COMPLEX64 ||
-                  tag == HURRAY_DTYPE_COMPLEX128;
+                  tag == HURRAY_DTYPE_COMPLEX128 || tag == HURRAY_DTYPE_FLOAT8_E4M3 ||
+                  tag == HURRAY_DTYPE_FLOAT8_E5M2 || tag == HURRAY_DTYPE_FLOAT8_E8M0;
   if (kind == FILL_ZERO && tag == HURRAY_DTYPE_FLOAT8_E8M0) {
     return hrpy_raise(st->UnsupportedError, "%s: float8_e8m0 has no zero", fname);
   }
   if ((kind == FILL_ONE || kind == FILL_VALUE) && !fillable) {
     return hrpy_raise(st->UnsupportedError,
-                     "%s: %s values cannot be encoded here (Tier 1 types and complex only)",
+                     "%s: %s values cannot be encoded here (Tier 1 types, complex and float8 "
+                     "only)",
                      fname, info->name);
   }
   uint64_t count, nbytes;
