@@ -624,6 +624,45 @@ static PyGetSetDef reader_getset[] = {
     {NULL, NULL, NULL, NULL, NULL},
 };
 
+/* What StreamReader's and StreamWriter's docstrings both say (transports,
+ * descriptors, threads, signals, cross-machine streams): written once. */
+#define STREAM_SHARED_DOC \
+  "Transports ([decisions § Stream transports](../internals/decisions.md#stream-transports)):\n" \
+  "\n" \
+  "| | Writer | Reader |\n" \
+  "|---|---|---|\n" \
+  "| `str` / `os.PathLike` | created or truncated | opened |\n" \
+  "| `bytes` | a path | the stream's bytes |\n" \
+  "| `bytearray`, `memoryview`, NumPy array, ... | — | the stream's bytes |\n" \
+  "| `int` | a file descriptor | a file descriptor |\n" \
+  "| object with `fileno()` (socket, pipe, open file) | its descriptor | its descriptor |\n" \
+  "| `None` | in memory (`getvalue()`) | — |\n" \
+  "| `io.BytesIO` | `TypeError`: use `StreamWriter()` and `getvalue()` | `TypeError`: pass " \
+  "`f.getvalue()` |\n" \
+  "\n" \
+  "A descriptor (given as an int or through `fileno()`) is **duplicated**: finishing or\n" \
+  "closing the stream never closes the caller's, so a socket stays usable (shut it down or\n" \
+  "close it to end the stream for the peer). A writer flushes a buffered file object before\n" \
+  "taking its descriptor; a reader of a seekable buffered file starts at the object's\n" \
+  "position, not where its read-ahead left the descriptor. Opening a path that cannot be\n" \
+  "opened is `hurray.FileError` with `errno` and `filename` set.\n" \
+  "\n" \
+  "Both classes block, and release the GIL around every call that can wait (opening a\n" \
+  "path, reading an item, writing a frame, finishing): a writer thread and a reader thread\n" \
+  "can share a pipe, and other threads run while a stream waits. One object must not be\n" \
+  "used by two threads at once: a second call while one is in flight raises `RuntimeError`,\n" \
+  "and `close()` from another thread takes effect when the running call returns. A writer\n" \
+  "never lets `SIGPIPE` kill the process: a closed peer is `hurray.StreamError`\n" \
+  "(`ERR_IO`), and the writer refuses further writes (a frame may be torn). A call waiting\n" \
+  "on its transport is not interrupted by a signal: the C library retries `EINTR`, so\n" \
+  "Ctrl-C takes effect when the call returns (close the peer, or shut the socket down from\n" \
+  "another thread, to end a wait).\n" \
+  "\n" \
+  "`cross_machine=True` (either side) refuses any buffer that is not `producer_synced`\n" \
+  "(`ERR_CROSS_MACHINE`), before any byte of its frame is read or written. Without it such\n" \
+  "declarations are relayed unchanged.\n" \
+  "\n"
+
 static PyType_Slot reader_slots[] = {
     {Py_tp_doc,
      "StreamReader(source, *, max_descriptor_bytes=16777216, max_buffer_bytes=None, "
@@ -661,41 +700,7 @@ static PyType_Slot reader_slots[] = {
      "  alignment is a zero-copy view (read-only when the data is), holding the data alive.\n"
      "- `permissive=True` reads descriptors in relay mode (private layouts, unknown tags).\n"
      "\n"
-     "Transports ([decisions § Stream transports](../internals/decisions.md#stream-transports)):\n"
-     "\n"
-     "| | Writer | Reader |\n"
-     "|---|---|---|\n"
-     "| `str` / `os.PathLike` | created or truncated | opened |\n"
-     "| `bytes` | a path | the stream's bytes |\n"
-     "| `bytearray`, `memoryview`, NumPy array, ... | — | the stream's bytes |\n"
-     "| `int` | a file descriptor | a file descriptor |\n"
-     "| object with `fileno()` (socket, pipe, open file) | its descriptor | its descriptor |\n"
-     "| `None` | in memory (`getvalue()`) | — |\n"
-     "| `io.BytesIO` | `TypeError`: use `StreamWriter()` and `getvalue()` | `TypeError`: pass "
-     "`f.getvalue()` |\n"
-     "\n"
-     "A descriptor (given as an int or through `fileno()`) is **duplicated**: finishing or\n"
-     "closing the stream never closes the caller's, so a socket stays usable (shut it down or\n"
-     "close it to end the stream for the peer). A writer flushes a buffered file object before\n"
-     "taking its descriptor; a reader of a seekable buffered file starts at the object's\n"
-     "position, not where its read-ahead left the descriptor. Opening a path that cannot be\n"
-     "opened is `hurray.FileError` with `errno` and `filename` set.\n"
-     "\n"
-     "Both classes block, and release the GIL around every call that can wait (opening a\n"
-     "path, reading an item, writing a frame, finishing): a writer thread and a reader thread\n"
-     "can share a pipe, and other threads run while a stream waits. One object must not be\n"
-     "used by two threads at once: a second call while one is in flight raises `RuntimeError`,\n"
-     "and `close()` from another thread takes effect when the running call returns. A writer\n"
-     "never lets `SIGPIPE` kill the process: a closed peer is `hurray.StreamError`\n"
-     "(`ERR_IO`), and the writer refuses further writes (a frame may be torn). A call waiting\n"
-     "on its transport is not interrupted by a signal: the C library retries `EINTR`, so\n"
-     "Ctrl-C takes effect when the call returns (close the peer, or shut the socket down from\n"
-     "another thread, to end a wait).\n"
-     "\n"
-     "`cross_machine=True` (either side) refuses any buffer that is not `producer_synced`\n"
-     "(`ERR_CROSS_MACHINE`), before any byte of its frame is read or written. Without it such\n"
-     "declarations are relayed unchanged.\n"
-     "\n"
+     STREAM_SHARED_DOC
      "Truncation: a stream cut inside a frame (inside a descriptor, a buffer, or before a\n"
      "composite's last member) raises `hurray.StreamError`, and the reader keeps raising it;\n"
      "a stream cut exactly on a frame boundary is indistinguishable from a shorter stream and\n"
@@ -1061,41 +1066,7 @@ static PyType_Slot writer_slots[] = {
      "  `hurray.StreamError`.\n"
      "- `finished`, `offset` (bytes written).\n"
      "\n"
-     "Transports ([decisions § Stream transports](../internals/decisions.md#stream-transports)):\n"
-     "\n"
-     "| | Writer | Reader |\n"
-     "|---|---|---|\n"
-     "| `str` / `os.PathLike` | created or truncated | opened |\n"
-     "| `bytes` | a path | the stream's bytes |\n"
-     "| `bytearray`, `memoryview`, NumPy array, ... | — | the stream's bytes |\n"
-     "| `int` | a file descriptor | a file descriptor |\n"
-     "| object with `fileno()` (socket, pipe, open file) | its descriptor | its descriptor |\n"
-     "| `None` | in memory (`getvalue()`) | — |\n"
-     "| `io.BytesIO` | `TypeError`: use `StreamWriter()` and `getvalue()` | `TypeError`: pass "
-     "`f.getvalue()` |\n"
-     "\n"
-     "A descriptor (given as an int or through `fileno()`) is **duplicated**: finishing or\n"
-     "closing the stream never closes the caller's, so a socket stays usable (shut it down or\n"
-     "close it to end the stream for the peer). A writer flushes a buffered file object before\n"
-     "taking its descriptor; a reader of a seekable buffered file starts at the object's\n"
-     "position, not where its read-ahead left the descriptor. Opening a path that cannot be\n"
-     "opened is `hurray.FileError` with `errno` and `filename` set.\n"
-     "\n"
-     "Both classes block, and release the GIL around every call that can wait (opening a\n"
-     "path, reading an item, writing a frame, finishing): a writer thread and a reader thread\n"
-     "can share a pipe, and other threads run while a stream waits. One object must not be\n"
-     "used by two threads at once: a second call while one is in flight raises `RuntimeError`,\n"
-     "and `close()` from another thread takes effect when the running call returns. A writer\n"
-     "never lets `SIGPIPE` kill the process: a closed peer is `hurray.StreamError`\n"
-     "(`ERR_IO`), and the writer refuses further writes (a frame may be torn). A call waiting\n"
-     "on its transport is not interrupted by a signal: the C library retries `EINTR`, so\n"
-     "Ctrl-C takes effect when the call returns (close the peer, or shut the socket down from\n"
-     "another thread, to end a wait).\n"
-     "\n"
-     "`cross_machine=True` (either side) refuses any buffer that is not `producer_synced`\n"
-     "(`ERR_CROSS_MACHINE`), before any byte of its frame is read or written. Without it such\n"
-     "declarations are relayed unchanged.\n"
-     "\n"
+     STREAM_SHARED_DOC
      "Example: the guide, [Streaming](../guide/streaming.md)."},
     {Py_tp_new, writer_new},
     {Py_tp_methods, writer_methods},
