@@ -47,6 +47,10 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from graph_cycles import cycles  # noqa: E402 - the scripts' shared helper
+
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SRC = ROOT / "python" / "src"
 LAYERS = {"util": 0, "core": 1, "types": 2, "interop": 3, "io": 3, "module": 4}
@@ -92,40 +96,6 @@ def call_graph(objects):
             if g is not None and g != f:
                 graph[f][g].append(s)
     return graph
-
-
-def cycles(graph):
-    """Strongly connected components with more than one file (Tarjan)."""
-    index, low, stack, on, out = {}, {}, [], set(), []
-    counter = [0]
-
-    def visit(v):
-        index[v] = low[v] = counter[0]
-        counter[0] += 1
-        stack.append(v)
-        on.add(v)
-        for w in graph.get(v, {}):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            comp = []
-            while True:
-                w = stack.pop()
-                on.discard(w)
-                comp.append(w)
-                if w == v:
-                    break
-            if len(comp) > 1:
-                out.append(sorted(comp))
-
-    sys.setrecursionlimit(10000)
-    for v in sorted(graph):
-        if v not in index:
-            visit(v)
-    return out
 
 
 def check_graph(graph):
