@@ -192,6 +192,24 @@ static PyObject *fetch_to_py(HrpyState *st, const Fetch *x, uint32_t options,
                          : tensor_from_file(st, x->t, options, context);
 }
 
+/* One item fetched without the GIL and converted (or the error raised, naming
+ * the tensor); x is cleared either way. */
+static PyObject *fetch_one(HrpyState *st, const HurrayFile *f, Fetch *x, uint32_t options,
+                           const char *op) {
+  HurrayError err;
+  hurray_error_clear(&err);
+  HurrayStatus rc;
+  Py_BEGIN_ALLOW_THREADS
+  rc = fetch(f, x, &err);
+  Py_END_ALLOW_THREADS
+  char ctx[200];
+  tensor_context(ctx, sizeof ctx, op, f, x->index);
+  PyObject *r = rc == HURRAY_OK ? fetch_to_py(st, x, options, ctx)
+                                : hrpy_raise_status(st, rc, &err, ctx);
+  fetch_clear(x);
+  return r;
+}
+
 /* ---- opening ------------------------------------------------------------------------- */
 
 /* mmap=: True or "c" (the default): a private copy-on-write mapping; "r": a
@@ -669,15 +687,7 @@ static PyObject *load_impl(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
       if (obj == NULL && !PyErr_Occurred()) {
         /* the base is a composite's member: read it on its own */
         Fetch x = {fv.base_index, NULL, NULL, -1, NULL};
-        HurrayStatus frc;
-        Py_BEGIN_ALLOW_THREADS
-        frc = fetch(f, &x, &err);
-        Py_END_ALLOW_THREADS
-        char ctx[200];
-        tensor_context(ctx, sizeof ctx, op, f, fv.base_index);
-        obj = frc == HURRAY_OK ? fetch_to_py(st, &x, options, ctx)
-                               : hrpy_raise_status(st, frc, &err, ctx);
-        fetch_clear(&x);
+        obj = fetch_one(st, f, &x, options, op);
       }
       Py_XDECREF(bk);
     } else if (key != NULL) {
@@ -1222,19 +1232,7 @@ static PyObject *file_get(HrpyFile *self, PyObject *name, const char *op) {
   if (f == NULL) return NULL;
   PyObject *r = NULL;
   Fetch x = {0, NULL, NULL, -1, NULL};
-  if (find_item(st, f, name, s, len, op, &x) == 0) {
-    HurrayError err;
-    hurray_error_clear(&err);
-    HurrayStatus rc;
-    Py_BEGIN_ALLOW_THREADS
-    rc = fetch(f, &x, &err);
-    Py_END_ALLOW_THREADS
-    char ctx[200];
-    tensor_context(ctx, sizeof ctx, op, f, x.index);
-    r = rc == HURRAY_OK ? fetch_to_py(st, &x, self->options, ctx)
-                        : hrpy_raise_status(st, rc, &err, ctx);
-    fetch_clear(&x);
-  }
+  if (find_item(st, f, name, s, len, op, &x) == 0) r = fetch_one(st, f, &x, self->options, op);
   file_release(self);
   PyObject *ref = r != NULL ? Py_XNewRef(self->ref) : NULL;
   if (ref != NULL && PyObject_TypeCheck(r, st->core->TensorType)) {
