@@ -20,7 +20,15 @@ TIMEOUT = 120
 # JAX (imported by earlier tests of the suite) warns when ray.init starts its
 # processes; they never touch JAX
 pytestmark = [pytest.mark.filterwarnings("ignore:os.fork\\(\\) was called:RuntimeWarning"),
-              pytest.mark.slow]  # a Ray cluster (worker processes)
+              pytest.mark.slow,  # a Ray cluster (worker processes)
+              # The sanitizer pass preloads libasan into every child process, Ray's own
+              # C++ daemons (raylet, GCS) included, which are not built for it: once, in
+              # CI, an actor never started there. Our side of Ray (pickling through
+              # __reduce__) runs under the sanitizers in test_multiprocessing.py; the
+              # plain pass runs these tests.
+              pytest.mark.skipif(bool(os.environ.get("HURRAY_EXPECT_ASAN")),
+                                 reason="Ray's daemons are not run under a preloaded sanitizer "
+                                        "runtime; the plain pass runs the Ray tests")]
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -62,7 +70,8 @@ def test_task_arguments_and_results():
 
 
 def test_an_actor_keeps_and_returns_tensors():
-    h = ray.remote(w.Holder).remote(KINDS["csr"])
+    # num_cpus=0: the actor never waits for a CPU the earlier tasks' workers still lease
+    h = ray.remote(num_cpus=0)(w.Holder).remote(KINDS["csr"])
     assert ray.get(h.fingerprint.remote(), timeout=TIMEOUT) == fp(KINDS["csr"])
     old = ray.get(h.swap.remote(KINDS["composite"]), timeout=TIMEOUT)
     assert fp(old) == fp(KINDS["csr"])
