@@ -89,6 +89,21 @@ def memory(obj: Any) -> _shared.Memory | None:
     return None
 
 
+# torch dtypes without a Hurray type, and what to convert them to
+_TORCH_INSTEAD = {"torch.complex32": "x.to(torch.complex64)",
+                  "torch.quint8": "x.dequantize() or x.int_repr()",
+                  "torch.qint8": "x.dequantize() or x.int_repr()",
+                  "torch.qint32": "x.dequantize() or x.int_repr()",
+                  "torch.quint4x2": "x.dequantize()", "torch.quint2x4": "x.dequantize()",
+                  **{f"torch.bits{n}": f"x.view(torch.uint{n})" for n in ("8", "16")}}
+
+
+def _torch_dtype_known(dtype: Any) -> bool:
+    """Whether the failure of a torch tensor's DLPack import is not its dtype's."""
+    return str(dtype) not in _TORCH_INSTEAD and not str(dtype).startswith("torch.bits")
+
+
+
 def to_tensor(obj: Any, name: str, what: str = "save") -> Tensor | Composite:
     """`obj` as a hurray.Tensor, sharing its memory where possible."""
     if isinstance(obj, (Tensor, Composite)):
@@ -108,7 +123,16 @@ def to_tensor(obj: Any, name: str, what: str = "save") -> Tensor | Composite:
         if type(x) is not torch.Tensor:  # nn.Parameter and other plain-storage subclasses
             x = x.as_subclass(torch.Tensor)
         x = x.resolve_conj().resolve_neg()
-        return _hurray.from_dlpack(x)
+        try:
+            return _hurray.from_dlpack(x)
+        except (UnsupportedError, BufferError):  # torch itself refuses its bits types
+            if _torch_dtype_known(x.dtype):
+                raise
+            # DLPack names the type by codes; the user wrote a torch dtype
+            raise UnsupportedError(
+                f"{what}: tensors[{name!r}] is a torch tensor of dtype {x.dtype}, which has no "
+                f"Hurray type; convert it first ({_TORCH_INSTEAD.get(str(x.dtype), 'x.to(...)')})"
+            ) from None
     if _is_numpy(obj):
         return _hurray.from_numpy(obj)
     if hasattr(obj, "__hurray__"):

@@ -780,7 +780,7 @@ HurrayStatus hurray__descriptor_parse(const uint8_t *bytes, uintptr_t len, uint3
   if (WALKING(&p) && len >= 4) ev_bytes(&p, 0, 4, "magic", memcmp(bytes, "HRRY", 4) ? NULL : "HRRY");
   if (len < 10)
     return hurray__fail(err, ST_LAYOUT, 0, "descriptor_length",
-                        "truncated: %llu bytes, the fixed header needs at least 10",
+                        "truncated: %llu bytes, the fixed header needs at least 10 bytes",
                         (unsigned long long)len);
   if (memcmp(bytes, HURRAY_DESCRIPTOR_MAGIC, 4) != 0)
     return hurray__fail(err, HURRAY_ERR_INVALID_MAGIC, 0, "magic",
@@ -916,7 +916,7 @@ HurrayStatus hurray_descriptor_peek_length(const uint8_t *bytes, uintptr_t len,
                         bytes == NULL ? "bytes" : "out_length", "is NULL");
   if (len < 10)
     return hurray__fail(err, ST_LAYOUT, 0, "descriptor_length",
-                        "truncated: %llu bytes, the fixed header needs at least 10",
+                        "truncated: %llu bytes, the fixed header needs at least 10 bytes",
                         (unsigned long long)len);
   if (memcmp(bytes, HURRAY_DESCRIPTOR_MAGIC, 4) != 0)
     return hurray__fail(err, HURRAY_ERR_INVALID_MAGIC, 0, "magic",

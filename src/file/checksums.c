@@ -52,8 +52,9 @@ static HurrayStatus find_record(Checker *c, HurrayError *err) {
                         "has tag 0x%02X; the data checksums are KV bytes (0x06)", v->tag);
   if ((uint64_t)v->v.bytes.len != (uint64_t)f->count * HURRAY__DATA_CRC_ENTRY)
     return hurray__fail(err, HURRAY_ERR_INVALID_KV, off, "kv[\"" HURRAY_FILE_KV_DATA_CRC32C "\"]",
-                        "holds %u bytes; %u tensors need %llu (8 each)", v->v.bytes.len,
-                        f->count, (unsigned long long)f->count * HURRAY__DATA_CRC_ENTRY);
+                        "holds %u bytes, expected %llu (8 for each of %u tensor%s)",
+                        v->v.bytes.len, (unsigned long long)f->count * HURRAY__DATA_CRC_ENTRY,
+                        f->count, HURRAY__S(f->count));
   c->record = v->v.bytes.data;
   return HURRAY_OK;
 }

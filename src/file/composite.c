@@ -85,9 +85,10 @@ static HurrayStatus read_node(const HurrayFile *f, const HurrayFileOrder *o, uin
   /* Enough tensors must follow before anything is sized from member_count. */
   if (m > f->count - cur)
     return hurray__fail(err, HURRAY_ERR_INVALID_COMPOSITE, e->desc_off, field,
-                        "torn composite \"%.*s\": %u members declared, %u tensors follow",
+                        "torn composite \"%.*s\": %u member%s declared, %u tensor%s follow%s",
                         (int)(e->name_len > 48 ? 48 : e->name_len), (const char *)e->name, m,
-                        f->count - cur);
+                        HURRAY__S(m), f->count - cur, HURRAY__S(f->count - cur),
+                        f->count - cur == 1 ? "s" : "");
   if (m == 0) {
     *next = cur;
     return hurray__file_check_composite_level(head, NULL, 0, depth, f->opts.decode_options, err);
@@ -196,9 +197,10 @@ static HurrayStatus check_node(const HurrayFile *f, const HurrayFileOrder *o, ui
                       f->opts.max_composite_depth);
   else if (m > f->count - cur)
     st = hurray__fail(err, HURRAY_ERR_INVALID_COMPOSITE, e->desc_off, field,
-                      "torn composite \"%.*s\": %u members declared, %u tensors follow",
+                      "torn composite \"%.*s\": %u member%s declared, %u tensor%s follow%s",
                       (int)(e->name_len > 48 ? 48 : e->name_len), (const char *)e->name, m,
-                      f->count - cur);
+                      HURRAY__S(m), f->count - cur, HURRAY__S(f->count - cur),
+                      f->count - cur == 1 ? "s" : "");
   else if (m > 0 && (md = hurray__calloc(m, sizeof *md)) == NULL)
     st = hurray__fail(err, HURRAY_ERR_OUT_OF_MEMORY, e->desc_off, field, "out of memory");
   for (; st == HURRAY_OK && got < m; got++) {

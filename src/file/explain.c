@@ -28,7 +28,7 @@ HurrayStatus hurray__file_not_hrry(const uint8_t *head, size_t n, uint64_t size,
       return HURRAY_OK;
     case HURRAY_FILE_KIND_EMPTY:
       return hurray__fail(err, HURRAY_ERR_INVALID_FILE, 0, "file",
-                          "is empty (0 bytes): a .hrry file has at least 104");
+                          "is empty (0 bytes): a .hrry file has at least 104 bytes");
     case HURRAY_FILE_KIND_HRRY_STREAM:
       return hurray__fail(err, HURRAY_ERR_INVALID_FILE, 0, "header.magic",
                           "is not \"HRRYFILE\": this is a Hurray stream (or a descriptor), not "
@@ -172,14 +172,14 @@ HurrayStatus hurray__file_explain_trailer(const uint8_t *mem, const HurrayFileBy
                         (unsigned long long)(w.cut_end - size));
   if (w.complete > 0 && w.end >= size)
     return hurray__fail(err, HURRAY_ERR_INVALID_FILE, toff, field,
-                        "is missing: the file is truncated after its %u tensors (at byte %llu): "
+                        "is missing: the file is truncated after its %u tensor%s (at byte %llu): "
                         "the KV section, the index and the trailer are missing",
-                        w.complete, (unsigned long long)size);
+                        w.complete, HURRAY__S(w.complete), (unsigned long long)size);
   if (w.complete > 0)
     return hurray__fail(err, HURRAY_ERR_INVALID_FILE, toff, field,
-                        "is missing: the file looks truncated; its %u tensors end at byte %llu "
+                        "is missing: the file looks truncated; its %u tensor%s end%s at byte %llu "
                         "and it stops at byte %llu, inside its KV section or index",
-                        w.complete, (unsigned long long)w.end, (unsigned long long)size);
+                        w.complete, HURRAY__S(w.complete), w.complete == 1 ? "s" : "", (unsigned long long)w.end, (unsigned long long)size);
   return hurray__fail(err, HURRAY_ERR_INVALID_FILE, toff, field,
                       "is not \"HRRY\": the file has a .hrry header but no trailer (truncated, "
                       "or bytes appended after it)");

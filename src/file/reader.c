@@ -125,7 +125,7 @@ static HurrayStatus parse_trailer(HurrayFile *f, const uint8_t *t, HurrayError *
                (unsigned long long)in->first_descriptor_offset,
                (unsigned long long)in->index_offset);
   if (in->index_length < 8)
-    return BAD(toff + 8, "trailer.index_length", "must be at least 8, got %llu",
+    return BAD(toff + 8, "trailer.index_length", "must be at least 8 bytes, got %llu",
                (unsigned long long)in->index_length);
   if (in->index_length > f->opts.max_index_bytes)
     return hurray__fail(err, HURRAY_ERR_UNSUPPORTED, toff + 8, "trailer.index_length",

@@ -148,6 +148,9 @@ HURRAY_INTERNAL void hurray__free(void *p);
 /* Blocks of at least this many bytes come from mmap under the default
  * allocator (POSIX, without ASan; src/core/alloc.c). */
 #define HURRAY__MAP_THRESHOLD ((size_t)4 << 20)
+
+/* "s" after a count other than one, in messages: "%u tensor%s", n, HURRAY__S(n). */
+#define HURRAY__S(n) ((n) == 1 ? "" : "s")
 /* Mapped blocks of the default allocator not yet freed (tests). */
 HURRAY_INTERNAL size_t hurray__alloc_mapped_blocks(void);
 /* Freed mapped blocks the default allocator keeps for reuse (tests). */

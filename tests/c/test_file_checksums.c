@@ -367,7 +367,7 @@ static void test_kv_round_trip_and_the_reserved_key(void **state) {
     HurrayFileInfo in;
     assert_int_equal(hurray_file_info(f, &in), HURRAY_OK);
     assert_int_equal(hurray_file_verify_data(f, NULL, &e), HURRAY_ERR_INVALID_KV);
-    assert_non_null(strstr(e.message, "holds 4 bytes; 1 tensors need 8"));
+    assert_non_null(strstr(e.message, "holds 4 bytes, expected 8 (8 for each of 1 tensor)"));
     /* the offset of the value's bytes: after the count, key length, key, tag, u32 length */
     assert_int_equal(e.offset, in.kv_offset + 4 + 2 + 18 + 1 + 4);
     hurray_file_close(&f);

@@ -153,7 +153,7 @@ def test_a_bad_record_is_only_seen_by_verify(tmp_path):
     with pytest.raises(hurray.FileError) as ei:
         hurray.load(p, verify=True)
     assert ei.value.status == "ERR_INVALID_KV"
-    assert "holds 5 bytes; 1 tensors need 8" in str(ei.value)
+    assert "holds 5 bytes, expected 8 (8 for each of 1 tensor)" in str(ei.value)
     # while the writer records them, the key is the writer's alone
     with pytest.raises(ValueError, match="written by the writer itself"):
         _hurray.save(p, {"x": x}, kv={KEY: b""})

@@ -282,7 +282,7 @@ def test_closed_file(path):
     hurray.save(path, {"a": SAMPLES["f32_row"]})
     f = hurray.open(path)
     t = f["a"]
-    assert not f.closed and "1 tensors" in repr(f)
+    assert not f.closed and "1 tensor," in repr(f)
     f.close()
     f.close()  # idempotent
     assert f.closed and "closed" in repr(f)

@@ -36,7 +36,11 @@ def _parser() -> argparse.ArgumentParser:
                     "(.pt/.pth/.bin), .npy/.npz.",
         epilog="exit status: 0 success (diff: the same), 1 different (diff), refused "
                "(convert: the target cannot hold a tensor exactly) or damaged (verify), "
-               "2 error. See docs/reference/cli.md.")
+               "2 error. `hurray COMMAND --help` for a command's options; the guide's "
+               "page \"The hurray command\" shows them at work and the reference page "
+               "\"The hurray command: every option\" says what each one does (the hurray "
+               "documentation).")
+    p.add_argument("--version", action="version", version=_version())
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     c = sub.add_parser("convert", help="convert SRC to DST (formats from the file names)",
                        description="Convert SRC to DST, tensor by tensor. Refuses (exit 1) "
@@ -74,6 +78,16 @@ def _parser() -> argparse.ArgumentParser:
     i.add_argument("args", nargs=argparse.REMAINDER, metavar="...",
                    help="hurray-inspect options (--json, --brief, --hex, --preview[=N])")
     return p
+
+
+def _version() -> str:
+    """What `hurray --version` prints: the package, the C library it runs on,
+    the format it writes and the Python it runs in."""
+    import platform
+
+    from .. import __version__, _hurray
+    return (f"hurray {__version__} (libhurray {_hurray.library_version}, "
+            f"{platform.python_implementation()} {platform.python_version()})")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -12,7 +12,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ._errors import CliError, Refused
-from ._progress import Progress, size
+from ._progress import Progress, count, size
 
 if TYPE_CHECKING:
     from ._formats import Entry
@@ -58,7 +58,8 @@ def convert(src_path: str, dst_path: str, *, dequantize: str | None = None, quie
             deq = sum(1 for _, m in sink.plan if m == "float")
             dt = time.monotonic() - t0
             extra = f", {deq} dequantized to {dequantize}" if deq else ""
-            print(f"hurray convert: {dst_path}: {n} tensors, {size(total)} in {dt:.2f} s"
+            print(f"hurray convert: {dst_path}: {count(n, 'tensor')}, {total:,} bytes ({size(total)}) "
+                  f"in {dt:.2f} s"
                   f"{extra}", file=sys.stderr)
     return 0
 
@@ -130,7 +131,7 @@ def ls(path: str, *, as_json: bool = False, out: Any = None) -> int:
             json.dump(doc, out, indent=2, ensure_ascii=False)
             out.write("\n")
             return 0
-        out.write(f"{path}: {src.format}, {totals['tensors']} tensors\n")
+        out.write(f"{path}: {src.format}, {count(totals['tensors'], 'tensor')}\n")
         cols = ["name", "dtype", "shape", "layout", "quantization", "bytes"]
         table = [[r["name"], r["dtype"], "[" + ", ".join(map(str, r["shape"])) + "]",
                   r["layout"] if r["view_of"] is None else f"view of {r['view_of']}",
@@ -141,14 +142,14 @@ def ls(path: str, *, as_json: bool = False, out: Any = None) -> int:
         out.write(fmt_row.format(*cols) + "\n")
         for row in table:
             out.write(fmt_row.format(*row).rstrip() + "\n")
-        out.write(f"total: {totals['tensors']} tensors"
-                  + (f" ({totals['views']} views of others)" if totals["views"] else "")
+        out.write(f"total: {count(totals['tensors'], 'tensor')}"
+                  + (f" ({count(totals['views'], 'view')} of others)" if totals["views"] else "")
                   + f", {params:,} parameters, {totals['bytes']:,} bytes "
                   f"({size(totals['bytes'])})\n")
         for dt, n in totals["bytes_per_dtype"].items():
             out.write(f"  {dt}: {n:,} bytes\n")
         if kv:
-            out.write(f"kv: {len(kv)} entries\n")
+            out.write(f"kv: {count(len(kv), 'entry')}\n")
             for k, v in kv.items():
                 t = src.gguf_types.get(k)
                 out.write(f"  {k}{f' ({t})' if t else ''} = {_kv_text(v)}\n")
@@ -229,7 +230,14 @@ def _compare(x: Entry, y: Entry) -> list[str]:
     except Refused as r:
         out.append(f"values not compared ({r})")
         return out
-    if not same:
+    if same:
+        return out
+    if delta == 0:
+        # equal as numbers: the bytes differ only where numbers do not show it
+        out.append("values equal as numbers" if x.dtype != y.dtype else
+                   "values equal as numbers, but their bits differ (a zero's sign or a NaN's "
+                   "payload)")
+    else:
         out.append("values differ" + (f": max |a - b| = {delta:.6g}" if delta is not None else ""))
     return out
 
@@ -320,15 +328,15 @@ def verify(paths: list[str], *, as_json: bool = False, require_checksums: bool =
             doc.update(tensors=r.tensors, checksums=r.checksums, checked_bytes=r.checked_bytes)
             if r.checksums or not require_checksums:
                 doc["ok"] = True
-                line = (f"{path}: OK, {r.tensors} tensors, structure and data checksums "
+                line = (f"{path}: OK, {count(r.tensors, 'tensor')}, structure and data checksums "
                         f"({r.checked_bytes:,} bytes)" if r.checksums else
-                        f"{path}: OK, {r.tensors} tensors, structure only: the file records "
+                        f"{path}: OK, {count(r.tensors, 'tensor')}, structure only: the file records "
                         "no data checksums (rewrite it with hurray convert FILE NEW.hrry, or "
                         "save with checksums=True)")
             else:
                 status = 1
                 doc["error"] = "the file records no data checksums"
-                line = (f"{path}: NO CHECKSUMS, {r.tensors} tensors, structure sound; the file "
+                line = (f"{path}: NO CHECKSUMS, {count(r.tensors, 'tensor')}, structure sound; the file "
                         "records no data checksums (--require-checksums; rewrite it with "
                         "hurray convert FILE NEW.hrry)")
         except Exception as e:  # noqa: BLE001 - hurray.FileError (an OSError), ValidationError

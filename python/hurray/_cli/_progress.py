@@ -26,8 +26,9 @@ class Progress:
             self.plain = True
             self.desc = desc
             return
-        self.bar = tqdm(total=total, desc=desc, unit="B", unit_scale=True, unit_divisor=1024,
-                        file=self.stream, leave=False)
+        self.bar = _bar_class(tqdm)(total=total, desc=desc, file=self.stream, leave=False,
+                                    bar_format="{desc}: {percentage:3.0f}%|{bar}| {sizes}"
+                                               "{postfix}")
 
     def update(self, n: int, what: str = "") -> None:
         self.done += n
@@ -40,9 +41,11 @@ class Progress:
             if now - self.last >= 0.2 or self.done >= self.total:
                 self.last = now
                 pct = 100.0 * self.done / self.total if self.total else 100.0
-                self.stream.write(f"\r{self.desc}: {pct:5.1f}% {_size(self.done)} of "
-                                  f"{_size(self.total)}")
+                self.stream.write(f"\r{self.desc}: {pct:5.1f}% {self._sizes()}")
                 self.stream.flush()
+
+    def _sizes(self) -> str:
+        return f"{_size(self.done)} of {_size(self.total)}"
 
     def close(self) -> None:
         if self.bar is not None:
@@ -50,6 +53,18 @@ class Progress:
         elif self.plain:
             self.stream.write("\r\x1b[K")
             self.stream.flush()
+
+
+def _bar_class(tqdm: Any) -> Any:
+    """tqdm's bar, its sizes in the command's one unit system (KiB, MiB, GiB:
+    _size) rather than tqdm's own ("MB" for 1024**2 bytes)."""
+    class Bar(tqdm):  # type: ignore[misc, valid-type]
+        @property
+        def format_dict(self) -> dict[str, Any]:
+            d = super().format_dict
+            d["sizes"] = f"{_size(d['n'])} of {_size(d['total'] or 0)}"
+            return d
+    return Bar
 
 
 def _size(n: float) -> str:
@@ -61,3 +76,13 @@ def _size(n: float) -> str:
 
 
 size = _size
+
+
+def count(n: int, noun: str, plural: str | None = None) -> str:
+    """'1 tensor', '3 tensors', '1 entry', '2 entries': the one way the command
+    counts things."""
+    if n == 1:
+        return f"1 {noun}"
+    if plural is None:
+        plural = noun[:-1] + "ies" if noun.endswith("y") else noun + "s"
+    return f"{n:,} {plural}"

@@ -1524,9 +1524,11 @@ static PyObject *file_repr(PyObject *self) {
   uint64_t nv = 0;
   if (hurray_file_view_count(f, &nv, NULL) != HURRAY_OK) nv = 0; /* load says why */
   char views[40] = "";
-  if (nv > 0) PyOS_snprintf(views, sizeof views, ", %llu views", (unsigned long long)nv);
-  PyObject *r = PyUnicode_FromFormat("<hurray.File %R, %llu tensors, mmap=%s%s%s%s>", fo->path,
-                                     (unsigned long long)hurray_file_tensor_count(f),
+  if (nv > 0)
+    PyOS_snprintf(views, sizeof views, ", %llu view%s", (unsigned long long)nv, nv == 1 ? "" : "s");
+  uint64_t nt = hurray_file_tensor_count(f);
+  PyObject *r = PyUnicode_FromFormat("<hurray.File %R, %llu tensor%s, mmap=%s%s%s%s>", fo->path,
+                                     (unsigned long long)nt, nt == 1 ? "" : "s",
                                      mode != NULL ? "'" : "", mode != NULL ? mode : "False",
                                      mode != NULL ? "'" : "", views);
   file_release(fo);

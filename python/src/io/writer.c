@@ -415,8 +415,8 @@ static PyObject *writer_repr(PyObject *s) {
   now = self->state;
   n = self->count;
   Py_END_CRITICAL_SECTION();
-  return PyUnicode_FromFormat("<hurray._FileWriter %R, %llu tensors%s>", self->path,
-                              (unsigned long long)n,
+  return PyUnicode_FromFormat("<hurray._FileWriter %R, %llu tensor%s%s>", self->path,
+                              (unsigned long long)n, n == 1 ? "" : "s",
                               now == WRITER_OPEN ? "" : now == WRITER_FINISHED ? ", finished"
                                                                                : ", aborted");
 }

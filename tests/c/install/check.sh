@@ -2,7 +2,7 @@
 # Installs the build tree BUILD into a scratch prefix, then builds and runs a
 # consumer against it three ways: find_package(hurray) with hurray::hurray
 # (shared) and hurray::hurray_static, and pkg-config (relocated with
-# --define-prefix). Run by ctest (install_consumer).
+# --define-prefix; the program runs without LD_LIBRARY_PATH: the .pc's rpath). Run by ctest (install_consumer).
 #
 #   tests/c/install/check.sh CMAKE BUILD SOURCE_DIR CC
 set -euo pipefail
@@ -25,7 +25,8 @@ if command -v pkg-config > /dev/null; then
   flags=$(PKG_CONFIG_PATH="$pc" pkg-config --define-prefix --cflags --libs hurray)
   # shellcheck disable=SC2086
   "$cc" "$here/consumer.c" $flags -o "$tmp/consumer_pc"
-  LD_LIBRARY_PATH="$libdir" "$tmp/consumer_pc"
+  # no LD_LIBRARY_PATH: the .pc's rpath finds the library under the custom prefix
+  env -u LD_LIBRARY_PATH "$tmp/consumer_pc"
 else
   echo "pkg-config not found: the pkg-config consumer is not built"
 fi
