@@ -46,7 +46,7 @@ python-*)
   rm -rf "$stage"
   mkdir -p "$stage/hurray"
   cp python/hurray/*.py python/hurray/*.pyi python/hurray/py.typed "$stage/hurray/"
-  cp -R python/hurray/_cli "$stage/hurray/"  # subpackages too (the hurray command)
+  cp -R python/hurray/_cli python/hurray/torch "$stage/hurray/"  # subpackages too (the hurray command, hurray.torch)
   cp "$B"/python/src/_hurray*.so "$stage/hurray/"
   seeds=fuzz/corpus/$target
   mkdir -p "$seeds"

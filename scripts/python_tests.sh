@@ -43,7 +43,7 @@ stage=$B/stage
 rm -rf "$stage"
 mkdir -p "$stage/hurray"
 cp python/hurray/*.py python/hurray/*.pyi python/hurray/py.typed "$stage/hurray/"
-cp -R python/hurray/_cli "$stage/hurray/"  # subpackages too (the hurray command)
+cp -R python/hurray/_cli python/hurray/torch "$stage/hurray/"  # subpackages too (the hurray command, hurray.torch)
 cp "$B"/python/src/_hurray*.so "$stage/hurray/"
 libasan=$(${CC:-cc} -print-file-name=libasan.so)
 export LD_PRELOAD="$libasan${LD_PRELOAD:+:$LD_PRELOAD}"

@@ -18,8 +18,8 @@ from typing import Any, cast
 
 import torch
 
-from . import _files, _framework, _shared
-from ._hurray import Tensor, UnsupportedError
+from .. import _files, _framework, _shared
+from .._hurray import Tensor, UnsupportedError
 
 __all__ = ["save_file", "load_file", "save", "load", "save_model", "load_model"]
 
