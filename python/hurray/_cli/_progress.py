@@ -26,15 +26,15 @@ class Progress:
             self.plain = True
             self.desc = desc
             return
-        self.bar = _bar_class(tqdm)(total=total, desc=desc, file=self.stream, leave=False,
-                                    bar_format="{desc}: {percentage:3.0f}%|{bar}| {sizes}"
-                                               "{postfix}")
+        # the sizes go in the text after the bar, in the command's one unit system
+        # (KiB, MiB, GiB: _size), not tqdm's own ("MB" for 1024**2 bytes)
+        self.bar = tqdm(total=total, desc=desc, file=self.stream, leave=False,
+                        unit=self._sizes(), bar_format="{desc}: {percentage:3.0f}%|{bar}| {unit}")
 
     def update(self, n: int, what: str = "") -> None:
         self.done += n
         if self.bar is not None:
-            if what:
-                self.bar.set_postfix_str(what[-40:], refresh=False)
+            self.bar.unit = self._sizes() + (f" {what[-40:]}" if what else "")
             self.bar.update(n)
         elif self.plain:
             now = time.monotonic()
@@ -53,18 +53,6 @@ class Progress:
         elif self.plain:
             self.stream.write("\r\x1b[K")
             self.stream.flush()
-
-
-def _bar_class(tqdm: Any) -> Any:
-    """tqdm's bar, its sizes in the command's one unit system (KiB, MiB, GiB:
-    _size) rather than tqdm's own ("MB" for 1024**2 bytes)."""
-    class Bar(tqdm):  # type: ignore[misc, valid-type]
-        @property
-        def format_dict(self) -> dict[str, Any]:
-            d = super().format_dict
-            d["sizes"] = f"{_size(d['n'])} of {_size(d['total'] or 0)}"
-            return d
-    return Bar
 
 
 def _size(n: float) -> str:

@@ -43,6 +43,7 @@ from torch.distributed.checkpoint.storage import StorageReader, StorageWriter, W
 from torch.futures import Future
 
 from .. import _files
+from .._hurray import Tensor
 
 __all__ = ["HurrayStorageWriter", "HurrayStorageReader", "HurrayStorageInfo"]
 
@@ -225,9 +226,9 @@ class HurrayStorageReader(StorageReader):
         if not isinstance(metadata, Metadata):
             raise ValueError(f"HurrayStorageReader: {path} holds a "
                              f"{type(metadata).__qualname__}, not DCP Metadata")
-        if getattr(metadata, "storage_meta", None) is None:
-            metadata.storage_meta = StorageMeta()
-        metadata.storage_meta.load_id = self.load_id
+        meta = getattr(metadata, "storage_meta", None) or StorageMeta()
+        meta.load_id = self.load_id
+        metadata.storage_meta = meta
         return metadata
 
     def set_up_storage_reader(self, metadata: Metadata, is_coordinator: bool, *args: Any,
@@ -261,6 +262,9 @@ class HurrayStorageReader(StorageReader):
                 for item in items:
                     info = self.storage_data[item.storage_index]
                     stored = f[info.name]
+                    if not isinstance(stored, Tensor):
+                        raise ValueError(f"HurrayStorageReader: {info.name!r} of {path} is a "
+                                         f"composite tensor; the writer stores tensors")
                     if item.type == LoadItemType.BYTE_IO:
                         planner.load_bytes(item, io.BytesIO(np.asarray(stored).tobytes()))
                         continue
