@@ -24,9 +24,12 @@ if TYPE_CHECKING:
 # ---- convert ----------------------------------------------------------------------
 
 def convert(src_path: str, dst_path: str, *, dequantize: str | None = None, quiet: bool = False,
-            drop_kv: bool = False) -> int:
+            drop_kv: bool = False, summary: bool = True) -> int:
     from ._formats import SINKS, check_dequantize, detect, open_source
     check_dequantize(dequantize)
+    if os.path.isdir(src_path) and not os.path.splitext(dst_path.rstrip("/\\"))[1]:
+        return convert_model_dir(src_path, dst_path, dequantize=dequantize, quiet=quiet,
+                                 drop_kv=drop_kv)
     fmt = detect(dst_path, writing=True)
     if os.path.abspath(src_path) == os.path.abspath(dst_path):
         raise CliError(f"{dst_path}: the output is the input")
@@ -53,7 +56,7 @@ def convert(src_path: str, dst_path: str, *, dequantize: str | None = None, quie
             raise
         finally:
             bar.close()
-        if not quiet:
+        if not quiet and summary:
             n = sum(1 for e, _ in sink.plan)
             deq = sum(1 for _, m in sink.plan if m == "float")
             dt = time.monotonic() - t0
@@ -62,6 +65,98 @@ def convert(src_path: str, dst_path: str, *, dequantize: str | None = None, quie
                   f"in {dt:.2f} s"
                   f"{extra}", file=sys.stderr)
     return 0
+
+
+ST_INDEX = "model.safetensors.index.json"
+
+
+def convert_model_dir(src_dir: str, dst_dir: str, *, dequantize: str | None = None,
+                      quiet: bool = False, drop_kv: bool = False) -> int:
+    """A model directory (Hugging Face layout: config, tokenizer files, weights as
+    `.safetensors`, sharded with an index or not) to DST_DIR: each weights file
+    converted to `.hrry` under the same name (`model.safetensors` -> `model.hrry`,
+    shards keeping their numbers, the index rewritten as `model.hrry.index.json`),
+    every other file and folder copied as it is. DST_DIR is made whole in a
+    temporary folder beside it, then renamed: it never holds half a model."""
+    import tempfile
+    t0 = time.monotonic()
+    src, dst = os.path.abspath(src_dir), os.path.abspath(dst_dir.rstrip("/\\"))
+    if dst == src or dst.startswith(src + os.sep):
+        raise CliError(f"{dst_dir}: the output directory is (inside) the input {src_dir}")
+    if os.path.lexists(dst) and not (os.path.isdir(dst) and not os.listdir(dst)):
+        raise CliError(f"{dst_dir}: exists and is not an empty directory (the model "
+                       f"directory is written whole; remove it or name another)")
+    weights, index = _model_weights(src_dir)
+    parent = os.path.dirname(dst) or "."
+    if not os.path.isdir(parent):
+        raise CliError(f"{dst_dir}: its folder {parent} does not exist")
+    tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(dst)}.", suffix=".tmp", dir=parent)
+    try:
+        renamed = {}
+        for name in weights:
+            out = name[: -len(".safetensors")] + ".hrry"
+            renamed[name] = out
+            convert(os.path.join(src, name), os.path.join(tmp, out), dequantize=dequantize,
+                    quiet=quiet, drop_kv=drop_kv, summary=False)
+        if index is not None:
+            index["weight_map"] = {k: renamed[v] for k, v in index["weight_map"].items()}
+            with open(os.path.join(tmp, "model.hrry.index.json"), "w") as fh:
+                json.dump(index, fh, indent=2)
+                fh.write("\n")
+        skip = set(weights) | ({ST_INDEX} if index is not None else set())
+        others = 0
+        for entry in sorted(os.listdir(src)):
+            if entry in skip:
+                continue
+            here, there = os.path.join(src, entry), os.path.join(tmp, entry)
+            if os.path.isdir(here):
+                shutil.copytree(here, there, symlinks=True)
+            else:
+                shutil.copy2(here, there, follow_symlinks=False)
+            others += 1
+        if os.path.isdir(dst):
+            os.rmdir(dst)  # empty (checked above)
+        os.rename(tmp, dst)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    if not quiet:
+        from ._formats import open_source
+        total = n = 0
+        for name in renamed.values():
+            with open_source(os.path.join(dst, name)) as s:
+                n += len(s.entries)
+                total += sum(e.nbytes for e in s.entries)
+        print(f"hurray convert: {dst_dir}: {count(n, 'tensor')} in "
+              f"{count(len(renamed), 'weights file')}, {total:,} bytes ({size(total)}), "
+              f"{count(others, 'other file')} copied, in {time.monotonic() - t0:.2f} s",
+              file=sys.stderr)
+    return 0
+
+
+def _model_weights(src_dir: str) -> tuple[list[str], dict[str, Any] | None]:
+    """The .safetensors weights files of a model directory, in order, and its index."""
+    idx = os.path.join(src_dir, ST_INDEX)
+    if os.path.isfile(idx):
+        try:
+            with open(idx, "rb") as fh:
+                index = json.load(fh)
+            files = list(dict.fromkeys(index["weight_map"].values()))
+        except (ValueError, KeyError, TypeError, AttributeError) as e:
+            raise CliError(f"{idx}: not a safetensors index (a JSON object with a "
+                           f"'weight_map' of tensor name to file): {e}") from None
+        for f in files:
+            if not isinstance(f, str) or os.path.basename(f) != f or not f.endswith(
+                    ".safetensors") or not os.path.isfile(os.path.join(src_dir, f)):
+                raise CliError(f"{idx}: weight_map names {f!r}, which is no .safetensors file "
+                               f"of {src_dir}")
+        return files, index
+    files = sorted(f for f in os.listdir(src_dir) if f.endswith(".safetensors")
+                   and os.path.isfile(os.path.join(src_dir, f)))
+    if not files:
+        raise CliError(f"{src_dir}: a directory without .safetensors weights (a model "
+                       f"directory holds model.safetensors, or shards and {ST_INDEX})")
+    return files, None
 
 
 # ---- ls ---------------------------------------------------------------------------

@@ -43,6 +43,7 @@ from torch.distributed.checkpoint.storage import StorageReader, StorageWriter, W
 from torch.futures import Future
 
 from .. import _files
+from .._atomic import write_bytes_atomic
 from .._hurray import Tensor
 
 __all__ = ["HurrayStorageWriter", "HurrayStorageReader", "HurrayStorageInfo"]
@@ -156,7 +157,7 @@ class HurrayStorageWriter(StorageWriter):
         metadata.storage_meta = self.storage_meta()
         name = METADATA if self.use_collectives or self.rank is None else \
             f"__{self.rank}{METADATA}"
-        _write_atomic(self.path / name, pickle.dumps(metadata), self.durable)
+        write_bytes_atomic(self.path / name, pickle.dumps(metadata), self.durable)
 
     def storage_meta(self) -> StorageMeta | None:
         return StorageMeta(checkpoint_id=str(self.path), save_id=self.save_id)
@@ -168,26 +169,6 @@ class HurrayStorageWriter(StorageWriter):
     @classmethod
     def validate_checkpoint_id(cls, checkpoint_id: str | os.PathLike) -> bool:
         return isinstance(checkpoint_id, (str, os.PathLike)) and "://" not in str(checkpoint_id)
-
-
-def _write_atomic(path: Path, data: bytes, durable: bool) -> None:
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-            if durable:
-                fh.flush()
-                os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    if durable:
-        fd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
 
 
 class HurrayStorageReader(StorageReader):
