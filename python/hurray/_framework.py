@@ -13,7 +13,7 @@ def check_tensors(tensors, what: str, kind: str, is_kind) -> None:
                          f"{type(tensors).__name__}")
     for k, v in tensors.items():
         if not isinstance(k, str):
-            raise ValueError(f"{what}: tensor names must be str, not {type(k).__name__}")
+            raise TypeError(f"{what}: tensor names must be str, not {type(k).__name__}")
         if not is_kind(v):
             raise ValueError(f"{what}: key {k!r} is invalid: expected {kind}, received "
                              f"{type(v).__name__}")

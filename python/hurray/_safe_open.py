@@ -13,6 +13,7 @@ from typing import Any
 
 from . import _files, _framework
 from ._hurray import UnsupportedError
+from ._st_compat import st_dtype_name
 
 _FRAMEWORKS = {"pt": "torch", "torch": "torch", "pytorch": "torch", "np": "numpy",
                "numpy": "numpy", "hurray": "hurray", "jax": "jax", "flax": "jax"}
@@ -103,7 +104,9 @@ class _Slice:
         return list(self._raw.shape)
 
     def get_dtype(self) -> str:
-        return self._raw.get_dtype()
+        """safetensors' name of the element type ("F32", "BF16"; hurray's for the types
+        safetensors has not: "int4")."""
+        return st_dtype_name(self._raw.get_dtype())
 
     @property
     def shape(self):

@@ -17,7 +17,7 @@ from . import _files, _framework, _shared
 from ._hurray import Tensor, UnsupportedError
 from ._interop import _numpy_dtype
 
-__all__ = ["save_file", "load_file", "save", "load"]
+__all__ = ["save_file", "load_file", "save", "load", "safe_open", "serialize", "serialize_file", "deserialize"]
 
 
 def _is_array(v) -> bool:
@@ -68,7 +68,7 @@ def _numpy_view(name: str, v: _shared.View, base: np.ndarray) -> np.ndarray:
     return view
 
 
-def _assemble(stored: dict, views: dict) -> dict[str, np.ndarray]:
+def _assemble(stored: dict, views: dict, contiguous: bool = True) -> dict[str, np.ndarray]:
     out = {name: _to_numpy(name, t) for name, t in stored.items()}
     for name, v in views.items():
         base = out[v.base]
@@ -76,18 +76,29 @@ def _assemble(stored: dict, views: dict) -> dict[str, np.ndarray]:
             out[name] = _numpy_view(name, v, base)
         else:  # the base came back in another form: rebuild from the hurray view
             out[name] = np.asarray(_files.view_tensor(name, v, stored[v.base]))
-    return out
+    if not contiguous:
+        return out
+    # C-contiguous, as safetensors' arrays are: one saved strided is copied once
+    return {k: a if a.flags.c_contiguous else np.ascontiguousarray(a) for k, a in out.items()}
 
 
-def load_file(filename, *, mmap: bool = True, verify: bool = False) -> dict[str, np.ndarray]:
+def load_file(filename, *, mmap: bool = True, verify: bool = False,
+              contiguous: bool = True) -> dict[str, np.ndarray]:
     """Loads a .hrry file into a dict of NumPy arrays (safetensors.numpy.load_file);
     with mmap=True (the default) the arrays are zero-copy views of the file's
-    mapping. verify=True first checks the whole file and its data checksums."""
+    mapping. Every array is C-contiguous, as safetensors' are (one saved strided or
+    Fortran-ordered is copied); contiguous=False gives it with its strides, a view.
+    verify=True first checks the whole file and its data checksums."""
     stored, views = _files.load_stored(filename, mmap=mmap, verify=verify)
-    return _assemble(stored, views)
+    return _assemble(stored, views, contiguous)
 
 
 def load(data: bytes) -> dict[str, np.ndarray]:
     """Loads a .hrry file image given as bytes (safetensors.numpy.load)."""
     stored, views = _framework.load_bytes(data)
     return _assemble(stored, views)
+
+
+# The rest of safetensors.numpy's names: safe_open and the raw-bytes functions.
+from ._safe_open import safe_open  # noqa: E402
+from ._st_compat import deserialize, serialize, serialize_file  # noqa: E402

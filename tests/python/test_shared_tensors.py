@@ -70,7 +70,7 @@ def test_the_record_is_in_kv_and_hidden_from_load_kv(path):
         assert f.kv == {"user": "x"} and f.metadata() == {"user": "x"}
         assert f.views == {"b": "a"} and f.keys() == ["a", "b"] and len(f) == 2
         assert "b" in f and "c" not in f and list(f) == ["a", "b"]
-        assert "1 views" in repr(f)
+        assert "1 view" in repr(f) and "1 views" not in repr(f)
         np.testing.assert_array_equal(np.asarray(f["b"]), a)
 
 

@@ -21,7 +21,8 @@ import torch
 from .. import _files, _framework, _shared
 from .._hurray import Tensor, UnsupportedError
 
-__all__ = ["save_file", "load_file", "save", "load", "save_model", "load_model"]
+__all__ = ["save_file", "load_file", "save", "load", "save_model", "load_model", "safe_open",
+           "serialize", "serialize_file", "deserialize", "storage_ptr", "storage_size"]
 
 _TORCH_NAMES = {
     "float8_e4m3": "float8_e4m3fn", "float8_e8m0": "float8_e8m0fnu",
@@ -138,7 +139,7 @@ def _torch_view(name: str, v: _shared.View, base: torch.Tensor) -> torch.Tensor:
     return out
 
 
-def _assemble(stored: dict, views: dict, device) -> dict[str, torch.Tensor]:
+def _assemble(stored: dict, views: dict, device, contiguous: bool = True) -> dict[str, torch.Tensor]:
     out = {name: _to_torch(name, t) for name, t in stored.items()}
     dev = _device(device)
     if dev.type != "cpu":
@@ -157,20 +158,28 @@ def _assemble(stored: dict, views: dict, device) -> dict[str, torch.Tensor]:
                     f"than the base ({e}); read it with hurray.load or hurray.numpy") from None
         else:
             out[name] = _torch_view(name, v, out[v.base])
-    return out
+    if not contiguous:
+        return out
+    # what load_file returns is contiguous, as safetensors' results are (a user calls
+    # .view(-1) on them): a tensor saved strided is copied row-major here, once
+    return {k: t if t.is_contiguous() else t.contiguous() for k, t in out.items()}
 
 
-def load_file(filename, device="cpu", *, mmap: bool = True,
-              verify: bool = False) -> dict[str, torch.Tensor]:
+def load_file(filename, device="cpu", *, mmap: bool = True, verify: bool = False,
+              contiguous: bool = True) -> dict[str, torch.Tensor]:
     """Loads a .hrry file into a dict of torch tensors (safetensors.torch.load_file).
 
     With mmap=True (the default) the tensors are zero-copy views of the file's
     mapping; device= moves them ("cpu", "cuda", "cuda:1", an int for a CUDA
-    index). Tensors saved sharing memory share one storage again. verify=True
-    first checks the whole file and its data checksums (hurray.File.verify).
+    index). Every tensor returned is contiguous, as safetensors' are: one saved
+    strided (a transposed weight) is copied row-major; contiguous=False gives it
+    with its strides instead, a view of the mapping. Tensors saved sharing memory
+    share one storage again (with contiguous=False also the strided ones).
+    verify=True first checks the whole file and its data checksums
+    (hurray.File.verify).
     """
     stored, views = _files.load_stored(filename, mmap=mmap, verify=verify)
-    return _assemble(stored, views, device)
+    return _assemble(stored, views, device, contiguous)
 
 
 def load(data: bytes) -> dict[str, torch.Tensor]:
@@ -180,22 +189,55 @@ def load(data: bytes) -> dict[str, torch.Tensor]:
     return _assemble(stored, views, "cpu")
 
 
+def _shared_groups(state_dict: dict[str, torch.Tensor]) -> list[set[str]]:
+    """Names of the model's tensors that share one storage (tied weights), in groups
+    of two or more."""
+    groups: dict[tuple, set[str]] = {}
+    for k, v in state_dict.items():
+        if v.device.type != "meta" and v.numel():
+            groups.setdefault((v.device, v.untyped_storage().data_ptr(),
+                               v.untyped_storage().nbytes()), set()).add(k)
+    return [g for g in groups.values() if len(g) > 1]
+
+
 def load_model(model: torch.nn.Module, filename, strict: bool = True, device="cpu", *,
-               mmap: bool = True, verify: bool = False) -> tuple[list[str], list[str]]:
+               mmap: bool = True, verify: bool = False) -> tuple[set[str], list[str]]:
     """Loads a file saved by save_model (or save_file) into `model`
-    (safetensors.torch.load_model). Returns (missing, unexpected) key lists;
-    with strict=True either being non-empty raises RuntimeError, naming them.
+    (safetensors.torch.load_model). Returns (missing, unexpected): the set of the
+    model's names the file did not fill and the list of the file's names the model
+    does not have, as safetensors returns them; with strict=True either being
+    non-empty raises RuntimeError, naming them. A name tied to another (two names
+    for one tensor of the model, as an output layer sharing the embedding) counts as
+    loaded when the file holds any name of its group, as safetensors counts it, so
+    a file saved without the tied copy (as transformers' save_pretrained writes it)
+    loads strictly.
     """
     state_dict = load_file(filename, device=device, mmap=mmap, verify=verify)
+    groups = _shared_groups(model.state_dict())
     result = model.load_state_dict(state_dict, strict=False)
-    missing, unexpected = sorted(result.missing_keys), sorted(result.unexpected_keys)
+    missing, unexpected = set(result.missing_keys), list(result.unexpected_keys)
+    for group in groups:
+        if group & state_dict.keys():  # the tie fills the others
+            missing -= group
     if strict and (missing or unexpected):
         error = f"Error(s) in loading state_dict for {model.__class__.__name__}:"
         if missing:
-            error += "\n    Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing)
+            error += "\n    Missing key(s) in state_dict: " + ", ".join(
+                f'"{k}"' for k in sorted(missing))
         if unexpected:
             error += "\n    Unexpected key(s) in state_dict: " + ", ".join(
-                f'"{k}"' for k in unexpected)
+                f'"{k}"' for k in sorted(unexpected))
         raise RuntimeError(error)
     return missing, unexpected
 
+
+# The rest of safetensors.torch's names: safe_open (safetensors.torch re-exports
+# safetensors.safe_open), the raw-bytes functions and the storage helpers.
+from .._safe_open import safe_open  # noqa: E402
+from .._st_compat import (  # noqa: E402
+    deserialize,
+    serialize,
+    serialize_file,
+    storage_ptr,
+    storage_size,
+)
