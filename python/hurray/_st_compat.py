@@ -72,7 +72,8 @@ def _spec(name: str, spec: Any) -> Tensor:
         if data.nbytes != n:
             raise ValueError(f"{where}: data holds {data.nbytes} bytes; bool {list(shape)} is "
                              f"{n} bytes (one a value, as safetensors stores them)")
-        return Tensor(np.frombuffer(data, np.uint8).astype(bool).reshape(shape), "bool", shape)
+        values: Any = np.frombuffer(data, np.uint8).astype(bool).reshape(shape)
+        return Tensor(values, "bool", shape)
     want = buffer_size_bytes(dtype, math.prod(shape))
     if data.nbytes != want:
         raise ValueError(f"{where}: data holds {data.nbytes} bytes; {dtype} {list(shape)} is "
