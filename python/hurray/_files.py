@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from . import _hurray, _pickling, _shared
+from . import _hurray, _pickling, _remote, _shared
 from ._hurray import Composite, Dtype, Tensor, UnsupportedError
 
 _DEFAULT_KV_MEMORY = 268435456
@@ -305,11 +305,17 @@ def view_tensor(name: str, v: _shared.View, base: Tensor) -> Tensor:
                   byte_offset=base.byte_offset + v.byte_offset, copy=False)
 
 
-def load(path, *, names=None, mmap=True, permissive=False, verify=False) -> dict:
-    """load(path, *, names=None, mmap=True, permissive=False, verify=False)
+def load(path, *, names=None, mmap=True, permissive=False, verify=False,
+         storage_options=None, workers=None, part_size=None) -> dict:
+    """load(path, *, names=None, mmap=True, permissive=False, verify=False, storage_options=None, workers=None, part_size=None)
 
     Reads a `.hrry` file into a dict of name to `hurray.Tensor`, in file order.
 
+    - `path` may be a URL (`s3://bucket/key`, `http(s)://...`, any fsspec URL):
+      [Loading from object storage and HTTP](remote.md). The object is fetched in parts of
+      `part_size` bytes (8 MiB), `workers` (8, or `$HURRAY_WORKERS`) at once, into one aligned
+      buffer the tensors are writable views of (`mmap` does not apply); with `names=` only
+      those tensors' ranges are read. `storage_options` (a dict) goes to the URL's reader.
 
     - a composite comes back under its head's name as a `hurray.Composite`, and its members
       are not also top-level entries; `names=["head.1", ...]` reads only those entries, and a
@@ -392,15 +398,24 @@ def load(path, *, names=None, mmap=True, permissive=False, verify=False) -> dict
     (`1`, `None`,
     `"w"`, ...) is a `ValueError` naming `mmap` and the valid values.
     """
+    if _remote.is_url(path):
+        return _remote.load(path, names=names, storage_options=storage_options, workers=workers,
+                            part_size=part_size, permissive=permissive, verify=verify)
     # the C reader gives every name back, the views of shared tensors built
     # over their bases' bytes after the record was checked whole
     return _hurray.load(path, names=names, mmap=mmap, permissive=permissive, verify=verify)
 
 
-def load_stored(path, *, mmap=True, permissive=False, verify=False):
+def load_stored(path, *, mmap=True, permissive=False, verify=False, storage_options=None,
+                workers=None, part_size=None):
     """(the tensors the file stores, {view name: View}) from one open: what the
     framework layers rebuild their own views from (the records checked by the
-    C reader)."""
+    C reader). A URL is read as `load` reads one."""
+    if _remote.is_url(path):
+        tensors, records = _remote.load(path, storage_options=storage_options, workers=workers,
+                                        part_size=part_size, permissive=permissive,
+                                        verify=verify, with_views=True)
+        return tensors, _views_of(records)
     tensors, records = _hurray._load_with_views(path, mmap=mmap, permissive=permissive,
                                                 verify=verify)
     return tensors, _views_of(records)
@@ -466,15 +481,26 @@ def load_kv(path, *, max_kv_memory=_DEFAULT_KV_MEMORY, raw=False) -> dict:
 
 
 def open(path, *, mmap=True, permissive=False,  # noqa: A001 - hurray.open, like gzip.open
-         max_kv_memory=_DEFAULT_KV_MEMORY, pickle="bytes") -> "File":
-    """open(path, *, mmap=True, permissive=False, max_kv_memory=268435456, pickle="bytes")
+         max_kv_memory=_DEFAULT_KV_MEMORY, pickle="bytes", storage_options=None, workers=None,
+         part_size=None) -> "File":
+    """open(path, *, mmap=True, permissive=False, max_kv_memory=268435456, pickle="bytes", storage_options=None, workers=None, part_size=None)
 
     Opens a `.hrry` file lazily and returns a `hurray.File`, the lazy
     reader (the shape of safetensors' `safe_open`). `mmap=` takes the values of `load`, with the
     same meaning (`True`, `"c"`, `"r"`, `False`). Opening reads the header, trailer, index
     and KV section and decodes no descriptor; each access reads one entry (what a `File` offers
     is in `hurray.File`). `max_kv_memory` is `load_kv`'s; `pickle=` is in `hurray.File`.
+
+    A URL (`s3://`, `http(s)://`, any fsspec URL; [Loading from object storage and
+    HTTP](remote.md)) is opened with two reads (the head, and one tail read for the trailer,
+    KV and index); each tensor fetched reads its own range (a large one in parts of
+    `part_size`, `workers` at once), a `get_slice` only the bytes of its rows. `mmap` does not
+    apply; pickling the `File` opens the URL again in the receiver.
     """
+    if _remote.is_url(path):
+        return _remote.open_file(path, storage_options=storage_options, workers=workers,
+                                 part_size=part_size, permissive=permissive,
+                                 max_kv_memory=max_kv_memory, pickle=pickle)
     # -- pickling (hurray._pickling): the identity of the file being mapped --
     if pickle not in _pickling.MODES:
         raise ValueError(f"open: pickle must be 'bytes' or 'reference', not {pickle!r}")
