@@ -436,8 +436,8 @@ def save_bytes(tensors, *, kv=None, checksums=True) -> bytes:
     return _hurray.save_bytes(converted, kv=out_kv or None, checksums=checksums, views=views)
 
 
-def load_bytes(data, *, names=None, permissive=False, verify=False) -> dict:
-    """load_bytes(data, *, names=None, permissive=False, verify=False) -> dict
+def load_bytes(data, *, names=None, permissive=False, verify=False, copy=True) -> dict:
+    """load_bytes(data, *, names=None, permissive=False, verify=False, copy=True) -> dict
 
     Reads a `.hrry` file image (what `save_bytes` returns) from any contiguous buffer (`bytes`,
     `bytearray`,
@@ -449,8 +449,15 @@ def load_bytes(data, *, names=None, permissive=False, verify=False) -> dict:
 
     `hurray.torch.save`/`load` and `hurray.numpy.save`/`load` go through `save_bytes` and
     `load_bytes`.
+
+    `copy=False` copies nothing: the tensors are views of `data`, which stays exported
+    (a `bytearray` cannot be resized, an `mmap` cannot be closed) while any of them lives;
+    writable views when `data` is writable, read-only otherwise. `data` must be aligned to the
+    file's data alignment (page-aligned memory such as `mmap.mmap(-1, size)` is; this is how a
+    URL is loaded: `load`); a tensor it leaves misaligned is `hurray.BufferError`.
     """
-    return _hurray.load_bytes(data, names=names, permissive=permissive, verify=verify)
+    return _hurray.load_bytes(data, names=names, permissive=permissive, verify=verify,
+                              copy=copy)
 
 
 def load_bytes_stored(data, *, permissive=False, verify=False):

@@ -61,7 +61,11 @@ class Nginx:
         self.root = root
         self.port = free_port()
         conf = tmp / "nginx.conf"
+        # as root, nginx's workers would switch to nobody, who cannot enter pytest's
+        # private temporary folders: they stay root (they only read `root`)
+        user = "user root;" if os.geteuid() == 0 else ""
         conf.write_text(f"""
+{user}
 daemon off;
 worker_processes 1;
 pid {tmp}/nginx.pid;
