@@ -20,6 +20,8 @@ def save(
 def load(
     path: StrPath, *, names: Sequence[str] | None = None, mmap: MmapMode = True,
     permissive: bool = False, verify: bool = False,
+    storage_options: Mapping[str, Any] | None = None, workers: int | None = None,
+    part_size: int | None = None,
 ) -> dict[str, Tensor | Composite]: ...
 def save_bytes(
     tensors: Mapping[str, _TensorLike], *,
@@ -27,7 +29,7 @@ def save_bytes(
 ) -> bytes: ...
 def load_bytes(
     data: Buffer, *, names: Sequence[str] | None = None, permissive: bool = False,
-    verify: bool = False,
+    verify: bool = False, copy: bool = True,
 ) -> dict[str, Tensor | Composite]: ...
 def load_bytes_stored(
     data: Buffer, *, permissive: bool = False, verify: bool = False,
@@ -38,6 +40,8 @@ def load_kv(
 def open(
     path: StrPath, *, mmap: MmapMode = True, permissive: bool = False,
     max_kv_memory: int | None = 268435456, pickle: Literal["bytes", "reference"] = "bytes",
+    storage_options: Mapping[str, Any] | None = None, workers: int | None = None,
+    part_size: int | None = None,
 ) -> File: ...
 
 def memory(obj: Any) -> Memory | None: ...
@@ -49,6 +53,8 @@ def prepare(
 def view_records(views: dict[str, View]) -> list[_ViewRecord]: ...
 def load_stored(
     path: StrPath, *, mmap: MmapMode = True, permissive: bool = False, verify: bool = False,
+    storage_options: Mapping[str, Any] | None = None, workers: int | None = None,
+    part_size: int | None = None,
 ) -> tuple[dict[str, Tensor | Composite], dict[str, View]]: ...
 def view_tensor(name: str, v: View, base: Tensor | Composite) -> Tensor: ...
 

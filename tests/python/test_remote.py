@@ -417,3 +417,28 @@ def test_s3(s3, tmp_path, monkeypatch):
         hurray.open(url, storage_options={"secret": "wrong"})
     with pytest.raises(hurray.FileError, match=r"HTTP 404: no such object: s3://hurray/none"):
         hurray.open("s3://hurray/none.hrry")
+
+
+# ---- the hurray command --------------------------------------------------------------------
+
+def test_cli_reads_urls(tmp_path, capsys):
+    fsspec = pytest.importorskip("fsspec")
+    from hurray._cli import main
+    t = sample()
+    url = f"memory://hurray-tests/{uuid.uuid4().hex}.hrry"
+    with fsspec.open(url, "wb") as f:
+        f.write(image(t))
+    assert main(["ls", url]) == 0
+    assert "w  " in capsys.readouterr().out
+    assert main(["verify", url]) == 0
+    assert "OK, " in capsys.readouterr().out
+    out = tmp_path / "copy.safetensors"
+    assert main(["convert", url, str(out), "--quiet"]) == 0
+    st = pytest.importorskip("safetensors.numpy")
+    same(st.load_file(out), t)
+    assert main(["convert", url, str(tmp_path / "copy.hrry"), "--quiet"]) == 0
+    assert main(["diff", url, str(tmp_path / "copy.hrry"), "--quiet"]) == 0
+    assert main(["verify", "memory://hurray-tests/none.hrry"]) == 2
+    assert "no such object" in capsys.readouterr().err
+    assert main(["inspect", url]) == 2
+    assert "reads local files" in capsys.readouterr().err

@@ -335,7 +335,7 @@ def verify(paths: list[str], *, as_json: bool = False, require_checksums: bool =
             # a file that starts as a .hrry file and fails a check is damaged;
             # anything else (missing, unreadable, a directory, another format,
             # which the message names) cannot be checked
-            status = 1 if _starts_as_hrry(path) else 2
+            status = 1 if _starts_as_hrry(path, e) else 2
             doc["error"] = f"{type(e).__name__}: {e}"
             for key in ("status", "field", "offset"):  # hurray errors say where
                 value = getattr(e, key, None)
@@ -352,7 +352,10 @@ def verify(paths: list[str], *, as_json: bool = False, require_checksums: bool =
     return worst
 
 
-def _starts_as_hrry(path: str) -> bool:
+def _starts_as_hrry(path: str, e: Exception) -> bool:
+    from .. import _remote
+    if _remote.is_url(path):  # read: damaged; unreadable (ERR_IO: HTTP, network): unchecked
+        return getattr(e, "status", "ERR_IO") != "ERR_IO"
     try:
         with open(path, "rb") as fh:
             return fh.read(len(HRRY_MAGIC)) == HRRY_MAGIC
@@ -378,6 +381,10 @@ def find_inspector() -> str | None:
 
 
 def inspect(path: str, args: list[str]) -> int:
+    from .. import _remote
+    if _remote.is_url(path):
+        raise CliError(f"{path}: hurray inspect reads local files (hurray-inspect is the C "
+                       f"library's tool); use hurray ls URL, or copy the file first")
     exe = find_inspector()
     if exe is None:
         raise CliError("hurray-inspect is not installed (the hurray wheel ships it; from a "

@@ -1911,12 +1911,15 @@ static PyMethodDef file_module_methods[] = {
      "save_bytes(tensors, *, kv=None, checksums=True, views=None)\n--\n\nThe .hrry file image "
      "save() would write for `tensors`, `kv` and `views`, as bytes, made in memory: no file system is involved."},
     {"load_bytes", FASTKW(m_load_bytes),
-     "load_bytes(data, *, names=None, permissive=False, verify=False)\n--\n\nload() of a .hrry "
-     "file image held in memory (bytes, bytearray, memoryview, any contiguous buffer), each "
-     "tensor copied into memory of its own, views rebuilt over their bases. No file system is "
-     "involved."},
+     "load_bytes(data, *, names=None, permissive=False, verify=False, copy=True)\n--\n\nload() "
+     "of a .hrry file image held in memory (bytes, bytearray, memoryview, any contiguous "
+     "buffer), each tensor copied into memory of its own, views rebuilt over their bases. No "
+     "file system is involved. copy=False: the tensors are views of `data` (writable when it "
+     "is), which stays exported while any of them lives; it must be aligned to the file's data "
+     "alignment."},
     {"_load_bytes_with_views", FASTKW(m_load_bytes_with_views),
-     "_load_bytes_with_views(data, *, names=None, permissive=False, verify=False)\n--\n\nload() "
+     "_load_bytes_with_views(data, *, names=None, permissive=False, verify=False, "
+     "copy=True)\n--\n\nload() "
      "of a .hrry file image held in memory, the stored tensors only, with the views records "
      "checked by the C reader: (tensors, records)."},
     {"_load_with_views", FASTKW(m_load_with_views),
@@ -1946,7 +1949,11 @@ static PyMethodDef file_module_methods[] = {
      "open(path, *, mmap=True, permissive=False, max_kv_memory=268435456)\n--\n\nOpens a .hrry file lazily (hurray.File): keys(), "
      "f[name], get_tensor(name), kv, len, iteration and `in`, reading only what is asked. "
      "mmap= as for load: True or 'c' (copy-on-write mapping, the default), 'r' (read-only "
-     "mapping), False (read into memory). Use it as a context manager."},
+     "mapping), False (read into memory). Use it as a context manager. `path` may also be a "
+     "byte source, an object with an int `size` and readinto(offset, memoryview) -> int "
+     "(called from any thread; each tensor is read through it into memory of its own; a "
+     "failure is FileError carrying the exception's message), or a file image in a buffer "
+     "other than bytes (memoryview, bytearray, mmap: tensors are views of it)."},
     {NULL, NULL, 0, NULL},
 };
 
