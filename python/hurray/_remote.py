@@ -100,7 +100,52 @@ def _part_size_from(part_size: int | None) -> int:
 
 
 class _Retry(Exception):
-    """A failure worth another try (reset, timeout, 5xx, throttling)."""
+    """A failure worth another try (reset, timeout, 5xx, throttling); `got`: the
+    bytes of the range already in place (None: as before the try)."""
+
+    def __init__(self, msg: str, got: int | None = None):
+        super().__init__(msg)
+        self.got = got
+
+
+class _Parts:
+    """What both sources share: a range larger than a part fetched in parts,
+    `workers` at once (the pool made on first use)."""
+
+    workers: int
+    part_size: int
+    _pool: ThreadPoolExecutor | None = None
+    _pool_lock = threading.Lock()
+
+    def _range(self, offset: int, mv: memoryview) -> Any:
+        raise NotImplementedError
+
+    def fetch(self, offset: int, mv: memoryview) -> None:
+        """mv's bytes from offset: one range, or parts fetched by `workers`
+        threads at once when it is larger than a part."""
+        n = len(mv)
+        ps = self.part_size
+        if n <= ps or self.workers < 2:
+            self._range(offset, mv)
+            return
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="hurray-remote")
+        futs = [self._pool.submit(self._range, offset + s, mv[s:s + ps])
+                for s in range(0, n, ps)]
+        err = None
+        for f in futs:
+            try:
+                f.result()
+            except BaseException as e:  # every part waited for: none writes later
+                err = err or e
+        if err is not None:
+            raise err
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
 
 
 # ---- AWS Signature V4 -----------------------------------------------------------------------
@@ -173,7 +218,7 @@ def s3_target(url: str, storage_options: dict) -> tuple[str, _S3Signer | None]:
 
 # ---- HTTP (and S3 over it) ---------------------------------------------------------------
 
-class HttpSource:
+class HttpSource(_Parts):
     """Range reads of one object over HTTP(S): size and identity at open,
     one connection per thread, retries, identity checked on every response."""
 
@@ -198,7 +243,6 @@ class HttpSource:
         self.workers = workers
         self.part_size = part_size
         self._local = threading.local()
-        self._pool: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
         self.identity: tuple[str, str] | None = None  # ("ETag"|"Last-Modified", value)
         self.requests = 0
@@ -249,7 +293,7 @@ class HttpSource:
                 return got, total
             except _Retry as e:
                 self._drop()
-                got = getattr(e, "got", got)
+                got = got if e.got is None else e.got
                 tries += 1
                 if tries > self.retries:
                     raise _error(f"{e.args[0]}, after {tries} tries: {self.url}") from None
@@ -285,9 +329,10 @@ class HttpSource:
             why = "throttled" if st in (429, 503) else "server error"
             r.read()
             raise _Retry(f"HTTP {st} {r.reason} ({why})")
-        if st == 416 and first:
+        if st == 416 and first:  # an empty object (the reader says so)
             r.read()
             self._take_identity(r)
+            self._local.resp = None
             return 0
         if st in (401, 403):
             body = r.read(2048)
@@ -334,22 +379,20 @@ class HttpSource:
     def _fill(self, mv: memoryview, got: int, n: int) -> int:
         r = self._local.resp
         self._local.resp = None
+        if r is None:
+            return got
         try:
             while got < n:
                 k = r.readinto(mv[got:n])
                 if not k:
-                    e = _Retry(f"the connection closed after {got} of {n} bytes")
-                    e.got = got
-                    raise e
+                    raise _Retry(f"the connection closed after {got} of {n} bytes", got)
                 got += k
         except (socket.timeout, TimeoutError) as ex:
-            e = _Retry(f"timed out after {self.timeout:g} s reading the body ({ex})")
-            e.got = got
-            raise e from None
+            raise _Retry(f"timed out after {self.timeout:g} s reading the body ({ex})",
+                         got) from None
         except (ConnectionError, http.client.HTTPException, OSError) as ex:
-            e = _Retry(f"connection lost mid-body ({type(ex).__name__}: {ex})")
-            e.got = got
-            raise e from None
+            raise _Retry(f"connection lost mid-body ({type(ex).__name__}: {ex})",
+                         got) from None
         if r.length:  # a first read shorter than asked: the rest is not wanted
             self._drop()
         return got
@@ -389,39 +432,10 @@ class HttpSource:
         self.fetch(offset, mv)
         return n
 
-    def fetch(self, offset: int, mv: memoryview) -> None:
-        """mv's bytes from offset: one range, or parts fetched by `workers`
-        threads at once when it is larger than a part."""
-        n = len(mv)
-        ps = self.part_size
-        if n <= ps or self.workers < 2:
-            self._range(offset, mv)
-            return
-        if self._pool is None:
-            with self._lock:
-                if self._pool is None:
-                    self._pool = ThreadPoolExecutor(self.workers,
-                                                    thread_name_prefix="hurray-remote")
-        futs = [self._pool.submit(self._range, offset + s, mv[s:s + ps])
-                for s in range(0, n, ps)]
-        err = None
-        for f in futs:
-            try:
-                f.result()
-            except BaseException as e:  # every part waited for: none writes later
-                err = err or e
-        if err is not None:
-            raise err
-
-    def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
-            self._pool = None
-
 
 # ---- fsspec -------------------------------------------------------------------------------
 
-class FsspecSource:
+class FsspecSource(_Parts):
     """Range reads through an fsspec file system (gs://, az://, hf://, memory://, ...)."""
 
     def __init__(self, url: str, storage_options: dict, workers: int, part_size: int):
@@ -433,7 +447,6 @@ class FsspecSource:
                 from None
         self.url = url
         self.workers, self.part_size = workers, part_size
-        self._pool: ThreadPoolExecutor | None = None
         try:
             self.fs, self.path = fsspec.core.url_to_fs(url, **storage_options)
             info = self.fs.info(self.path)
@@ -462,9 +475,6 @@ class FsspecSource:
         self.fetch(offset, mv)
         return len(mv)
 
-    fetch = HttpSource.fetch
-    close = HttpSource.close
-    _lock = threading.Lock()
 
 
 # ---- entry points ---------------------------------------------------------------------------

@@ -259,6 +259,12 @@ class FaultServer:
                     a, b = rng.split("=", 1)[1].split("-")
                     start, end = int(a), min(int(b), len(data) - 1)
                     partial = True
+                if partial and start >= len(data):
+                    self.send_response(416)
+                    self.send_header("Content-Range", f"bytes */{len(data)}")
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
                 body = data[start:end + 1]
                 self.send_response(206 if partial else 200)
                 self.send_header("ETag", etag)

@@ -342,6 +342,16 @@ def test_refused_and_missing(served):
 
 
 @pytest.mark.slow
+def test_empty_and_truncated_objects(faults):
+    faults.put("empty.hrry", b"")
+    with pytest.raises(hurray.FileError, match=r"empty"):
+        hurray.open(f"{faults.url}/empty.hrry")
+    faults.put("short.hrry", image(sample())[:5000])
+    with pytest.raises(hurray.FileError, match=r"truncated|trailer"):
+        hurray.load(f"{faults.url}/short.hrry")
+
+
+@pytest.mark.slow
 def test_verify_finds_a_damaged_object(served):
     srv, url, t = served
     img = bytearray(image(t))
