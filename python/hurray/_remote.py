@@ -159,8 +159,11 @@ class _S3Signer:
         self.access_key, self.secret_key, self.token, self.region = (
             access_key, secret_key, token, region)
 
-    def headers(self, method: str, host: str, path: str, query: str = "") -> dict[str, str]:
-        now = datetime.datetime.now(datetime.timezone.utc)
+    def headers(self, method: str, host: str, path: str, query: str = "",
+                now: datetime.datetime | None = None) -> dict[str, str]:
+        """The x-amz-* and Authorization headers of an empty-bodied request
+        (`path` URI-encoded, `query` canonical)."""
+        now = now or datetime.datetime.now(datetime.timezone.utc)
         amz_date = now.strftime("%Y%m%dT%H%M%SZ")
         day = amz_date[:8]
         payload = hashlib.sha256(b"").hexdigest()
@@ -309,7 +312,10 @@ class HttpSource(_Parts):
         h = {"Range": f"bytes={start}-{end}", "Accept-Encoding": "identity",
              "Host": self._hosthdr}
         h.update(self._headers)
-        if self.identity is not None and self.identity[0] == "ETag":
+        if (self.identity is not None and self.identity[0] == "ETag"
+                and not self.identity[1].startswith("W/")):
+            # (If-Match compares strongly: a weak ETag would never match; it is
+            # still compared on every response)
             h["If-Match"] = self.identity[1]
         if self._signer is not None:
             h.update(self._signer.headers("GET", self._hosthdr, self._path, self._query))
@@ -498,9 +504,9 @@ def open_source(url: str, storage_options: dict | None = None, workers: int | No
                 so.pop(k, None)
             common.update(target=target, signer=signer)
         if so:
+            s3 = ", endpoint_url, region, key, secret, token, anon" if scheme == "s3" else ""
             raise TypeError(f"{url}: unknown storage_options {sorted(so)} (this reader takes "
-                            f"timeout, retries, headers"
-                            f"{', endpoint_url, region, key, secret, token, anon' if scheme == 's3' else ''})")
+                            f"timeout, retries, headers{s3})")
         return HttpSource(url, **common)
     return FsspecSource(url, so, w, ps)
 

@@ -186,7 +186,10 @@ class FaultServer:
     - "ignore_range": True: every answer is 200 with the whole object;
     - "replace_after": (k, data): after k more requests the object becomes data
       (a new ETag);
-    - "delay": seconds to wait before each answer (timeouts, concurrency).
+    - "weak_etag": True: the ETag is weak (W/"..."), which If-Match never matches;
+    - "delay": seconds to wait before each answer (timeouts, concurrency);
+    - "rate": bytes per second each connection sends at most (a store's per-connection
+      throughput, which concurrent ranges add up).
     """
 
     def __init__(self):
@@ -246,6 +249,8 @@ class FaultServer:
                     self.end_headers()
                     return
                 etag = server.etags[name]
+                if f.get("weak_etag"):
+                    etag = "W/" + etag
                 im = self.headers.get("If-Match")
                 if im is not None and im != etag:
                     self.send_response(412)
@@ -282,7 +287,12 @@ class FaultServer:
                     self.close_connection = True
                     self.connection.shutdown(socket.SHUT_RDWR)
                     return
-                self.wfile.write(body)
+                rate = f.get("rate")
+                step = len(body) if not rate else max(1, int(rate) // 50)
+                for at in range(0, len(body), step):
+                    self.wfile.write(body[at:at + step])
+                    if rate:
+                        time.sleep(step / rate)
                 with server.lock:
                     server.sent += len(body)
 

@@ -114,24 +114,27 @@ def test_workers_and_part_size_are_checked(monkeypatch):
         _remote._part_size_from(10)
 
 
+def test_unknown_storage_options_are_refused():
+    with pytest.raises(TypeError, match=r"unknown storage_options \['bogus'\].*headers, "
+                                        r"endpoint_url"):
+        hurray.open("s3://b/k.hrry", storage_options={"bogus": 1})
+    with pytest.raises(TypeError, match=r"unknown storage_options \['region'\]"):
+        hurray.load("http://127.0.0.1:9/k.hrry", storage_options={"region": "x"})
+
+
 def test_sigv4_known_answer():
-    # AWS's documented example (GET /test.txt, examplebucket, 20130524T000000Z): the
-    # signing key and string-to-sign steps give the published signature
+    # AWS's documented example "GET Bucket Lifecycle" (Signature Version 4, header-based
+    # authentication): examplebucket, ?lifecycle, 20130524T000000Z, the example keys
+    import datetime
     s = _remote._S3Signer("AKIAIOSFODNN7EXAMPLE", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
                           None, "us-east-1")
-    import datetime
-    import hashlib
-    import hmac
-    k = _remote._sign(("AWS4" + s.secret_key).encode(), "20130524")
-    for part in ("us-east-1", "s3", "aws4_request"):
-        k = _remote._sign(k, part)
-    sts = ("AWS4-HMAC-SHA256\n20130524T000000Z\n20130524/us-east-1/s3/aws4_request\n"
-           "7344ae5b7ee6c3e7e6b0fe0640412a37625d1fbfff95c48bbb2dc43964946972")
-    assert hmac.new(k, sts.encode(), hashlib.sha256).hexdigest() == \
-        "f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41"
-    h = s.headers("GET", "h", "/k")
-    assert h["authorization"].startswith("AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/")
-    assert datetime  # the date the headers carry is today's
+    h = s.headers("GET", "examplebucket.s3.amazonaws.com", "/", "lifecycle=",
+                  now=datetime.datetime(2013, 5, 24, tzinfo=datetime.timezone.utc))
+    assert h["authorization"] == (
+        "AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request, "
+        "SignedHeaders=host;x-amz-content-sha256;x-amz-date, "
+        "Signature=fea454ca298b7da1c68078a5d1bdbfbbe0d65c699e0f91ac7a200a0136783543")
+    assert h["x-amz-date"] == "20130524T000000Z"
 
 
 def test_file_from_a_source_object_reads_only_what_is_asked():
@@ -324,6 +327,17 @@ def test_object_replaced_mid_read_is_a_file_error(served):
 
 
 @pytest.mark.slow
+def test_weak_etag_is_compared_not_sent(served):
+    srv, url, t = served
+    srv.faults["weak_etag"] = True  # If-Match with it would fail every read (412)
+    f = hurray.open(url)
+    np.testing.assert_array_equal(np.asarray(f.get_slice("w")[1000:1002]), t["w"][1000:1002])
+    srv.put(url.rsplit("/", 1)[1], image({"w": t["w"] + 1}))
+    with pytest.raises(hurray.FileError, match=r"changed while being read \(ETag W/"):
+        f.get_slice("w")[1500:1502]  # (rows beyond the head open read)
+
+
+@pytest.mark.slow
 def test_timeouts(served):
     srv, url, _ = served
     srv.faults["delay"] = 1.5
@@ -427,6 +441,10 @@ def test_s3(s3, tmp_path, monkeypatch):
         hurray.open(url, storage_options={"secret": "wrong"})
     with pytest.raises(hurray.FileError, match=r"HTTP 404: no such object: s3://hurray/none"):
         hurray.open("s3://hurray/none.hrry")
+    f = hurray.open(url)
+    s3.request("PUT", "/hurray/models/m.hrry", image({"w": t["w"] + 1}))
+    with pytest.raises(hurray.FileError, match=r"changed while being read"):
+        f["w"]
 
 
 # ---- the hurray command --------------------------------------------------------------------
@@ -452,3 +470,39 @@ def test_cli_reads_urls(tmp_path, capsys):
     assert "no such object" in capsys.readouterr().err
     assert main(["inspect", url]) == 2
     assert "reads local files" in capsys.readouterr().err
+
+
+_PEAK = r"""
+import resource, sys
+import numpy as np
+import hurray
+import hurray.torch
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+if sys.argv[2] == "torch":
+    t = hurray.torch.load_file(sys.argv[1], workers=8, part_size=8 << 20)
+    size = sum(v.numel() * v.element_size() for v in t.values())
+else:
+    t = hurray.load(sys.argv[1], workers=8, part_size=8 << 20)
+    size = sum(np.asarray(v).nbytes for v in t.values())
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+print(after - before, size)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", ["hurray", "torch"])
+def test_whole_load_peak_memory(nginx, how):
+    # in a fresh interpreter: its high-water mark is the load's alone
+    import subprocess
+    import sys
+    if how == "torch":
+        pytest.importorskip("torch")
+    rng = np.random.default_rng(1)
+    t = {f"layer{i}": rng.standard_normal((1024, 4096)).astype(np.float32) for i in range(6)}
+    (nginx.root / "peak.hrry").write_bytes(image(t))
+    r = subprocess.run([sys.executable, "-c", _PEAK, f"{nginx.url}/peak.hrry", how],
+                       capture_output=True, text=True, timeout=100)
+    assert r.returncode == 0, r.stderr
+    grew, size = map(int, r.stdout.split())
+    assert size == 6 * 1024 * 4096 * 4
+    assert grew <= size + (64 << 20), f"peak grew {grew >> 20} MiB for {size >> 20} MiB of tensors"
