@@ -108,6 +108,13 @@ class _Retry(Exception):
         self.got = got
 
 
+class _Redirect(Exception):
+    """The request is to be sent again to the new target (3xx with a Location)."""
+
+
+MAX_REDIRECTS = 10
+
+
 class _Parts:
     """What both sources share: a range larger than a part fetched in parts,
     `workers` at once (the pool made on first use)."""
@@ -230,15 +237,7 @@ class HttpSource(_Parts):
                  retries: int = DEFAULT_RETRIES, workers: int = DEFAULT_WORKERS,
                  part_size: int = DEFAULT_PART_SIZE):
         self.url = url  # what messages name
-        t = urllib.parse.urlsplit(target or url)
-        if t.scheme not in ("http", "https") or not t.hostname:
-            raise ValueError(f"{url}: not an http(s) URL")
-        self._https = t.scheme == "https"
-        self._host = t.hostname
-        self._port = t.port
-        self._hosthdr = t.netloc.rsplit("@", 1)[-1]
-        self._path = t.path or "/"
-        self._query = t.query
+        self._set_target(target or url)
         self._signer = signer
         self._headers = dict(headers or {})
         self.timeout = float(timeout)
@@ -263,13 +262,26 @@ class HttpSource(_Parts):
     def __str__(self) -> str:
         return self.url
 
+    def _set_target(self, where: str) -> None:
+        """Where requests go: (https, host, port, Host header, path, query), replaced
+        whole (a redirect) so that every thread sees one target."""
+        t = urllib.parse.urlsplit(where)
+        if t.scheme not in ("http", "https") or not t.hostname:
+            raise _error(f"not an http(s) URL: {where} (for {self.url})")
+        self._target_url = where
+        self._target = (t.scheme == "https", t.hostname, t.port, t.netloc.rsplit("@", 1)[-1],
+                        t.path or "/", t.query)
+
     # -- connections --
-    def _conn(self) -> http.client.HTTPConnection:
+    def _conn(self, tgt: tuple) -> http.client.HTTPConnection:
         c = getattr(self._local, "conn", None)
+        if c is not None and self._local.key != tgt[:3]:
+            self._drop()
+            c = None
         if c is None:
-            cls = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
-            c = cls(self._host, self._port, timeout=self.timeout)
-            self._local.conn = c
+            cls = http.client.HTTPSConnection if tgt[0] else http.client.HTTPConnection
+            c = cls(tgt[1], tgt[2], timeout=self.timeout)
+            self._local.conn, self._local.key = c, tgt[:3]
         return c
 
     def _drop(self) -> None:
@@ -285,7 +297,7 @@ class HttpSource(_Parts):
         n = len(mv)
         got = 0
         total = -1
-        tries = 0
+        tries = redirects = 0
         while True:
             try:
                 total = self._once(offset + got, mv[got:], first and got == 0)
@@ -301,6 +313,11 @@ class HttpSource(_Parts):
                 if tries > self.retries:
                     raise _error(f"{e.args[0]}, after {tries} tries: {self.url}") from None
                 time.sleep(random.uniform(0, min(BACKOFF_CAP, BACKOFF_BASE * 2 ** tries)))
+            except _Redirect:
+                redirects += 1
+                if redirects > MAX_REDIRECTS:
+                    raise _error(f"more than {MAX_REDIRECTS} redirects (the last to "
+                                 f"{self._target_url}): {self.url}") from None
             except FileError:
                 self._drop()
                 raise
@@ -309,8 +326,9 @@ class HttpSource(_Parts):
         """Sends the request for mv's bytes from start; checks the response
         head; leaves the body in self._local.resp. The object's size."""
         end = start + len(mv) - 1
-        h = {"Range": f"bytes={start}-{end}", "Accept-Encoding": "identity",
-             "Host": self._hosthdr}
+        tgt = self._target
+        _, host, _, hosthdr, path, query = tgt
+        h = {"Range": f"bytes={start}-{end}", "Accept-Encoding": "identity", "Host": hosthdr}
         h.update(self._headers)
         if (self.identity is not None and self.identity[0] == "ETag"
                 and not self.identity[1].startswith("W/")):
@@ -318,10 +336,10 @@ class HttpSource(_Parts):
             # still compared on every response)
             h["If-Match"] = self.identity[1]
         if self._signer is not None:
-            h.update(self._signer.headers("GET", self._hosthdr, self._path, self._query))
-        target = self._path + ("?" + self._query if self._query else "")
+            h.update(self._signer.headers("GET", hosthdr, path, query))
+        target = path + ("?" + query if query else "")
         try:
-            c = self._conn()
+            c = self._conn(tgt)
             with self._lock:
                 self.requests += 1
             c.request("GET", target, headers=h)
@@ -331,6 +349,15 @@ class HttpSource(_Parts):
         except (ConnectionError, http.client.HTTPException, OSError) as e:
             raise _Retry(f"connection failed ({type(e).__name__}: {e})") from None
         st = r.status
+        if st in (301, 302, 303, 307, 308) and r.getheader("Location"):
+            where = urllib.parse.urljoin(self._target_url, r.getheader("Location"))
+            r.read()
+            if urllib.parse.urlsplit(where).hostname != host:
+                # the caller's credentials stay with the host they were given for
+                self._headers = {k: v for k, v in self._headers.items()
+                                 if k.lower() not in ("authorization", "cookie")}
+            self._set_target(where)
+            raise _Redirect()
         if st in (429, 500, 502, 503, 504) or st >= 500:
             why = "throttled" if st in (429, 503) else "server error"
             r.read()

@@ -186,6 +186,7 @@ class FaultServer:
     - "ignore_range": True: every answer is 200 with the whole object;
     - "replace_after": (k, data): after k more requests the object becomes data
       (a new ETag);
+    - "redirect": {name: location}: a 302 to location for that name;
     - "weak_etag": True: the ETag is weak (W/"..."), which If-Match never matches;
     - "delay": seconds to wait before each answer (timeouts, concurrency);
     - "rate": bytes per second each connection sends at most (a store's per-connection
@@ -242,6 +243,12 @@ class FaultServer:
                     self.wfile.write(body)
                     return
                 name = self.path.lstrip("/")
+                if name in f.get("redirect", {}):
+                    self.send_response(302)
+                    self.send_header("Location", f["redirect"][name])
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
                 data = server.objects.get(name)
                 if data is None:
                     self.send_response(404)
