@@ -111,15 +111,17 @@ class Seaweed:
         cfg.write_text('{"identities": [{"name": "t", "credentials": [{"accessKey": "%s", '
                        '"secretKey": "%s"}], "actions": ["Admin", "Read", "Write", "List", '
                        '"Tagging"]}]}' % (self.KEY, self.SECRET))
+        # every port named (a default is port + 10000, past 65535 for a high free port)
         ports = {n: free_port() for n in ("master", "volume", "filer", "mgrpc", "vgrpc",
-                                          "fgrpc")}
+                                          "fgrpc", "s3grpc")}
         (tmp / "data").mkdir()
         args = [weed_binary(), "server", f"-dir={tmp / 'data'}", "-ip=127.0.0.1",
                 "-ip.bind=127.0.0.1", f"-master.port={ports['master']}",
                 f"-master.port.grpc={ports['mgrpc']}", f"-volume.port={ports['volume']}",
                 f"-volume.port.grpc={ports['vgrpc']}", f"-filer.port={ports['filer']}",
                 f"-filer.port.grpc={ports['fgrpc']}", "-s3", f"-s3.port={self.port}",
-                f"-s3.config={cfg}", "-volume.max=5", "-master.volumeSizeLimitMB=64"]
+                f"-s3.port.grpc={ports['s3grpc']}", f"-s3.config={cfg}", "-volume.max=5",
+                "-master.volumeSizeLimitMB=64", "-master.telemetry=false", "-iam=false"]
         self.log = open(tmp / "weed.log", "wb")
         self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT,
                                      cwd=tmp)
