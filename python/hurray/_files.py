@@ -467,8 +467,8 @@ def load_bytes_stored(data, *, permissive=False, verify=False):
     return tensors, _views_of(records)
 
 
-def load_kv(path, *, max_kv_memory=_DEFAULT_KV_MEMORY, raw=False) -> dict:
-    """load_kv(path, *, max_kv_memory=268435456, raw=False)
+def load_kv(path, *, max_kv_memory=_DEFAULT_KV_MEMORY, raw=False, storage_options=None) -> dict:
+    """load_kv(path, *, max_kv_memory=268435456, raw=False, storage_options=None)
 
     The file's KV section as `save(kv=)` was given it (an empty dict when there is none),
     reading only the header,
@@ -479,8 +479,12 @@ def load_kv(path, *, max_kv_memory=_DEFAULT_KV_MEMORY, raw=False) -> dict:
     objects is estimated first, and a section over `max_kv_memory` bytes raises
     `hurray.FileError` before anything is built (`None`: no bound).
 
-    The KV types and how each comes back are in `hurray.save`.
+    The KV types and how each comes back are in `hurray.save`. A URL is opened as `open`
+    opens one (two reads) with `storage_options`.
     """
+    if _remote.is_url(path):
+        return _remote.load_kv(path, storage_options=storage_options,
+                               max_kv_memory=max_kv_memory, raw=raw)
     kv = _hurray.load_kv(path, max_kv_memory=max_kv_memory)
     if raw:
         return kv

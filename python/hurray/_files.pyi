@@ -36,6 +36,7 @@ def load_bytes_stored(
 ) -> tuple[dict[str, Tensor | Composite], dict[str, View]]: ...
 def load_kv(
     path: StrPath, *, max_kv_memory: int | None = 268435456, raw: bool = False,
+    storage_options: Mapping[str, Any] | None = None,
 ) -> dict[str, KvValue]: ...
 def open(
     path: StrPath, *, mmap: MmapMode = True, permissive: bool = False,

@@ -551,19 +551,32 @@ def fetch_image(src) -> mmap.mmap:
 
 
 def open_file(url: str, *, storage_options=None, workers=None, part_size=None,
-              permissive=False, max_kv_memory=None, pickle="bytes"):
+              permissive=False, max_kv_memory=268435456, pickle="bytes"):
     """hurray.open(url): the lazy reader over the URL's source."""
     from . import _files, _hurray
     if pickle != "bytes":
         raise ValueError(f"open: pickle={pickle!r} names a local file; a URL pickles as "
                          f"'bytes' (the receiver opens the URL again)")
     src = open_source(url, storage_options, workers, part_size)
-    kw = {} if max_kv_memory is None else {"max_kv_memory": max_kv_memory}
-    f = _hurray.open(src, permissive=permissive, **kw)
+    f = _hurray.open(src, permissive=permissive, max_kv_memory=max_kv_memory)
     reopen = dict(storage_options=storage_options, workers=workers, part_size=part_size,
-                  permissive=permissive, **kw)
+                  permissive=permissive, max_kv_memory=max_kv_memory)
     f._set_pickling((_files._reopen, (url, reopen)), None)
     return f
+
+
+def load_kv(url: str, *, storage_options=None, max_kv_memory=268435456, raw=False) -> dict:
+    """hurray.load_kv(url): the KV section, from the two reads of an open."""
+    from . import _shared
+    with open_file(url, storage_options=storage_options, workers=1,
+                   max_kv_memory=max_kv_memory) as f:
+        kv = f.kv  # the user's entries: hurray's own records left out
+        if raw:
+            for k in _shared.PACKAGE_KEYS:
+                v = f._kv_value(k)
+                if v is not None:
+                    kv[k] = v
+    return kv
 
 
 def load(url: str, *, names=None, storage_options=None, workers=None, part_size=None,
