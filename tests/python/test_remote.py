@@ -256,7 +256,25 @@ def test_whole_load_fetches_parts_concurrently(served, tmp_path):
     srv.faults["delay"] = 0.05
     with hurray.open(url, workers=4, part_size=1 << 20) as f:
         np.testing.assert_array_equal(np.asarray(f["w"]), t["w"])
-    assert srv.max_in_flight >= 3
+        assert srv.max_in_flight >= 3
+    # one File read from several threads: their ranges are in flight together (a new
+    # File: the one above keeps the "w" it fetched, and serves its slices from it)
+    import threading
+    with hurray.open(url) as f:
+        srv.reset()
+        srv.faults["delay"] = 0.3
+        out = {}
+        rows = [1000, 1200, 1400, 1600]  # far from the head and the tail open read
+        threads = [threading.Thread(target=lambda r=r: out.__setitem__(
+            r, np.asarray(f.get_slice("w")[r:r + 2]))) for r in rows]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join(60)
+    assert sorted(out) == rows
+    for r in rows:
+        np.testing.assert_array_equal(out[r], t["w"][r:r + 2])
+    assert srv.max_in_flight >= 3, srv.max_in_flight
 
 
 @pytest.mark.slow
@@ -478,6 +496,8 @@ def test_s3(s3, tmp_path, monkeypatch):
     same(hurray.load(url), want)
     with pytest.raises(hurray.FileError, match=r"HTTP 403 .*access refused.*s3://hurray/models"):
         hurray.open(url, storage_options={"secret": "wrong"})
+    with pytest.raises(hurray.FileError, match=r"HTTP 403 .*access refused"):
+        hurray.open(url, storage_options={"anon": True})  # unsigned
     with pytest.raises(hurray.FileError, match=r"HTTP 404: no such object: s3://hurray/none"):
         hurray.open("s3://hurray/none.hrry")
     f = hurray.open(url)
