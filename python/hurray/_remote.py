@@ -248,6 +248,7 @@ class HttpSource(_Parts):
         self._lock = threading.Lock()
         self.identity: tuple[str, str] | None = None  # ("ETag"|"Last-Modified", value)
         self.requests = 0
+        self.size = -1  # learnt from the first answer
         self._cache: list[tuple[int, bytes]] = []
         head = bytearray(HEAD_BYTES)
         n, total = self._range(0, memoryview(head), first=True)
@@ -300,11 +301,10 @@ class HttpSource(_Parts):
         tries = redirects = 0
         while True:
             try:
-                total = self._once(offset + got, mv[got:], first and got == 0)
-                if first:
+                total = self._once(offset + got, mv[got:n], first and got == 0)
+                if first:  # (a resumed first read asks for the n bytes there are)
                     n = min(n, total - offset)
-                got_now = self._fill(mv, got, n)
-                got = got_now
+                got = self._fill(mv, got, n)
                 return got, total
             except _Retry as e:
                 self._drop()
@@ -402,10 +402,10 @@ class HttpSource(_Parts):
         if total < 0:
             r.close()
             raise _error(f"the server gives no object size in Content-Range {cr!r}: {self.url}")
-        if not first and int(m.group(2)) != end:
+        if not first and (int(m.group(2)) != end or (self.size >= 0 and total != self.size)):
             r.close()
-            raise _error(f"the object is shorter than at open (Content-Range {cr!r}): "
-                         f"{self.url}")
+            raise _error(f"the object changed while being read (Content-Range {cr!r}, "
+                         f"{self.size} bytes at open); open it again: {self.url}")
         self._local.resp = r
         return total
 

@@ -315,6 +315,11 @@ def test_reset_mid_body_resumes_from_the_byte_it_broke(served, tmp_path):
     srv.faults["drop"] = [10000, 300000, 5]
     got = hurray.load(url, workers=2, part_size=4 << 20)
     same(got, local(tmp_path, t))
+    small = image(sample())  # under 64 KiB: open's first read is the whole object
+    srv.put("small.hrry", small)
+    srv.reset()
+    srv.faults["drop"] = [100]
+    same(hurray.load(f"{srv.url}/small.hrry"), local(tmp_path, sample()))
     srv.reset()
     f = hurray.open(url)
     srv.reset()
