@@ -312,10 +312,11 @@ def load(path, *, names=None, mmap=True, permissive=False, verify=False,
     Reads a `.hrry` file into a dict of name to `hurray.Tensor`, in file order.
 
     - `path` may be a URL (`s3://bucket/key`, `http(s)://...`, any fsspec URL):
-      [Loading from object storage and HTTP](remote.md). The object is fetched in parts of
-      `part_size` bytes (8 MiB), `workers` (8, or `$HURRAY_WORKERS`) at once, into one aligned
-      buffer the tensors are writable views of (`mmap` does not apply); with `names=` only
-      those tensors' ranges are read. `storage_options` (a dict) goes to the URL's reader.
+      [Loading from object storage and HTTP](../guide/remote.md). The object is fetched in
+      parts of `part_size` bytes (8 MiB), `workers` (8, or `$HURRAY_WORKERS`) at once, into
+      one aligned buffer the tensors are writable views of (`mmap` does not apply); with
+      `names=` only those tensors' ranges are read. `storage_options` (a dict) goes to the
+      URL's reader.
 
     - a composite comes back under its head's name as a `hurray.Composite`, and its members
       are not also top-level entries; `names=["head.1", ...]` reads only those entries, and a
@@ -503,8 +504,8 @@ def open(path, *, mmap=True, permissive=False,  # noqa: A001 - hurray.open, like
     is in `hurray.File`). `max_kv_memory` is `load_kv`'s; `pickle=` is in `hurray.File`.
 
     A URL (`s3://`, `http(s)://`, any fsspec URL; [Loading from object storage and
-    HTTP](remote.md)) is opened with two reads (the head, and one tail read for the trailer,
-    KV and index); each tensor fetched reads its own range (a large one in parts of
+    HTTP](../guide/remote.md)) is opened with two reads (the head, and one tail read for the
+    trailer, KV and index); each tensor fetched reads its own range (a large one in parts of
     `part_size`, `workers` at once), a `get_slice` only the bytes of its rows. `mmap` does not
     apply; pickling the `File` opens the URL again in the receiver.
     """
