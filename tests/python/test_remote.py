@@ -533,8 +533,25 @@ def test_cli_reads_urls(tmp_path, capsys):
     assert main(["diff", url, str(tmp_path / "copy.hrry"), "--quiet"]) == 0
     assert main(["verify", "memory://hurray-tests/none.hrry"]) == 2
     assert "no such object" in capsys.readouterr().err
-    assert main(["inspect", url]) == 2
-    assert "reads local files" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_cli_inspect_reads_a_url_through_a_pipe(capfd, monkeypatch):
+    fsspec = pytest.importorskip("fsspec")
+    from conftest import inspector_path
+    from hurray._cli import main
+    exe = inspector_path()
+    if exe is None:
+        pytest.skip("hurray-inspect is not built")
+    monkeypatch.setenv("HURRAY_INSPECT", exe)
+    url = f"memory://hurray-tests/{uuid.uuid4().hex}.hrry"
+    with fsspec.open(url, "wb") as f:
+        f.write(image(sample()))
+    assert main(["inspect", url, "--json"]) == 0
+    out = capfd.readouterr().out
+    assert '"w"' in out and '"small"' in out, out[:2000]
+    assert main(["inspect", "memory://hurray-tests/none.hrry"]) == 2
+    assert "no such object" in capfd.readouterr().err
 
 
 _PEAK = r"""

@@ -382,13 +382,41 @@ def find_inspector() -> str | None:
 
 def inspect(path: str, args: list[str]) -> int:
     from .. import _remote
-    if _remote.is_url(path):
-        raise CliError(f"{path}: hurray inspect reads local files (hurray-inspect is the C "
-                       f"library's tool); use hurray ls URL, or copy the file first")
     exe = find_inspector()
     if exe is None:
         raise CliError("hurray-inspect is not installed (the hurray wheel ships it; from a "
                        "source tree build it with cmake, cli/, or set HURRAY_INSPECT)")
     if not os.path.isfile(exe):
         raise CliError(f"hurray-inspect: {exe} (from HURRAY_INSPECT) is not a file")
+    if _remote.is_url(path):
+        return _inspect_url(exe, path, args)
     return subprocess.call([exe, *args, path])
+
+
+def _inspect_url(exe: str, url: str, args: list[str]) -> int:
+    """hurray-inspect reads a file or its standard input: a URL's object is sent
+    to it through a pipe, one part at a time (the inspector reads the whole
+    file, as it does a local one)."""
+    from .. import _remote
+    try:
+        src = _remote.open_source(url)
+    except (OSError, ValueError) as e:
+        raise CliError(f"{url}: {e}") from None
+    buf = bytearray(max(1, min(src.part_size, src.size)))
+    proc = subprocess.Popen([exe, *args, "-"], stdin=subprocess.PIPE)
+    assert proc.stdin is not None
+    try:
+        for off in range(0, src.size, len(buf)):
+            part = memoryview(buf)[:min(len(buf), src.size - off)]
+            src.fetch(off, part)
+            proc.stdin.write(part)
+        proc.stdin.close()
+    except BrokenPipeError:
+        pass  # the inspector stopped reading (it had seen enough to refuse the bytes)
+    except OSError as e:
+        proc.kill()
+        proc.wait()
+        raise CliError(f"{url}: {e}") from None
+    finally:
+        src.close()
+    return proc.wait()
