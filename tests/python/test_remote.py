@@ -276,6 +276,12 @@ def test_whole_load_fetches_parts_concurrently(served, tmp_path):
     for r in rows:
         np.testing.assert_array_equal(out[r], t["w"][r:r + 2])
     assert srv.max_in_flight >= 3, srv.max_in_flight
+    srv.reset()
+    srv.faults["delay"] = 0.3
+    got = hurray.load(url, names=["wt", "b", "w"], workers=4, part_size=4 << 20)
+    assert list(got) == ["wt", "b", "w"]  # fetched together, given back in the order asked
+    np.testing.assert_array_equal(np.asarray(got["wt"]), t["w"].T)
+    np.testing.assert_array_equal(np.asarray(got["w"]), t["w"])
 
 
 @pytest.mark.slow
