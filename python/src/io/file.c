@@ -511,8 +511,10 @@ static HurrayFile *open_image(HrpyState *st, PyObject *data, bool share, uint32_
  * (the remote byte sources of hurray/_remote.py; any object with that method
  * and a size): called by the C reader without the GIL, from any thread, so it
  * takes the GIL for the call. The memoryview over `buf` is released before
- * returning (a source keeping it would otherwise write into freed memory
- * later). A failure is the Python exception's message, in why. */
+ * returning, and a source that still exports it (a NumPy array over it) fails
+ * the read; readinto must not write into `buf` once it returned (a slice it
+ * kept escapes that check: the sources of hurray/_remote.py wait for every
+ * part they started). A failure is the Python exception's message, in why. */
 static int source_read_at(void *ctx, uint64_t offset, void *buf, uint64_t len, char *why,
                           size_t why_len) {
   if (len > (uint64_t)PY_SSIZE_T_MAX) {
