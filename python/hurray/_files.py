@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from . import _hurray, _pickling, _shared
+from . import _hurray, _pickling, _remote, _shared
 from ._hurray import Composite, Dtype, Tensor, UnsupportedError
 
 _DEFAULT_KV_MEMORY = 268435456
@@ -329,11 +329,18 @@ def view_tensor(name: str, v: _shared.View, base: Tensor) -> Tensor:
                   byte_offset=base.byte_offset + v.byte_offset, copy=False)
 
 
-def load(path, *, names=None, mmap=True, permissive=False, verify=False) -> dict:
-    """load(path, *, names=None, mmap=True, permissive=False, verify=False)
+def load(path, *, names=None, mmap=True, permissive=False, verify=False,
+         storage_options=None, workers=None, part_size=None) -> dict:
+    """load(path, *, names=None, mmap=True, permissive=False, verify=False, storage_options=None, workers=None, part_size=None)
 
     Reads a `.hrry` file into a dict of name to `hurray.Tensor`, in file order.
 
+    - `path` may be a URL (`s3://bucket/key`, `http(s)://...`, any fsspec URL):
+      [Loading from object storage and HTTP](../guide/remote.md). The object is fetched in
+      parts of `part_size` bytes (8 MiB), `workers` (8, or `$HURRAY_WORKERS`) at once, into
+      one aligned buffer the tensors are writable views of (`mmap` does not apply); with
+      `names=` only those tensors' ranges are read. `storage_options` (a dict) goes to the
+      URL's reader.
 
     - a composite comes back under its head's name as a `hurray.Composite`, and its members
       are not also top-level entries; `names=["head.1", ...]` reads only those entries, and a
@@ -416,15 +423,24 @@ def load(path, *, names=None, mmap=True, permissive=False, verify=False) -> dict
     (`1`, `None`,
     `"w"`, ...) is a `ValueError` naming `mmap` and the valid values.
     """
+    if _remote.is_url(path):
+        return _remote.load(path, names=names, storage_options=storage_options, workers=workers,
+                            part_size=part_size, permissive=permissive, verify=verify)
     # the C reader gives every name back, the views of shared tensors built
     # over their bases' bytes after the record was checked whole
     return _hurray.load(path, names=names, mmap=mmap, permissive=permissive, verify=verify)
 
 
-def load_stored(path, *, mmap=True, permissive=False, verify=False):
+def load_stored(path, *, mmap=True, permissive=False, verify=False, storage_options=None,
+                workers=None, part_size=None):
     """(the tensors the file stores, {view name: View}) from one open: what the
     framework layers rebuild their own views from (the records checked by the
-    C reader)."""
+    C reader). A URL is read as `load` reads one."""
+    if _remote.is_url(path):
+        tensors, records = _remote.load(path, storage_options=storage_options, workers=workers,
+                                        part_size=part_size, permissive=permissive,
+                                        verify=verify, with_views=True)
+        return tensors, _views_of(records)
     tensors, records = _hurray._load_with_views(path, mmap=mmap, permissive=permissive,
                                                 verify=verify)
     return tensors, _views_of(records)
@@ -445,8 +461,8 @@ def save_bytes(tensors, *, kv=None, checksums=True) -> bytes:
     return _hurray.save_bytes(converted, kv=out_kv or None, checksums=checksums, views=views)
 
 
-def load_bytes(data, *, names=None, permissive=False, verify=False) -> dict:
-    """load_bytes(data, *, names=None, permissive=False, verify=False) -> dict
+def load_bytes(data, *, names=None, permissive=False, verify=False, copy=True) -> dict:
+    """load_bytes(data, *, names=None, permissive=False, verify=False, copy=True) -> dict
 
     Reads a `.hrry` file image (what `save_bytes` returns) from any contiguous buffer (`bytes`,
     `bytearray`,
@@ -458,8 +474,15 @@ def load_bytes(data, *, names=None, permissive=False, verify=False) -> dict:
 
     `hurray.torch.save`/`load` and `hurray.numpy.save`/`load` go through `save_bytes` and
     `load_bytes`.
+
+    `copy=False` copies nothing: the tensors are views of `data`, which stays exported
+    (a `bytearray` cannot be resized, an `mmap` cannot be closed) while any of them lives;
+    writable views when `data` is writable, read-only otherwise. `data` must be aligned to the
+    file's data alignment (page-aligned memory such as `mmap.mmap(-1, size)` is; this is how a
+    URL is loaded: `load`); a tensor it leaves misaligned is `hurray.BufferError`.
     """
-    return _hurray.load_bytes(data, names=names, permissive=permissive, verify=verify)
+    return _hurray.load_bytes(data, names=names, permissive=permissive, verify=verify,
+                              copy=copy)
 
 
 def load_bytes_stored(data, *, permissive=False, verify=False):
@@ -469,8 +492,8 @@ def load_bytes_stored(data, *, permissive=False, verify=False):
     return tensors, _views_of(records)
 
 
-def load_kv(path, *, max_kv_memory=_DEFAULT_KV_MEMORY, raw=False) -> dict:
-    """load_kv(path, *, max_kv_memory=268435456, raw=False)
+def load_kv(path, *, max_kv_memory=_DEFAULT_KV_MEMORY, raw=False, storage_options=None) -> dict:
+    """load_kv(path, *, max_kv_memory=268435456, raw=False, storage_options=None)
 
     The file's KV section as `save(kv=)` was given it (an empty dict when there is none),
     reading only the header,
@@ -481,8 +504,12 @@ def load_kv(path, *, max_kv_memory=_DEFAULT_KV_MEMORY, raw=False) -> dict:
     objects is estimated first, and a section over `max_kv_memory` bytes raises
     `hurray.FileError` before anything is built (`None`: no bound).
 
-    The KV types and how each comes back are in `hurray.save`.
+    The KV types and how each comes back are in `hurray.save`. A URL is opened as `open`
+    opens one (two reads) with `storage_options`.
     """
+    if _remote.is_url(path):
+        return _remote.load_kv(path, storage_options=storage_options,
+                               max_kv_memory=max_kv_memory, raw=raw)
     kv = _hurray.load_kv(path, max_kv_memory=max_kv_memory)
     if raw:
         return kv
@@ -490,15 +517,26 @@ def load_kv(path, *, max_kv_memory=_DEFAULT_KV_MEMORY, raw=False) -> dict:
 
 
 def open(path, *, mmap=True, permissive=False,  # noqa: A001 - hurray.open, like gzip.open
-         max_kv_memory=_DEFAULT_KV_MEMORY, pickle="bytes") -> "File":
-    """open(path, *, mmap=True, permissive=False, max_kv_memory=268435456, pickle="bytes")
+         max_kv_memory=_DEFAULT_KV_MEMORY, pickle="bytes", storage_options=None, workers=None,
+         part_size=None) -> "File":
+    """open(path, *, mmap=True, permissive=False, max_kv_memory=268435456, pickle="bytes", storage_options=None, workers=None, part_size=None)
 
     Opens a `.hrry` file lazily and returns a `hurray.File`, the lazy
     reader (the shape of safetensors' `safe_open`). `mmap=` takes the values of `load`, with the
     same meaning (`True`, `"c"`, `"r"`, `False`). Opening reads the header, trailer, index
     and KV section and decodes no descriptor; each access reads one entry (what a `File` offers
     is in `hurray.File`). `max_kv_memory` is `load_kv`'s; `pickle=` is in `hurray.File`.
+
+    A URL (`s3://`, `http(s)://`, any fsspec URL; [Loading from object storage and
+    HTTP](../guide/remote.md)) is opened with two reads (the head, and one tail read for the
+    trailer, KV and index); each tensor fetched reads its own range (a large one in parts of
+    `part_size`, `workers` at once), a `get_slice` only the bytes of its rows. `mmap` does not
+    apply; pickling the `File` opens the URL again in the receiver.
     """
+    if _remote.is_url(path):
+        return _remote.open_file(path, storage_options=storage_options, workers=workers,
+                                 part_size=part_size, permissive=permissive,
+                                 max_kv_memory=max_kv_memory, pickle=pickle)
     # -- pickling (hurray._pickling): the identity of the file being mapped --
     if pickle not in _pickling.MODES:
         raise ValueError(f"open: pickle must be 'bytes' or 'reference', not {pickle!r}")

@@ -20,6 +20,8 @@ def save(
 def load(
     path: StrPath, *, names: Sequence[str] | None = None, mmap: MmapMode = True,
     permissive: bool = False, verify: bool = False,
+    storage_options: Mapping[str, Any] | None = None, workers: int | None = None,
+    part_size: int | None = None,
 ) -> dict[str, Tensor | Composite]: ...
 def save_bytes(
     tensors: Mapping[str, _TensorLike], *,
@@ -27,17 +29,20 @@ def save_bytes(
 ) -> bytes: ...
 def load_bytes(
     data: Buffer, *, names: Sequence[str] | None = None, permissive: bool = False,
-    verify: bool = False,
+    verify: bool = False, copy: bool = True,
 ) -> dict[str, Tensor | Composite]: ...
 def load_bytes_stored(
     data: Buffer, *, permissive: bool = False, verify: bool = False,
 ) -> tuple[dict[str, Tensor | Composite], dict[str, View]]: ...
 def load_kv(
     path: StrPath, *, max_kv_memory: int | None = 268435456, raw: bool = False,
+    storage_options: Mapping[str, Any] | None = None,
 ) -> dict[str, KvValue]: ...
 def open(
     path: StrPath, *, mmap: MmapMode = True, permissive: bool = False,
     max_kv_memory: int | None = 268435456, pickle: Literal["bytes", "reference"] = "bytes",
+    storage_options: Mapping[str, Any] | None = None, workers: int | None = None,
+    part_size: int | None = None,
 ) -> File: ...
 
 def memory(obj: Any) -> Memory | None: ...
@@ -49,6 +54,8 @@ def prepare(
 def view_records(views: dict[str, View]) -> list[_ViewRecord]: ...
 def load_stored(
     path: StrPath, *, mmap: MmapMode = True, permissive: bool = False, verify: bool = False,
+    storage_options: Mapping[str, Any] | None = None, workers: int | None = None,
+    part_size: int | None = None,
 ) -> tuple[dict[str, Tensor | Composite], dict[str, View]]: ...
 def view_tensor(name: str, v: View, base: Tensor | Composite) -> Tensor: ...
 

@@ -658,8 +658,10 @@ def load(
 ) -> dict[str, Tensor | Composite]: ...
 def remove_stale_temporaries(path: StrPath, *, min_age: int = 3600) -> int: ...
 def load_kv(path: StrPath, *, max_kv_memory: int | None = 268435456) -> dict[str, KvValue]: ...
+# open() also takes a byte source (an object with size and readinto(offset, memoryview),
+# hurray/_remote.py) or a file image in a buffer other than bytes (views of it)
 def open(
-    path: StrPath, *, mmap: MmapMode = True, permissive: bool = False,
+    path: StrPath | Buffer | Any, *, mmap: MmapMode = True, permissive: bool = False,
     max_kv_memory: int | None = 268435456,
 ) -> File: ...
 def _register_hooks(
@@ -673,11 +675,11 @@ def save_bytes(
 ) -> bytes: ...
 def load_bytes(
     data: Buffer, *, names: Sequence[str] | None = None, permissive: bool = False,
-    verify: bool = False,
+    verify: bool = False, copy: bool = True,
 ) -> dict[str, Tensor | Composite]: ...
 def _load_bytes_with_views(
     data: Buffer, *, names: Sequence[str] | None = None, permissive: bool = False,
-    verify: bool = False,
+    verify: bool = False, copy: bool = True,
 ) -> tuple[dict[str, Tensor | Composite], tuple[_ViewRecord, ...]]: ...
 def _load_with_views(
     path: StrPath, *, names: Sequence[str] | None = None, mmap: MmapMode = True,

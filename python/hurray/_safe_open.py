@@ -55,9 +55,11 @@ class safe_open:  # noqa: N801 - safetensors' name
     (hurray.Tensor).
     """
 
-    def __init__(self, filename, framework, device="cpu", *, mmap=True):
+    def __init__(self, filename, framework, device="cpu", *, mmap=True, storage_options=None,
+                 workers=None, part_size=None):
         self._convert = _converter(framework, device)
-        self._f = _files.open(filename, mmap=mmap)
+        self._f = _files.open(filename, mmap=mmap, storage_options=storage_options,
+                              workers=workers, part_size=part_size)
 
     def __enter__(self):
         return self

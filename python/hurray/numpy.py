@@ -83,13 +83,17 @@ def _assemble(stored: dict, views: dict, contiguous: bool = True) -> dict[str, n
 
 
 def load_file(filename, *, mmap: bool = True, verify: bool = False,
-              contiguous: bool = True) -> dict[str, np.ndarray]:
+              contiguous: bool = True, storage_options: dict | None = None,
+              workers: int | None = None, part_size: int | None = None) -> dict[str, np.ndarray]:
     """Loads a .hrry file into a dict of NumPy arrays (safetensors.numpy.load_file);
     with mmap=True (the default) the arrays are zero-copy views of the file's
     mapping. Every array is C-contiguous, as safetensors' are (one saved strided or
     Fortran-ordered is copied); contiguous=False gives it with its strides, a view.
-    verify=True first checks the whole file and its data checksums."""
-    stored, views = _files.load_stored(filename, mmap=mmap, verify=verify)
+    verify=True first checks the whole file and its data checksums.
+    A URL (s3://, http(s)://, fsspec) is fetched as hurray.load fetches it."""
+    stored, views = _files.load_stored(filename, mmap=mmap, verify=verify,
+                                       storage_options=storage_options, workers=workers,
+                                       part_size=part_size)
     return _assemble(stored, views, contiguous)
 
 

@@ -438,7 +438,7 @@ def verify(paths: list[str], *, as_json: bool = False, require_checksums: bool =
             # a file that starts as a .hrry file and fails a check is damaged;
             # anything else (missing, unreadable, a directory, another format,
             # which the message names) cannot be checked
-            status = 1 if _starts_as_hrry(path) else 2
+            status = 1 if _starts_as_hrry(path, e) else 2
             doc["error"] = f"{type(e).__name__}: {e}"
             for key in ("status", "field", "offset"):  # hurray errors say where
                 value = getattr(e, key, None)
@@ -455,7 +455,10 @@ def verify(paths: list[str], *, as_json: bool = False, require_checksums: bool =
     return worst
 
 
-def _starts_as_hrry(path: str) -> bool:
+def _starts_as_hrry(path: str, e: Exception) -> bool:
+    from .. import _remote
+    if _remote.is_url(path):  # read: damaged; unreadable (ERR_IO: HTTP, network): unchecked
+        return getattr(e, "status", "ERR_IO") != "ERR_IO"
     try:
         with open(path, "rb") as fh:
             return fh.read(len(HRRY_MAGIC)) == HRRY_MAGIC
@@ -481,10 +484,42 @@ def find_inspector() -> str | None:
 
 
 def inspect(path: str, args: list[str]) -> int:
+    from .. import _remote
     exe = find_inspector()
     if exe is None:
         raise CliError("hurray-inspect is not installed (the hurray wheel ships it; from a "
                        "source tree build it with cmake, cli/, or set HURRAY_INSPECT)")
     if not os.path.isfile(exe):
         raise CliError(f"hurray-inspect: {exe} (from HURRAY_INSPECT) is not a file")
+    if _remote.is_url(path):
+        return _inspect_url(exe, path, args)
     return subprocess.call([exe, *args, path])
+
+
+def _inspect_url(exe: str, url: str, args: list[str]) -> int:
+    """hurray-inspect reads a file or its standard input: a URL's object is sent
+    to it through a pipe, one part at a time (the inspector reads the whole
+    file, as it does a local one)."""
+    from .. import _remote
+    try:
+        src = _remote.open_source(url)
+    except (OSError, ValueError) as e:
+        raise CliError(f"{url}: {e}") from None
+    buf = bytearray(max(1, min(src.part_size, src.size)))
+    proc = subprocess.Popen([exe, *args, "-"], stdin=subprocess.PIPE)
+    assert proc.stdin is not None
+    try:
+        for off in range(0, src.size, len(buf)):
+            part = memoryview(buf)[:min(len(buf), src.size - off)]
+            src.fetch(off, part)
+            proc.stdin.write(part)
+        proc.stdin.close()
+    except BrokenPipeError:
+        pass  # the inspector stopped reading (it had seen enough to refuse the bytes)
+    except OSError as e:
+        proc.kill()
+        proc.wait()
+        raise CliError(f"{url}: {e}") from None
+    finally:
+        src.close()
+    return proc.wait()

@@ -193,6 +193,9 @@ def detect(path: str, writing: bool = False) -> str:
 
 
 def open_source(path: str, *, data: bool = True) -> Any:
+    from .. import _remote
+    if _remote.is_url(path):  # a .hrry file in object storage or on an HTTP server
+        return HrrySource(path, data=data)
     fmt = detect(path)
     if not os.path.exists(path):
         raise CliError(f"{path}: no such file")
@@ -244,19 +247,23 @@ class HrrySource(Source):
         super().__init__(path)
         from .. import _files, _shared
         from . import _gguf
+        from .. import _remote
+        url = _remote.is_url(path)
         try:
             self.meta = _files.open(path, mmap="r")
             # data: each tensor read into memory of its own (no mapping grows with
-            # the file); meta: the descriptors, through a mapping nobody writes
-            self.f = _files.open(path, mmap=False) if data else self.meta
+            # the file); meta: the descriptors, through a mapping nobody writes.
+            # A URL is read lazily either way (the AWS_* variables for s3://)
+            self.f = _files.open(path, mmap=False) if data and not url else self.meta
         except (OSError, ValueError) as e:
             raise CliError(f"{path}: {e}") from None
         # the user's KV (File.kv leaves out hurray's own records, and the converter
         # writes those it knows afresh)
         self.kv = {k: v for k, v in self.meta.kv.items() if not k.startswith(_hurray._KV_RESERVED_PREFIX)}
-        raw = _hurray.load_kv(path)
-        if _gguf.RECORD_KEY in raw:
-            self.gguf_types = _gguf.read_record(raw[_gguf.RECORD_KEY])
+        record = (self.meta._kv_value(_gguf.RECORD_KEY) if url
+                  else _hurray.load_kv(path).get(_gguf.RECORD_KEY))
+        if record is not None:
+            self.gguf_types = _gguf.read_record(record)
         views = _files._views_of(self.meta._views())
         skip: set[str] = set()
         for name in self.meta.keys():

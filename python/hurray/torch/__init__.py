@@ -166,7 +166,9 @@ def _assemble(stored: dict, views: dict, device, contiguous: bool = True) -> dic
 
 
 def load_file(filename, device="cpu", *, mmap: bool = True, verify: bool = False,
-              contiguous: bool = True) -> dict[str, torch.Tensor]:
+              contiguous: bool = True, storage_options: dict | None = None,
+              workers: int | None = None, part_size: int | None = None
+              ) -> dict[str, torch.Tensor]:
     """Loads a .hrry file into a dict of torch tensors (safetensors.torch.load_file).
 
     With mmap=True (the default) the tensors are zero-copy views of the file's
@@ -176,9 +178,13 @@ def load_file(filename, device="cpu", *, mmap: bool = True, verify: bool = False
     with its strides instead, a view of the mapping. Tensors saved sharing memory
     share one storage again (with contiguous=False also the strided ones).
     verify=True first checks the whole file and its data checksums
-    (hurray.File.verify).
+    (hurray.File.verify). A URL (s3://, http(s)://, fsspec) is fetched as
+    hurray.load fetches it (storage_options=, workers=, part_size=): writable
+    tensors over one buffer.
     """
-    stored, views = _files.load_stored(filename, mmap=mmap, verify=verify)
+    stored, views = _files.load_stored(filename, mmap=mmap, verify=verify,
+                                       storage_options=storage_options, workers=workers,
+                                       part_size=part_size)
     return _assemble(stored, views, device, contiguous)
 
 
@@ -201,7 +207,9 @@ def _shared_groups(state_dict: dict[str, torch.Tensor]) -> list[set[str]]:
 
 
 def load_model(model: torch.nn.Module, filename, strict: bool = True, device="cpu", *,
-               mmap: bool = True, verify: bool = False) -> tuple[set[str], list[str]]:
+               mmap: bool = True, verify: bool = False, storage_options: dict | None = None,
+               workers: int | None = None,
+               part_size: int | None = None) -> tuple[set[str], list[str]]:
     """Loads a file saved by save_model (or save_file) into `model`
     (safetensors.torch.load_model). Returns (missing, unexpected): the set of the
     model's names the file did not fill and the list of the file's names the model
@@ -212,7 +220,9 @@ def load_model(model: torch.nn.Module, filename, strict: bool = True, device="cp
     a file saved without the tied copy (as transformers' save_pretrained writes it)
     loads strictly.
     """
-    state_dict = load_file(filename, device=device, mmap=mmap, verify=verify)
+    state_dict = load_file(filename, device=device, mmap=mmap, verify=verify,
+                           storage_options=storage_options, workers=workers,
+                           part_size=part_size)
     groups = _shared_groups(model.state_dict())
     result = model.load_state_dict(state_dict, strict=False)
     missing, unexpected = set(result.missing_keys), list(result.unexpected_keys)

@@ -46,6 +46,12 @@
 
 static const char KEEPER_NAME[] = "hurray._file_tensor";
 
+/* A bit of the options the tensors of a file are made with (never passed on
+ * to the C library): the file is a memory image that belongs to it alone
+ * (open_image with share, a writable buffer), so its views may be handed out
+ * writable, as a copy-on-write mapping's are. */
+#define HRPY_FILE_WRITABLE_IMAGE 0x40000000u
+
 /* ---- errors ---------------------------------------------------------------------------- */
 
 /* A failure of an operation on the file itself (opening, creating, finishing):
@@ -95,7 +101,8 @@ static PyObject *tensor_from_file(HrpyState *st, HurrayFileTensor *ft, uint32_t 
     return NULL;
   }
   uint32_t n = hurray_file_tensor_buffer_count(ft);
-  bool writable = hurray_file_tensor_is_writable(ft);
+  bool writable = hurray_file_tensor_is_writable(ft) || (options & HRPY_FILE_WRITABLE_IMAGE);
+  options &= ~HRPY_FILE_WRITABLE_IMAGE;
   HrpyBuffer small[4];
   HrpyBuffer *bufs = n <= 4 ? small : PyMem_Calloc(n, sizeof(HrpyBuffer));
   if (bufs == NULL) {
@@ -427,12 +434,27 @@ static PyObject *kv_value(HrpyState *st, const HurrayFile *f, const char *key) {
  * the same, returning (tensors, the KV value of "hurray.views" or None) from
  * one open of the file, so the shared-tensor record and the tensors come from
  * the same file. */
+/* The Py_buffer of a file image, moved into the C file (hurray_file_open_memory
+ * calls this once no file or tensor uses the image). The GIL is taken: the
+ * last user may be a tensor freed by any thread. */
+static void image_release(void *ctx, const void *data, uint64_t size) {
+  (void)data;
+  (void)size;
+  PyGILState_STATE g = PyGILState_Ensure();
+  PyBuffer_Release((Py_buffer *)ctx);
+  PyMem_RawFree(ctx);
+  PyGILState_Release(g);
+}
+
 /* A file image held by a Python object (bytes, bytearray, memoryview, any
- * contiguous buffer), opened with HURRAY_FILE_ACCESS_READ: each tensor is
- * copied out into memory of its own, so nothing fetched refers to `view`,
- * which the caller keeps (PyBuffer_Release) until the file is closed. No file
- * system is involved. */
-static HurrayFile *open_image(HrpyState *st, PyObject *data, Py_buffer *view, uint32_t options,
+ * contiguous buffer); no file system is involved. share=false: opened with
+ * HURRAY_FILE_ACCESS_READ, each tensor copied out into memory of its own, so
+ * nothing fetched refers to `data`. share=true: the tensors are views of
+ * `data` (HURRAY_FILE_ACCESS_MMAP), which stays exported while any of them
+ * lives; when `data` is writable they are writable too
+ * (HRPY_FILE_WRITABLE_IMAGE is added to *options). Either way the buffer is
+ * released when the file and its last tensor are gone (image_release). */
+static HurrayFile *open_image(HrpyState *st, PyObject *data, bool share, uint32_t *options,
                               const char *op) {
   if (PyUnicode_Check(data)) {
     PyErr_Format(PyExc_TypeError,
@@ -441,7 +463,15 @@ static HurrayFile *open_image(HrpyState *st, PyObject *data, Py_buffer *view, ui
                  op);
     return NULL;
   }
-  if (PyObject_GetBuffer(data, view, PyBUF_SIMPLE) < 0) {
+  Py_buffer *view = PyMem_RawMalloc(sizeof *view);
+  if (view == NULL) {
+    PyErr_NoMemory();
+    return NULL;
+  }
+  bool writable = share && PyObject_GetBuffer(data, view, PyBUF_WRITABLE) == 0;
+  if (share && !writable) PyErr_Clear();
+  if (!writable && PyObject_GetBuffer(data, view, PyBUF_SIMPLE) < 0) {
+    PyMem_RawFree(view);
     if (PyErr_ExceptionMatches(PyExc_BufferError) || PyErr_ExceptionMatches(PyExc_TypeError)) {
       PyErr_Clear();
       PyErr_Format(PyExc_TypeError,
@@ -453,20 +483,143 @@ static HurrayFile *open_image(HrpyState *st, PyObject *data, Py_buffer *view, ui
   }
   HurrayFileOpenOptions o;
   memset(&o, 0, sizeof o);
-  o.access = HURRAY_FILE_ACCESS_READ;
-  o.decode_options = options;
+  o.access = share ? HURRAY_FILE_ACCESS_MMAP : HURRAY_FILE_ACCESS_READ;
+  o.decode_options = *options & ~HRPY_FILE_WRITABLE_IMAGE;
   HurrayFile *f = NULL;
   HurrayError err;
   hurray_error_clear(&err);
   HurrayStatus rc;
   Py_BEGIN_ALLOW_THREADS
-  rc = hurray_file_open_memory(view->buf, (uint64_t)view->len, NULL, NULL, &o, &f, &err);
+  rc = hurray_file_open_memory(view->buf, (uint64_t)view->len, image_release, view, &o, &f,
+                               &err);
   Py_END_ALLOW_THREADS
   if (rc != HURRAY_OK) {
     char ctx[120];
     PyOS_snprintf(ctx, sizeof ctx, "%s: a file image of %zd bytes", op, view->len);
     raise_file(st, rc, &err, ctx, NULL);
-    PyBuffer_Release(view);
+    PyBuffer_Release(view); /* not moved on failure */
+    PyMem_RawFree(view);
+    return NULL;
+  }
+  if (writable) *options |= HRPY_FILE_WRITABLE_IMAGE;
+  return f;
+}
+
+/* ---- a file read through a Python source object --------------------------------------- */
+
+/* HurrayFileReader.read_at over a Python object's readinto(offset, memoryview)
+ * (the remote byte sources of hurray/_remote.py; any object with that method
+ * and a size): called by the C reader without the GIL, from any thread, so it
+ * takes the GIL for the call. The memoryview over `buf` is released before
+ * returning, and a source that still exports it (a NumPy array over it) fails
+ * the read; readinto must not write into `buf` once it returned (a slice it
+ * kept escapes that check: the sources of hurray/_remote.py wait for every
+ * part they started). A failure is the Python exception's message, in why. */
+static int source_read_at(void *ctx, uint64_t offset, void *buf, uint64_t len, char *why,
+                          size_t why_len) {
+  if (len > (uint64_t)PY_SSIZE_T_MAX) {
+    PyOS_snprintf(why, why_len, "a read of %llu bytes is too large for this platform",
+                  (unsigned long long)len);
+    return -1;
+  }
+  PyGILState_STATE g = PyGILState_Ensure();
+  int ok = 0;
+  PyObject *mv = PyMemoryView_FromMemory(buf, (Py_ssize_t)len, PyBUF_WRITE);
+  PyObject *r = mv != NULL ? PyObject_CallMethod((PyObject *)ctx, "readinto", "KO",
+                                                 (unsigned long long)offset, mv)
+                           : NULL;
+  if (r != NULL) {
+    Py_ssize_t n = PyLong_Check(r) ? PyLong_AsSsize_t(r) : -1;
+    if (n == (Py_ssize_t)len) {
+      ok = 1;
+    } else if (!PyErr_Occurred()) {
+      PyErr_Format(PyExc_OSError, "readinto gave %R for a read of %llu bytes at byte %llu", r,
+                   (unsigned long long)len, (unsigned long long)offset);
+    }
+    Py_DECREF(r);
+  }
+  if (mv != NULL) {
+    /* the source must not keep an export of the memory: release() raises if it does */
+    PyObject *t, *v, *tb;
+    PyErr_Fetch(&t, &v, &tb);
+    PyObject *done = PyObject_CallMethod(mv, "release", NULL);
+    Py_DECREF(mv);
+    if (done == NULL && t == NULL) {
+      ok = 0; /* refuse what it read */
+    } else {
+      PyErr_Clear();
+      PyErr_Restore(t, v, tb);
+    }
+    Py_XDECREF(done);
+  }
+  if (!ok) {
+    PyObject *t, *v, *tb;
+    PyErr_Fetch(&t, &v, &tb);
+    PyErr_NormalizeException(&t, &v, &tb);
+    PyObject *msg = v != NULL ? PyObject_Str(v) : NULL;
+    const char *s = msg != NULL ? PyUnicode_AsUTF8(msg) : NULL;
+    PyErr_Clear();
+    if (s != NULL && s[0] != '\0')
+      PyOS_snprintf(why, why_len, "%s", s);
+    else
+      PyOS_snprintf(why, why_len, "%s",
+                    t != NULL ? ((PyTypeObject *)t)->tp_name : "the source's readinto failed");
+    Py_XDECREF(msg);
+    Py_XDECREF(t);
+    Py_XDECREF(v);
+    Py_XDECREF(tb);
+  }
+  PyGILState_Release(g);
+  return ok ? 0 : -1;
+}
+
+static void source_close(void *ctx) {
+  PyGILState_STATE g = PyGILState_Ensure();
+  Py_DECREF((PyObject *)ctx);
+  PyGILState_Release(g);
+}
+
+/* Opens the file `source` gives the bytes of: an object with readinto(offset,
+ * memoryview) -> int and an int attribute size (hurray_file_open_reader; the
+ * file holds a reference to it until it closes). */
+static HurrayFile *open_source(HrpyState *st, PyObject *source, uint32_t options,
+                               const char *op) {
+  PyObject *size_obj = PyObject_GetAttrString(source, "size");
+  if (size_obj == NULL) return NULL;
+  unsigned long long size = PyLong_Check(size_obj) ? PyLong_AsUnsignedLongLong(size_obj)
+                                                   : (unsigned long long)-1;
+  Py_DECREF(size_obj);
+  if (size == (unsigned long long)-1) {
+    PyErr_Clear();
+    PyErr_Format(PyExc_TypeError, "%s: a source's size must be a non-negative int", op);
+    return NULL;
+  }
+  HurrayFileReader reader;
+  memset(&reader, 0, sizeof reader);
+  reader.read_at = source_read_at;
+  reader.close = source_close;
+  reader.ctx = Py_NewRef(source);
+  reader.size = (uint64_t)size;
+  HurrayFileOpenOptions o;
+  memset(&o, 0, sizeof o);
+  o.access = HURRAY_FILE_ACCESS_READ;
+  o.decode_options = options & ~HRPY_FILE_WRITABLE_IMAGE;
+  HurrayFile *f = NULL;
+  HurrayError err;
+  hurray_error_clear(&err);
+  HurrayStatus rc;
+  Py_BEGIN_ALLOW_THREADS
+  rc = hurray_file_open_reader(&reader, &o, &f, &err);
+  Py_END_ALLOW_THREADS
+  if (rc != HURRAY_OK) {
+    Py_DECREF(source); /* not moved on failure */
+    PyObject *shown = PyObject_Str(source);
+    const char *s = shown != NULL ? PyUnicode_AsUTF8(shown) : NULL;
+    PyErr_Clear();
+    char ctx[200];
+    PyOS_snprintf(ctx, sizeof ctx, "%s: %.150s", op, s != NULL ? s : "a source");
+    raise_file(st, rc, &err, ctx, NULL);
+    Py_XDECREF(shown);
     return NULL;
   }
   return f;
@@ -477,17 +630,20 @@ static HurrayFile *open_image(HrpyState *st, PyObject *data, Py_buffer *view, ui
 static PyObject *load_impl(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
                            PyObject *kwnames, bool with_kv, bool from_bytes) {
   static const char *const names[] = {"path", "names", "mmap", "permissive", "verify", NULL};
-  static const char *const image_names[] = {"data", "names", "permissive", "verify", NULL};
+  static const char *const image_names[] = {"data", "names", "permissive", "verify", "copy",
+                                             NULL};
   const char *op = from_bytes ? "load_bytes" : "load";
   PyObject *a[5] = {NULL, NULL, NULL, NULL, NULL};
+  bool copy = true; /* load_bytes: each tensor copied out of the image, or views of it */
   if (from_bytes) {
-    PyObject *b[4];
+    PyObject *b[5];
     if (hrpy_parse_args(op, args, nargs, kwnames, image_names, 1, 1, b) < 0) return NULL;
     a[0] = b[0];
     a[1] = b[1];
-    a[2] = Py_False; /* copied out of the image */
+    a[2] = Py_False;
     a[3] = b[2];
     a[4] = b[3];
+    if (hrpy_arg_flag(b[4], true, &copy) < 0) return NULL;
   } else if (hrpy_parse_args(op, args, nargs, kwnames, names, 1, 1, a) < 0) {
     return NULL;
   }
@@ -514,12 +670,9 @@ static PyObject *load_impl(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
       }
     }
   }
-  Py_buffer view;
-  bool have_view = false;
   HurrayFile *f;
   if (from_bytes) {
-    f = open_image(st, a[0], &view, options, op);
-    have_view = f != NULL;
+    f = open_image(st, a[0], !copy, &options, op);
   } else {
     f = open_file(st, a[0], access, options, op);
   }
@@ -537,7 +690,6 @@ static PyObject *load_impl(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
     nviews = view_count(st, f, op);
     if (nviews < 0) {
       hurray_file_close(&f);
-      if (have_view) PyBuffer_Release(&view);
       Py_XDECREF(wanted);
       return NULL;
     }
@@ -712,8 +864,7 @@ done:
     PyMem_Free(items);
   }
   PyMem_Free(pos_of);
-  hurray_file_close(&f);
-  if (have_view) PyBuffer_Release(&view); /* after the close: the file read from it */
+  hurray_file_close(&f); /* an image is released with it, or with its last view */
   Py_XDECREF(wanted);
   return result;
 }
@@ -1560,9 +1711,27 @@ static PyObject *m_open(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
   if (parse_mmap(a[1], "open", &access) < 0 || parse_permissive(a[2], &options) < 0 ||
       hrpy_kv_max_memory_arg(a[3], &max_kv_memory) < 0)
     return NULL;
-  PyObject *shown = PyOS_FSPath(a[0]);
+  /* a path; a source object (readinto(offset, memoryview) and size: read
+   * through it, each tensor into memory of its own); or a file image held by
+   * a buffer other than bytes (memoryview, bytearray, mmap: tensors are views
+   * of it, writable when it is) */
+  PyObject *o = a[0];
+  bool is_path = PyUnicode_Check(o) || PyBytes_Check(o) || PyObject_HasAttrString(o, "__fspath__");
+  PyObject *shown;
+  HurrayFile *f = NULL;
+  if (!is_path && PyObject_HasAttrString(o, "readinto")) {
+    shown = PyObject_Str(o);
+    access = HURRAY_FILE_ACCESS_READ;
+    if (shown != NULL) f = open_source(st, o, options, "open");
+  } else if (!is_path && PyObject_CheckBuffer(o)) {
+    shown = PyUnicode_FromFormat("<a file image in a %s>", Py_TYPE(o)->tp_name);
+    access = HURRAY_FILE_ACCESS_MMAP;
+    if (shown != NULL) f = open_image(st, o, true, &options, "open");
+  } else {
+    shown = PyOS_FSPath(o);
+    if (shown != NULL) f = open_file(st, o, access, options, "open");
+  }
   if (shown == NULL) return NULL;
-  HurrayFile *f = open_file(st, a[0], access, options, "open");
   if (f == NULL) {
     Py_DECREF(shown);
     return NULL;
@@ -1746,12 +1915,15 @@ static PyMethodDef file_module_methods[] = {
      "save_bytes(tensors, *, kv=None, checksums=True, views=None)\n--\n\nThe .hrry file image "
      "save() would write for `tensors`, `kv` and `views`, as bytes, made in memory: no file system is involved."},
     {"load_bytes", FASTKW(m_load_bytes),
-     "load_bytes(data, *, names=None, permissive=False, verify=False)\n--\n\nload() of a .hrry "
-     "file image held in memory (bytes, bytearray, memoryview, any contiguous buffer), each "
-     "tensor copied into memory of its own, views rebuilt over their bases. No file system is "
-     "involved."},
+     "load_bytes(data, *, names=None, permissive=False, verify=False, copy=True)\n--\n\nload() "
+     "of a .hrry file image held in memory (bytes, bytearray, memoryview, any contiguous "
+     "buffer), each tensor copied into memory of its own, views rebuilt over their bases. No "
+     "file system is involved. copy=False: the tensors are views of `data` (writable when it "
+     "is), which stays exported while any of them lives; it must be aligned to the file's data "
+     "alignment."},
     {"_load_bytes_with_views", FASTKW(m_load_bytes_with_views),
-     "_load_bytes_with_views(data, *, names=None, permissive=False, verify=False)\n--\n\nload() "
+     "_load_bytes_with_views(data, *, names=None, permissive=False, verify=False, "
+     "copy=True)\n--\n\nload() "
      "of a .hrry file image held in memory, the stored tensors only, with the views records "
      "checked by the C reader: (tensors, records)."},
     {"_load_with_views", FASTKW(m_load_with_views),
@@ -1781,7 +1953,11 @@ static PyMethodDef file_module_methods[] = {
      "open(path, *, mmap=True, permissive=False, max_kv_memory=268435456)\n--\n\nOpens a .hrry file lazily (hurray.File): keys(), "
      "f[name], get_tensor(name), kv, len, iteration and `in`, reading only what is asked. "
      "mmap= as for load: True or 'c' (copy-on-write mapping, the default), 'r' (read-only "
-     "mapping), False (read into memory). Use it as a context manager."},
+     "mapping), False (read into memory). Use it as a context manager. `path` may also be a "
+     "byte source, an object with an int `size` and readinto(offset, memoryview) -> int "
+     "(called from any thread; each tensor is read through it into memory of its own; a "
+     "failure is FileError carrying the exception's message), or a file image in a buffer "
+     "other than bytes (memoryview, bytearray, mmap: tensors are views of it)."},
     {NULL, NULL, 0, NULL},
 };
 
