@@ -305,8 +305,8 @@ def view_tensor(name: str, v: _shared.View, base: Tensor) -> Tensor:
                   byte_offset=base.byte_offset + v.byte_offset, copy=False)
 
 
-def load(path, *, names=None, mmap=True, permissive=False, verify=False) -> dict:
-    """load(path, *, names=None, mmap=True, permissive=False, verify=False)
+def load(path, *, names=None, mmap=True, permissive=False, verify=False, workers=None) -> dict:
+    """load(path, *, names=None, mmap=True, permissive=False, verify=False, workers=None)
 
     Reads a `.hrry` file into a dict of name to `hurray.Tensor`, in file order.
 
@@ -391,18 +391,28 @@ def load(path, *, names=None, mmap=True, permissive=False, verify=False) -> dict
     slow and for files that others rewrite in place (see the SIGBUS item above). Any other value
     (`1`, `None`,
     `"w"`, ...) is a `ValueError` naming `mmap` and the valid values.
+
+    **`workers=`** (threads reading a cold file; [Cold loads](../guide/pytorch.md#cold-loads)):
+    a file whose pages are not in memory yet is read ahead by that many threads at once, one
+    large slice each (several large reads in flight), then mapped; a file already in memory
+    is not read again (one `mincore` call tells). `None` (default): the environment variable
+    `HURRAY_WORKERS`, else 4. `1`: no
+    read-ahead, pages are read as they are touched. With `mmap=False` each large tensor is
+    read by that many threads. Anything but a whole number from 1 to 64 (or a bad
+    `HURRAY_WORKERS`) is a `ValueError`.
     """
     # the C reader gives every name back, the views of shared tensors built
     # over their bases' bytes after the record was checked whole
-    return _hurray.load(path, names=names, mmap=mmap, permissive=permissive, verify=verify)
+    return _hurray.load(path, names=names, mmap=mmap, permissive=permissive, verify=verify,
+                        workers=workers)
 
 
-def load_stored(path, *, mmap=True, permissive=False, verify=False):
+def load_stored(path, *, mmap=True, permissive=False, verify=False, workers=None):
     """(the tensors the file stores, {view name: View}) from one open: what the
     framework layers rebuild their own views from (the records checked by the
     C reader)."""
     tensors, records = _hurray._load_with_views(path, mmap=mmap, permissive=permissive,
-                                                verify=verify)
+                                                verify=verify, workers=workers)
     return tensors, _views_of(records)
 
 
@@ -466,14 +476,16 @@ def load_kv(path, *, max_kv_memory=_DEFAULT_KV_MEMORY, raw=False) -> dict:
 
 
 def open(path, *, mmap=True, permissive=False,  # noqa: A001 - hurray.open, like gzip.open
-         max_kv_memory=_DEFAULT_KV_MEMORY, pickle="bytes") -> "File":
-    """open(path, *, mmap=True, permissive=False, max_kv_memory=268435456, pickle="bytes")
+         max_kv_memory=_DEFAULT_KV_MEMORY, pickle="bytes", workers=None) -> "File":
+    """open(path, *, mmap=True, permissive=False, max_kv_memory=268435456, pickle="bytes", workers=None)
 
     Opens a `.hrry` file lazily and returns a `hurray.File`, the lazy
     reader (the shape of safetensors' `safe_open`). `mmap=` takes the values of `load`, with the
     same meaning (`True`, `"c"`, `"r"`, `False`). Opening reads the header, trailer, index
     and KV section and decodes no descriptor; each access reads one entry (what a `File` offers
     is in `hurray.File`). `max_kv_memory` is `load_kv`'s; `pickle=` is in `hurray.File`.
+    `workers=` is `load`'s: a tensor fetched (`f[name]`, `get_tensor`) has its own bytes read
+    ahead by that many threads when they are not in memory; nothing else of the file is read.
     """
     # -- pickling (hurray._pickling): the identity of the file being mapped --
     if pickle not in _pickling.MODES:
@@ -482,7 +494,8 @@ def open(path, *, mmap=True, permissive=False,  # noqa: A001 - hurray.open, like
         raise ValueError("open: pickle='reference' needs mmap='r' (a read-only mapping: a "
                          "reference then always names what the tensor holds)")
     before = _pickling.identity(path) if pickle == "reference" else None
-    f = _hurray.open(path, mmap=mmap, permissive=permissive, max_kv_memory=max_kv_memory)
+    f = _hurray.open(path, mmap=mmap, permissive=permissive, max_kv_memory=max_kv_memory,
+                     workers=workers)
     reopen = (os.path.abspath(os.fspath(path)),
               dict(mmap=f.mmap_mode or False, permissive=permissive,
                    max_kv_memory=max_kv_memory, pickle=pickle))

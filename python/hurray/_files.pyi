@@ -19,7 +19,7 @@ def save(
 ) -> None: ...
 def load(
     path: StrPath, *, names: Sequence[str] | None = None, mmap: MmapMode = True,
-    permissive: bool = False, verify: bool = False,
+    permissive: bool = False, verify: bool = False, workers: int | None = None,
 ) -> dict[str, Tensor | Composite]: ...
 def save_bytes(
     tensors: Mapping[str, _TensorLike], *,
@@ -38,6 +38,7 @@ def load_kv(
 def open(
     path: StrPath, *, mmap: MmapMode = True, permissive: bool = False,
     max_kv_memory: int | None = 268435456, pickle: Literal["bytes", "reference"] = "bytes",
+    workers: int | None = None,
 ) -> File: ...
 
 def memory(obj: Any) -> Memory | None: ...
@@ -49,6 +50,7 @@ def prepare(
 def view_records(views: dict[str, View]) -> list[_ViewRecord]: ...
 def load_stored(
     path: StrPath, *, mmap: MmapMode = True, permissive: bool = False, verify: bool = False,
+    workers: int | None = None,
 ) -> tuple[dict[str, Tensor | Composite], dict[str, View]]: ...
 def view_tensor(name: str, v: View, base: Tensor | Composite) -> Tensor: ...
 

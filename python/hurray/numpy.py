@@ -79,11 +79,13 @@ def _assemble(stored: dict, views: dict) -> dict[str, np.ndarray]:
     return out
 
 
-def load_file(filename, *, mmap: bool = True, verify: bool = False) -> dict[str, np.ndarray]:
+def load_file(filename, *, mmap: bool = True, verify: bool = False,
+              workers: int | None = None) -> dict[str, np.ndarray]:
     """Loads a .hrry file into a dict of NumPy arrays (safetensors.numpy.load_file);
     with mmap=True (the default) the arrays are zero-copy views of the file's
-    mapping. verify=True first checks the whole file and its data checksums."""
-    stored, views = _files.load_stored(filename, mmap=mmap, verify=verify)
+    mapping. verify=True first checks the whole file and its data checksums.
+    workers= threads read a cold file ahead (hurray.load's; None: HURRAY_WORKERS, else 4)."""
+    stored, views = _files.load_stored(filename, mmap=mmap, verify=verify, workers=workers)
     return _assemble(stored, views)
 
 

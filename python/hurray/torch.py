@@ -160,16 +160,17 @@ def _assemble(stored: dict, views: dict, device) -> dict[str, torch.Tensor]:
     return out
 
 
-def load_file(filename, device="cpu", *, mmap: bool = True,
-              verify: bool = False) -> dict[str, torch.Tensor]:
+def load_file(filename, device="cpu", *, mmap: bool = True, verify: bool = False,
+              workers: int | None = None) -> dict[str, torch.Tensor]:
     """Loads a .hrry file into a dict of torch tensors (safetensors.torch.load_file).
 
     With mmap=True (the default) the tensors are zero-copy views of the file's
     mapping; device= moves them ("cpu", "cuda", "cuda:1", an int for a CUDA
     index). Tensors saved sharing memory share one storage again. verify=True
     first checks the whole file and its data checksums (hurray.File.verify).
+    workers= threads read a cold file ahead (hurray.load's; None: HURRAY_WORKERS, else 4).
     """
-    stored, views = _files.load_stored(filename, mmap=mmap, verify=verify)
+    stored, views = _files.load_stored(filename, mmap=mmap, verify=verify, workers=workers)
     return _assemble(stored, views, device)
 
 
@@ -181,12 +182,13 @@ def load(data: bytes) -> dict[str, torch.Tensor]:
 
 
 def load_model(model: torch.nn.Module, filename, strict: bool = True, device="cpu", *,
-               mmap: bool = True, verify: bool = False) -> tuple[list[str], list[str]]:
+               mmap: bool = True, verify: bool = False,
+               workers: int | None = None) -> tuple[list[str], list[str]]:
     """Loads a file saved by save_model (or save_file) into `model`
     (safetensors.torch.load_model). Returns (missing, unexpected) key lists;
     with strict=True either being non-empty raises RuntimeError, naming them.
     """
-    state_dict = load_file(filename, device=device, mmap=mmap, verify=verify)
+    state_dict = load_file(filename, device=device, mmap=mmap, verify=verify, workers=workers)
     result = model.load_state_dict(state_dict, strict=False)
     missing, unexpected = sorted(result.missing_keys), sorted(result.unexpected_keys)
     if strict and (missing or unexpected):
