@@ -13,6 +13,8 @@
  * mapped range whose pages are in memory (a page of every MiB asked, mincore)
  * starts no thread: a warm file pays one mincore call per MiB.
  */
+#include <errno.h>
+
 #include "internal/file.h"
 
 /* ---- mapped files ----------------------------------------------------------------------- */
