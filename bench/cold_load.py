@@ -64,23 +64,26 @@ def write(d):
     return paths
 
 
-def raw_pread(path, workers=4):
+def raw_pread(path, workers=4, chunk=64 << 20):
+    """The disk's speed: `workers` threads pread one slice each, in 64 MiB reads into a
+    buffer of their own that is reused (no page faults on fresh memory, nothing kept)."""
     size = os.path.getsize(path)
     fd = os.open(path, os.O_RDONLY)
     piece = -(-size // workers)
-    buf = np.empty(size, dtype=np.uint8)  # not zeroed: the reads write every byte
-    mv = memoryview(buf)
 
     def one(k):
+        buf = np.empty(chunk, dtype=np.uint8)
+        mv = memoryview(buf)
+        mv[::4096] = b"\0" * len(mv[::4096])  # its pages mapped before the clock matters
         off = k * piece
         end = min(size, off + piece)
         while off < end:
-            n = os.preadv(fd, [mv[off:min(end, off + (64 << 20))]], off)
-            off += n
+            off += os.preadv(fd, [mv[:min(chunk, end - off)]], off)
+        return buf[:1]
     with ThreadPoolExecutor(workers) as ex:
-        list(ex.map(one, range(workers)))
+        out = list(ex.map(one, range(workers)))
     os.close(fd)
-    return [buf]
+    return out
 
 
 def runai(path):

@@ -809,15 +809,22 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_verify(const HurrayFile *f,
  *
  * Mapped files (MMAP, MMAP_COPY): first asks the system whether the range
  * is in memory (mincore, one page of every MiB and the last); when it is,
- * returns at once (a warm file pays about a microsecond per MiB). Otherwise the range is cut in one slice per worker
- * (at least 16 MiB each) that the workers read in and map at once (Linux
- * MADV_POPULATE_READ: large reads, several in flight; elsewhere a read-ahead
- * hint). READ access: the tensors' own reads are parallel already (a read of
- * 32 MiB or more is cut the same way); this call does nothing. Files opened from memory or a reader:
- * nothing to do.
+ * returns at once (a warm file pays about a microsecond per MiB). Otherwise
+ * the range is cut in one slice per worker (at least 16 MiB each) that the
+ * workers read in and map at once (Linux MADV_POPULATE_READ: large reads,
+ * several in flight; elsewhere a read-ahead hint).
  *
- * Errors: HURRAY_ERR_NULL_POINTER; HURRAY_ERR_IO when a page cannot be
- * read (the file was truncated while it is mapped, or the storage failed),
+ * READ access (a path opened with HURRAY_FILE_ACCESS_READ): a range of 32
+ * MiB or more is read into the system's cache the same way, through a
+ * mapping made for the purpose and dropped, so that the tensor reads that
+ * follow copy from memory (they are parallel on their own from 32 MiB on);
+ * a page that cannot be read is left to those reads, which report it
+ * ("unexpected end of file"). Files opened from memory or a reader: nothing
+ * to do.
+ *
+ * Errors: HURRAY_ERR_NULL_POINTER; HURRAY_ERR_IO when a page of a mapping
+ * cannot be read (the file was truncated while it is mapped, or the storage
+ * failed),
  * naming the offset of the piece: a touch of that page would raise SIGBUS.
  * Creating a thread that fails is not an error (the work is done by those
  * that started, at least the calling thread).

@@ -397,8 +397,9 @@ def load(path, *, names=None, mmap=True, permissive=False, verify=False, workers
     large slice each (several large reads in flight), then mapped; a file already in memory
     is not read again (one `mincore` call tells). `None` (default): the environment variable
     `HURRAY_WORKERS`, else 4. `1`: no
-    read-ahead, pages are read as they are touched. With `mmap=False` each large tensor is
-    read by that many threads. Anything but a whole number from 1 to 64 (or a bad
+    read-ahead, pages are read as they are touched. With `mmap=False` the file is read into
+    the system's cache the same way first, and a tensor of 32 MiB or more is copied out by
+    that many threads. Anything but a whole number from 1 to 64 (or a bad
     `HURRAY_WORKERS`) is a `ValueError`.
     """
     # the C reader gives every name back, the views of shared tensors built

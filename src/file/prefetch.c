@@ -54,20 +54,12 @@ static bool looks_cold(const uint8_t *map, uint64_t len) {
   return hurray__os_resident(map + last, (size_t)page, &v) != 0 || (v & 1u) == 0;
 }
 
-HurrayStatus hurray_file_prefetch(const HurrayFile *f, uint64_t offset, uint64_t length,
-                                  uint32_t workers, HurrayError *err) {
-  if (f == NULL)
-    return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, "file", "is NULL");
-  workers = workers == 0 ? f->opts.workers : hurray__file_workers(workers);
-  const uint64_t size = f->info.file_size;
-  if (workers <= 1 || f->source == NULL || f->source->map_addr == NULL || offset >= size)
-    return HURRAY_OK; /* one at a time; READ access; memory given by the caller */
-  if (length > size - offset) length = size - offset;
-  const uint64_t page = hurray__os_page_size();
-  uint64_t lo = offset & ~(page - 1), hi = offset + length;
-  if (hi <= lo) return HURRAY_OK;
+/* Reads [lo, hi) of the mapping `base` (the file's byte 0) in, in parallel,
+ * unless it looks warm. */
+static HurrayStatus populate(const uint8_t *base, uint64_t lo, uint64_t hi, uint32_t workers,
+                             HurrayError *err) {
   Populate j;
-  j.map = f->source->base + lo;
+  j.map = base + lo;
   j.lo = lo;
   j.hi = hi;
   if (!looks_cold(j.map, hi - lo)) return HURRAY_OK; /* warm: nothing to start */
@@ -75,3 +67,30 @@ HurrayStatus hurray_file_prefetch(const HurrayFile *f, uint64_t offset, uint64_t
   return hurray__workers_run(populate_piece, &j, (hi - lo + j.piece - 1) / j.piece, workers, err);
 }
 
+HurrayStatus hurray_file_prefetch(const HurrayFile *f, uint64_t offset, uint64_t length,
+                                  uint32_t workers, HurrayError *err) {
+  if (f == NULL)
+    return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, "file", "is NULL");
+  workers = workers == 0 ? f->opts.workers : hurray__file_workers(workers);
+  const uint64_t size = f->info.file_size;
+  if (workers <= 1 || offset >= size) return HURRAY_OK; /* one at a time; nothing there */
+  if (length > size - offset) length = size - offset;
+  const uint64_t page = hurray__os_page_size();
+  uint64_t lo = offset & ~(page - 1), hi = offset + length;
+  if (hi <= lo) return HURRAY_OK;
+  if (f->source != NULL)
+    return f->source->map_addr != NULL ? populate(f->source->base, lo, hi, workers, err)
+                                       : HURRAY_OK; /* memory given by the caller */
+  if (f->bytes.fd == HURRAY__OS_FILE_NONE || hi - lo < 2 * HURRAY__MIN_SLICE)
+    return HURRAY_OK; /* a reader's or memory's bytes; a range one read does as fast */
+  /* READ access: the range brought into the system's cache through a mapping
+   * made for the purpose, so that the reads that follow copy from memory. A
+   * failure here is left to those reads, which report it in their words
+   * ("unexpected end of file"); a mapping refused, to the reads too. */
+  void *addr = NULL;
+  const char *step = NULL;
+  if (hurray__os_map(f->bytes.fd, size, page, false, &addr, &step) != 0) return HURRAY_OK;
+  (void)populate(addr, lo, hi, workers, NULL);
+  hurray__os_unmap(addr, (size_t)size);
+  return HURRAY_OK;
+}

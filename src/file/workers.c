@@ -23,7 +23,8 @@ uint32_t hurray__file_workers(uint32_t asked) {
     if (s != NULL && *s != '\0') {
       uint64_t v = 0;
       const char *p = s;
-      while (*p >= '0' && *p <= '9' && v <= HURRAY_FILE_MAX_WORKERS) v = v * 10u + (uint64_t)(*p++ - '0');
+      while (*p >= '0' && *p <= '9' && v <= HURRAY_FILE_MAX_WORKERS)
+        v = v * 10u + (uint64_t)(*p++ - '0');
       if (*p == '\0' && v >= 1 && v <= HURRAY_FILE_MAX_WORKERS) asked = (uint32_t)v;
     }
   }

@@ -161,6 +161,25 @@ static void test_prefetch_reads_the_range_only(void **state) {
   assert_int_equal(hurray_file_prefetch(NULL, 0, 1, 4, &e), HURRAY_ERR_NULL_POINTER);
 }
 
+static void test_read_access_prefetch_fills_the_cache(void **state) {
+  (void)state;
+  const char *path = big_file();
+  if (!evict(path)) skip();
+  HurrayFile *f = open_with(path, HURRAY_FILE_ACCESS_READ, 4);
+  HurrayFileEntry ea, eb;
+  assert_int_equal(hurray_file_entry(f, 0, &ea), HURRAY_OK);
+  assert_int_equal(hurray_file_entry(f, 1, &eb), HURRAY_OK);
+  HurrayError e;
+  /* a range one read does as fast (under 32 MiB): left to that read */
+  assert_int_equal(hurray_file_prefetch(f, ea.data_offset, 8 * MIB, 0, &e), HURRAY_OK);
+  assert_true(resident_bytes(path, ea.data_offset + 4 * MIB, 4 * MIB) < 4 * MIB);
+  /* a large one is brought into the system's cache, and nothing far from it */
+  assert_int_equal(hurray_file_prefetch(f, eb.data_offset, eb.data_length, 0, &e), HURRAY_OK);
+  assert_int_equal(resident_bytes(path, eb.data_offset, eb.data_length), eb.data_length);
+  assert_true(resident_bytes(path, ea.data_offset + 16 * MIB, 8 * MIB) == 0);
+  hurray_file_close(&f);
+}
+
 static void test_read_access_same_bytes(void **state) {
   (void)state;
   const char *path = big_file();
@@ -179,8 +198,13 @@ static void test_read_access_same_bytes(void **state) {
     got[k] = malloc(BIG);
     memcpy(got[k], p, BIG);
     hurray_file_tensor_release(&t);
-    /* READ access: prefetch has nothing to do */
+    /* READ access: a prefetch of everything, then the same bytes again */
     assert_int_equal(hurray_file_prefetch(f, 0, UINT64_MAX, 8, &e), HURRAY_OK);
+    HurrayFileTensor *t2 = NULL;
+    assert_int_equal(hurray_file_tensor(f, 0, &t2, &e), HURRAY_OK);
+    assert_int_equal(hurray_file_tensor_buffer(t2, 0, &p, &n), HURRAY_OK);
+    assert_memory_equal(p, got[k], BIG);
+    hurray_file_tensor_release(&t2);
     hurray_file_close(&f);
   }
   assert_memory_equal(got[0], got[1], BIG);
@@ -215,6 +239,8 @@ static void test_truncated_under_a_parallel_read(void **state) {
   assert_int_equal(truncate(path, (off_t)(eb.data_offset + MIB)), 0);
   HurrayFileTensor *t = NULL;
   HurrayError e;
+  /* the prefetch leaves the missing bytes to the reads, which say it in their words */
+  assert_int_equal(hurray_file_prefetch(f, eb.data_offset, eb.data_length, 0, &e), HURRAY_OK);
   assert_int_equal(hurray_file_tensor(f, 1, &t, &e), HURRAY_ERR_IO);
   assert_null(t);
   assert_non_null(strstr(e.message, "unexpected end of file"));
@@ -226,6 +252,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_workers_setting, setup, teardown),
       cmocka_unit_test_setup_teardown(test_prefetch_reads_the_range_only, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_read_access_prefetch_fills_the_cache, setup, teardown),
       cmocka_unit_test_setup_teardown(test_read_access_same_bytes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_truncated_under_a_mapping, setup, teardown),
       cmocka_unit_test_setup_teardown(test_truncated_under_a_parallel_read, setup, teardown),

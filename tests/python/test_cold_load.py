@@ -171,6 +171,23 @@ def test_same_tensors_with_1_and_8_workers(cold_file, mmap_mode):
         np.testing.assert_array_equal(results[1][name], want)
 
 
+def test_mmap_false_large_tensor_cut_over_workers(tmp_path):
+    # 40 MiB: read in slices by the workers (32 MiB and more), the file read ahead first
+    rng = np.random.default_rng(3)
+    big = rng.integers(0, 255, 40 * MIB, dtype=np.uint8)
+    path = tmp_path / "big.hrry"
+    hurray.save(path, {"big": big, "small": big[:5].copy()})
+    got = []
+    for w in (1, 8):
+        _evict(path)
+        got.append(np.array(hurray.load(path, mmap=False, workers=w)["big"]))
+        _evict(path)
+        with hurray.open(path, mmap=False, workers=w) as f:
+            np.testing.assert_array_equal(np.asarray(f["big"]), big)
+    np.testing.assert_array_equal(got[0], big)
+    np.testing.assert_array_equal(got[1], big)
+
+
 def test_torch_load_file_same_with_1_and_8_workers(cold_file):
     torch = pytest.importorskip("torch")
     import hurray.torch as ht

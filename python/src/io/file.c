@@ -262,7 +262,8 @@ static int parse_workers(PyObject *o, const char *fname, uint32_t *out) {
     if (s == NULL || *s == '\0') return 0;
     unsigned long v = 0;
     const char *p = s;
-    while (*p >= '0' && *p <= '9' && v <= HURRAY_FILE_MAX_WORKERS) v = v * 10u + (unsigned long)(*p++ - '0');
+    while (*p >= '0' && *p <= '9' && v <= HURRAY_FILE_MAX_WORKERS)
+      v = v * 10u + (unsigned long)(*p++ - '0');
     if (*p == '\0' && v >= 1 && v <= HURRAY_FILE_MAX_WORKERS) return 0;
     PyErr_Format(PyExc_ValueError,
                  "%s: the environment variable HURRAY_WORKERS is '%.40s'; expected a whole number "
