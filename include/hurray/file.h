@@ -808,11 +808,12 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_verify(const HurrayFile *f,
  * clipped to it.
  *
  * Mapped files (MMAP, MMAP_COPY): first asks the system whether the range
- * is in memory (mincore, one page of every MiB and the last); when it is,
- * returns at once (a warm file pays about a microsecond per MiB). Otherwise
- * the range is cut in one slice per worker (at least 16 MiB each) that the
- * workers read in and map at once (Linux MADV_POPULATE_READ: large reads,
- * several in flight; elsewhere a read-ahead hint).
+ * is in memory (mincore, one page of every MiB, at most 4096, and the
+ * last); when it is, returns at once (a warm file pays about a microsecond
+ * per MiB). Otherwise the range is cut in one slice per worker (at least
+ * 16 MiB each) that the workers read in and map at once (Linux
+ * MADV_POPULATE_READ: large reads, several in flight; elsewhere a read-ahead
+ * hint).
  *
  * READ access (a path opened with HURRAY_FILE_ACCESS_READ): a range of 32
  * MiB or more is read into the system's cache the same way, through a

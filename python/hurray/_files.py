@@ -499,7 +499,7 @@ def open(path, *, mmap=True, permissive=False,  # noqa: A001 - hurray.open, like
                      workers=workers)
     reopen = (os.path.abspath(os.fspath(path)),
               dict(mmap=f.mmap_mode or False, permissive=permissive,
-                   max_kv_memory=max_kv_memory, pickle=pickle))
+                   max_kv_memory=max_kv_memory, pickle=pickle, workers=workers))
     ref = None
     if before is not None and before == _pickling.identity(path):
         ref = _pickling.FileRef(reopen[0], before, permissive, max_kv_memory)

@@ -38,14 +38,15 @@ static HurrayStatus populate_piece(const void *ctx, uint64_t k, HurrayError *err
                       (unsigned long long)(j->lo + a), (unsigned long long)(j->lo + b));
 }
 
-/* Whether the mapped [map, map + len) looks cold: one page of every MiB (and
- * the last) asked about (mincore). Asking about every page walks the cache
- * page by page (about 45 ms for 1 GiB here, three times a warm load); a
- * sample costs one call per MiB and is what a cold file fails at once. A
- * system that cannot tell: cold. */
+/* Whether the mapped [map, map + len) looks cold: one page of every MiB (of
+ * every len/4096 bytes beyond 4 GiB) and the last asked about (mincore).
+ * Asking about every page walks the cache page by page (about 45 ms for
+ * 1 GiB here, three times a warm load); a sample costs one call per MiB and
+ * is what a cold file fails at once. A system that cannot tell: cold. */
 static bool looks_cold(const uint8_t *map, uint64_t len) {
   const uint64_t page = hurray__os_page_size();
-  const uint64_t step = (uint64_t)1 << 20;
+  uint64_t step = (uint64_t)1 << 20; /* and at most 4096 samples: a 100 GiB file, 25 MiB */
+  if (len / 4096 > step) step = (len / 4096 + page - 1) & ~(page - 1);
   unsigned char v = 0;
   for (uint64_t a = 0; a < len; a += step) {
     if (hurray__os_resident(map + a, (size_t)page, &v) != 0 || (v & 1u) == 0) return true;
