@@ -19,6 +19,12 @@
 
 /* ---- mapped files ----------------------------------------------------------------------- */
 
+static int (*g_populate)(const void *addr, size_t len) = hurray__os_populate_read;
+
+void hurray__prefetch_populate_hook(int (*fn)(const void *addr, size_t len)) {
+  g_populate = fn != NULL ? fn : hurray__os_populate_read;
+}
+
 typedef struct Populate {
   const uint8_t *map; /* the mapping, page-aligned at `lo` */
   uint64_t lo, hi;    /* the range */
@@ -29,7 +35,7 @@ static HurrayStatus populate_piece(const void *ctx, uint64_t k, HurrayError *err
   const Populate *j = ctx;
   uint64_t a = k * j->piece, b = a + j->piece;
   if (b > j->hi - j->lo) b = j->hi - j->lo;
-  int e = hurray__os_populate_read(j->map + a, (size_t)(b - a));
+  int e = g_populate(j->map + a, (size_t)(b - a));
   if (e == 0 || e == ENOSYS) return HURRAY_OK;
   return hurray__fail(err, HURRAY_ERR_IO, j->lo + a, "reading the file ahead",
                       "a page of bytes [%llu, %llu) cannot be read: the file was truncated "

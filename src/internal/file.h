@@ -361,6 +361,11 @@ HURRAY_INTERNAL HURRAY_NODISCARD HurrayStatus hurray__workers_run(HurrayWorkFn f
                                                                   uint32_t workers,
                                                                   HurrayError *err);
 
+/* Test hook (src/file/prefetch.c): fn replaces hurray__os_populate_read for
+ * the read-ahead of mappings (same contract); NULL restores it. Set it while
+ * no prefetch runs. */
+HURRAY_INTERNAL void hurray__prefetch_populate_hook(int (*fn)(const void *addr, size_t len));
+
 /* ---- I/O helpers over internal/platform.h (src/file/io.c) ------------------------- */
 
 /* Reads exactly len bytes at off; HURRAY_ERR_IO (short file included). */

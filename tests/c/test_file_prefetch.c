@@ -6,6 +6,7 @@
 #include "test_file_util.h"
 
 #if !defined(_WIN32)
+#include <stdatomic.h>
 #include <sys/mman.h>
 
 #define MIB ((uint64_t)1 << 20)
@@ -248,6 +249,65 @@ static void test_truncated_under_a_parallel_read(void **state) {
   hurray_file_close(&f);
 }
 
+/* The populate hook: counts calls, fails (EFAULT: an I/O error or a page
+ * past the end) every slice but the one starting at g_ok. */
+static atomic_int g_calls;
+static const uint8_t *g_ok;
+static int failing_populate(const void *addr, size_t len) {
+  (void)len;
+  atomic_fetch_add(&g_calls, 1);
+  return (const uint8_t *)addr == g_ok ? 0 : EFAULT;
+}
+static int counting_populate(const void *addr, size_t len) {
+  atomic_fetch_add(&g_calls, 1);
+  return hurray__os_populate_read(addr, len);
+}
+
+static void test_storage_error_names_the_first_failed_slice(void **state) {
+  (void)state;
+  const char *path = big_file();
+  if (!evict(path)) skip();
+  HurrayFile *f = open_with(path, HURRAY_FILE_ACCESS_MMAP, 4);
+  HurrayFileEntry eb;
+  assert_int_equal(hurray_file_entry(f, 1, &eb), HURRAY_OK);
+  HurrayFileTensor *t = NULL;
+  HurrayError e;
+  assert_int_equal(hurray_file_tensor(f, 1, &t, &e), HURRAY_OK);
+  const void *p = NULL;
+  assert_int_equal(hurray_file_tensor_buffer(t, 0, &p, NULL), HURRAY_OK);
+  /* 40 MiB over 4 workers: slices of 16 MiB at +0, +16 and +32 MiB; the last
+   * two fail, and the error is the one at +16 MiB whatever thread ran first */
+  g_ok = p;
+  atomic_store(&g_calls, 0);
+  hurray__prefetch_populate_hook(failing_populate);
+  HurrayStatus st = hurray_file_prefetch(f, eb.data_offset, eb.data_length, 0, &e);
+  hurray__prefetch_populate_hook(NULL);
+  assert_int_equal(st, HURRAY_ERR_IO);
+  assert_int_equal(e.offset, eb.data_offset + 16 * MIB);
+  assert_non_null(strstr(e.message, "the storage failed"));
+  assert_non_null(strstr(e.message, "SIGBUS"));
+  assert_true(atomic_load(&g_calls) >= 2);
+  /* read it for real, then again: a warm range calls nothing */
+  assert_int_equal(hurray_file_prefetch(f, eb.data_offset, eb.data_length, 0, &e), HURRAY_OK);
+  atomic_store(&g_calls, 0);
+  hurray__prefetch_populate_hook(counting_populate);
+  st = hurray_file_prefetch(f, eb.data_offset, eb.data_length, 8, &e);
+  hurray__prefetch_populate_hook(NULL);
+  assert_int_equal(st, HURRAY_OK);
+  assert_int_equal(atomic_load(&g_calls), 0);
+  /* a cold one calls it once per slice */
+  hurray_file_tensor_release(&t);
+  hurray_file_close(&f);
+  (void)evict(path);
+  f = open_with(path, HURRAY_FILE_ACCESS_MMAP, 2);
+  hurray__prefetch_populate_hook(counting_populate);
+  st = hurray_file_prefetch(f, eb.data_offset, eb.data_length, 0, &e);
+  hurray__prefetch_populate_hook(NULL);
+  assert_int_equal(st, HURRAY_OK);
+  assert_int_equal(atomic_load(&g_calls), 2); /* 2 workers: 2 slices of 20 MiB */
+  hurray_file_close(&f);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_workers_setting, setup, teardown),
@@ -255,11 +315,72 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_read_access_prefetch_fills_the_cache, setup, teardown),
       cmocka_unit_test_setup_teardown(test_read_access_same_bytes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_truncated_under_a_mapping, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_storage_error_names_the_first_failed_slice, setup,
+                                      teardown),
       cmocka_unit_test_setup_teardown(test_truncated_under_a_parallel_read, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
 
 #else /* _WIN32: mincore, truncate and posix_fadvise are POSIX */
+/* The populate hook: counts calls, fails (EFAULT: an I/O error or a page
+ * past the end) every slice but the one starting at g_ok. */
+static atomic_int g_calls;
+static const uint8_t *g_ok;
+static int failing_populate(const void *addr, size_t len) {
+  (void)len;
+  atomic_fetch_add(&g_calls, 1);
+  return (const uint8_t *)addr == g_ok ? 0 : EFAULT;
+}
+static int counting_populate(const void *addr, size_t len) {
+  atomic_fetch_add(&g_calls, 1);
+  return hurray__os_populate_read(addr, len);
+}
+
+static void test_storage_error_names_the_first_failed_slice(void **state) {
+  (void)state;
+  const char *path = big_file();
+  if (!evict(path)) skip();
+  HurrayFile *f = open_with(path, HURRAY_FILE_ACCESS_MMAP, 4);
+  HurrayFileEntry eb;
+  assert_int_equal(hurray_file_entry(f, 1, &eb), HURRAY_OK);
+  HurrayFileTensor *t = NULL;
+  HurrayError e;
+  assert_int_equal(hurray_file_tensor(f, 1, &t, &e), HURRAY_OK);
+  const void *p = NULL;
+  assert_int_equal(hurray_file_tensor_buffer(t, 0, &p, NULL), HURRAY_OK);
+  /* 40 MiB over 4 workers: slices of 16 MiB at +0, +16 and +32 MiB; the last
+   * two fail, and the error is the one at +16 MiB whatever thread ran first */
+  g_ok = p;
+  atomic_store(&g_calls, 0);
+  hurray__prefetch_populate_hook(failing_populate);
+  HurrayStatus st = hurray_file_prefetch(f, eb.data_offset, eb.data_length, 0, &e);
+  hurray__prefetch_populate_hook(NULL);
+  assert_int_equal(st, HURRAY_ERR_IO);
+  assert_int_equal(e.offset, eb.data_offset + 16 * MIB);
+  assert_non_null(strstr(e.message, "the storage failed"));
+  assert_non_null(strstr(e.message, "SIGBUS"));
+  assert_true(atomic_load(&g_calls) >= 2);
+  /* read it for real, then again: a warm range calls nothing */
+  assert_int_equal(hurray_file_prefetch(f, eb.data_offset, eb.data_length, 0, &e), HURRAY_OK);
+  atomic_store(&g_calls, 0);
+  hurray__prefetch_populate_hook(counting_populate);
+  st = hurray_file_prefetch(f, eb.data_offset, eb.data_length, 8, &e);
+  hurray__prefetch_populate_hook(NULL);
+  assert_int_equal(st, HURRAY_OK);
+  assert_int_equal(atomic_load(&g_calls), 0);
+  /* a cold one calls it once per slice */
+  hurray_file_tensor_release(&t);
+  hurray_file_close(&f);
+  (void)evict(path);
+  f = open_with(path, HURRAY_FILE_ACCESS_MMAP, 2);
+  hurray__prefetch_populate_hook(counting_populate);
+  st = hurray_file_prefetch(f, eb.data_offset, eb.data_length, 0, &e);
+  hurray__prefetch_populate_hook(NULL);
+  assert_int_equal(st, HURRAY_OK);
+  assert_int_equal(atomic_load(&g_calls), 2); /* 2 workers: 2 slices of 20 MiB */
+  hurray_file_close(&f);
+}
+
 int main(void) { return 0; }
 #endif
