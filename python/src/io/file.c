@@ -627,25 +627,28 @@ static PyObject *load_impl(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
   uint64_t got = 0, failed_index = 0;
   int64_t failed_view = -1;
   Py_BEGIN_ALLOW_THREADS
+  if ((wanted == NULL || verify) && !from_bytes) {
+    /* everything is about to be read (the checksums of verify=True too): the
+     * whole tensor region ahead, in parallel (nothing when it is in memory
+     * already); it relies only on what open checked */
+    HurrayFileInfo info;
+    HRPY_CANNOT_FAIL(hurray_file_info(f, &info));
+    uint64_t end = info.kv_offset != 0 ? info.kv_offset : info.index_offset;
+    vrc = hurray_file_prefetch(f, info.first_descriptor_offset,
+                               end - info.first_descriptor_offset, 0, &err);
+  }
   /* Loading everything relies on every name being unique and no two tensors
    * overlapping: prove the whole index first (open checks only what a lazy
    * reader of one tensor relies on). */
-  if (verify) {
+  if (vrc != HURRAY_OK) {
+    /* reported below */
+  } else if (verify) {
     /* verify=True: every structural rule and the data checksums, first */
     HurrayFileDataReport rep;
     bool has_sums;
     vrc = verify_all(f, &rep, &has_sums, &err);
   } else if (wanted == NULL) {
     vrc = hurray_file_verify(f, &err);
-  }
-  if (vrc == HURRAY_OK && wanted == NULL && !from_bytes) {
-    /* everything is about to be read: the whole tensor region ahead, in
-     * parallel (nothing when it is in memory already) */
-    HurrayFileInfo info;
-    HRPY_CANNOT_FAIL(hurray_file_info(f, &info));
-    uint64_t end = info.kv_offset != 0 ? info.kv_offset : info.index_offset;
-    vrc = hurray_file_prefetch(f, info.first_descriptor_offset,
-                               end - info.first_descriptor_offset, 0, &err);
   }
   rc = vrc;
   if (vrc != HURRAY_OK) {
