@@ -120,6 +120,11 @@ static int read_file(const char *path) {
   CHECK(hurray_file_find(f, "layer0.bias", 11, &index));
   HurrayFileTensor *t = NULL; /* owned: hurray_file_tensor_release */
   CHECK_ERR(hurray_file_tensor(f, index, &t, &err), err);
+  /* About to use all of its bytes: read them ahead, several threads at once
+   * when they are large and not in memory yet (0: the file's workers). */
+  HurrayFileEntry entry;
+  CHECK(hurray_file_entry(f, index, &entry));
+  CHECK_ERR(hurray_file_prefetch(f, entry.data_offset, entry.data_length, 0, &err), err);
 
   const HurrayKvValue *arch = NULL; /* borrowed until hurray_file_close */
   CHECK(hurray_file_kv_find(f, "architecture", 12, &arch));

@@ -533,7 +533,19 @@ typedef struct HurrayFileOpenOptions {
   uint64_t max_kv_bytes;         /* 0 = 64 MiB */
   uint64_t max_descriptor_bytes; /* 0 = 16 MiB */
   uint32_t max_composite_depth;  /* 0 = 8; at most 8 (larger values count as 8) */
+  /* Threads that read large ranges in parallel (hurray_file_prefetch, and the
+   * reads of HURRAY_FILE_ACCESS_READ): 0 = automatic (the environment variable
+   * HURRAY_WORKERS when it holds a number in [1, HURRAY_FILE_MAX_WORKERS],
+   * else HURRAY_FILE_DEFAULT_WORKERS); 1 = one read at a time, as before
+   * there was a choice; larger values count as HURRAY_FILE_MAX_WORKERS. It sits
+   * in what was the struct's tail padding: the struct did not grow. */
+  uint32_t workers;
 } HurrayFileOpenOptions;
+
+/* The automatic number of workers (measured: docs/reference/benchmarks.md
+ * § Cold loads) and the most a file uses. */
+#define HURRAY_FILE_DEFAULT_WORKERS 4u
+#define HURRAY_FILE_MAX_WORKERS 64u
 
 /*
  * Opens `path` (borrowed) for reading only (the file is never written, also
@@ -787,6 +799,40 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_find(const HurrayFile *f, c
  * HURRAY_ERR_OUT_OF_MEMORY.
  */
 HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_verify(const HurrayFile *f, HurrayError *err);
+
+/*
+ * Reads bytes [offset, offset + length) of a file opened from a path ahead of
+ * their use, with `workers` threads in parallel (0: the file's own setting,
+ * HurrayFileOpenOptions.workers; 1: nothing is done, the bytes are read when
+ * first touched, as without this call). A range that ends past the file is
+ * clipped to it.
+ *
+ * Mapped files (MMAP, MMAP_COPY): first asks the system whether the range
+ * is in memory (mincore, one page of every MiB, at most 4096, and the
+ * last); when it is, returns at once (a warm file pays about a microsecond
+ * per MiB). Otherwise the range is cut in one slice per worker (at least
+ * 16 MiB each) that the workers read in and map at once (Linux
+ * MADV_POPULATE_READ: large reads, several in flight; elsewhere a read-ahead
+ * hint).
+ *
+ * READ access (a path opened with HURRAY_FILE_ACCESS_READ): a range of 32
+ * MiB or more is read into the system's cache the same way, through a
+ * mapping made for the purpose and dropped, so that the tensor reads that
+ * follow copy from memory (they are parallel on their own from 32 MiB on);
+ * a page that cannot be read is left to those reads, which report it
+ * ("unexpected end of file"). Files opened from memory or a reader: nothing
+ * to do.
+ *
+ * Errors: HURRAY_ERR_NULL_POINTER; HURRAY_ERR_IO when a page of a mapping
+ * cannot be read (the file was truncated while it is mapped, or the storage
+ * failed),
+ * naming the offset of the piece: a touch of that page would raise SIGBUS.
+ * Creating a thread that fails is not an error (the work is done by those
+ * that started, at least the calling thread).
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_prefetch(const HurrayFile *f,
+                                                              uint64_t offset, uint64_t length,
+                                                              uint32_t workers, HurrayError *err);
 
 /*
  * Checks tensor `index` as hurray_file_tensor would, without reading or

@@ -422,13 +422,24 @@ def load(path, *, names=None, mmap=True, permissive=False, verify=False,
     slow and for files that others rewrite in place (see the SIGBUS item above). Any other value
     (`1`, `None`,
     `"w"`, ...) is a `ValueError` naming `mmap` and the valid values.
+
+    **`workers=`** (threads reading a cold file; [Cold loads](../guide/pytorch.md#cold-loads)):
+    a file whose pages are not in memory yet is read ahead by that many threads at once, one
+    large slice each (several large reads in flight), then mapped; a file already in memory
+    is not read again (one `mincore` call tells). `None` (default): the environment variable
+    `HURRAY_WORKERS`, else 4. `1`: no
+    read-ahead, pages are read as they are touched. With `mmap=False` the file is read into
+    the system's cache the same way first, and a tensor of 32 MiB or more is copied out by
+    that many threads. Anything but a whole number from 1 to 64 (or a bad
+    `HURRAY_WORKERS`) is a `ValueError`.
     """
     if _remote.is_url(path):
         return _remote.load(path, names=names, storage_options=storage_options, workers=workers,
                             part_size=part_size, permissive=permissive, verify=verify)
     # the C reader gives every name back, the views of shared tensors built
     # over their bases' bytes after the record was checked whole
-    return _hurray.load(path, names=names, mmap=mmap, permissive=permissive, verify=verify)
+    return _hurray.load(path, names=names, mmap=mmap, permissive=permissive, verify=verify,
+                        workers=workers)
 
 
 def load_stored(path, *, mmap=True, permissive=False, verify=False, storage_options=None,
@@ -442,7 +453,7 @@ def load_stored(path, *, mmap=True, permissive=False, verify=False, storage_opti
                                         verify=verify, with_views=True)
         return tensors, _views_of(records)
     tensors, records = _hurray._load_with_views(path, mmap=mmap, permissive=permissive,
-                                                verify=verify)
+                                                verify=verify, workers=workers)
     return tensors, _views_of(records)
 
 
@@ -526,6 +537,8 @@ def open(path, *, mmap=True, permissive=False,  # noqa: A001 - hurray.open, like
     same meaning (`True`, `"c"`, `"r"`, `False`). Opening reads the header, trailer, index
     and KV section and decodes no descriptor; each access reads one entry (what a `File` offers
     is in `hurray.File`). `max_kv_memory` is `load_kv`'s; `pickle=` is in `hurray.File`.
+    `workers=` is `load`'s: a tensor fetched (`f[name]`, `get_tensor`) has its own bytes read
+    ahead by that many threads when they are not in memory; nothing else of the file is read.
 
     A URL (`s3://`, `http(s)://`, any fsspec URL; [Loading from object storage and
     HTTP](../guide/remote.md)) is opened with two reads (the head, and one tail read for the
@@ -544,10 +557,11 @@ def open(path, *, mmap=True, permissive=False,  # noqa: A001 - hurray.open, like
         raise ValueError("open: pickle='reference' needs mmap='r' (a read-only mapping: a "
                          "reference then always names what the tensor holds)")
     before = _pickling.identity(path) if pickle == "reference" else None
-    f = _hurray.open(path, mmap=mmap, permissive=permissive, max_kv_memory=max_kv_memory)
+    f = _hurray.open(path, mmap=mmap, permissive=permissive, max_kv_memory=max_kv_memory,
+                     workers=workers)
     reopen = (os.path.abspath(os.fspath(path)),
               dict(mmap=f.mmap_mode or False, permissive=permissive,
-                   max_kv_memory=max_kv_memory, pickle=pickle))
+                   max_kv_memory=max_kv_memory, pickle=pickle, workers=workers))
     ref = None
     if before is not None and before == _pickling.identity(path):
         ref = _pickling.FileRef(reopen[0], before, permissive, max_kv_memory)

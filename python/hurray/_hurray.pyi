@@ -654,7 +654,7 @@ MmapMode = bool | Literal["c", "r"]
 
 def load(
     path: StrPath, *, names: Sequence[str] | None = None, mmap: MmapMode = True,
-    permissive: bool = False, verify: bool = False,
+    permissive: bool = False, verify: bool = False, workers: int | None = None,
 ) -> dict[str, Tensor | Composite]: ...
 def remove_stale_temporaries(path: StrPath, *, min_age: int = 3600) -> int: ...
 def load_kv(path: StrPath, *, max_kv_memory: int | None = 268435456) -> dict[str, KvValue]: ...
@@ -662,7 +662,7 @@ def load_kv(path: StrPath, *, max_kv_memory: int | None = 268435456) -> dict[str
 # hurray/_remote.py) or a file image in a buffer other than bytes (views of it)
 def open(
     path: StrPath | Buffer | Any, *, mmap: MmapMode = True, permissive: bool = False,
-    max_kv_memory: int | None = 268435456,
+    max_kv_memory: int | None = 268435456, workers: int | None = None,
 ) -> File: ...
 def _register_hooks(
     *, tensor_repr: Callable[[Tensor], str], tensor_str: Callable[[Tensor], str],
@@ -683,7 +683,7 @@ def _load_bytes_with_views(
 ) -> tuple[dict[str, Tensor | Composite], tuple[_ViewRecord, ...]]: ...
 def _load_with_views(
     path: StrPath, *, names: Sequence[str] | None = None, mmap: MmapMode = True,
-    permissive: bool = False, verify: bool = False,
+    permissive: bool = False, verify: bool = False, workers: int | None = None,
 ) -> tuple[dict[str, Tensor | Composite], tuple[_ViewRecord, ...]]: ...
 
 @final

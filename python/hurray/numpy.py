@@ -90,6 +90,7 @@ def load_file(filename, *, mmap: bool = True, verify: bool = False,
     mapping. Every array is C-contiguous, as safetensors' are (one saved strided or
     Fortran-ordered is copied); contiguous=False gives it with its strides, a view.
     verify=True first checks the whole file and its data checksums.
+    workers= threads read a cold file ahead (hurray.load's; None: HURRAY_WORKERS, else 4).
     A URL (s3://, http(s)://, fsspec) is fetched as hurray.load fetches it."""
     stored, views = _files.load_stored(filename, mmap=mmap, verify=verify,
                                        storage_options=storage_options, workers=workers,

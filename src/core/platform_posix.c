@@ -381,6 +381,33 @@ void hurray__os_prefault_read(const void *p, size_t n) {
   (void)madvise((void *)lo, len, MADV_WILLNEED);
 }
 
+int hurray__os_resident(const void *addr, size_t len, unsigned char *vec) {
+#if defined(__linux__) || defined(__APPLE__) || defined(__FreeBSD__)
+  return mincore((void *)(uintptr_t)addr, len, (void *)vec) == 0 ? 0 : errno;
+#else
+  (void)addr;
+  (void)len;
+  (void)vec;
+  return ENOSYS;
+#endif
+}
+
+int hurray__os_populate_read(const void *addr, size_t len) {
+#if defined(__linux__)
+  for (int tries = 0; tries < 100; tries++) {
+    if (madvise((void *)(uintptr_t)addr, len, MADV_POPULATE_READ) == 0) return 0;
+    if (errno == EINTR || errno == EAGAIN) continue; /* a signal, or a page being read */
+    if (errno == EFAULT || errno == EIO) return EFAULT;
+#if defined(EHWPOISON)
+    if (errno == EHWPOISON) return EFAULT;
+#endif
+    break; /* EINVAL: a kernel before 5.14 */
+  }
+#endif
+  hurray__os_will_read(addr, len);
+  return ENOSYS;
+}
+
 /* ---- a worker thread ---------------------------------------------------------- */
 
 typedef struct ThreadStart {

@@ -9,6 +9,7 @@
 #if !defined(NOMINMAX)
 #define NOMINMAX
 #endif
+#include <errno.h>
 #include <windows.h>
 
 #include <aclapi.h>
@@ -473,6 +474,18 @@ void hurray__os_will_read(const void *addr, size_t len) {
 
 void hurray__os_prefault_read(const void *p, size_t n) {
   if (n >= ((size_t)64 << 10)) hurray__os_will_read(p, n);
+}
+
+int hurray__os_resident(const void *addr, size_t len, unsigned char *vec) {
+  (void)addr;
+  (void)len;
+  (void)vec;
+  return ENOSYS;
+}
+
+int hurray__os_populate_read(const void *addr, size_t len) {
+  hurray__os_will_read(addr, len);
+  return ENOSYS;
 }
 
 void hurray__os_prefault_write(void *p, size_t n) {

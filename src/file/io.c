@@ -75,6 +75,30 @@ void hurray__source_release(HurrayFileSource *s) {
   hurray__free(s);
 }
 
+/* ---- large reads over several threads (READ access) ------------------------------ */
+
+typedef struct PreadJob {
+  HurrayOsFile fd;
+  uint8_t *buf;     /* where byte lo goes */
+  uint64_t lo, hi;  /* the range */
+  uint64_t piece;   /* each worker's slice */
+  const char *what;
+} PreadJob;
+
+static HurrayStatus pread_piece(const void *ctx, uint64_t k, HurrayError *err) {
+  const PreadJob *j = ctx;
+  uint64_t a = k * j->piece, n = j->hi - j->lo - a < j->piece ? j->hi - j->lo - a : j->piece;
+  return hurray__pread_full(j->fd, j->buf + a, n, j->lo + a, j->what, err);
+}
+
+/* hurray__pread_full of [off, off + len) cut in one slice per worker, read at
+ * once (at least 16 MiB each); the error of the lowest failed slice. */
+static HurrayStatus parallel_pread(HurrayOsFile fd, void *buf, uint64_t len, uint64_t off,
+                                   uint32_t workers, const char *what, HurrayError *err) {
+  PreadJob j = {fd, buf, off, off + len, hurray__workers_slice(len, workers), what};
+  return hurray__workers_run(pread_piece, &j, (len + j.piece - 1) / j.piece, workers, err);
+}
+
 /* ---- the byte source of the copying reads ------------------------------------- */
 
 void hurray__bytes_init(HurrayFileBytes *b) {
@@ -89,7 +113,11 @@ HurrayStatus hurray__bytes_read(const HurrayFileBytes *b, void *buf, uint64_t le
     return hurray__fail(err, HURRAY_ERR_IO, off, what,
                         "unexpected end of file (%llu bytes asked for, the file has %llu)",
                         (unsigned long long)len, (unsigned long long)b->size);
-  if (b->fd != HURRAY__OS_FILE_NONE) return hurray__pread_full(b->fd, buf, len, off, what, err);
+  if (b->fd != HURRAY__OS_FILE_NONE) {
+    if (b->workers > 1 && len >= 2 * HURRAY__MIN_SLICE)
+      return parallel_pread(b->fd, buf, len, off, b->workers, what, err);
+    return hurray__pread_full(b->fd, buf, len, off, what, err);
+  }
   if (b->memory != NULL) {
     memcpy(buf, b->memory->base + off, (size_t)len);
     return HURRAY_OK;

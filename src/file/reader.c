@@ -42,6 +42,7 @@ static void apply_defaults(HurrayFileOpenOptions *o, const HurrayFileOpenOptions
   if (o->max_descriptor_bytes == 0) o->max_descriptor_bytes = DEFAULT_MAX_DESCRIPTOR;
   if (o->max_composite_depth == 0 || o->max_composite_depth > HURRAY_FILE_MAX_COMPOSITE_DEPTH)
     o->max_composite_depth = HURRAY_FILE_MAX_COMPOSITE_DEPTH;
+  o->workers = hurray__file_workers(o->workers);
 }
 
 static bool all_zero(const uint8_t *p, size_t n) {
@@ -381,6 +382,7 @@ HurrayStatus hurray_file_open(const char *path, const HurrayFileOpenOptions *opt
   b.size = f->info.file_size;
   if (f->opts.access == HURRAY_FILE_ACCESS_READ) {
     f->bytes = b; /* moved: the file reads its tensors through it */
+    f->bytes.workers = f->opts.workers;
     hurray__bytes_init(&b);
     st = open_read(f, err);
     goto done;

@@ -320,6 +320,7 @@ typedef struct HurrayFileBytes {
   HurrayFileReader reader;
   HurrayFileSource *memory; /* retained */
   uint64_t size;            /* the file's size (what every read is checked against) */
+  uint32_t workers;         /* fd: threads for one large read (hurray__parallel_pread) */
 } HurrayFileBytes;
 
 /* An empty byte source (no source set). */
@@ -335,6 +336,35 @@ static inline bool hurray__bytes_set(const HurrayFileBytes *b) {
 }
 /* Closes the source (the fd, the reader's close, the memory's release). */
 HURRAY_INTERNAL void hurray__bytes_close(HurrayFileBytes *b);
+
+/* ---- work over several threads (src/file/workers.c) ------------------------------- */
+
+/* The smallest slice a worker is given (and a READ-access read is cut from
+ * twice that size on). */
+#define HURRAY__MIN_SLICE ((uint64_t)16 << 20)
+/* HurrayFileOpenOptions.workers resolved: 0 gives HURRAY_WORKERS from the
+ * environment (when a number in [1, HURRAY_FILE_MAX_WORKERS]) or
+ * HURRAY_FILE_DEFAULT_WORKERS; larger values are capped. */
+HURRAY_INTERNAL uint32_t hurray__file_workers(uint32_t asked);
+/* The length of each of the `workers` slices of len bytes: page-aligned, at
+ * least HURRAY__MIN_SLICE (measured: a few large slices read faster than many
+ * small pieces, whose read-around windows overlap their neighbours'). */
+HURRAY_INTERNAL uint64_t hurray__workers_slice(uint64_t len, uint32_t workers);
+/* Does piece k of ctx's work; HURRAY_OK or an error recorded in err. */
+typedef HurrayStatus (*HurrayWorkFn)(const void *ctx, uint64_t k, HurrayError *err);
+/* Runs pieces [0, count) on up to `workers` threads, the calling one among
+ * them (a thread that cannot start leaves its share to the others); stops
+ * early on an error and reports the one of the lowest failed piece. */
+HURRAY_INTERNAL HURRAY_NODISCARD HurrayStatus hurray__workers_run(HurrayWorkFn fn,
+                                                                  const void *ctx,
+                                                                  uint64_t count,
+                                                                  uint32_t workers,
+                                                                  HurrayError *err);
+
+/* Test hook (src/file/prefetch.c): fn replaces hurray__os_populate_read for
+ * the read-ahead of mappings (same contract); NULL restores it. Set it while
+ * no prefetch runs. */
+HURRAY_INTERNAL void hurray__prefetch_populate_hook(int (*fn)(const void *addr, size_t len));
 
 /* ---- I/O helpers over internal/platform.h (src/file/io.c) ------------------------- */
 

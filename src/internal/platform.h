@@ -227,6 +227,21 @@ HURRAY_INTERNAL void hurray__os_prefault_write(void *p, size_t n);
  * MADV_WILLNEED where there is one). For 64 KiB or more. */
 HURRAY_INTERNAL void hurray__os_prefault_read(const void *p, size_t n);
 
+/*
+ * Which pages of the mapped range [addr, addr + len) (addr page-aligned) are
+ * in memory: vec[i] bit 0 for page i (POSIX mincore). Returns 0, or a system
+ * error code (ENOSYS where there is no such call: Windows).
+ */
+HURRAY_INTERNAL int hurray__os_resident(const void *addr, size_t len, unsigned char *vec);
+/*
+ * Reads in and maps the pages of [addr, addr + len) of a mapping (addr
+ * page-aligned), waiting for them: Linux MADV_POPULATE_READ. Returns 0;
+ * EFAULT when a page cannot be read (past the end of a file truncated since
+ * it was mapped, or an I/O error: a touch would raise SIGBUS); ENOSYS where
+ * the system has no such call (then it only hints, as hurray__os_will_read).
+ */
+HURRAY_INTERNAL int hurray__os_populate_read(const void *addr, size_t len);
+
 /* ---- a worker thread ------------------------------------------------------------ */
 
 /* One thread running fn(arg), joined exactly once. The writer checksums a

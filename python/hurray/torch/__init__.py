@@ -178,7 +178,8 @@ def load_file(filename, device="cpu", *, mmap: bool = True, verify: bool = False
     with its strides instead, a view of the mapping. Tensors saved sharing memory
     share one storage again (with contiguous=False also the strided ones).
     verify=True first checks the whole file and its data checksums
-    (hurray.File.verify). A URL (s3://, http(s)://, fsspec) is fetched as
+    (hurray.File.verify). workers= threads read a cold file ahead (hurray.load's;
+    None: HURRAY_WORKERS, else 4). A URL (s3://, http(s)://, fsspec) is fetched as
     hurray.load fetches it (storage_options=, workers=, part_size=): writable
     tensors over one buffer.
     """

@@ -182,6 +182,15 @@ static HurrayStatus fetch(const HurrayFile *f, Fetch *x, HurrayError *err) {
   return hurray_file_composite(f, x->index, &x->node, err);
 }
 
+/* A stored item's data read ahead, in parallel when the file's workers are
+ * more than one and its pages are not in memory (hurray_file_prefetch): its
+ * own bytes, never the rest of the file. No Python API. */
+static HurrayStatus prefetch_item(const HurrayFile *f, const Fetch *x, HurrayError *err) {
+  HurrayFileEntry e;
+  if (x->view >= 0 || hurray_file_entry(f, x->index, &e) != HURRAY_OK) return HURRAY_OK;
+  return hurray_file_prefetch(f, e.data_offset, e.data_length, 0, err);
+}
+
 static uint64_t node_size(const HurrayFileNode *n) {
   uint64_t c = 1;
   for (uint32_t k = 0; k < n->member_count; k++) c += node_size(&n->members[k]);
@@ -207,7 +216,8 @@ static PyObject *fetch_one(HrpyState *st, const HurrayFile *f, Fetch *x, uint32_
   hurray_error_clear(&err);
   HurrayStatus rc;
   Py_BEGIN_ALLOW_THREADS
-  rc = fetch(f, x, &err);
+  rc = prefetch_item(f, x, &err);
+  if (rc == HURRAY_OK) rc = fetch(f, x, &err);
   Py_END_ALLOW_THREADS
   char ctx[200];
   tensor_context(ctx, sizeof ctx, op, f, x->index);
@@ -248,6 +258,44 @@ static int parse_mmap(PyObject *o, const char *fname, HurrayFileAccess *out) {
   return -1;
 }
 
+/* workers=: a whole number in [1, HURRAY_FILE_MAX_WORKERS]; None (or not
+ * given): the environment variable HURRAY_WORKERS, else the library's default
+ * (0 here: the library reads the variable). A bad value, given or in the
+ * environment, is a ValueError naming it. */
+static int parse_workers(PyObject *o, const char *fname, uint32_t *out) {
+  *out = 0;
+  if (o == NULL || o == Py_None) {
+    const char *s = getenv("HURRAY_WORKERS");
+    if (s == NULL || *s == '\0') return 0;
+    unsigned long v = 0;
+    const char *p = s;
+    while (*p >= '0' && *p <= '9' && v <= HURRAY_FILE_MAX_WORKERS)
+      v = v * 10u + (unsigned long)(*p++ - '0');
+    if (*p == '\0' && v >= 1 && v <= HURRAY_FILE_MAX_WORKERS) return 0;
+    PyErr_Format(PyExc_ValueError,
+                 "%s: the environment variable HURRAY_WORKERS is '%.40s'; expected a whole number "
+                 "from 1 to %u (threads reading the file; 1 reads one piece at a time), or unset "
+                 "it for the default %u",
+                 fname, s, HURRAY_FILE_MAX_WORKERS,
+                 HURRAY_FILE_DEFAULT_WORKERS);
+    return -1;
+  }
+  if (PyLong_Check(o) && !PyBool_Check(o)) {
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (v == -1 && PyErr_Occurred()) return -1;
+    if (overflow == 0 && v >= 1 && v <= (long long)HURRAY_FILE_MAX_WORKERS) {
+      *out = (uint32_t)v;
+      return 0;
+    }
+  }
+  PyErr_Format(PyExc_ValueError,
+               "%s: invalid workers %.100R; expected a whole number from 1 to %u (threads "
+               "reading the file; 1 reads one piece at a time) or None (HURRAY_WORKERS, else %u)",
+               fname, o, HURRAY_FILE_MAX_WORKERS, HURRAY_FILE_DEFAULT_WORKERS);
+  return -1;
+}
+
 /* File.mmap_mode and the repr: "c", "r", or NULL for plain reads. */
 static const char *mmap_mode_name(HurrayFileAccess access) {
   switch (access) {
@@ -258,13 +306,14 @@ static const char *mmap_mode_name(HurrayFileAccess access) {
 }
 
 static HurrayFile *open_file(HrpyState *st, PyObject *pathobj, HurrayFileAccess access,
-                             uint32_t options, const char *op) {
+                             uint32_t options, uint32_t workers, const char *op) {
   PyObject *b = hrpy_fs_path(pathobj);
   if (b == NULL) return NULL;
   HurrayFileOpenOptions o;
   memset(&o, 0, sizeof o);
   o.access = access;
   o.decode_options = options;
+  o.workers = workers;
   HurrayFile *f = NULL;
   HurrayError err;
   hurray_error_clear(&err);
@@ -629,11 +678,12 @@ static HurrayFile *open_source(HrpyState *st, PyObject *source, uint32_t options
  * held in memory (open_image) instead of a file. */
 static PyObject *load_impl(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
                            PyObject *kwnames, bool with_kv, bool from_bytes) {
-  static const char *const names[] = {"path", "names", "mmap", "permissive", "verify", NULL};
+  static const char *const names[] = {"path",   "names",   "mmap", "permissive",
+                                      "verify", "workers", NULL};
   static const char *const image_names[] = {"data", "names", "permissive", "verify", "copy",
                                              NULL};
   const char *op = from_bytes ? "load_bytes" : "load";
-  PyObject *a[5] = {NULL, NULL, NULL, NULL, NULL};
+  PyObject *a[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
   bool copy = true; /* load_bytes: each tensor copied out of the image, or views of it */
   if (from_bytes) {
     PyObject *b[5];
@@ -651,8 +701,10 @@ static PyObject *load_impl(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
   HurrayFileAccess access;
   uint32_t options;
   bool verify = false;
+  uint32_t workers = 0;
   if (parse_mmap(a[2], op, &access) < 0 || parse_permissive(a[3], &options) < 0 ||
-      hrpy_arg_flag(a[4], false, &verify) < 0)
+      hrpy_arg_flag(a[4], false, &verify) < 0 ||
+      (!from_bytes && parse_workers(a[5], op, &workers) < 0))
     return NULL;
   PyObject *wanted = NULL; /* a tuple of str when names= is given */
   if (a[1] != NULL && a[1] != Py_None) {
@@ -674,7 +726,7 @@ static PyObject *load_impl(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
   if (from_bytes) {
     f = open_image(st, a[0], !copy, &options, op);
   } else {
-    f = open_file(st, a[0], access, options, op);
+    f = open_file(st, a[0], access, options, workers, op);
   }
   if (f == NULL) {
     Py_XDECREF(wanted);
@@ -727,10 +779,22 @@ static PyObject *load_impl(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
   uint64_t got = 0, failed_index = 0;
   int64_t failed_view = -1;
   Py_BEGIN_ALLOW_THREADS
+  if ((wanted == NULL || verify) && !from_bytes) {
+    /* everything is about to be read (the checksums of verify=True too): the
+     * whole tensor region ahead, in parallel (nothing when it is in memory
+     * already); it relies only on what open checked */
+    HurrayFileInfo info;
+    HRPY_CANNOT_FAIL(hurray_file_info(f, &info));
+    uint64_t end = info.kv_offset != 0 ? info.kv_offset : info.index_offset;
+    vrc = hurray_file_prefetch(f, info.first_descriptor_offset,
+                               end - info.first_descriptor_offset, 0, &err);
+  }
   /* Loading everything relies on every name being unique and no two tensors
    * overlapping: prove the whole index first (open checks only what a lazy
    * reader of one tensor relies on). */
-  if (verify) {
+  if (vrc != HURRAY_OK) {
+    /* reported below */
+  } else if (verify) {
     /* verify=True: every structural rule and the data checksums, first */
     HurrayFileDataReport rep;
     bool has_sums;
@@ -750,7 +814,8 @@ static PyObject *load_impl(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
         for (uint64_t k = 0; pass == 1 && k < n && x->base == NULL; k++)
           if (items[k].view < 0 && items[k].t != NULL && items[k].index == x->index)
             x->base = items[k].t;
-        rc = fetch(f, x, &err);
+        if (pass == 0) rc = prefetch_item(f, x, &err);
+        if (rc == HURRAY_OK) rc = fetch(f, x, &err);
         if (rc != HURRAY_OK) break;
       }
     }
@@ -898,7 +963,7 @@ static PyObject *m_load_kv(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
   uint64_t max_kv_memory;
   if (hrpy_kv_max_memory_arg(a[1], &max_kv_memory) < 0) return NULL;
   /* plain reads: only the header, trailer, index and KV section are read */
-  HurrayFile *f = open_file(st, a[0], HURRAY_FILE_ACCESS_READ, HURRAY_DECODE_STRICT, "load_kv");
+  HurrayFile *f = open_file(st, a[0], HURRAY_FILE_ACCESS_READ, HURRAY_DECODE_STRICT, 1, "load_kv");
   if (f == NULL) return NULL;
   PyObject *d = hrpy_kv_to_dict(st, f, max_kv_memory);
   hurray_file_close(&f);
@@ -1701,15 +1766,18 @@ static void file_dealloc(PyObject *self) {
 
 static PyObject *m_open(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
                         PyObject *kwnames) {
-  static const char *const names[] = {"path", "mmap", "permissive", "max_kv_memory", NULL};
-  PyObject *a[4];
+  static const char *const names[] = {"path", "mmap", "permissive", "max_kv_memory",
+                                      "workers", NULL};
+  PyObject *a[5];
   if (hrpy_parse_args("open", args, nargs, kwnames, names, 1, 1, a) < 0) return NULL;
   HrpyState *st = hrpy_state_of_module(m);
   HurrayFileAccess access;
   uint32_t options;
   uint64_t max_kv_memory;
+  uint32_t workers = 0;
   if (parse_mmap(a[1], "open", &access) < 0 || parse_permissive(a[2], &options) < 0 ||
-      hrpy_kv_max_memory_arg(a[3], &max_kv_memory) < 0)
+      hrpy_kv_max_memory_arg(a[3], &max_kv_memory) < 0 ||
+      parse_workers(a[4], "open", &workers) < 0)
     return NULL;
   /* a path; a source object (readinto(offset, memoryview) and size: read
    * through it, each tensor into memory of its own); or a file image held by
@@ -1729,7 +1797,7 @@ static PyObject *m_open(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
     if (shown != NULL) f = open_image(st, o, true, &options, "open");
   } else {
     shown = PyOS_FSPath(o);
-    if (shown != NULL) f = open_file(st, o, access, options, "open");
+    if (shown != NULL) f = open_file(st, o, access, options, workers, "open");
   }
   if (shown == NULL) return NULL;
   if (f == NULL) {
@@ -1899,7 +1967,7 @@ static PyMethodDef file_module_methods[] = {
      "views of the tensors written (a sequence of (name, base, dtype or None, shape, "
      "byte_offset, byte_strides)), each checked against its base by the C writer."},
     {"load", FASTKW(m_load),
-     "load(path, *, names=None, mmap=True, permissive=False, verify=False)\n--\n\nReads a .hrry file into a dict of name to "
+     "load(path, *, names=None, mmap=True, permissive=False, verify=False, workers=None)\n--\n\nReads a .hrry file into a dict of name to "
      "hurray.Tensor (a composite under its head's name, as a hurray.Composite). names= reads "
      "only those (a composite member too, when named). mmap=True or 'c' (the default) maps "
      "the file private and copy-on-write: tensors are writable zero-copy views that keep the "
@@ -1910,7 +1978,9 @@ static PyMethodDef file_module_methods[] = {
      "back after the stored tensors, over their bases' bytes, once the record was checked "
      "whole. verify=True first checks every "
      "structural rule and the data checksums the file carries (FileError naming the damaged "
-     "tensor and its byte offset)."},
+     "tensor and its byte offset). workers= threads read a cold file ahead in parallel "
+     "(None: HURRAY_WORKERS, else 4; 1: one piece at a time; a file in memory is not read "
+     "again)."},
     {"save_bytes", FASTKW(m_save_bytes),
      "save_bytes(tensors, *, kv=None, checksums=True, views=None)\n--\n\nThe .hrry file image "
      "save() would write for `tensors`, `kv` and `views`, as bytes, made in memory: no file system is involved."},
@@ -1927,7 +1997,7 @@ static PyMethodDef file_module_methods[] = {
      "of a .hrry file image held in memory, the stored tensors only, with the views records "
      "checked by the C reader: (tensors, records)."},
     {"_load_with_views", FASTKW(m_load_with_views),
-     "_load_with_views(path, *, names=None, mmap=True, permissive=False, verify=False)\n--\n\nload() "
+     "_load_with_views(path, *, names=None, mmap=True, permissive=False, verify=False, workers=None)\n--\n\nload() "
      "of the stored tensors only, with the views records checked whole by the C reader: "
      "(tensors, records), each record (name, base, dtype or None, shape, byte_offset, "
      "byte_strides), from one open of the file."},
@@ -1950,10 +2020,12 @@ static PyMethodDef file_module_methods[] = {
      "exact inverse of save's kv= "
      "(an empty dict when the file has none)."},
     {"open", FASTKW(m_open),
-     "open(path, *, mmap=True, permissive=False, max_kv_memory=268435456)\n--\n\nOpens a .hrry file lazily (hurray.File): keys(), "
+     "open(path, *, mmap=True, permissive=False, max_kv_memory=268435456, workers=None)\n--\n\nOpens a .hrry file lazily (hurray.File): keys(), "
      "f[name], get_tensor(name), kv, len, iteration and `in`, reading only what is asked. "
      "mmap= as for load: True or 'c' (copy-on-write mapping, the default), 'r' (read-only "
-     "mapping), False (read into memory). Use it as a context manager. `path` may also be a "
+     "mapping), False (read into memory). workers= threads read a large tensor's bytes ahead "
+     "when it is fetched (None: HURRAY_WORKERS, else 4; 1: as it is touched). Use it as a "
+     "context manager. `path` may also be a "
      "byte source, an object with an int `size` and readinto(offset, memoryview) -> int "
      "(called from any thread; each tensor is read through it into memory of its own; a "
      "failure is FileError carrying the exception's message), or a file image in a buffer "
