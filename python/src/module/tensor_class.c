@@ -510,7 +510,10 @@ static PyGetSetDef tensor_getset[] = {
     {"buffer_handles", tg_buffer_handles, NULL,
      "Tuple of hurray.BufferHandle, one per buffer, in descriptor order.", NULL},
     {"descriptor", tg_descriptor, NULL, "The tensor's hurray.Descriptor.", NULL},
-    {"quantization", tg_quantization, NULL, "The quantization section, or None.", NULL},
+    {"quantization", tg_quantization, NULL,
+     "The quantization section (an object of the class the constructor takes, equal to the "
+     "one given), or None.",
+     NULL},
     {"shard", tg_shard, NULL, "The shard section, or None.", NULL},
     {"statistics", tg_statistics, NULL, "The statistics section, or None.", NULL},
     {"byte_offset", tg_byte_offset, NULL, "Byte offset of element [0, ..., 0] in buffer 0.", NULL},
@@ -653,9 +656,15 @@ static PyType_Slot tensor_slots[] = {
      "  it out with that device.\n"
      "- `layout=` takes a `hurray.Layout` (row-major when omitted): see\n"
      "  [Authoring with `layout=`](../guide/layouts.md). `quantization=`,\n"
-     "  `statistics=` and `shard=` take the classes of\n"
-     "  the quantization, statistics and shard classes; another\n"
+     "  `statistics=` and `shard=` take a scheme class ([`PerTensorAffine`][hurray.PerTensorAffine],\n"
+     "  ...), a [`Statistics`][hurray.Statistics] and a [`Shard`][hurray.Shard]; another\n"
      "  object is a `TypeError`.\n"
+     "- A quantization scheme other than `PerTensorAffine` references its parameter buffers by\n"
+     "  index, supplied in `aux_buffers`. A dangling index, an index inside the layout's\n"
+     "  buffers, or a storage type the scheme refuses (`float32` for an affine scheme) raise\n"
+     "  `InvalidDescriptorError`; parameter buffers too small raise `hurray.BufferError`.\n"
+     "  A quantized tensor is not a NumPy or DLPack array (`UnsupportedError`, `BufferError`):\n"
+     "  `dequantize()` gives its values.\n"
      "- `byte_offset=` places element `[0, …, 0]` inside buffer 0 (a strided tensor with a\n"
      "  negative stride needs it); 0 for sparse, block-paged and composite layouts.\n"
      "\n"

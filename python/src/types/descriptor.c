@@ -138,13 +138,16 @@ static PyGetSetDef ds_getset[] = {
     {"shape", ds_shape, NULL, "Shape tuple; None for a dynamic dimension.", NULL},
     {"ndim", ds_ndim, NULL, "Rank.", NULL},
     {"size", ds_size, NULL, "Element count, or None if a dimension is dynamic.", NULL},
-    {"layout", ds_layout, NULL, "The memory layout (a hurray.Layout subclass).", NULL},
+    {"layout", ds_layout, NULL, "The layout (a hurray.Layout subclass, as Tensor.layout).", NULL},
     {"buffer_handles", ds_buffer_handles, NULL, "Tuple of hurray.BufferHandle, one per buffer.", NULL},
     {"buffer_count", ds_buffer_count, NULL, "Number of entries in the buffer table.", NULL},
-    {"device", ds_device, NULL, "Device of the buffers (None when there are none).", NULL},
-    {"quantization", ds_quantization, NULL, "The quantization section, or None.", NULL},
-    {"shard", ds_shard, NULL, "The shard section, or None.", NULL},
-    {"statistics", ds_statistics, NULL, "The statistics section, or None.", NULL},
+    {"device", ds_device, NULL, "Device of the buffers (None when there are none, as for a composite "
+     "head); a decoded descriptor builds it from its buffer table, with device id 0.",
+     NULL},
+    {"quantization", ds_quantization, NULL, "The quantization section (the class the Tensor constructor takes), or None.",
+     NULL},
+    {"shard", ds_shard, NULL, "The shard section (a hurray.Shard), or None.", NULL},
+    {"statistics", ds_statistics, NULL, "The statistics section (a hurray.Statistics), or None.", NULL},
     {"byte_offset", ds_byte_offset, NULL, "Byte offset of element [0, ..., 0] in buffer 0.", NULL},
     {"version", ds_version, NULL, "(major, minor) format version.", NULL},
     {"encoded_len", ds_encoded_len, NULL, "len(self.encode()).", NULL},
@@ -259,9 +262,9 @@ static PyMethodDef ds_methods[] = {
     {"decode", (PyCFunction)(void (*)(void))ds_decode,
      METH_FASTCALL | METH_KEYWORDS | METH_CLASS,
      "decode(data, /, *, permissive=False)\n--\n\n"
-     "Decode a descriptor from a bytes-like object. Bytes after descriptor_length are "
-     "ignored. Returns a Descriptor (never a Tensor: a descriptor has no buffers). "
-     "permissive=True keeps unknown and reserved tags for relays."},
+     "Decode a descriptor from any bytes-like object. The bytes after it are ignored (in a "
+     "stream, its data follows). Returns a Descriptor, never a Tensor (a descriptor has no "
+     "buffers). `permissive=True` keeps unknown and reserved tags (for relays)."},
     {"__reduce__", ds_reduce, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL},
 };
@@ -317,9 +320,11 @@ static void ds_dealloc(PyObject *s) {
 
 static PyType_Slot ds_slots[] = {
     {Py_tp_doc,
-     "A tensor descriptor without data.\n\nObtained from Tensor.descriptor or "
-     "Descriptor.decode(bytes); not constructible. encode() gives the wire bytes; "
-     "compares by value."},
+     "What a tensor declares, without its data.\n\nObtained from `Tensor.descriptor` or "
+     "`Descriptor.decode(data)`, never constructed. Its properties agree with the tensor's; "
+     "`layout`, `quantization`, `statistics` and `shard` return the classes the tensor's "
+     "getters return, so a decoded descriptor's sections can build a tensor. Compared and "
+     "hashed by value, that is by its encoding (`device_id` is not part of it)."},
     {Py_tp_repr, ds_repr},
     {Py_tp_hash, ds_hash},
     {Py_tp_richcompare, ds_richcompare},

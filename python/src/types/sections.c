@@ -310,9 +310,14 @@ static PyType_Slot stats_slots[] = {
     {Py_tp_doc,
      "Statistics(*, nnz=None, sparsity_ratio=None, value_min=None, value_max=None, "
      "value_abs_max=None, value_mean=None, value_stddev=None, nm_n=None, nm_m=None, "
-     "has_nan=None, has_inf=None)\n--\n\nThe advisory statistics section. The computed mask "
-     "follows what is supplied; fields that share a validity bit come together. Compared by "
-     "value; unhashable (float fields)."},
+     "has_nan=None, has_inf=None)\n--\n\nThe advisory statistics section.\n\n"
+     "The mask (`computed_mask`) follows what is given. Fields sharing one validity bit come "
+     "together or raise `InvalidDescriptorError`: `value_min`/`value_max`/`value_abs_max`, "
+     "`value_mean`/`value_stddev`, `nm_n`/`nm_m`, `has_nan`/`has_inf`. The format's rules "
+     "apply at construction (`sparsity_ratio` in [0, 1], `value_stddev >= 0`, "
+     "`nm_n <= nm_m`); `nnz` is checked against a sparse layout's when attached. Getters "
+     "return None for what the mask does not claim. Compared by the bits of the claimed "
+     "fields (a NaN equals itself, as in a descriptor); unhashable."},
     {Py_tp_new, stats_new},
     {Py_tp_repr, stats_repr},
     {Py_tp_richcompare, stats_richcompare},
@@ -462,7 +467,10 @@ static PyType_Slot shard_slots[] = {
     {Py_tp_methods, shard_methods},
     {Py_tp_doc,
      "Shard(parent_shape, shard_offset)\n--\n\nThe shard section: where this tensor sits in a "
-     "larger one. Immutable, compared and hashed by value."},
+     "larger one. One entry per dimension, no dynamic dimension, offsets inside the parent. "
+     "Attached to a tensor of the same rank, whose box must fit in the parent (else "
+     "`InvalidDescriptorError`); forbidden on CSF and block-paged tensors. Immutable, "
+     "compared and hashed by value."},
     {Py_tp_new, shard_new},
     {Py_tp_repr, shard_repr},
     {Py_tp_richcompare, shard_richcompare},
