@@ -130,31 +130,27 @@ static int encode_value(HrpyState *st, uint8_t tag, PyObject *v, uint8_t *out) {
   return 0;
 }
 
-/* Fills nbytes (a multiple of isz) at dst with copies of the isz-byte element
- * at elem; isz divides 16. One byte repeated is a memset; any other pattern
- * is stored 16 bytes at a time from registers: the buffer is only written,
- * never read back (a doubling memcpy reads as much as it writes). */
-static void fill_pattern(uint8_t *dst, uint64_t nbytes, const uint8_t *elem, unsigned isz) {
-  uint8_t pat[16];
-  bool uniform = true;
-  for (unsigned i = 0; i < 16; i++) {
-    pat[i] = elem[i % isz];
-    uniform = uniform && pat[i] == pat[0];
-  }
-  if (uniform) {
-    memset(dst, pat[0], (size_t)nbytes);
-    return;
-  }
-  uint64_t w0, w1;
-  memcpy(&w0, pat, 8);
-  memcpy(&w1, pat + 8, 8);
-  uint64_t n16 = nbytes / 16u;
-  uint8_t *p = dst;
-  for (uint64_t i = 0; i < n16; i++, p += 16) {
-    memcpy(p, &w0, 8);
-    memcpy(p + 8, &w1, 8);
-  }
-  memcpy(p, pat, (size_t)(nbytes - 16u * n16));
+/* Runs fn(dst, plan) with the GIL released when the buffer is large. */
+#define RUN_FILL(fn, dst, plan, nbytes)          \
+  do {                                          \
+    if ((nbytes) >= HRPY_NOGIL_FILL_BYTES) {    \
+      Py_BEGIN_ALLOW_THREADS fn((dst), (plan)); \
+      Py_END_ALLOW_THREADS                      \
+    } else {                                    \
+      fn((dst), (plan));                        \
+    }                                           \
+  } while (0)
+
+/* n copies of one element (ones, full): the library's fill. */
+typedef struct {
+  uint8_t tag;
+  uint64_t n;
+  const uint8_t *elem;
+  uint64_t nbytes;
+} FillPlan;
+
+static void value_fill(uint8_t *dst, const FillPlan *p) {
+  HRPY_CANNOT_FAIL(hurray_fill_value(p->tag, p->n, p->elem, dst, p->nbytes, NULL));
 }
 
 /* How the buffer is filled. */
@@ -246,13 +242,11 @@ static PyObject *create_tensor(HrpyState *st, const char *fname, FillKind kind, 
   uint64_t count, nbytes;
   if (dense_size(st, fname, tag, rank, shape, &count, &nbytes) < 0) return NULL;
   uint8_t elem[16];
-  unsigned isz = info->bit_width >= 8 ? info->bit_width / 8u : 0;
   if (kind == FILL_ONE || kind == FILL_VALUE) {
     if (tag == HURRAY_DTYPE_BOOL) {
       int truth = 1;
       if (kind == FILL_VALUE && (truth = PyObject_IsTrue(value)) < 0) return NULL;
-      elem[0] = truth ? 0xFF : 0x00;
-      isz = 1;
+      elem[0] = truth != 0;
     } else if (kind == FILL_ONE) {
       PyObject *one = PyLong_FromLong(1);
       if (one == NULL) return NULL;
@@ -268,18 +262,10 @@ static PyObject *create_tensor(HrpyState *st, const char *fname, FillKind kind, 
   if (alloc_owned(nbytes, kind == FILL_ZERO || (kind == FILL_NONE && info->bit_width < 8), &b) <
       0)
     return NULL;
-  if ((kind == FILL_ONE || kind == FILL_VALUE) && nbytes > 0) {
-    uint64_t fill = tag == HURRAY_DTYPE_BOOL ? nbytes : count * isz;
-    if (fill >= HRPY_NOGIL_FILL_BYTES) {
-      Py_BEGIN_ALLOW_THREADS fill_pattern(b.data, fill, elem, isz);
-      Py_END_ALLOW_THREADS
-    } else {
-      fill_pattern(b.data, fill, elem, isz);
-    }
-    if (tag == HURRAY_DTYPE_BOOL && (count % 8u) != 0) {
-      /* padding bits of the last byte are zero */
-      b.data[nbytes - 1] = (uint8_t)(b.data[nbytes - 1] & ((1u << (count % 8u)) - 1u));
-    }
+  if (kind == FILL_ONE || kind == FILL_VALUE) {
+    /* the library's fill (hurray_fill_value); the types were checked above */
+    FillPlan plan = {tag, count, elem, nbytes};
+    RUN_FILL(value_fill, b.data, &plan, nbytes);
   }
   return hrpy_tensor_new_dense(st, tag, rank, shape, HURRAY_LAYOUT_ROW_MAJOR, device, &b, fname);
 }
@@ -567,7 +553,6 @@ static int range_size(HrpyState *st, const char *fname, const char *what, uint8_
 typedef struct {
   RangeKind kind;
   uint8_t tag;
-  unsigned isz;
   uint64_t n, nbytes;
   uint64_t ifirst, idelta; /* RK_INT: element 0 and the step, modulo 2**64 */
   double e0, e1;           /* the others: elements 0 and 1 before conversion */
@@ -582,17 +567,6 @@ static void arange_fill(uint8_t *dst, const ArangePlan *p) {
   else
     HRPY_CANNOT_FAIL(hurray_fill_arange_float(p->tag, p->n, p->e0, p->e1, dst, p->nbytes, NULL));
 }
-
-/* Runs fn(dst, plan) with the GIL released when the buffer is large. */
-#define RUN_FILL(fn, dst, plan, nbytes)          \
-  do {                                          \
-    if ((nbytes) >= HRPY_NOGIL_FILL_BYTES) {    \
-      Py_BEGIN_ALLOW_THREADS fn((dst), (plan)); \
-      Py_END_ALLOW_THREADS                      \
-    } else {                                    \
-      fn((dst), (plan));                        \
-    }                                           \
-  } while (0)
 
 /* The length of a range from q = (stop - start) / step, as NumPy: a nonzero
  * span whose quotient underflows to zero has one element when positive. */
@@ -619,7 +593,6 @@ static int arange_length(HrpyState *st, double q, bool span_nonzero, uint64_t *n
  * last element fit (OverflowError naming them). */
 static int arange_int_plan(uint8_t tag, PyObject *first, PyObject *delta, ArangePlan *p) {
   const HurrayDtypeInfo *info = hurray_dtype_info(tag);
-  p->isz = info->bit_width / 8u;
   p->ifirst = p->idelta = 0;
   if (p->n == 0) return 0;
   int ok = int_fits(first, info, &p->ifirst);
@@ -895,23 +868,16 @@ PyObject *hrpy_eye(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObjec
   shape[1] = shape[0];
   if (a[1] != NULL && a[1] != Py_None && count_arg(st, "eye", "n_cols", a[1], &shape[1]) < 0)
     return NULL;
-  /* the diagonal: k >= 0 starts at (0, k), k < 0 at (-k, 0); one beyond the
-   * matrix (or beyond 64 bits) leaves it all zeros */
-  bool upper = true, none = false;
-  uint64_t off = 0;
+  /* the diagonal; one beyond 64 bits is beyond the matrix (all zeros) */
+  long long kv = 0;
   if (a[2] != NULL) {
     PyObject *k = PyNumber_Index(a[2]);
     if (k == NULL) return NULL;
     int overflow = 0;
-    long long kv = PyLong_AsLongLongAndOverflow(k, &overflow);
+    kv = PyLong_AsLongLongAndOverflow(k, &overflow);
     Py_DECREF(k);
     if (kv == -1 && PyErr_Occurred()) return NULL;
-    if (overflow != 0) {
-      none = true;
-    } else {
-      upper = kv >= 0;
-      off = upper ? (uint64_t)kv : (uint64_t)0 - (uint64_t)kv;
-    }
+    if (overflow != 0) kv = overflow > 0 ? INT64_MAX : INT64_MIN;
   }
   uint8_t tag = HURRAY_DTYPE_FLOAT64;
   if (a[3] != NULL && a[3] != Py_None && hrpy_dtype_converter(st, a[3], &tag) < 0) return NULL;
@@ -926,8 +892,7 @@ PyObject *hrpy_eye(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObjec
   }
   uint64_t count, nbytes;
   if (dense_size(st, "eye", tag, 2, shape, &count, &nbytes) < 0) return NULL;
-  uint8_t one[16];
-  unsigned isz = info->bit_width / 8u;
+  uint8_t one[16] = {1};
   if (tag != HURRAY_DTYPE_BOOL) {
     PyObject *o = PyLong_FromLong(1);
     if (o == NULL) return NULL;
@@ -937,20 +902,8 @@ PyObject *hrpy_eye(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObjec
   }
   HrpyBuffer b;
   if (alloc_owned(nbytes, true, &b) < 0) return NULL;
-  uint64_t rows = shape[0], cols = shape[1], i0 = 0, i1 = 0;
-  if (!none && upper && off < cols) {
-    i1 = rows < cols - off ? rows : cols - off;
-  } else if (!none && !upper && off < rows) {
-    i0 = off;
-    i1 = rows - off < cols ? rows : cols + off;
-  }
-  for (uint64_t i = i0; i < i1; i++) {
-    uint64_t idx = i * cols + (upper ? i + off : i - off);
-    if (tag == HURRAY_DTYPE_BOOL) {
-      b.data[idx / 8u] = (uint8_t)(b.data[idx / 8u] | (1u << (idx % 8u)));
-    } else {
-      memcpy(b.data + idx * isz, one, isz);
-    }
-  }
+  /* the library's diagonal (hurray_fill_eye) on zeroed memory; its arguments were checked here */
+  HRPY_CANNOT_FAIL(hurray_fill_eye(tag, shape[0], shape[1], (int64_t)kv, one, b.data, nbytes,
+                                   NULL));
   return hrpy_tensor_new_dense(st, tag, 2, shape, HURRAY_LAYOUT_ROW_MAJOR, device, &b, "eye");
 }
