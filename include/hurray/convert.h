@@ -216,6 +216,35 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_fill_eye(uint8_t type_tag, uint6
                                                          const void *value, void *dst,
                                                          uint64_t dst_size, HurrayError *err);
 
+/*
+ * One scalar as NumPy stores it (numpy.full's element for a Python number;
+ * the Python package's hurray.full, hurray.ones and hurray.eye): the
+ * element's bytes, in host byte order, into `out` (room for 16 bytes).
+ *
+ * hurray_scalar_from_double: float64 and complex128 exact; float32 and
+ * complex64 by C's conversion; float16 rounded once from the double;
+ * bfloat16 through float32 (two roundings, as NumPy's cast); float8_e4m3
+ * and float8_e5m2 to nearest even (beyond the largest finite value e5m2
+ * gives an infinity, e4m3 NaN); float8_e8m0 a power of two 2^-126 .. 2^127
+ * only (HURRAY_ERR_INVALID_ARGUMENT otherwise). `im` is the imaginary part
+ * of a complex type, ignored otherwise.
+ *
+ * hurray_scalar_from_int: the integer given by its sign and magnitude, into
+ * an integer type of 8 to 64 bits (two's complement for the signed ones);
+ * outside the type's range HURRAY_ERR_INVALID_ARGUMENT (where NumPy's
+ * wrap-around casts would store something else).
+ *
+ * Errors, nothing written: HURRAY_ERR_INVALID_TYPE (a tag that names no
+ * type), HURRAY_ERR_UNSUPPORTED (another type: bool, the sub-byte types,
+ * and integers for the first, floats for the second), HURRAY_ERR_NULL_POINTER.
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_scalar_from_double(uint8_t type_tag, double re,
+                                                                   double im, void *out,
+                                                                   HurrayError *err);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_scalar_from_int(uint8_t type_tag, bool negative,
+                                                                uint64_t magnitude, void *out,
+                                                                HurrayError *err);
+
 #ifdef __cplusplus
 }
 #endif

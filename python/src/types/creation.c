@@ -25,108 +25,66 @@
  * than filling a small buffer). */
 #define HRPY_NOGIL_FILL_BYTES ((uint64_t)1 << 20)
 
-/* Element conversions are libhurray's (hurray/convert.h). float16 rounds a
- * double once (hurray_float16_from_double); bfloat16 goes through float32,
- * two roundings (what full, arange and linspace have always given, and
- * test_creation_ranges.py pins). */
-static uint16_t f64_to_bf16(double d) { return hurray_bfloat16_from_float((float)d); }
-
-/* Encodes one element of `tag` from a Python value into out (itemsize bytes). */
-static int encode_value(HrpyState *st, uint8_t tag, PyObject *v, uint8_t *out) {
-  switch (tag) {
-    case HURRAY_DTYPE_FLOAT16:
-    case HURRAY_DTYPE_BFLOAT16:
-    case HURRAY_DTYPE_FLOAT32:
-    case HURRAY_DTYPE_FLOAT64: {
-      double d = PyFloat_AsDouble(v);
-      if (d == -1.0 && PyErr_Occurred()) return -1;
-      if (tag == HURRAY_DTYPE_FLOAT64) {
-        memcpy(out, &d, 8);
-      } else if (tag == HURRAY_DTYPE_FLOAT32) {
-        float f = (float)d;
-        memcpy(out, &f, 4);
-      } else {
-        uint16_t h = tag == HURRAY_DTYPE_FLOAT16 ? hurray_float16_from_double(d) : f64_to_bf16(d);
-        memcpy(out, &h, 2);
-      }
-      return 0;
-    }
-    case HURRAY_DTYPE_COMPLEX64:
-    case HURRAY_DTYPE_COMPLEX128: {
-      Py_complex c = PyComplex_AsCComplex(v);
-      if (c.real == -1.0 && PyErr_Occurred()) return -1;
-      if (tag == HURRAY_DTYPE_COMPLEX128) {
-        memcpy(out, &c.real, 8);
-        memcpy(out + 8, &c.imag, 8);
-      } else {
-        float re = (float)c.real, im = (float)c.imag;
-        memcpy(out, &re, 4);
-        memcpy(out + 4, &im, 4);
-      }
-      return 0;
-    }
-    case HURRAY_DTYPE_FLOAT8_E4M3:
-    case HURRAY_DTYPE_FLOAT8_E5M2:
-    case HURRAY_DTYPE_FLOAT8_E8M0: {
-      /* the codec's rounding (ml_dtypes' too): to nearest even; beyond the
-       * largest finite value e5m2 gives an infinity and e4m3 NaN; e8m0 holds
-       * powers of two only */
-      double d = PyFloat_AsDouble(v);
-      if (d == -1.0 && PyErr_Occurred()) return -1;
-      uint64_t code = 0;
-      HurrayStatus rc = hurray_value_code_from_double(tag, d, 0, &code);
-      if (rc != HURRAY_OK) {
-        PyErr_Format(PyExc_ValueError, "fill value %R cannot be stored as %s (%s)", v,
-                     hurray_dtype_name(tag),
-                     tag == HURRAY_DTYPE_FLOAT8_E8M0 ? "a power of two 2**-126 .. 2**127"
-                                                    : hurray_status_message(rc));
-        return -1;
-      }
-      out[0] = (uint8_t)code;
-      return 0;
-    }
-    default:
-      break;
-  }
-  const HurrayDtypeInfo *info = hurray_dtype_info(tag);
-  if (info == NULL || (info->flags & HURRAY_DTF_INT) == 0 || info->bit_width < 8) {
-    hrpy_raise(st->UnsupportedError, "cannot encode a fill value as %s",
-              info != NULL ? info->name : "a private type");
-    return -1;
-  }
-  PyObject *iv = PyFloat_Check(v) ? PyNumber_Long(v) : PyNumber_Index(v);
-  if (iv == NULL) return -1;
-  unsigned bytes = info->bit_width / 8u;
-  bool is_signed = (info->flags & HURRAY_DTF_SIGNED) != 0;
+/* A Python int as sign and magnitude (what hurray_scalar_from_int takes):
+ * 1, or 0 when its magnitude is beyond 64 bits (out of every type's range),
+ * -1 on error. */
+static int int_parts(PyObject *iv, bool *negative, uint64_t *magnitude) {
   int overflow = 0;
   long long s = PyLong_AsLongLongAndOverflow(iv, &overflow);
-  unsigned long long u = 0;
-  if (s == -1 && PyErr_Occurred()) {
-    Py_DECREF(iv);
-    return -1;
+  if (s == -1 && PyErr_Occurred()) return -1;
+  *negative = overflow < 0 || (overflow == 0 && s < 0);
+  if (overflow == 0) {
+    *magnitude = s < 0 ? (uint64_t)0 - (uint64_t)s : (uint64_t)s;
+    return 1;
   }
-  bool ok;
-  if (is_signed) {
-    long long lo = bytes == 8 ? INT64_MIN : -(1ll << (8 * bytes - 1));
-    long long hi = bytes == 8 ? INT64_MAX : (1ll << (8 * bytes - 1)) - 1;
-    ok = overflow == 0 && s >= lo && s <= hi;
-    u = (unsigned long long)s;
-  } else if (overflow > 0) {
-    u = PyLong_AsUnsignedLongLong(iv);
-    ok = !(u == (unsigned long long)-1 && PyErr_Occurred());
+  if (overflow < 0) return 0;
+  *magnitude = PyLong_AsUnsignedLongLong(iv);
+  if (*magnitude == (uint64_t)-1 && PyErr_Occurred()) {
+    if (!PyErr_ExceptionMatches(PyExc_OverflowError)) return -1;
     PyErr_Clear();
-  } else {
-    ok = overflow == 0 && s >= 0 &&
-         (bytes == 8 || (unsigned long long)s < (1ull << (8 * bytes)));
-    u = (unsigned long long)s;
+    return 0;
   }
-  if (!ok) {
-    PyErr_Format(PyExc_OverflowError, "fill value %R is out of range for %s", iv, info->name);
+  return 1;
+}
+
+/* One element of `tag` from a Python value into out (16 bytes): the
+ * library's encoding (hurray_scalar_from_double / _from_int, NumPy's rules);
+ * an integer type truncates a float, as int() does. */
+static int encode_value(HrpyState *st, uint8_t tag, PyObject *v, uint8_t *out) {
+  HurrayError e;
+  hurray_error_clear(&e);
+  HurrayStatus rc;
+  if (hurray_dtype_is_integer(tag)) {
+    PyObject *iv = PyFloat_Check(v) ? PyNumber_Long(v) : PyNumber_Index(v);
+    if (iv == NULL) return -1;
+    bool negative = false;
+    uint64_t magnitude = 0;
+    int fits = int_parts(iv, &negative, &magnitude);
+    rc = fits == 1 ? hurray_scalar_from_int(tag, negative, magnitude, out, &e)
+                   : HURRAY_ERR_INVALID_ARGUMENT;
+    if (fits >= 0 && rc == HURRAY_ERR_INVALID_ARGUMENT)
+      PyErr_Format(PyExc_OverflowError, "fill value %R is out of range for %s", iv,
+                   hurray_dtype_name(tag));
     Py_DECREF(iv);
+    if (fits < 0 || rc == HURRAY_ERR_INVALID_ARGUMENT) return -1;
+  } else {
+    Py_complex c = {0.0, 0.0};
+    if (hurray_dtype_is_complex(tag))
+      c = PyComplex_AsCComplex(v);
+    else
+      c.real = PyFloat_AsDouble(v);
+    if (c.real == -1.0 && PyErr_Occurred()) return -1;
+    rc = hurray_scalar_from_double(tag, c.real, c.imag, out, &e);
+    if (rc == HURRAY_ERR_INVALID_ARGUMENT) {
+      PyErr_Format(PyExc_ValueError, "fill value %R %s", v, e.reason);
+      return -1;
+    }
+  }
+  if (rc != HURRAY_OK) {
+    hrpy_raise(st->UnsupportedError, "cannot encode a fill value as %s",
+               hurray_dtype_name(tag) != NULL ? hurray_dtype_name(tag) : "a private type");
     return -1;
   }
-  Py_DECREF(iv);
-  for (unsigned i = 0; i < bytes; i++) out[i] = (uint8_t)(u >> (8 * i)); /* little-endian */
   return 0;
 }
 
@@ -505,34 +463,19 @@ static int range_arg_double(HrpyState *st, const char *fname, const char *name,
   return 0;
 }
 
-/* Whether the Python int `v` fits the integer type `info`: 1 (with *bits its
- * two's complement low 64 bits), 0, or -1 on error. */
+/* Whether the Python int `v` fits the integer type `info` (the library's
+ * range, hurray_scalar_from_int): 1 with *bits its two's complement, 0, or
+ * -1 on error. */
 static int int_fits(PyObject *v, const HurrayDtypeInfo *info, uint64_t *bits) {
-  unsigned bytes = info->bit_width / 8u;
-  bool is_signed = (info->flags & HURRAY_DTF_SIGNED) != 0;
-  int overflow = 0;
-  long long s = PyLong_AsLongLongAndOverflow(v, &overflow);
-  if (s == -1 && PyErr_Occurred()) return -1;
-  if (overflow == 0) {
-    *bits = (uint64_t)s;
-    if (is_signed) {
-      long long lo = bytes == 8 ? INT64_MIN : -(1ll << (8 * bytes - 1));
-      long long hi = bytes == 8 ? INT64_MAX : (1ll << (8 * bytes - 1)) - 1;
-      return s >= lo && s <= hi;
-    }
-    return s >= 0 && (bytes == 8 || (unsigned long long)s < (1ull << (8 * bytes)));
-  }
-  if (overflow > 0 && !is_signed && bytes == 8) {
-    unsigned long long u = PyLong_AsUnsignedLongLong(v);
-    if (u == (unsigned long long)-1 && PyErr_Occurred()) {
-      if (!PyErr_ExceptionMatches(PyExc_OverflowError)) return -1;
-      PyErr_Clear();
-      return 0;
-    }
-    *bits = u;
-    return 1;
-  }
-  return 0;
+  bool negative;
+  uint64_t magnitude;
+  uint8_t code[8] = {0};
+  int rc = int_parts(v, &negative, &magnitude);
+  if (rc <= 0) return rc;
+  if (hurray_scalar_from_int(info->tag, negative, magnitude, code, NULL) != HURRAY_OK) return 0;
+  *bits = 0;
+  for (unsigned i = 0; i < 8; i++) *bits |= (uint64_t)code[i] << (8 * i);
+  return 1;
 }
 
 /* The element count of a range (`len`, from its computation) checked against
