@@ -295,9 +295,10 @@ static PyMethodDef module_methods[] = {
      "\n"
      "A 2-D `n_rows` x `n_cols` tensor (`n_cols` defaults to `n_rows`, `dtype` to float64) "
      "with ones on diagonal `k` (0 the main one, positive above, negative below) and zeros "
-     "elsewhere; a `k` beyond the matrix gives all zeros. Allocation as [`zeros`][hurray.zeros]; any type "
-     "`ones` takes, `bool` included (bit-packed). A negative `n_rows` or `n_cols` raises "
-     "`InvalidDescriptorError`, a non-integer a `TypeError`."},
+     "elsewhere; a `k` beyond the matrix gives all zeros. Allocation as [`zeros`][hurray.zeros]; "
+     "the Tier 1 types (`bool` included, bit-packed) and complex, not the Tier 2 ones "
+     "(`UnsupportedError`). A negative `n_rows` or `n_cols` raises `InvalidDescriptorError`, "
+     "a non-integer a `TypeError`."},
     {"from_numpy", FASTKW(hrpy_from_numpy),
      "from_numpy(array, /, *, copy=None)\n--\n\nWrap a numpy.ndarray (or any object "
      "exporting a buffer) as a hurray.Tensor, sharing its memory when the address meets "

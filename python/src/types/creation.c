@@ -48,9 +48,11 @@ static int int_parts(PyObject *iv, bool *negative, uint64_t *magnitude) {
 }
 
 /* One element of `tag` from a Python value into out (16 bytes): the
- * library's encoding (hurray_scalar_from_double / _from_int, NumPy's rules);
- * an integer type truncates a float, as int() does. */
-static int encode_value(HrpyState *st, uint8_t tag, PyObject *v, uint8_t *out) {
+ * library's encoding (hurray_scalar_from_double / _from_int, NumPy's rules),
+ * which also says which types take a value; an integer type truncates a
+ * float, as int() does. */
+static int encode_value(HrpyState *st, const char *fname, uint8_t tag, PyObject *v,
+                        uint8_t *out) {
   HurrayError e;
   hurray_error_clear(&e);
   HurrayStatus rc;
@@ -81,8 +83,10 @@ static int encode_value(HrpyState *st, uint8_t tag, PyObject *v, uint8_t *out) {
     }
   }
   if (rc != HURRAY_OK) {
-    hrpy_raise(st->UnsupportedError, "cannot encode a fill value as %s",
-               hurray_dtype_name(tag) != NULL ? hurray_dtype_name(tag) : "a private type");
+    hrpy_raise(st->UnsupportedError,
+               "%s: %s values cannot be encoded here (integers of 8 to 64 bits, float16, "
+               "bfloat16, float32, float64, complex and float8 only)",
+               fname, hurray_dtype_name(tag) != NULL ? hurray_dtype_name(tag) : "private-type");
     return -1;
   }
   return 0;
@@ -185,17 +189,8 @@ static PyObject *create_tensor(HrpyState *st, const char *fname, FillKind kind, 
     return hrpy_raise(st->UnsupportedError, "%s: a private type cannot be allocated by tag",
                      fname);
   }
-  bool fillable = info->tier == 1 || tag == HURRAY_DTYPE_COMPLEX64 ||
-                  tag == HURRAY_DTYPE_COMPLEX128 || tag == HURRAY_DTYPE_FLOAT8_E4M3 ||
-                  tag == HURRAY_DTYPE_FLOAT8_E5M2 || tag == HURRAY_DTYPE_FLOAT8_E8M0;
   if (kind == FILL_ZERO && tag == HURRAY_DTYPE_FLOAT8_E8M0) {
     return hrpy_raise(st->UnsupportedError, "%s: float8_e8m0 has no zero", fname);
-  }
-  if ((kind == FILL_ONE || kind == FILL_VALUE) && !fillable) {
-    return hrpy_raise(st->UnsupportedError,
-                     "%s: %s values cannot be encoded here (Tier 1 types, complex and float8 "
-                     "only)",
-                     fname, info->name);
   }
   uint64_t count, nbytes;
   if (dense_size(st, fname, tag, rank, shape, &count, &nbytes) < 0) return NULL;
@@ -208,10 +203,10 @@ static PyObject *create_tensor(HrpyState *st, const char *fname, FillKind kind, 
     } else if (kind == FILL_ONE) {
       PyObject *one = PyLong_FromLong(1);
       if (one == NULL) return NULL;
-      int rc = encode_value(st, tag, one, elem);
+      int rc = encode_value(st, fname, tag, one, elem);
       Py_DECREF(one);
       if (rc < 0) return NULL;
-    } else if (encode_value(st, tag, value, elem) < 0) {
+    } else if (encode_value(st, fname, tag, value, elem) < 0) {
       return NULL;
     }
   }
@@ -827,19 +822,17 @@ PyObject *hrpy_eye(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObjec
   PyObject *device = resolve_device(st, "eye", a[4], st->core->cpu);
   if (device == NULL) return NULL;
   const HurrayDtypeInfo *info = hurray_dtype_info(tag);
-  if (info == NULL || !(info->tier == 1 || tag == HURRAY_DTYPE_COMPLEX64 ||
-                        tag == HURRAY_DTYPE_COMPLEX128)) {
+  if (info == NULL || !(info->tier == 1 || hurray_dtype_is_complex(tag)))
     return hrpy_raise(st->UnsupportedError,
-                     "eye: %s values cannot be encoded here (Tier 1 types and complex only)",
-                     info != NULL ? info->name : "private type");
-  }
+                      "eye: %s values cannot be encoded here (Tier 1 types and complex only)",
+                      info != NULL ? info->name : "private type");
   uint64_t count, nbytes;
   if (dense_size(st, "eye", tag, 2, shape, &count, &nbytes) < 0) return NULL;
   uint8_t one[16] = {1};
   if (tag != HURRAY_DTYPE_BOOL) {
     PyObject *o = PyLong_FromLong(1);
     if (o == NULL) return NULL;
-    int rc = encode_value(st, tag, o, one);
+    int rc = encode_value(st, "eye", tag, o, one);
     Py_DECREF(o);
     if (rc < 0) return NULL;
   }
