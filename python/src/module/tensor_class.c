@@ -348,33 +348,16 @@ static PyMethodDef tensor_module_methods[] = {
 
 /* ---- getters --------------------------------------------------------------- */
 
+static PyObject *tg_field(PyObject *s, void *which) {
+  return hrpy_field_get(hrpy_state_of(s), F(s), which);
+}
 static PyObject *tg_dtype(PyObject *s, void *c) {
   (void)c;
   return Py_NewRef(hrpy_tensor_dtype(s));
 }
-static PyObject *tg_shape(PyObject *s, void *c) {
-  (void)c;
-  return hrpy_shape_tuple(F(s)->rank, F(s)->shape);
-}
-static PyObject *tg_ndim(PyObject *s, void *c) {
-  (void)c;
-  return PyLong_FromUnsignedLong(F(s)->rank);
-}
-static PyObject *tg_size(PyObject *s, void *c) {
-  (void)c;
-  return hrpy_size_object(F(s)->rank, F(s)->shape);
-}
 static PyObject *tg_device(PyObject *s, void *c) {
   (void)c;
   return Py_NewRef(hrpy_tensor_device(s));
-}
-static PyObject *tg_layout(PyObject *s, void *c) {
-  (void)c;
-  return hrpy_layout_object(hrpy_state_of(s), F(s));
-}
-static PyObject *tg_buffer_count(PyObject *s, void *c) {
-  (void)c;
-  return PyLong_FromUnsignedLong(F(s)->buffer_count);
 }
 static PyObject *tg_buffer_handles(PyObject *s, void *c) {
   (void)c;
@@ -389,22 +372,6 @@ static PyObject *tg_descriptor(PyObject *s, void *c) {
   HurrayStatus rc = hurray_descriptor_clone(own, &d);
   if (rc != HURRAY_OK) return hrpy_raise_status(st, rc, NULL, "Tensor.descriptor");
   return hrpy_descriptor_wrap(st, d, hrpy_tensor_device(s));
-}
-static PyObject *tg_quantization(PyObject *s, void *c) {
-  (void)c;
-  return hrpy_quantization_object(hrpy_state_of(s), F(s));
-}
-static PyObject *tg_shard(PyObject *s, void *c) {
-  (void)c;
-  return hrpy_shard_object(hrpy_state_of(s), F(s));
-}
-static PyObject *tg_statistics(PyObject *s, void *c) {
-  (void)c;
-  return hrpy_statistics_object(hrpy_state_of(s), F(s));
-}
-static PyObject *tg_byte_offset(PyObject *s, void *c) {
-  (void)c;
-  return PyLong_FromUnsignedLongLong(F(s)->byte_offset);
 }
 static PyObject *tg_sync_mode(PyObject *s, void *c) {
   (void)c;
@@ -501,22 +468,11 @@ static PyObject *tm_data_ptr(PyObject *s, PyObject *unused) {
 
 static PyGetSetDef tensor_getset[] = {
     {"dtype", tg_dtype, NULL, "Element type (hurray.Dtype singleton).", NULL},
-    {"shape", tg_shape, NULL, "Shape tuple; None for a dynamic dimension.", NULL},
-    {"ndim", tg_ndim, NULL, "Rank.", NULL},
-    {"size", tg_size, NULL, "Element count, or None if a dimension is dynamic.", NULL},
+    HRPY_FIELD_GETSETS(tg_field),
     {"device", tg_device, NULL, "The hurray.Device holding the buffers.", NULL},
-    {"layout", tg_layout, NULL, "The memory layout (a hurray.Layout subclass; read-only).", NULL},
-    {"buffer_count", tg_buffer_count, NULL, "Number of buffers in the descriptor's table.", NULL},
     {"buffer_handles", tg_buffer_handles, NULL,
      "Tuple of hurray.BufferHandle, one per buffer, in descriptor order.", NULL},
     {"descriptor", tg_descriptor, NULL, "The tensor's hurray.Descriptor.", NULL},
-    {"quantization", tg_quantization, NULL,
-     "The quantization section (an object of the class the constructor takes, equal to the "
-     "one given), or None.",
-     NULL},
-    {"shard", tg_shard, NULL, "The shard section, or None.", NULL},
-    {"statistics", tg_statistics, NULL, "The statistics section, or None.", NULL},
-    {"byte_offset", tg_byte_offset, NULL, "Byte offset of element [0, ..., 0] in buffer 0.", NULL},
     {"sync_mode", tg_sync_mode, NULL,
      "'producer_synced' unless a buffer declares 'event' or 'consumer_stream' (read-only).",
      NULL},
