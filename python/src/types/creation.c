@@ -363,38 +363,21 @@ PyObject *hrpy_full_like(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
 
 
 /* How the elements of a range are computed and stored. */
-typedef enum { RK_INT, RK_F16, RK_BF16, RK_F32, RK_F64, RK_C64, RK_C128 } RangeKind;
+typedef enum { RK_INT, RK_FLOAT } RangeKind;
 
-/* The range kind of `tag`, or raises UnsupportedError: integers of 8 bits or
- * more, float16, bfloat16, float32, float64, complex64, complex128 (a range
- * of booleans or of Tier 2 numbers has no defined step). */
+/* The range kind of `tag`, or UnsupportedError: the types the library's
+ * range functions take (asked with an empty range), integers or not. */
 static int range_kind(HrpyState *st, const char *fname, uint8_t tag, RangeKind *out) {
-  switch (tag) {
-    case HURRAY_DTYPE_FLOAT16: *out = RK_F16; return 0;
-    case HURRAY_DTYPE_BFLOAT16: *out = RK_BF16; return 0;
-    case HURRAY_DTYPE_FLOAT32: *out = RK_F32; return 0;
-    case HURRAY_DTYPE_FLOAT64: *out = RK_F64; return 0;
-    case HURRAY_DTYPE_COMPLEX64: *out = RK_C64; return 0;
-    case HURRAY_DTYPE_COMPLEX128: *out = RK_C128; return 0;
-    case HURRAY_DTYPE_BOOL:
-      hrpy_raise(st->UnsupportedError,
-                "%s does not support dtype=bool (a range of booleans has no step); use "
-                "zeros, ones or full",
-                fname);
-      return -1;
-    default:
-      break;
+  HurrayError e;
+  hurray_error_clear(&e);
+  if (hurray_fill_linspace(tag, 0, 0.0, 0.0, true, NULL, 0, NULL, &e) != HURRAY_OK) {
+    const char *n = hurray_dtype_name(tag);
+    hrpy_raise(st->UnsupportedError, "%s: dtype=%s: %s", fname, n != NULL ? n : "(private)",
+               e.reason);
+    return -1;
   }
-  const HurrayDtypeInfo *info = hurray_dtype_info(tag);
-  if (info != NULL && (info->flags & HURRAY_DTF_INT) != 0 && info->bit_width >= 8) {
-    *out = RK_INT;
-    return 0;
-  }
-  hrpy_raise(st->UnsupportedError,
-            "%s: dtype %s is not supported (integer types of 8 bits or more, float16, "
-            "bfloat16, float32, float64, complex64 and complex128 only)",
-            fname, info != NULL ? info->name : "(a private type)");
-  return -1;
+  *out = hurray_dtype_is_integer(tag) ? RK_INT : RK_FLOAT;
+  return 0;
 }
 
 /* One real argument of a range: an integer (Python int or anything with
