@@ -63,8 +63,6 @@ static PyObject *quant_wrap(HrpyState *st, const HurrayQuantization *q) {
   return (PyObject *)o;
 }
 
-PyObject *hrpy_quant_new(HrpyState *st, const HurrayQuantization *q) { return quant_wrap(st, q); }
-
 /* Checks an authored scheme, encodes its payload and wraps it. */
 static PyObject *quant_build(HrpyState *st, HurrayQuantization *q, const char *ctx) {
   HurrayError err;
