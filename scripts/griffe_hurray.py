@@ -10,7 +10,11 @@ One source each: signatures and types from the stubs, prose from the code.
 Docstrings start with a signature line (so that inspect.signature works on the
 C functions); the page already shows the signature from the stubs, so that
 line is dropped. Dunder names in prose (__dlpack__) are set as code, not read
-as Markdown emphasis.
+as Markdown emphasis. A special method that only inherits object's generic text
+("Create and return a new object. ...") shows none. The C classes are built by
+__new__, which the page would not show without a docstring: its signature is
+given to the class as an __init__ (merge_init_into_class), so the class heading
+shows how to construct it, and the class docstring says the rest.
 """
 
 import importlib
@@ -22,6 +26,8 @@ import griffe
 SIGNATURE = re.compile(r"^\s*[A-Za-z_][\w.]*\(.*\)\s*(->.*)?$")
 DUNDER = re.compile(r"(?<![`\w])(__\w+__)(?![`\w])")
 CODE = re.compile(r"(```.*?```|``.+?``|`[^`]+`)", re.S)
+GENERIC = {d for d in (getattr(getattr(object, n), "__doc__", None) for n in dir(object))
+           if isinstance(d, str)}
 
 def _runtime(path):
     parts = path.split(".")
@@ -90,8 +96,20 @@ class HurrayDocstrings(griffe.Extension):
                 if isinstance(tdoc, str) and clean(text) == clean(tdoc):
                     text = None  # a constant: inspection gave its type's docstring
                     obj.docstring = None
+            if text and obj.name.startswith("__") and text in GENERIC:
+                text = None
+                obj.docstring = None
             if text:
                 obj.docstring = griffe.Docstring(clean(text), parent=obj)
+            if obj.is_class and "__new__" in obj.members and "__init__" not in obj.members:
+                new = obj.members["__new__"]
+                if not new.is_alias and new.is_function:
+                    params = list(new.parameters)
+                    if params and params[0].name == "cls":
+                        params[0] = griffe.Parameter("self", kind=params[0].kind)
+                    obj.set_member("__init__", griffe.Function(
+                        "__init__", parameters=griffe.Parameters(*params), returns="None",
+                        lineno=new.lineno, endlineno=new.endlineno))
             for member in list(obj.members.values()):
                 walk(member)
 

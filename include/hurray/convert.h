@@ -185,6 +185,66 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_fill_linspace(uint8_t type_tag, 
                                                               uint64_t dst_size, double *out_bad,
                                                               HurrayError *err);
 
+/* ---- one value repeated ------------------------------------------------------ */
+
+/*
+ * hurray_fill_value: n copies of one element into `dst` (borrowed, dst_size
+ * bytes; NULL allowed when n is 0). `value` holds the element as the type
+ * stores it (host byte order, its size in bytes); for bool one byte, true
+ * when not zero: bool elements are packed LSB-first, the padding bits of the
+ * last byte zero. The buffer is written 16 bytes at a time and never read
+ * back (the Python package's hurray.ones and hurray.full are this function).
+ *
+ * hurray_fill_eye: `value` on diagonal k of a rows x cols row-major matrix
+ * (0 the main one, k > 0 above, k < 0 below; one beyond the matrix has no
+ * element). Only the diagonal is written: on zeroed memory (hurray_alloc_zeroed,
+ * whose large buffers cost nothing until written) it makes hurray.eye.
+ *
+ * Types: bool and every named type whose elements are whole bytes dividing
+ * 16 (the 1-, 2-, 4-, 8- and 16-byte types). Errors: HURRAY_ERR_INVALID_TYPE
+ * (a tag that names no type), HURRAY_ERR_UNSUPPORTED (a sub-byte type but
+ * bool: set its codes with hurray_value_set_code), HURRAY_ERR_NULL_POINTER
+ * (`value`; `dst` with elements), HURRAY_ERR_BUFFER_TOO_SMALL (dst_size below
+ * the elements' bytes), HURRAY_ERR_INVALID_ARGUMENT (eye: rows x cols
+ * overflowing 64 bits); nothing is written then.
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_fill_value(uint8_t type_tag, uint64_t n,
+                                                           const void *value, void *dst,
+                                                           uint64_t dst_size, HurrayError *err);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_fill_eye(uint8_t type_tag, uint64_t rows,
+                                                         uint64_t cols, int64_t k,
+                                                         const void *value, void *dst,
+                                                         uint64_t dst_size, HurrayError *err);
+
+/*
+ * One scalar as NumPy stores it (numpy.full's element for a Python number;
+ * the Python package's hurray.full, hurray.ones and hurray.eye): the
+ * element's bytes, in host byte order, into `out` (room for 16 bytes).
+ *
+ * hurray_scalar_from_double: float64 and complex128 exact; float32 and
+ * complex64 by C's conversion; float16 rounded once from the double;
+ * bfloat16 through float32 (two roundings, as NumPy's cast); float8_e4m3
+ * and float8_e5m2 to nearest even (beyond the largest finite value e5m2
+ * gives an infinity, e4m3 NaN); float8_e8m0 a power of two 2^-126 .. 2^127
+ * only (HURRAY_ERR_INVALID_ARGUMENT otherwise). `im` is the imaginary part
+ * of a complex type, ignored otherwise.
+ *
+ * hurray_scalar_from_int: the integer given by its sign and magnitude, into
+ * an integer type of 8 to 64 bits (two's complement for the signed ones);
+ * outside the type's range HURRAY_ERR_INVALID_ARGUMENT (where NumPy's
+ * wrap-around casts would store something else).
+ *
+ * Errors, nothing written: HURRAY_ERR_INVALID_TYPE (a tag that names no
+ * type), HURRAY_ERR_UNSUPPORTED (another type: bool, the sub-byte types,
+ * and integers for the first, floats for the second), HURRAY_ERR_NULL_POINTER.
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_scalar_from_double(uint8_t type_tag, double re,
+                                                                   double im, void *out,
+                                                                   HurrayError *err);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_scalar_from_int(uint8_t type_tag, bool negative,
+                                                                uint64_t magnitude, void *out,
+                                                                HurrayError *err);
+
 #ifdef __cplusplus
 }
 #endif

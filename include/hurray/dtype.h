@@ -99,6 +99,18 @@ HURRAY_API const char *hurray_dtype_name(uint8_t tag);
  * HURRAY_ERR_NULL_POINTER if name or out_tag is NULL. */
 HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_dtype_from_name(const char *name, uint8_t *out_tag);
 
+/* Looks up a name as other libraries spell it: hurray's names, then NumPy's
+ * and ml_dtypes' ("float8_e4m3fn", "half", "bool_"), PyTorch's (also with
+ * "torch." before it) and safetensors' dtype codes ("BF16", "F8_E4M3").
+ * *out_tag is written on success only. HURRAY_ERR_UNSUPPORTED for a foreign
+ * type with no hurray equivalent ("float8_e4m3fnuz", "complex32", ...),
+ * err->reason saying why; HURRAY_ERR_INVALID_TYPE for a name nobody gives,
+ * err->reason "did you mean 'float32'?" when one is close (field "name");
+ * HURRAY_ERR_NULL_POINTER. `err` may be NULL. */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_dtype_from_alias(const char *name,
+                                                                 uint8_t *out_tag,
+                                                                 HurrayError *err);
+
 /* Predicates; all false for tags that are not named. */
 HURRAY_API bool hurray_dtype_is_float(uint8_t tag);   /* complex counts as float */
 HURRAY_API bool hurray_dtype_is_integer(uint8_t tag); /* bool is not an integer */

@@ -139,6 +139,51 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_quant_encode(const HurrayQuantiz
                                                              uint8_t *out, uint64_t capacity,
                                                              uint64_t *out_len);
 
+/* ---- a scheme from a quantizer's arguments --------------------------------- */
+
+/* What a caller of a quantizer asks for, as a binding receives it
+ * (hurray_quant_request_resolve); zero means "not given" throughout. */
+typedef struct HurrayQuantRequest {
+  uint8_t storage_type; /* the quantized element type (a named type tag) */
+  const char *scheme;   /* a scheme name ("per_block_affine" or "per_block", "nf4", ...),
+                           or NULL: chosen from the fields below */
+  bool has_axis;        /* axis given: a negative one counts from the end */
+  int64_t axis;
+  bool has_block_size;
+  uint64_t block_size;
+  bool asymmetric;      /* zero points (the affine schemes) */
+  uint8_t scale_type;   /* a type tag, or 0 for the scheme's own */
+} HurrayQuantRequest;
+
+/*
+ * The scheme a request makes, for a tensor of rank `rank`: the one
+ * req->scheme names, else MXFP for a small-float storage type (float8,
+ * float6, float4), per-block affine when a block size is given, per-channel
+ * affine when an axis is, per-tensor affine otherwise. Defaults: the last
+ * axis, block size 64 for NF4 and 32 for per-block and MXFP, float32 scales
+ * (MXFP's float8_e8m0). *out receives the section with its parameter
+ * buffers at 1 (scales) and 2 (zero points), and *out_buffer_count the
+ * buffers of the tensor in all (data included); a per-tensor scale is 1
+ * until hurray_quant_quantize_f32 computes it. The section then passes
+ * hurray_quant_check. Size the buffers with hurray_quant_param_sizes and
+ * hurray_quant_storage_count.
+ *
+ * Errors: HURRAY_ERR_INVALID_ARGUMENT naming the request field
+ * ("request.axis", ...): a private storage type, an unknown scheme name,
+ * asymmetric for NF4 or MXFP, an axis for per-tensor or none for
+ * per-channel, any axis for a scalar, an axis outside [-rank, rank - 1], a
+ * block size for a scheme without blocks or beyond 32 bits, a scale type
+ * the scheme does not take (per-block: float16, bfloat16, float32);
+ * hurray_quant_check's errors (a block size that breaks its scheme's rule:
+ * HURRAY_ERR_INVALID_QUANTIZATION, field "quantization.block_size");
+ * HURRAY_ERR_NULL_POINTER. *out is not written then. The storage type
+ * against the scheme and the block size against the extent need the
+ * tensor: hurray_quant_quantize_f32 checks them.
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_quant_request_resolve(
+    const HurrayQuantRequest *req, uint32_t rank, HurrayQuantization *out,
+    uint32_t *out_buffer_count, HurrayError *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -123,7 +123,6 @@ class BufferHandle:
 # ---- layouts -----------------------------------------------------------------
 
 class Layout:
-    """Base of the layout classes; not constructible."""
     @property
     def tag(self) -> int: ...
     @property

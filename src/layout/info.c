@@ -30,7 +30,7 @@ static const uint8_t k_combine_values[] = {HURRAY_COMBINE_REPLACE, HURRAY_COMBIN
 #define U64_MAX_ .max = UINT64_MAX
 
 static const HurrayFieldInfo k_strided[] = {
-    {.name = "strides", .doc = "Per-dimension strides in logical elements (signed).",
+    {.name = "strides", .doc = "Per-dimension strides in logical elements (signed: negative or zero too).",
      .kind = HURRAY_VALUE_I64_ARRAY, .count = HURRAY_COUNT_RANK,
      .offset = OFF(u.strided.strides), .max = INT64_MAX},
 };
@@ -66,7 +66,7 @@ static const HurrayFieldInfo k_tiled[] = {
 };
 
 static const HurrayFieldInfo k_morton[] = {
-    {.name = "morton_bits", .doc = "Interleaved index bits per dimension.",
+    {.name = "morton_bits", .doc = "Interleaved index bits per dimension (not zero).",
      .kind = HURRAY_VALUE_U32_ARRAY, .count = HURRAY_COUNT_RANK, .offset = OFF(u.morton.bits),
      U32_MAX_},
 };
@@ -74,7 +74,7 @@ static const HurrayFieldInfo k_morton[] = {
 static const HurrayFieldInfo k_hilbert[] = {
     {.name = "hilbert_order", .doc = "Curve order: every dimension is 2**order long.",
      .kind = HURRAY_VALUE_U32, .offset = OFF(u.hilbert.order), U32_MAX_},
-    {.name = "hilbert_rank", .doc = "Curve rank (the tensor's rank).", .kind = HURRAY_VALUE_U32,
+    {.name = "hilbert_rank", .doc = "Curve rank: the tensor's rank, at least 2.", .kind = HURRAY_VALUE_U32,
      .flags = HURRAY_FIELD_GIVES_RANK, .offset = OFF(u.hilbert.rank), .max = HURRAY_MAX_RANK},
 };
 
@@ -92,23 +92,24 @@ static const HurrayFieldInfo k_coo[] = {
 static const HurrayFieldInfo k_csr[] = {NNZ(u.csr.nnz)};
 static const HurrayFieldInfo k_csf[] = {
     NNZ(u.csf.nnz),
-    {.name = "mode_order", .doc = "The dimension nesting order.", .kind = HURRAY_VALUE_U32_ARRAY,
+    {.name = "mode_order", .doc = "The dimension nesting order: a permutation of the rank (at least 3).", .kind = HURRAY_VALUE_U32_ARRAY,
      .count = HURRAY_COUNT_RANK, .offset = OFF(u.csf.mode_order), U32_MAX_},
 };
 
 static const HurrayFieldInfo k_paged[] = {
-    {.name = "page_size", .doc = "Tokens per page.", .kind = HURRAY_VALUE_U32,
+    {.name = "page_size", .doc = "Tokens per page (not 0).", .kind = HURRAY_VALUE_U32,
      .offset = OFF(u.block_paged.page_size), U32_MAX_},
     {.name = "num_pages", .doc = "Pages in the shared pool.", .kind = HURRAY_VALUE_U64,
      .offset = OFF(u.block_paged.num_pages), U64_MAX_},
-    {.name = "paged_axis", .doc = "The paged axis (0).", .kind = HURRAY_VALUE_U32,
+    {.name = "paged_axis", .doc = "The paged axis: 0, the only one allowed.", .kind = HURRAY_VALUE_U32,
      .offset = OFF(u.block_paged.paged_axis), U32_MAX_},
     {.name = "num_seqs", .doc = "Sequences sharing the pool.", .kind = HURRAY_VALUE_U32,
      .offset = OFF(u.block_paged.num_seqs), U32_MAX_},
     {.name = "kv_role", .doc = "'key', 'value' or 'fused'.", .kind = HURRAY_VALUE_ENUM,
      .flags = HURRAY_FIELD_OPTIONAL, .offset = OFF(u.block_paged.kv_role),
      .default_value = HURRAY_KV_ROLE_KEY, ENUM_OF(k_role_names, k_role_values, 3)},
-    {.name = "layer_index", .doc = "The transformer layer, or None.", .kind = HURRAY_VALUE_U32,
+    {.name = "layer_index", .doc = "The transformer layer, or None (the wire's 0xFFFFFFFF, which cannot be "
+            "given as a number).", .kind = HURRAY_VALUE_U32,
      .flags = HURRAY_FIELD_NULLABLE, .offset = OFF(u.block_paged.layer_index),
      .max = UINT32_MAX - 1u, .absent_value = HURRAY_NO_LAYER_INDEX},
     {.name = "block_table_index_type", .doc = "'uint32' or 'uint64'.", .kind = HURRAY_VALUE_ENUM,
@@ -120,9 +121,9 @@ static const HurrayFieldInfo k_composite[] = {
     {.name = "composition_rule", .doc = "'partition', 'overlay' or 'group'.",
      .kind = HURRAY_VALUE_ENUM, .flags = HURRAY_FIELD_PRIVATE_VALUES,
      .offset = OFF(u.composite.rule), ENUM_OF(k_rule_names, k_rule_values, 3)},
-    {.name = "member_count", .doc = "Number of members the head composes.",
+    {.name = "member_count", .doc = "Number of members the head composes (an overlay has at least one).",
      .kind = HURRAY_VALUE_U32, .offset = OFF(u.composite.member_count), U32_MAX_},
-    {.name = "combine_op", .doc = "'replace' or 'add' for an overlay, else None.",
+    {.name = "combine_op", .doc = "'replace' or 'add': required for an overlay, refused (None) otherwise.",
      .kind = HURRAY_VALUE_ENUM, .flags = HURRAY_FIELD_CONDITIONAL,
      .offset = OFF(u.composite.combine_op), ENUM_OF(k_combine_names, k_combine_values, 2),
      .when_field = 0, .when_value = HURRAY_COMPOSITE_OVERLAY},

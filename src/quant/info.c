@@ -16,33 +16,34 @@ static const uint8_t k_scale_values[] = {HURRAY_QUANT_SCALE_F16, HURRAY_QUANT_SC
                                          HURRAY_QUANT_SCALE_F32};
 
 #define AXIS(s)                                                                          \
-  {.name = "axis", .doc = "The quantized axis.", .kind = HURRAY_VALUE_U32,               \
+  {.name = "axis", .doc = "The quantized axis (below 64; below the rank once attached).", .kind = HURRAY_VALUE_U32,               \
    .offset = OFF(u.s.axis), .max = UINT32_MAX}
 #define BLOCK(s)                                                                         \
   {.name = "block_size", .doc = "Elements per block along axis.", .kind = HURRAY_VALUE_U32, \
    .offset = OFF(u.s.block_size), .max = UINT32_MAX}
 #define SCALES(s, text)                                                                  \
-  {.name = "scale_buffer_index", .doc = text, .kind = HURRAY_VALUE_BUFFER_INDEX,         \
+  {.name = "scale_buffer_index", .doc = text " (1 to 254: 0 is the data).", .kind = HURRAY_VALUE_BUFFER_INDEX,         \
    .offset = OFF(u.s.scale_buffer_index), .max = UINT32_MAX, .role = "quantization scales"}
 #define ZERO_POINTS(s)                                                                   \
   {.name = "zero_point_buffer_index",                                                    \
-   .doc = "Buffer holding the int32 zero points, or None when symmetric.",               \
+   .doc = "Buffer holding the int32 zero points (1 to 254; it may be the scales' buffer, "  \
+          "holding [scales | zero_points]), or None when symmetric (the wire's 0xFFFFFFFF).", \
    .kind = HURRAY_VALUE_BUFFER_INDEX,                                                    \
    .flags = HURRAY_FIELD_NULLABLE | HURRAY_FIELD_SYMMETRIC,                              \
    .offset = OFF(u.s.zero_point_buffer_index), .max = UINT32_MAX - 1u,                   \
    .absent_value = HURRAY_QUANT_NO_BUFFER, .role = "quantization zero points"}
 
 static const HurrayFieldInfo k_per_tensor[] = {
-    {.name = "scale", .doc = "The scale (stored as float32).", .kind = HURRAY_VALUE_F32,
+    {.name = "scale", .doc = "The scale, stored as float32: finite, not zero.", .kind = HURRAY_VALUE_F32,
      .offset = OFF(u.per_tensor.scale)},
-    {.name = "zero_point", .doc = "The zero point (int32).", .kind = HURRAY_VALUE_I32,
+    {.name = "zero_point", .doc = "The zero point (int32; within the storage type once attached).", .kind = HURRAY_VALUE_I32,
      .flags = HURRAY_FIELD_OPTIONAL, .offset = OFF(u.per_tensor.zero_point),
      .max = INT32_MAX},
 };
 
 static const HurrayFieldInfo k_per_channel[] = {
     AXIS(per_channel),
-    SCALES(per_channel, "Buffer holding the float32 scales."),
+    SCALES(per_channel, "Buffer holding the float32 scales"),
     ZERO_POINTS(per_channel),
     {.name = "scale_type", .doc = "Element type of the scales (float32).",
      .kind = HURRAY_VALUE_TYPE_TAG, .flags = HURRAY_FIELD_FIXED,
@@ -53,7 +54,7 @@ static const HurrayFieldInfo k_per_channel[] = {
 static const HurrayFieldInfo k_per_block[] = {
     AXIS(per_block),
     BLOCK(per_block),
-    SCALES(per_block, "Buffer holding the per-block scales."),
+    SCALES(per_block, "Buffer holding the per-block scales"),
     ZERO_POINTS(per_block),
     {.name = "scale_type", .doc = "Element type of the scales: float16, bfloat16 or float32.",
      .kind = HURRAY_VALUE_TYPE_TAG, .flags = HURRAY_FIELD_OPTIONAL,
@@ -62,9 +63,9 @@ static const HurrayFieldInfo k_per_block[] = {
 };
 
 static const HurrayFieldInfo k_nf4[] = {
-    AXIS(nf4), BLOCK(nf4), SCALES(nf4, "Buffer holding the per-block scales.")};
+    AXIS(nf4), BLOCK(nf4), SCALES(nf4, "Buffer holding the per-block float32 absmax scales")};
 static const HurrayFieldInfo k_mxfp[] = {
-    AXIS(mxfp), BLOCK(mxfp), SCALES(mxfp, "Buffer holding the per-block scales.")};
+    AXIS(mxfp), BLOCK(mxfp), SCALES(mxfp, "Buffer holding the per-block float8_e8m0 exponents")};
 
 static const HurrayFieldInfo k_opaque[] = {
     {.name = "payload", .doc = "The section payload, verbatim.", .kind = HURRAY_VALUE_BYTES,

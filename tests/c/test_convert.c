@@ -666,6 +666,78 @@ static int teardown(void **state) {
   return 0;
 }
 
+/* One scalar as NumPy stores it (hurray_scalar_from_double / _from_int, src/core/scalar.c). */
+static void test_scalar(void **state) {
+  (void)state;
+  uint8_t out[16];
+  HurrayError e;
+  /* bfloat16 through float32: 1 + 2^-8 + 2^-30 rounds up to float32's 1 + 2^-8, a tie
+   * that bfloat16 breaks to even (1.0); one rounding from the double would give 1 + 2^-7 */
+  double tie = 1.0 + ldexp(1.0, -8) + ldexp(1.0, -30);
+  uint16_t h;
+  assert_int_equal(hurray_scalar_from_double(HURRAY_DTYPE_BFLOAT16, tie, 0.0, out, &e), HURRAY_OK);
+  memcpy(&h, out, 2);
+  assert_int_equal(h, 0x3F80);
+  /* float16 rounds once from the double */
+  assert_int_equal(hurray_scalar_from_double(HURRAY_DTYPE_FLOAT16, 65520.0, 0.0, out, &e),
+                   HURRAY_OK);
+  memcpy(&h, out, 2);
+  assert_int_equal(h, 0x7C00); /* beyond the largest finite value: infinity */
+  assert_int_equal(hurray_scalar_from_double(HURRAY_DTYPE_COMPLEX64, 1.5, -2.0, out, &e),
+                   HURRAY_OK);
+  float f[2];
+  memcpy(f, out, 8);
+  assert_true(f[0] == 1.5f && f[1] == -2.0f);
+  assert_int_equal(hurray_scalar_from_double(HURRAY_DTYPE_FLOAT8_E8M0, 0.25, 0.0, out, &e),
+                   HURRAY_OK);
+  assert_int_equal(out[0], 125);
+  memset(out, 0xEE, sizeof out);
+  assert_int_equal(hurray_scalar_from_double(HURRAY_DTYPE_FLOAT8_E8M0, 3.0, 0.0, out, &e),
+                   HURRAY_ERR_INVALID_ARGUMENT);
+  assert_int_equal(out[0], 0xEE);
+  assert_int_equal(hurray_scalar_from_double(HURRAY_DTYPE_INT8, 1.0, 0.0, out, &e),
+                   HURRAY_ERR_UNSUPPORTED);
+  assert_int_equal(hurray_scalar_from_double(HURRAY_DTYPE_FLOAT32, 1.0, 0.0, NULL, &e),
+                   HURRAY_ERR_NULL_POINTER);
+  /* integers: exact at both ends of each range, refused beyond */
+  static const struct {
+    uint8_t tag;
+    bool negative;
+    uint64_t magnitude;
+    HurrayStatus rc;
+    uint64_t bits; /* the little-endian bytes, when stored */
+  } ints[] = {
+      {HURRAY_DTYPE_INT8, true, 128, HURRAY_OK, 0x80},
+      {HURRAY_DTYPE_INT8, true, 129, HURRAY_ERR_INVALID_ARGUMENT, 0},
+      {HURRAY_DTYPE_INT8, false, 127, HURRAY_OK, 0x7F},
+      {HURRAY_DTYPE_INT8, false, 128, HURRAY_ERR_INVALID_ARGUMENT, 0},
+      {HURRAY_DTYPE_UINT8, true, 1, HURRAY_ERR_INVALID_ARGUMENT, 0},
+      {HURRAY_DTYPE_UINT8, true, 0, HURRAY_OK, 0}, /* -0 */
+      {HURRAY_DTYPE_UINT16, false, 65535, HURRAY_OK, 0xFFFF},
+      {HURRAY_DTYPE_INT64, true, UINT64_C(1) << 63, HURRAY_OK, UINT64_C(1) << 63},
+      {HURRAY_DTYPE_INT64, false, UINT64_C(1) << 63, HURRAY_ERR_INVALID_ARGUMENT, 0},
+      {HURRAY_DTYPE_UINT64, false, UINT64_MAX, HURRAY_OK, UINT64_MAX},
+      {HURRAY_DTYPE_INT32, true, 5, HURRAY_OK, 0xFFFFFFFBu},
+  };
+  for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
+    memset(out, 0, sizeof out);
+    assert_int_equal(hurray_scalar_from_int(ints[i].tag, ints[i].negative, ints[i].magnitude,
+                                            out, &e),
+                     ints[i].rc);
+    uint64_t bits = 0;
+    for (unsigned b = 0; b < 8; b++) bits |= (uint64_t)out[b] << (8 * b);
+    assert_int_equal(bits, ints[i].bits);
+  }
+  assert_int_equal(hurray_scalar_from_int(HURRAY_DTYPE_INT8, true, 129, out, &e),
+                   HURRAY_ERR_INVALID_ARGUMENT);
+  assert_string_equal(e.field, "magnitude");
+  assert_int_equal(hurray_scalar_from_int(HURRAY_DTYPE_FLOAT32, false, 1, out, &e),
+                   HURRAY_ERR_UNSUPPORTED);
+  assert_int_equal(hurray_scalar_from_int(HURRAY_DTYPE_INT4, false, 1, out, &e),
+                   HURRAY_ERR_UNSUPPORTED);
+  assert_int_equal(hurray_scalar_from_int(0xF3, false, 1, out, &e), HURRAY_ERR_INVALID_TYPE);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_float16_codes),
@@ -681,6 +753,7 @@ int main(void) {
       cmocka_unit_test(test_values_agree),
       cmocka_unit_test(test_code_from_double_narrow),
       cmocka_unit_test(test_code_from_double_wide_and_e8m0),
+      cmocka_unit_test(test_scalar),
   };
   return cmocka_run_group_tests(tests, NULL, teardown);
 }

@@ -346,6 +346,42 @@ static void test_allocator_hook(void **state) {
   assert_int_equal(hurray_c_abi_version(), 4);
 }
 
+/* Names other libraries give (hurray_dtype_from_alias, src/core/dtype_alias.c). */
+static void test_dtype_from_alias(void **state) {
+  (void)state;
+  static const struct {
+    const char *name;
+    uint8_t tag;
+  } hits[] = {{"float32", HURRAY_DTYPE_FLOAT32},        {"torch.float16", HURRAY_DTYPE_FLOAT16},
+              {"float8_e4m3fn", HURRAY_DTYPE_FLOAT8_E4M3}, {"half", HURRAY_DTYPE_FLOAT16},
+              {"BF16", HURRAY_DTYPE_BFLOAT16},          {"torch.bool_", HURRAY_DTYPE_BOOL},
+              {"F8_E5M2", HURRAY_DTYPE_FLOAT8_E5M2},    {"F4", HURRAY_DTYPE_FLOAT4_E2M1}};
+  for (size_t i = 0; i < sizeof hits / sizeof hits[0]; i++) {
+    uint8_t tag = 0;
+    assert_int_equal(hurray_dtype_from_alias(hits[i].name, &tag, NULL), HURRAY_OK);
+    assert_int_equal(tag, hits[i].tag);
+  }
+  HurrayError e;
+  uint8_t tag = 0x77;
+  /* a foreign type hurray has no equivalent of, saying why; nothing written */
+  assert_int_equal(hurray_dtype_from_alias("torch.float8_e4m3fnuz", &tag, &e),
+                   HURRAY_ERR_UNSUPPORTED);
+  assert_non_null(strstr(e.reason, "float8_e4m3fn"));
+  assert_int_equal(tag, 0x77);
+  assert_int_equal(hurray_dtype_from_alias("complex32", &tag, &e), HURRAY_ERR_UNSUPPORTED);
+  /* unknown: the closest name when one is close, case-insensitively, else none */
+  assert_int_equal(hurray_dtype_from_alias("flaot32", &tag, &e), HURRAY_ERR_INVALID_TYPE);
+  assert_string_equal(e.reason, "did you mean 'float32'?");
+  assert_string_equal(e.field, "name");
+  assert_int_equal(hurray_dtype_from_alias("bf15", &tag, &e), HURRAY_ERR_INVALID_TYPE);
+  assert_string_equal(e.reason, "did you mean 'bfloat16'?");
+  assert_int_equal(hurray_dtype_from_alias("zzzzzz", &tag, &e), HURRAY_ERR_INVALID_TYPE);
+  assert_null(strstr(e.reason, "did you mean"));
+  assert_int_equal(tag, 0x77);
+  assert_int_equal(hurray_dtype_from_alias(NULL, &tag, NULL), HURRAY_ERR_NULL_POINTER);
+  assert_int_equal(hurray_dtype_from_alias("float32", NULL, NULL), HURRAY_ERR_NULL_POINTER);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_status_table),   cmocka_unit_test(test_error_detail),
@@ -353,6 +389,7 @@ int main(void) {
       cmocka_unit_test(test_error_detail_truncation),
       cmocka_unit_test(test_error_reason_public),
       cmocka_unit_test(test_dtype_table),    cmocka_unit_test(test_dtype_predicates),
+      cmocka_unit_test(test_dtype_from_alias),
       cmocka_unit_test(test_buffer_size_bytes), cmocka_unit_test(test_devices),
       cmocka_unit_test(test_validity_table), cmocka_unit_test(test_layout_and_scheme_tags),
       cmocka_unit_test(test_allocator_hook),

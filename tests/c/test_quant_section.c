@@ -1,5 +1,7 @@
 /* A quantization section on its own: hurray_quant_check / _decode /
- * _encoded_len / _encode (src/quant/section.c). */
+ * _encoded_len / _encode (src/quant/section.c), and the section a
+ * quantizer's arguments make (hurray_quant_request_resolve,
+ * src/quant/request.c). */
 #include <math.h>
 #include <string.h>
 
@@ -217,12 +219,142 @@ static void test_decode_encode(void **state) {
   assert_int_equal(hurray_quant_encoded_len(NULL, &len), HURRAY_ERR_NULL_POINTER);
 }
 
+/* ---- hurray_quant_request_resolve ---------------------------------------------------- */
+
+static HurrayQuantRequest request(uint8_t storage, const char *scheme) {
+  HurrayQuantRequest r;
+  memset(&r, 0, sizeof r);
+  r.storage_type = storage;
+  r.scheme = scheme;
+  return r;
+}
+
+/* Resolves r for a rank-2 tensor and expects failure `st` naming `field`. */
+static void resolve_fails(const HurrayQuantRequest *r, uint32_t rank, HurrayStatus st,
+                          const char *field) {
+  HurrayQuantization q;
+  memset(&q, 0xAB, sizeof q);
+  uint32_t n = 99;
+  HurrayError e;
+  hurray_error_clear(&e);
+  assert_int_equal(hurray_quant_request_resolve(r, rank, &q, &n, &e), st);
+  assert_string_equal(e.field, field);
+  assert_int_equal(n, 99); /* nothing written */
+  assert_int_equal(q.scheme, 0xAB);
+}
+
+static void test_request_resolve(void **state) {
+  (void)state;
+  HurrayQuantization q;
+  uint32_t n = 0;
+  HurrayError e;
+  /* nothing but the storage type: per-tensor, one buffer, a scale the quantizer replaces */
+  HurrayQuantRequest r = request(HURRAY_DTYPE_INT8, NULL);
+  assert_int_equal(hurray_quant_request_resolve(&r, 2, &q, &n, &e), HURRAY_OK);
+  assert_int_equal(q.scheme, HURRAY_QUANT_PER_TENSOR_AFFINE);
+  assert_int_equal(n, 1);
+  assert_true(q.u.per_tensor.scale == 1.0f);
+  /* an axis: per-channel along it, negative from the end; asymmetric adds buffer 2 */
+  r.has_axis = true;
+  r.axis = -2;
+  r.asymmetric = true;
+  assert_int_equal(hurray_quant_request_resolve(&r, 2, &q, &n, &e), HURRAY_OK);
+  assert_int_equal(q.scheme, HURRAY_QUANT_PER_CHANNEL_AFFINE);
+  assert_int_equal(q.u.per_channel.axis, 0);
+  assert_int_equal(q.u.per_channel.scale_buffer_index, 1);
+  assert_int_equal(q.u.per_channel.zero_point_buffer_index, 2);
+  assert_int_equal(q.flags, 0);
+  assert_int_equal(n, 3);
+  /* a block size: per-block along the last axis, symmetric, float16 scales */
+  r = request(HURRAY_DTYPE_INT4, NULL);
+  r.has_block_size = true;
+  r.block_size = 16;
+  r.scale_type = HURRAY_DTYPE_FLOAT16;
+  assert_int_equal(hurray_quant_request_resolve(&r, 3, &q, &n, &e), HURRAY_OK);
+  assert_int_equal(q.scheme, HURRAY_QUANT_PER_BLOCK_AFFINE);
+  assert_int_equal(q.u.per_block.axis, 2);
+  assert_int_equal(q.u.per_block.block_size, 16);
+  assert_int_equal(q.u.per_block.scale_type, HURRAY_QUANT_SCALE_F16);
+  assert_int_equal(q.u.per_block.zero_point_buffer_index, HURRAY_QUANT_NO_BUFFER);
+  assert_int_equal(q.flags, HURRAY_QUANT_FLAG_SYMMETRIC);
+  assert_int_equal(n, 2);
+  /* a small float: MXFP, blocks of 32; a name (short or full) picks the scheme */
+  r = request(HURRAY_DTYPE_FLOAT8_E4M3, NULL);
+  assert_int_equal(hurray_quant_request_resolve(&r, 1, &q, &n, &e), HURRAY_OK);
+  assert_int_equal(q.scheme, HURRAY_QUANT_MXFP);
+  assert_int_equal(q.u.mxfp.block_size, 32);
+  r = request(HURRAY_DTYPE_UINT4, "nf4");
+  assert_int_equal(hurray_quant_request_resolve(&r, 1, &q, &n, &e), HURRAY_OK);
+  assert_int_equal(q.scheme, HURRAY_QUANT_NF4);
+  assert_int_equal(q.u.nf4.block_size, 64);
+  r = request(HURRAY_DTYPE_INT8, "mxfp"); /* MXINT8 */
+  assert_int_equal(hurray_quant_request_resolve(&r, 1, &q, &n, &e), HURRAY_OK);
+  assert_int_equal(q.scheme, HURRAY_QUANT_MXFP);
+  static const char *const block_names[] = {"per_block", "per_block_affine"};
+  for (int i = 0; i < 2; i++) {
+    r = request(HURRAY_DTYPE_INT8, block_names[i]);
+    assert_int_equal(hurray_quant_request_resolve(&r, 1, &q, &n, &e), HURRAY_OK);
+    assert_int_equal(q.scheme, HURRAY_QUANT_PER_BLOCK_AFFINE);
+    assert_int_equal(q.u.per_block.block_size, 32);
+  }
+
+  /* what does not apply, each naming its field */
+  static const char *const unknown[] = {"per_row", "nf4_affine", "", "per_block_"};
+  for (int i = 0; i < 4; i++) {
+    r = request(HURRAY_DTYPE_INT8, unknown[i]);
+    resolve_fails(&r, 2, HURRAY_ERR_INVALID_ARGUMENT, "request.scheme");
+  }
+  r = request(0xF3, NULL); /* a private type */
+  resolve_fails(&r, 2, HURRAY_ERR_INVALID_ARGUMENT, "request.storage_type");
+  r = request(HURRAY_DTYPE_UINT4, "nf4");
+  r.asymmetric = true;
+  resolve_fails(&r, 2, HURRAY_ERR_INVALID_ARGUMENT, "request.asymmetric");
+  r = request(HURRAY_DTYPE_INT8, "per_tensor");
+  r.has_axis = true;
+  resolve_fails(&r, 2, HURRAY_ERR_INVALID_ARGUMENT, "request.axis");
+  r = request(HURRAY_DTYPE_INT8, "per_channel"); /* no axis */
+  resolve_fails(&r, 2, HURRAY_ERR_INVALID_ARGUMENT, "request.axis");
+  r = request(HURRAY_DTYPE_INT8, NULL);
+  r.has_block_size = true;
+  r.block_size = 32;
+  resolve_fails(&r, 0, HURRAY_ERR_INVALID_ARGUMENT, "request.axis"); /* a scalar */
+  r.has_axis = true;
+  r.axis = 2;
+  resolve_fails(&r, 2, HURRAY_ERR_INVALID_ARGUMENT, "request.axis");
+  r.axis = -3;
+  resolve_fails(&r, 2, HURRAY_ERR_INVALID_ARGUMENT, "request.axis");
+  r.axis = 0;
+  r.block_size = (uint64_t)UINT32_MAX + 1u;
+  resolve_fails(&r, 2, HURRAY_ERR_INVALID_ARGUMENT, "request.block_size");
+  r.block_size = 3; /* the scheme's own rule, from hurray_quant_check */
+  resolve_fails(&r, 2, HURRAY_ERR_INVALID_QUANTIZATION, "quantization.block_size");
+  r = request(HURRAY_DTYPE_INT8, "per_channel");
+  r.has_axis = true;
+  r.has_block_size = true;
+  r.block_size = 32;
+  resolve_fails(&r, 2, HURRAY_ERR_INVALID_ARGUMENT, "request.block_size");
+  r.has_block_size = false;
+  r.scale_type = HURRAY_DTYPE_FLOAT16; /* per-channel scales are float32 */
+  resolve_fails(&r, 2, HURRAY_ERR_INVALID_ARGUMENT, "request.scale_type");
+  r = request(HURRAY_DTYPE_INT8, "per_block");
+  r.scale_type = HURRAY_DTYPE_INT8;
+  resolve_fails(&r, 2, HURRAY_ERR_INVALID_ARGUMENT, "request.scale_type");
+  r = request(HURRAY_DTYPE_FLOAT8_E5M2, NULL);
+  r.scale_type = HURRAY_DTYPE_FLOAT32; /* MXFP's are float8_e8m0 */
+  resolve_fails(&r, 2, HURRAY_ERR_INVALID_ARGUMENT, "request.scale_type");
+  assert_int_equal(hurray_quant_request_resolve(NULL, 2, &q, &n, NULL), HURRAY_ERR_NULL_POINTER);
+  r = request(HURRAY_DTYPE_INT8, NULL);
+  assert_int_equal(hurray_quant_request_resolve(&r, 2, NULL, &n, NULL), HURRAY_ERR_NULL_POINTER);
+  assert_int_equal(hurray_quant_request_resolve(&r, 2, &q, NULL, NULL), HURRAY_ERR_NULL_POINTER);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_check_per_tensor),
       cmocka_unit_test(test_check_axis_schemes),
       cmocka_unit_test(test_check_tags),
       cmocka_unit_test(test_decode_encode),
+      cmocka_unit_test(test_request_resolve),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

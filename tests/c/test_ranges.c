@@ -1,7 +1,8 @@
 /* Ranges of elements (hurray_fill_arange_int / _float, hurray_fill_linspace;
  * include/hurray/convert.h): the bits NumPy gives for the same calls
  * (numpy.arange / numpy.linspace, recorded from NumPy 2 on x86-64), the
- * wrap-around of integer steps, and the errors. */
+ * wrap-around of integer steps, and the errors; one value repeated
+ * (hurray_fill_value, hurray_fill_eye). */
 #include <math.h>
 #include <string.h>
 
@@ -135,6 +136,86 @@ static void test_errors(void **state) {
                    HURRAY_OK);
 }
 
+/* ---- hurray_fill_value, hurray_fill_eye (src/core/fill.c) ------------------------------ */
+
+static void test_fill_value(void **state) {
+  (void)state;
+  /* every element, and nothing past them; 16-byte stores over odd lengths */
+  uint8_t buf[64];
+  const uint16_t h = 0x3C00; /* float16 1.0 */
+  memset(buf, 0xEE, sizeof buf);
+  assert_int_equal(hurray_fill_value(HURRAY_DTYPE_FLOAT16, 13, &h, buf, 26, NULL), HURRAY_OK);
+  for (int i = 0; i < 13; i++) {
+    uint16_t v;
+    memcpy(&v, buf + 2 * i, 2);
+    assert_int_equal(v, 0x3C00);
+  }
+  assert_int_equal(buf[26], 0xEE);
+  const double c[2] = {1.5, -2.0}; /* complex128: the 16-byte element */
+  assert_int_equal(hurray_fill_value(HURRAY_DTYPE_COMPLEX128, 3, c, buf, 48, NULL), HURRAY_OK);
+  for (int i = 0; i < 3; i++) assert_memory_equal(buf + 16 * i, c, 16);
+  const uint8_t seven = 7; /* a uniform byte */
+  assert_int_equal(hurray_fill_value(HURRAY_DTYPE_UINT8, 5, &seven, buf, 5, NULL), HURRAY_OK);
+  for (int i = 0; i < 5; i++) assert_int_equal(buf[i], 7);
+  /* bool: packed LSB-first, the last byte's padding bits zero */
+  const uint8_t yes = 2, no = 0;
+  memset(buf, 0xEE, sizeof buf);
+  assert_int_equal(hurray_fill_value(HURRAY_DTYPE_BOOL, 11, &yes, buf, 2, NULL), HURRAY_OK);
+  assert_int_equal(buf[0], 0xFF);
+  assert_int_equal(buf[1], 0x07);
+  assert_int_equal(buf[2], 0xEE);
+  assert_int_equal(hurray_fill_value(HURRAY_DTYPE_BOOL, 11, &no, buf, 2, NULL), HURRAY_OK);
+  assert_int_equal(buf[0] | buf[1], 0);
+  assert_int_equal(hurray_fill_value(HURRAY_DTYPE_FLOAT32, 0, &h, NULL, 0, NULL), HURRAY_OK);
+  /* errors, nothing written */
+  HurrayError e;
+  memset(buf, 0xEE, sizeof buf);
+  assert_int_equal(hurray_fill_value(HURRAY_DTYPE_FLOAT16, 13, &h, buf, 25, &e),
+                   HURRAY_ERR_BUFFER_TOO_SMALL);
+  assert_int_equal(hurray_fill_value(HURRAY_DTYPE_BOOL, 17, &yes, buf, 2, &e),
+                   HURRAY_ERR_BUFFER_TOO_SMALL);
+  assert_int_equal(buf[0], 0xEE);
+  assert_int_equal(hurray_fill_value(HURRAY_DTYPE_INT4, 4, &seven, buf, 2, &e),
+                   HURRAY_ERR_UNSUPPORTED);
+  assert_int_equal(hurray_fill_value(0xF3, 4, &seven, buf, 4, &e), HURRAY_ERR_INVALID_TYPE);
+  assert_int_equal(hurray_fill_value(HURRAY_DTYPE_UINT8, 4, NULL, buf, 4, &e),
+                   HURRAY_ERR_NULL_POINTER);
+  assert_int_equal(hurray_fill_value(HURRAY_DTYPE_UINT8, 4, &seven, NULL, 4, &e),
+                   HURRAY_ERR_NULL_POINTER);
+}
+
+static void test_fill_eye(void **state) {
+  (void)state;
+  /* a 3 x 4 int32 matrix, each diagonal from -3 to 4, on zeroed memory */
+  const int32_t one = 1;
+  for (int64_t k = -3; k <= 4; k++) {
+    int32_t m[12];
+    memset(m, 0, sizeof m);
+    assert_int_equal(hurray_fill_eye(HURRAY_DTYPE_INT32, 3, 4, k, &one, m, sizeof m, NULL),
+                     HURRAY_OK);
+    for (int64_t i = 0; i < 3; i++)
+      for (int64_t j = 0; j < 4; j++) assert_int_equal(m[i * 4 + j], j - i == k ? 1 : 0);
+  }
+  int32_t m[12];
+  memset(m, 0, sizeof m);
+  assert_int_equal(hurray_fill_eye(HURRAY_DTYPE_INT32, 3, 4, INT64_MIN, &one, m, sizeof m, NULL),
+                   HURRAY_OK);
+  for (int i = 0; i < 12; i++) assert_int_equal(m[i], 0);
+  /* bool, bit-packed: a 3 x 3 identity is bits 0, 4 and 8 */
+  uint8_t bits[2] = {0, 0};
+  const uint8_t yes = 1;
+  assert_int_equal(hurray_fill_eye(HURRAY_DTYPE_BOOL, 3, 3, 0, &yes, bits, 2, NULL), HURRAY_OK);
+  assert_int_equal(bits[0], 0x11);
+  assert_int_equal(bits[1], 0x01);
+  HurrayError e;
+  assert_int_equal(hurray_fill_eye(HURRAY_DTYPE_BOOL, 3, 3, 0, &yes, bits, 1, &e),
+                   HURRAY_ERR_BUFFER_TOO_SMALL);
+  assert_int_equal(hurray_fill_eye(HURRAY_DTYPE_INT32, UINT64_MAX, 2, 0, &one, m, sizeof m, &e),
+                   HURRAY_ERR_INVALID_ARGUMENT);
+  assert_string_equal(e.field, "rows");
+  assert_int_equal(hurray_fill_eye(HURRAY_DTYPE_INT32, 0, 5, 0, &one, NULL, 0, NULL), HURRAY_OK);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_arange_float_is_numpys),
@@ -142,6 +223,8 @@ int main(void) {
       cmocka_unit_test(test_linspace_is_numpys),
       cmocka_unit_test(test_linspace_refuses_what_does_not_fit),
       cmocka_unit_test(test_errors),
+      cmocka_unit_test(test_fill_value),
+      cmocka_unit_test(test_fill_eye),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

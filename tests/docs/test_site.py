@@ -80,6 +80,24 @@ def test_the_api_reference_has_the_c_docstrings_and_the_stub_types(site):
     assert "Convert a number or string to an integer" not in text
 
 
+def test_the_generated_reference_carries_the_class_rules(site):
+    """The rules once written by hand (python-classes.md) come from the docstrings:
+    each C class shows its constructor (the stub's __new__, merged into the class
+    heading), its own rules and its table-driven field docs; object's generic text
+    ("Create and return a new object") shows nowhere."""
+    text = text_of(site / "reference" / "api" / "index.html")
+    assert "Create and return a new object" not in text
+    assert "Return hash(self)" not in text
+    at = text.index("BlockPagedLayout(page_size: int")  # the constructor, in the heading
+    assert "tag 0x0A" in text[at:at + 600]
+    assert "cannot be given as a number" in text  # layer_index, from src/layout/info.c
+    assert "1 to 254: 0 is the data" in text  # scale_buffer_index, from src/quant/info.c
+    for rule in ["a fresh one per access", "64-byte-aligned, row-major buffer in host memory",
+                 "hashed by value, that is by its encoding", "a NaN equals itself",
+                 "forbidden on CSF and block-paged tensors", "re-encodes to exactly the bytes"]:
+        assert rule in text, rule
+
+
 def test_strict_mode_fails_on_a_broken_link_and_a_page_not_in_the_nav(tmp_path):
     docs = tmp_path / "docs"
     shutil.copytree(ROOT / "docs", docs)

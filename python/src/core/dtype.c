@@ -82,117 +82,45 @@ PyObject *hrpy_dtype_relayed(HrpyState *st, uint8_t tag) {
  * raises InvalidDescriptorError listing the valid names, with the closest
  * one first. */
 
-typedef struct {
-  const char *alias;
-  const char *name;
-} DtypeAlias;
-
-static const DtypeAlias k_aliases[] = {
-    /* ml_dtypes / NumPy and PyTorch spellings */
-    {"float8_e4m3fn", "float8_e4m3"}, {"float8_e8m0fnu", "float8_e8m0"},
-    {"float6_e2m3fn", "float6_e2m3"}, {"float6_e3m2fn", "float6_e3m2"},
-    {"float4_e2m1fn", "float4_e2m1"}, {"bool_", "bool"},
-    {"half", "float16"},              {"single", "float32"},
-    {"double", "float64"},            {"cfloat", "complex64"},
-    {"cdouble", "complex128"},
-    /* safetensors' dtype codes */
-    {"F64", "float64"},  {"F32", "float32"},  {"F16", "float16"},   {"BF16", "bfloat16"},
-    {"I64", "int64"},    {"I32", "int32"},    {"I16", "int16"},     {"I8", "int8"},
-    {"U64", "uint64"},   {"U32", "uint32"},   {"U16", "uint16"},    {"U8", "uint8"},
-    {"BOOL", "bool"},    {"C64", "complex64"}, {"F8_E4M3", "float8_e4m3"},
-    {"F8_E5M2", "float8_e5m2"}, {"F8_E8M0", "float8_e8m0"}, {"F6_E2M3", "float6_e2m3"},
-    {"F6_E3M2", "float6_e3m2"}, {"F4", "float4_e2m1"},
-};
-
-/* Foreign types that look like ours but are not: a precise refusal. */
-static const DtypeAlias k_not_ours[] = {
-    {"float8_e4m3fnuz", "hurray's float8_e4m3 is the OCP 'fn' variant (torch.float8_e4m3fn)"},
-    {"float8_e5m2fnuz", "hurray's float8_e5m2 is the OCP variant (torch.float8_e5m2)"},
-    {"float4_e2m1fn_x2", "it packs two elements per item; use hurray's float4_e2m1 with the "
-                         "unpacked shape"},
-    {"complex32", "hurray has complex64 and complex128"},
-    {"longdouble", "NumPy's long double is not IEEE binary128 on most platforms; hurray's "
-                   "float128 is"},
-    {"float96", "it is x87 extended precision, not IEEE binary128 (hurray's float128)"},
-};
-
-static int name_to_tag(const char *name, uint8_t *out) {
-  if (hurray_dtype_from_name(name, out) == HURRAY_OK) return 1;
-  for (size_t i = 0; i < sizeof k_aliases / sizeof k_aliases[0]; i++)
-    if (strcmp(name, k_aliases[i].alias) == 0)
-      return hurray_dtype_from_name(k_aliases[i].name, out) == HURRAY_OK;
-  return 0;
-}
-
-static const char *not_ours(const char *name) {
-  for (size_t i = 0; i < sizeof k_not_ours / sizeof k_not_ours[0]; i++)
-    if (strcmp(name, k_not_ours[i].alias) == 0) return k_not_ours[i].name;
-  return NULL;
-}
-
-/* Edit distance (insertions, deletions, substitutions), case-insensitive,
- * capped: names are short and the table small. */
-static size_t edit_distance(const char *a, const char *b) {
-  size_t la = strlen(a), lb = strlen(b);
-  if (la > 40 || lb > 40) return 99;
-  size_t row[41];
-  for (size_t j = 0; j <= lb; j++) row[j] = j;
-  for (size_t i = 1; i <= la; i++) {
-    size_t diag = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= lb; j++) {
-      size_t up = row[j];
-      int ca = a[i - 1] >= 'A' && a[i - 1] <= 'Z' ? a[i - 1] + 32 : a[i - 1];
-      int cb = b[j - 1] >= 'A' && b[j - 1] <= 'Z' ? b[j - 1] + 32 : b[j - 1];
-      size_t best = diag + (ca != cb);
-      if (up + 1 < best) best = up + 1;
-      if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
-      row[j] = best;
-      diag = up;
-    }
+/* A name another library gives (hurray_dtype_from_alias: the alias tables
+ * are the C library's). 0 with *out_tag; else -1 with UnsupportedError for a
+ * foreign type hurray has no equivalent of, or, when `unknown` is NULL,
+ * InvalidDescriptorError listing the valid names (the closest first); with
+ * `unknown`, *unknown = 1 and no exception for a name nobody gives. */
+static int alias_to_tag(HrpyState *st, const char *what, const char *name, uint8_t *out_tag,
+                        int *unknown) {
+  HurrayError e;
+  hurray_error_clear(&e);
+  HurrayStatus rc = hurray_dtype_from_alias(name, out_tag, &e);
+  if (rc == HURRAY_OK) return 0;
+  const char *why = rc == HURRAY_ERR_UNSUPPORTED ? e.reason : NULL;
+  if (what != NULL) { /* a NumPy or torch dtype object */
+    hrpy_raise(st->UnsupportedError, "dtype: %s %.100s has no hurray element type%s%s", what,
+               name, why != NULL ? ": " : "", why != NULL ? why : "");
+    return -1;
   }
-  return row[lb];
-}
-
-static void raise_unknown_name(HrpyState *st, const char *name) {
+  if (why != NULL) {
+    hrpy_raise(st->UnsupportedError, "dtype '%.100s' has no hurray element type: %s", name, why);
+    return -1;
+  }
+  if (unknown != NULL) {
+    *unknown = 1;
+    return -1;
+  }
   char valid[700];
   size_t used = 0;
-  const char *closest = NULL;
-  size_t best = 99;
   valid[0] = '\0';
   for (unsigned tag = 0; tag < 256; tag++) {
     const char *n = hurray_dtype_name((uint8_t)tag);
-    if (n == NULL) continue;
-    int w = PyOS_snprintf(valid + used, sizeof valid - used, "%s%s", used ? ", " : "", n);
+    int w = n != NULL ? PyOS_snprintf(valid + used, sizeof valid - used, "%s%s",
+                                      used ? ", " : "", n) : 0;
     if (w > 0 && (size_t)w < sizeof valid - used) used += (size_t)w;
-    size_t d = edit_distance(name, n);
-    if (d < best) best = d, closest = n;
   }
-  for (size_t i = 0; i < sizeof k_aliases / sizeof k_aliases[0]; i++) {
-    size_t d = edit_distance(name, k_aliases[i].alias);
-    if (d < best) best = d, closest = k_aliases[i].name;
-  }
-  size_t len = strlen(name);
-  if (closest != NULL && best <= (len > 6 ? len / 3 : 2))
-    hrpy_raise(st->InvalidDescriptorError,
-               "unknown element type name '%.100s'; did you mean '%s'? Valid names: %s "
-               "(NumPy, PyTorch and safetensors names of the same types are accepted too)",
-               name, closest, valid);
-  else
-    hrpy_raise(st->InvalidDescriptorError,
-               "unknown element type name '%.100s'. Valid names: %s (NumPy, PyTorch and "
-               "safetensors names of the same types are accepted too)",
-               name, valid);
-}
-
-static int foreign_named(HrpyState *st, const char *what, const char *name, uint8_t *out_tag) {
-  if (name_to_tag(name, out_tag)) return 0;
-  const char *why = not_ours(name);
-  if (why != NULL)
-    hrpy_raise(st->UnsupportedError, "dtype: %s %.100s has no hurray element type: %s", what,
-               name, why);
-  else
-    hrpy_raise(st->UnsupportedError, "dtype: %s %.100s has no hurray element type", what, name);
+  bool close = strncmp(e.reason, "did you", 7) == 0; /* "did you mean 'float32'?" */
+  hrpy_raise(st->InvalidDescriptorError,
+             "unknown element type name '%.100s'%s%s Valid names: %s (NumPy, PyTorch and "
+             "safetensors names of the same types are accepted too)",
+             name, close ? "; " : ".", close ? e.reason : "", valid);
   return -1;
 }
 
@@ -257,7 +185,7 @@ static int numpy_converter(HrpyState *st, PyObject *obj, uint8_t *out_tag, int *
                  "not IEEE binary128 (hurray's float128)",
                  s);
     else if (s != NULL)
-      *rc = foreign_named(st, "NumPy dtype", s, out_tag);
+      *rc = alias_to_tag(st, "NumPy dtype", s, out_tag, NULL);
   }
   Py_XDECREF(native);
   Py_XDECREF(name);
@@ -273,7 +201,8 @@ static int torch_converter(HrpyState *st, PyObject *obj, uint8_t *out_tag, int *
   const char *c = s != NULL ? PyUnicode_AsUTF8(s) : NULL;
   *rc = -1;
   if (c != NULL)
-    *rc = foreign_named(st, "torch dtype", strncmp(c, "torch.", 6) == 0 ? c + 6 : c, out_tag);
+    *rc = alias_to_tag(st, "torch dtype", strncmp(c, "torch.", 6) == 0 ? c + 6 : c, out_tag,
+                       NULL);
   Py_XDECREF(s);
   return 1;
 }
@@ -283,13 +212,9 @@ static int torch_converter(HrpyState *st, PyObject *obj, uint8_t *out_tag, int *
 static int string_converter(HrpyState *st, PyObject *obj, uint8_t *out_tag) {
   const char *name = PyUnicode_AsUTF8(obj);
   if (name == NULL) return -1;
-  if (name_to_tag(name, out_tag)) return 0;
-  if (strncmp(name, "torch.", 6) == 0 && name_to_tag(name + 6, out_tag)) return 0;
-  const char *why = not_ours(strncmp(name, "torch.", 6) == 0 ? name + 6 : name);
-  if (why != NULL) {
-    hrpy_raise(st->UnsupportedError, "dtype '%.100s' has no hurray element type: %s", name, why);
-    return -1;
-  }
+  int unknown = 0;
+  if (alias_to_tag(st, NULL, name, out_tag, &unknown) == 0) return 0;
+  if (!unknown) return -1;
   /* NumPy's own spellings ("f4", "<i8", "float"), when NumPy is loaded */
   PyObject *modname = PyUnicode_FromString("numpy");
   PyObject *np = modname != NULL ? PyImport_GetModule(modname) : NULL;
@@ -307,8 +232,7 @@ static int string_converter(HrpyState *st, PyObject *obj, uint8_t *out_tag) {
   } else if (PyErr_Occurred()) {
     return -1;
   }
-  raise_unknown_name(st, name);
-  return -1;
+  return alias_to_tag(st, NULL, name, out_tag, NULL);
 }
 
 int hrpy_dtype_converter(HrpyState *st, PyObject *obj, uint8_t *out_tag) {

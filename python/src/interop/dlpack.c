@@ -114,37 +114,49 @@ static void capsule_dtor(PyObject *cap) {
   hrpy_dtor_end(&saved, cap);
 }
 
+/* The element types DLPack and Hurray share, read both ways; the float8,
+ * float6 and float4 codes came with DLPack 1.1. */
+static const struct {
+  uint8_t tag, code, bits;
+  bool v11;
+} k_dl_types[] = {
+    {HURRAY_DTYPE_FLOAT16, HRPY_kDLFloat, 16, false},
+    {HURRAY_DTYPE_FLOAT32, HRPY_kDLFloat, 32, false},
+    {HURRAY_DTYPE_FLOAT64, HRPY_kDLFloat, 64, false},
+    {HURRAY_DTYPE_BFLOAT16, HRPY_kDLBfloat, 16, false},
+    {HURRAY_DTYPE_INT8, HRPY_kDLInt, 8, false},
+    {HURRAY_DTYPE_INT16, HRPY_kDLInt, 16, false},
+    {HURRAY_DTYPE_INT32, HRPY_kDLInt, 32, false},
+    {HURRAY_DTYPE_INT64, HRPY_kDLInt, 64, false},
+    {HURRAY_DTYPE_UINT8, HRPY_kDLUInt, 8, false},
+    {HURRAY_DTYPE_UINT16, HRPY_kDLUInt, 16, false},
+    {HURRAY_DTYPE_UINT32, HRPY_kDLUInt, 32, false},
+    {HURRAY_DTYPE_UINT64, HRPY_kDLUInt, 64, false},
+    {HURRAY_DTYPE_COMPLEX64, HRPY_kDLComplex, 64, false},
+    {HURRAY_DTYPE_COMPLEX128, HRPY_kDLComplex, 128, false},
+    {HURRAY_DTYPE_BOOL, HRPY_kDLBool, 8, false},
+    {HURRAY_DTYPE_FLOAT8_E4M3, HRPY_kDLFloat8_e4m3fn, 8, true},
+    {HURRAY_DTYPE_FLOAT8_E5M2, HRPY_kDLFloat8_e5m2, 8, true},
+    {HURRAY_DTYPE_FLOAT8_E8M0, HRPY_kDLFloat8_e8m0fnu, 8, true},
+    {HURRAY_DTYPE_FLOAT6_E2M3, HRPY_kDLFloat6_e2m3fn, 6, true},
+    {HURRAY_DTYPE_FLOAT6_E3M2, HRPY_kDLFloat6_e3m2fn, 6, true},
+    {HURRAY_DTYPE_FLOAT4_E2M1, HRPY_kDLFloat4_e2m1fn, 4, true},
+};
+#define DL_TYPE_COUNT (sizeof k_dl_types / sizeof k_dl_types[0])
+
 /* DLPack element type of a Hurray type; false when DLPack has none or the
  * consumer's version is too old for it (*needs_v11). */
 static bool dl_dtype_of(uint8_t tag, HrpyDLDataType *out, bool *needs_v11) {
-  *needs_v11 = false;
-  out->lanes = 1;
-  switch (tag) {
-    case HURRAY_DTYPE_FLOAT16: out->code = HRPY_kDLFloat; out->bits = 16; return true;
-    case HURRAY_DTYPE_FLOAT32: out->code = HRPY_kDLFloat; out->bits = 32; return true;
-    case HURRAY_DTYPE_FLOAT64: out->code = HRPY_kDLFloat; out->bits = 64; return true;
-    case HURRAY_DTYPE_BFLOAT16: out->code = HRPY_kDLBfloat; out->bits = 16; return true;
-    case HURRAY_DTYPE_INT8: out->code = HRPY_kDLInt; out->bits = 8; return true;
-    case HURRAY_DTYPE_INT16: out->code = HRPY_kDLInt; out->bits = 16; return true;
-    case HURRAY_DTYPE_INT32: out->code = HRPY_kDLInt; out->bits = 32; return true;
-    case HURRAY_DTYPE_INT64: out->code = HRPY_kDLInt; out->bits = 64; return true;
-    case HURRAY_DTYPE_UINT8: out->code = HRPY_kDLUInt; out->bits = 8; return true;
-    case HURRAY_DTYPE_UINT16: out->code = HRPY_kDLUInt; out->bits = 16; return true;
-    case HURRAY_DTYPE_UINT32: out->code = HRPY_kDLUInt; out->bits = 32; return true;
-    case HURRAY_DTYPE_UINT64: out->code = HRPY_kDLUInt; out->bits = 64; return true;
-    case HURRAY_DTYPE_COMPLEX64: out->code = HRPY_kDLComplex; out->bits = 64; return true;
-    case HURRAY_DTYPE_COMPLEX128: out->code = HRPY_kDLComplex; out->bits = 128; return true;
-    case HURRAY_DTYPE_BOOL: out->code = HRPY_kDLBool; out->bits = 8; return true;
-    case HURRAY_DTYPE_FLOAT8_E4M3: out->code = HRPY_kDLFloat8_e4m3fn; out->bits = 8; break;
-    case HURRAY_DTYPE_FLOAT8_E5M2: out->code = HRPY_kDLFloat8_e5m2; out->bits = 8; break;
-    case HURRAY_DTYPE_FLOAT8_E8M0: out->code = HRPY_kDLFloat8_e8m0fnu; out->bits = 8; break;
-    case HURRAY_DTYPE_FLOAT6_E2M3: out->code = HRPY_kDLFloat6_e2m3fn; out->bits = 6; break;
-    case HURRAY_DTYPE_FLOAT6_E3M2: out->code = HRPY_kDLFloat6_e3m2fn; out->bits = 6; break;
-    case HURRAY_DTYPE_FLOAT4_E2M1: out->code = HRPY_kDLFloat4_e2m1fn; out->bits = 4; break;
-    default: return false;
+  for (size_t i = 0; i < DL_TYPE_COUNT; i++) {
+    if (k_dl_types[i].tag != tag) continue;
+    out->code = k_dl_types[i].code;
+    out->bits = k_dl_types[i].bits;
+    out->lanes = 1;
+    *needs_v11 = k_dl_types[i].v11;
+    return true;
   }
-  *needs_v11 = true;
-  return true;
+  *needs_v11 = false;
+  return false;
 }
 
 /* Parses max_version: -1 for legacy, else the minor version to declare. */
@@ -392,30 +404,13 @@ static void import_owner_dtor(PyObject *cap) {
   hrpy_dtor_end(&saved, cap); /* a producer's deleter that raised */
 }
 
+/* The Hurray type of a DLPack one, 0 for none (a sub-byte type padded to
+ * whole bytes is not Hurray's packed layout). */
 static uint8_t tag_of_dl(HrpyDLDataType dt, bool padded) {
-  if (dt.lanes != 1) return 0;
-  switch (dt.code) {
-    case HRPY_kDLFloat:
-      return dt.bits == 16 ? HURRAY_DTYPE_FLOAT16 : dt.bits == 32 ? HURRAY_DTYPE_FLOAT32
-             : dt.bits == 64 ? HURRAY_DTYPE_FLOAT64 : 0;
-    case HRPY_kDLBfloat: return dt.bits == 16 ? HURRAY_DTYPE_BFLOAT16 : 0;
-    case HRPY_kDLInt:
-      return dt.bits == 8 ? HURRAY_DTYPE_INT8 : dt.bits == 16 ? HURRAY_DTYPE_INT16
-             : dt.bits == 32 ? HURRAY_DTYPE_INT32 : dt.bits == 64 ? HURRAY_DTYPE_INT64 : 0;
-    case HRPY_kDLUInt:
-      return dt.bits == 8 ? HURRAY_DTYPE_UINT8 : dt.bits == 16 ? HURRAY_DTYPE_UINT16
-             : dt.bits == 32 ? HURRAY_DTYPE_UINT32 : dt.bits == 64 ? HURRAY_DTYPE_UINT64 : 0;
-    case HRPY_kDLComplex:
-      return dt.bits == 64 ? HURRAY_DTYPE_COMPLEX64 : dt.bits == 128 ? HURRAY_DTYPE_COMPLEX128 : 0;
-    case HRPY_kDLBool: return dt.bits == 8 ? HURRAY_DTYPE_BOOL : 0;
-    case HRPY_kDLFloat8_e4m3fn: return dt.bits == 8 ? HURRAY_DTYPE_FLOAT8_E4M3 : 0;
-    case HRPY_kDLFloat8_e5m2: return dt.bits == 8 ? HURRAY_DTYPE_FLOAT8_E5M2 : 0;
-    case HRPY_kDLFloat8_e8m0fnu: return dt.bits == 8 ? HURRAY_DTYPE_FLOAT8_E8M0 : 0;
-    case HRPY_kDLFloat6_e2m3fn: return dt.bits == 6 && !padded ? HURRAY_DTYPE_FLOAT6_E2M3 : 0;
-    case HRPY_kDLFloat6_e3m2fn: return dt.bits == 6 && !padded ? HURRAY_DTYPE_FLOAT6_E3M2 : 0;
-    case HRPY_kDLFloat4_e2m1fn: return dt.bits == 4 && !padded ? HURRAY_DTYPE_FLOAT4_E2M1 : 0;
-    default: return 0;
-  }
+  for (size_t i = 0; dt.lanes == 1 && i < DL_TYPE_COUNT; i++)
+    if (k_dl_types[i].code == dt.code && k_dl_types[i].bits == dt.bits)
+      return dt.bits < 8 && padded ? 0 : k_dl_types[i].tag;
+  return 0;
 }
 
 /* Hurray (device tag, memory class) of a DLPack device type; false if none. */

@@ -170,41 +170,135 @@ static PyMethodDef module_methods[] = {
      "The kind of a layout tag byte: `\"named\"`, `\"reserved\"`, `\"private\"` or `\"invalid\"`; "
      "the four partition the byte space (an unassigned tag is `\"reserved\"`)."},
     {"zeros", FASTKW(hrpy_zeros),
-     "zeros(shape, *, dtype=None, device=None)\n--\n\nA new tensor of zeros (dtype defaults to float64)."},
+     "zeros(shape, *, dtype=None, device=None)\n"
+     "--\n"
+     "\n"
+     "A new tensor of zeros (`dtype` defaults to float64), of any named type but "
+     "`float8_e8m0` (which has no zero: `UnsupportedError`).\n"
+     "\n"
+     "What every creation function (`zeros`, `ones`, `empty`, `full`, their `*_like` forms, "
+     "`arange`, `linspace`, `eye`) shares:\n"
+     "\n"
+     "- The result is one 64-byte-aligned, row-major buffer in host memory: `device=` may "
+     "name a CPU device only (another device is `UnsupportedError`).\n"
+     "- A dynamic dimension is refused with `InvalidDescriptorError` naming the call and "
+     "the index (`zeros: shape[1] is dynamic (None) ...`).\n"
+     "- Bad arguments raise before anything is allocated, with a message naming the "
+     "argument. A byte size that does not fit 64 bits is `InvalidDescriptorError`, one the "
+     "allocator cannot provide `MemoryError` (`arange(2**59)` asks for 4 EiB and gets "
+     "`MemoryError`, not a crash).\n"
+     "- Sub-byte padding bits are always zero.\n"
+     "- Large buffers cost what NumPy's do. A buffer of 4 MiB or more is advised as huge "
+     "pages (`MADV_HUGEPAGE`), as NumPy advises its own, so filling one takes one page "
+     "fault per 2 MiB. The GIL is released while a buffer of 1 MiB or more is filled (by "
+     "`ones`, `full`, their `*_like` forms, `arange` and `linspace`).\n"
+     "\n"
+     "`zeros` takes zeroed memory from the allocator (`hurray_alloc_zeroed`): a buffer of 4 "
+     "MiB or more is mapped from the kernel, whose pages read as zero until written, so "
+     "`zeros` returns without writing it (as NumPy's `calloc` does; the first write of each "
+     "page then pays for it)."},
     {"ones", FASTKW(hrpy_ones),
-     "ones(shape, *, dtype=None, device=None)\n--\n\nA new tensor of ones (dtype defaults to float64)."},
+     "ones(shape, *, dtype=None, device=None)\n"
+     "--\n"
+     "\n"
+     "A new tensor of ones (`dtype` defaults to float64); the types and the encoding are "
+     "`full`'s. The value is stored 16 bytes at a time and the buffer never read back. "
+     "Allocation as [`zeros`][hurray.zeros]."},
     {"empty", FASTKW(hrpy_empty),
-     "empty(shape, *, dtype=None, device=None)\n--\n\nA new tensor with unspecified "
-     "contents (dtype defaults to float64)."},
+     "empty(shape, *, dtype=None, device=None)\n"
+     "--\n"
+     "\n"
+     "A new tensor with unspecified contents (`dtype` defaults to float64), of any named "
+     "type. Allocation as [`zeros`][hurray.zeros]."},
     {"full", FASTKW(hrpy_full),
-     "full(shape, fill_value, *, dtype=None, device=None)\n--\n\nA new tensor filled "
-     "with `fill_value` (dtype defaults from the value's Python type, as NumPy)."},
+     "full(shape, fill_value, *, dtype=None, device=None)\n"
+     "--\n"
+     "\n"
+     "A new tensor filled with `fill_value`. Allocation as [`zeros`][hurray.zeros].\n"
+     "\n"
+     "Without `dtype` the type follows NumPy: `bool` gives `bool`, `int` `int64`, `complex` "
+     "`complex128`, anything else `float64`. Values are encoded like NumPy's: float16 "
+     "rounds to nearest even, bfloat16 through float32, and an out-of-range integer raises "
+     "`OverflowError`. The Tier 1 types, complex and the float8 types are accepted: "
+     "`float8_e4m3` and `float8_e5m2` round to nearest even as ml_dtypes does (beyond the "
+     "largest finite value e5m2 gives an infinity, e4m3 NaN), `float8_e8m0` takes powers of "
+     "two only (`ValueError` otherwise); the sub-byte floats are refused. The value is "
+     "stored 16 bytes at a time and the buffer never read back."},
     {"zeros_like", FASTKW(hrpy_zeros_like),
-     "zeros_like(x, *, dtype=None, device=None)\n--\n\nA new tensor of zeros with the shape "
-     "of the hurray.Tensor `x`, and its dtype and device unless given."},
+     "zeros_like(x, *, dtype=None, device=None)\n"
+     "--\n"
+     "\n"
+     "`zeros` with the shape of `x`.\n"
+     "\n"
+     "What every `*_like` function shares: `x` is a `hurray.Tensor` (anything else is a "
+     "`TypeError`); the result takes its shape, and its element type and device unless "
+     "`dtype=` / `device=` say otherwise. The result is always a dense row-major tensor (a "
+     "column-major or sparse `x` gives a row-major tensor of the same shape). Each accepts "
+     "the element types of the function it is named after."},
     {"ones_like", FASTKW(hrpy_ones_like),
-     "ones_like(x, *, dtype=None, device=None)\n--\n\nA new tensor of ones with the shape "
-     "of the hurray.Tensor `x`, and its dtype and device unless given."},
+     "ones_like(x, *, dtype=None, device=None)\n"
+     "--\n"
+     "\n"
+     "`ones` with the shape of `x`, as [`zeros_like`][hurray.zeros_like]."},
     {"empty_like", FASTKW(hrpy_empty_like),
-     "empty_like(x, *, dtype=None, device=None)\n--\n\nA new tensor with unspecified "
-     "contents with the shape of the hurray.Tensor `x`, and its dtype and device unless "
-     "given."},
+     "empty_like(x, *, dtype=None, device=None)\n"
+     "--\n"
+     "\n"
+     "`empty` with the shape of `x`, as [`zeros_like`][hurray.zeros_like]."},
     {"full_like", FASTKW(hrpy_full_like),
-     "full_like(x, fill_value, *, dtype=None, device=None)\n--\n\nA new tensor filled "
-     "with `fill_value` with the shape of the hurray.Tensor `x`, and its dtype (not the "
-     "value's) and device unless given."},
+     "full_like(x, fill_value, *, dtype=None, device=None)\n"
+     "--\n"
+     "\n"
+     "`full` with the shape of `x`, as [`zeros_like`][hurray.zeros_like]. `fill_value` is encoded as `x`'s type "
+     "(or `dtype`), not the value's: `full_like(int32_tensor, 2.7)` holds `2`."},
     {"arange", FASTKW(hrpy_arange),
-     "arange(start, stop=None, step=None, *, dtype=None, device=None)\n--\n\nEvenly "
-     "spaced values in [start, stop) (arange(stop): from 0), computed as NumPy does; dtype "
-     "defaults to int64 when every argument is an integer, else float64."},
+     "arange(start, stop=None, step=None, *, dtype=None, device=None)\n"
+     "--\n"
+     "\n"
+     "Evenly spaced values in `[start, stop)`, computed as NumPy does, so the same call "
+     "gives the same bits (the test suite compares them with NumPy's for every type). "
+     "Allocation as [`zeros`][hurray.zeros].\n"
+     "\n"
+     "- `arange(stop)` counts from 0; `arange(start, stop, step)` has `ceil((stop - start) "
+     "/ step)` elements (none when that is not positive; exact for integers of any size).\n"
+     "- The type is `int64` when every argument is an integer (an `int` or anything with "
+     "`__index__`), `float64` otherwise.\n"
+     "- Element 0 is `start`, element 1 `start + step`, element `i` is `e0 + i * (e1 - e0)` "
+     "in the element type's arithmetic: float32 in float32, float16 and bfloat16 in float32 "
+     "then rounded. With an integer type and float arguments elements 0 and 1 are truncated "
+     "first, as NumPy does (`arange(0, 5, 0.5, dtype=int64)` is ten zeros).\n"
+     "- Types: the integer types of 8 bits or more, float16, bfloat16, float32, float64, "
+     "complex64 and complex128 (complex elements have a zero imaginary part); `bool` and "
+     "the Tier 2 types (`int4`, `float8_e4m3`, ...) raise `UnsupportedError`.\n"
+     "- Errors: `step` 0, or a `start`, `stop` or `step` that is infinite or NaN, raise "
+     "`InvalidDescriptorError` (a `ValueError`); a complex or non-numeric argument is a "
+     "`TypeError`. An integer element that does not fit the type (`arange(0, 300, "
+     "dtype=int8)`, whose last element is 299) raises `OverflowError` where NumPy would "
+     "wrap around silently."},
     {"linspace", FASTKW(hrpy_linspace),
-     "linspace(start, stop, num=50, endpoint=True, *, dtype=None, device=None)\n--\n\n"
-     "`num` evenly spaced values from start to stop (stop included unless endpoint is "
-     "false), computed as NumPy does; dtype defaults to float64."},
+     "linspace(start, stop, num=50, endpoint=True, *, dtype=None, device=None)\n"
+     "--\n"
+     "\n"
+     "`num` evenly spaced values from `start` to `stop` (`stop` excluded when `endpoint` is "
+     "false), computed as NumPy does. Allocation as [`zeros`][hurray.zeros]; the types [`arange`][hurray.arange] takes.\n"
+     "\n"
+     "Element `i` is `i * step + start` in float64 with `step = (stop - start) / (num - 1)` "
+     "(`/ num` without the endpoint), the last element exactly `stop`, then converted to "
+     "`dtype` (float64 by default): float32 rounds to nearest, float16 directly from "
+     "float64, bfloat16 through float32 as `full` does, integer types take the floor first. "
+     "A negative `num`, or a `start` or `stop` that is infinite or NaN, raises "
+     "`InvalidDescriptorError`; a complex or non-numeric argument is a `TypeError`; an "
+     "integer element that does not fit the type `OverflowError`."},
     {"eye", FASTKW(hrpy_eye),
-     "eye(n_rows, n_cols=None, k=0, *, dtype=None, device=None)\n--\n\nA 2-D tensor with "
-     "ones on diagonal k (0 the main one, > 0 above, < 0 below) and zeros elsewhere; "
-     "n_cols defaults to n_rows, dtype to float64."},
+     "eye(n_rows, n_cols=None, k=0, *, dtype=None, device=None)\n"
+     "--\n"
+     "\n"
+     "A 2-D `n_rows` x `n_cols` tensor (`n_cols` defaults to `n_rows`, `dtype` to float64) "
+     "with ones on diagonal `k` (0 the main one, positive above, negative below) and zeros "
+     "elsewhere; a `k` beyond the matrix gives all zeros. Allocation as [`zeros`][hurray.zeros]; "
+     "the Tier 1 types (`bool` included, bit-packed) and complex, not the Tier 2 ones "
+     "(`UnsupportedError`). A negative `n_rows` or `n_cols` raises `InvalidDescriptorError`, "
+     "a non-integer a `TypeError`."},
     {"from_numpy", FASTKW(hrpy_from_numpy),
      "from_numpy(array, /, *, copy=None)\n--\n\nWrap a numpy.ndarray (or any object "
      "exporting a buffer) as a hurray.Tensor, sharing its memory when the address meets "

@@ -348,33 +348,16 @@ static PyMethodDef tensor_module_methods[] = {
 
 /* ---- getters --------------------------------------------------------------- */
 
+static PyObject *tg_field(PyObject *s, void *which) {
+  return hrpy_field_get(hrpy_state_of(s), F(s), which);
+}
 static PyObject *tg_dtype(PyObject *s, void *c) {
   (void)c;
   return Py_NewRef(hrpy_tensor_dtype(s));
 }
-static PyObject *tg_shape(PyObject *s, void *c) {
-  (void)c;
-  return hrpy_shape_tuple(F(s)->rank, F(s)->shape);
-}
-static PyObject *tg_ndim(PyObject *s, void *c) {
-  (void)c;
-  return PyLong_FromUnsignedLong(F(s)->rank);
-}
-static PyObject *tg_size(PyObject *s, void *c) {
-  (void)c;
-  return hrpy_size_object(F(s)->rank, F(s)->shape);
-}
 static PyObject *tg_device(PyObject *s, void *c) {
   (void)c;
   return Py_NewRef(hrpy_tensor_device(s));
-}
-static PyObject *tg_layout(PyObject *s, void *c) {
-  (void)c;
-  return hrpy_layout_object(hrpy_state_of(s), F(s));
-}
-static PyObject *tg_buffer_count(PyObject *s, void *c) {
-  (void)c;
-  return PyLong_FromUnsignedLong(F(s)->buffer_count);
 }
 static PyObject *tg_buffer_handles(PyObject *s, void *c) {
   (void)c;
@@ -389,22 +372,6 @@ static PyObject *tg_descriptor(PyObject *s, void *c) {
   HurrayStatus rc = hurray_descriptor_clone(own, &d);
   if (rc != HURRAY_OK) return hrpy_raise_status(st, rc, NULL, "Tensor.descriptor");
   return hrpy_descriptor_wrap(st, d, hrpy_tensor_device(s));
-}
-static PyObject *tg_quantization(PyObject *s, void *c) {
-  (void)c;
-  return hrpy_quantization_object(hrpy_state_of(s), F(s));
-}
-static PyObject *tg_shard(PyObject *s, void *c) {
-  (void)c;
-  return hrpy_shard_object(hrpy_state_of(s), F(s));
-}
-static PyObject *tg_statistics(PyObject *s, void *c) {
-  (void)c;
-  return hrpy_statistics_object(hrpy_state_of(s), F(s));
-}
-static PyObject *tg_byte_offset(PyObject *s, void *c) {
-  (void)c;
-  return PyLong_FromUnsignedLongLong(F(s)->byte_offset);
 }
 static PyObject *tg_sync_mode(PyObject *s, void *c) {
   (void)c;
@@ -501,19 +468,11 @@ static PyObject *tm_data_ptr(PyObject *s, PyObject *unused) {
 
 static PyGetSetDef tensor_getset[] = {
     {"dtype", tg_dtype, NULL, "Element type (hurray.Dtype singleton).", NULL},
-    {"shape", tg_shape, NULL, "Shape tuple; None for a dynamic dimension.", NULL},
-    {"ndim", tg_ndim, NULL, "Rank.", NULL},
-    {"size", tg_size, NULL, "Element count, or None if a dimension is dynamic.", NULL},
+    HRPY_FIELD_GETSETS(tg_field),
     {"device", tg_device, NULL, "The hurray.Device holding the buffers.", NULL},
-    {"layout", tg_layout, NULL, "The memory layout (a hurray.Layout subclass; read-only).", NULL},
-    {"buffer_count", tg_buffer_count, NULL, "Number of buffers in the descriptor's table.", NULL},
     {"buffer_handles", tg_buffer_handles, NULL,
      "Tuple of hurray.BufferHandle, one per buffer, in descriptor order.", NULL},
     {"descriptor", tg_descriptor, NULL, "The tensor's hurray.Descriptor.", NULL},
-    {"quantization", tg_quantization, NULL, "The quantization section, or None.", NULL},
-    {"shard", tg_shard, NULL, "The shard section, or None.", NULL},
-    {"statistics", tg_statistics, NULL, "The statistics section, or None.", NULL},
-    {"byte_offset", tg_byte_offset, NULL, "Byte offset of element [0, ..., 0] in buffer 0.", NULL},
     {"sync_mode", tg_sync_mode, NULL,
      "'producer_synced' unless a buffer declares 'event' or 'consumer_stream' (read-only).",
      NULL},
@@ -653,9 +612,15 @@ static PyType_Slot tensor_slots[] = {
      "  it out with that device.\n"
      "- `layout=` takes a `hurray.Layout` (row-major when omitted): see\n"
      "  [Authoring with `layout=`](../guide/layouts.md). `quantization=`,\n"
-     "  `statistics=` and `shard=` take the classes of\n"
-     "  the quantization, statistics and shard classes; another\n"
+     "  `statistics=` and `shard=` take a scheme class ([`PerTensorAffine`][hurray.PerTensorAffine],\n"
+     "  ...), a [`Statistics`][hurray.Statistics] and a [`Shard`][hurray.Shard]; another\n"
      "  object is a `TypeError`.\n"
+     "- A quantization scheme other than `PerTensorAffine` references its parameter buffers by\n"
+     "  index, supplied in `aux_buffers`. A dangling index, an index inside the layout's\n"
+     "  buffers, or a storage type the scheme refuses (`float32` for an affine scheme) raise\n"
+     "  `InvalidDescriptorError`; parameter buffers too small raise `hurray.BufferError`.\n"
+     "  A quantized tensor is not a NumPy or DLPack array (`UnsupportedError`, `BufferError`):\n"
+     "  `dequantize()` gives its values.\n"
      "- `byte_offset=` places element `[0, …, 0]` inside buffer 0 (a strided tensor with a\n"
      "  negative stride needs it); 0 for sparse, block-paged and composite layouts.\n"
      "\n"

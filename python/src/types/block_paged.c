@@ -193,13 +193,15 @@ static PyMethodDef paged_methods[] = {
      "validate_index_buffers(self, seq_ptr, block_table)\n--\n\nCheck the storage invariants "
      "of block-paged.md: seq_ptr[0] == 0, non-decreasing, seq_ptr[num_seqs] == "
      "len(block_table), every page id < num_pages (two sequences naming one page is "
-     "allowed). Each argument is a typed array of the layout's index type (exact length), "
-     "raw bytes, or a host hurray.Tensor. InvalidDescriptorError on a violation."},
+     "allowed). Each argument is a typed array of the layout's index type (exact length; "
+     "another item size is a ValueError), raw bytes (longer is fine), or a host "
+     "hurray.Tensor (such as `t.buffer(2)`). InvalidDescriptorError on a violation."},
     {"validate_quantization_compatibility", paged_validate_quantization, METH_O,
      "validate_quantization_compatibility(self, quantization, /)\n--\n\nRaise "
-     "InvalidDescriptorError unless the scheme composes with this paging (per-channel on "
-     "axis 1 or 2; per-block on axis 0 with block_size == page_size; parameter buffers from "
-     "index 3)."},
+     "InvalidDescriptorError unless the scheme composes with this paging (per-tensor freely; "
+     "per-channel on axis 1 or 2; per-block on axis 0 with block_size == page_size; parameter "
+     "buffers from index 3). `quantization` is a scheme object (TypeError for anything else, "
+     "a scheme tag included)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -26,6 +26,7 @@
 #include "core/tensor.h"
 #include "types/descriptor.h"
 #include "types/layout.h"
+#include "types/schema.h"
 #include "types/sections.h"
 #include "util/args.h"
 #include "util/atomic.h"
@@ -200,7 +201,42 @@ PyObject *hrpy_composite_from_head(HrpyState *st, HurrayDescriptor *head, PyObje
   return (PyObject *)c;
 }
 
-static const char *const k_rule_names[] = {"partition", "overlay", "group"};
+/* The fields of the composite layout (composition_rule, combine_op) as
+ * CompositeLayout has them: parsed, read and named through libhurray's table
+ * (types/schema.c), so the two classes share one set of rules. */
+static HrpyRecord head_record(HurrayLayout *l) {
+  const HurrayLayoutInfo *info = hurray_layout_info(HURRAY_LAYOUT_COMPOSITE);
+  HrpyRecord r = {info->fields, info->field_count, (char *)l, NULL, 0};
+  return r;
+}
+static uint32_t head_field(const char *name) {
+  HurrayLayout l;
+  HrpyRecord r = head_record(&l);
+  uint32_t i = 0;
+  while (i + 1 < r.count && strcmp(r.fields[i].name, name) != 0) i++;
+  return i;
+}
+
+/* composition_rule and combine_op into *l: a string outside its enumeration
+ * is a ValueError, combine_op given exactly for an overlay
+ * (InvalidDescriptorError, a ValueError too). */
+static int parse_rule(HrpyState *st, PyObject *rule_o, PyObject *op_o, HurrayLayout *l,
+                      const char *ctx) {
+  memset(l, 0, sizeof *l);
+  l->tag = HURRAY_LAYOUT_COMPOSITE;
+  HrpyBuild b;
+  memset(&b, 0, sizeof b);
+  b.rec = head_record(l);
+  bool given[HRPY_MAX_FIELDS] = {false};
+  uint32_t ri = head_field("composition_rule"), oi = head_field("combine_op");
+  given[ri] = true;
+  given[oi] = op_o != Py_None;
+  int rc = hrpy_build_field(st, &b, ri, rule_o, ctx);
+  if (rc == 0) rc = hrpy_build_field(st, &b, oi, given[oi] ? op_o : NULL, ctx);
+  if (rc == 0) rc = hrpy_build_check_conditions(st, &b, given, ctx);
+  hrpy_build_release(&b);
+  return rc;
+}
 
 static PyObject *composite_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
   static const char *const kwlist[] = {"composition_rule", "shape", "dtype", "members", "combine_op",
@@ -216,35 +252,9 @@ static PyObject *composite_new(PyTypeObject *type, PyObject *args, PyObject *kwa
   if (argv_[5] != NULL) shard_o = argv_[5];
   HrpyState *st = hrpy_state_of_type(type);
   const char *ctx = "Composite";
-  /* the rule and the combine operation: the same field as CompositeLayout */
-  if (!PyUnicode_Check(rule_o))
-    return PyErr_Format(PyExc_TypeError, "%s: composition_rule must be a str, not %.100s", ctx,
-                        Py_TYPE(rule_o)->tp_name);
-  uint8_t rule = 0;
-  for (int i = 0; i < 3; i++)
-    if (PyUnicode_CompareWithASCIIString(rule_o, k_rule_names[i]) == 0) rule = (uint8_t)(i + 1);
-  if (rule == 0)
-    return PyErr_Format(PyExc_ValueError,
-                        "%s: invalid composition_rule %R; expected 'partition', 'overlay' or "
-                        "'group'",
-                        ctx, rule_o);
-  uint8_t op = HURRAY_COMBINE_NONE;
-  if (rule == HURRAY_COMPOSITE_OVERLAY) {
-    if (op_o == Py_None)
-      return PyErr_Format(PyExc_ValueError,
-                          "%s: an overlay needs combine_op='replace' or combine_op='add'", ctx);
-    if (PyUnicode_Check(op_o) && PyUnicode_CompareWithASCIIString(op_o, "replace") == 0)
-      op = HURRAY_COMBINE_REPLACE;
-    else if (PyUnicode_Check(op_o) && PyUnicode_CompareWithASCIIString(op_o, "add") == 0)
-      op = HURRAY_COMBINE_ADD;
-    else
-      return PyErr_Format(PyExc_ValueError,
-                          "%s: invalid combine_op %R; expected 'replace' or 'add'", ctx, op_o);
-  } else if (op_o != Py_None) {
-    return PyErr_Format(PyExc_ValueError,
-                        "%s: combine_op applies only to an 'overlay'; a %R composite has none",
-                        ctx, rule_o);
-  }
+  /* the rule and the combine operation: the same fields as CompositeLayout */
+  HurrayLayout layout;
+  if (parse_rule(st, rule_o, op_o, &layout, ctx) < 0) return NULL;
   /* shape and dtype: stated, never derived */
   uint64_t shape[HURRAY_MAX_RANK];
   uint32_t rank = 0;
@@ -296,9 +306,7 @@ static PyObject *composite_new(PyTypeObject *type, PyObject *args, PyObject *kwa
   f.type_tag = tag;
   f.rank = rank;
   f.shape = shape;
-  f.layout.tag = HURRAY_LAYOUT_COMPOSITE;
-  f.layout.u.composite.rule = rule;
-  f.layout.u.composite.combine_op = op;
+  f.layout = layout;
   f.layout.u.composite.member_count = (uint32_t)n;
   f.shard = shard;
   HurrayDescriptor *head = NULL;
@@ -316,25 +324,14 @@ static PyObject *composite_new(PyTypeObject *type, PyObject *args, PyObject *kwa
 
 /* ---- getters --------------------------------------------------------------------- */
 
-static PyObject *cg_rule(PyObject *s, void *c) {
-  (void)c;
-  uint8_t r = C(s)->hf.layout.u.composite.rule;
-  return PyUnicode_FromString(r >= 1 && r <= 3 ? k_rule_names[r - 1] : "private");
+/* composition_rule, combine_op: the head's layout fields, by name */
+static PyObject *cg_rule_field(PyObject *s, void *name) {
+  HrpyRecord r = head_record(&C(s)->hf.layout);
+  return hrpy_record_get(hrpy_state_of(s), &r, head_field(name));
 }
-static PyObject *cg_combine(PyObject *s, void *c) {
-  (void)c;
-  const HurrayLayout *l = &C(s)->hf.layout;
-  if (l->u.composite.rule != HURRAY_COMPOSITE_OVERLAY) Py_RETURN_NONE;
-  return PyUnicode_FromString(l->u.composite.combine_op == HURRAY_COMBINE_ADD ? "add"
-                                                                              : "replace");
-}
-static PyObject *cg_shape(PyObject *s, void *c) {
-  (void)c;
-  return hrpy_shape_tuple(C(s)->hf.rank, C(s)->hf.shape);
-}
-static PyObject *cg_ndim(PyObject *s, void *c) {
-  (void)c;
-  return PyLong_FromUnsignedLong(C(s)->hf.rank);
+/* shape, ndim, layout, shard: read as a Tensor's are */
+static PyObject *cg_field(PyObject *s, void *which) {
+  return hrpy_field_get(hrpy_state_of(s), &C(s)->hf, which);
 }
 static PyObject *cg_dtype(PyObject *s, void *c) {
   (void)c;
@@ -370,14 +367,6 @@ static PyObject *cg_member_roles(PyObject *s, void *c) {
     PyTuple_SET_ITEM(t, (Py_ssize_t)i, v);
   }
   return t;
-}
-static PyObject *cg_shard(PyObject *s, void *c) {
-  (void)c;
-  return hrpy_shard_object(hrpy_state_of(s), &C(s)->hf);
-}
-static PyObject *cg_layout(PyObject *s, void *c) {
-  (void)c;
-  return hrpy_layout_object(hrpy_state_of(s), &C(s)->hf);
 }
 static PyObject *cg_descriptor(PyObject *s, void *c) {
   (void)c;
@@ -602,17 +591,22 @@ static void composite_dealloc(PyObject *s) {
 
 #define GET(name, fn, doc) {name, fn, NULL, doc, NULL}
 static PyGetSetDef composite_getset[] = {
-    GET("composition_rule", cg_rule, "'partition', 'overlay' or 'group'."),
-    GET("combine_op", cg_combine, "'replace' or 'add' for an overlay; None otherwise."),
-    GET("shape", cg_shape, "The logical shape the head presents."),
-    GET("ndim", cg_ndim, "Rank of the head."),
+    {"composition_rule", cg_rule_field, NULL, "'partition', 'overlay' or 'group'.",
+     (void *)"composition_rule"},
+    {"combine_op", cg_rule_field, NULL, "'replace' or 'add' for an overlay; None otherwise.",
+     (void *)"combine_op"},
+    {"shape", cg_field, NULL, "The logical shape the head presents.",
+     (void *)(intptr_t)HRPY_FIELD_SHAPE},
+    {"ndim", cg_field, NULL, "Rank of the head.", (void *)(intptr_t)HRPY_FIELD_NDIM},
     GET("dtype", cg_dtype, "The element type the head presents."),
     GET("members", cg_members, "Tuple of the members (hurray.Tensor or hurray.Composite)."),
     GET("member_count", cg_member_count, "len(members)."),
     GET("member_roles", cg_member_roles,
         "Per member: 'base' or 'correction' in an overlay, None otherwise."),
-    GET("layout", cg_layout, "The head's hurray.CompositeLayout."),
-    GET("shard", cg_shard, "The head's place in a parent composite (hurray.Shard), or None."),
+    {"layout", cg_field, NULL, "The head's hurray.CompositeLayout.",
+     (void *)(intptr_t)HRPY_FIELD_LAYOUT},
+    {"shard", cg_field, NULL, "The head's place in a parent composite (hurray.Shard), or None.",
+     (void *)(intptr_t)HRPY_FIELD_SHARD},
     GET("descriptor", cg_descriptor, "The head as a hurray.Descriptor (no buffers)."),
     GET("member_descriptors", cg_member_descriptors,
         "The descriptor each member presents to this head (an overlay member's carries its "

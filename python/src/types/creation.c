@@ -25,136 +25,94 @@
  * than filling a small buffer). */
 #define HRPY_NOGIL_FILL_BYTES ((uint64_t)1 << 20)
 
-/* Element conversions are libhurray's (hurray/convert.h). float16 rounds a
- * double once (hurray_float16_from_double); bfloat16 goes through float32,
- * two roundings (what full, arange and linspace have always given, and
- * test_creation_ranges.py pins). */
-static uint16_t f64_to_bf16(double d) { return hurray_bfloat16_from_float((float)d); }
-
-/* Encodes one element of `tag` from a Python value into out (itemsize bytes). */
-static int encode_value(HrpyState *st, uint8_t tag, PyObject *v, uint8_t *out) {
-  switch (tag) {
-    case HURRAY_DTYPE_FLOAT16:
-    case HURRAY_DTYPE_BFLOAT16:
-    case HURRAY_DTYPE_FLOAT32:
-    case HURRAY_DTYPE_FLOAT64: {
-      double d = PyFloat_AsDouble(v);
-      if (d == -1.0 && PyErr_Occurred()) return -1;
-      if (tag == HURRAY_DTYPE_FLOAT64) {
-        memcpy(out, &d, 8);
-      } else if (tag == HURRAY_DTYPE_FLOAT32) {
-        float f = (float)d;
-        memcpy(out, &f, 4);
-      } else {
-        uint16_t h = tag == HURRAY_DTYPE_FLOAT16 ? hurray_float16_from_double(d) : f64_to_bf16(d);
-        memcpy(out, &h, 2);
-      }
-      return 0;
-    }
-    case HURRAY_DTYPE_COMPLEX64:
-    case HURRAY_DTYPE_COMPLEX128: {
-      Py_complex c = PyComplex_AsCComplex(v);
-      if (c.real == -1.0 && PyErr_Occurred()) return -1;
-      if (tag == HURRAY_DTYPE_COMPLEX128) {
-        memcpy(out, &c.real, 8);
-        memcpy(out + 8, &c.imag, 8);
-      } else {
-        float re = (float)c.real, im = (float)c.imag;
-        memcpy(out, &re, 4);
-        memcpy(out + 4, &im, 4);
-      }
-      return 0;
-    }
-    case HURRAY_DTYPE_FLOAT8_E4M3:
-    case HURRAY_DTYPE_FLOAT8_E5M2:
-    case HURRAY_DTYPE_FLOAT8_E8M0: {
-      /* the codec's rounding (ml_dtypes' too): to nearest even; beyond the
-       * largest finite value e5m2 gives an infinity and e4m3 NaN; e8m0 holds
-       * powers of two only */
-      double d = PyFloat_AsDouble(v);
-      if (d == -1.0 && PyErr_Occurred()) return -1;
-      uint64_t code = 0;
-      HurrayStatus rc = hurray_value_code_from_double(tag, d, 0, &code);
-      if (rc != HURRAY_OK) {
-        PyErr_Format(PyExc_ValueError, "fill value %R cannot be stored as %s (%s)", v,
-                     hurray_dtype_name(tag),
-                     tag == HURRAY_DTYPE_FLOAT8_E8M0 ? "a power of two 2**-126 .. 2**127"
-                                                    : hurray_status_message(rc));
-        return -1;
-      }
-      out[0] = (uint8_t)code;
-      return 0;
-    }
-    default:
-      break;
-  }
-  const HurrayDtypeInfo *info = hurray_dtype_info(tag);
-  if (info == NULL || (info->flags & HURRAY_DTF_INT) == 0 || info->bit_width < 8) {
-    hrpy_raise(st->UnsupportedError, "cannot encode a fill value as %s",
-              info != NULL ? info->name : "a private type");
-    return -1;
-  }
-  PyObject *iv = PyFloat_Check(v) ? PyNumber_Long(v) : PyNumber_Index(v);
-  if (iv == NULL) return -1;
-  unsigned bytes = info->bit_width / 8u;
-  bool is_signed = (info->flags & HURRAY_DTF_SIGNED) != 0;
+/* A Python int as sign and magnitude (what hurray_scalar_from_int takes):
+ * 1, or 0 when its magnitude is beyond 64 bits (out of every type's range),
+ * -1 on error. */
+static int int_parts(PyObject *iv, bool *negative, uint64_t *magnitude) {
   int overflow = 0;
   long long s = PyLong_AsLongLongAndOverflow(iv, &overflow);
-  unsigned long long u = 0;
-  if (s == -1 && PyErr_Occurred()) {
-    Py_DECREF(iv);
-    return -1;
+  if (s == -1 && PyErr_Occurred()) return -1;
+  *negative = overflow < 0 || (overflow == 0 && s < 0);
+  if (overflow == 0) {
+    *magnitude = s < 0 ? (uint64_t)0 - (uint64_t)s : (uint64_t)s;
+    return 1;
   }
-  bool ok;
-  if (is_signed) {
-    long long lo = bytes == 8 ? INT64_MIN : -(1ll << (8 * bytes - 1));
-    long long hi = bytes == 8 ? INT64_MAX : (1ll << (8 * bytes - 1)) - 1;
-    ok = overflow == 0 && s >= lo && s <= hi;
-    u = (unsigned long long)s;
-  } else if (overflow > 0) {
-    u = PyLong_AsUnsignedLongLong(iv);
-    ok = !(u == (unsigned long long)-1 && PyErr_Occurred());
+  if (overflow < 0) return 0;
+  *magnitude = PyLong_AsUnsignedLongLong(iv);
+  if (*magnitude == (uint64_t)-1 && PyErr_Occurred()) {
+    if (!PyErr_ExceptionMatches(PyExc_OverflowError)) return -1;
     PyErr_Clear();
-  } else {
-    ok = overflow == 0 && s >= 0 &&
-         (bytes == 8 || (unsigned long long)s < (1ull << (8 * bytes)));
-    u = (unsigned long long)s;
+    return 0;
   }
-  if (!ok) {
-    PyErr_Format(PyExc_OverflowError, "fill value %R is out of range for %s", iv, info->name);
+  return 1;
+}
+
+/* One element of `tag` from a Python value into out (16 bytes): the
+ * library's encoding (hurray_scalar_from_double / _from_int, NumPy's rules),
+ * which also says which types take a value; an integer type truncates a
+ * float, as int() does. */
+static int encode_value(HrpyState *st, const char *fname, uint8_t tag, PyObject *v,
+                        uint8_t *out) {
+  HurrayError e;
+  hurray_error_clear(&e);
+  HurrayStatus rc;
+  if (hurray_dtype_is_integer(tag)) {
+    PyObject *iv = PyFloat_Check(v) ? PyNumber_Long(v) : PyNumber_Index(v);
+    if (iv == NULL) return -1;
+    bool negative = false;
+    uint64_t magnitude = 0;
+    int fits = int_parts(iv, &negative, &magnitude);
+    rc = fits == 1 ? hurray_scalar_from_int(tag, negative, magnitude, out, &e)
+                   : HURRAY_ERR_INVALID_ARGUMENT;
+    if (fits >= 0 && rc == HURRAY_ERR_INVALID_ARGUMENT)
+      PyErr_Format(PyExc_OverflowError, "fill value %R is out of range for %s", iv,
+                   hurray_dtype_name(tag));
     Py_DECREF(iv);
+    if (fits < 0 || rc == HURRAY_ERR_INVALID_ARGUMENT) return -1;
+  } else {
+    Py_complex c = {0.0, 0.0};
+    if (hurray_dtype_is_complex(tag))
+      c = PyComplex_AsCComplex(v);
+    else
+      c.real = PyFloat_AsDouble(v);
+    if (c.real == -1.0 && PyErr_Occurred()) return -1;
+    rc = hurray_scalar_from_double(tag, c.real, c.imag, out, &e);
+    if (rc == HURRAY_ERR_INVALID_ARGUMENT) {
+      PyErr_Format(PyExc_ValueError, "fill value %R %s", v, e.reason);
+      return -1;
+    }
+  }
+  if (rc != HURRAY_OK) {
+    hrpy_raise(st->UnsupportedError,
+               "%s: %s values cannot be encoded here (integers of 8 to 64 bits, float16, "
+               "bfloat16, float32, float64, complex and float8 only)",
+               fname, hurray_dtype_name(tag) != NULL ? hurray_dtype_name(tag) : "private-type");
     return -1;
   }
-  Py_DECREF(iv);
-  for (unsigned i = 0; i < bytes; i++) out[i] = (uint8_t)(u >> (8 * i)); /* little-endian */
   return 0;
 }
 
-/* Fills nbytes (a multiple of isz) at dst with copies of the isz-byte element
- * at elem; isz divides 16. One byte repeated is a memset; any other pattern
- * is stored 16 bytes at a time from registers: the buffer is only written,
- * never read back (a doubling memcpy reads as much as it writes). */
-static void fill_pattern(uint8_t *dst, uint64_t nbytes, const uint8_t *elem, unsigned isz) {
-  uint8_t pat[16];
-  bool uniform = true;
-  for (unsigned i = 0; i < 16; i++) {
-    pat[i] = elem[i % isz];
-    uniform = uniform && pat[i] == pat[0];
-  }
-  if (uniform) {
-    memset(dst, pat[0], (size_t)nbytes);
-    return;
-  }
-  uint64_t w0, w1;
-  memcpy(&w0, pat, 8);
-  memcpy(&w1, pat + 8, 8);
-  uint64_t n16 = nbytes / 16u;
-  uint8_t *p = dst;
-  for (uint64_t i = 0; i < n16; i++, p += 16) {
-    memcpy(p, &w0, 8);
-    memcpy(p + 8, &w1, 8);
-  }
-  memcpy(p, pat, (size_t)(nbytes - 16u * n16));
+/* Runs fn(dst, plan) with the GIL released when the buffer is large. */
+#define RUN_FILL(fn, dst, plan, nbytes)          \
+  do {                                          \
+    if ((nbytes) >= HRPY_NOGIL_FILL_BYTES) {    \
+      Py_BEGIN_ALLOW_THREADS fn((dst), (plan)); \
+      Py_END_ALLOW_THREADS                      \
+    } else {                                    \
+      fn((dst), (plan));                        \
+    }                                           \
+  } while (0)
+
+/* n copies of one element (ones, full): the library's fill. */
+typedef struct {
+  uint8_t tag;
+  uint64_t n;
+  const uint8_t *elem;
+  uint64_t nbytes;
+} FillPlan;
+
+static void value_fill(uint8_t *dst, const FillPlan *p) {
+  HRPY_CANNOT_FAIL(hurray_fill_value(p->tag, p->n, p->elem, dst, p->nbytes, NULL));
 }
 
 /* How the buffer is filled. */
@@ -231,35 +189,24 @@ static PyObject *create_tensor(HrpyState *st, const char *fname, FillKind kind, 
     return hrpy_raise(st->UnsupportedError, "%s: a private type cannot be allocated by tag",
                      fname);
   }
-  bool fillable = info->tier == 1 || tag == HURRAY_DTYPE_COMPLEX64 ||
-                  tag == HURRAY_DTYPE_COMPLEX128 || tag == HURRAY_DTYPE_FLOAT8_E4M3 ||
-                  tag == HURRAY_DTYPE_FLOAT8_E5M2 || tag == HURRAY_DTYPE_FLOAT8_E8M0;
   if (kind == FILL_ZERO && tag == HURRAY_DTYPE_FLOAT8_E8M0) {
     return hrpy_raise(st->UnsupportedError, "%s: float8_e8m0 has no zero", fname);
-  }
-  if ((kind == FILL_ONE || kind == FILL_VALUE) && !fillable) {
-    return hrpy_raise(st->UnsupportedError,
-                     "%s: %s values cannot be encoded here (Tier 1 types, complex and float8 "
-                     "only)",
-                     fname, info->name);
   }
   uint64_t count, nbytes;
   if (dense_size(st, fname, tag, rank, shape, &count, &nbytes) < 0) return NULL;
   uint8_t elem[16];
-  unsigned isz = info->bit_width >= 8 ? info->bit_width / 8u : 0;
   if (kind == FILL_ONE || kind == FILL_VALUE) {
     if (tag == HURRAY_DTYPE_BOOL) {
       int truth = 1;
       if (kind == FILL_VALUE && (truth = PyObject_IsTrue(value)) < 0) return NULL;
-      elem[0] = truth ? 0xFF : 0x00;
-      isz = 1;
+      elem[0] = truth != 0;
     } else if (kind == FILL_ONE) {
       PyObject *one = PyLong_FromLong(1);
       if (one == NULL) return NULL;
-      int rc = encode_value(st, tag, one, elem);
+      int rc = encode_value(st, fname, tag, one, elem);
       Py_DECREF(one);
       if (rc < 0) return NULL;
-    } else if (encode_value(st, tag, value, elem) < 0) {
+    } else if (encode_value(st, fname, tag, value, elem) < 0) {
       return NULL;
     }
   }
@@ -268,18 +215,10 @@ static PyObject *create_tensor(HrpyState *st, const char *fname, FillKind kind, 
   if (alloc_owned(nbytes, kind == FILL_ZERO || (kind == FILL_NONE && info->bit_width < 8), &b) <
       0)
     return NULL;
-  if ((kind == FILL_ONE || kind == FILL_VALUE) && nbytes > 0) {
-    uint64_t fill = tag == HURRAY_DTYPE_BOOL ? nbytes : count * isz;
-    if (fill >= HRPY_NOGIL_FILL_BYTES) {
-      Py_BEGIN_ALLOW_THREADS fill_pattern(b.data, fill, elem, isz);
-      Py_END_ALLOW_THREADS
-    } else {
-      fill_pattern(b.data, fill, elem, isz);
-    }
-    if (tag == HURRAY_DTYPE_BOOL && (count % 8u) != 0) {
-      /* padding bits of the last byte are zero */
-      b.data[nbytes - 1] = (uint8_t)(b.data[nbytes - 1] & ((1u << (count % 8u)) - 1u));
-    }
+  if (kind == FILL_ONE || kind == FILL_VALUE) {
+    /* the library's fill (hurray_fill_value); the types were checked above */
+    FillPlan plan = {tag, count, elem, nbytes};
+    RUN_FILL(value_fill, b.data, &plan, nbytes);
   }
   return hrpy_tensor_new_dense(st, tag, rank, shape, HURRAY_LAYOUT_ROW_MAJOR, device, &b, fname);
 }
@@ -424,38 +363,21 @@ PyObject *hrpy_full_like(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
 
 
 /* How the elements of a range are computed and stored. */
-typedef enum { RK_INT, RK_F16, RK_BF16, RK_F32, RK_F64, RK_C64, RK_C128 } RangeKind;
+typedef enum { RK_INT, RK_FLOAT } RangeKind;
 
-/* The range kind of `tag`, or raises UnsupportedError: integers of 8 bits or
- * more, float16, bfloat16, float32, float64, complex64, complex128 (a range
- * of booleans or of Tier 2 numbers has no defined step). */
+/* The range kind of `tag`, or UnsupportedError: the types the library's
+ * range functions take (asked with an empty range), integers or not. */
 static int range_kind(HrpyState *st, const char *fname, uint8_t tag, RangeKind *out) {
-  switch (tag) {
-    case HURRAY_DTYPE_FLOAT16: *out = RK_F16; return 0;
-    case HURRAY_DTYPE_BFLOAT16: *out = RK_BF16; return 0;
-    case HURRAY_DTYPE_FLOAT32: *out = RK_F32; return 0;
-    case HURRAY_DTYPE_FLOAT64: *out = RK_F64; return 0;
-    case HURRAY_DTYPE_COMPLEX64: *out = RK_C64; return 0;
-    case HURRAY_DTYPE_COMPLEX128: *out = RK_C128; return 0;
-    case HURRAY_DTYPE_BOOL:
-      hrpy_raise(st->UnsupportedError,
-                "%s does not support dtype=bool (a range of booleans has no step); use "
-                "zeros, ones or full",
-                fname);
-      return -1;
-    default:
-      break;
+  HurrayError e;
+  hurray_error_clear(&e);
+  if (hurray_fill_linspace(tag, 0, 0.0, 0.0, true, NULL, 0, NULL, &e) != HURRAY_OK) {
+    const char *n = hurray_dtype_name(tag);
+    hrpy_raise(st->UnsupportedError, "%s: dtype=%s: %s", fname, n != NULL ? n : "(private)",
+               e.reason);
+    return -1;
   }
-  const HurrayDtypeInfo *info = hurray_dtype_info(tag);
-  if (info != NULL && (info->flags & HURRAY_DTF_INT) != 0 && info->bit_width >= 8) {
-    *out = RK_INT;
-    return 0;
-  }
-  hrpy_raise(st->UnsupportedError,
-            "%s: dtype %s is not supported (integer types of 8 bits or more, float16, "
-            "bfloat16, float32, float64, complex64 and complex128 only)",
-            fname, info != NULL ? info->name : "(a private type)");
-  return -1;
+  *out = hurray_dtype_is_integer(tag) ? RK_INT : RK_FLOAT;
+  return 0;
 }
 
 /* One real argument of a range: an integer (Python int or anything with
@@ -519,34 +441,19 @@ static int range_arg_double(HrpyState *st, const char *fname, const char *name,
   return 0;
 }
 
-/* Whether the Python int `v` fits the integer type `info`: 1 (with *bits its
- * two's complement low 64 bits), 0, or -1 on error. */
+/* Whether the Python int `v` fits the integer type `info` (the library's
+ * range, hurray_scalar_from_int): 1 with *bits its two's complement, 0, or
+ * -1 on error. */
 static int int_fits(PyObject *v, const HurrayDtypeInfo *info, uint64_t *bits) {
-  unsigned bytes = info->bit_width / 8u;
-  bool is_signed = (info->flags & HURRAY_DTF_SIGNED) != 0;
-  int overflow = 0;
-  long long s = PyLong_AsLongLongAndOverflow(v, &overflow);
-  if (s == -1 && PyErr_Occurred()) return -1;
-  if (overflow == 0) {
-    *bits = (uint64_t)s;
-    if (is_signed) {
-      long long lo = bytes == 8 ? INT64_MIN : -(1ll << (8 * bytes - 1));
-      long long hi = bytes == 8 ? INT64_MAX : (1ll << (8 * bytes - 1)) - 1;
-      return s >= lo && s <= hi;
-    }
-    return s >= 0 && (bytes == 8 || (unsigned long long)s < (1ull << (8 * bytes)));
-  }
-  if (overflow > 0 && !is_signed && bytes == 8) {
-    unsigned long long u = PyLong_AsUnsignedLongLong(v);
-    if (u == (unsigned long long)-1 && PyErr_Occurred()) {
-      if (!PyErr_ExceptionMatches(PyExc_OverflowError)) return -1;
-      PyErr_Clear();
-      return 0;
-    }
-    *bits = u;
-    return 1;
-  }
-  return 0;
+  bool negative;
+  uint64_t magnitude;
+  uint8_t code[8] = {0};
+  int rc = int_parts(v, &negative, &magnitude);
+  if (rc <= 0) return rc;
+  if (hurray_scalar_from_int(info->tag, negative, magnitude, code, NULL) != HURRAY_OK) return 0;
+  *bits = 0;
+  for (unsigned i = 0; i < 8; i++) *bits |= (uint64_t)code[i] << (8 * i);
+  return 1;
 }
 
 /* The element count of a range (`len`, from its computation) checked against
@@ -567,7 +474,6 @@ static int range_size(HrpyState *st, const char *fname, const char *what, uint8_
 typedef struct {
   RangeKind kind;
   uint8_t tag;
-  unsigned isz;
   uint64_t n, nbytes;
   uint64_t ifirst, idelta; /* RK_INT: element 0 and the step, modulo 2**64 */
   double e0, e1;           /* the others: elements 0 and 1 before conversion */
@@ -582,17 +488,6 @@ static void arange_fill(uint8_t *dst, const ArangePlan *p) {
   else
     HRPY_CANNOT_FAIL(hurray_fill_arange_float(p->tag, p->n, p->e0, p->e1, dst, p->nbytes, NULL));
 }
-
-/* Runs fn(dst, plan) with the GIL released when the buffer is large. */
-#define RUN_FILL(fn, dst, plan, nbytes)          \
-  do {                                          \
-    if ((nbytes) >= HRPY_NOGIL_FILL_BYTES) {    \
-      Py_BEGIN_ALLOW_THREADS fn((dst), (plan)); \
-      Py_END_ALLOW_THREADS                      \
-    } else {                                    \
-      fn((dst), (plan));                        \
-    }                                           \
-  } while (0)
 
 /* The length of a range from q = (stop - start) / step, as NumPy: a nonzero
  * span whose quotient underflows to zero has one element when positive. */
@@ -619,7 +514,6 @@ static int arange_length(HrpyState *st, double q, bool span_nonzero, uint64_t *n
  * last element fit (OverflowError naming them). */
 static int arange_int_plan(uint8_t tag, PyObject *first, PyObject *delta, ArangePlan *p) {
   const HurrayDtypeInfo *info = hurray_dtype_info(tag);
-  p->isz = info->bit_width / 8u;
   p->ifirst = p->idelta = 0;
   if (p->n == 0) return 0;
   int ok = int_fits(first, info, &p->ifirst);
@@ -895,62 +789,40 @@ PyObject *hrpy_eye(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObjec
   shape[1] = shape[0];
   if (a[1] != NULL && a[1] != Py_None && count_arg(st, "eye", "n_cols", a[1], &shape[1]) < 0)
     return NULL;
-  /* the diagonal: k >= 0 starts at (0, k), k < 0 at (-k, 0); one beyond the
-   * matrix (or beyond 64 bits) leaves it all zeros */
-  bool upper = true, none = false;
-  uint64_t off = 0;
+  /* the diagonal; one beyond 64 bits is beyond the matrix (all zeros) */
+  long long kv = 0;
   if (a[2] != NULL) {
     PyObject *k = PyNumber_Index(a[2]);
     if (k == NULL) return NULL;
     int overflow = 0;
-    long long kv = PyLong_AsLongLongAndOverflow(k, &overflow);
+    kv = PyLong_AsLongLongAndOverflow(k, &overflow);
     Py_DECREF(k);
     if (kv == -1 && PyErr_Occurred()) return NULL;
-    if (overflow != 0) {
-      none = true;
-    } else {
-      upper = kv >= 0;
-      off = upper ? (uint64_t)kv : (uint64_t)0 - (uint64_t)kv;
-    }
+    if (overflow != 0) kv = overflow > 0 ? INT64_MAX : INT64_MIN;
   }
   uint8_t tag = HURRAY_DTYPE_FLOAT64;
   if (a[3] != NULL && a[3] != Py_None && hrpy_dtype_converter(st, a[3], &tag) < 0) return NULL;
   PyObject *device = resolve_device(st, "eye", a[4], st->core->cpu);
   if (device == NULL) return NULL;
   const HurrayDtypeInfo *info = hurray_dtype_info(tag);
-  if (info == NULL || !(info->tier == 1 || tag == HURRAY_DTYPE_COMPLEX64 ||
-                        tag == HURRAY_DTYPE_COMPLEX128)) {
+  if (info == NULL || !(info->tier == 1 || hurray_dtype_is_complex(tag)))
     return hrpy_raise(st->UnsupportedError,
-                     "eye: %s values cannot be encoded here (Tier 1 types and complex only)",
-                     info != NULL ? info->name : "private type");
-  }
+                      "eye: %s values cannot be encoded here (Tier 1 types and complex only)",
+                      info != NULL ? info->name : "private type");
   uint64_t count, nbytes;
   if (dense_size(st, "eye", tag, 2, shape, &count, &nbytes) < 0) return NULL;
-  uint8_t one[16];
-  unsigned isz = info->bit_width / 8u;
+  uint8_t one[16] = {1};
   if (tag != HURRAY_DTYPE_BOOL) {
     PyObject *o = PyLong_FromLong(1);
     if (o == NULL) return NULL;
-    int rc = encode_value(st, tag, o, one);
+    int rc = encode_value(st, "eye", tag, o, one);
     Py_DECREF(o);
     if (rc < 0) return NULL;
   }
   HrpyBuffer b;
   if (alloc_owned(nbytes, true, &b) < 0) return NULL;
-  uint64_t rows = shape[0], cols = shape[1], i0 = 0, i1 = 0;
-  if (!none && upper && off < cols) {
-    i1 = rows < cols - off ? rows : cols - off;
-  } else if (!none && !upper && off < rows) {
-    i0 = off;
-    i1 = rows - off < cols ? rows : cols + off;
-  }
-  for (uint64_t i = i0; i < i1; i++) {
-    uint64_t idx = i * cols + (upper ? i + off : i - off);
-    if (tag == HURRAY_DTYPE_BOOL) {
-      b.data[idx / 8u] = (uint8_t)(b.data[idx / 8u] | (1u << (idx % 8u)));
-    } else {
-      memcpy(b.data + idx * isz, one, isz);
-    }
-  }
+  /* the library's diagonal (hurray_fill_eye) on zeroed memory; its arguments were checked here */
+  HRPY_CANNOT_FAIL(hurray_fill_eye(tag, shape[0], shape[1], (int64_t)kv, one, b.data, nbytes,
+                                   NULL));
   return hrpy_tensor_new_dense(st, tag, 2, shape, HURRAY_LAYOUT_ROW_MAJOR, device, &b, "eye");
 }

@@ -73,21 +73,21 @@ static PyObject *ds_dtype(PyObject *s, void *c) {
   (void)c;
   return hrpy_dtype_relayed(hrpy_state_of(s), DS(s)->f.type_tag);
 }
-static PyObject *ds_shape(PyObject *s, void *c) {
-  (void)c;
-  return hrpy_shape_tuple(DS(s)->f.rank, DS(s)->f.shape);
+PyObject *hrpy_field_get(HrpyState *st, const HurrayDescriptorFields *f, void *which) {
+  switch ((intptr_t)which) {
+    case HRPY_FIELD_SHAPE: return hrpy_shape_tuple(f->rank, f->shape);
+    case HRPY_FIELD_NDIM: return PyLong_FromUnsignedLong(f->rank);
+    case HRPY_FIELD_SIZE: return hrpy_size_object(f->rank, f->shape);
+    case HRPY_FIELD_LAYOUT: return hrpy_layout_object(st, f);
+    case HRPY_FIELD_BUFFER_COUNT: return PyLong_FromUnsignedLong(f->buffer_count);
+    case HRPY_FIELD_QUANTIZATION: return hrpy_quantization_object(st, f);
+    case HRPY_FIELD_SHARD: return hrpy_shard_object(st, f);
+    case HRPY_FIELD_STATISTICS: return hrpy_statistics_object(st, f);
+    default: return PyLong_FromUnsignedLongLong(f->byte_offset);
+  }
 }
-static PyObject *ds_ndim(PyObject *s, void *c) {
-  (void)c;
-  return PyLong_FromUnsignedLong(DS(s)->f.rank);
-}
-static PyObject *ds_size(PyObject *s, void *c) {
-  (void)c;
-  return hrpy_size_object(DS(s)->f.rank, DS(s)->f.shape);
-}
-static PyObject *ds_layout(PyObject *s, void *c) {
-  (void)c;
-  return hrpy_layout_object(hrpy_state_of(s), &DS(s)->f);
+static PyObject *ds_field(PyObject *s, void *which) {
+  return hrpy_field_get(hrpy_state_of(s), &DS(s)->f, which);
 }
 static PyObject *ds_buffer_handles(PyObject *s, void *c) {
   (void)c;
@@ -97,29 +97,9 @@ static PyObject *ds_buffer_handles(PyObject *s, void *c) {
     h = hrpy_publish(&d->handles, hrpy_buffer_handles_tuple(hrpy_state_of(s), &d->f, d->device));
   return Py_XNewRef(h);
 }
-static PyObject *ds_buffer_count(PyObject *s, void *c) {
-  (void)c;
-  return PyLong_FromUnsignedLong(DS(s)->f.buffer_count);
-}
 static PyObject *ds_device(PyObject *s, void *c) {
   (void)c;
   return Py_NewRef(DS(s)->device);
-}
-static PyObject *ds_quantization(PyObject *s, void *c) {
-  (void)c;
-  return hrpy_quantization_object(hrpy_state_of(s), &DS(s)->f);
-}
-static PyObject *ds_shard(PyObject *s, void *c) {
-  (void)c;
-  return hrpy_shard_object(hrpy_state_of(s), &DS(s)->f);
-}
-static PyObject *ds_statistics(PyObject *s, void *c) {
-  (void)c;
-  return hrpy_statistics_object(hrpy_state_of(s), &DS(s)->f);
-}
-static PyObject *ds_byte_offset(PyObject *s, void *c) {
-  (void)c;
-  return PyLong_FromUnsignedLongLong(DS(s)->f.byte_offset);
 }
 static PyObject *ds_version(PyObject *s, void *c) {
   (void)c;
@@ -135,17 +115,12 @@ static PyObject *ds_encoded_len(PyObject *s, void *c) {
 
 static PyGetSetDef ds_getset[] = {
     {"dtype", ds_dtype, NULL, "Element type (hurray.Dtype).", NULL},
-    {"shape", ds_shape, NULL, "Shape tuple; None for a dynamic dimension.", NULL},
-    {"ndim", ds_ndim, NULL, "Rank.", NULL},
-    {"size", ds_size, NULL, "Element count, or None if a dimension is dynamic.", NULL},
-    {"layout", ds_layout, NULL, "The memory layout (a hurray.Layout subclass).", NULL},
+    HRPY_FIELD_GETSETS(ds_field),
     {"buffer_handles", ds_buffer_handles, NULL, "Tuple of hurray.BufferHandle, one per buffer.", NULL},
-    {"buffer_count", ds_buffer_count, NULL, "Number of entries in the buffer table.", NULL},
-    {"device", ds_device, NULL, "Device of the buffers (None when there are none).", NULL},
-    {"quantization", ds_quantization, NULL, "The quantization section, or None.", NULL},
-    {"shard", ds_shard, NULL, "The shard section, or None.", NULL},
-    {"statistics", ds_statistics, NULL, "The statistics section, or None.", NULL},
-    {"byte_offset", ds_byte_offset, NULL, "Byte offset of element [0, ..., 0] in buffer 0.", NULL},
+    {"device", ds_device, NULL,
+     "Device of the buffers (None when there are none, as for a composite "
+     "head); a decoded descriptor builds it from its buffer table, with device id 0.",
+     NULL},
     {"version", ds_version, NULL, "(major, minor) format version.", NULL},
     {"encoded_len", ds_encoded_len, NULL, "len(self.encode()).", NULL},
     {NULL, NULL, NULL, NULL, NULL},
@@ -197,6 +172,23 @@ static PyObject *ds_reduce(PyObject *s, PyObject *unused) {
   return Py_BuildValue("(N(NOO))", fn, b, permissive ? Py_True : Py_False, DS(s)->device);
 }
 
+/* The Descriptor the bytes-like `data` holds (its bytes after it ignored),
+ * on `device` (borrowed, NULL: from its buffer table); `ctx` names the call. */
+static PyObject *decode_data(HrpyState *st, PyObject *data, bool permissive, PyObject *device,
+                             const char *ctx) {
+  Py_buffer view;
+  if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0) return NULL;
+  HurrayDescriptor *d = NULL;
+  HurrayError err;
+  hurray_error_clear(&err);
+  HurrayStatus rc = hurray_descriptor_decode_ex(
+      (const uint8_t *)view.buf, (uintptr_t)view.len,
+      permissive ? HURRAY_DECODE_PERMISSIVE : HURRAY_DECODE_STRICT, &d, &err);
+  PyBuffer_Release(&view);
+  if (rc != HURRAY_OK) return hrpy_raise_status(st, rc, &err, ctx);
+  return hrpy_descriptor_wrap(st, d, device);
+}
+
 /* _rebuild_descriptor(data, permissive, device, /): what Descriptor pickles to. */
 static PyObject *m_rebuild_descriptor(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
                                       PyObject *kwnames) {
@@ -211,17 +203,7 @@ static PyObject *m_rebuild_descriptor(PyObject *m, PyObject *const *args, Py_ssi
     return PyErr_Format(PyExc_TypeError,
                         "_rebuild_descriptor: device must be a hurray.Device or None, not %.100s",
                         Py_TYPE(a[2])->tp_name);
-  Py_buffer view;
-  if (PyObject_GetBuffer(a[0], &view, PyBUF_SIMPLE) < 0) return NULL;
-  HurrayDescriptor *d = NULL;
-  HurrayError err;
-  hurray_error_clear(&err);
-  HurrayStatus rc = hurray_descriptor_decode_ex(
-      (const uint8_t *)view.buf, (uintptr_t)view.len,
-      permissive ? HURRAY_DECODE_PERMISSIVE : HURRAY_DECODE_STRICT, &d, &err);
-  PyBuffer_Release(&view);
-  if (rc != HURRAY_OK) return hrpy_raise_status(st, rc, &err, "unpickle");
-  return hrpy_descriptor_wrap(st, d, a[2] != Py_None ? a[2] : NULL);
+  return decode_data(st, a[0], permissive, a[2] != Py_None ? a[2] : NULL, "unpickle");
 }
 
 static PyMethodDef ds_module_methods[] = {
@@ -240,17 +222,7 @@ static PyObject *ds_decode(PyObject *cls, PyObject *const *args, Py_ssize_t narg
   if (hrpy_parse_args("decode", args, nargs, kwnames, names, 1, 1, a) < 0) return NULL;
   bool permissive;
   if (hrpy_arg_flag(a[1], false, &permissive) < 0) return NULL;
-  Py_buffer view;
-  if (PyObject_GetBuffer(a[0], &view, PyBUF_SIMPLE) < 0) return NULL;
-  HurrayDescriptor *d = NULL;
-  HurrayError err;
-  hurray_error_clear(&err);
-  HurrayStatus rc = hurray_descriptor_decode_ex(
-      (const uint8_t *)view.buf, (uintptr_t)view.len,
-      permissive ? HURRAY_DECODE_PERMISSIVE : HURRAY_DECODE_STRICT, &d, &err);
-  PyBuffer_Release(&view);
-  if (rc != HURRAY_OK) return hrpy_raise_status(st, rc, &err, "Descriptor.decode");
-  return hrpy_descriptor_wrap(st, d, NULL);
+  return decode_data(st, a[0], permissive, NULL, "Descriptor.decode");
 }
 
 static PyMethodDef ds_methods[] = {
@@ -259,9 +231,9 @@ static PyMethodDef ds_methods[] = {
     {"decode", (PyCFunction)(void (*)(void))ds_decode,
      METH_FASTCALL | METH_KEYWORDS | METH_CLASS,
      "decode(data, /, *, permissive=False)\n--\n\n"
-     "Decode a descriptor from a bytes-like object. Bytes after descriptor_length are "
-     "ignored. Returns a Descriptor (never a Tensor: a descriptor has no buffers). "
-     "permissive=True keeps unknown and reserved tags for relays."},
+     "Decode a descriptor from any bytes-like object. The bytes after it are ignored (in a "
+     "stream, its data follows). Returns a Descriptor, never a Tensor (a descriptor has no "
+     "buffers). `permissive=True` keeps unknown and reserved tags (for relays)."},
     {"__reduce__", ds_reduce, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL},
 };
@@ -317,9 +289,11 @@ static void ds_dealloc(PyObject *s) {
 
 static PyType_Slot ds_slots[] = {
     {Py_tp_doc,
-     "A tensor descriptor without data.\n\nObtained from Tensor.descriptor or "
-     "Descriptor.decode(bytes); not constructible. encode() gives the wire bytes; "
-     "compares by value."},
+     "What a tensor declares, without its data.\n\nObtained from `Tensor.descriptor` or "
+     "`Descriptor.decode(data)`, never constructed. Its properties agree with the tensor's; "
+     "`layout`, `quantization`, `statistics` and `shard` return the classes the tensor's "
+     "getters return, so a decoded descriptor's sections can build a tensor. Compared and "
+     "hashed by value, that is by its encoding (`device_id` is not part of it)."},
     {Py_tp_repr, ds_repr},
     {Py_tp_hash, ds_hash},
     {Py_tp_richcompare, ds_richcompare},

@@ -23,4 +23,43 @@ const HurrayDescriptor *hrpy_descriptor_get(HrpyState *st, PyObject *o);
 PyObject *hrpy_descriptor_bytes(HrpyState *st, const HurrayDescriptor *d, bool *permissive,
                                 const char *context);
 
+/* The properties a hurray.Tensor and its hurray.Descriptor read alike from
+ * their fields: one getter per class, calling hrpy_field_get with the
+ * closure, and one list of entries (HRPY_FIELD_GETSETS) with their docs. */
+enum {
+  HRPY_FIELD_SHAPE = 1,
+  HRPY_FIELD_NDIM,
+  HRPY_FIELD_SIZE,
+  HRPY_FIELD_LAYOUT,
+  HRPY_FIELD_BUFFER_COUNT,
+  HRPY_FIELD_QUANTIZATION,
+  HRPY_FIELD_SHARD,
+  HRPY_FIELD_STATISTICS,
+  HRPY_FIELD_BYTE_OFFSET
+};
+PyObject *hrpy_field_get(HrpyState *st, const HurrayDescriptorFields *f, void *which);
+#define HRPY_FIELD_GETSET_(name, which, doc, getter) \
+  {name, getter, NULL, doc, (void *)(intptr_t)(which)}
+#define HRPY_FIELD_GETSETS(getter)                                                            \
+  HRPY_FIELD_GETSET_("shape", HRPY_FIELD_SHAPE, "Shape tuple; None for a dynamic dimension.",  \
+                     getter),                                                                 \
+  HRPY_FIELD_GETSET_("ndim", HRPY_FIELD_NDIM, "Rank.", getter),                                \
+  HRPY_FIELD_GETSET_("size", HRPY_FIELD_SIZE,                                                  \
+                     "Element count, or None if a dimension is dynamic.", getter),             \
+  HRPY_FIELD_GETSET_("layout", HRPY_FIELD_LAYOUT,                                              \
+                     "The layout (a hurray.Layout subclass; a fresh, equal object each time).", \
+                     getter),                                                                 \
+  HRPY_FIELD_GETSET_("buffer_count", HRPY_FIELD_BUFFER_COUNT,                                  \
+                     "Number of entries in the buffer table.", getter),                        \
+  HRPY_FIELD_GETSET_("quantization", HRPY_FIELD_QUANTIZATION,                                  \
+                     "The quantization section (an object of the class Tensor's constructor "  \
+                     "takes, equal to the one given), or None.",                               \
+                     getter),                                                                 \
+  HRPY_FIELD_GETSET_("shard", HRPY_FIELD_SHARD, "The shard section (a hurray.Shard), or None.", \
+                     getter),                                                                 \
+  HRPY_FIELD_GETSET_("statistics", HRPY_FIELD_STATISTICS,                                      \
+                     "The statistics section (a hurray.Statistics), or None.", getter),        \
+  HRPY_FIELD_GETSET_("byte_offset", HRPY_FIELD_BYTE_OFFSET,                                    \
+                     "Byte offset of element [0, ..., 0] in buffer 0.", getter)
+
 #endif /* HURRAY_PY_TYPES_DESCRIPTOR_H */

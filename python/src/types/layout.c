@@ -265,14 +265,17 @@ static PyGetSetDef layout_getset[] = {
     {"name", lg_name, NULL,
      "'row_major', 'col_major', 'strided', 'tiled', 'morton', 'hilbert', 'coo', 'csr', "
      "'csc', 'csf', 'block_paged', 'composite', or 'extension' for a private or "
-     "unrecognised tag.",
+     "unrecognised tag (PrivateExtensionLayout and UnknownLayout share it and stay separate "
+     "classes). Error messages name layouts the same way.",
      NULL},
     {"buffer_count", lg_buffer_count, NULL,
-     "Buffers the layout itself needs: 0 for a composite head, None for a private or "
-     "unknown layout (not knowable).",
+     "Buffers the layout itself needs: dense 1, COO 2, CSR and CSC 3, CSF 2 * rank + 1, "
+     "block-paged 3; 0 for a composite head, None for a private or unknown layout (not "
+     "knowable).",
      NULL},
     {"is_dense", lg_is_dense, NULL,
-     "True for the layouts whose one buffer holds every element in an addressable order.",
+     "True for the layouts whose one buffer holds every element in an addressable order: "
+     "row- and column-major, strided, tiled, Morton, Hilbert.",
      NULL},
     {"is_virtual", lg_is_virtual, NULL, "True for a composite head, which owns no buffers.",
      NULL},
@@ -282,8 +285,9 @@ static PyGetSetDef layout_getset[] = {
 static PyMethodDef layout_methods[] = {
     {"validate_against_shape", lm_validate_against_shape, METH_O,
      "validate_against_shape(self, shape, /)\n--\n\nRaise InvalidDescriptorError unless this "
-     "layout's rank and extent rules accept `shape` (the rule hurray.Tensor applies at "
-     "construction). A dynamic dimension (None) is accepted."},
+     "layout's rank and extent rules accept `shape` (`hurray_layout_validate_shape`: the rule "
+     "hurray.Tensor runs first, so the two always agree). A dynamic dimension (None) is "
+     "accepted."},
     {"__reduce__", lm_reduce, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL},
 };
@@ -299,8 +303,30 @@ static void layout_dealloc(PyObject *s) {
 static PyType_Slot layout_slots[] = {
     {Py_tp_doc,
      "The memory layout of a tensor: a tag plus that layout's parameters.\n\n"
-     "The base of every layout class; not constructible. Layouts are immutable, compare "
-     "and hash by value, and never equal a string."},
+     "`Tensor.layout` and `Descriptor.layout` return a layout object, never a string "
+     "([ADR-032](https://github.com/pgillet/hurray/blob/main/docs/adr/"
+     "ADR-032-python-layout-descriptor-hierarchy.md)), a fresh one per access "
+     "(`t.layout == t.layout`, not `is`). This base is not constructible; every layout has "
+     "its own subclass, whose constructor takes the fields it lists (its properties), in "
+     "the order given.\n\n"
+     "- Layouts are immutable, compare and hash by value, never equal a string, hold no "
+     "reference to a tensor, and pickle to equal values; `repr` is `CsrLayout(nnz=4)`-style.\n"
+     "- Small closed enumerations are lowercase strings (tile orderings, `kv_role`, "
+     "`block_table_index_type`, `composition_rule`, `combine_op`); a string outside its "
+     "enumeration is a `ValueError`.\n"
+     "- Strides (`StridedLayout.strides`, the tiled `outer_strides` and `inner_strides`) are "
+     "signed, may be negative or zero, and count elements (tiles for `outer_strides`), not "
+     "bytes as NumPy's do.\n"
+     "- The constructors check what a layout states about itself with the C library's own "
+     "shape rules, run against dynamic dimensions of the layout's rank: empty tiles, stride "
+     "arrays given for a non-strided ordering (or missing for a strided one), nesting beyond "
+     "8 tiled levels, zero Morton bits, a Hilbert rank below 2, a CSF `mode_order` that is "
+     "not a permutation of at least 3 dimensions, a block-paged `page_size` of 0 or "
+     "`paged_axis` other than 0, an overlay without members are `InvalidDescriptorError`. "
+     "Out-of-range integers are `InvalidDescriptorError`, non-integers `TypeError`.\n"
+     "- A named tag this build does not bind would come back as a bare `hurray.Layout` with "
+     "`tag` and `name` (never as `UnknownLayout`, which means unrecognised); every named tag "
+     "is bound today (`hurray._hurray._layout_fallback(tag)` shows that object)."},
     {Py_tp_repr, layout_repr},
     {Py_tp_hash, layout_hash},
     {Py_tp_richcompare, layout_richcompare},

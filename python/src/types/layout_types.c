@@ -86,15 +86,22 @@ static const ClassDef k_classes[] = {
      "tag 0x0A (rank 3): page pool, block table, seq_ptr.", hrpy_block_paged_methods},
     {HURRAY_LAYOUT_COMPOSITE, CLASS_NAMED, "hurray.CompositeLayout",
      "CompositeLayout(composition_rule, member_count, combine_op=None)\n--\n\nComposite head, "
-     "tag 0x0B: owns no buffers. combine_op is required for 'overlay' and refused otherwise. "
-     "Readable in full; hurray.Tensor refuses it (use hurray.Composite).", NULL},
+     "tag 0x0B: owns no buffers (`is_virtual`). Readable in full; hurray.Tensor refuses it "
+     "(use hurray.Composite).", NULL},
     {0, CLASS_PRIVATE, "hurray.PrivateExtensionLayout",
      "PrivateExtensionLayout(tag, extension_layout_id, extension_data=None)\n--\n\nAn "
-     "implementation-private layout, tags 0xF0-0xFE. Its buffer count is not knowable, so "
-     "the buffer-count and buffer-size tiers cannot run for it.", NULL},
+     "implementation-private layout, tags 0xF0-0xFE (another tag is InvalidDescriptorError). "
+     "Its buffer count is not knowable, so the buffer-count and buffer-size tiers cannot "
+     "run for it.", NULL},
     {0, CLASS_UNKNOWN, "hurray.UnknownLayout",
      "UnknownLayout(tag, raw_bytes=None)\n--\n\nA reserved layout tag this build cannot parse "
-     "(a newer format), kept for permissive relays. Named and private tags are refused.", NULL},
+     "(a newer format), kept for permissive relays. A named tag is a ValueError naming the "
+     "class to use, a private one a ValueError (use PrivateExtensionLayout), 0x00 and 0xFF "
+     "InvalidDescriptorError.\n\nA permissive reader cannot know where an unknown payload "
+     "ends, so `raw_bytes` keeps everything after `byte_offset`: the buffer table and the "
+     "sections stay inside it. A tensor with an UnknownLayout therefore declares no buffers "
+     "of its own (pass `buffer=None` or `b\"\"`, and no `aux_buffers`), and re-encodes to "
+     "exactly the bytes it was decoded from.", NULL},
 };
 #define CLASS_COUNT (sizeof k_classes / sizeof k_classes[0])
 

@@ -63,8 +63,6 @@ static PyObject *quant_wrap(HrpyState *st, const HurrayQuantization *q) {
   return (PyObject *)o;
 }
 
-PyObject *hrpy_quant_new(HrpyState *st, const HurrayQuantization *q) { return quant_wrap(st, q); }
-
 /* Checks an authored scheme, encodes its payload and wraps it. */
 static PyObject *quant_build(HrpyState *st, HurrayQuantization *q, const char *ctx) {
   HurrayError err;
@@ -343,7 +341,8 @@ static PyGetSetDef common_getset[] = {
 #define Q_METHODS_COMMON                                                                     \
   {"encode", q_encode, METH_NOARGS,                                                          \
    "encode(self)\n--\n\nThe quantization section payload (scheme header included, without " \
-   "the u32 length that frames it in a descriptor); hurray.decode_quantization reads it."},  \
+   "the u32 length that frames it in a descriptor); hurray.decode_quantization reads it. "   \
+   "The object keeps these exact bytes: it compares equal by them, and pickles."},          \
       {"__reduce__", q_reduce, METH_NOARGS, NULL}
 #define Q_FORM(name, fn, doc) \
   {name, (PyCFunction)(void (*)(void))fn, METH_VARARGS | METH_KEYWORDS | METH_CLASS, doc}
@@ -380,31 +379,40 @@ struct QClass {
 static const struct QClass k_qclasses[] = {
     {"hurray.PerTensorAffine",
      "PerTensorAffine(scale, zero_point=0)\n--\n\nOne scale and zero point for the whole "
-     "tensor, inline in the descriptor (scheme 0x01). value = scale * (q - zero_point). The "
-     "scale is stored as float32 and must be finite and non-zero. Unhashable (a float field).",
+     "tensor, inline in the descriptor (scheme 0x01): the tensor stays single-buffer. value = "
+     "scale * (q - zero_point). Unhashable (a float field); the other schemes hash.\n\n"
+     "Every scheme class checks, at construction, the rules its fields state "
+     "(`hurray_quant_check`: `InvalidDescriptorError`); what needs a tensor (storage type, "
+     "axis below the rank, extents, buffer sizes, the zero point's range) is checked when "
+     "the scheme is attached (`Tensor(quantization=...)`).",
      plain_methods, HURRAY_QUANT_PER_TENSOR_AFFINE},
     {"hurray.PerChannelAffine",
      "PerChannelAffine(axis, scale_buffer_index, zero_point_buffer_index=None)\n--\n\nOne "
      "float32 scale (and int32 zero point) per slice along axis, in buffers referenced by "
-     "index (scheme 0x02). None for zero_point_buffer_index means symmetric.",
+     "index (scheme 0x02). None for zero_point_buffer_index means symmetric. Checked as "
+     "PerTensorAffine says.",
      per_channel_methods, HURRAY_QUANT_PER_CHANNEL_AFFINE},
     {"hurray.PerBlockAffine",
      "PerBlockAffine(axis, block_size, scale_buffer_index, zero_point_buffer_index=None, "
      "scale_type='float32')\n--\n\nOne scale (and zero point) per block of block_size elements "
-     "along axis (scheme 0x03); block_size is a power of two >= 2.",
+     "along axis (scheme 0x03); block_size is a power of two >= 2. Checked as "
+     "PerTensorAffine says.",
      per_block_methods, HURRAY_QUANT_PER_BLOCK_AFFINE},
     {"hurray.NF4",
      "NF4(axis, block_size, scale_buffer_index)\n--\n\nNormalFloat4: uint4 codes into the "
      "fixed NF4 table, one float32 absmax scale per block (scheme 0x04; block_size a power "
-     "of two >= 8).",
+     "of two >= 8). Checked as PerTensorAffine says.",
      plain_methods, HURRAY_QUANT_NF4},
     {"hurray.MXFP",
      "MXFP(axis, block_size, scale_buffer_index)\n--\n\nOCP Microscaling: one float8_e8m0 "
-     "shared exponent per block (scheme 0x05; block_size a power of two in [16, 2048]).",
+     "shared exponent per block (scheme 0x05; block_size a power of two in [16, 2048]). "
+     "Checked as PerTensorAffine says.",
      plain_methods, HURRAY_QUANT_MXFP},
     {"hurray.OpaqueQuantization",
-     "OpaqueQuantization(payload)\n--\n\nA private (0xF0-0xFE) or unknown scheme, carried "
-     "verbatim for relays: only its agreed reader can interpret it.",
+     "OpaqueQuantization(payload)\n--\n\nA private scheme (0xF0-0xFE) or, from "
+     "`decode_quantization(..., permissive=True)`, a scheme tag this version does not "
+     "define: the payload carried verbatim for relays, never interpreted (only its agreed "
+     "reader can).",
      plain_methods, 0},
 };
 
@@ -424,8 +432,9 @@ static PyMethodDef quant_module_methods[] = {
     {"decode_quantization", (PyCFunction)(void (*)(void))m_decode_quantization,
      METH_FASTCALL | METH_KEYWORDS,
      "decode_quantization(data, /, *, permissive=False)\n--\n\nRead a quantization section "
-     "payload (what encode() returns) into the class its scheme tag names. permissive=True "
-     "also accepts a scheme tag this version does not define (OpaqueQuantization)."},
+     "payload (what encode() returns) into the class its scheme tag names; bytes past the "
+     "scheme's length are writer padding and are kept. permissive=True also accepts a scheme "
+     "tag this version does not define (OpaqueQuantization)."},
     {NULL, NULL, 0, NULL},
 };
 

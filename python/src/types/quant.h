@@ -19,9 +19,6 @@ static inline int hrpy_quant_check_type(HrpyState *st, PyObject *o) {
 /* The section a quantization object holds (borrowed, immutable; `o` must be
  * one: hrpy_quant_check_type). */
 const HurrayQuantization *hrpy_quant_value(PyObject *o);
-/* A quantization object for a parsed section (q->raw must be set); new
- * reference. */
-PyObject *hrpy_quant_new(HrpyState *st, const HurrayQuantization *q);
 /* The quantization section of a descriptor as an object, or Py_None (new
  * reference). */
 PyObject *hrpy_quantization_object(HrpyState *st, const HurrayDescriptorFields *f);

@@ -4,8 +4,9 @@
  *
  * The binding converts: it reads the input tensor as float32 (widening
  * float16 / bfloat16, rounding float64, gathering strided elements), turns
- * the keyword arguments into a quantization section, allocates the buffers
- * the C library sizes, and calls hurray_quant_quantize_f32 /
+ * the keyword arguments into a request the C library makes a scheme of
+ * (hurray_quant_request_resolve), allocates the buffers it sizes, and calls
+ * hurray_quant_quantize_f32 /
  * hurray_quant_dequantize without the GIL. How scales are chosen, how values
  * round and what is refused are the C library's (docs/reference/c-api/quant.md).
  */
@@ -18,7 +19,6 @@
 
 #include "core/dtype.h"
 #include "core/tensor.h"
-#include "types/schema.h"
 #include "util/args.h"
 #include "util/bytes.h"
 #include "util/errors.h"
@@ -234,180 +234,41 @@ static int read_input(HrpyState *st, PyObject *x, Input *in) {
 
 /* ---- the scheme the arguments name -------------------------------------------------------- */
 
-static const char *const k_scheme_names[] = {
-    "per_tensor", "per_tensor_affine", "per_channel", "per_channel_affine",
-    "per_block",  "per_block_affine",  "nf4",         "mxfp"};
-static const uint8_t k_scheme_values[] = {
-    HURRAY_QUANT_PER_TENSOR_AFFINE,  HURRAY_QUANT_PER_TENSOR_AFFINE,
-    HURRAY_QUANT_PER_CHANNEL_AFFINE, HURRAY_QUANT_PER_CHANNEL_AFFINE,
-    HURRAY_QUANT_PER_BLOCK_AFFINE,   HURRAY_QUANT_PER_BLOCK_AFFINE,
-    HURRAY_QUANT_NF4,                HURRAY_QUANT_MXFP};
-static const HrpyEnum k_schemes = {k_scheme_names, k_scheme_values, 8};
-
-static bool mx_float(uint8_t t) {
-  return t == HURRAY_DTYPE_FLOAT8_E4M3 || t == HURRAY_DTYPE_FLOAT8_E5M2 ||
-         t == HURRAY_DTYPE_FLOAT4_E2M1 || t == HURRAY_DTYPE_FLOAT6_E2M3 ||
-         t == HURRAY_DTYPE_FLOAT6_E3M2;
-}
-
-static const char *short_name(uint8_t scheme) {
-  switch (scheme) {
-    case HURRAY_QUANT_PER_TENSOR_AFFINE: return "per_tensor";
-    case HURRAY_QUANT_PER_CHANNEL_AFFINE: return "per_channel";
-    case HURRAY_QUANT_PER_BLOCK_AFFINE: return "per_block";
-    case HURRAY_QUANT_NF4: return "nf4";
-    default: return "mxfp";
-  }
-}
-
-typedef struct Request {
-  uint8_t type, scheme, scale_type;
-  bool symmetric;
-  uint32_t axis, block;
-} Request;
-
-/* Resolves the arguments (a[1] .. a[6]: dtype, axis, block_size, symmetric,
- * scale_dtype, scheme) into a Request; -1 with an exception. The format's
- * rules (block size powers of two, storage types of each scheme, axis <
- * rank) are the C library's and come back from it. */
-static int parse_request(HrpyState *st, PyObject *const *a, uint32_t rank, Request *r) {
+/* Converts the arguments (a[1] .. a[6]: dtype, axis, block_size, symmetric,
+ * scale_dtype, scheme) into a request; the C library resolves it
+ * (hurray_quant_request_resolve: which scheme, its defaults, what does not
+ * apply). dtype 'nf4' is uint4 storage under the nf4 scheme (*nf4). */
+static int read_request(HrpyState *st, PyObject *const *a, HurrayQuantRequest *r, bool *nf4) {
   memset(r, 0, sizeof *r);
-  PyObject *dtype = a[1], *axis = a[2], *block = a[3], *symobj = a[4], *stype = a[5],
-           *scheme = a[6];
   const char *ctx = "quantize";
-  bool nf4_name = PyUnicode_Check(dtype) && PyUnicode_CompareWithASCIIString(dtype, "nf4") == 0;
-  if (nf4_name) {
-    r->type = HURRAY_DTYPE_UINT4;
-  } else if (hrpy_dtype_converter(st, dtype, &r->type) < 0) {
+  *nf4 = PyUnicode_Check(a[1]) && PyUnicode_CompareWithASCIIString(a[1], "nf4") == 0;
+  if (*nf4)
+    r->storage_type = HURRAY_DTYPE_UINT4;
+  else if (hrpy_dtype_converter(st, a[1], &r->storage_type) < 0)
     return -1;
-  }
-  uint8_t given = 0;
-  if (scheme != NULL && scheme != Py_None &&
-      hrpy_arg_enum(scheme, &k_schemes, ctx, "scheme", &given) < 0)
+  r->has_axis = a[2] != NULL && a[2] != Py_None;
+  if (r->has_axis &&
+      hrpy_arg_int_as(PyExc_ValueError, a[2], ctx, "axis", INT64_MIN, INT64_MAX, &r->axis) < 0)
     return -1;
-  bool has_axis = axis != NULL && axis != Py_None, has_block = block != NULL && block != Py_None;
-  if (given != 0)
-    r->scheme = given;
-  else if (nf4_name)
-    r->scheme = HURRAY_QUANT_NF4;
-  else if (mx_float(r->type))
-    r->scheme = HURRAY_QUANT_MXFP;
-  else if (has_block)
-    r->scheme = HURRAY_QUANT_PER_BLOCK_AFFINE;
-  else if (has_axis)
-    r->scheme = HURRAY_QUANT_PER_CHANNEL_AFFINE;
-  else
-    r->scheme = HURRAY_QUANT_PER_TENSOR_AFFINE;
-  const char *sn = short_name(r->scheme);
-  bool blocks = r->scheme == HURRAY_QUANT_PER_BLOCK_AFFINE || r->scheme == HURRAY_QUANT_NF4 ||
-                r->scheme == HURRAY_QUANT_MXFP;
-  if (nf4_name && r->scheme != HURRAY_QUANT_NF4) {
-    arg_error(st, ctx, "dtype", "dtype 'nf4' is the nf4 scheme, not %s", sn);
+  r->has_block_size = a[3] != NULL && a[3] != Py_None;
+  if (r->has_block_size && hrpy_arg_uint_as(PyExc_ValueError, a[3], ctx, "block_size",
+                                            UINT64_MAX, &r->block_size) < 0)
     return -1;
-  }
-
   bool sym = true;
-  if (symobj != NULL && hrpy_arg_bool(symobj, ctx, "symmetric", &sym) < 0) return -1;
-  if (!sym && (r->scheme == HURRAY_QUANT_NF4 || r->scheme == HURRAY_QUANT_MXFP)) {
-    arg_error(st, ctx, "symmetric", "%s has no zero point: symmetric=False does not apply", sn);
+  if (a[4] != NULL && hrpy_arg_bool(a[4], ctx, "symmetric", &sym) < 0) return -1;
+  r->asymmetric = !sym;
+  if (a[5] != NULL && a[5] != Py_None && hrpy_dtype_converter(st, a[5], &r->scale_type) < 0)
     return -1;
-  }
-  r->symmetric = sym;
-
-  if (r->scheme == HURRAY_QUANT_PER_TENSOR_AFFINE) {
-    if (has_axis) {
-      arg_error(st, ctx, "axis", "per_tensor quantization takes no axis");
-      return -1;
-    }
-  } else {
-    if (!has_axis && r->scheme == HURRAY_QUANT_PER_CHANNEL_AFFINE) {
-      arg_error(st, ctx, "axis", "per_channel quantization needs axis=");
-      return -1;
-    }
-    if (rank == 0) {
-      arg_error(st, ctx, "axis", "a scalar has no axis to quantize along: use per_tensor");
-      return -1;
-    }
-    int64_t ax = (int64_t)rank - 1; /* blocks run along the last axis by default */
-    if (has_axis &&
-        hrpy_arg_int_as(PyExc_ValueError, axis, ctx, "axis", -(int64_t)rank, (int64_t)rank - 1,
-                        &ax) < 0)
-      return -1;
-    r->axis = (uint32_t)(ax < 0 ? ax + (int64_t)rank : ax);
-  }
-  if (!blocks && has_block) {
-    arg_error(st, ctx, "block_size",
-              "%s quantization has no blocks (block_size applies to per_block, nf4 and mxfp)",
-              sn);
+  if (a[6] == NULL || a[6] == Py_None) {
+    r->scheme = *nf4 ? "nf4" : NULL;
+  } else if (!PyUnicode_Check(a[6])) {
+    PyErr_Format(PyExc_TypeError, "quantize: scheme must be a str, not %.100s",
+                 Py_TYPE(a[6])->tp_name);
     return -1;
-  }
-  if (blocks) {
-    uint64_t k = r->scheme == HURRAY_QUANT_NF4 ? 64 : 32; /* bitsandbytes' and OCP MX's */
-    if (has_block &&
-        hrpy_arg_uint_as(PyExc_ValueError, block, ctx, "block_size", UINT32_MAX, &k) < 0)
-      return -1;
-    r->block = (uint32_t)k;
-  }
-
-  bool has_stype = stype != NULL && stype != Py_None;
-  uint8_t want = r->scheme == HURRAY_QUANT_MXFP ? HURRAY_DTYPE_FLOAT8_E8M0 : HURRAY_DTYPE_FLOAT32;
-  r->scale_type = want;
-  if (has_stype) {
-    if (hrpy_dtype_converter(st, stype, &r->scale_type) < 0) return -1;
-    bool ok = r->scheme == HURRAY_QUANT_PER_BLOCK_AFFINE
-                  ? r->scale_type == HURRAY_DTYPE_FLOAT16 ||
-                        r->scale_type == HURRAY_DTYPE_BFLOAT16 ||
-                        r->scale_type == HURRAY_DTYPE_FLOAT32
-                  : r->scale_type == want;
-    if (!ok) {
-      const char *tn = hurray_dtype_name(r->scale_type);
-      if (r->scheme == HURRAY_QUANT_PER_BLOCK_AFFINE)
-        arg_error(st, ctx, "scale_dtype",
-                  "per_block scales are float16, bfloat16 or float32, not %s",
-                  tn != NULL ? tn : "a private type");
-      else
-        arg_error(st, ctx, "scale_dtype", "%s scales are %s (the format fixes them), not %s",
-                  sn, hurray_dtype_name(want), tn != NULL ? tn : "a private type");
-      return -1;
-    }
+  } else if ((r->scheme = PyUnicode_AsUTF8(a[6])) == NULL) {
+    return -1;
   }
   return 0;
-}
-
-/* The section the request describes, filled through the scheme's table
- * (hurray_quant_scheme_info): parameter buffers 1 (scales) and 2 (zero
- * points), *nbuf the buffers in all. */
-static HurrayQuantization section_of(const Request *r, uint32_t *nbuf) {
-  HurrayQuantization q;
-  memset(&q, 0, sizeof q);
-  q.scheme = r->scheme;
-  q.version = HURRAY_QUANT_SCHEME_VERSION;
-  const HurrayQuantSchemeInfo *info = hurray_quant_scheme_info(r->scheme);
-  HrpyRecord rec = {info->fields, info->field_count, (char *)&q, NULL, 0};
-  *nbuf = 1;
-  for (uint32_t i = 0; i < rec.count; i++) {
-    const HurrayFieldInfo *f = &rec.fields[i];
-    uint64_t v = f->default_value;
-    if (f->kind == HURRAY_VALUE_F32) {
-      float one = 1.0f; /* a scale the quantizer computes */
-      memcpy((char *)&q + f->offset, &one, sizeof one);
-      continue;
-    }
-    if ((f->flags & HURRAY_FIELD_SYMMETRIC) && r->symmetric) {
-      q.flags |= HURRAY_QUANT_FLAG_SYMMETRIC;
-      v = f->absent_value;
-    } else if (f->kind == HURRAY_VALUE_BUFFER_INDEX) {
-      v = (*nbuf)++;
-    } else if (strcmp(f->name, "axis") == 0) {
-      v = r->axis;
-    } else if (strcmp(f->name, "block_size") == 0) {
-      v = r->block;
-    } else if (f->kind == HURRAY_VALUE_TYPE_TAG && !(f->flags & HURRAY_FIELD_FIXED)) {
-      v = r->scale_type;
-    }
-    hrpy_record_set(&rec, i, v);
-  }
-  return q;
 }
 
 /* Raises a status of the C library, naming the argument a field stands for
@@ -419,7 +280,13 @@ static PyObject *raise_as_argument(HrpyState *st, HurrayStatus rc, const HurrayE
                                        {"quantization.block_size", "block_size"},
                                        {"type_tag", "dtype"},
                                        {"quantization.scale_type_tag", "scale_dtype"},
-                                       {"out_type", "dtype"}};
+                                       {"out_type", "dtype"},
+                                       {"request.storage_type", "dtype"},
+                                       {"request.scheme", "scheme"},
+                                       {"request.axis", "axis"},
+                                       {"request.block_size", "block_size"},
+                                       {"request.asymmetric", "symmetric"},
+                                       {"request.scale_type", "scale_dtype"}};
   HurrayError e = *err;
   unsigned long long i;
   bool renamed = false;
@@ -464,42 +331,45 @@ PyObject *hrpy_quantize(PyObject *m, PyObject *const *args, Py_ssize_t nargs, Py
   HrpyBuffer bufs[3];
   memset(bufs, 0, sizeof bufs);
   uint32_t nbuf = 0;
-  Request r;
-  if (parse_request(st, a, in.rank, &r) < 0) goto done;
-
-  HurrayQuantization q = section_of(&r, &nbuf);
+  HurrayQuantRequest req;
+  bool nf4;
+  if (read_request(st, a, &req, &nf4) < 0) goto done;
+  HurrayError err;
+  hurray_error_clear(&err);
+  HurrayQuantization q;
+  uint32_t want = 0;
+  HurrayStatus rc = hurray_quant_request_resolve(&req, in.rank, &q, &want, &err);
+  if (rc == HURRAY_OK && nf4 && q.scheme != HURRAY_QUANT_NF4) {
+    arg_error(st, "quantize", "dtype", "dtype 'nf4' is the nf4 scheme, not %s",
+              hurray_quant_scheme_name(q.scheme));
+    goto done;
+  }
   HurrayBufferHandle h[3];
   memset(h, 0, sizeof h);
   HurrayDescriptorFields f;
   memset(&f, 0, sizeof f);
   f.version_major = 1;
-  f.type_tag = r.type;
+  f.type_tag = req.storage_type;
   f.rank = in.rank;
   f.shape = in.shape;
   f.layout.tag = HURRAY_LAYOUT_ROW_MAJOR;
   f.quantization = &q;
   f.buffers = h;
-  f.buffer_count = nbuf;
+  f.buffer_count = want;
   uint64_t sizes[3] = {0, 0, 0}, storage = 0;
-  HurrayError err;
-  hurray_error_clear(&err);
-  if (hurray_dtype_info(r.type) == NULL) {
-    arg_error(st, "quantize", "dtype", "a private type cannot be a quantized storage type");
-    goto done;
-  }
-  /* The scheme's own rules, then the library sizes every buffer; the rules
-   * that need the tensor (storage type, block size against the extent) come
-   * with their detail from the quantizer itself. */
-  HurrayStatus rc = hurray_quant_check(&q, HURRAY_DECODE_STRICT, &err);
-  if (rc == HURRAY_OK && r.scheme != HURRAY_QUANT_PER_TENSOR_AFFINE)
+  /* The library sizes every buffer; the rules that need the tensor (storage
+   * type, block size against the extent) come with their detail from the
+   * quantizer itself. */
+  if (rc == HURRAY_OK && q.scheme != HURRAY_QUANT_PER_TENSOR_AFFINE)
     rc = hurray_quant_param_sizes(&f, &sizes[1], &sizes[2]);
   if (rc == HURRAY_OK) rc = hurray_quant_storage_count(&f, &storage);
-  if (rc == HURRAY_OK) rc = hurray_buffer_size_bytes(r.type, storage, &sizes[0]);
+  if (rc == HURRAY_OK) rc = hurray_buffer_size_bytes(req.storage_type, storage, &sizes[0]);
   if (rc != HURRAY_OK) {
     raise_as_argument(st, rc, &err, &in, "quantize");
     goto done;
   }
-  for (uint32_t i = 0; i < nbuf; i++) {
+  for (; nbuf < want; nbuf++) {
+    uint32_t i = nbuf;
     bufs[i].owned = hrpy_alloc_buffer(sizes[i], false);
     if (bufs[i].owned == NULL) goto done;
     bufs[i].data = bufs[i].owned;
@@ -511,8 +381,8 @@ PyObject *hrpy_quantize(PyObject *m, PyObject *const *args, Py_ssize_t nargs, Py
   void *ptrs[3] = {bufs[0].data, bufs[1].data, bufs[2].data};
   HurrayQuantization out_q;
   Py_BEGIN_ALLOW_THREADS rc = hurray_quant_quantize_f32(&f, in.vals, in.count, ptrs, sizes,
-                                                        r.symmetric ? HURRAY_QUANTIZE_SYMMETRIC
-                                                                    : 0u,
+                                                        req.asymmetric ? 0u
+                                                                    : HURRAY_QUANTIZE_SYMMETRIC,
                                                         &out_q, &err);
   Py_END_ALLOW_THREADS if (rc != HURRAY_OK) {
     raise_as_argument(st, rc, &err, &in, "quantize");
@@ -522,7 +392,7 @@ PyObject *hrpy_quantize(PyObject *m, PyObject *const *args, Py_ssize_t nargs, Py
   memset(&sec, 0, sizeof sec);
   sec.quantization = &out_q;
   sec.options = HURRAY_DECODE_STRICT;
-  result = hrpy_tensor_build_ex(st, r.type, in.rank, in.shape, NULL, 0, st->core->cpu, bufs, nbuf,
+  result = hrpy_tensor_build_ex(st, req.storage_type, in.rank, in.shape, NULL, 0, st->core->cpu, bufs, nbuf,
                                 &sec, "quantize");
   nbuf = 0; /* moved or released */
 done:

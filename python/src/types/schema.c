@@ -298,10 +298,6 @@ static void store(const HurrayFieldInfo *f, char *p, uint64_t v) {
   }
 }
 
-void hrpy_record_set(HrpyRecord *r, uint32_t i, uint64_t v) {
-  store(&r->fields[i], addr(r, &r->fields[i]), v);
-}
-
 /* The integer an argument gives a BOOL, ENUM, TYPE_TAG or integer field. */
 static int scalar_arg(HrpyState *st, const HurrayFieldInfo *f, PyObject *o, const char *ctx,
                       uint64_t *v) {

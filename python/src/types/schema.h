@@ -28,8 +28,6 @@ int hrpy_fields_check(const HurrayFieldInfo *fields, uint32_t count, const char 
 
 /* The integer stored for scalar field i (I32 sign-extended; 0 for arrays). */
 uint64_t hrpy_record_u64(const HrpyRecord *r, uint32_t i);
-/* Stores `v` into scalar field i (BOOL, ENUM, TYPE_TAG, the integers). */
-void hrpy_record_set(HrpyRecord *r, uint32_t i, uint64_t v);
 /* False when field i is absent: a CONDITIONAL field whose condition fails, or
  * a NULLABLE one holding its absent_value. */
 bool hrpy_record_present(const HrpyRecord *r, uint32_t i);

@@ -7,6 +7,7 @@
  * sharing one bit (value_min / value_max / value_abs_max, value_mean /
  * value_stddev, nm_n / nm_m, has_nan / has_inf) come together or not at all.
  * Getters return None for what the mask does not claim. Unhashable (floats).
+ * One table of the fields (STAT_FIELDS) drives all of it.
  *
  * Shard: parent_shape and shard_offset, one entry per dimension. Hashable.
  *
@@ -24,6 +25,7 @@
 #include "types/state.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 typedef struct {
@@ -94,136 +96,120 @@ PyObject *hrpy_statistics_object(HrpyState *st, const HurrayDescriptorFields *f)
 
 
 
-/* Counts the non-None objects of a group; raises unless 0 or all. */
-static int group(HrpyState *st, PyObject **objs, int n, const char *names) {
-  int given = 0;
-  for (int i = 0; i < n; i++) given += objs[i] != Py_None;
-  if (given != 0 && given != n) {
-    hrpy_raise(st->InvalidDescriptorError,
-              "Statistics: %s share one validity bit: supply all of them or none", names);
-    return -1;
+/* The fields, in the constructor's order: kind, and the computed_mask bit
+ * that claims them (consecutive fields sharing a bit come together). One
+ * table drives the constructor, the getters, repr, equality and pickling. */
+typedef enum { SK_U64, SK_F64, SK_U8, SK_BOOL } StatKind;
+#define STAT_FIELDS(X)                                                                        \
+  X(nnz, SK_U64, HURRAY_STAT_NNZ_VALID, "Stored non-zero count, or None.")                   \
+  X(sparsity_ratio, SK_F64, HURRAY_STAT_SPARSITY_VALID,                                       \
+    "Fraction of zero elements in [0, 1], or None.")                                          \
+  X(value_min, SK_F64, HURRAY_STAT_VALUE_RANGE_VALID, "Smallest value (dequantized), or None.") \
+  X(value_max, SK_F64, HURRAY_STAT_VALUE_RANGE_VALID, "Largest value, or None.")             \
+  X(value_abs_max, SK_F64, HURRAY_STAT_VALUE_RANGE_VALID, "Largest magnitude, or None.")     \
+  X(value_mean, SK_F64, HURRAY_STAT_VALUE_STATS_VALID, "Mean value, or None.")               \
+  X(value_stddev, SK_F64, HURRAY_STAT_VALUE_STATS_VALID, "Standard deviation (>= 0), or None.") \
+  X(nm_n, SK_U8, HURRAY_STAT_NM_SPARSITY_VALID, "N of N:M structured sparsity, or None.")    \
+  X(nm_m, SK_U8, HURRAY_STAT_NM_SPARSITY_VALID, "M of N:M structured sparsity, or None.")    \
+  X(has_nan, SK_BOOL, HURRAY_STAT_NAN_INF_VALID, "Whether any value is NaN, or None.")       \
+  X(has_inf, SK_BOOL, HURRAY_STAT_NAN_INF_VALID, "Whether any value is infinite, or None.")
+
+typedef struct {
+  StatKind kind;
+  uint32_t bit;
+  size_t offset, size;
+} StatField;
+#define AS_FIELD(n, k, b, d) {k, b, offsetof(HurrayStatistics, n), sizeof(((HurrayStatistics *)0)->n)},
+#define AS_NAME(n, k, b, d) #n,
+#define AS_INDEX(n, k, b, d) SI_##n,
+static const StatField k_stats[] = {STAT_FIELDS(AS_FIELD)};
+static const char *const k_stats_args[] = {STAT_FIELDS(AS_NAME) NULL};
+enum { STAT_FIELDS(AS_INDEX) NSTATS };
+
+static PyObject *stat_get(PyObject *o, void *closure) {
+  const StatField *f = closure;
+  if ((S(o)->s.computed_mask & f->bit) == 0) Py_RETURN_NONE;
+  const char *p = (const char *)&S(o)->s + f->offset;
+  uint64_t u = 0;
+  double d = 0.0;
+  switch (f->kind) {
+    case SK_U64: memcpy(&u, p, sizeof u); return PyLong_FromUnsignedLongLong(u);
+    case SK_F64: memcpy(&d, p, sizeof d); return PyFloat_FromDouble(d);
+    case SK_U8: return PyLong_FromLong(*(const uint8_t *)p);
+    default: return PyBool_FromLong(*p != 0);
   }
-  return given == n;
+}
+
+/* Reads the given argument of field i into s; -1 with an exception. */
+static int stat_set(HrpyState *st, size_t i, PyObject *v, HurrayStatistics *s) {
+  const StatField *f = &k_stats[i];
+  char *p = (char *)s + f->offset;
+  const char *name = k_stats_args[i];
+  uint64_t u;
+  double d;
+  bool b;
+  switch (f->kind) {
+    case SK_F64:
+      if (hrpy_arg_float(v, "Statistics", name, &d) < 0) return -1;
+      memcpy(p, &d, sizeof d);
+      return 0;
+    case SK_BOOL:
+      if (hrpy_arg_bool(v, "Statistics", name, &b) < 0) return -1;
+      *p = b ? 1 : 0;
+      return 0;
+    default:
+      if (hrpy_arg_u64(st, v, "Statistics", name, f->kind == SK_U8 ? 255 : UINT64_MAX, &u) < 0)
+        return -1;
+      if (f->kind == SK_U8)
+        *(uint8_t *)p = (uint8_t)u;
+      else
+        memcpy(p, &u, sizeof u);
+      return 0;
+  }
 }
 
 static PyObject *stats_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
-  static const char *const kwlist[] = {"nnz",           "sparsity_ratio", "value_min",  "value_max",
-                           "value_abs_max", "value_mean",     "value_stddev", "nm_n",
-                           "nm_m",          "has_nan",        "has_inf",    NULL};
-  PyObject *o[11];
-  if (hrpy_parse_tuple("Statistics", args, kwargs, kwlist, 0, 0, o) < 0) return NULL;
-  for (int i = 0; i < 11; i++)
-    if (o[i] == NULL) o[i] = Py_None;
+  PyObject *o[NSTATS];
+  if (hrpy_parse_tuple("Statistics", args, kwargs, k_stats_args, 0, 0, o) < 0) return NULL;
   HrpyState *st = hrpy_state_of_type(type);
   HurrayStatistics s;
   memset(&s, 0, sizeof s);
-  int g;
-  if (o[0] != Py_None) {
-    if (hrpy_arg_u64(st, o[0], "Statistics", "nnz", UINT64_MAX, &s.nnz) < 0) return NULL;
-    s.computed_mask |= HURRAY_STAT_NNZ_VALID;
-  }
-  if (o[1] != Py_None) {
-    if (hrpy_arg_float(o[1], "Statistics", "sparsity_ratio", &s.sparsity_ratio) < 0) return NULL;
-    s.computed_mask |= HURRAY_STAT_SPARSITY_VALID;
-  }
-  if ((g = group(st, o + 2, 3, "value_min, value_max and value_abs_max")) < 0) return NULL;
-  if (g) {
-    if (hrpy_arg_float(o[2], "Statistics", "value_min", &s.value_min) < 0 ||
-        hrpy_arg_float(o[3], "Statistics", "value_max", &s.value_max) < 0 ||
-        hrpy_arg_float(o[4], "Statistics", "value_abs_max", &s.value_abs_max) < 0)
+  for (size_t i = 0, j; i < NSTATS; i = j) { /* one validity bit at a time */
+    size_t given = 0;
+    for (j = i; j < NSTATS && k_stats[j].bit == k_stats[i].bit; j++)
+      given += o[j] != NULL && o[j] != Py_None;
+    if (given != 0 && given != j - i) {
+      char names[96] = "";
+      for (size_t k = i; k < j; k++)
+        PyOS_snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
+                      k == i ? "" : k + 1 == j ? " and " : ", ", k_stats_args[k]);
+      hrpy_raise(st->InvalidDescriptorError,
+                 "Statistics: %s share one validity bit: supply all of them or none", names);
       return NULL;
-    s.computed_mask |= HURRAY_STAT_VALUE_RANGE_VALID;
-  }
-  if ((g = group(st, o + 5, 2, "value_mean and value_stddev")) < 0) return NULL;
-  if (g) {
-    if (hrpy_arg_float(o[5], "Statistics", "value_mean", &s.value_mean) < 0 ||
-        hrpy_arg_float(o[6], "Statistics", "value_stddev", &s.value_stddev) < 0)
-      return NULL;
-    s.computed_mask |= HURRAY_STAT_VALUE_STATS_VALID;
-  }
-  if ((g = group(st, o + 7, 2, "nm_n and nm_m")) < 0) return NULL;
-  if (g) {
-    uint64_t n, m;
-    if (hrpy_arg_u64(st, o[7], "Statistics", "nm_n", 255, &n) < 0 || hrpy_arg_u64(st, o[8], "Statistics", "nm_m", 255, &m) < 0)
-      return NULL;
-    s.nm_n = (uint8_t)n;
-    s.nm_m = (uint8_t)m;
-    s.computed_mask |= HURRAY_STAT_NM_SPARSITY_VALID;
-  }
-  if ((g = group(st, o + 9, 2, "has_nan and has_inf")) < 0) return NULL;
-  if (g) {
-    bool has_nan, has_inf;
-    if (hrpy_arg_bool(o[9], "Statistics", "has_nan", &has_nan) < 0 ||
-        hrpy_arg_bool(o[10], "Statistics", "has_inf", &has_inf) < 0)
-      return NULL;
-    s.has_nan = has_nan ? 1 : 0;
-    s.has_inf = has_inf ? 1 : 0;
-    s.computed_mask |= HURRAY_STAT_NAN_INF_VALID;
+    }
+    for (size_t k = i; given != 0 && k < j; k++)
+      if (stat_set(st, k, o[k], &s) < 0) return NULL;
+    if (given != 0) s.computed_mask |= k_stats[i].bit;
   }
   if (probe(st, 1, &s, NULL, "Statistics") < 0) return NULL;
   return hrpy_statistics_new(st, &s);
 }
 
-#define MASK(o, bit) ((S(o)->s.computed_mask & (bit)) != 0)
-#define STAT_FLOAT(fn, field, bit)                    \
-  static PyObject *fn(PyObject *o, void *c) {         \
-    (void)c;                                          \
-    if (!MASK(o, bit)) Py_RETURN_NONE;                \
-    return PyFloat_FromDouble(S(o)->s.field);         \
-  }
-STAT_FLOAT(sg_sparsity, sparsity_ratio, HURRAY_STAT_SPARSITY_VALID)
-STAT_FLOAT(sg_min, value_min, HURRAY_STAT_VALUE_RANGE_VALID)
-STAT_FLOAT(sg_max, value_max, HURRAY_STAT_VALUE_RANGE_VALID)
-STAT_FLOAT(sg_absmax, value_abs_max, HURRAY_STAT_VALUE_RANGE_VALID)
-STAT_FLOAT(sg_mean, value_mean, HURRAY_STAT_VALUE_STATS_VALID)
-STAT_FLOAT(sg_stddev, value_stddev, HURRAY_STAT_VALUE_STATS_VALID)
-
-static PyObject *sg_nnz(PyObject *o, void *c) {
-  (void)c;
-  if (!MASK(o, HURRAY_STAT_NNZ_VALID)) Py_RETURN_NONE;
-  return PyLong_FromUnsignedLongLong(S(o)->s.nnz);
-}
-static PyObject *sg_nm_n(PyObject *o, void *c) {
-  (void)c;
-  if (!MASK(o, HURRAY_STAT_NM_SPARSITY_VALID)) Py_RETURN_NONE;
-  return PyLong_FromLong(S(o)->s.nm_n);
-}
-static PyObject *sg_nm_m(PyObject *o, void *c) {
-  (void)c;
-  if (!MASK(o, HURRAY_STAT_NM_SPARSITY_VALID)) Py_RETURN_NONE;
-  return PyLong_FromLong(S(o)->s.nm_m);
-}
-static PyObject *sg_has_nan(PyObject *o, void *c) {
-  (void)c;
-  if (!MASK(o, HURRAY_STAT_NAN_INF_VALID)) Py_RETURN_NONE;
-  return PyBool_FromLong(S(o)->s.has_nan != 0);
-}
-static PyObject *sg_has_inf(PyObject *o, void *c) {
-  (void)c;
-  if (!MASK(o, HURRAY_STAT_NAN_INF_VALID)) Py_RETURN_NONE;
-  return PyBool_FromLong(S(o)->s.has_inf != 0);
-}
 static PyObject *sg_mask(PyObject *o, void *c) {
   (void)c;
   return PyLong_FromUnsignedLong(S(o)->s.computed_mask);
 }
 
-/* Equal when they encode alike: the same mask and, for each claimed group,
+/* Equal when they encode alike: the same mask and, for each claimed field,
  * the same bits (so NaN equals itself, as in a descriptor). */
 static bool stats_equal(const HurrayStatistics *a, const HurrayStatistics *b) {
   if (a->computed_mask != b->computed_mask) return false;
-  uint32_t m = a->computed_mask;
-#define SAME(f) (memcmp(&a->f, &b->f, sizeof a->f) == 0)
-  if ((m & HURRAY_STAT_NNZ_VALID) && !SAME(nnz)) return false;
-  if ((m & HURRAY_STAT_SPARSITY_VALID) && !SAME(sparsity_ratio)) return false;
-  if ((m & HURRAY_STAT_VALUE_RANGE_VALID) &&
-      !(SAME(value_min) && SAME(value_max) && SAME(value_abs_max)))
-    return false;
-  if ((m & HURRAY_STAT_VALUE_STATS_VALID) && !(SAME(value_mean) && SAME(value_stddev)))
-    return false;
-  if ((m & HURRAY_STAT_NM_SPARSITY_VALID) && !(SAME(nm_n) && SAME(nm_m))) return false;
-  if ((m & HURRAY_STAT_NAN_INF_VALID) && !(SAME(has_nan) && SAME(has_inf))) return false;
-#undef SAME
+  for (size_t i = 0; i < NSTATS; i++) {
+    const StatField *f = &k_stats[i];
+    if ((a->computed_mask & f->bit) &&
+        memcmp((const char *)a + f->offset, (const char *)b + f->offset, f->size) != 0)
+      return false;
+  }
   return true;
 }
 
@@ -234,55 +220,29 @@ static PyObject *stats_richcompare(PyObject *a, PyObject *b, int op) {
 }
 
 static PyObject *stats_repr(PyObject *o) {
-  static const char *const names[] = {"nnz",        "sparsity_ratio", "value_min", "value_max",
-                                      "value_abs_max", "value_mean",  "value_stddev", "nm_n",
-                                      "nm_m",       "has_nan",        "has_inf"};
-  getter fns[] = {sg_nnz,  sg_sparsity, sg_min,  sg_max,     sg_absmax, sg_mean,
-                  sg_stddev, sg_nm_n,   sg_nm_m, sg_has_nan, sg_has_inf};
-  PyObject *parts = PyList_New(0);
-  if (parts == NULL) return NULL;
-  for (int i = 0; i < 11; i++) {
-    PyObject *v = fns[i](o, NULL);
-    if (v == NULL) goto fail;
-    if (v != Py_None) {
-      PyObject *p = PyUnicode_FromFormat("%s=%R", names[i], v);
-      if (p == NULL || PyList_Append(parts, p) < 0) {
-        Py_XDECREF(p);
-        Py_DECREF(v);
-        goto fail;
-      }
-      Py_DECREF(p);
-    }
-    Py_DECREF(v);
+  PyObject *parts = PyList_New(0), *body = NULL, *sep = PyUnicode_FromString(", ");
+  for (size_t i = 0; parts != NULL && sep != NULL && i < NSTATS; i++) {
+    PyObject *v = stat_get(o, (void *)&k_stats[i]);
+    PyObject *p = v != NULL && v != Py_None
+                      ? PyUnicode_FromFormat("%s=%R", k_stats_args[i], v)
+                      : Py_XNewRef(v);
+    Py_XDECREF(v);
+    if (p == NULL || (p != Py_None && PyList_Append(parts, p) < 0)) Py_CLEAR(parts);
+    Py_XDECREF(p);
   }
-  {
-    PyObject *sep = PyUnicode_FromString(", ");
-    PyObject *body = sep != NULL ? PyUnicode_Join(sep, parts) : NULL;
-    Py_XDECREF(sep);
-    Py_DECREF(parts);
-    if (body == NULL) return NULL;
-    PyObject *r = PyUnicode_FromFormat("Statistics(%U)", body);
-    Py_DECREF(body);
-    return r;
-  }
-fail:
-  Py_DECREF(parts);
-  return NULL;
+  if (parts != NULL && sep != NULL) body = PyUnicode_Join(sep, parts);
+  Py_XDECREF(parts);
+  Py_XDECREF(sep);
+  if (body == NULL) return NULL;
+  PyObject *r = PyUnicode_FromFormat("Statistics(%U)", body);
+  Py_DECREF(body);
+  return r;
 }
 
 #define GET(name, fn, doc) {name, fn, NULL, doc, NULL}
+#define AS_GETSET(n, k, b, d) {#n, stat_get, NULL, d, (void *)&k_stats[SI_##n]},
 static PyGetSetDef stats_getset[] = {
-    GET("nnz", sg_nnz, "Stored non-zero count, or None."),
-    GET("sparsity_ratio", sg_sparsity, "Fraction of zero elements in [0, 1], or None."),
-    GET("value_min", sg_min, "Smallest value (dequantized), or None."),
-    GET("value_max", sg_max, "Largest value, or None."),
-    GET("value_abs_max", sg_absmax, "Largest magnitude, or None."),
-    GET("value_mean", sg_mean, "Mean value, or None."),
-    GET("value_stddev", sg_stddev, "Standard deviation (>= 0), or None."),
-    GET("nm_n", sg_nm_n, "N of N:M structured sparsity, or None."),
-    GET("nm_m", sg_nm_m, "M of N:M structured sparsity, or None."),
-    GET("has_nan", sg_has_nan, "Whether any value is NaN, or None."),
-    GET("has_inf", sg_has_inf, "Whether any value is infinite, or None."),
+    STAT_FIELDS(AS_GETSET)
     GET("computed_mask", sg_mask, "The validity bits of the fields above."),
     {NULL, NULL, NULL, NULL, NULL},
 };
@@ -294,10 +254,6 @@ static void plain_dealloc(PyObject *o) {
 }
 
 /* Pickling: the constructor called with what the getters return. */
-static const char *const k_stats_args[] = {"nnz",          "sparsity_ratio", "value_min",
-                                           "value_max",    "value_abs_max",  "value_mean",
-                                           "value_stddev", "nm_n",           "nm_m",
-                                           "has_nan",      "has_inf",        NULL};
 static PyObject *stats_reduce(PyObject *o, PyObject *unused) {
   (void)unused;
   return hrpy_reduce_by_attrs(o, k_stats_args, true);
@@ -310,9 +266,14 @@ static PyType_Slot stats_slots[] = {
     {Py_tp_doc,
      "Statistics(*, nnz=None, sparsity_ratio=None, value_min=None, value_max=None, "
      "value_abs_max=None, value_mean=None, value_stddev=None, nm_n=None, nm_m=None, "
-     "has_nan=None, has_inf=None)\n--\n\nThe advisory statistics section. The computed mask "
-     "follows what is supplied; fields that share a validity bit come together. Compared by "
-     "value; unhashable (float fields)."},
+     "has_nan=None, has_inf=None)\n--\n\nThe advisory statistics section.\n\n"
+     "The mask (`computed_mask`) follows what is given. Fields sharing one validity bit come "
+     "together or raise `InvalidDescriptorError`: `value_min`/`value_max`/`value_abs_max`, "
+     "`value_mean`/`value_stddev`, `nm_n`/`nm_m`, `has_nan`/`has_inf`. The format's rules "
+     "apply at construction (`sparsity_ratio` in [0, 1], `value_stddev >= 0`, "
+     "`nm_n <= nm_m`); `nnz` is checked against a sparse layout's when attached. Getters "
+     "return None for what the mask does not claim. Compared by the bits of the claimed "
+     "fields (a NaN equals itself, as in a descriptor); unhashable."},
     {Py_tp_new, stats_new},
     {Py_tp_repr, stats_repr},
     {Py_tp_richcompare, stats_richcompare},
@@ -462,7 +423,10 @@ static PyType_Slot shard_slots[] = {
     {Py_tp_methods, shard_methods},
     {Py_tp_doc,
      "Shard(parent_shape, shard_offset)\n--\n\nThe shard section: where this tensor sits in a "
-     "larger one. Immutable, compared and hashed by value."},
+     "larger one. One entry per dimension, no dynamic dimension, offsets inside the parent. "
+     "Attached to a tensor of the same rank, whose box must fit in the parent (else "
+     "`InvalidDescriptorError`); forbidden on CSF and block-paged tensors. Immutable, "
+     "compared and hashed by value."},
     {Py_tp_new, shard_new},
     {Py_tp_repr, shard_repr},
     {Py_tp_richcompare, shard_richcompare},

@@ -421,12 +421,6 @@ int hrpy_arg_enum(PyObject *o, const HrpyEnum *e, const char *ctx, const char *w
   return -1;
 }
 
-const char *hrpy_enum_name(const HrpyEnum *e, uint8_t v) {
-  for (int i = 0; i < e->count; i++)
-    if (e->values[i] == v) return e->names[i];
-  return "unknown";
-}
-
 /* ---- results ------------------------------------------------------------------ */
 
 #define HRPY_TUPLE_OF(name, type, conv)                                 \

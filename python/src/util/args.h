@@ -81,8 +81,6 @@ typedef struct HrpyEnum {
  * choices for another string. */
 int hrpy_arg_enum(PyObject *o, const HrpyEnum *e, const char *ctx, const char *what,
                   uint8_t *out);
-/* The name of a value, or "unknown". Static string. */
-const char *hrpy_enum_name(const HrpyEnum *e, uint8_t v);
 
 /* ---- results ---------------------------------------------------------------- */
 
