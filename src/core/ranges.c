@@ -130,7 +130,7 @@ HurrayStatus hurray_fill_arange_float(uint8_t type_tag, uint64_t n, double first
   HURRAY_TRY(kind_for(type_tag, false, &kind, &size, err));
   HURRAY_TRY(room(dst, dst_size, n, size, err));
   uint8_t *d = dst;
-  if (kind == K_C64 || kind == K_C128) memset(d, 0, (size_t)(n * size)); /* imaginary parts */
+  if ((kind == K_C64 || kind == K_C128) && n > 0) memset(d, 0, (size_t)(n * size)); /* imaginary parts */
   switch (kind) {
     case K_F64:
     case K_C128: {
@@ -208,7 +208,7 @@ HurrayStatus hurray_fill_linspace(uint8_t type_tag, uint64_t n, double start, do
   const bool step_zero = div > 0 && step == 0.0;
   const bool is_signed = (info->flags & HURRAY_DTF_SIGNED) != 0;
   uint8_t *d = dst;
-  if (kind == K_C64 || kind == K_C128) memset(d, 0, (size_t)(n * size)); /* imaginary parts */
+  if ((kind == K_C64 || kind == K_C128) && n > 0) memset(d, 0, (size_t)(n * size)); /* imaginary parts */
   /* integers: checked first, so nothing is written for a range that does not fit */
   for (uint64_t pass = kind == K_INT ? 0 : 1; pass < 2; pass++) {
     for (uint64_t i = 0; i < n; i++) {
