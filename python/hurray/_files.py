@@ -99,7 +99,7 @@ _TORCH_INSTEAD = {"torch.complex32": "x.to(torch.complex64)",
 
 
 def _torch_dtype_known(dtype: Any) -> bool:
-    """Whether the failure of a torch tensor's DLPack import is not its dtype's."""
+    """Whether a torch dtype may have a Hurray type (DLPack then says)."""
     return str(dtype) not in _TORCH_INSTEAD and not str(dtype).startswith("torch.bits")
 
 
@@ -122,17 +122,14 @@ def to_tensor(obj: Any, name: str, what: str = "save") -> Tensor | Composite:
             x = x.cpu()
         if type(x) is not torch.Tensor:  # nn.Parameter and other plain-storage subclasses
             x = x.as_subclass(torch.Tensor)
-        x = x.resolve_conj().resolve_neg()
-        try:
-            return _hurray.from_dlpack(x)
-        except (UnsupportedError, BufferError):  # torch itself refuses its bits types
-            if _torch_dtype_known(x.dtype):
-                raise
-            # DLPack names the type by codes; the user wrote a torch dtype
+        if not _torch_dtype_known(x.dtype):
+            # refused before DLPack is asked: it would name the type by codes (or, for
+            # the bits types, torch raises through C++); the user wrote a torch dtype
             raise UnsupportedError(
                 f"{what}: tensors[{name!r}] is a torch tensor of dtype {x.dtype}, which has no "
-                f"Hurray type; convert it first ({_TORCH_INSTEAD.get(str(x.dtype), 'x.to(...)')})"
-            ) from None
+                f"Hurray type; convert it first ({_TORCH_INSTEAD.get(str(x.dtype), 'x.to(...)')})")
+        x = x.resolve_conj().resolve_neg()
+        return _hurray.from_dlpack(x)
     if _is_numpy(obj):
         return _hurray.from_numpy(obj)
     if hasattr(obj, "__hurray__"):

@@ -23,6 +23,11 @@ import hurray  # noqa: E402
 import hurray.numpy  # noqa: E402
 import hurray.torch  # noqa: E402
 
+# safetensors raises its errors from Rust, which the sanitizer pass's preloaded libasan
+# turns into an abort (as torch's C++ errors): the plain pass runs these comparisons
+pytestmark = pytest.mark.skipif(bool(os.environ.get("HURRAY_EXPECT_ASAN")),
+                                reason="safetensors' own errors abort under a preloaded "
+                                       "sanitizer runtime; the plain pass runs this file")
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "reference" / "python.md"
 
