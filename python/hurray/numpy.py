@@ -98,10 +98,11 @@ def load_file(filename, *, mmap: bool = True, verify: bool = False,
     return _assemble(stored, views, contiguous)
 
 
-def load(data: bytes) -> dict[str, np.ndarray]:
-    """Loads a .hrry file image given as bytes (safetensors.numpy.load)."""
+def load(data: bytes, *, contiguous: bool = True) -> dict[str, np.ndarray]:
+    """Loads a .hrry file image given as bytes (safetensors.numpy.load); C-contiguous
+    arrays as load_file's (contiguous=False: with their strides)."""
     stored, views = _framework.load_bytes(data)
-    return _assemble(stored, views)
+    return _assemble(stored, views, contiguous)
 
 
 # The rest of safetensors.numpy's names: safe_open and the raw-bytes functions.

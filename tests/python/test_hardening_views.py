@@ -341,13 +341,19 @@ def test_save_then_load_is_the_identity_for_torch_views_of_every_rank(tmp_path):
          "narrow": t[:, 1:, ::2], "empty": t[:, :0]}
     p = tmp_path / "t.hrry"
     ht.save_file(d, p)
-    for got in (ht.load_file(p), ht.load(ht.save(d))):
-        for k, v in d.items():
-            assert got[k].shape == v.shape and got[k].dtype == v.dtype, k
-            assert torch.equal(got[k], v), k
-        # views come back as views of one storage, with the strides they had
-        assert got["rank1"].untyped_storage().data_ptr() == got["t"].untyped_storage().data_ptr()
-        assert got["expand"].stride() == d["expand"].stride()
+    for contiguous in (True, False):
+        for got in (ht.load_file(p, contiguous=contiguous),
+                    ht.load(ht.save(d), contiguous=contiguous)):
+            for k, v in d.items():
+                assert got[k].shape == v.shape and got[k].dtype == v.dtype, k
+                assert torch.equal(got[k], v), k
+                assert got[k].is_contiguous() or not contiguous, k  # as safetensors' are
+            if contiguous:
+                continue
+            # contiguous=False: views come back as views of one storage, with their strides
+            ptr = got["t"].untyped_storage().data_ptr()
+            assert got["rank1"].untyped_storage().data_ptr() == ptr
+            assert got["expand"].stride() == d["expand"].stride()
     got = hurray.load(p)
     for k, v in d.items():
         np.testing.assert_array_equal(np.asarray(got[k]), v.numpy(), err_msg=k)

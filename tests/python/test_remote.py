@@ -290,9 +290,10 @@ def test_frameworks_and_safe_open_take_urls(served, tmp_path):
     import hurray.numpy
     import hurray.torch
     srv, url, t = served
-    tt = hurray.torch.load_file(url, workers=4)
+    tt = hurray.torch.load_file(url, workers=4, contiguous=False)
     assert torch.equal(tt["w"], torch.from_numpy(t["w"]))
     assert tt["wt"].data_ptr() == tt["w"].data_ptr()  # the view shares its base again
+    assert torch.equal(hurray.torch.load_file(url)["wt"], tt["wt"])  # contiguous: a copy
     nn = hurray.numpy.load_file(url)
     np.testing.assert_array_equal(nn["h"], t["h"])
     model = torch.nn.Linear(2048, 2048, bias=False)

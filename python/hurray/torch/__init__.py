@@ -189,11 +189,12 @@ def load_file(filename, device="cpu", *, mmap: bool = True, verify: bool = False
     return _assemble(stored, views, device, contiguous)
 
 
-def load(data: bytes) -> dict[str, torch.Tensor]:
+def load(data: bytes, *, contiguous: bool = True) -> dict[str, torch.Tensor]:
     """Loads a .hrry file image given as bytes (safetensors.torch.load); the
-    tensors own their memory."""
+    tensors own their memory, contiguous as load_file's (contiguous=False: with
+    their strides, views sharing their base)."""
     stored, views = _framework.load_bytes(data)
-    return _assemble(stored, views, "cpu")
+    return _assemble(stored, views, "cpu", contiguous)
 
 
 def _shared_groups(state_dict: dict[str, torch.Tensor]) -> list[set[str]]:
