@@ -129,7 +129,10 @@ class Seaweed:
                 f"-volume.port.grpc={ports['vgrpc']}", f"-filer.port={ports['filer']}",
                 f"-filer.port.grpc={ports['fgrpc']}", "-s3", f"-s3.port={self.port}",
                 f"-s3.port.grpc={ports['s3grpc']}", f"-s3.config={cfg}", "-volume.max=5",
-                "-master.volumeSizeLimitMB=64", "-master.telemetry=false", "-iam=false"]
+                "-master.volumeSizeLimitMB=64", "-master.telemetry=false", "-iam=false",
+                # servers with fixed default ports (8181, 9101): off, or a second
+                # SeaweedFS on the machine (another test run, a benchmark) makes this exit
+                "-s3.port.iceberg=0", "-s3.port.lance=0"]
         self.log = open(tmp / "weed.log", "wb")
         self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT,
                                      cwd=tmp, env=server_env())

@@ -363,7 +363,10 @@ def test_save_then_load_is_the_identity_for_torch_views_of_every_rank(tmp_path):
 
 def _twins(align_a, align_b):
     """Equal arrays at addresses of different alignment (64 vs a page, say)."""
-    a = aligned_array((4, 8), "f4", align=align_a, fill=np.arange(32).reshape(4, 8))
+    # a sits align_a past an align_b boundary: aligned to align_a, never to align_b (two
+    # allocations left to chance can share their alignment: both page-aligned, say)
+    a = aligned_array((4, 8), "f4", align=align_b, offset=align_a % align_b,
+                      fill=np.arange(32).reshape(4, 8))
     b = aligned_array((4, 8), "f4", align=align_b, fill=np.arange(32).reshape(4, 8))
     assert a.ctypes.data % 4096 != b.ctypes.data % 4096 or align_a == align_b
     return a, b
