@@ -145,6 +145,12 @@ def to_tensor(obj: Any, name: str, what: str = "save") -> Tensor | Composite:
         f"{type(obj).__name__}")
 
 
+def stream_item(obj: Any) -> Tensor | Composite:
+    """What StreamWriter.write converts an object that is not a hurray tensor with
+    (the extension's as_tensor hook): save's conversion."""
+    return to_tensor(obj, "", "StreamWriter.write")
+
+
 def check_user_kv(kv, what: str = "save") -> dict:
     if kv is None:
         return {}

@@ -27,6 +27,17 @@ def check_metadata(metadata, what: str):
     return metadata
 
 
+def mmap_of(backend, mmap, what: str):
+    """safetensors' backend= ("mmap", the default, or "pread": read into memory) as
+    hurray's mmap=."""
+    if backend is None or backend == "mmap":
+        return mmap
+    if backend == "pread":
+        return False
+    raise ValueError(f"{what}: backend must be 'mmap' or 'pread' (safetensors' values), not "
+                     f"{backend!r}")
+
+
 def save_bytes(tensors, kv) -> bytes:
     """A whole .hrry file image, as bytes, made in memory (no file system)."""
     return _files.save_bytes(tensors, kv=kv)

@@ -666,6 +666,7 @@ def open(
 def _register_hooks(
     *, tensor_repr: Callable[[Tensor], str], tensor_str: Callable[[Tensor], str],
     composite_repr: Callable[..., str], to_scipy: Callable[[Tensor], Any],
+    as_tensor: Callable[[Any], Tensor | Composite],
 ) -> None: ...
 def save_bytes(
     tensors: Mapping[str, Tensor | Composite], *,

@@ -82,7 +82,7 @@ def _assemble(stored: dict, views: dict, contiguous: bool = True) -> dict[str, n
     return {k: a if a.flags.c_contiguous else np.ascontiguousarray(a) for k, a in out.items()}
 
 
-def load_file(filename, *, mmap: bool = True, verify: bool = False,
+def load_file(filename, *, backend: str = "mmap", mmap: bool = True, verify: bool = False,
               contiguous: bool = True, storage_options: dict | None = None,
               workers: int | None = None, part_size: int | None = None) -> dict[str, np.ndarray]:
     """Loads a .hrry file into a dict of NumPy arrays (safetensors.numpy.load_file);
@@ -91,7 +91,9 @@ def load_file(filename, *, mmap: bool = True, verify: bool = False,
     Fortran-ordered is copied); contiguous=False gives it with its strides, a view.
     verify=True first checks the whole file and its data checksums.
     workers= threads read a cold file ahead (hurray.load's; None: HURRAY_WORKERS, else 4).
-    A URL (s3://, http(s)://, fsspec) is fetched as hurray.load fetches it."""
+    A URL (s3://, http(s)://, fsspec) is fetched as hurray.load fetches it.
+    backend= is safetensors' ("mmap"; "pread" is mmap=False)."""
+    mmap = _framework.mmap_of(backend, mmap, "load_file")
     stored, views = _files.load_stored(filename, mmap=mmap, verify=verify,
                                        storage_options=storage_options, workers=workers,
                                        part_size=part_size)

@@ -52,10 +52,10 @@ def test_the_package_registered_its_hooks():
 def test_hooks_are_checked_and_the_first_registration_stays():
     with pytest.raises(TypeError, match="callable"):
         _hurray._register_hooks(tensor_repr=1, tensor_str=repr, composite_repr=repr,
-                                to_scipy=repr)
+                                to_scipy=repr, as_tensor=repr)
     with pytest.raises(TypeError):
         _hurray._register_hooks(tensor_repr=repr)  # every hook is required
     _hurray._register_hooks(tensor_repr=lambda t: "other", tensor_str=repr,
-                            composite_repr=repr, to_scipy=repr)
+                            composite_repr=repr, to_scipy=repr, as_tensor=repr)
     np = pytest.importorskip("numpy")
     assert repr(hurray.from_numpy(np.zeros(1))) != "other"

@@ -127,3 +127,39 @@ def test_a_torch_dtype_without_a_hurray_type_is_named(tmp_path):
         hurray.save(tmp_path / "x.hrry", {"a": torch.zeros(2, dtype=torch.bits8)})
     assert not (tmp_path / "x.hrry").exists()
 
+
+
+def test_stream_writer_takes_what_save_takes_and_names_what_it_cannot():
+    torch = pytest.importorskip("torch")
+    w = hurray.StreamWriter()
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    w.write(a)                                       # a NumPy array, as save takes it
+    w.write(torch.arange(4, dtype=torch.int16))      # a torch tensor
+    w.write(hurray.from_numpy(a.T))                  # a hurray tensor, as before
+    with pytest.raises(TypeError, match=r"StreamWriter.write: .* not list"):
+        w.write([1, 2, 3])
+    with pytest.raises(hurray.UnsupportedError, match=r"torch\.complex32"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            w.write(torch.zeros(2, dtype=torch.complex32))
+    w.finish()
+    got = list(hurray.StreamReader(w.getvalue()))
+    assert len(got) == 3
+    np.testing.assert_array_equal(np.asarray(got[0]), a)
+    np.testing.assert_array_equal(np.asarray(got[1]), np.arange(4, dtype=np.int16))
+    np.testing.assert_array_equal(np.asarray(got[2]), a.T)
+
+
+def test_from_torch_names_a_torch_dtype_without_a_hurray_type():
+    torch = pytest.importorskip("torch")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        x = torch.zeros(2, dtype=torch.complex32)
+    with pytest.raises(hurray.UnsupportedError,
+                       match=r"from_torch: a torch tensor of dtype torch\.complex32 has no Hurray "
+                             r"type; convert it first \(x\.to\(torch\.complex64\)\)") as ei:
+        hurray.from_torch(x)
+    assert "DLPack" not in str(ei.value) and "code" not in str(ei.value)
+    with pytest.raises(hurray.UnsupportedError, match=r"torch\.bits8.*torch\.uint8"):
+        hurray.from_torch(torch.zeros(2, dtype=torch.bits8))
+    assert hurray.from_torch(torch.zeros(2, dtype=torch.complex64)).dtype.name == "complex64"

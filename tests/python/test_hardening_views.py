@@ -660,3 +660,18 @@ def test_a_view_that_repeats_elements_is_never_copied_whole(tmp_path):
             assert hurray.safe_open(p, "pt").get_tensor("zero").stride() == (0,)
     finally:
         resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
+def test_a_short_broadcast_of_a_tiny_base_loads_into_torch(tmp_path):
+    """The bound on implicit copies (the buffer's size, or 64 MiB when larger) lets a
+    small view that repeats elements through torch, which has no negative strides: a
+    hypothesis example found it refused when the bound was the buffer's size alone."""
+    torch = pytest.importorskip("torch")
+    import hurray.torch as ht
+    a = np.arange(2, dtype=np.float32)
+    v = np.broadcast_to(a[::-1], (3, 2))  # strides (0, -4): 24 bytes over an 8-byte base
+    p = tmp_path / "b.hrry"
+    hurray.save(p, {"a": a, "v": v})
+    got = ht.load_file(p)
+    assert torch.equal(got["v"], torch.from_numpy(np.ascontiguousarray(v)))
+    assert torch.equal(got["a"], torch.from_numpy(a))

@@ -327,3 +327,32 @@ def test_the_names_safetensors_exports_exist(module):
     public |= {"safe_open"}
     missing = sorted(n for n in public if not hasattr(ours, n))
     assert not missing, f"hurray.{module} lacks {missing}"
+
+
+@pytest.mark.parametrize("module, name", [("torch", "load_file"), ("torch", "load_model"),
+                                          ("torch", "save_file"), ("torch", "save_model"),
+                                          ("torch", "save"), ("torch", "load"),
+                                          ("numpy", "load_file"), ("numpy", "save_file"),
+                                          ("numpy", "save"), ("numpy", "load")])
+def test_every_parameter_of_safetensors_is_taken_with_its_default(module, name):
+    """Every parameter safetensors' function has, ours has too, of the same kind and
+    default (our own are keyword-only extras)."""
+    import inspect
+    theirs = inspect.signature(getattr(getattr(safetensors, module), name)).parameters
+    ours = inspect.signature(getattr(getattr(hurray, module), name)).parameters
+    for pname, p in theirs.items():
+        assert pname in ours, f"{module}.{name} lacks {pname}"
+        q = ours[pname]
+        assert (q.kind, q.default) == (p.kind, p.default), (module, name, pname)
+    extra = [n for n in ours if n not in theirs]
+    assert all(ours[n].kind == inspect.Parameter.KEYWORD_ONLY for n in extra), extra
+
+
+@pytest.mark.parametrize("backend", ["mmap", "pread"])
+def test_backend_is_taken(tmp_path, backend):
+    hurray.torch.save_file({"a": torch.arange(3.0)}, tmp_path / "a")
+    got = hurray.torch.load_file(tmp_path / "a", backend=backend)
+    assert torch.equal(got["a"], torch.arange(3.0))
+    with pytest.raises(ValueError, match="backend must be 'mmap' or 'pread'"):
+        hurray.torch.load_file(tmp_path / "a", backend="fast")
+

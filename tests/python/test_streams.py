@@ -188,8 +188,8 @@ def test_writer_lifecycle():
         w2.write(SAMPLES["bool"])
     assert w2.finished
     w2.finish()
-    with pytest.raises(TypeError):
-        hurray.StreamWriter().write(np.zeros(3))
+    with pytest.raises(TypeError, match="not str"):
+        hurray.StreamWriter().write("not a tensor")  # arrays are taken, as save takes them
 
 
 def test_getvalue_refused_with_a_destination(tmp_path):

@@ -165,8 +165,8 @@ def _assemble(stored: dict, views: dict, device, contiguous: bool = True) -> dic
     return {k: t if t.is_contiguous() else t.contiguous() for k, t in out.items()}
 
 
-def load_file(filename, device="cpu", *, mmap: bool = True, verify: bool = False,
-              contiguous: bool = True, storage_options: dict | None = None,
+def load_file(filename, device="cpu", *, backend: str = "mmap", mmap: bool = True,
+              verify: bool = False, contiguous: bool = True, storage_options: dict | None = None,
               workers: int | None = None, part_size: int | None = None
               ) -> dict[str, torch.Tensor]:
     """Loads a .hrry file into a dict of torch tensors (safetensors.torch.load_file).
@@ -181,8 +181,9 @@ def load_file(filename, device="cpu", *, mmap: bool = True, verify: bool = False
     (hurray.File.verify). workers= threads read a cold file ahead (hurray.load's;
     None: HURRAY_WORKERS, else 4). A URL (s3://, http(s)://, fsspec) is fetched as
     hurray.load fetches it (storage_options=, workers=, part_size=): writable
-    tensors over one buffer.
+    tensors over one buffer. backend= is safetensors' ("mmap"; "pread" is mmap=False).
     """
+    mmap = _framework.mmap_of(backend, mmap, "load_file")
     stored, views = _files.load_stored(filename, mmap=mmap, verify=verify,
                                        storage_options=storage_options, workers=workers,
                                        part_size=part_size)
@@ -209,7 +210,8 @@ def _shared_groups(state_dict: dict[str, torch.Tensor]) -> list[set[str]]:
 
 
 def load_model(model: torch.nn.Module, filename, strict: bool = True, device="cpu", *,
-               mmap: bool = True, verify: bool = False, storage_options: dict | None = None,
+               backend: str = "mmap", mmap: bool = True, verify: bool = False,
+               storage_options: dict | None = None,
                workers: int | None = None,
                part_size: int | None = None) -> tuple[set[str], list[str]]:
     """Loads a file saved by save_model (or save_file) into `model`
@@ -222,7 +224,7 @@ def load_model(model: torch.nn.Module, filename, strict: bool = True, device="cp
     a file saved without the tied copy (as transformers' save_pretrained writes it)
     loads strictly.
     """
-    state_dict = load_file(filename, device=device, mmap=mmap, verify=verify,
+    state_dict = load_file(filename, device=device, backend=backend, mmap=mmap, verify=verify,
                            storage_options=storage_options, workers=workers,
                            part_size=part_size)
     groups = _shared_groups(model.state_dict())

@@ -32,6 +32,11 @@
 #include "interop/dlpack_abi.h"
 #include "interop/state.h"
 
+/* An implicit copy (copy=None) of a strided tensor that repeats elements may take
+ * its buffer's size, or this much when that is larger (a short broadcast of a tiny
+ * base): a forged view record cannot make it allocate more. */
+#define HRPY_IMPLICIT_COPY_FLOOR ((uint64_t)64 << 20)
+
 
 static const char NAME_LEGACY[] = "dltensor";
 static const char NAME_VERSIONED[] = "dltensor_versioned";
@@ -310,14 +315,17 @@ PyObject *hrpy_tensor_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t n
       return hrpy_raise(PyExc_BufferError, "__dlpack__: size overflow");
     }
     if (is_bool) nbytes = count;
-    if (copy == -1 && lt == HURRAY_LAYOUT_STRIDED && t->nbuf > 0 && nbytes > t->bufs[0].size) {
-      /* An implicit copy is bounded by the memory the tensor stands on: only
-       * repeated elements (a zero stride) make a tensor larger than its
-       * buffer, and a view record forged so can be exabytes over a few bytes. */
+    if (copy == -1 && lt == HURRAY_LAYOUT_STRIDED && t->nbuf > 0 && nbytes > t->bufs[0].size &&
+        nbytes > HRPY_IMPLICIT_COPY_FLOOR) {
+      /* An implicit copy is bounded by the memory the tensor stands on (or a
+       * small floor, for a short broadcast of a tiny base): only repeated
+       * elements (a zero stride) make a tensor larger than its buffer, and a
+       * view record forged so can be exabytes over a few bytes. */
       PyMem_RawFree(e);
       return PyErr_Format(PyExc_BufferError,
                           "__dlpack__: this tensor needs a copy (%s) and repeats elements (a "
-                          "zero stride): the copy would take %llu bytes for a buffer of %llu; "
+                          "zero stride): the copy would take %llu bytes for a buffer of %llu "
+                          "(an implicit copy takes at most the buffer's size or 64 MiB); "
                           "pass copy=True to make it anyway",
                           negative ? "negative strides" : "read-only memory",
                           (unsigned long long)nbytes, (unsigned long long)t->bufs[0].size);
@@ -760,6 +768,33 @@ PyObject *hrpy_from_dlpack(PyObject *module, PyObject *const *args, Py_ssize_t n
   return r;
 }
 
+/* The torch dtypes with no Hurray type, named as the user wrote them (DLPack would
+ * name them by codes, and torch raises through C++ for its bits types), with what to
+ * convert them to first: -1 with UnsupportedError set, 0 for any other dtype. */
+static int refuse_torch_dtype(HrpyState *st, PyObject *tensor) {
+  PyObject *dt = PyObject_GetAttrString(tensor, "dtype");
+  PyObject *s = dt != NULL ? PyObject_Str(dt) : NULL;
+  Py_XDECREF(dt);
+  const char *n = s != NULL ? PyUnicode_AsUTF8(s) : NULL;
+  if (n == NULL) {
+    Py_XDECREF(s);
+    return -1;
+  }
+  const char *hint = NULL;
+  if (strcmp(n, "torch.complex32") == 0)
+    hint = "x.to(torch.complex64)";
+  else if (strncmp(n, "torch.bits", 10) == 0)
+    hint = "x.view(torch.uint8), or the unsigned type of its size";
+  else if (strncmp(n, "torch.qint", 10) == 0 || strncmp(n, "torch.quint", 11) == 0)
+    hint = "x.dequantize() or x.int_repr()";
+  if (hint != NULL)
+    hrpy_raise(st->UnsupportedError,
+               "from_torch: a torch tensor of dtype %s has no Hurray type; convert it first (%s)",
+               n, hint);
+  Py_DECREF(s);
+  return hint != NULL ? -1 : 0;
+}
+
 PyObject *hrpy_from_torch(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                          PyObject *kwnames) {
   static const char *const names[] = {"tensor", "copy", NULL};
@@ -778,6 +813,7 @@ PyObject *hrpy_from_torch(PyObject *module, PyObject *const *args, Py_ssize_t na
                         Py_TYPE(a[0])->tp_name);
   }
   HrpyState *st = hrpy_state_of_module(module);
+  if (refuse_torch_dtype(st, a[0]) < 0) return NULL;
   int copy;
   if (hrpy_parse_copy(a[1], &copy) < 0) return NULL;
   PyObject *cap = call_producer(st, a[0], copy);

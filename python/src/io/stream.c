@@ -870,14 +870,37 @@ static int fill_node(HrpyState *st, HrpyArena *a, PyObject *obj, const HurrayDes
   return 0;
 }
 
+static PyObject *writer_write_tensor(PyObject *s, PyObject *obj);
+
+/* write(obj): a hurray.Tensor or Composite as it is; anything else save takes
+ * (a NumPy array, a torch tensor, an object with __dlpack__ or __hurray__)
+ * through the package's conversion (the as_tensor hook), which names the type
+ * it was given when it cannot. */
 static PyObject *writer_write(PyObject *s, PyObject *obj) {
-  HrpyStreamWriter *self = W(s);
   HrpyState *st = hrpy_state_of(s);
-  if (!hrpy_tensor_check(st, obj) && !hrpy_composite_check(st, obj))
+  if (hrpy_tensor_check(st, obj) || hrpy_composite_check(st, obj))
+    return writer_write_tensor(s, obj);
+  PyObject *fn = hrpy_peek(&st->hook_as_tensor);
+  if (fn == NULL)
     return PyErr_Format(PyExc_TypeError,
                         "StreamWriter.write: expected a hurray.Tensor or hurray.Composite, not "
                         "%.100s",
                         Py_TYPE(obj)->tp_name);
+  PyObject *t = PyObject_CallOneArg(fn, obj);
+  if (t == NULL) return NULL;
+  PyObject *r = NULL;
+  if (hrpy_tensor_check(st, t) || hrpy_composite_check(st, t))
+    r = writer_write_tensor(s, t);
+  else
+    PyErr_Format(PyExc_TypeError, "StreamWriter.write: the conversion of %.100s gave %.100s",
+                 Py_TYPE(obj)->tp_name, Py_TYPE(t)->tp_name);
+  Py_DECREF(t);
+  return r;
+}
+
+static PyObject *writer_write_tensor(PyObject *s, PyObject *obj) {
+  HrpyStreamWriter *self = W(s);
+  HrpyState *st = hrpy_state_of(s);
   HrpyArena arena = {NULL, 0, 0};
   HurrayStreamNode node;
   memset(&node, 0, sizeof node);
@@ -1022,9 +1045,11 @@ static void writer_dealloc(PyObject *s) {
 static PyMethodDef writer_methods[] = {
     {"write", writer_write, METH_O,
      "write(self, tensor, /)\n--\n\nWrites a hurray.Tensor (its descriptor, then every buffer "
-     "in buffer-table order) or a hurray.Composite (its head, then its members, pre-order). "
-     "The bytes have reached the transport when the call returns. hurray.StreamError after "
-     "finish()."},
+     "in buffer-table order) or a hurray.Composite (its head, then its members, pre-order); "
+     "anything hurray.save takes (a NumPy array, a torch tensor, an object with __dlpack__ or "
+     "__hurray__) is converted as save converts it, sharing its memory where it can; another "
+     "type is a TypeError naming it. The bytes have reached the transport when the call "
+     "returns. hurray.StreamError after finish()."},
     {"finish", writer_finish, METH_NOARGS,
      "finish(self)\n--\n\nEnds the stream (a stream has no end marker: this closes the "
      "writer's own descriptor). Idempotent."},

@@ -124,24 +124,24 @@ static PyObject *m_layout_tag_kind(PyObject *m, PyObject *arg) {
 
 #define FASTKW(f) (PyCFunction)(void (*)(void))(f), METH_FASTCALL | METH_KEYWORDS
 
-/* _register_hooks(*, tensor_repr, tensor_str, composite_repr, to_scipy): what
+/* _register_hooks(*, tensor_repr, tensor_str, composite_repr, to_scipy, as_tensor): what
  * the package lends the extension (util/state.h), called once by
  * hurray/__init__.py. The first registration stays (another thread may be
  * calling a hook: a slot is never replaced). */
 static PyObject *m_register_hooks(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
                                   PyObject *kwnames) {
   static const char *const names[] = {"tensor_repr", "tensor_str", "composite_repr",
-                                      "to_scipy", NULL};
-  PyObject *a[4];
-  if (hrpy_parse_args("_register_hooks", args, nargs, kwnames, names, 0, 4, a) < 0)
+                                      "to_scipy",    "as_tensor",  NULL};
+  PyObject *a[5];
+  if (hrpy_parse_args("_register_hooks", args, nargs, kwnames, names, 0, 5, a) < 0)
     return NULL;
-  for (int i = 0; i < 4; i++)
+  for (int i = 0; i < 5; i++)
     if (a[i] == NULL || !PyCallable_Check(a[i]))
       return PyErr_Format(PyExc_TypeError, "_register_hooks: %s must be callable", names[i]);
   HrpyState *st = hrpy_state_of_module(m);
-  PyObject **slots[4] = {&st->hook_tensor_repr, &st->hook_tensor_str, &st->hook_composite_repr,
-                         &st->hook_to_scipy};
-  for (int i = 0; i < 4; i++) (void)hrpy_publish(slots[i], Py_NewRef(a[i]));
+  PyObject **slots[5] = {&st->hook_tensor_repr, &st->hook_tensor_str, &st->hook_composite_repr,
+                         &st->hook_to_scipy, &st->hook_as_tensor};
+  for (int i = 0; i < 5; i++) (void)hrpy_publish(slots[i], Py_NewRef(a[i]));
   Py_RETURN_NONE;
 }
 
@@ -156,9 +156,10 @@ static PyMethodDef module_methods[] = {
      "private type raises `UnsupportedError` (its size comes from the descriptor's extension type "
      "section); an overflow of 64 bits raises `ValueError`."},
     {"_register_hooks", FASTKW(m_register_hooks),
-     "_register_hooks(*, tensor_repr, tensor_str, composite_repr, to_scipy)\n--\n\nWhat the "
-     "package lends the extension (repr and str of tensors and composites, the SciPy "
-     "conversion); called once by hurray/__init__.py."},
+     "_register_hooks(*, tensor_repr, tensor_str, composite_repr, to_scipy, as_tensor)\n--\n\n"
+     "What the package lends the extension (repr and str of tensors and composites, the SciPy "
+     "conversion, the conversion of what save takes to a tensor); called once by "
+     "hurray/__init__.py."},
     {"_exception_for", m_exception_for, METH_O,
      "_exception_for(status, /)\n--\n\nThe exception class a C status code raises (tests)."},
 #ifdef HRPY_SANITIZER_PROBE
@@ -411,6 +412,7 @@ static int module_traverse(PyObject *m, visitproc visit, void *arg) {
   Py_VISIT(st->hook_tensor_repr);
   Py_VISIT(st->hook_tensor_str);
   Py_VISIT(st->hook_to_scipy);
+  Py_VISIT(st->hook_as_tensor);
   Py_VISIT(st->hook_composite_repr);
   int r;
   if ((r = hrpy_core_state_traverse(st->core, visit, arg)) != 0 ||
@@ -441,6 +443,7 @@ static int module_clear(PyObject *m) {
   Py_CLEAR(st->hook_tensor_repr);
   Py_CLEAR(st->hook_tensor_str);
   Py_CLEAR(st->hook_to_scipy);
+  Py_CLEAR(st->hook_as_tensor);
   Py_CLEAR(st->hook_composite_repr);
   return 0;
 }

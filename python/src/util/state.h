@@ -56,6 +56,7 @@ typedef struct HrpyState {
   PyObject *hook_tensor_str;     /* hurray._display.tensor_str */
   PyObject *hook_composite_repr; /* hurray._display.composite_repr */
   PyObject *hook_to_scipy;       /* hurray._sparse.to_scipy */
+  PyObject *hook_as_tensor;      /* hurray._files.stream_item: what save takes -> Tensor */
   /* the parts of the layers above (never NULL once the module is created) */
   HrpyCoreState *core;
   HrpyTypesState *types;
