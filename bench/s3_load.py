@@ -82,8 +82,14 @@ def _status(field: str) -> int:
 def child(lib: str, url: str, check: list[str], args: dict) -> dict:
     import torch  # noqa: F401  (every loader's import, done before the clock)
     ep = os.environ["AWS_ENDPOINT_URL"]
-    if lib == "hurray":
+    if lib.startswith("hurray"):
         import hurray.torch as ht
+        args = dict(args)
+        for opt in lib.split("-")[1:]:  # hurray-w16-p4: workers=16, part_size=4 MiB
+            if opt[0] == "w":
+                args["workers"] = int(opt[1:])
+            elif opt[0] == "p":
+                args["part_size"] = int(float(opt[1:]) * (1 << 20))
 
         def load():
             return ht.load_file(url, workers=args.get("workers"),
@@ -225,7 +231,9 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--workers", type=int, default=None, help="hurray's workers=")
     ap.add_argument("--part-mib", type=float, default=None, help="hurray's part_size=, MiB")
-    ap.add_argument("--libs", default="hurray,runai,tensorizer")
+    ap.add_argument("--libs", default="hurray,runai,tensorizer",
+                    help="what takes turns; hurray-wN-pM: hurray with workers=N and "
+                         "part_size=M MiB (hurray,hurray-w16,hurray-p4,runai, for instance)")
     ap.add_argument("--skip-one", action="store_true", help="the whole loads only")
     ap.add_argument("--tmp", default=None, help="where the server's data and the files go")
     a = ap.parse_args()
@@ -293,11 +301,11 @@ def main():
             order = libs[r % len(libs):] + libs[:r % len(libs)]
             for lib in order:
                 loads.append(loadavg())
-                out = run_child(lib, urls[lib], check, hargs, env)
+                out = run_child(lib, urls[lib.split("-")[0]], check, hargs, env)
                 if out["digests"] != want or out["bytes"] != total or out["n"] != a.tensors:
                     raise RuntimeError(f"{lib}: wrong tensors {out}")
                 res[lib].append(out)
-                print(f"  round {r + 1} {lib:10s} {out['s']:.3f} s  "
+                print(f"  round {r + 1} {lib:13s} {out['s']:.3f} s  "
                       f"{total / out['s'] / (1 << 20):6.0f} MiB/s  peak +"
                       f"{out['peak'] / (1 << 20):.0f} MiB", flush=True)
         print(f"\n1. whole load of {total / (1 << 30):.2f} GiB from S3 into torch tensors "
@@ -308,7 +316,7 @@ def main():
             ts = [o["s"] for o in res[lib]]
             tp = [total / t / (1 << 20) for t in ts]
             peaks = [o["peak"] for o in res[lib]]
-            print(f"  {lib:10s} {fmt(ts)}  {med(tp):6.0f} MiB/s ({min(tp):.0f}-{max(tp):.0f})  "
+            print(f"  {lib:13s} {fmt(ts)}  {med(tp):6.0f} MiB/s ({min(tp):.0f}-{max(tp):.0f})  "
                   f"x{med(ts) / base:.2f} of {libs[0]}'s time   peak memory "
                   f"+{fmt(peaks, 'MiB', 1 / (1 << 20), 0)} "
                   f"(tensors {total / (1 << 20):.0f} MiB)")

@@ -292,7 +292,11 @@ def test_frameworks_and_safe_open_take_urls(served, tmp_path):
     srv, url, t = served
     tt = hurray.torch.load_file(url, workers=4)
     assert torch.equal(tt["w"], torch.from_numpy(t["w"]))
-    assert tt["wt"].data_ptr() == tt["w"].data_ptr()  # the view shares its base again
+    # contiguous, as safetensors' (the strided view copied row-major) ...
+    assert tt["wt"].is_contiguous() and torch.equal(tt["wt"], tt["w"].T)
+    # ... and with contiguous=False the view shares its base again
+    tt = hurray.torch.load_file(url, workers=4, contiguous=False)
+    assert tt["wt"].data_ptr() == tt["w"].data_ptr()
     nn = hurray.numpy.load_file(url)
     np.testing.assert_array_equal(nn["h"], t["h"])
     model = torch.nn.Linear(2048, 2048, bias=False)
