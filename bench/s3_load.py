@@ -243,9 +243,21 @@ def main():
     import hurray
     import remote_servers as rs
     import safetensors.torch
-    from tensorizer import TensorSerializer
 
-    libs = a.libs.split(",")
+    import importlib.util
+    need = {"runai": ("runai_model_streamer", "runai-model-streamer runai-model-streamer-s3"),
+            "tensorizer": ("tensorizer", "tensorizer")}
+    libs = []
+    for lib in a.libs.split(","):
+        if lib.split("-")[0] not in ("hurray", "runai", "tensorizer"):
+            ap.error(f"--libs: {lib}? (hurray, hurray-wN-pM, runai, tensorizer)")
+        mod, pip = need.get(lib, (None, None))
+        if mod and (importlib.util.find_spec(mod) is None
+                    or (lib == "runai" and importlib.util.find_spec("runai_model_streamer_s3")
+                        is None)):
+            print(f"{lib}: left out, not installed (pip install {pip})")
+        else:
+            libs.append(lib)
     hargs = {"workers": a.workers,
              "part_size": None if a.part_mib is None else int(a.part_mib * (1 << 20))}
     tmp = pathlib.Path(tempfile.mkdtemp(prefix="s3bench-", dir=a.tmp))
@@ -276,9 +288,13 @@ def main():
         import hurray.torch as ht
         ht.save_file(sd, str(files["hurray"]))
         safetensors.torch.save_file(sd, str(files["runai"]))
-        ser = TensorSerializer(str(files["tensorizer"]))
-        ser.write_state_dict(sd)
-        ser.close()
+        if "tensorizer" in libs:
+            from tensorizer import TensorSerializer
+            ser = TensorSerializer(str(files["tensorizer"]))
+            ser.write_state_dict(sd)
+            ser.close()
+        else:
+            del files["tensorizer"]
         one_name = names(a.tensors)[a.tensors // 2]
         one_digest = digest(sd[one_name])
         del sd
