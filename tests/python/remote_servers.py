@@ -113,7 +113,9 @@ class Seaweed:
 
     KEY, SECRET = "hurraytestkey", "hurraytestsecret"
 
-    def __init__(self, tmp: pathlib.Path):
+    def __init__(self, tmp: pathlib.Path, *, volume_max: int = 5, volume_size_mb: int = 64):
+        """volume_max volumes of volume_size_mb MiB at most (the tests' objects are
+        small; bench/s3_load.py stores gibibytes)."""
         self.port = free_port()
         cfg = tmp / "s3.json"
         cfg.write_text('{"identities": [{"name": "t", "credentials": [{"accessKey": "%s", '
@@ -128,11 +130,17 @@ class Seaweed:
                 f"-master.port.grpc={ports['mgrpc']}", f"-volume.port={ports['volume']}",
                 f"-volume.port.grpc={ports['vgrpc']}", f"-filer.port={ports['filer']}",
                 f"-filer.port.grpc={ports['fgrpc']}", "-s3", f"-s3.port={self.port}",
+<<<<<<< HEAD
                 f"-s3.port.grpc={ports['s3grpc']}", f"-s3.config={cfg}", "-volume.max=5",
                 "-master.volumeSizeLimitMB=64", "-master.telemetry=false", "-iam=false",
                 # servers with fixed default ports (8181, 9101): off, or a second
                 # SeaweedFS on the machine (another test run, a benchmark) makes this exit
                 "-s3.port.iceberg=0", "-s3.port.lance=0"]
+=======
+                f"-s3.port.grpc={ports['s3grpc']}", f"-s3.config={cfg}",
+                f"-volume.max={volume_max}", f"-master.volumeSizeLimitMB={volume_size_mb}",
+                "-master.telemetry=false", "-iam=false"]
+>>>>>>> s3bench
         self.log = open(tmp / "weed.log", "wb")
         self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT,
                                      cwd=tmp, env=server_env())
