@@ -130,17 +130,12 @@ class Seaweed:
                 f"-master.port.grpc={ports['mgrpc']}", f"-volume.port={ports['volume']}",
                 f"-volume.port.grpc={ports['vgrpc']}", f"-filer.port={ports['filer']}",
                 f"-filer.port.grpc={ports['fgrpc']}", "-s3", f"-s3.port={self.port}",
-<<<<<<< HEAD
-                f"-s3.port.grpc={ports['s3grpc']}", f"-s3.config={cfg}", "-volume.max=5",
-                "-master.volumeSizeLimitMB=64", "-master.telemetry=false", "-iam=false",
+                f"-s3.port.grpc={ports['s3grpc']}", f"-s3.config={cfg}",
+                f"-volume.max={volume_max}", f"-master.volumeSizeLimitMB={volume_size_mb}",
+                "-master.telemetry=false", "-iam=false",
                 # servers with fixed default ports (8181, 9101): off, or a second
                 # SeaweedFS on the machine (another test run, a benchmark) makes this exit
                 "-s3.port.iceberg=0", "-s3.port.lance=0"]
-=======
-                f"-s3.port.grpc={ports['s3grpc']}", f"-s3.config={cfg}",
-                f"-volume.max={volume_max}", f"-master.volumeSizeLimitMB={volume_size_mb}",
-                "-master.telemetry=false", "-iam=false"]
->>>>>>> s3bench
         self.log = open(tmp / "weed.log", "wb")
         self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT,
                                      cwd=tmp, env=server_env())
