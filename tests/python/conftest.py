@@ -23,6 +23,27 @@ def pytest_configure(config):
     config.addinivalue_line("markers", SLOW)
 
 
+# The sanitizer pass (scripts/python_tests.sh --asan) checks our C code; tests whose
+# cost is a real server (SeaweedFS, nginx, the fault server of test_remote.py) or another
+# library's machinery (transformers) add no C path of ours that the rest of the pass
+# leaves out (the byte-source callback runs under the sanitizers in test_remote.py's
+# test_file_from_a_source_object_reads_only_what_is_asked), so the plain pass alone
+# runs them: that keeps scripts/test.sh inside its budget.
+_SERVERS = {"served", "faults", "nginx", "s3"}
+_PLAIN_PASS_ONLY_FILES = {"test_transformers.py"}
+
+
+def pytest_collection_modifyitems(config, items):
+    if not os.environ.get("HURRAY_EXPECT_ASAN"):
+        return
+    skip = pytest.mark.skip(reason="a real server or another library's machinery: the plain "
+                                   "pass runs it (tests/python/conftest.py)")
+    for item in items:
+        if _SERVERS & set(getattr(item, "fixturenames", ())) or \
+                item.path.name in _PLAIN_PASS_ONLY_FILES:
+            item.add_marker(skip)
+
+
 _frozen_for = {"module": None}
 
 
