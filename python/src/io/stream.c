@@ -626,6 +626,15 @@ static PyGetSetDef reader_getset[] = {
 
 /* What StreamReader's and StreamWriter's docstrings both say (transports,
  * descriptors, threads, signals, cross-machine streams): written once. */
+/* The paragraph on the format both classes' docstrings open with. */
+#define STREAM_FORMAT_DOC                                                                       \
+  "The format ([the stream format](stream-format.md);\n"                                      \
+  "[decisions § Streaming format](../internals/decisions.md#streaming-format)): each frame is " \
+  "a descriptor\n"                                                                             \
+  "followed by the bytes of its buffers in buffer-table order; no header, no end marker, the " \
+  "stream ends at\n"                                                                           \
+  "end of file. Neither side holds more than the item at hand.\n"
+
 #define STREAM_SHARED_DOC \
   "Transports ([decisions § Stream transports](../internals/decisions.md#stream-transports)):\n" \
   "\n" \
@@ -670,12 +679,7 @@ static PyType_Slot reader_slots[] = {
      "Reads a Hurray stream: iterating yields each `hurray.Tensor` (or `hurray.Composite`) as "
      "soon as its bytes have arrived.\n"
      "\n"
-     "The format ([the stream format](stream-format.md);\n"
-     "[decisions § Streaming format](../internals/decisions.md#streaming-format)): each frame is "
-     "a descriptor\n"
-     "followed by the bytes of its buffers in buffer-table order; no header, no end marker, the "
-     "stream ends at\n"
-     "end of file. Neither side holds more than the item at hand.\n"
+     STREAM_FORMAT_DOC
      "\n"
      "- An iterator: `__next__` yields a `hurray.Tensor`, or a whole composite as one\n"
      "  `hurray.Composite` (never a bare head followed by its members:\n"
@@ -1073,12 +1077,7 @@ static PyType_Slot writer_slots[] = {
      "StreamWriter(destination=None, *, cross_machine=False)\n--\n\n"
      "Writes a Hurray stream, one tensor at a time, nothing buffered.\n"
      "\n"
-     "The format ([the stream format](stream-format.md);\n"
-     "[decisions § Streaming format](../internals/decisions.md#streaming-format)): each frame is "
-     "a descriptor\n"
-     "followed by the bytes of its buffers in buffer-table order; no header, no end marker, the "
-     "stream ends at\n"
-     "end of file. Neither side holds more than the item at hand.\n"
+     STREAM_FORMAT_DOC
      "\n"
      "- `write(obj)` takes a `hurray.Tensor` (every buffer, in table order) or a\n"
      "  `hurray.Composite` (its head, then its members, pre-order, after validating the whole\n"
