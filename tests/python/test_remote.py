@@ -8,6 +8,7 @@ compared with the local load of the same file.
 The tests that start servers are slow (scripts/quick.sh leaves them out); each runs
 under a timeout (the `deadline` fixture)."""
 
+import json
 import os
 import pathlib
 import pickle
@@ -502,6 +503,13 @@ def test_s3(s3, tmp_path, monkeypatch):
     with hurray.open(url, storage_options=so) as f:
         np.testing.assert_array_equal(np.asarray(f["b"]), t["b"])
         np.testing.assert_array_equal(np.asarray(f.get_slice("w")[1:2]), t["w"][1:2])
+    # the hurray command, given the same options (no AWS_* variables set yet)
+    from hurray._cli import main
+    opts = ["--storage-options", json.dumps(so)]
+    assert main([*opts, "verify", url]) == 0
+    assert main([*opts, "convert", url, str(tmp_path / "m.safetensors"), "-q"]) == 0
+    assert main([*opts, "convert", url, str(tmp_path / "copy.hrry"), "-q"]) == 0
+    assert main([*opts, "diff", url, str(tmp_path / "copy.hrry"), "-q"]) == 0
     # the standard AWS environment
     for k, v in {"AWS_ENDPOINT_URL": s3.endpoint, "AWS_ACCESS_KEY_ID": s3.KEY,
                  "AWS_SECRET_ACCESS_KEY": s3.SECRET, "AWS_REGION": "us-east-1"}.items():
@@ -540,6 +548,12 @@ def test_cli_reads_urls(tmp_path, capsys):
     assert main(["diff", url, str(tmp_path / "copy.hrry"), "--quiet"]) == 0
     assert main(["verify", "memory://hurray-tests/none.hrry"]) == 2
     assert "no such object" in capsys.readouterr().err
+    # the URL keywords, before the command
+    assert main(["--workers", "2", "--part-size", "4096", "ls", url]) == 0
+    for bad, why in (("[1]", "a JSON object"), ("{x", "not JSON")):
+        with pytest.raises(SystemExit):
+            main(["--storage-options", bad, "ls", url])
+        assert why in capsys.readouterr().err
 
 
 @pytest.mark.slow

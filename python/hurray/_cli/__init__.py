@@ -41,6 +41,15 @@ def _parser() -> argparse.ArgumentParser:
                "\"The hurray command: every option\" says what each one does (the hurray "
                "documentation).")
     p.add_argument("--version", action="version", version=_version())
+    r = p.add_argument_group("URL sources (s3://, http(s)://, fsspec URLs)")
+    r.add_argument("--storage-options", metavar="JSON", type=_json_object,
+                   help="a JSON object passed as storage_options= (s3: endpoint_url, region, "
+                        "key, secret, token, anon; http: headers, timeout, retries; fsspec: "
+                        "its file system's options); default: the AWS_* variables for s3://")
+    r.add_argument("--workers", metavar="N", type=int,
+                   help="range requests at once (default 8, or $HURRAY_WORKERS)")
+    r.add_argument("--part-size", metavar="BYTES", type=int,
+                   help="the size of each range request (default 8 MiB, at least 4096)")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     c = sub.add_parser("convert", help="convert SRC to DST (formats from the file names)",
                        description="Convert SRC to DST, tensor by tensor. Refuses (exit 1) "
@@ -80,6 +89,17 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _json_object(text: str) -> dict:
+    import json
+    try:
+        value = json.loads(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(f"not JSON ({e}): {text!r}") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"a JSON object ({{...}}) is wanted, not {text!r}")
+    return value
+
+
 def _version() -> str:
     """What `hurray --version` prints: the package, the C library it runs on,
     the format it writes and the Python it runs in."""
@@ -99,6 +119,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         p.print_help(sys.stderr)
         return EXIT_ERROR
     from ._errors import CliError, Refused
+    from ._urls import REMOTE
+    REMOTE.clear()
+    REMOTE.update({k: v for k, v in (("storage_options", args.storage_options),
+                                              ("workers", args.workers),
+                                              ("part_size", args.part_size)) if v is not None})
     try:
         from . import _commands
         if args.command == "convert":

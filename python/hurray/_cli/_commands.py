@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._errors import CliError, Refused
 from ._progress import Progress, count, size
+from ._urls import REMOTE, open_hrry
 
 if TYPE_CHECKING:
     from ._formats import Entry
@@ -408,7 +409,6 @@ def verify(paths: list[str], *, as_json: bool = False, require_checksums: bool =
     file is sound, 1 when one is damaged (or, with require_checksums, records no
     checksums), 2 when one cannot be checked at all (missing, unreadable, not a
     .hrry file); the worst status wins."""
-    from .. import _files
     out = out if out is not None else sys.stdout
     worst = 0
     docs = []
@@ -418,7 +418,7 @@ def verify(paths: list[str], *, as_json: bool = False, require_checksums: bool =
                                "field": None, "offset": None}
         status = 0
         try:
-            with _files.open(path, mmap="r") as f:
+            with open_hrry(path, mmap="r") as f:
                 r = f.verify()
             doc.update(tensors=r.tensors, checksums=r.checksums, checked_bytes=r.checked_bytes)
             if r.checksums or not require_checksums:
@@ -502,7 +502,7 @@ def _inspect_url(exe: str, url: str, args: list[str]) -> int:
     file, as it does a local one)."""
     from .. import _remote
     try:
-        src = _remote.open_source(url)
+        src = _remote.open_source(url, **REMOTE)
     except (OSError, ValueError) as e:
         raise CliError(f"{url}: {e}") from None
     buf = bytearray(max(1, min(src.part_size, src.size)))

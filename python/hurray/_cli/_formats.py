@@ -33,6 +33,7 @@ from .. import _hurray
 from .._hurray import Composite, Tensor
 from ._bounds import ST_BITS, read_st_header  # noqa: F401 - ST_BITS: the dtype table
 from ._errors import CliError, Refused
+from ._urls import open_hrry
 from ._values import (FLOAT_TARGETS, NUMPY_NATIVE, aligned_empty, cast_float, data_bytes,
                       float_tensor, pack_codes, tensor_from_bytes, to_numpy, unpack_codes)
 
@@ -250,7 +251,7 @@ class HrrySource(Source):
         from .. import _remote
         url = _remote.is_url(path)
         try:
-            self.meta = _files.open(path, mmap="r")
+            self.meta = open_hrry(path, mmap="r")
             # data: each tensor read into memory of its own (no mapping grows with
             # the file); meta: the descriptors, through a mapping nobody writes.
             # A URL is read lazily either way (the AWS_* variables for s3://)
