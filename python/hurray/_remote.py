@@ -468,8 +468,27 @@ class HttpSource(_Parts):
 
 # ---- fsspec -------------------------------------------------------------------------------
 
+# What fsspec's file systems report of an object's version in info(), first found wins
+# (s3fs ETag / VersionId, gcsfs generation, adlfs etag, huggingface_hub's blob id, the
+# memory and local file systems' times); the size is always compared too.
+_FSSPEC_IDENTITY = ("ETag", "etag", "VersionId", "version_id", "generation", "blob_id",
+                    "md5Hash", "checksum", "LastModified", "last_modified", "mtime", "created")
+
+
+def _fsspec_identity(info: dict) -> tuple:
+    for k in _FSSPEC_IDENTITY:
+        if info.get(k) is not None:
+            return (int(info["size"]), k, str(info[k]))
+    return (int(info["size"]), None, None)
+
+
 class FsspecSource(_Parts):
-    """Range reads through an fsspec file system (gs://, az://, hf://, memory://, ...)."""
+    """Range reads through an fsspec file system (gs://, az://, hf://, memory://, ...).
+    Retries are the file system's own. The object's identity (its version, else its
+    modification time, and its size: _FSSPEC_IDENTITY) is taken at open and checked
+    again after every fetch, before its bytes are used: fsspec sends no If-Match, so a
+    replacement is found after the read rather than refused by the server, at the cost
+    of one metadata request per fetch."""
 
     def __init__(self, url: str, storage_options: dict, workers: int, part_size: int):
         try:
@@ -488,10 +507,27 @@ class FsspecSource(_Parts):
         except (ValueError, ImportError) as e:
             raise _error(f"{url}: fsspec cannot read it ({e})") from None
         self.size = int(info["size"])
+        self.identity = _fsspec_identity(info)
         self.requests = 0
 
     def __str__(self) -> str:
         return self.url
+
+    def fetch(self, offset: int, mv: memoryview) -> None:
+        super().fetch(offset, mv)
+        invalidate = getattr(self.fs, "invalidate_cache", None)
+        if invalidate is not None:
+            invalidate(self.path)   # info() from the server, not a listing cached at open
+        try:
+            now = _fsspec_identity(self.fs.info(self.path))
+        except FileNotFoundError:
+            raise _error(f"no such object (it was removed): {self.url}") from None
+        if now != self.identity:
+            was = self.identity
+            what = (f"{was[1]} {was[2]} at open, {now[2]} now" if was[1] == now[1] and
+                    was[2] != now[2] else f"{was[0]} bytes at open, {now[0]} now")
+            raise _error(f"the object changed while being read ({what}); open it again: "
+                         f"{self.url}")
 
     def _range(self, offset: int, mv: memoryview) -> None:
         n = len(mv)

@@ -106,6 +106,46 @@ def test_memory_fsspec_load_open_equal_local(tmp_path):
     assert hurray.load(url, verify=True).keys() == want.keys()
 
 
+def test_fsspec_object_replaced_while_read_is_refused():
+    # fsspec sends no If-Match: the identity is checked again after every fetch
+    fsspec = pytest.importorskip("fsspec")
+    from fsspec.implementations.memory import MemoryFileSystem
+    t = sample()
+    url = f"memory://hurray-tests/{uuid.uuid4().hex}.hrry"
+    with fsspec.open(url, "wb") as f:
+        f.write(image(t))
+    f = hurray.open(url)
+    np.testing.assert_array_equal(np.asarray(f["b"]), t["b"])
+    with fsspec.open(url, "wb") as out:  # the same size, another version
+        out.write(image({**t, "w": t["w"] + 1}))
+    with pytest.raises(hurray.FileError, match=r"changed while being read \(created .* at open"):
+        f["w"]
+
+    class Replacing(MemoryFileSystem):
+        """Replaces the object after the first range it serves: mid-load."""
+        protocol = "hurraytestreplacing"
+        store: dict = {}       # its own objects, not memory://'s
+        pseudo_dirs = [""]
+        replaced = False
+
+        def cat_file(self, path, start=None, end=None, **kw):
+            data = super().cat_file(path, start=start, end=end, **kw)
+            if not Replacing.replaced:
+                Replacing.replaced = True
+                self.pipe_file(path, image({**t, "w": t["w"] + 1}))
+            return data
+
+    fsspec.register_implementation("hurraytestreplacing", Replacing, clobber=True)
+    url = f"hurraytestreplacing://{uuid.uuid4().hex}.hrry"
+    with fsspec.open(url, "wb") as out:
+        out.write(image(t))
+    Replacing.replaced = True
+    hurray.load(url)  # unchanged: loads
+    Replacing.replaced = False
+    with pytest.raises(hurray.FileError, match="changed while being read"):
+        hurray.load(url, workers=3, part_size=4096)
+
+
 def test_memory_fsspec_missing_object():
     pytest.importorskip("fsspec")
     with pytest.raises(hurray.FileError, match=r"no such object: memory://hurray-tests/none"):
