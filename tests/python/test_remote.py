@@ -514,6 +514,13 @@ def test_nginx(nginx, tmp_path):
         np.testing.assert_array_equal(np.asarray(f.get_slice("w")[7:9]), t["w"][7:9])
     with pytest.raises(hurray.FileError, match="HTTP 404"):
         hurray.open(f"{nginx.url}/none.hrry")
+    # a safetensors checkpoint on the server, converted by the hurray command
+    stn = pytest.importorskip("safetensors.numpy")
+    plain = {k: v for k, v in t.items() if v.dtype.kind in "fiub"}
+    stn.save_file(plain, nginx.root / "m.safetensors")
+    from hurray._cli import main
+    assert main(["convert", f"{nginx.url}/m.safetensors", str(tmp_path / "st.hrry"), "-q"]) == 0
+    same(hurray.load(tmp_path / "st.hrry"), stn.load_file(nginx.root / "m.safetensors"))
     f = hurray.open(url)  # nginx honours If-Match: a replaced file is refused
     (nginx.root / "m.hrry").write_bytes(image({"w": t["w"] + 1}))
     with pytest.raises(hurray.FileError, match="changed while being read"):
@@ -594,6 +601,51 @@ def test_cli_reads_urls(tmp_path, capsys):
         with pytest.raises(SystemExit):
             main(["--storage-options", bad, "ls", url])
         assert why in capsys.readouterr().err
+
+
+def test_cli_converts_a_remote_safetensors_checkpoint(tmp_path):
+    # files written by safetensors and huggingface_hub themselves, read back by them
+    fsspec = pytest.importorskip("fsspec")
+    stn = pytest.importorskip("safetensors.numpy")
+    from hurray._cli import main
+    rng = np.random.default_rng(5)
+    t = {"a": rng.standard_normal((64, 33)).astype(np.float32),
+         "b": np.arange(10, dtype=np.int64), "c": np.array([True, False, True])}
+    stn.save_file(t, tmp_path / "one.safetensors", metadata={"format": "np"})
+    base = f"memory://hurray-tests/{uuid.uuid4().hex}"
+    fsspec.filesystem("memory").pipe_file(f"{base}/one.safetensors",
+                                          (tmp_path / "one.safetensors").read_bytes())
+    assert main(["--part-size", "4096", "--workers", "3", "convert", f"{base}/one.safetensors",
+                 str(tmp_path / "one.hrry"), "-q"]) == 0
+    same(hurray.load(tmp_path / "one.hrry"), stn.load_file(tmp_path / "one.safetensors"))
+    assert hurray.load_kv(tmp_path / "one.hrry") == {"format": "np"}
+    # no extension: recognised by its first bytes
+    fsspec.filesystem("memory").pipe_file(f"{base}/blob", (tmp_path / "one.safetensors")
+                                          .read_bytes())
+    assert main(["convert", f"{base}/blob", str(tmp_path / "blob.hrry"), "-q"]) == 0
+    same(hurray.load(tmp_path / "blob.hrry"), t)
+    # a sharded model: the index's URL
+    torch = pytest.importorskip("torch")
+    hub = pytest.importorskip("huggingface_hub")
+    state = {f"layer{i}.w": torch.randn(32, 32) for i in range(6)}
+    shard_dir = tmp_path / "model"
+    shard_dir.mkdir()
+    hub.save_torch_state_dict(state, shard_dir, max_shard_size="10KB")
+    assert len(list(shard_dir.glob("*.safetensors"))) > 1
+    for f in shard_dir.iterdir():
+        fsspec.filesystem("memory").pipe_file(f"{base}/model/{f.name}", f.read_bytes())
+    assert main(["convert", f"{base}/model/model.safetensors.index.json",
+                 str(tmp_path / "model.hrry"), "-q"]) == 0
+    want = {}
+    for f in shard_dir.glob("*.safetensors"):
+        want.update(stn.load_file(f))
+    same(hurray.load(tmp_path / "model.hrry"), want)
+    # formats read from local disk only, and a missing shard
+    assert main(["convert", f"{base}/x.gguf", str(tmp_path / "x.hrry")]) == 2
+    fsspec.filesystem("memory").rm(f"{base}/model/{sorted(shard_dir.glob('*.safetensors'))[0].name}")
+    assert main(["convert", f"{base}/model/model.safetensors.index.json",
+                 str(tmp_path / "again.hrry"), "-q"]) == 2
+    assert not (tmp_path / "again.hrry").exists()
 
 
 @pytest.mark.slow

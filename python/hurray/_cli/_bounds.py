@@ -150,13 +150,15 @@ def read_st_header(path: str) -> tuple[dict[str, Any], dict[str, str], int]:
     """(tensor entries, __metadata__, byte where the data starts) of the
     safetensors file `path`, refused as safetensors' own reader refuses it:
     each entry {"dtype", "shape", "data_offsets"} checked (check_st_entries)."""
+    from ._urls import open_binary
     try:
-        with open(path, "rb") as fh:
+        with open_binary(path) as fh:   # a local file or a URL's object
             raw = fh.read(8)
             if len(raw) < 8:
                 raise CliError(f"{path}: not a safetensors file (shorter than 8 bytes)")
             (n,) = struct.unpack("<Q", raw)
-            size = os.fstat(fh.fileno()).st_size
+            size = fh.seek(0, os.SEEK_END)
+            fh.seek(8)
             if n > ST_MAX_HEADER:
                 raise CliError(f"{path}: the safetensors header length {n} is over "
                                f"{ST_MAX_HEADER:,} bytes (safetensors' own limit)")

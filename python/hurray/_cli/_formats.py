@@ -33,7 +33,7 @@ from .. import _hurray
 from .._hurray import Composite, Tensor
 from ._bounds import ST_BITS, read_st_header  # noqa: F401 - ST_BITS: the dtype table
 from ._errors import CliError, Refused
-from ._urls import open_hrry
+from ._urls import is_url, open_binary, open_hrry, url_path
 from ._values import (FLOAT_TARGETS, NUMPY_NATIVE, aligned_empty, cast_float, data_bytes,
                       float_tensor, pack_codes, tensor_from_bytes, to_numpy, unpack_codes)
 
@@ -194,15 +194,37 @@ def detect(path: str, writing: bool = False) -> str:
 
 
 def open_source(path: str, *, data: bool = True) -> Any:
-    from .. import _remote
-    if _remote.is_url(path):  # a .hrry file in object storage or on an HTTP server
-        return HrrySource(path, data=data)
+    if is_url(path):
+        return _open_url_source(path, data)
     fmt = detect(path)
     if not os.path.exists(path):
         raise CliError(f"{path}: no such file")
     cls = {"hrry": HrrySource, "safetensors": SafetensorsSource, "gguf": GgufSource,
            "torch": TorchSource, "npy": NpySource, "npz": NpzSource}[fmt]
     return cls(path, data=data)
+
+
+def _open_url_source(url: str, data: bool) -> Any:
+    """A URL source: a .hrry file (read lazily by hurray.open), a .safetensors file
+    or a sharded model's model.safetensors.index.json (its header, then one range per
+    tensor as it is converted). Without one of those names, its first bytes say."""
+    name = url_path(url).rstrip("/")
+    ext = os.path.splitext(name)[1].lower()
+    if name.endswith(INDEX_NAME) or ext == ".safetensors":
+        return SafetensorsSource(url, data=data)
+    if ext == ".hrry":
+        return HrrySource(url, data=data)
+    if ext in EXTENSIONS:
+        raise CliError(f"{url}: a {EXTENSIONS[ext]} file is read from local disk only; "
+                       f"download it first (a URL source may be .hrry or .safetensors)")
+    with open_binary(url) as fh:
+        head = fh.read(16)
+    if head.startswith(b"HRRYFILE"):
+        return HrrySource(url, data=data)
+    if len(head) >= 9 and head[8:9] == b"{":
+        return SafetensorsSource(url, data=data)
+    raise CliError(f"{url}: neither a .hrry nor a safetensors file (the formats read "
+                   f"from a URL)")
 
 
 class Source:
@@ -578,7 +600,7 @@ def _index_files(idx: str) -> list[str]:
     weight_map maps tensor names to file names in the same folder."""
     from ._bounds import ST_MAX_HEADER, load_json
     try:
-        with open(idx, "rb") as fh:
+        with open_binary(idx) as fh:
             raw = fh.read(ST_MAX_HEADER + 1)
     except OSError as e:
         raise CliError(f"{idx}: {e.strerror or e}") from None
@@ -608,6 +630,9 @@ class SafetensorsSource(Source):
             else:
                 files = sorted(n for n in os.listdir(path) if n.endswith(".safetensors"))
             paths = [os.path.join(path, f) for f in files]
+        elif is_url(path) and url_path(path).endswith(INDEX_NAME):
+            base = path.split("?", 1)[0].rsplit("/", 1)[0]
+            paths = [f"{base}/{f}" for f in _index_files(path)]
         else:
             paths = [path]
         self._handles: dict[str, Any] = {}
@@ -637,7 +662,10 @@ class SafetensorsSource(Source):
     def _fh(self, p: str) -> Any:
         fh = self._handles.get(p)
         if fh is None:
-            fh = self._handles[p] = open(p, "rb")
+            try:
+                fh = self._handles[p] = open_binary(p)
+            except OSError as e:
+                raise CliError(f"{p}: {e.strerror or e}") from None
         return fh
 
     def _loader(self, p: str, off: int, nbytes: int, dt: str, shape: tuple[int, ...],
