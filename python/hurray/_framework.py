@@ -58,3 +58,20 @@ def plain(name: str, t, what: str) -> Tensor:
             f"{what}: {name!r} is a composite tensor ({t.composition_rule}, {t.member_count} members), "
             f"which has no single framework tensor; read it with hurray.load or hurray.open")
     return t
+
+
+# An implicit copy made for the caller (a view that repeats elements, made contiguous)
+# takes at most its base's bytes or this, the larger: the bound of the extension's
+# implicit DLPack copies (HRPY_IMPLICIT_COPY_FLOOR, python/src/interop/dlpack.c). A forged
+# record of a few bytes can describe a zero-stride view of exabytes.
+IMPLICIT_COPY_FLOOR = 64 << 20
+
+
+def check_copy(name: str, nbytes: int, base_nbytes: int, what: str) -> None:
+    """Refuses a contiguous copy of a view larger than its base's bytes or 64 MiB."""
+    if nbytes > max(base_nbytes, IMPLICIT_COPY_FLOOR):
+        raise UnsupportedError(
+            f"{what}: view {name!r} repeats elements of its base (a zero or overlapping "
+            f"stride): made contiguous it would take {nbytes:,} bytes, more than its base "
+            f"({base_nbytes:,}) and 64 MiB; pass contiguous=False to get it as a view")
+

@@ -79,6 +79,9 @@ def _assemble(stored: dict, views: dict, contiguous: bool = True) -> dict[str, n
     if not contiguous:
         return out
     # C-contiguous, as safetensors' arrays are: one saved strided is copied once
+    for name, v in views.items():
+        if not out[name].flags.c_contiguous:
+            _framework.check_copy(name, out[name].nbytes, out[v.base].nbytes, "load_file")
     return {k: a if a.flags.c_contiguous else np.ascontiguousarray(a) for k, a in out.items()}
 
 
@@ -89,6 +92,8 @@ def load_file(filename, *, backend: str = "mmap", mmap: bool = True, verify: boo
     with mmap=True (the default) the arrays are zero-copy views of the file's
     mapping. Every array is C-contiguous, as safetensors' are (one saved strided or
     Fortran-ordered is copied); contiguous=False gives it with its strides, a view.
+    A view that repeats elements (a zero stride) is copied only up to its base's size or
+    64 MiB; a larger one raises UnsupportedError (contiguous=False gives it as a view).
     verify=True first checks the whole file and its data checksums.
     workers= threads read a cold file ahead (hurray.load's; None: HURRAY_WORKERS, else 4).
     A URL (s3://, http(s)://, fsspec) is fetched as hurray.load fetches it.

@@ -658,6 +658,22 @@ def test_a_view_that_repeats_elements_is_never_copied_whole(tmp_path):
             with pytest.raises(hurray.UnsupportedError, match="no PyTorch form"):
                 hurray.safe_open(p, "pt").get_tensor("flip")
             assert hurray.safe_open(p, "pt").get_tensor("zero").stride() == (0,)
+        # made contiguous (the loaders' default, as safetensors'), 'zero' would take
+        # 8 GiB: refused by name; contiguous=False gives the zero-copy view
+        import hurray.numpy as hn
+        with pytest.raises(hurray.UnsupportedError, match="view 'zero' repeats elements.*"
+                                                          "contiguous=False"):
+            hn.load_file(p)
+        with pytest.raises(hurray.UnsupportedError, match="view 'zero' repeats elements"):
+            hn.load(p.read_bytes())
+        assert hn.load_file(p, contiguous=False)["zero"].strides == (0,)
+        if has("torch"):
+            p2 = tmp_path / "zero.hrry"
+            _hurray.save(p2, {"s0": base}, kv={"hurray.views": json.dumps(
+                {"format": 1, "views": {"zero": views["zero"]}})})
+            with pytest.raises(hurray.UnsupportedError, match="view 'zero' repeats elements"):
+                ht.load_file(p2)
+            assert ht.load_file(p2, contiguous=False)["zero"].stride() == (0,)
     finally:
         resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 

@@ -162,6 +162,12 @@ def _assemble(stored: dict, views: dict, device, contiguous: bool = True) -> dic
         return out
     # what load_file returns is contiguous, as safetensors' results are (a user calls
     # .view(-1) on them): a tensor saved strided is copied row-major here, once
+    for name, v in views.items():
+        t = out[name]
+        if not t.is_contiguous():
+            b = out[v.base]
+            _framework.check_copy(name, t.numel() * t.element_size(),
+                                  b.numel() * b.element_size(), "load_file")
     return {k: t if t.is_contiguous() else t.contiguous() for k, t in out.items()}
 
 
@@ -176,7 +182,9 @@ def load_file(filename, device="cpu", *, backend: str = "mmap", mmap: bool = Tru
     index). Every tensor returned is contiguous, as safetensors' are: one saved
     strided (a transposed weight) is copied row-major; contiguous=False gives it
     with its strides instead, a view of the mapping. Tensors saved sharing memory
-    share one storage again (with contiguous=False also the strided ones).
+    share one storage again (with contiguous=False also the strided ones). A view
+    that repeats elements (a zero stride) is copied only up to its base's size or
+    64 MiB; a larger one raises UnsupportedError (contiguous=False: a view).
     verify=True first checks the whole file and its data checksums
     (hurray.File.verify). workers= threads read a cold file ahead (hurray.load's;
     None: HURRAY_WORKERS, else 4). A URL (s3://, http(s)://, fsspec) is fetched as
