@@ -29,13 +29,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
     if (!(cond)) __builtin_trap(); \
   } while (0)
 
-/* The message re-encodes to the bytes it came from. */
+/* The message re-encodes to the bytes it came from; a HELLO may differ in
+ * what decoding dropped (fields a newer version appended) or supplied (the
+ * count of an absent memory class list). */
 static void same_bytes(const HurrayNetMessage *m, const uint8_t *frame, size_t n) {
-  uint8_t *out = malloc(n);
+  uint8_t *out = malloc(n + 2);
   CHECK(out != NULL);
   size_t len = 0;
-  CHECK(hurray_net_message_encode(m, out, n, &len, NULL) == HURRAY_OK);
-  CHECK(len == n && memcmp(out, frame, n) == 0);
+  CHECK(hurray_net_message_encode(m, out, n + 2, &len, NULL) == HURRAY_OK);
+  if (m->type == HURRAY_NET_CLIENT_HELLO || m->type == HURRAY_NET_SERVER_HELLO) {
+    size_t common = len < n ? len : n;
+    CHECK(len <= n + 2 && memcmp(out + 12, frame + 12, common - 12 - 2) == 0);
+  } else {
+    CHECK(len == n && memcmp(out, frame, n) == 0);
+  }
   free(out);
 }
 
