@@ -2,7 +2,8 @@
  * hurray/net.h - the network transport protocol (spec: docs/spec/interchange.md
  * § Network Transport Protocol; docs/internals/decisions.md § Network transport).
  *
- * Two layers, neither of which touches a socket:
+ * Two layers that touch no socket, and a blocking transport over a
+ * connected fd built on them:
  *
  *  - the wire codec: the 12-byte message header and the payload of every
  *    message type, decoded into a HurrayNetMessage whose variable-length
@@ -15,6 +16,8 @@
  *    message sent (hurray_net_session_send) and received
  *    (hurray_net_session_receive_*); a message received out of turn is
  *    refused with the ERROR to answer and what to close.
+ *  - the connection (POSIX): hurray_net_client_* and hurray_net_server_serve
+ *    speak the protocol over a connected socket, with timeouts.
  *
  * All multi-byte fields are little-endian. Offsets in error details count
  * from the first byte of the message header (a payload field at payload
@@ -32,6 +35,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hurray/descriptor.h"
 #include "hurray/export.h"
 #include "hurray/status.h"
 
@@ -422,6 +426,110 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_net_session_receive_payload(
  */
 HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_net_session_receive(
     HurrayNetSession *s, const HurrayNetMessage *m, HurrayNetVerdict *verdict,
+    HurrayError *err);
+
+/* ---- blocking transport over a connected fd (POSIX) ------------------------- */
+
+/* Defaults of HurrayNetConnectionOptions. */
+#define HURRAY_NET_DEFAULT_TIMEOUT_MS 30000
+#define HURRAY_NET_DEFAULT_FRAME_SIZE (1u << 20)
+#define HURRAY_NET_DEFAULT_MAX_TENSOR_BYTES ((uint64_t)1 << 36) /* 64 GiB */
+
+/* Options of a connection (zero-initialise, then set what you need). */
+typedef struct HurrayNetConnectionOptions {
+  HurrayNetSessionOptions session;
+  int32_t timeout_ms;        /* longest wait for the peer; 0 = default, -1 = none */
+  uint32_t frame_size;       /* largest data frame payload sent; 0 = default (the
+                                peer's maximum caps it) */
+  uint64_t max_tensor_bytes; /* largest total_data_bytes received; 0 = default */
+} HurrayNetConnectionOptions;
+
+typedef struct HurrayNetConnection HurrayNetConnection;
+
+/* What a server serves. `get`: the tensor named by key (key_len bytes of
+ * UTF-8, borrowed for the call) for a client preferring `preferred_device`;
+ * on success it sets *descriptor (descriptor_len bytes) and *data (data_len
+ * bytes: the buffers of its buffer table, in order, without padding), all
+ * borrowed until the next call of a handler, and returns 0; or it returns
+ * the ERROR code to answer (HURRAY_NET_E_UNKNOWN_TENSOR, ...). `put`: the
+ * tensor a client pushed; `data` (data_len bytes, 64-byte aligned, NULL when
+ * 0) is moved to the handler (free with hurray_free); returns 0 to
+ * acknowledge or the ERROR code. A NULL handler answers every such request
+ * with ERROR (UNKNOWN_TENSOR, or INVALID_MESSAGE for a put). */
+typedef struct HurrayNetServerHandlers {
+  uint32_t (*get)(void *ctx, const uint8_t *key, uint32_t key_len, uint8_t preferred_device,
+                  const uint8_t **descriptor, uint32_t *descriptor_len, const void **data,
+                  uint64_t *data_len);
+  uint32_t (*put)(void *ctx, const uint8_t *key, uint32_t key_len, const uint8_t *descriptor,
+                  uint32_t descriptor_len, void *data, uint64_t data_len);
+  void *ctx;
+} HurrayNetServerHandlers;
+
+/*
+ * A connection over `fd` (a connected socket; borrowed, never closed here)
+ * in `role`. `opts` borrowed (NULL = defaults). *out owned
+ * (hurray_net_connection_destroy), NULL on failure. HURRAY_ERR_UNSUPPORTED on
+ * Windows. Every wait for the peer is bounded by the timeout (HURRAY_ERR_IO,
+ * "timed out"); a closed peer is HURRAY_ERR_IO; SIGPIPE is never raised.
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_net_connection_new(
+    int fd, HurrayNetRole role, const HurrayNetConnectionOptions *opts,
+    HurrayNetConnection **out, HurrayError *err);
+
+/* Frees a connection (*c moved; the fd stays open) and sets *c to NULL. */
+HURRAY_API void hurray_net_connection_destroy(HurrayNetConnection **c);
+
+/* The session of the connection (borrowed, owned by c): its state and limits. */
+HURRAY_API const HurrayNetSession *hurray_net_connection_session(const HurrayNetConnection *c);
+
+/*
+ * Client: sends CLIENT_HELLO advertising `hello` (borrowed; its layouts,
+ * devices, memory classes and capabilities; the version and maximum size
+ * are the session's; NULL = CPU and standard memory only) and waits for
+ * SERVER_HELLO. An ERROR from the server: HURRAY_ERR_VERSION_MISMATCH for
+ * PROTOCOL_VERSION_MISMATCH, else HURRAY_ERR_PROTOCOL, the message naming
+ * the code and the server's text.
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_net_client_hello(HurrayNetConnection *c,
+                                                                 const HurrayNetHello *hello,
+                                                                 HurrayError *err);
+
+/*
+ * Client: requests the tensor `key` (NUL-terminated UTF-8, borrowed) on a new
+ * stream, preferring `preferred_device`, and receives it: *out_descriptor
+ * owned (hurray_descriptor_destroy), *out_data the tensor's data (owned,
+ * 64-byte aligned, free with hurray_free; NULL when *out_len is 0). All
+ * three are written on success only. A composite response:
+ * HURRAY_ERR_UNSUPPORTED (the stream is closed with ERROR). An ERROR from
+ * the server: UNKNOWN_TENSOR is HURRAY_ERR_NOT_FOUND, DEVICE_UNAVAILABLE,
+ * LAYOUT_UNAVAILABLE and TRANSCODE_LIMIT_EXCEEDED HURRAY_ERR_UNSUPPORTED,
+ * MESSAGE_TOO_LARGE HURRAY_ERR_STREAM_LIMIT, others HURRAY_ERR_PROTOCOL.
+ * total_data_bytes above max_tensor_bytes: HURRAY_ERR_STREAM_LIMIT.
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_net_client_get(
+    HurrayNetConnection *c, const char *key, uint8_t preferred_device,
+    HurrayDescriptor **out_descriptor, void **out_data, uint64_t *out_len, HurrayError *err);
+
+/*
+ * Client: pushes a tensor: `descriptor` (descriptor_len bytes) and `data`
+ * (data_len bytes, the buffers in order; NULL allowed when 0), all borrowed,
+ * under `key` (NUL-terminated UTF-8), and waits for TENSOR_PUT_ACK. An ERROR
+ * from the server maps as for hurray_net_client_get.
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_net_client_put(
+    HurrayNetConnection *c, const char *key, const uint8_t *descriptor, uint32_t descriptor_len,
+    const void *data, uint64_t data_len, HurrayError *err);
+
+/*
+ * Server: waits for CLIENT_HELLO, answers SERVER_HELLO advertising `hello`
+ * (borrowed; NULL = CPU and standard memory only), then serves requests and
+ * puts with `handlers` (borrowed) until the client closes the connection
+ * (HURRAY_OK). Data frames are sent from the handler's buffer without a
+ * copy. A message the session refuses is answered with ERROR and serving
+ * goes on, unless the connection must close (then its status).
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_net_server_serve(
+    HurrayNetConnection *c, const HurrayNetHello *hello, const HurrayNetServerHandlers *handlers,
     HurrayError *err);
 
 #ifdef __cplusplus
