@@ -642,7 +642,7 @@ HurrayStatus hurray_net_message_encode(const HurrayNetMessage *m, uint8_t *out, 
   if (out_len == NULL)
     return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, NULL,
                         "out_len is required");
-  uint64_t n;
+  uint64_t n = 0;
   HURRAY_TRY(hurray_net_message_encoded_len(m, &n, err));
   if (n > SIZE_MAX)
     return hurray__fail(err, HURRAY_ERR_PROTOCOL, HURRAY_NO_OFFSET, NULL,
