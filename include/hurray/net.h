@@ -422,7 +422,8 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_net_session_receive_payload(
  * ERROR through hurray_net_session_send, which closes the stream or the
  * connection), and HURRAY_ERR_PROTOCOL (or HURRAY_ERR_VERSION_MISMATCH for
  * a HELLO of a version this library cannot speak; a descriptor's own
- * decoding status when it does not decode).
+ * decoding status when it does not decode). The receive functions return
+ * HURRAY_ERR_INVALID_STATE, reading nothing, once the connection is closed.
  */
 HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_net_session_receive(
     HurrayNetSession *s, const HurrayNetMessage *m, HurrayNetVerdict *verdict,

@@ -308,6 +308,25 @@ static void test_header_limits(void **state) {
   assert_int_equal(hurray_net_session_receive_header(s, zero, 12, &h, &v, &e),
                    HURRAY_ERR_PROTOCOL);
   assert_true(v.close_connection);
+  /* a CLIENT_HELLO of version 0, as bytes: PROTOCOL_VERSION_MISMATCH, connection closed */
+  const uint8_t v0[] = {0x01, 0, 0, 0, 0x01, 0, 0, 0, 22, 0, 0, 0, 0, 0, 0, 0, 0x00, 0x10, 0, 0,
+                        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  hurray_net_session_destroy(&s);
+  assert_int_equal(hurray_net_session_new(HURRAY_NET_ROLE_SERVER, NULL, &s, NULL), HURRAY_OK);
+  assert_int_equal(hurray_net_session_receive_header(s, v0, sizeof v0, &h, &v, &e), HURRAY_OK);
+  HurrayNetMessage m;
+  assert_int_equal(hurray_net_session_receive_payload(s, &h, v0 + 12, h.payload_length, &m, &v, &e),
+                   HURRAY_ERR_VERSION_MISMATCH);
+  assert_int_equal(v.action, HURRAY_NET_REFUSE);
+  assert_int_equal(v.error_code, HURRAY_NET_E_PROTOCOL_VERSION_MISMATCH);
+  assert_true(v.close_connection);
+  /* the server answers and the connection is closed: nothing more is read */
+  HurrayNetMessage err = msg(HURRAY_NET_ERROR, 1);
+  err.u.error.code = v.error_code;
+  assert_int_equal(hurray_net_session_send(s, &err, &e), HURRAY_OK);
+  assert_int_equal(hurray_net_session_state(s), HURRAY_NET_STATE_CLOSED);
+  assert_int_equal(hurray_net_session_receive_header(s, v0, sizeof v0, &h, &v, &e),
+                   HURRAY_ERR_INVALID_STATE);
   hurray_net_session_destroy(&s);
   /* options out of range */
   o.max_message_size = 100;
