@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Time-boxed fuzzing of one libFuzzer target:
 #   scripts/fuzz.sh <target> <minutes>        e.g. scripts/fuzz.sh descriptor 10
-# <target>: descriptor, file, stream (the C decoders), or python-dlpack,
+# <target>: descriptor, file, stream, net (the C decoders; net: frames through a session), or python-dlpack,
 # python-native, python-array (the Python extension's import boundaries, with
 # atheris: fuzz/python/fuzz_<name>.py), python-views, python-checksums (the records
 # of shared tensors and data checksums through every loader), python-safetensors,

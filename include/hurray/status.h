@@ -64,14 +64,15 @@ typedef int32_t HurrayStatus;
   X(ERR_INVALID_ARGUMENT,     -29, "invalid argument")                                        \
   X(ERR_INVALID_STATE,        -30, "operation not valid in the object's current state")       \
   X(ERR_INVALID_STATISTICS,   -31, "invalid statistics section")                              \
-  X(ERR_INVALID_SHARD,        -32, "invalid shard section")
+  X(ERR_INVALID_SHARD,        -32, "invalid shard section")                                   \
+  X(ERR_PROTOCOL,             -33, "network protocol violation")
 
 /* The status values as enumerators: HURRAY_OK, HURRAY_ERR_INVALID_MAGIC, ... */
 enum HurrayStatusCode {
 #define HURRAY_X_ENUM_(name, value, msg) HURRAY_##name = (value),
   HURRAY_STATUS_TABLE(HURRAY_X_ENUM_)
 #undef HURRAY_X_ENUM_
-  HURRAY_STATUS_MIN_ = -32
+  HURRAY_STATUS_MIN_ = -33
 };
 
 /* Offset value meaning "no byte offset applies". */

@@ -18,7 +18,7 @@ Errors. Each status of the C library (its status table, `HURRAY_STATUS_TABLE` in
 | `ERR_BUFFER_TOO_SMALL`, `ERR_SYNC_MODE_MISMATCH`, `ERR_BUFFER_SIZE`, `ERR_MISALIGNED` | `hurray.BufferError` (a `ValueError`) |
 | `ERR_UNSUPPORTED` | `UnsupportedError` (a `NotImplementedError`) |
 | `ERR_IO`, `ERR_INVALID_FILE`, `ERR_CRC_MISMATCH`, `ERR_INVALID_KV`, `ERR_DUPLICATE_NAME` | `FileError` (an `OSError`) |
-| `ERR_STREAM`, `ERR_STREAM_LIMIT`, `ERR_CROSS_MACHINE` | `StreamError` (an `OSError`) |
+| `ERR_STREAM`, `ERR_STREAM_LIMIT`, `ERR_CROSS_MACHINE`, `ERR_PROTOCOL` | `StreamError` (an `OSError`) |
 | `ERR_INDEX_OUT_OF_BOUNDS` | `IndexError` |
 | `ERR_NOT_FOUND` | `KeyError` |
 | `ERR_INVALID_ARGUMENT`, `ERR_INVALID_STATE` | `ValueError` |

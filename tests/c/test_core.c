@@ -23,6 +23,7 @@ static void test_status_table(void **state) {
   /* Values this implementation added, pinned forever. */
   assert_int_equal(HURRAY_ERR_INVALID_QUANTIZATION, -12);
   assert_int_equal(HURRAY_ERR_INVALID_SHARD, -32);
+  assert_int_equal(HURRAY_ERR_PROTOCOL, -33);
   assert_string_equal(hurray_status_name(HURRAY_ERR_INVALID_MAGIC), "ERR_INVALID_MAGIC");
   assert_string_equal(hurray_status_name(HURRAY_OK), "OK");
   assert_string_equal(hurray_status_name(-999), "UNKNOWN_STATUS");

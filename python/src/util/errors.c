@@ -42,6 +42,7 @@ PyObject *hrpy_exception_for(HrpyState *st, HurrayStatus status) {
     case HURRAY_ERR_STREAM:
     case HURRAY_ERR_STREAM_LIMIT:
     case HURRAY_ERR_CROSS_MACHINE:
+    case HURRAY_ERR_PROTOCOL:
       return st->StreamError;
     case HURRAY_ERR_INDEX_OUT_OF_BOUNDS:
       return PyExc_IndexError;
@@ -293,11 +294,12 @@ int hrpy_errors_init(PyObject *m, HrpyState *st) {
     return -1;
   if (add_exc(m, &st->StreamError, "hurray.StreamError",
               "Streams: a truncated or malformed frame, a reader limit exceeded, a transport "
-              "failure (a broken pipe), a write after `finish()`.\n"
+              "failure (a broken pipe), a write after `finish()`, a network protocol "
+              "violation.\n"
               "\n"
               "Subclass of `OSError`. C statuses: `ERR_STREAM`, `ERR_STREAM_LIMIT`, "
-              "`ERR_CROSS_MACHINE` (and `ERR_IO` for the transport). Carries `status`, `field` "
-              "and `offset` (see `InvalidDescriptorError`).",
+              "`ERR_CROSS_MACHINE`, `ERR_PROTOCOL` (and `ERR_IO` for the transport). Carries "
+              "`status`, `field` and `offset` (see `InvalidDescriptorError`).",
               PyExc_OSError) < 0)
     return -1;
   /* Created once: both hurray.FileError and the built-in class, so that
