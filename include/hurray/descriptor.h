@@ -346,6 +346,14 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_descriptor_walk(const uint8_t *b
                                                                 HurrayFieldVisitor visitor,
                                                                 void *ctx, HurrayError *err);
 
+/* hurray_descriptor_equal but for the buffers' alignment, which is measured
+ * from wherever the bytes sit (two placements of one tensor are one value):
+ * each buffer's alignment counts as what any placement satisfies (1 when
+ * empty, else HURRAY_MIN_BUFFER_ALIGNMENT). Both borrowed; false when either
+ * is NULL or destroyed. */
+HURRAY_API bool hurray_descriptor_equal_except_alignment(const HurrayDescriptor *a,
+                                                         const HurrayDescriptor *b);
+
 #ifdef __cplusplus
 }
 #endif
