@@ -245,6 +245,61 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_scalar_from_int(uint8_t type_tag
                                                                 uint64_t magnitude, void *out,
                                                                 HurrayError *err);
 
+/* ---- strided arrays ------------------------------------------------------------- */
+
+/*
+ * hurray_shape_element_count: the product of `rank` extents (borrowed) into
+ * *out; false, *out untouched, when an extent is dynamic (HURRAY_DYNAMIC_DIM)
+ * or the product overflows 64 bits. Rank 0 counts one element.
+ *
+ * hurray_strided_span: the memory a strided array touches whose element
+ * [0, ..., 0] is at address `first`, `strides` counting elements of
+ * `item_size` bytes (any sign): the lowest address (*base), the bytes
+ * spanned (*span, at most INT64_MAX) and the byte offset of element 0 from
+ * *base. False, nothing written, when an extent is 0 or above INT64_MAX, an
+ * offset overflows, or the span leaves the address space.
+ *
+ * hurray_elements_gather: the elements of a strided array (`byte_strides`
+ * in bytes, any sign; element [0, ..., 0] at `src`) copied into `dst` in
+ * row-major order, `item_size` bytes each: dst (borrowed) holds count *
+ * item_size bytes. hurray_elements_gather_convert converts each element
+ * from src_type to dst_type on the way (the types and rules of
+ * hurray_elements_convert; dst holds count elements of dst_type).
+ * hurray_elements_gather_bool packs an array of one-byte bools (nonzero is
+ * true) into bits, LSB first, in row-major order: dst holds ceil(count / 8)
+ * bytes, the padding bits of the last one zero.
+ *
+ * The memory the arguments describe must be readable (every element
+ * address; hurray_strided_span checks that the offsets fit). Errors, nothing
+ * written: HURRAY_ERR_INVALID_ARGUMENT (rank above HURRAY_MAX_RANK, a
+ * dynamic extent, a count beyond 64 bits), HURRAY_ERR_NULL_POINTER (shape
+ * or strides with rank > 0, src or dst with elements), and for the
+ * conversion the type errors of hurray_elements_convert.
+ *
+ * hurray_bool_pack / hurray_bool_unpack: `count` bools between one byte
+ * each (nonzero is true; unpacked as 0 or 1) and bits packed LSB first
+ * (ceil(count / 8) bytes; pack writes the last byte's padding bits zero).
+ * Both borrowed, not overlapping.
+ */
+HURRAY_API bool hurray_shape_element_count(uint32_t rank, const uint64_t *shape, uint64_t *out);
+HURRAY_API bool hurray_strided_span(uintptr_t first, uint64_t item_size, uint32_t rank,
+                                    const uint64_t *shape, const int64_t *strides,
+                                    uintptr_t *base, uint64_t *span, uint64_t *byte_offset);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_elements_gather(const void *src, uint32_t rank,
+                                                                const uint64_t *shape,
+                                                                const int64_t *byte_strides,
+                                                                uint64_t item_size, void *dst);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_elements_gather_convert(
+    uint8_t src_type, const void *src, uint32_t rank, const uint64_t *shape,
+    const int64_t *byte_strides, uint8_t dst_type, void *dst);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_elements_gather_bool(const void *src,
+                                                                     uint32_t rank,
+                                                                     const uint64_t *shape,
+                                                                     const int64_t *byte_strides,
+                                                                     void *dst);
+HURRAY_API void hurray_bool_pack(const uint8_t *src, uint8_t *dst, uint64_t count);
+HURRAY_API void hurray_bool_unpack(const uint8_t *src, uint8_t *dst, uint64_t count);
+
 #ifdef __cplusplus
 }
 #endif

@@ -346,6 +346,31 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_descriptor_walk(const uint8_t *b
                                                                 HurrayFieldVisitor visitor,
                                                                 void *ctx, HurrayError *err);
 
+/* hurray_descriptor_equal but for the buffers' alignment, which is measured
+ * from wherever the bytes sit (two placements of one tensor are one value):
+ * each buffer's alignment counts as what any placement satisfies (1 when
+ * empty, else HURRAY_MIN_BUFFER_ALIGNMENT). Both borrowed; false when either
+ * is NULL or destroyed. */
+HURRAY_API bool hurray_descriptor_equal_except_alignment(const HurrayDescriptor *a,
+                                                         const HurrayDescriptor *b);
+
+/* The rules a statistics section (`stats`) or a shard section of `rank`
+ * dimensions states about itself (both borrowed), checked as a descriptor
+ * carrying it would be: sparsity_ratio in [0, 1], value_stddev >= 0,
+ * nm_n <= nm_m, unknown computed_mask bits; extents and offsets of a shard
+ * (no dynamic dimension). The rules that need the tensor (nnz against a
+ * sparse layout, the shard's box inside its parent) run when the section is
+ * attached to one. The status and detail are the descriptor rule's
+ * (HURRAY_ERR_INVALID_STATISTICS; HURRAY_ERR_INVALID_SHARD, or
+ * HURRAY_ERR_INVALID_LAYOUT for an offset past the parent), without a byte
+ * offset; HURRAY_ERR_NULL_POINTER, HURRAY_ERR_INVALID_ARGUMENT (rank above
+ * HURRAY_MAX_RANK). */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_statistics_check(const HurrayStatistics *stats,
+                                                                 HurrayError *err);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_shard_check(uint32_t rank,
+                                                            const HurrayShard *shard,
+                                                            HurrayError *err);
+
 #ifdef __cplusplus
 }
 #endif

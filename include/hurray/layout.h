@@ -444,6 +444,21 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_block_paged_validate_index_buffe
     uint64_t seq_ptr_size, const void *block_table, uint64_t block_table_size, uint32_t flags,
     HurrayError *err);
 
+/*
+ * Whether quantization `q` composes with the block-paged `layout` (both
+ * borrowed): per-tensor freely; per-channel on axis 1 or 2; per-block on
+ * axis 0 with block_size == page_size; parameter buffers from index 3. The
+ * descriptor rules run on a probe tensor with this paging whose every
+ * extent and buffer the scheme's own rules accept, so what can fail is the
+ * composition: the status and detail a tensor carrying both would get
+ * (HURRAY_ERR_INVALID_QUANTIZATION, HURRAY_ERR_INVALID_LAYOUT, ...), with no
+ * byte offset (it would point into the probe). HURRAY_ERR_NULL_POINTER,
+ * HURRAY_ERR_INVALID_ARGUMENT (a layout that is not block-paged).
+ */
+struct HurrayQuantization;
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_block_paged_check_quantization(
+    const HurrayLayout *layout, const struct HurrayQuantization *q, HurrayError *err);
+
 #ifdef __cplusplus
 }
 #endif

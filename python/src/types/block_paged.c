@@ -9,7 +9,6 @@
 #include "core/tensor.h"
 #include "types/layout.h"
 #include "types/quant.h"
-#include "types/schema.h"
 #include "types/state.h"
 #include "util/args.h"
 #include "util/bytes.h"
@@ -132,58 +131,11 @@ static PyObject *paged_validate_quantization(PyObject *s, PyObject *q) {
                         "%s: expected a quantization object (PerTensorAffine, PerChannelAffine, "
                         "PerBlockAffine, NF4 or MXFP), not %.100s",
                         ctx, Py_TYPE(q)->tp_name);
-  const HurrayQuantization *qz = hrpy_quant_value(q);
-  /* A probe tensor with this paging: every extent the scheme's own rules
-   * accept, every buffer large enough, the parameter buffers at their indices;
-   * what can still fail is the composition of scheme and paging. */
-  uint64_t shape[3] = {1, 1, 1};
-  uint32_t axis = UINT32_MAX, block = 0, sidx = HURRAY_QUANT_NO_BUFFER,
-           zidx = HURRAY_QUANT_NO_BUFFER;
-  const HurrayQuantSchemeInfo *info = hurray_quant_scheme_info(qz->scheme);
-  HrpyRecord r = {info->fields, info->field_count, (char *)(uintptr_t)qz, NULL, 0};
-  for (uint32_t i = 0; i < r.count; i++) { /* the scheme's axis, block and buffers */
-    const HurrayFieldInfo *fi = &r.fields[i];
-    uint32_t v = (uint32_t)hrpy_record_u64(&r, i);
-    if (fi->kind == HURRAY_VALUE_BUFFER_INDEX)
-      *((fi->flags & HURRAY_FIELD_SYMMETRIC) ? &zidx : &sidx) = v;
-    else if (strcmp(fi->name, "axis") == 0)
-      axis = v;
-    else if (strcmp(fi->name, "block_size") == 0)
-      block = v;
-  }
-  /* a storage type the scheme takes */
-  uint8_t type = qz->scheme == HURRAY_QUANT_NF4 ? HURRAY_DTYPE_UINT4
-                 : qz->scheme <= HURRAY_QUANT_PER_CHANNEL_AFFINE ? HURRAY_DTYPE_INT32
-                                                                 : HURRAY_DTYPE_INT8;
-  if (axis < 3 && block > 0) shape[axis] = block;
-  /* exactly the layout's three buffers plus the scheme's parameter buffers */
-  uint32_t nbuf = 3;
-  if (sidx != HURRAY_QUANT_NO_BUFFER) nbuf++;
-  if (zidx != HURRAY_QUANT_NO_BUFFER && zidx != sidx) nbuf++;
-  HurrayBufferHandle handles[HURRAY_MAX_BUFFERS];
-  memset(handles, 0, sizeof handles);
-  for (uint32_t i = 0; i < nbuf; i++) {
-    handles[i].byte_size = UINT64_MAX / 4u;
-    handles[i].alignment = HURRAY_MIN_BUFFER_ALIGNMENT;
-  }
-  HurrayDescriptorFields f;
-  memset(&f, 0, sizeof f);
-  f.type_tag = type;
-  f.rank = 3;
-  f.shape = shape;
-  f.layout = (*hrpy_layout_value(s));
-  f.buffer_count = nbuf;
-  f.buffers = handles;
-  f.quantization = qz;
   HurrayError err;
   hurray_error_clear(&err);
-  HurrayStatus rc = hurray_descriptor_validate(&f, HURRAY_DECODE_STRICT, &err);
-  if (rc == HURRAY_ERR_BUFFER_SIZE) /* only a parameter size overflowing can get here */
-    rc = err.status = HURRAY_ERR_INVALID_QUANTIZATION;
-  if (rc != HURRAY_OK) {
-    hrpy_error_drop_offset(&err);
-    return hrpy_raise_status(st, rc, &err, ctx);
-  }
+  HurrayStatus rc =
+      hurray_block_paged_check_quantization(hrpy_layout_value(s), hrpy_quant_value(q), &err);
+  if (rc != HURRAY_OK) return hrpy_raise_status(st, rc, &err, ctx);
   Py_RETURN_NONE;
 }
 

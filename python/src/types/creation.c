@@ -248,33 +248,6 @@ static PyObject *create(PyObject *m, const char *fname, FillKind kind, PyObject 
   return create_tensor(st, fname, kind, tag, rank, shape, value, device);
 }
 
-static const char *const shape_names[] = {"shape", "dtype", "device", NULL};
-
-PyObject *hrpy_zeros(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
-  PyObject *a[3];
-  if (hrpy_parse_args("zeros", args, nargs, kwnames, shape_names, 1, 1, a) < 0) return NULL;
-  return create(m, "zeros", FILL_ZERO, a[0], NULL, a[1], a[2]);
-}
-
-PyObject *hrpy_ones(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
-  PyObject *a[3];
-  if (hrpy_parse_args("ones", args, nargs, kwnames, shape_names, 1, 1, a) < 0) return NULL;
-  return create(m, "ones", FILL_ONE, a[0], NULL, a[1], a[2]);
-}
-
-PyObject *hrpy_empty(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
-  PyObject *a[3];
-  if (hrpy_parse_args("empty", args, nargs, kwnames, shape_names, 1, 1, a) < 0) return NULL;
-  return create(m, "empty", FILL_NONE, a[0], NULL, a[1], a[2]);
-}
-
-PyObject *hrpy_full(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
-  static const char *const names[] = {"shape", "fill_value", "dtype", "device", NULL};
-  PyObject *a[4];
-  if (hrpy_parse_args("full", args, nargs, kwnames, names, 2, 2, a) < 0) return NULL;
-  return create(m, "full", FILL_VALUE, a[0], a[1], a[2], a[3]);
-}
-
 /* ---- zeros_like, ones_like, empty_like, full_like ------------------------------ */
 
 /* What a *_like function takes from its source `x` (a hurray.Tensor): element
@@ -319,36 +292,28 @@ static PyObject *create_like(PyObject *m, const char *fname, FillKind kind, PyOb
   return create_tensor(st, fname, kind, tag, rank, shape, value, device);
 }
 
+/* The eight entry points: their arguments, then create or create_like. */
+static const char *const shape_names[] = {"shape", "dtype", "device", NULL};
+static const char *const full_names[] = {"shape", "fill_value", "dtype", "device", NULL};
 static const char *const like_names[] = {"x", "dtype", "device", NULL};
+static const char *const full_like_names[] = {"x", "fill_value", "dtype", "device", NULL};
 
-PyObject *hrpy_zeros_like(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
-                          PyObject *kwnames) {
-  PyObject *a[3];
-  if (hrpy_parse_args("zeros_like", args, nargs, kwnames, like_names, 1, 1, a) < 0) return NULL;
-  return create_like(m, "zeros_like", FILL_ZERO, a[0], NULL, a[1], a[2]);
-}
-
-PyObject *hrpy_ones_like(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
-                         PyObject *kwnames) {
-  PyObject *a[3];
-  if (hrpy_parse_args("ones_like", args, nargs, kwnames, like_names, 1, 1, a) < 0) return NULL;
-  return create_like(m, "ones_like", FILL_ONE, a[0], NULL, a[1], a[2]);
-}
-
-PyObject *hrpy_empty_like(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
-                          PyObject *kwnames) {
-  PyObject *a[3];
-  if (hrpy_parse_args("empty_like", args, nargs, kwnames, like_names, 1, 1, a) < 0) return NULL;
-  return create_like(m, "empty_like", FILL_NONE, a[0], NULL, a[1], a[2]);
-}
-
-PyObject *hrpy_full_like(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
-                         PyObject *kwnames) {
-  static const char *const names[] = {"x", "fill_value", "dtype", "device", NULL};
-  PyObject *a[4];
-  if (hrpy_parse_args("full_like", args, nargs, kwnames, names, 2, 2, a) < 0) return NULL;
-  return create_like(m, "full_like", FILL_VALUE, a[0], a[1], a[2], a[3]);
-}
+#define CREATION_FUNCTION(name, kind, fn, names, npos)                                        \
+  PyObject *hrpy_##name(PyObject *m, PyObject *const *args, Py_ssize_t nargs,                \
+                        PyObject *kwnames) {                                                 \
+    PyObject *a[4];                                                                          \
+    if (hrpy_parse_args(#name, args, nargs, kwnames, names, npos, npos, a) < 0) return NULL; \
+    return fn(m, #name, kind, a[0], npos == 2 ? a[1] : NULL, a[npos], a[npos + 1]);         \
+  }
+CREATION_FUNCTION(zeros, FILL_ZERO, create, shape_names, 1)
+CREATION_FUNCTION(ones, FILL_ONE, create, shape_names, 1)
+CREATION_FUNCTION(empty, FILL_NONE, create, shape_names, 1)
+CREATION_FUNCTION(full, FILL_VALUE, create, full_names, 2)
+CREATION_FUNCTION(zeros_like, FILL_ZERO, create_like, like_names, 1)
+CREATION_FUNCTION(ones_like, FILL_ONE, create_like, like_names, 1)
+CREATION_FUNCTION(empty_like, FILL_NONE, create_like, like_names, 1)
+CREATION_FUNCTION(full_like, FILL_VALUE, create_like, full_like_names, 2)
+#undef CREATION_FUNCTION
 
 /* ---- arange, linspace, eye -------------------------------------------------------- */
 

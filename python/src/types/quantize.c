@@ -50,30 +50,6 @@ arg_error(HrpyState *st, const char *ctx, const char *field, const char *fmt, ..
 
 /* ---- reading the input as float32 ------------------------------------------------------ */
 
-/* Row-major gather of `count` elements (float16, bfloat16, float32 or
- * float64) from base with byte strides, as float32: libhurray's conversion
- * (exact widening, float64 rounded to nearest even, beyond float32 an
- * infinity), one call per row. */
-static void gather(float *dst, const uint8_t *base, uint8_t tag, uint32_t rank,
-                   const int64_t *shape, const int64_t *bstrides, uint64_t count) {
-  int64_t idx[HURRAY_MAX_RANK] = {0};
-  uint32_t L = rank == 0 ? 0 : rank - 1u;
-  uint64_t n = rank == 0 ? 1 : (uint64_t)shape[L];
-  int64_t s = rank == 0 ? 0 : bstrides[L];
-  const uint8_t *row = base;
-  for (uint64_t done = 0; done < count; done += n, dst += n) {
-    /* the types are those the callers checked: the conversion cannot fail */
-    if (hurray_elements_convert(tag, row, s, HURRAY_DTYPE_FLOAT32, dst, 4, n, 0) != HURRAY_OK)
-      return;
-    for (uint32_t j = L; j-- > 0;) { /* next row */
-      row += bstrides[j];
-      if (++idx[j] < shape[j]) break;
-      row -= shape[j] * bstrides[j];
-      idx[j] = 0;
-    }
-  }
-}
-
 typedef struct Input {
   uint32_t rank;
   uint64_t shape[HURRAY_MAX_RANK];
@@ -112,11 +88,14 @@ static int take_values(Input *in, const uint8_t *base, uint8_t tag, unsigned isz
     PyErr_NoMemory();
     return -1;
   }
+  /* libhurray's conversion (exact widening, float64 rounded to nearest even,
+   * beyond float32 an infinity); the types are those the callers checked */
   float *dst = in->owned;
-  uint32_t rank = in->rank;
-  uint64_t count = in->count;
-  Py_BEGIN_ALLOW_THREADS gather(dst, base, tag, rank, shp, bst, count);
+  HurrayStatus rc;
+  Py_BEGIN_ALLOW_THREADS rc = hurray_elements_gather_convert(tag, base, in->rank, in->shape, bst,
+                                                             HURRAY_DTYPE_FLOAT32, dst);
   Py_END_ALLOW_THREADS in->vals = in->owned;
+  (void)rc;
   return 0;
 }
 

@@ -11,10 +11,9 @@
  *
  * Shard: parent_shape and shard_offset, one entry per dimension. Hashable.
  *
- * Both are checked at construction by the C library's own section rules,
- * through a descriptor built around them (a dense tensor of zero extent, so
- * only the section's own rules can fail); the rules that need the tensor
- * (nnz against a sparse layout, offset + shape <= parent) run when the
+ * Both are checked at construction by the C library's own section rules
+ * (hurray_statistics_check, hurray_shard_check); the rules that need the
+ * tensor (nnz against a sparse layout, offset + shape <= parent) run when the
  * section is attached to one.
  */
 #include "types/sections.h"
@@ -50,33 +49,12 @@ const HurrayShard *hrpy_shard_value(PyObject *o, uint32_t *rank) {
   return &SH(o)->shard;
 }
 
-/* Validates a section on a zero-extent row-major float32 tensor of `rank`. */
-static int probe(HrpyState *st, uint32_t rank, const HurrayStatistics *s, const HurrayShard *sh,
-                 const char *ctx) {
-  uint64_t shape[HURRAY_MAX_RANK];
-  for (uint32_t k = 0; k < rank; k++) shape[k] = 0;
-  HurrayBufferHandle h;
-  memset(&h, 0, sizeof h);
-  h.alignment = 1;
-  HurrayDescriptorFields f;
-  memset(&f, 0, sizeof f);
-  f.type_tag = HURRAY_DTYPE_FLOAT32;
-  f.rank = rank;
-  f.shape = shape;
-  f.layout.tag = HURRAY_LAYOUT_ROW_MAJOR;
-  f.buffer_count = 1;
-  f.buffers = &h;
-  f.statistics = s;
-  f.shard = sh;
-  HurrayError err;
-  hurray_error_clear(&err);
-  HurrayStatus rc = hurray_descriptor_validate(&f, HURRAY_DECODE_STRICT, &err);
-  if (rc != HURRAY_OK) {
-    hrpy_error_drop_offset(&err);
-    hrpy_raise_status(st, rc, &err, ctx);
-    return -1;
-  }
-  return 0;
+/* The section's own rules are libhurray's (hurray_statistics_check,
+ * hurray_shard_check); the ones that need a tensor run when it is attached. */
+static int checked(HrpyState *st, HurrayStatus rc, const HurrayError *err, const char *ctx) {
+  if (rc == HURRAY_OK) return 0;
+  hrpy_raise_status(st, rc, err, ctx);
+  return -1;
 }
 
 /* ---- Statistics ---------------------------------------------------------------- */
@@ -191,7 +169,9 @@ static PyObject *stats_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
       if (stat_set(st, k, o[k], &s) < 0) return NULL;
     if (given != 0) s.computed_mask |= k_stats[i].bit;
   }
-  if (probe(st, 1, &s, NULL, "Statistics") < 0) return NULL;
+  HurrayError err;
+  hurray_error_clear(&err);
+  if (checked(st, hurray_statistics_check(&s, &err), &err, "Statistics") < 0) return NULL;
   return hrpy_statistics_new(st, &s);
 }
 
@@ -352,7 +332,9 @@ static PyObject *shard_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
                      "Shard: parent_shape has %u entries, shard_offset %u (one per dimension)",
                      (unsigned)np_, (unsigned)no);
   HurrayShard sh = {parent, offset};
-  if (probe(st, np_, NULL, &sh, "Shard") < 0) return NULL;
+  HurrayError err;
+  hurray_error_clear(&err);
+  if (checked(st, hurray_shard_check(np_, &sh, &err), &err, "Shard") < 0) return NULL;
   return hrpy_shard_new(st, np_, &sh);
 }
 

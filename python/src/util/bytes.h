@@ -26,15 +26,6 @@ static inline bool hrpy_mul_i64_overflow(int64_t a, int64_t b, int64_t *out) {
   return false;
 #endif
 }
-static inline bool hrpy_add_i64_overflow(int64_t a, int64_t b, int64_t *out) {
-#if defined(__GNUC__) || defined(__clang__)
-  return __builtin_add_overflow(a, b, out);
-#else
-  if ((b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b)) return true;
-  *out = a + b;
-  return false;
-#endif
-}
 static inline bool hrpy_mul_u64_overflow(uint64_t a, uint64_t b, uint64_t *out) {
 #if defined(__GNUC__) || defined(__clang__)
   return __builtin_mul_overflow(a, b, out);
@@ -75,28 +66,41 @@ bool hrpy_address_satisfies(const void *p, uint64_t size, uint64_t align);
  * free with hurray_free), zeroed when `zero`. MemoryError (NULL) on failure. */
 void *hrpy_alloc_buffer(uint64_t size, bool zero);
 
-/* Row-major element count; false when a dimension is dynamic or on overflow. */
-bool hrpy_element_count(uint32_t rank, const uint64_t *shape, uint64_t *out);
-
-/* Copies a strided array (signed byte strides) into a dense row-major dst. */
-void hrpy_strided_gather(uint8_t *dst, const uint8_t *src, size_t itemsize, uint32_t rank,
-                         const uint64_t *shape, const int64_t *bstrides);
-
-/* Packs a strided array of one-byte bools (signed byte strides) into bits,
- * LSB first, in row-major order: no one-byte-per-element copy in between. */
-void hrpy_strided_pack_bool(uint8_t *dst, const uint8_t *src, uint32_t rank,
-                            const uint64_t *shape, const int64_t *bstrides);
-
-/* For a strided array whose element [0, ..., 0] is at `first` (element
- * strides, every extent > 0): the lowest address touched (*base), the bytes
- * spanned and the byte offset of element 0 from *base. False on overflow or
- * an empty extent. */
-bool hrpy_strided_extent(uint8_t *first, uint64_t esize, uint32_t rank, const uint64_t *shape,
-                         const int64_t *estrides, uint8_t **base, uint64_t *span,
-                         uint64_t *byte_offset);
-
+/* The strided-array rules are libhurray's (hurray/convert.h, "strided
+ * arrays"); these keep the names every layer calls. */
+static inline bool hrpy_element_count(uint32_t rank, const uint64_t *shape, uint64_t *out) {
+  return hurray_shape_element_count(rank, shape, out);
+}
+/* A strided array (signed byte strides) into a dense row-major dst: copied,
+ * or for one-byte bools packed into bits, LSB first (no one-byte-per-element
+ * copy in between). The callers sized dst and checked the extent. */
+static inline void hrpy_strided_gather(uint8_t *dst, const uint8_t *src, size_t itemsize,
+                                       uint32_t rank, const uint64_t *shape,
+                                       const int64_t *bstrides) {
+  HurrayStatus rc = hurray_elements_gather(src, rank, shape, bstrides, itemsize, dst);
+  (void)rc;
+}
+static inline void hrpy_strided_pack_bool(uint8_t *dst, const uint8_t *src, uint32_t rank,
+                                          const uint64_t *shape, const int64_t *bstrides) {
+  HurrayStatus rc = hurray_elements_gather_bool(src, rank, shape, bstrides, dst);
+  (void)rc;
+}
+/* hurray_strided_span over a pointer: element strides, every extent > 0. */
+static inline bool hrpy_strided_extent(uint8_t *first, uint64_t esize, uint32_t rank,
+                                       const uint64_t *shape, const int64_t *estrides,
+                                       uint8_t **base, uint64_t *span, uint64_t *byte_offset) {
+  uintptr_t b;
+  if (!hurray_strided_span((uintptr_t)first, esize, rank, shape, estrides, &b, span, byte_offset))
+    return false;
+  *base = (uint8_t *)b;
+  return true;
+}
 /* Bit-packed bool <-> one byte per element (LSB-first). */
-void hrpy_bool_unpack(const uint8_t *src, uint8_t *dst, uint64_t count);
-void hrpy_bool_pack(const uint8_t *src, uint8_t *dst, uint64_t count);
+static inline void hrpy_bool_unpack(const uint8_t *src, uint8_t *dst, uint64_t count) {
+  hurray_bool_unpack(src, dst, count);
+}
+static inline void hrpy_bool_pack(const uint8_t *src, uint8_t *dst, uint64_t count) {
+  hurray_bool_pack(src, dst, count);
+}
 
 #endif /* HURRAY_PY_UTIL_BYTES_H */

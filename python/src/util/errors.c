@@ -168,16 +168,6 @@ PyObject *hrpy_raise_file_status(HrpyState *st, PyObject *exc, HurrayStatus stat
   return NULL;
 }
 
-void hrpy_error_drop_offset(HurrayError *err) {
-  if (err->offset == HURRAY_NO_OFFSET) return;
-  err->offset = HURRAY_NO_OFFSET;
-  /* the message again from its parts, without the offset */
-  if (err->field[0] != '\0')
-    PyOS_snprintf(err->message, sizeof err->message, "%s: %s", err->field, err->reason);
-  else
-    PyOS_snprintf(err->message, sizeof err->message, "%s", err->reason);
-}
-
 PyObject *hrpy_raise_rule(HrpyState *st, HurrayStatus status, const char *field,
                          const char *context, const char *fmt, ...) {
   HurrayError err;

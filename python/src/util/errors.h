@@ -49,10 +49,6 @@ PyObject *hrpy_raise_file_status(HrpyState *st, PyObject *exc, HurrayStatus stat
                                  const HurrayError *err, const char *context,
                                  const char *filename);
 
-/* Removes the byte offset from a detail that came from a descriptor the
- * binding built only to run a rule (its offsets mean nothing to the caller). */
-void hrpy_error_drop_offset(HurrayError *err);
-
 /* A format rule the binding checks itself (an array length the C library
  * cannot see): raised through hrpy_raise_status with a detail carrying
  * `status` and `field` (offset unknown). printf-style `fmt`. Returns NULL. */
