@@ -480,22 +480,84 @@ def _np():
     return np
 
 
+NATIVE = {"int8": "i1", "uint8": "u1", "int16": "<i2", "uint16": "<u2", "int32": "<i4",
+          "uint32": "<u4", "int64": "<i8", "uint64": "<u8", "float16": "<f2", "float32": "<f4",
+          "float64": "<f8", "complex64": "<c8", "complex128": "<c16"}
+# the small float types: (exponent bits, mantissa bits, bias, what the all-ones exponent means)
+MINIFLOATS = {"float8_e4m3": (4, 3, 7, "fn"), "float8_e5m2": (5, 2, 15, "ieee"),
+              "float6_e2m3": (2, 3, 1, None), "float6_e3m2": (3, 2, 3, None),
+              "float4_e2m1": (2, 1, 1, None)}
+_TABLES: dict[str, Any] = {}
+
+
+def _minifloat_table(np, name: str) -> Any:
+    """float64 value of every code of a small float type (OCP MX / FP8 rules)."""
+    t = _TABLES.get(name)
+    if t is not None:
+        return t
+    codes = np.arange(256 if name == "float8_e8m0" else 1 << (1 + sum(MINIFLOATS[name][:2])))
+    with np.errstate(over="ignore"):
+        if name == "float8_e8m0":
+            t = np.where(codes == 255, np.nan, 2.0 ** (codes.astype(np.float64) - 127))
+        else:
+            e, m, bias, special = MINIFLOATS[name]
+            sign = (codes >> (e + m)) & 1
+            ex = (codes >> m) & ((1 << e) - 1)
+            man = (codes & ((1 << m) - 1)).astype(np.float64)
+            t = np.where(ex == 0, man / 2 ** m * 2.0 ** (1 - bias),
+                         (1 + man / 2 ** m) * 2.0 ** (ex.astype(np.float64) - bias))
+            top = ex == (1 << e) - 1
+            if special == "ieee":
+                t = np.where(top, np.where(man == 0, np.inf, np.nan), t)
+            elif special == "fn":
+                t = np.where(top & (man == (1 << m) - 1), np.nan, t)
+            t = np.where(sign == 1, -t, t)
+    _TABLES[name] = t
+    return t
+
+
+def decode(np, raw: Any, name: str, count: int) -> Any:
+    """`count` elements of hurray type `name` packed in the bytes `raw` (uint8),
+    as NumPy numbers: native types as themselves, bool and sub-byte integers
+    unpacked, bfloat16 and the small float types as float32 / float64. No
+    ml_dtypes: its import costs seconds."""
+    from .._cli._values import unpack_codes
+    raw = np.asarray(raw).view(np.uint8).reshape(-1)
+    if name in NATIVE:
+        dt = np.dtype(NATIVE[name])
+        return raw[:count * dt.itemsize].view(dt)
+    if name == "bool":
+        return unpack_codes(raw, 1, count).astype(bool)
+    if name == "bfloat16":
+        return (raw[:2 * count].view("<u2").astype(np.uint32) << 16).view(np.float32)
+    bits = _hurray.Dtype.from_name(name).bit_width or 0
+    codes = raw[:count] if bits == 8 else unpack_codes(raw, bits, count)
+    if name in ("int4", "int2", "uint4", "uint2"):
+        c = codes.astype(np.int8)
+        if name.startswith("int"):
+            c = np.where(c >= 1 << (bits - 1), c - (1 << bits), c).astype(np.int8)
+        return c
+    if name in MINIFLOATS or name == "float8_e8m0":
+        return _minifloat_table(np, name)[codes]
+    raise ValueError(f"values of type {name} are not shown")
+
+
 def _as_numbers(t: Any) -> Any:
-    """A row-major, unquantized tensor's values as a NumPy array (float64 for
-    the types NumPy lacks; complex as magnitudes)."""
+    """A row-major, unquantized tensor's values as a NumPy array (complex as
+    magnitudes)."""
     np = _np()
-    from .._cli._values import to_numpy
-    a = to_numpy(t)
+    from .._cli._values import data_bytes
+    shape = tuple(int(n or 0) for n in t.shape)
+    a = decode(np, data_bytes(t), t.dtype.name, _count(shape)).reshape(shape)
     if a.dtype.kind == "c":
         a = np.abs(a)
-    if a.dtype.kind not in "biuf":
-        a = a.astype(np.float64)
     return a
 
 
-def sample_plan(shape: list[int], budget: int = SAMPLE_ELEMENTS) -> tuple[list[tuple], bool]:
-    """Basic indexes selecting at most `budget` elements of `shape`, spread over
-    CHUNKS evenly placed blocks; (indexes, sampled)."""
+def sample_plan(shape: list[int], budget: int | None = None) -> tuple[list[tuple], bool]:
+    """Basic indexes selecting at most `budget` (default SAMPLE_ELEMENTS) elements
+    of `shape`, spread over CHUNKS evenly placed blocks; (indexes, sampled)."""
+    budget = SAMPLE_ELEMENTS if budget is None else budget
     total = _count(shape)
     if total <= budget or not shape:
         return [(Ellipsis,)], False
@@ -559,7 +621,6 @@ def value_stats(np, x: Any) -> dict[str, Any]:
 
 def _scales(np, t: Any) -> Any:
     """A quantized tensor's scales as float64 values."""
-    from .._cli._values import np_dtype
     q = t.quantization
     kind = type(q).__name__
     if kind == "PerTensorAffine":
@@ -569,48 +630,41 @@ def _scales(np, t: Any) -> Any:
     raw = np.asarray(t.buffer(q.scale_buffer_index)).view(np.uint8).reshape(-1)
     st = (q.scale_type.name if hasattr(q, "scale_type") else
           "float8_e8m0" if kind == "MXFP" else "float32")
-    dt = np_dtype(st)
-    if dt is None:
-        return None
-    n = raw.size // dt.itemsize
-    return raw[:n * dt.itemsize].view(dt).astype(np.float64)
+    bits = _hurray.Dtype.from_name(st).bit_width or 8
+    return decode(np, raw, st, raw.size * 8 // bits).astype(np.float64)
 
 
 def float_partner(model: FileModel, name: str) -> str | None:
     """The unquantized float tensor of the same shape that `name` (quantized)
-    was made from, when the file holds one under a related name: the same name
-    with a quantization suffix or prefix added or removed (`w` and `w.q`,
-    `w.orig` and `w.qweight`, `layer.w` and `layer.w_fp32`...)."""
+    was made from, when the file holds one under a related name: one name
+    extends the other by a `.` or `_` part (`w` and `w.q`, `w` and `w_nf4`), or
+    both are one stem with different last parts (`w.orig` and `w.qweight`,
+    `w_fp32` and `w_int4`). The longest such name wins."""
     row = model.row(name)
-    rows = model.rows()
 
     def stem(n: str) -> str:
-        parts = n.split(".")
-        last = parts[-1]
-        for tag in ("quantized", "qweight", "q", "int8", "int4", "nf4", "mxfp", "orig",
-                    "original", "float", "fp32", "fp16", "bf16", "ref", "reference", "dense"):
-            for pre in (tag + "_", tag):
-                if last == pre.rstrip("_"):
-                    return ".".join(parts[:-1])
-            for suf in ("_" + tag,):
-                if last.endswith(suf):
-                    return ".".join(parts[:-1] + [last[:-len(suf)]])
-        return n
+        cut = max(n.rfind("."), n.rfind("_"))
+        return n[:cut] if cut > 0 else n
 
-    want = stem(name)
-    for r in rows:
-        if (r["name"] != name and r["kind"] in ("dense", "view") and r["shape"] == row["shape"]
-                and (r["dtype"] or "").startswith(("float", "bfloat")) and
-                (stem(r["name"]) == want or r["name"] == want)):
-            return r["name"]
-    return None
+    best = None
+    for r in model.rows():
+        c = r["name"]
+        if (c == name or r["kind"] not in ("dense", "view") or r["shape"] != row["shape"]
+                or not (r["dtype"] or "").startswith(("float", "bfloat"))):
+            continue
+        related = (name.startswith((c + ".", c + "_")) or c.startswith((name + ".", name + "_"))
+                   or stem(c) == stem(name))
+        if related and (best is None or len(c) > len(best)):
+            best = c
+    return best
 
 
-def read_values(model: FileModel, name: str, budget: int = SAMPLE_ELEMENTS
+def read_values(model: FileModel, name: str, budget: int | None = None
                 ) -> tuple[Any, bool, int]:
     """(values as a flat NumPy array, sampled?, element count) of a dense tensor,
-    at most `budget` elements read."""
+    at most `budget` (default SAMPLE_ELEMENTS) elements read."""
     np = _np()
+    budget = SAMPLE_ELEMENTS if budget is None else budget
     f = model.file
     sl = f.get_slice(name)
     shape = [int(s) for s in sl.shape]
@@ -684,18 +738,16 @@ def sparse_stats(np, t: Any, row: dict[str, Any]) -> dict[str, Any]:
     layout = row["layout"]
     vals = np.asarray(t.buffer(0)).view(np.uint8)
     nnz = int(row.get("nnz") or 0)
-    from .._cli._values import np_dtype
-    dt = np_dtype(row["dtype"])
-    if dt is not None and dt.itemsize and layout != "block_paged":
-        n = min(nnz if nnz else vals.size // dt.itemsize, vals.size // dt.itemsize)
-        x = vals[:n * dt.itemsize].view(dt)
+    bits = _hurray.Dtype.from_name(row["dtype"]).bit_width or 0
+    if bits:   # the stored values (block_paged: every page)
+        room = vals.size * 8 // bits
+        n = min(nnz if nnz and layout != "block_paged" else room, room)
         sampled = n > MAX_SPARSE
+        x = decode(np, vals, row["dtype"], n)
         if sampled:
             x = x[:: math.ceil(n / MAX_SPARSE)]
         if x.dtype.kind == "c":
             x = np.abs(x)
-        if x.dtype.kind not in "biuf":
-            x = x.astype(np.float64)
         out["values"] = value_stats(np, x)
         out["sampled"] = sampled
     shape = [int(s or 0) for s in row["shape"]]
@@ -873,9 +925,11 @@ def _absdiff(np, xa: Any, xb: Any) -> tuple[Any, int]:
     return d, int(one.sum())
 
 
-def _blocks(shape: list[int], budget: int = SAMPLE_ELEMENTS) -> list[tuple]:
+def _blocks(shape: list[int], budget: int | None = None) -> list[tuple]:
     """Indexes covering every element of `shape` in blocks of rows of at most
-    about `budget` elements (a row larger than that is one block)."""
+    about `budget` (default SAMPLE_ELEMENTS) elements (a row larger than that is
+    one block)."""
+    budget = SAMPLE_ELEMENTS if budget is None else budget
     if not shape or _count(shape) <= budget:
         return [(Ellipsis,)]
     inner = max(1, _count(shape[1:]))

@@ -82,7 +82,7 @@ def histogram_svg(hist: dict[str, Any] | None, *, width: int = 320, height: int 
                   color: str = "#4f6bed", label: str = "histogram") -> str:
     """Bars of `hist` ({"edges", "counts"}) with the range under them."""
     if not hist or not hist.get("counts"):
-        return '<svg class="hrv-hist" width="0" height="0"></svg>'
+        return ""
     counts, edges = hist["counts"], hist["edges"]
     top = max(counts) or 1
     plot_h = height - 16
@@ -106,7 +106,7 @@ def histogram_svg(hist: dict[str, Any] | None, *, width: int = 320, height: int 
 def pattern_svg(pattern: dict[str, Any] | None, *, size: int = 240) -> str:
     """The non-zeros per cell of a sparse tensor (darker: fuller)."""
     if not pattern or not pattern.get("grid"):
-        return '<svg class="hrv-pattern" width="0" height="0"></svg>'
+        return ""
     grid = pattern["grid"]
     gr, gc = len(grid), len(grid[0])
     cap = max(1, pattern.get("cell_capacity") or 1)
@@ -133,7 +133,7 @@ _PALETTE = ("#4f6bed", "#1a7f37", "#bf8700", "#cf222e", "#8250df", "#0969da", "#
 def placement_svg(p: dict[str, Any] | None, *, size: int = 240) -> str:
     """A composite's members as boxes over its last two dimensions (or its one)."""
     if not p:
-        return '<svg class="hrv-placement" width="0" height="0"></svg>'
+        return ""
     shape = p["shape"] or [1]
     rows, cols = (shape[-2], shape[-1]) if len(shape) >= 2 else (1, shape[-1])
     rows, cols = max(rows, 1), max(cols, 1)

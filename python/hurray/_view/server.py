@@ -95,6 +95,7 @@ class Viewer:
 class Handler(BaseHTTPRequestHandler):
     server: "Server"
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True   # headers and body leave at once (no 40 ms delayed ACK)
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
         if self.server.verbose:
