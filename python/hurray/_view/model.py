@@ -837,6 +837,8 @@ def diff_rows(a: FileModel, b: FileModel) -> dict[str, Any]:
                     "a": _brief(x), "b": _brief(y), "changes": changes,
                     "comparable": x["kind"] != "composite" and y["kind"] != "composite"
                     and x["shape"] == y["shape"]})
+    rank = {"only_a": 0, "only_b": 1, "changed": 2, "same_meta": 3}
+    out.sort(key=lambda r: rank[r["status"]])   # differences first, file order within
     counts: dict[str, int] = {}
     for r in out:
         counts[r["status"]] = counts.get(r["status"], 0) + 1
