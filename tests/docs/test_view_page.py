@@ -73,9 +73,10 @@ def demo_model(path, tuned=False):
 
 
 def serve(*files):
-    """`hurray view FILES --no-browser --port 0`; (process, URL it prints)."""
-    proc = subprocess.Popen([sys.executable, "-m", "hurray", "view", *map(str, files),
-                             "--no-browser", "--port", "0"],
+    """`hurray view FILES --no-browser --port 0`, run in the files' folder (the page
+    shows the names as given); (process, URL it prints)."""
+    proc = subprocess.Popen([sys.executable, "-m", "hurray", "view", *(f.name for f in files),
+                             "--no-browser", "--port", "0"], cwd=files[0].parent,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     line = proc.stdout.readline()
     m = re.search(r"serving (http://127\.0\.0\.1:\d+/)", line)

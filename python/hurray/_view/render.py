@@ -198,8 +198,9 @@ def summary_html(s: dict[str, Any]) -> str:
              ("composites", f'{s["composites"]:,}'), ("sparse", f'{s["sparse"]:,}'),
              ("quantized", f'{q["quantized"]["tensors"]:,}')]
     out = ['<div class="hrv hrv-summary">',
-           f'<div class="hrv-title">{esc(s["name"])} '
-           f'<span class="hrv-muted">{esc(s["path"])}</span></div>',
+           f'<div class="hrv-title">{esc(s["name"])}'
+           + (f' <span class="hrv-muted">{esc(s["path"])}</span>' if s["path"] != s["name"]
+              else "") + '</div>',
            '<div class="hrv-cards">']
     for k, v in cards:
         out.append(f'<div class="hrv-card"><span class="hrv-muted">{esc(k)}</span>'
