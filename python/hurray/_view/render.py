@@ -275,8 +275,7 @@ def file_html(f: Any) -> str:
     """A hurray.File as HTML: the summary and the table of its tensors (the
     first MAX_TABLE_ROWS). Reads the index and descriptors, no tensor data."""
     m = _model_of(f)
-    if m is None:
-        rows = []
+    if m is None:   # a closed file, or one without a path: its names, when it has them
         try:
             names = list(f.keys())
         except Exception as e:  # noqa: BLE001
@@ -284,8 +283,7 @@ def file_html(f: Any) -> str:
                     f'</div></div>')
         return (f'{STYLE}<div class="hrv"><div class="hrv-title">hurray.File, '
                 f'{len(names):,} tensors</div>'
-                + "".join(f"<div>{esc(n)}</div>" for n in names[:MAX_TABLE_ROWS]) + "</div>"
-                + "".join(rows))
+                + "".join(f"<div>{esc(n)}</div>" for n in names[:MAX_TABLE_ROWS]) + "</div>")
     try:
         return (STYLE + summary_html(m.summary()) + '<div class="hrv">'
                 + table_html(m.rows()) + "</div>")
