@@ -126,14 +126,6 @@ def describe_scheme(q: Any) -> str | None:
     return kind
 
 
-def scheme_kind(q: Any) -> str | None:
-    if q is None:
-        return None
-    return {"PerTensorAffine": "per_tensor", "PerChannelAffine": "per_channel",
-            "PerBlockAffine": "per_block", "NF4": "nf4", "MXFP": "mxfp",
-            "OpaqueQuantization": "opaque"}.get(type(q).__name__, type(q).__name__)
-
-
 def _count(shape) -> int:
     n = 1
     for d in shape:
