@@ -55,7 +55,7 @@ def check_wheel(path, manylinux):
          and len(set(data)) == 1, f"{name}: unexpected top-level entries {sorted(top)}")
     for f in ("__init__.py", "__init__.pyi", "_hurray.pyi", "py.typed", "dtype.py",
               "device.py", "__main__.py", "_writer.py", "_cli/__init__.py",
-              "_cli/_formats.py", "_cli/_gguf.py"):
+              "_cli/_formats.py", "_cli/_gguf.py", "_view/server.py", "_view/page.html"):
         rule(f"hurray/{f}" in names, f"{name}: hurray/{f} missing")
     scripts = sorted(n for n in names if data and n.startswith(data[0] + "/")
                      and not n.endswith("/"))

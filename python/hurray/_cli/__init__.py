@@ -6,6 +6,7 @@ compare and inspect files.
     hurray diff A B [--quiet]
     hurray verify FILE... [--json] [--require-checksums] [--quiet]
     hurray inspect FILE [hurray-inspect options]
+    hurray view FILE [B] [--port P] [--no-browser]
 
 Exit status: 0 success (diff: the same), 1 diff: different / convert: a tensor
 or KV entry the target cannot hold exactly (refused, nothing written) / verify:
@@ -86,6 +87,17 @@ def _parser() -> argparse.ArgumentParser:
     i.add_argument("file", metavar="FILE")
     i.add_argument("args", nargs=argparse.REMAINDER, metavar="...",
                    help="hurray-inspect options (--json, --brief, --hex, --preview[=N])")
+    w = sub.add_parser("view", help="see what a .hrry file holds in the browser (two files: "
+                                     "side by side)",
+                       description="Serve a page showing FILE (a path or a URL) on "
+                                   "127.0.0.1: its summary, its tensors as a tree, each "
+                                   "tensor's values on demand. With B, the two files side by "
+                                   "side (the visual `hurray diff`). Runs until interrupted.")
+    w.add_argument("file", metavar="FILE")
+    w.add_argument("other", metavar="B", nargs="?", help="a second file to compare FILE with")
+    w.add_argument("--port", type=int, default=0,
+                   help="the port to serve on (default: any free one; the URL is printed)")
+    w.add_argument("--no-browser", action="store_true", help="print the URL, open no browser")
     return p
 
 
@@ -136,6 +148,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "verify":
             return _commands.verify(args.files, as_json=args.json, quiet=args.quiet,
                                     require_checksums=args.require_checksums)
+        if args.command == "view":
+            from .._view.server import serve
+            paths = [args.file] + ([args.other] if args.other else [])
+            return serve(paths, port=args.port, browser=not args.no_browser, options=REMOTE)
         return _commands.inspect(args.file, list(args.args))
     except BrokenPipeError:
         # the reader of our output went away (`hurray ls --json f | head`): stop
