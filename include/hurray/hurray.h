@@ -24,6 +24,7 @@
 #include "hurray/composite.h"
 #include "hurray/file.h"
 #include "hurray/stream.h"
+#include "hurray/interop.h"
 
 #ifdef __cplusplus
 extern "C" {
