@@ -179,6 +179,17 @@ HURRAY_API uint8_t hurray_dtype_from_array_kind(char kind, uint64_t itemsize);
 HURRAY_API uint8_t hurray_dtype_from_buffer_format(const char *format, uint64_t itemsize,
                                                    bool *swapped);
 
+/* ---- SciPy ------------------------------------------------------------------ */
+
+/*
+ * Whether the `nnz` rows of `rank` uint64 coordinates at `indices` (borrowed,
+ * this machine's byte order, any alignment; nnz * rank entries) strictly
+ * increase in lexicographic order, so hold no duplicate: SciPy's canonical COO
+ * format. One scan, stopping at the first row out of order. True for fewer
+ * than two rows; false for two or more rows of rank 0 (the same coordinate).
+ */
+HURRAY_API bool hurray_coo_indices_increasing(const void *indices, uint64_t nnz, uint32_t rank);
+
 /* ---- strided geometry -------------------------------------------------------- */
 
 /*

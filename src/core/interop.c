@@ -5,6 +5,7 @@
  */
 #include "hurray/interop.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -174,7 +175,10 @@ HurrayStatus hurray_dlpack_import(const HurrayDLTensor *dl, uint64_t flags,
                                   HurrayDLPackImport *out, HurrayError *err) {
   if (dl == NULL || out == NULL)
     return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, NULL, "dl or out is NULL");
-  memset(out, 0, sizeof *out);
+  /* the scalars only: the arrays are written as far as the rank reaches */
+  memset(out, 0, offsetof(HurrayDLPackImport, shape));
+  out->span_base = NULL;
+  out->span = out->span_offset = 0;
   HURRAY_TRY(hurray_dlpack_dtype_decode(dl->dtype, flags, &out->type_tag, err));
   HURRAY_TRY(hurray_dlpack_device_decode(dl->device.device_type, &out->device_tag,
                                          &out->memory_class, err));
@@ -309,6 +313,42 @@ uint8_t hurray_dtype_from_buffer_format(const char *fmt, uint64_t itemsize, bool
                                                    : '\0';
   if (kind == 'f' && itemsize != (fmt[0] == 'e' ? 2u : fmt[0] == 'f' ? 4u : 8u)) return 0;
   return kind != '\0' ? hurray_dtype_from_array_kind(kind, itemsize) : 0;
+}
+
+/* ---- SciPy ------------------------------------------------------------------ */
+
+bool hurray_coo_indices_increasing(const void *indices, uint64_t nnz, uint32_t rank) {
+  if (nnz < 2) return true;
+  if (rank == 0) return false; /* every row is the same (empty) coordinate */
+  if ((uintptr_t)indices % sizeof(uint64_t) == 0) {
+    /* read as words (a NumPy uint64 array is aligned); ranks 1 and 2 unrolled */
+    const uint64_t *w = (const uint64_t *)indices;
+    if (rank == 1) {
+      for (uint64_t i = 1; i < nnz; i++)
+        if (w[i - 1] >= w[i]) return false;
+      return true;
+    }
+    if (rank == 2) {
+      for (uint64_t i = 1; i < nnz; i++) {
+        uint64_t a0 = w[2 * i - 2], a1 = w[2 * i - 1], b0 = w[2 * i], b1 = w[2 * i + 1];
+        if (!(a0 < b0 || (a0 == b0 && a1 < b1))) return false;
+      }
+      return true;
+    }
+  }
+  const uint8_t *p = indices;
+  size_t row = (size_t)rank * 8u;
+  for (uint64_t i = 1; i < nnz; i++, p += row) {
+    uint32_t d = 0;
+    uint64_t x = 0, y = 0;
+    for (; d < rank; d++) {
+      memcpy(&x, p + 8u * d, 8);
+      memcpy(&y, p + row + 8u * d, 8);
+      if (x != y) break;
+    }
+    if (d == rank || x > y) return false;
+  }
+  return true;
 }
 
 /* ---- strided geometry -------------------------------------------------------- */

@@ -169,6 +169,23 @@ static void test_strided_geometry(void **state) {
   assert_false(hurray_strided_extent(mem, 2, 2, two, far, &base, &span, &off));
 }
 
+static void test_coo_order(void **state) {
+  (void)state;
+  uint64_t rows[8] = {0, 1, 0, 2, 1, 0, 1, 1}; /* (0,1) (0,2) (1,0) (1,1) */
+  assert_true(hurray_coo_indices_increasing(rows, 4, 2));
+  assert_true(hurray_coo_indices_increasing(rows, 1, 2));
+  assert_false(hurray_coo_indices_increasing(rows, 2, 0));
+  assert_false(hurray_coo_indices_increasing(rows, 8, 1)); /* 0 1 0 ... */
+  assert_true(hurray_coo_indices_increasing(rows, 2, 4)); /* (0,1,0,2) < (1,0,1,1) */
+  uint64_t dup[4] = {3, 3, 3, 3};
+  assert_false(hurray_coo_indices_increasing(dup, 2, 2));
+  uint8_t odd[8 * 4 + 1];
+  memcpy(odd + 1, rows, 8 * 4); /* unaligned rows read the same */
+  assert_true(hurray_coo_indices_increasing(odd + 1, 2, 2));
+  memcpy(odd + 1, dup, 8 * 4);
+  assert_false(hurray_coo_indices_increasing(odd + 1, 2, 2));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_dlpack_dtypes_both_ways),
@@ -176,6 +193,7 @@ int main(void) {
       cmocka_unit_test(test_dlpack_import_checks_everything),
       cmocka_unit_test(test_numpy_names),
       cmocka_unit_test(test_strided_geometry),
+      cmocka_unit_test(test_coo_order),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
