@@ -614,31 +614,18 @@ PyObject *hrpy_from_numpy(PyObject *module, PyObject *const *args, Py_ssize_t na
                                          : "the array is not contiguous");
       goto fail;
     }
+    bool is_bool = tag == HURRAY_DTYPE_BOOL; /* else not contiguous */
     uint64_t count = (uint64_t)(v->len / (v->itemsize > 0 ? v->itemsize : 1));
-    uint64_t nbytes = tag == HURRAY_DTYPE_BOOL ? (count + 7u) / 8u : (uint64_t)v->len;
+    uint64_t nbytes = is_bool ? (count + 7u) / 8u : (uint64_t)v->len;
     void *mem = hrpy_alloc_buffer(nbytes, false);
-    if (mem == NULL) goto fail;
-    void *gather = mem;
-    if (tag == HURRAY_DTYPE_BOOL && !(c_contig && v->len > 0)) {
-      gather = PyMem_Malloc((size_t)(v->len > 0 ? v->len : 1));
-      if (gather == NULL) {
-        hurray_free(mem);
-        PyErr_NoMemory();
-        goto fail;
-      }
-    }
-    int rc = 0;
-    const uint8_t *elems = (const uint8_t *)v->buf;
-    if (!c_contig || tag != HURRAY_DTYPE_BOOL) {
-      if (c_contig) {
-        memcpy(gather, v->buf, (size_t)v->len);
-      } else {
-        rc = PyBuffer_ToContiguous(gather, v, v->len, 'C');
-      }
-      elems = gather;
-    }
-    if (rc == 0 && tag == HURRAY_DTYPE_BOOL) hrpy_bool_pack(elems, mem, count);
-    if (gather != mem) PyMem_Free(gather);
+    /* bool is packed from its elements in C order, gathered first unless they are */
+    uint8_t *tmp = mem != NULL && is_bool && !c_contig
+                       ? PyMem_Malloc((size_t)(v->len > 0 ? v->len : 1))
+                       : NULL;
+    int rc = mem == NULL ? -1 : is_bool && !c_contig && tmp == NULL ? (PyErr_NoMemory(), -1) : 0;
+    if (rc == 0 && !c_contig) rc = PyBuffer_ToContiguous(is_bool ? tmp : mem, v, v->len, 'C');
+    if (rc == 0 && is_bool) hrpy_bool_pack(c_contig ? (const uint8_t *)v->buf : tmp, mem, count);
+    PyMem_Free(tmp);
     if (rc < 0) {
       hurray_free(mem);
       goto fail;
