@@ -25,6 +25,7 @@
 #include "hurray/file.h"
 #include "hurray/stream.h"
 #include "hurray/net.h"
+#include "hurray/interop.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -118,3 +118,27 @@ int hrpy_buffer_acquire(HrpyState *st, PyObject *obj, uint32_t index, int copy,
   }
   return 0;
 }
+
+HrpyBuffer *hrpy_buffers_acquire(HrpyState *st, PyObject *seq, int copy, const char *context,
+                                 uint32_t *n) {
+  Py_ssize_t len = PySequence_Fast_GET_SIZE(seq);
+  if (len > (Py_ssize_t)HURRAY_MAX_BUFFERS) {
+    hrpy_raise(st->InvalidDescriptorError, "%s: too many buffers (%zd)", context, len);
+    return NULL;
+  }
+  HrpyBuffer *bufs = PyMem_Calloc(len > 0 ? (size_t)len : 1u, sizeof(HrpyBuffer));
+  if (bufs == NULL) {
+    PyErr_NoMemory();
+    return NULL;
+  }
+  for (Py_ssize_t i = 0; i < len; i++) {
+    if (hrpy_buffer_acquire(st, PySequence_Fast_GET_ITEM(seq, i), (uint32_t)i, copy, context,
+                            &bufs[i]) < 0) {
+      while (i-- > 0) hrpy_buffer_release(&bufs[i]);
+      PyMem_Free(bufs);
+      return NULL;
+    }
+  }
+  *n = (uint32_t)len;
+  return bufs;
+}

@@ -41,6 +41,13 @@ void hrpy_buffer_release(HrpyBuffer *b);
 int hrpy_buffer_acquire(HrpyState *st, PyObject *obj, uint32_t index, int copy,
                         const char *context, HrpyBuffer *out);
 
+/* hrpy_buffer_acquire of every item of `seq` (a list or tuple), buffer i being
+ * item i: a PyMem array of *n entries (free with PyMem_Free once they are moved
+ * or released), or NULL with an exception set and nothing held. More than
+ * HURRAY_MAX_BUFFERS items: InvalidDescriptorError naming `context`. */
+HrpyBuffer *hrpy_buffers_acquire(HrpyState *st, PyObject *seq, int copy, const char *context,
+                                 uint32_t *n);
+
 /* Replaces what `b` holds with an owned copy of its bytes in memory aligned to
  * `align` (at least HURRAY_MIN_BUFFER_ALIGNMENT), read-only as `readonly`
  * says; the copy policy and the readers' declared alignment both use it.

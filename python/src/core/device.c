@@ -156,37 +156,6 @@ static PyGetSetDef device_getset[] = {
     {NULL, NULL, NULL, NULL, NULL},
 };
 
-/* ---- DLPack mapping -------------------------------------------------------- */
-
-int hrpy_device_to_dlpack(HrpyState *st, PyObject *dev) {
-  const HrpyDevice *d = DEV(dev);
-  int t = 0;
-  uint8_t mc = d->memory_class;
-  bool std = mc == HURRAY_MEMORY_STANDARD, pin = mc == HURRAY_MEMORY_HOST_PINNED,
-       uni = mc == HURRAY_MEMORY_UNIFIED;
-  switch (d->tag) {
-    case HURRAY_DEVICE_CPU: t = (std || pin || uni) ? 1 : 0; break;
-    case HURRAY_DEVICE_CUDA: t = std ? 2 : pin ? 3 : uni ? 13 : 0; break;
-    case HURRAY_DEVICE_ROCM: t = std ? 10 : pin ? 11 : 0; break;
-    case HURRAY_DEVICE_METAL: t = (std || pin || uni) ? 8 : 0; break;
-    case HURRAY_DEVICE_VULKAN: t = (std || pin || uni) ? 7 : 0; break;
-    case HURRAY_DEVICE_WEBGPU: t = std ? 15 : 0; break;
-    case HURRAY_DEVICE_HEXAGON: t = (std || pin || uni) ? 16 : 0; break;
-    case HURRAY_DEVICE_LEVEL_ZERO: t = (std || pin || uni) ? 14 : 0; break;
-    case HURRAY_DEVICE_OPENCL: t = (std || pin || uni) ? 4 : 0; break;
-    default: t = 0; break;
-  }
-  if (t == 0) {
-    const char *dn = hurray_device_name(d->tag), *mn = hurray_memory_class_name(mc);
-    hrpy_raise(st->UnsupportedError,
-              "device %s (0x%02x) with memory class %s (0x%02x) has no DLPack device type; "
-              "use the native protocol (__hurray__) instead",
-              dn != NULL ? dn : "private", (unsigned)d->tag, mn != NULL ? mn : "private",
-              (unsigned)mc);
-  }
-  return t;
-}
-
 /* ---- dunders --------------------------------------------------------------- */
 
 static PyObject *device_repr(PyObject *self) {

@@ -19,8 +19,5 @@ static inline int hrpy_device_check(HrpyState *st, PyObject *o) {
 uint8_t hrpy_device_tag(PyObject *dev);
 uint8_t hrpy_device_memory_class(PyObject *dev);
 int32_t hrpy_device_id(PyObject *dev);
-/* DLPack device type of a Device: >0, or 0 after raising
- * hurray.UnsupportedError (PEER, ROCm unified, private, invalid pairs). */
-int hrpy_device_to_dlpack(HrpyState *st, PyObject *dev);
 
 #endif /* HURRAY_PY_CORE_DEVICE_H */

@@ -4,7 +4,6 @@
  */
 #include "core/tensor_internal.h"
 
-#include <stdio.h>
 #include <string.h>
 
 #include <structmember.h>
@@ -190,73 +189,11 @@ int hrpy_tensor_validate_index_buffers(HrpyState *st, PyObject *o, const char *c
 
 int hrpy_tensor_strided_geometry(HrpyState *st, const HrpyTensorView *t, int64_t unit,
                                  int64_t *shape, int64_t *strides, const char *what) {
-  const HurrayDescriptorFields *f = t->f;
-  uint32_t rank = f->rank;
-  for (uint32_t k = 0; k < rank; k++) {
-    if (f->shape[k] > (uint64_t)INT64_MAX) {
-      hrpy_raise(st->UnsupportedError,
-                 "%s: shape[%u] is %llu, beyond the 2**63 - 1 a strided consumer can hold "
-                 "(legal here because another dimension is 0); this tensor has no NumPy or "
-                 "DLPack form",
-                 what, (unsigned)k, (unsigned long long)f->shape[k]);
-      return -1;
-    }
-    shape[k] = (int64_t)f->shape[k];
-  }
-  /* Consumers multiply the dimensions before they look for a zero (PyTorch's
-   * element count overflows on (2**32, 2**32, 0) and it drops the tensor half
-   * taken): the product of the nonzero dimensions, in units, must fit in
-   * int64 whatever the element count, or no capsule or array is made. */
-  int64_t prod = unit;
-  for (uint32_t k = 0; k < rank; k++) {
-    if (shape[k] != 0 && hrpy_mul_i64_overflow(prod, shape[k], &prod)) {
-      char dims[HURRAY_MAX_RANK * 21 + 2];
-      size_t used = 0;
-      dims[used++] = '(';
-      for (uint32_t j = 0; j < rank && used + 24 < sizeof dims; j++)
-        used += (size_t)snprintf(dims + used, sizeof dims - used, j ? ", %lld" : "%lld",
-                                 (long long)shape[j]);
-      snprintf(dims + used, sizeof dims - used, rank == 1 ? ",)" : ")");
-      hrpy_raise(st->UnsupportedError,
-                 "%s: shape %s multiplies past 2**63 - 1 (its nonzero dimensions times %lld "
-                 "byte%s); a strided consumer (NumPy, DLPack, PyTorch) cannot hold it even "
-                 "with no elements; keep it as a hurray.Tensor or reshape it",
-                 what, dims, (long long)unit, unit == 1 ? "" : "s");
-      return -1;
-    }
-  }
-  bool ok = true;
-  switch (f->layout.tag) {
-    case HURRAY_LAYOUT_STRIDED:
-      for (uint32_t k = 0; k < rank && ok; k++)
-        ok = !hrpy_mul_i64_overflow(f->layout.u.strided.strides[k], unit, &strides[k]);
-      break;
-    case HURRAY_LAYOUT_COL_MAJOR: {
-      int64_t acc = unit;
-      for (uint32_t k = 0; k < rank; k++) {
-        strides[k] = acc;
-        /* past the last dimension a product is never used: it may overflow */
-        if (k + 1 < rank && ok) ok = !hrpy_mul_i64_overflow(acc, shape[k], &acc);
-      }
-      break;
-    }
-    default: { /* row-major */
-      int64_t acc = unit;
-      for (uint32_t k = rank; k-- > 0;) {
-        strides[k] = acc;
-        if (k > 0 && ok) ok = !hrpy_mul_i64_overflow(acc, shape[k], &acc);
-      }
-      break;
-    }
-  }
-  if (!ok) {
-    hrpy_raise(st->UnsupportedError,
-               "%s: a stride of this tensor does not fit in 64 bits (its shape multiplies past "
-               "2**63); it has no NumPy or DLPack form",
-               what);
-    return -1;
-  }
-  return 0;
+  HurrayError err;
+  HurrayStatus rc = hurray_strided_geometry(t->f, unit, shape, strides, &err);
+  if (rc == HURRAY_OK) return 0;
+  hrpy_raise_status(st, rc, &err, what);
+  return -1;
 }
 
 /* ---- the type ---------------------------------------------------------------- */

@@ -83,14 +83,8 @@ int hrpy_tensor_check_host(HrpyState *st, PyObject *t, const char *what);
  */
 int hrpy_tensor_validate_index_buffers(HrpyState *st, PyObject *t, const char *context);
 
-/*
- * The geometry a strided consumer (NumPy, DLPack) needs of a row-major,
- * column-major or strided tensor: shape[k] and strides[k] as signed 64-bit
- * values, strides scaled by `unit` (1 for element strides, the item size for
- * byte strides). Every product is checked: a dimension of 2**63 or more (legal
- * in a descriptor with another dimension 0) or a stride that overflows raises
- * hurray.UnsupportedError naming `what`, never a wrapped value.
- */
+/* hurray_strided_geometry of a tensor: its rules, raised as the exception of
+ * the status (hurray.UnsupportedError) naming `what`. */
 int hrpy_tensor_strided_geometry(HrpyState *st, const HrpyTensorView *t, int64_t unit,
                                  int64_t *shape, int64_t *strides, const char *what);
 

@@ -4,20 +4,16 @@
  * hurray.aligned_allocator(). No NumPy header is needed: the handler layout
  * is a public ABI (PyDataMem_Handler, version 1), reproduced below.
  *
- * realloc receives no old size, so each block starts with a header holding
- * the raw pointer and the size, placed just below the aligned address.
+ * The memory is the C library's allocator's (hurray_alloc, hurray_alloc_zeroed:
+ * a block of 4 MiB or more is mapped, advised as huge pages and zeroed by the
+ * kernel, as NumPy's own allocator advises its blocks). realloc receives no
+ * old size, so each block starts with a 64-byte header holding the size.
  */
 #include "interop/allocator.h"
 
 #include "util/errors.h"
 
-#include <stdlib.h>
 #include <string.h>
-
-#if defined(__linux__)
-#include <sys/mman.h>
-#include <unistd.h>
-#endif
 
 #define HRPY_NP_ALIGN ((size_t)HURRAY_MIN_BUFFER_ALIGNMENT)
 
@@ -35,70 +31,41 @@ typedef struct {
   HrpyDataMemAllocator allocator;
 } HrpyDataMemHandler;
 
-typedef struct {
-  void *raw;
-  size_t size;
-} BlockHeader;
-
-/* Large blocks are advised as huge pages, as NumPy's own allocator advises
- * its blocks of 4 MiB or more: a block written whole then takes one page
- * fault per 2 MiB instead of one per 4 KiB (3x faster to fill at 256 MiB).
- * Only advice: a failure changes nothing. */
-#define HRPY_NP_HUGE_MIN ((size_t)4 << 20)
-
-static void advise_huge(void *raw, size_t len) {
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-  if (len < HRPY_NP_HUGE_MIN) return;
-  long page = sysconf(_SC_PAGESIZE);
-  if (page <= 0) return;
-  uintptr_t lo = ((uintptr_t)raw + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
-  uintptr_t hi = ((uintptr_t)raw + len) & ~((uintptr_t)page - 1);
-  if (hi > lo) (void)madvise((void *)lo, (size_t)(hi - lo), MADV_HUGEPAGE);
-#else
-  (void)raw;
-  (void)len;
-#endif
-}
-
+/* The block's data, past the header holding its size. */
 static void *finish_block(void *raw, size_t size) {
   if (raw == NULL) return NULL;
-  advise_huge(raw, size + HRPY_NP_ALIGN + sizeof(BlockHeader));
-  uintptr_t a = ((uintptr_t)raw + sizeof(BlockHeader) + HRPY_NP_ALIGN - 1) & ~(uintptr_t)(HRPY_NP_ALIGN - 1);
-  BlockHeader *h = (BlockHeader *)a - 1;
-  h->raw = raw;
-  h->size = size;
-  return (void *)a;
+  memcpy(raw, &size, sizeof size);
+  return (uint8_t *)raw + HRPY_NP_ALIGN;
 }
 
 static void *aligned_malloc(void *ctx, size_t size) {
   (void)ctx;
-  if (size > SIZE_MAX - HRPY_NP_ALIGN - sizeof(BlockHeader)) return NULL;
-  return finish_block(malloc(size + HRPY_NP_ALIGN + sizeof(BlockHeader)), size);
+  if (size > SIZE_MAX - HRPY_NP_ALIGN) return NULL;
+  return finish_block(hurray_alloc(size + HRPY_NP_ALIGN, HRPY_NP_ALIGN), size);
 }
 
 static void *aligned_calloc(void *ctx, size_t nelem, size_t elsize) {
   (void)ctx;
   if (elsize != 0 && nelem > SIZE_MAX / elsize) return NULL;
   size_t size = nelem * elsize;
-  if (size > SIZE_MAX - HRPY_NP_ALIGN - sizeof(BlockHeader)) return NULL;
-  /* calloc keeps large zeroed blocks lazily mapped */
-  return finish_block(calloc(1, size + HRPY_NP_ALIGN + sizeof(BlockHeader)), size);
+  if (size > SIZE_MAX - HRPY_NP_ALIGN) return NULL;
+  return finish_block(hurray_alloc_zeroed(size + HRPY_NP_ALIGN, HRPY_NP_ALIGN), size);
 }
 
 static void aligned_free(void *ctx, void *ptr, size_t size) {
   (void)ctx;
   (void)size;
-  if (ptr == NULL) return;
-  free(((BlockHeader *)ptr - 1)->raw);
+  if (ptr != NULL) hurray_free((uint8_t *)ptr - HRPY_NP_ALIGN);
 }
 
 static void *aligned_realloc(void *ctx, void *ptr, size_t new_size) {
   if (ptr == NULL) return aligned_malloc(ctx, new_size);
-  BlockHeader *h = (BlockHeader *)ptr - 1;
+  size_t old;
+  memcpy(&old, (uint8_t *)ptr - HRPY_NP_ALIGN, sizeof old);
   void *n = aligned_malloc(ctx, new_size);
   if (n == NULL) return NULL;
-  memcpy(n, ptr, h->size < new_size ? h->size : new_size);
-  free(h->raw);
+  memcpy(n, ptr, old < new_size ? old : new_size);
+  aligned_free(ctx, ptr, old);
   return n;
 }
 

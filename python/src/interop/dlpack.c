@@ -13,14 +13,14 @@
  * Consumer: accepts both capsule kinds, asks for the newest version it
  * speaks, retries without keywords when the producer raises TypeError, and
  * decides copy per buffer (alignment floor, bool packing, non-contiguous
- * strides).
+ * strides). The ABI, the type and device tables and the checks of what a
+ * producer declares are the C library's (hurray/interop.h).
  */
 #include "interop/dlpack.h"
 
 #include "core/buffer.h"
 #include "core/device.h"
 #include "core/tensor.h"
-#include "interop/dlpack_abi.h"
 #include "util/args.h"
 #include "util/atomic.h"
 #include "util/bytes.h"
@@ -29,7 +29,6 @@
 
 #include <string.h>
 
-#include "interop/dlpack_abi.h"
 #include "interop/state.h"
 
 /* An implicit copy (copy=None) of a strided tensor that repeats elements may take
@@ -59,8 +58,8 @@ static const char NAME_OWNER_VERSIONED[] = "hurray._dlpack_import_versioned";
  */
 typedef struct {
   union {
-    HrpyDLManagedTensor legacy;
-    HrpyDLManagedTensorVersioned v;
+    HurrayDLManagedTensor legacy;
+    HurrayDLManagedTensorVersioned v;
   } m;
   PyObject *owner; /* the exported tensor (strong), NULL for a copy */
   void *copy;      /* owned copy (hurray_free), or NULL */
@@ -89,10 +88,10 @@ static void export_release(Export *e) {
   }
 }
 
-static void deleter_legacy(HrpyDLManagedTensor *m) {
+static void deleter_legacy(HurrayDLManagedTensor *m) {
   if (m != NULL) export_release((Export *)m->manager_ctx);
 }
-static void deleter_versioned(HrpyDLManagedTensorVersioned *m) {
+static void deleter_versioned(HurrayDLManagedTensorVersioned *m) {
   if (m != NULL) export_release((Export *)m->manager_ctx);
 }
 
@@ -119,49 +118,14 @@ static void capsule_dtor(PyObject *cap) {
   hrpy_dtor_end(&saved, cap);
 }
 
-/* The element types DLPack and Hurray share, read both ways; the float8,
- * float6 and float4 codes came with DLPack 1.1. */
-static const struct {
-  uint8_t tag, code, bits;
-  bool v11;
-} k_dl_types[] = {
-    {HURRAY_DTYPE_FLOAT16, HRPY_kDLFloat, 16, false},
-    {HURRAY_DTYPE_FLOAT32, HRPY_kDLFloat, 32, false},
-    {HURRAY_DTYPE_FLOAT64, HRPY_kDLFloat, 64, false},
-    {HURRAY_DTYPE_BFLOAT16, HRPY_kDLBfloat, 16, false},
-    {HURRAY_DTYPE_INT8, HRPY_kDLInt, 8, false},
-    {HURRAY_DTYPE_INT16, HRPY_kDLInt, 16, false},
-    {HURRAY_DTYPE_INT32, HRPY_kDLInt, 32, false},
-    {HURRAY_DTYPE_INT64, HRPY_kDLInt, 64, false},
-    {HURRAY_DTYPE_UINT8, HRPY_kDLUInt, 8, false},
-    {HURRAY_DTYPE_UINT16, HRPY_kDLUInt, 16, false},
-    {HURRAY_DTYPE_UINT32, HRPY_kDLUInt, 32, false},
-    {HURRAY_DTYPE_UINT64, HRPY_kDLUInt, 64, false},
-    {HURRAY_DTYPE_COMPLEX64, HRPY_kDLComplex, 64, false},
-    {HURRAY_DTYPE_COMPLEX128, HRPY_kDLComplex, 128, false},
-    {HURRAY_DTYPE_BOOL, HRPY_kDLBool, 8, false},
-    {HURRAY_DTYPE_FLOAT8_E4M3, HRPY_kDLFloat8_e4m3fn, 8, true},
-    {HURRAY_DTYPE_FLOAT8_E5M2, HRPY_kDLFloat8_e5m2, 8, true},
-    {HURRAY_DTYPE_FLOAT8_E8M0, HRPY_kDLFloat8_e8m0fnu, 8, true},
-    {HURRAY_DTYPE_FLOAT6_E2M3, HRPY_kDLFloat6_e2m3fn, 6, true},
-    {HURRAY_DTYPE_FLOAT6_E3M2, HRPY_kDLFloat6_e3m2fn, 6, true},
-    {HURRAY_DTYPE_FLOAT4_E2M1, HRPY_kDLFloat4_e2m1fn, 4, true},
-};
-#define DL_TYPE_COUNT (sizeof k_dl_types / sizeof k_dl_types[0])
-
-/* DLPack element type of a Hurray type; false when DLPack has none or the
- * consumer's version is too old for it (*needs_v11). */
-static bool dl_dtype_of(uint8_t tag, HrpyDLDataType *out, bool *needs_v11) {
-  for (size_t i = 0; i < DL_TYPE_COUNT; i++) {
-    if (k_dl_types[i].tag != tag) continue;
-    out->code = k_dl_types[i].code;
-    out->bits = k_dl_types[i].bits;
-    out->lanes = 1;
-    *needs_v11 = k_dl_types[i].v11;
-    return true;
-  }
-  *needs_v11 = false;
-  return false;
+/* The DLPack device type of a Device, or -1 with UnsupportedError set. */
+static int dl_device_type(HrpyState *st, PyObject *dev, int32_t *out) {
+  HurrayError err;
+  HurrayStatus rc = hurray_dlpack_device_encode(hrpy_device_tag(dev),
+                                                hrpy_device_memory_class(dev), out, &err);
+  if (rc == HURRAY_OK) return 0;
+  hrpy_raise_status(st, rc, &err, NULL);
+  return -1;
 }
 
 /* Parses max_version: -1 for legacy, else the minor version to declare. */
@@ -176,7 +140,7 @@ static int parse_max_version(PyObject *mv, int *minor) {
   long mnr = PyLong_AsLong(PyTuple_GET_ITEM(mv, 1));
   if ((major == -1 || mnr == -1) && PyErr_Occurred()) return -1;
   if (major < 1) return 0;
-  *minor = major > 1 ? (int)HRPY_DLPACK_MINOR : (mnr >= (long)HRPY_DLPACK_MINOR ? (int)HRPY_DLPACK_MINOR : 0);
+  *minor = major > 1 ? (int)HURRAY_DLPACK_MINOR : (mnr >= (long)HURRAY_DLPACK_MINOR ? (int)HURRAY_DLPACK_MINOR : 0);
   return 0;
 }
 
@@ -184,9 +148,9 @@ PyObject *hrpy_tensor_dlpack_device(PyObject *self, PyObject *unused) {
   (void)unused;
   HrpyState *st = hrpy_state_of(self);
   PyObject *d = hrpy_tensor_device(self);
-  int type = hrpy_device_to_dlpack(st, d);
-  if (type == 0) return NULL;
-  return Py_BuildValue("(ii)", type, (int)hrpy_device_id(d));
+  int32_t type;
+  if (dl_device_type(st, d, &type) < 0) return NULL;
+  return Py_BuildValue("(ii)", (int)type, (int)hrpy_device_id(d));
 }
 
 PyObject *hrpy_tensor_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
@@ -234,18 +198,11 @@ PyObject *hrpy_tensor_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t n
                        (unsigned)i);
     }
   }
-  HrpyDLDataType dt;
-  bool needs_v11;
-  const HurrayDtypeInfo *info = hurray_dtype_info(t->f->type_tag);
-  if (!dl_dtype_of(t->f->type_tag, &dt, &needs_v11)) {
-    return hrpy_raise(PyExc_BufferError, "__dlpack__: %s is not in the DLPack type enum",
-                     info != NULL ? info->name : "a private type");
-  }
-  if (needs_v11 && minor < 1) {
-    return hrpy_raise(PyExc_BufferError,
-                     "__dlpack__: %s needs DLPack 1.1; the consumer's max_version is older",
-                     info->name);
-  }
+  HurrayDLDataType dt;
+  HurrayError err;
+  HurrayStatus rc = hurray_dlpack_dtype_encode(t->f->type_tag, minor < 1 ? 0u : (uint32_t)minor,
+                                               &dt, &err);
+  if (rc != HURRAY_OK) return hrpy_raise_status_as(st, PyExc_BufferError, rc, &err, "__dlpack__");
   bool is_bool = t->f->type_tag == HURRAY_DTYPE_BOOL;
   if (is_bool && lt == HURRAY_LAYOUT_STRIDED) {
     return hrpy_raise(PyExc_BufferError, "__dlpack__: a strided bool tensor cannot be exported");
@@ -257,8 +214,8 @@ PyObject *hrpy_tensor_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t n
   }
   PyObject *dev = t->device;
   int32_t dev_id = hrpy_device_id(dev);
-  int devtype = hrpy_device_to_dlpack(st, dev);
-  if (devtype == 0) return NULL;
+  int32_t devtype;
+  if (dl_device_type(st, dev, &devtype) < 0) return NULL;
   if (a[2] != NULL && a[2] != Py_None) {
     int rtype = 0, rid = 0;
     if (!PyArg_ParseTuple(a[2], "ii;__dlpack__: dl_device must be (device_type, device_id)",
@@ -267,7 +224,7 @@ PyObject *hrpy_tensor_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t n
     if (rtype != devtype || rid != dev_id) {
       return hrpy_raise(PyExc_BufferError,
                        "__dlpack__: cannot export to device (%d, %d); the tensor is on (%d, %d)",
-                       rtype, rid, devtype, (int)dev_id);
+                       rtype, rid, (int)devtype, (int)dev_id);
     }
   }
   bool readonly = t->nbuf > 0 && t->bufs[0].readonly;
@@ -356,14 +313,14 @@ PyObject *hrpy_tensor_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t n
   } else {
     e->owner = Py_NewRef(self);
   }
-  HrpyDLTensor *dl;
+  HurrayDLTensor *dl;
   if (minor >= 0) {
-    e->m.v.version.major = HRPY_DLPACK_MAJOR;
+    e->m.v.version.major = HURRAY_DLPACK_MAJOR;
     e->m.v.version.minor = (uint32_t)minor;
     e->m.v.manager_ctx = e;
     e->m.v.deleter = deleter_versioned;
-    e->m.v.flags = (do_copy ? HRPY_DLPACK_FLAG_IS_COPIED : 0) |
-                   (readonly && !do_copy ? HRPY_DLPACK_FLAG_READ_ONLY : 0);
+    e->m.v.flags = (do_copy ? HURRAY_DLPACK_FLAG_IS_COPIED : 0) |
+                   (readonly && !do_copy ? HURRAY_DLPACK_FLAG_READ_ONLY : 0);
     dl = &e->m.v.dl_tensor;
   } else {
     e->m.legacy.manager_ctx = e;
@@ -403,42 +360,13 @@ static void import_owner_dtor(PyObject *cap) {
   HrpySavedError saved;
   hrpy_dtor_begin(&saved);
   if (PyCapsule_IsValid(cap, NAME_OWNER_VERSIONED)) {
-    HrpyDLManagedTensorVersioned *m = PyCapsule_GetPointer(cap, NAME_OWNER_VERSIONED);
+    HurrayDLManagedTensorVersioned *m = PyCapsule_GetPointer(cap, NAME_OWNER_VERSIONED);
     if (m != NULL && m->deleter != NULL) m->deleter(m);
   } else if (PyCapsule_IsValid(cap, NAME_OWNER_LEGACY)) {
-    HrpyDLManagedTensor *m = PyCapsule_GetPointer(cap, NAME_OWNER_LEGACY);
+    HurrayDLManagedTensor *m = PyCapsule_GetPointer(cap, NAME_OWNER_LEGACY);
     if (m != NULL && m->deleter != NULL) m->deleter(m);
   }
   hrpy_dtor_end(&saved, cap); /* a producer's deleter that raised */
-}
-
-/* The Hurray type of a DLPack one, 0 for none (a sub-byte type padded to
- * whole bytes is not Hurray's packed layout). */
-static uint8_t tag_of_dl(HrpyDLDataType dt, bool padded) {
-  for (size_t i = 0; dt.lanes == 1 && i < DL_TYPE_COUNT; i++)
-    if (k_dl_types[i].code == dt.code && k_dl_types[i].bits == dt.bits)
-      return dt.bits < 8 && padded ? 0 : k_dl_types[i].tag;
-  return 0;
-}
-
-/* Hurray (device tag, memory class) of a DLPack device type; false if none. */
-static bool device_of_dl(int32_t type, uint8_t *tag, uint8_t *mc) {
-  *mc = HURRAY_MEMORY_STANDARD;
-  switch (type) {
-    case HRPY_kDLCPU: *tag = HURRAY_DEVICE_CPU; return true;
-    case HRPY_kDLCUDA: *tag = HURRAY_DEVICE_CUDA; return true;
-    case HRPY_kDLCUDAHost: *tag = HURRAY_DEVICE_CUDA; *mc = HURRAY_MEMORY_HOST_PINNED; return true;
-    case HRPY_kDLCUDAManaged: *tag = HURRAY_DEVICE_CUDA; *mc = HURRAY_MEMORY_UNIFIED; return true;
-    case HRPY_kDLROCM: *tag = HURRAY_DEVICE_ROCM; return true;
-    case HRPY_kDLROCMHost: *tag = HURRAY_DEVICE_ROCM; *mc = HURRAY_MEMORY_HOST_PINNED; return true;
-    case HRPY_kDLMetal: *tag = HURRAY_DEVICE_METAL; return true;
-    case HRPY_kDLVulkan: *tag = HURRAY_DEVICE_VULKAN; return true;
-    case HRPY_kDLWebGPU: *tag = HURRAY_DEVICE_WEBGPU; return true;
-    case HRPY_kDLHexagon: *tag = HURRAY_DEVICE_HEXAGON; return true;
-    case HRPY_kDLOneAPI: *tag = HURRAY_DEVICE_LEVEL_ZERO; return true;
-    case HRPY_kDLOpenCL: *tag = HURRAY_DEVICE_OPENCL; return true;
-    default: return false;
-  }
 }
 
 /* Calls obj.__dlpack__(max_version=(1, 1)[, copy=False]); on TypeError, retries
@@ -455,7 +383,7 @@ static PyObject *call_producer(HrpyState *st, PyObject *obj, int copy) {
     return NULL;
   }
   PyObject *kw = PyDict_New();
-  PyObject *ver = Py_BuildValue("(II)", HRPY_DLPACK_MAJOR, HRPY_DLPACK_MINOR);
+  PyObject *ver = Py_BuildValue("(II)", HURRAY_DLPACK_MAJOR, HURRAY_DLPACK_MINOR);
   PyObject *cap = NULL;
   if (kw != NULL && ver != NULL && PyDict_SetItem(kw, st->interop->s_max_version, ver) == 0 &&
       (copy != 0 || PyDict_SetItem(kw, st->interop->s_copy, Py_False) == 0)) {
@@ -525,35 +453,27 @@ static PyObject *consume_capsule(HrpyState *st, PyObject *cap, int copy, PyObjec
 }
 
 /* The import of a claimed capsule's managed tensor. *owned becomes true once
- * the tensor is ours (wrapped in an owner capsule, or released on failure). */
+ * the tensor is ours (wrapped in an owner capsule, or released on failure).
+ * Nothing the producer says is trusted: hurray_dlpack_import checks every
+ * pointer, extent and product before anything is read through it. */
 static PyObject *import_claimed(HrpyState *st, void *ptr, bool versioned, int copy,
                                 PyObject *want_device, bool *owned) {
   const char *ctx = "from_dlpack";
-  HrpyDLManagedTensorVersioned *mv = versioned ? ptr : NULL;
-  HrpyDLManagedTensor *ml = versioned ? NULL : ptr;
-  if (mv != NULL && mv->version.major != HRPY_DLPACK_MAJOR) {
+  HurrayDLManagedTensorVersioned *mv = versioned ? ptr : NULL;
+  HurrayDLManagedTensor *ml = versioned ? NULL : ptr;
+  if (mv != NULL && mv->version.major != HURRAY_DLPACK_MAJOR) {
     return hrpy_raise(PyExc_BufferError, "%s: DLPack major version %u is not supported (1 is)",
                      ctx, (unsigned)mv->version.major);
   }
-  HrpyDLTensor *dl = mv != NULL ? &mv->dl_tensor : &ml->dl_tensor;
-  uint64_t flags = mv != NULL ? mv->flags : 0;
-  uint8_t tag = tag_of_dl(dl->dtype, (flags & HRPY_DLPACK_FLAG_IS_SUBBYTE_TYPE_PADDED) != 0);
-  if (tag == 0) {
-    return hrpy_raise(st->UnsupportedError,
-                     "%s: DLPack dtype (code %u, bits %u, lanes %u) has no Hurray type", ctx,
-                     (unsigned)dl->dtype.code, (unsigned)dl->dtype.bits,
-                     (unsigned)dl->dtype.lanes);
-  }
-  uint8_t dtag, dmc;
-  if (!device_of_dl(dl->device.device_type, &dtag, &dmc)) {
-    return hrpy_raise(st->UnsupportedError, "%s: DLPack device type %d has no Hurray device",
-                     ctx, (int)dl->device.device_type);
-  }
-  if (dl->ndim < 0 || dl->ndim > (int32_t)HURRAY_MAX_RANK) {
-    return hrpy_raise(st->InvalidDescriptorError, "%s: rank %d is outside 0..%u", ctx,
-                     (int)dl->ndim, (unsigned)HURRAY_MAX_RANK);
-  }
-  PyObject *device = hrpy_device_new(st, dtag, dmc, dl->device.device_id);
+  HurrayDLTensor *dl = mv != NULL ? &mv->dl_tensor : &ml->dl_tensor;
+  HurrayDLPackImport im;
+  HurrayError err;
+  HurrayStatus rc = hurray_dlpack_import(dl, mv != NULL ? mv->flags : 0, &im, &err);
+  if (rc != HURRAY_OK) /* a NULL data pointer is the producer's buffer's fault */
+    return hrpy_raise_status_as(
+        st, rc == HURRAY_ERR_NULL_POINTER ? st->BufferError : hrpy_exception_for(st, rc), rc,
+        &err, ctx);
+  PyObject *device = hrpy_device_new(st, im.device_tag, im.memory_class, dl->device.device_id);
   if (device == NULL) return NULL;
   if (want_device != NULL) {
     int eq = PyObject_RichCompareBool(want_device, device, Py_EQ);
@@ -566,109 +486,13 @@ static PyObject *import_claimed(HrpyState *st, void *ptr, bool versioned, int co
       return NULL;
     }
   }
-  uint32_t rank = (uint32_t)dl->ndim;
-  uint64_t shape[HURRAY_MAX_RANK];
-  int64_t bstrides[HURRAY_MAX_RANK];
-  bool is_bool = tag == HURRAY_DTYPE_BOOL;
-  const HurrayDtypeInfo *info = hurray_dtype_info(tag);
-  uint64_t esize = is_bool ? 1u : info->bit_width >= 8 ? info->bit_width / 8u : 0u;
-  /* Nothing the producer says is trusted: every pointer, extent and product
-   * below is checked before anything is read through it. */
-  if (rank > 0 && dl->shape == NULL) {
-    Py_DECREF(device);
-    return hrpy_raise(st->InvalidDescriptorError, "%s: DLTensor.shape is NULL for rank %u", ctx,
-                      (unsigned)rank);
-  }
-  for (uint32_t k = 0; k < rank; k++) {
-    if (dl->shape[k] < 0) {
-      Py_DECREF(device);
-      return hrpy_raise(st->InvalidDescriptorError, "%s: shape[%u] is negative (%lld)", ctx,
-                        (unsigned)k, (long long)dl->shape[k]);
-    }
-    shape[k] = (uint64_t)dl->shape[k];
-  }
-  uint64_t count = 0, nbytes_all = 0;
-  if (!hrpy_element_count(rank, shape, &count) ||
-      (esize > 0 && (hrpy_mul_u64_overflow(count, esize, &nbytes_all) ||
-                     nbytes_all > (uint64_t)INT64_MAX))) {
-    Py_DECREF(device);
-    return hrpy_raise(st->InvalidDescriptorError,
-                      "%s: the element count or byte size of shape overflows 2**63", ctx);
-  }
-  if (count > 0 && dl->data == NULL) {
-    Py_DECREF(device);
-    return hrpy_raise(st->BufferError,
-                      "%s: DLTensor.data is NULL but the tensor has %llu elements; refusing "
-                      "to read through a NULL pointer",
-                      ctx, (unsigned long long)count);
-  }
-  /* the first element lies byte_offset bytes into the producer's buffer,
-   * which a Hurray buffer describes only below 2**63 bytes */
-  if (count > 0 && (dl->byte_offset > (uint64_t)INT64_MAX - nbytes_all ||
-                    dl->byte_offset > UINTPTR_MAX - (uintptr_t)dl->data)) {
-    Py_DECREF(device);
-    return hrpy_raise(st->InvalidDescriptorError,
-                      "%s: DLTensor.byte_offset %llu puts the data past the end of the address "
-                      "space, or past the 2**63 bytes a buffer can hold",
-                      ctx, (unsigned long long)dl->byte_offset);
-  }
-  /* Which compact order, if any, do the strides describe? (A product that
-   * overflows describes no compact order.) */
-  bool rowm = true, colm = rank >= 2;
-  if (dl->strides != NULL && count > 1) {
-    int64_t acc = 1;
-    bool ok = true;
-    for (uint32_t k = rank; k-- > 0;) {
-      if (shape[k] != 1 && (!ok || dl->strides[k] != acc)) rowm = false;
-      ok = ok && !hrpy_mul_i64_overflow(acc, (int64_t)shape[k], &acc);
-    }
-    acc = 1;
-    ok = true;
-    for (uint32_t k = 0; k < rank; k++) {
-      if (shape[k] != 1 && (!ok || dl->strides[k] != acc)) colm = false;
-      ok = ok && !hrpy_mul_i64_overflow(acc, (int64_t)shape[k], &acc);
-    }
-  } else {
-    colm = false;
-  }
-  if (rowm) colm = false;
-  bool sub_byte = esize == 0;
-  if (sub_byte && !rowm) {
-    Py_DECREF(device);
-    return hrpy_raise(st->UnsupportedError,
-                     "%s: a non-contiguous sub-byte tensor cannot be imported", ctx);
-  }
-  bool host = dl->device.device_type == HRPY_kDLCPU;
-  uint8_t *first = dl->data != NULL && count > 0 ? (uint8_t *)dl->data + dl->byte_offset : NULL;
-  /* Any other strides: the bytes they reach, checked. They stay zero-copy as
-   * a strided layout (unless copy=True asks for a compact copy, or bool must
-   * be packed), or are gathered through byte strides that are checked too. */
-  int64_t estr[HURRAY_MAX_RANK];
-  uint8_t *span_base = first;
-  uint64_t span = 0, boff = 0;
-  bool strided = false;
-  if (!rowm && !colm && count > 0) {
-    for (uint32_t k = 0; k < rank; k++) {
-      estr[k] = dl->strides[k];
-      /* an extent of 1 is never stepped: its stride is irrelevant to the bytes */
-      if (hrpy_mul_i64_overflow(shape[k] == 1 ? 0 : estr[k], (int64_t)esize, &bstrides[k])) {
-        Py_DECREF(device);
-        return hrpy_raise(st->InvalidDescriptorError,
-                          "%s: strides[%u] = %lld overflows 64 bits in bytes", ctx, (unsigned)k,
-                          (long long)dl->strides[k]);
-      }
-    }
-    if (!hrpy_strided_extent(first, esize, rank, shape, estr, &span_base, &span, &boff) ||
-        dl->byte_offset > (uint64_t)INT64_MAX - (span - boff)) {
-      Py_DECREF(device);
-      return hrpy_raise(st->InvalidDescriptorError,
-                        "%s: the strides reach beyond the address space (their extent "
-                        "overflows 64 bits or wraps around the data pointer)",
-                        ctx);
-    }
-    strided = !is_bool && copy != 1;
-  }
-  bool need_gather = !rowm && !colm && !strided;
+  bool is_bool = im.type_tag == HURRAY_DTYPE_BOOL;
+  bool host = dl->device.device_type == HURRAY_DL_CPU;
+  /* Strides that are not compact stay zero-copy as a strided layout, unless
+   * copy=True asks for a compact copy or bool must be packed: then they are
+   * gathered. */
+  bool strided = im.layout_tag == HURRAY_LAYOUT_STRIDED && !is_bool && copy != 1;
+  bool need_gather = im.layout_tag == HURRAY_LAYOUT_STRIDED && !strided;
   if ((need_gather || is_bool) && copy == 0) {
     Py_DECREF(device);
     return hrpy_raise(st->BufferError, "%s: %s, which needs a copy, and copy=False forbids it",
@@ -696,53 +520,45 @@ static PyObject *import_claimed(HrpyState *st, void *ptr, bool versioned, int co
   memset(&b, 0, sizeof b);
   HurrayLayout lay;
   memset(&lay, 0, sizeof lay);
-  lay.tag = colm ? HURRAY_LAYOUT_COL_MAJOR : HURRAY_LAYOUT_ROW_MAJOR;
+  lay.tag = strided || need_gather ? HURRAY_LAYOUT_ROW_MAJOR : im.layout_tag;
   if (strided) {
     lay.tag = HURRAY_LAYOUT_STRIDED;
-    lay.u.strided.strides = estr;
+    lay.u.strided.strides = im.strides;
   }
   if (need_gather || is_bool) {
-    uint64_t nbytes = is_bool ? (count + 7u) / 8u : count * esize;
-    void *mem = hrpy_alloc_buffer(nbytes, false);
+    void *mem = hrpy_alloc_buffer(im.nbytes, false);
     if (mem == NULL) {
       Py_DECREF(owner);
       Py_DECREF(device);
       return NULL;
     }
-    if (count > 0) {
-      if (is_bool && need_gather) {
-        hrpy_strided_pack_bool(mem, first, rank, shape, bstrides); /* no byte-per-element copy */
+    if (im.count > 0) {
+      if (is_bool && need_gather) { /* no byte-per-element copy */
+        hrpy_strided_pack_bool(mem, im.first, im.rank, im.shape, im.byte_strides);
       } else if (need_gather) {
-        hrpy_strided_gather(mem, first, (size_t)esize, rank, shape, bstrides);
-      } else if (is_bool) {
-        /* bool is packed in storage order, so a column-major tensor stays one */
-        hrpy_bool_pack(first, mem, count);
+        hrpy_strided_gather(mem, im.first, (size_t)im.itemsize, im.rank, im.shape,
+                            im.byte_strides);
+      } else { /* bool is packed in storage order, so a column-major tensor stays one */
+        hrpy_bool_pack(im.first, mem, im.count);
       }
     }
     Py_DECREF(owner); /* the producer's memory is no longer needed */
     b.data = mem;
     b.owned = mem;
-    b.size = nbytes;
-    if (need_gather) lay.tag = HURRAY_LAYOUT_ROW_MAJOR;
+    b.size = im.nbytes;
   } else {
-    uint64_t nbytes = 0;
-    if (hurray_buffer_size_bytes(tag, count, &nbytes) != HURRAY_OK) {
-      Py_DECREF(owner);
-      Py_DECREF(device);
-      return hrpy_raise(st->InvalidDescriptorError, "%s: size overflows", ctx);
-    }
-    b.data = strided ? span_base : first;
-    b.size = strided ? span : nbytes;
+    b.data = strided ? im.span_base : im.first;
+    b.size = strided ? im.span : im.nbytes;
     b.owner = owner;
-    b.readonly = (flags & HRPY_DLPACK_FLAG_READ_ONLY) != 0;
+    b.readonly = mv != NULL && (mv->flags & HURRAY_DLPACK_FLAG_READ_ONLY) != 0;
     if (hrpy_buffer_apply_copy_policy(st, &b, 0, copy, host, ctx) < 0) {
       hrpy_buffer_release(&b);
       Py_DECREF(device);
       return NULL;
     }
   }
-  PyObject *r = hrpy_tensor_build(st, tag, rank, shape, &lay, strided ? boff : 0, device, &b, 1,
-                                 ctx);
+  PyObject *r = hrpy_tensor_build(st, im.type_tag, im.rank, im.shape, &lay,
+                                 strided ? im.span_offset : 0, device, &b, 1, ctx);
   Py_DECREF(device);
   return r;
 }
@@ -839,7 +655,7 @@ PyObject *hrpy_tensor_to_torch(PyObject *self, PyObject *unused) {
     /* bool must be unpacked: a copy. (A read-only buffer or a negative stride,
      * which torch cannot take, is copied by __dlpack__ itself.) */
     PyObject *kw = Py_BuildValue("{s:O,s:(II)}", "copy", Py_True, "max_version",
-                                 HRPY_DLPACK_MAJOR, HRPY_DLPACK_MINOR);
+                                 HURRAY_DLPACK_MAJOR, HURRAY_DLPACK_MINOR);
     PyObject *meth = kw != NULL ? PyObject_GetAttr(self, st->interop->s_dlpack) : NULL;
     PyObject *empty = meth != NULL ? PyTuple_New(0) : NULL;
     PyObject *cap = empty != NULL ? PyObject_Call(meth, empty, kw) : NULL;

@@ -29,6 +29,7 @@
 
 #include "core/buffer.h"
 #include "core/tensor.h"
+#include "types/descriptor.h"
 #include "util/args.h"
 #include "util/atomic.h"
 #include "util/errors.h"
@@ -61,29 +62,6 @@ static void capsule_destructor(PyObject *cap) {
   hrpy_dtor_end(&saved, cap); /* what the release callbacks raised */
 }
 
-/* The encoded descriptor of a tensor, in *out (PyMem, free with PyMem_Free). */
-static int encode_descriptor(HrpyState *st, const HurrayDescriptor *d, uint8_t **out,
-                             uint64_t *len, const char *context) {
-  HurrayStatus rc = hurray_descriptor_encoded_len(d, len);
-  if (rc != HURRAY_OK) {
-    hrpy_raise_status(st, rc, NULL, context);
-    return -1;
-  }
-  *out = PyMem_Malloc((size_t)*len);
-  if (*out == NULL) {
-    PyErr_NoMemory();
-    return -1;
-  }
-  rc = hurray_descriptor_encode(d, *out, *len, len);
-  if (rc != HURRAY_OK) {
-    PyMem_Free(*out);
-    *out = NULL;
-    hrpy_raise_status(st, rc, NULL, context);
-    return -1;
-  }
-  return 0;
-}
-
 PyObject *hrpy_tensor_hurray(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                             PyObject *kwnames) {
   static const char *const names[] = {"stream", NULL};
@@ -99,8 +77,7 @@ PyObject *hrpy_tensor_hurray(PyObject *self, PyObject *const *args, Py_ssize_t n
   HrpyState *st = hrpy_state_of(self);
   HrpyTensorView t_view = hrpy_tensor_view(self);
   const HrpyTensorView *t = &t_view;
-  uint8_t *bytes = NULL;
-  uint64_t len = 0;
+  PyObject *bytes = NULL;
   HurrayBufferList *list = NULL;
   HurrayTensorContext *ctx = NULL;
   HurrayStatus rc;
@@ -113,7 +90,8 @@ PyObject *hrpy_tensor_hurray(PyObject *self, PyObject *const *args, Py_ssize_t n
                           (unsigned)t->nbuf, (unsigned)t->f->buffer_count);
   }
   const HurrayDescriptor *desc = hrpy_tensor_desc(st, self);
-  if (desc == NULL || encode_descriptor(st, desc, &bytes, &len, ctxname) < 0) return NULL;
+  if (desc == NULL || (bytes = hrpy_descriptor_bytes(st, desc, NULL, ctxname)) == NULL)
+    return NULL;
   rc = hurray_buffer_list_new(t->nbuf, &list);
   if (rc != HURRAY_OK) goto status_fail;
   for (uint32_t i = 0; i < t->nbuf; i++) {
@@ -134,14 +112,14 @@ PyObject *hrpy_tensor_hurray(PyObject *self, PyObject *const *args, Py_ssize_t n
     }
   }
   Py_INCREF(self); /* moved to the context on success: owner_release drops it */
-  rc = hurray_tensor_context_new(HURRAY_C_ABI_VERSION, bytes, len, self, hrpy_release_object,
+  rc = hurray_tensor_context_new(HURRAY_C_ABI_VERSION, (const uint8_t *)PyBytes_AS_STRING(bytes),
+                                 (uint64_t)PyBytes_GET_SIZE(bytes), self, hrpy_release_object,
                                  &ctx);
   if (rc != HURRAY_OK) {
     Py_DECREF(self);
     goto status_fail;
   }
-  PyMem_Free(bytes);
-  bytes = NULL;
+  Py_CLEAR(bytes);
   PyObject *cap = PyCapsule_New(list, CAPSULE_NAME, capsule_destructor);
   if (cap == NULL) goto fail;
   list = NULL; /* the capsule's now */
@@ -155,7 +133,7 @@ PyObject *hrpy_tensor_hurray(PyObject *self, PyObject *const *args, Py_ssize_t n
 status_fail:
   hrpy_raise_status(st, rc, err.status == rc ? &err : NULL, ctxname);
 fail:
-  PyMem_Free(bytes);
+  Py_XDECREF(bytes);
   HRPY_CANNOT_FAIL(hurray_buffer_list_destroy(&list));
   HRPY_CANNOT_FAIL(hurray_tensor_context_destroy(&ctx));
   return NULL;

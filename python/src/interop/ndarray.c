@@ -44,84 +44,30 @@
 
 /* ---- element types ------------------------------------------------------------ */
 
-/* Hurray type of a NumPy typekind/itemsize pair (bool excluded), or 0. */
-static uint8_t tag_of_kind(char kind, int itemsize) {
-  switch (kind) {
-    case 'f':
-      return itemsize == 2   ? HURRAY_DTYPE_FLOAT16
-             : itemsize == 4 ? HURRAY_DTYPE_FLOAT32
-             : itemsize == 8 ? HURRAY_DTYPE_FLOAT64
-                             : 0;
-    case 'i':
-      return itemsize == 1   ? HURRAY_DTYPE_INT8
-             : itemsize == 2 ? HURRAY_DTYPE_INT16
-             : itemsize == 4 ? HURRAY_DTYPE_INT32
-             : itemsize == 8 ? HURRAY_DTYPE_INT64
-                             : 0;
-    case 'u':
-      return itemsize == 1   ? HURRAY_DTYPE_UINT8
-             : itemsize == 2 ? HURRAY_DTYPE_UINT16
-             : itemsize == 4 ? HURRAY_DTYPE_UINT32
-             : itemsize == 8 ? HURRAY_DTYPE_UINT64
-                             : 0;
-    case 'c':
-      return itemsize == 8 ? HURRAY_DTYPE_COMPLEX64 : itemsize == 16 ? HURRAY_DTYPE_COMPLEX128 : 0;
-    default:
-      return 0;
-  }
-}
-
-/* NumPy's type numbers (enum NPY_TYPES, unchanged since NumPy 1.0). */
-enum {
-  HRPY_NPY_BYTE = 1,
-  HRPY_NPY_UBYTE = 2,
-  HRPY_NPY_SHORT = 3,
-  HRPY_NPY_USHORT = 4,
-  HRPY_NPY_INT = 5,
-  HRPY_NPY_UINT = 6,
-  HRPY_NPY_LONG = 7,
-  HRPY_NPY_ULONG = 8,
-  HRPY_NPY_LONGLONG = 9,
-  HRPY_NPY_ULONGLONG = 10,
-  HRPY_NPY_FLOAT = 11,
-  HRPY_NPY_DOUBLE = 12,
-  HRPY_NPY_CFLOAT = 14,
-  HRPY_NPY_CDOUBLE = 15,
-  HRPY_NPY_HALF = 23,
-};
-
-/* Hurray type of a signed (or unsigned) C integer of `size` bytes, or 0. */
-static uint8_t int_tag(size_t size, bool is_signed) {
-  switch (size) {
-    case 1: return is_signed ? HURRAY_DTYPE_INT8 : HURRAY_DTYPE_UINT8;
-    case 2: return is_signed ? HURRAY_DTYPE_INT16 : HURRAY_DTYPE_UINT16;
-    case 4: return is_signed ? HURRAY_DTYPE_INT32 : HURRAY_DTYPE_UINT32;
-    case 8: return is_signed ? HURRAY_DTYPE_INT64 : HURRAY_DTYPE_UINT64;
-    default: return 0;
-  }
-}
-
-/* Hurray type of a NumPy type number (bool and every unmapped type: 0). The
- * C integer types have this platform's sizes, as in the NumPy built for it. */
+/* Hurray type of a NumPy type number (bool and every unmapped type: 0): the
+ * kind and size of each number of enum NPY_TYPES (unchanged since NumPy 1.0),
+ * the C integer types of this platform's sizes, as in the NumPy built for it. */
 static uint8_t tag_of_type_num(int n) {
-  switch (n) {
-    case HRPY_NPY_BYTE: return HURRAY_DTYPE_INT8;
-    case HRPY_NPY_UBYTE: return HURRAY_DTYPE_UINT8;
-    case HRPY_NPY_SHORT: return int_tag(sizeof(short), true);
-    case HRPY_NPY_USHORT: return int_tag(sizeof(unsigned short), false);
-    case HRPY_NPY_INT: return int_tag(sizeof(int), true);
-    case HRPY_NPY_UINT: return int_tag(sizeof(unsigned int), false);
-    case HRPY_NPY_LONG: return int_tag(sizeof(long), true);
-    case HRPY_NPY_ULONG: return int_tag(sizeof(unsigned long), false);
-    case HRPY_NPY_LONGLONG: return int_tag(sizeof(long long), true);
-    case HRPY_NPY_ULONGLONG: return int_tag(sizeof(unsigned long long), false);
-    case HRPY_NPY_FLOAT: return HURRAY_DTYPE_FLOAT32;
-    case HRPY_NPY_DOUBLE: return HURRAY_DTYPE_FLOAT64;
-    case HRPY_NPY_CFLOAT: return HURRAY_DTYPE_COMPLEX64;
-    case HRPY_NPY_CDOUBLE: return HURRAY_DTYPE_COMPLEX128;
-    case HRPY_NPY_HALF: return HURRAY_DTYPE_FLOAT16;
-    default: return 0;
-  }
+  static const struct {
+    char kind;
+    unsigned char size;
+  } k[24] = {[1] = {'i', 1},
+             [2] = {'u', 1},
+             [3] = {'i', sizeof(short)},
+             [4] = {'u', sizeof(short)},
+             [5] = {'i', sizeof(int)},
+             [6] = {'u', sizeof(int)},
+             [7] = {'i', sizeof(long)},
+             [8] = {'u', sizeof(long)},
+             [9] = {'i', sizeof(long long)},
+             [10] = {'u', sizeof(long long)},
+             [11] = {'f', 4},
+             [12] = {'f', 8},
+             [14] = {'c', 8},
+             [15] = {'c', 16},
+             [23] = {'f', 2}};
+  return n > 0 && n < 24 && k[n].kind != 0 ? hurray_dtype_from_array_kind(k[n].kind, k[n].size)
+                                           : 0;
 }
 
 /* ---- the plain case ----------------------------------------------------------- */
@@ -259,16 +205,16 @@ static bool header_proven(HrpyState *st) {
   /* C order, writable float32; Fortran order (a transposed view) of int16;
    * a read-only uint8 array over bytes */
   PyObject *a = ok ? PyObject_CallMethod(np, "empty", "((ii)s)", 3, 5, "float32") : NULL;
-  ok = probe_one(dtype, a, HRPY_NPY_FLOAT, 'f', HRPY_NPY_C_CONTIGUOUS | HRPY_NPY_WRITEABLE,
+  ok = probe_one(dtype, a, 11 /* NPY_FLOAT */, 'f', HRPY_NPY_C_CONTIGUOUS | HRPY_NPY_WRITEABLE,
                  HRPY_NPY_F_CONTIGUOUS);
   PyObject *b0 = ok ? PyObject_CallMethod(np, "empty", "((ii)s)", 6, 4, "int16") : NULL;
   PyObject *b = b0 != NULL ? PyObject_GetAttrString(b0, "T") : NULL;
-  ok = ok && probe_one(dtype, b, HRPY_NPY_SHORT, 'i', HRPY_NPY_F_CONTIGUOUS | HRPY_NPY_WRITEABLE,
+  ok = ok && probe_one(dtype, b, 3 /* NPY_SHORT */, 'i', HRPY_NPY_F_CONTIGUOUS | HRPY_NPY_WRITEABLE,
                        HRPY_NPY_C_CONTIGUOUS);
   PyObject *bytes = ok ? PyBytes_FromString("0123456789") : NULL;
   PyObject *c = bytes != NULL ? PyObject_CallMethod(np, "frombuffer", "(Os)", bytes, "uint8")
                               : NULL;
-  ok = ok && probe_one(dtype, c, HRPY_NPY_UBYTE, 'u', HRPY_NPY_C_CONTIGUOUS, HRPY_NPY_WRITEABLE);
+  ok = ok && probe_one(dtype, c, 2 /* NPY_UBYTE */, 'u', HRPY_NPY_C_CONTIGUOUS, HRPY_NPY_WRITEABLE);
   Py_XDECREF(a);
   Py_XDECREF(b0);
   Py_XDECREF(b);
@@ -298,7 +244,9 @@ static bool struct_plain(HrpyState *st, PyObject *obj, Plain *p, PyObject **cap)
   unsigned flags = (unsigned)ai->flags;
   if (ai->two != 2 || (flags & HRPY_NPY_NOTSWAPPED) == 0 || (flags & HRPY_NPY_ARR_HAS_DESCR) != 0)
     return false;
-  p->tag = tag_of_kind(ai->typekind, ai->itemsize);
+  p->tag = ai->typekind == 'b' || ai->itemsize < 0
+               ? 0 /* Hurray packs bool: the general path copies it */
+               : hurray_dtype_from_array_kind(ai->typekind, (uint64_t)ai->itemsize);
   p->data = ai->data;
   return plain_finish(p, ai->shape, ai->nd, flags);
 }

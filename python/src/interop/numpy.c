@@ -34,32 +34,8 @@
 
 #include <string.h>
 
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-#define HRPY_BO ">"
-#else
-#define HRPY_BO "<"
-#endif
-
-
-/* NumPy typestr of a Tier 1 type NumPy represents directly, else NULL. */
-static const char *typestr_of(uint8_t tag) {
-  switch (tag) {
-    case HURRAY_DTYPE_FLOAT16: return HRPY_BO "f2";
-    case HURRAY_DTYPE_FLOAT32: return HRPY_BO "f4";
-    case HURRAY_DTYPE_FLOAT64: return HRPY_BO "f8";
-    case HURRAY_DTYPE_INT8: return "|i1";
-    case HURRAY_DTYPE_UINT8: return "|u1";
-    case HURRAY_DTYPE_INT16: return HRPY_BO "i2";
-    case HURRAY_DTYPE_UINT16: return HRPY_BO "u2";
-    case HURRAY_DTYPE_INT32: return HRPY_BO "i4";
-    case HURRAY_DTYPE_UINT32: return HRPY_BO "u4";
-    case HURRAY_DTYPE_INT64: return HRPY_BO "i8";
-    case HURRAY_DTYPE_UINT64: return HRPY_BO "u8";
-    case HURRAY_DTYPE_COMPLEX64: return HRPY_BO "c8";
-    case HURRAY_DTYPE_COMPLEX128: return HRPY_BO "c16";
-    default: return NULL;
-  }
-}
+/* NumPy's type string of a type it holds directly (hurray_dtype_array_typestr). */
+#define typestr_of hurray_dtype_array_typestr
 
 typedef enum { ARR_DIRECT, ARR_BOOL, ARR_BF16 } ArrKind;
 
@@ -132,11 +108,10 @@ static int numpy_checks(HrpyState *st, const HrpyTensorView *t, const char *what
   return 0;
 }
 
-/* Shape and byte strides as NumPy holds them (Py_intptr_t), every value
- * checked (hrpy_tensor_strided_geometry, then the width of Py_intptr_t). */
-static int np_geometry(HrpyState *st, const HrpyTensorView *t, int64_t itemsize,
-                       Py_intptr_t *shp, Py_intptr_t *str, const char *what) {
-  int64_t shape[HURRAY_MAX_RANK], strides[HURRAY_MAX_RANK];
+/* Shape and byte strides as NumPy holds them, every value checked
+ * (hrpy_tensor_strided_geometry, then the width of Py_intptr_t). */
+static int np_geometry(HrpyState *st, const HrpyTensorView *t, int64_t itemsize, int64_t *shape,
+                       int64_t *strides, const char *what) {
   if (hrpy_tensor_strided_geometry(st, t, itemsize, shape, strides, what) < 0) return -1;
   for (uint32_t k = 0; k < t->f->rank; k++) {
     if (shape[k] > (int64_t)PY_SSIZE_T_MAX || strides[k] > (int64_t)PY_SSIZE_T_MAX ||
@@ -145,8 +120,6 @@ static int np_geometry(HrpyState *st, const HrpyTensorView *t, int64_t itemsize,
                  "pointer width", what, (unsigned)k);
       return -1;
     }
-    shp[k] = (Py_intptr_t)shape[k];
-    str[k] = (Py_intptr_t)strides[k];
   }
   return 0;
 }
@@ -155,44 +128,17 @@ static int np_geometry(HrpyState *st, const HrpyTensorView *t, int64_t itemsize,
 static PyObject *interface_dict(HrpyState *st, const HrpyTensorView *t, const char *typestr,
                                 uint64_t itemsize) {
   uint32_t rank = t->f->rank;
-  Py_intptr_t shp[HURRAY_MAX_RANK], str[HURRAY_MAX_RANK];
+  int64_t shp[HURRAY_MAX_RANK], str[HURRAY_MAX_RANK];
   if (np_geometry(st, t, (int64_t)itemsize, shp, str, "__array_interface__") < 0) return NULL;
-  PyObject *shape = PyTuple_New((Py_ssize_t)rank);
-  if (shape == NULL) return NULL;
-  for (uint32_t i = 0; i < rank; i++) {
-    PyObject *v = PyLong_FromSsize_t(shp[i]);
-    if (v == NULL) {
-      Py_DECREF(shape);
-      return NULL;
-    }
-    PyTuple_SET_ITEM(shape, (Py_ssize_t)i, v);
-  }
-  PyObject *strides;
-  if (t->f->layout.tag == HURRAY_LAYOUT_ROW_MAJOR) {
-    strides = Py_NewRef(Py_None);
-  } else {
-    strides = PyTuple_New((Py_ssize_t)rank);
-    if (strides == NULL) {
-      Py_DECREF(shape);
-      return NULL;
-    }
-    for (uint32_t i = 0; i < rank; i++) {
-      PyObject *v = PyLong_FromSsize_t(str[i]);
-      if (v == NULL) {
-        Py_DECREF(shape);
-        Py_DECREF(strides);
-        return NULL;
-      }
-      PyTuple_SET_ITEM(strides, (Py_ssize_t)i, v);
-    }
-  }
   bool ro = t->nbuf > 0 && t->bufs[0].readonly;
   uint8_t *base = t->nbuf > 0 ? t->bufs[0].data : NULL;
   uintptr_t addr = base != NULL ? (uintptr_t)(base + t->f->byte_offset) : 0;
-  PyObject *d = Py_BuildValue("{s:N,s:s,s:(NO),s:N,s:i}", "shape", shape, "typestr", typestr,
-                              "data", PyLong_FromVoidPtr((void *)addr),
-                              ro ? Py_True : Py_False, "strides", strides, "version", 3);
-  return d;
+  return Py_BuildValue("{s:N,s:s,s:(NO),s:N,s:i}", "shape", hrpy_tuple_i64(shp, rank), "typestr",
+                       typestr, "data", PyLong_FromVoidPtr((void *)addr),
+                       ro ? Py_True : Py_False, "strides",
+                       t->f->layout.tag == HURRAY_LAYOUT_ROW_MAJOR ? Py_NewRef(Py_None)
+                                                                   : hrpy_tuple_i64(str, rank),
+                       "version", 3);
 }
 
 PyObject *hrpy_tensor_array_interface(PyObject *self, void *closure) {
@@ -291,9 +237,14 @@ PyObject *hrpy_tensor_array_struct(PyObject *self, void *closure) {
   HrpyArrayStruct *s = PyMem_Malloc(sizeof *s + 2u * (size_t)rank * sizeof(Py_intptr_t));
   if (s == NULL) return PyErr_NoMemory();
   Py_intptr_t *shp = s->dims, *str = s->dims + rank;
-  if (np_geometry(st, t, itemsize, shp, str, "__array_struct__") < 0) {
+  int64_t shape[HURRAY_MAX_RANK], strides[HURRAY_MAX_RANK];
+  if (np_geometry(st, t, itemsize, shape, strides, "__array_struct__") < 0) {
     PyMem_Free(s);
     return NULL;
+  }
+  for (uint32_t k = 0; k < rank; k++) {
+    shp[k] = (Py_intptr_t)shape[k];
+    str[k] = (Py_intptr_t)strides[k];
   }
   bool ro = t->nbuf > 0 && t->bufs[0].readonly;
   uint8_t *base = t->nbuf > 0 ? t->bufs[0].data : NULL;
@@ -355,44 +306,42 @@ static PyObject *bool_array(HrpyState *st, const HrpyTensorView *t) {
   return arr;
 }
 
-/* A bfloat16 view (ml_dtypes) of the tensor's memory. */
+/* `arr` (a uint16 array, stolen) viewed as ml_dtypes.bfloat16. */
+static PyObject *as_bf16(HrpyState *st, PyObject *arr) {
+  PyObject *mld = arr != NULL ? PyImport_ImportModule("ml_dtypes") : NULL;
+  PyObject *bf16 = mld != NULL ? PyObject_GetAttrString(mld, "bfloat16") : NULL;
+  PyObject *view = bf16 != NULL ? PyObject_CallMethod(arr, "view", "(O)", bf16) : NULL;
+  if (arr != NULL && mld == NULL) {
+    PyErr_Clear();
+    hrpy_raise(st->UnsupportedError,
+               "__array__: bfloat16 has no NumPy dtype unless ml_dtypes is installed; hand the "
+               "tensor to PyTorch or JAX through DLPack instead");
+  }
+  Py_XDECREF(mld);
+  Py_XDECREF(bf16);
+  Py_XDECREF(arr);
+  return view;
+}
+
+/* A bfloat16 view of the tensor's memory: a uint16 array over it (made from an
+ * object holding the interface dict and the tensor), viewed as bfloat16. */
 static PyObject *bf16_array(HrpyState *st, PyObject *self) {
   PyObject *np = hrpy_numpy(st);
-  if (np == NULL) return NULL;
-  PyObject *mld = PyImport_ImportModule("ml_dtypes");
-  if (mld == NULL) {
-    PyErr_Clear();
-    return hrpy_raise(st->UnsupportedError,
-                     "__array__: bfloat16 has no NumPy dtype unless ml_dtypes is installed; "
-                     "hand the tensor to PyTorch or JAX through DLPack instead");
-  }
-  PyObject *bf16 = PyObject_GetAttrString(mld, "bfloat16");
-  Py_DECREF(mld);
-  if (bf16 == NULL) return NULL;
+  PyObject *ns_type = np != NULL ? hrpy_lazy_attr(&st->interop->simple_namespace, "types",
+                                                  "SimpleNamespace")
+                                 : NULL;
+  if (ns_type == NULL) return NULL;
   HrpyTensorView view = hrpy_tensor_view(self);
-  PyObject *d = interface_dict(st, &view, HRPY_BO "u2", 2);
-  PyObject *ns = NULL, *raw = NULL, *out = NULL;
-  if (d == NULL) goto done;
-  PyObject *namespace_type = hrpy_lazy_attr(&st->interop->simple_namespace, "types", "SimpleNamespace");
-  if (namespace_type == NULL) goto done;
-  {
-    PyObject *kw = Py_BuildValue("{s:O,s:O}", "__array_interface__", d, "tensor", self);
-    if (kw == NULL) goto done;
-    PyObject *empty = PyTuple_New(0);
-    ns = empty != NULL ? PyObject_Call(namespace_type, empty, kw) : NULL;
-    Py_XDECREF(empty);
-    Py_DECREF(kw);
-  }
-  if (ns == NULL) goto done;
-  raw = PyObject_CallMethod(np, "asarray", "(O)", ns);
-  if (raw == NULL) goto done;
-  out = PyObject_CallMethod(raw, "view", "(O)", bf16);
-done:
-  Py_XDECREF(d);
+  PyObject *d = interface_dict(st, &view, typestr_of(HURRAY_DTYPE_UINT16), 2);
+  PyObject *kw = d != NULL ? Py_BuildValue("{s:N,s:O}", "__array_interface__", d, "tensor", self)
+                           : NULL;
+  PyObject *empty = kw != NULL ? PyTuple_New(0) : NULL;
+  PyObject *ns = empty != NULL ? PyObject_Call(ns_type, empty, kw) : NULL;
+  Py_XDECREF(kw);
+  Py_XDECREF(empty);
+  PyObject *raw = ns != NULL ? PyObject_CallMethod(np, "asarray", "(O)", ns) : NULL;
   Py_XDECREF(ns);
-  Py_XDECREF(raw);
-  Py_DECREF(bf16);
-  return out;
+  return as_bf16(st, raw);
 }
 
 /* A new row-major ndarray holding the elements of a tiled, Morton or Hilbert
@@ -407,8 +356,9 @@ static PyObject *gather_array(HrpyState *st, const HrpyTensorView *t, ArrKind ki
     return PyErr_NoMemory();
   PyObject *shape = hrpy_shape_tuple(t->f->rank, t->f->shape);
   if (shape == NULL) return NULL;
-  const char *typestr = kind == ARR_BOOL ? "bool" : kind == ARR_BF16 ? HRPY_BO "u2"
-                                                                     : typestr_of(t->f->type_tag);
+  const char *typestr = kind == ARR_BOOL   ? "bool"
+                        : kind == ARR_BF16 ? typestr_of(HURRAY_DTYPE_UINT16)
+                                           : typestr_of(t->f->type_tag);
   PyObject *arr = PyObject_CallMethod(np, "empty", "(Os)", shape, typestr);
   Py_DECREF(shape);
   if (arr == NULL) return NULL;
@@ -448,22 +398,7 @@ static PyObject *gather_array(HrpyState *st, const HrpyTensorView *t, ArrKind ki
     Py_DECREF(arr);
     return hrpy_raise_status(st, rc, &err, "__array__");
   }
-  if (kind == ARR_BF16) {
-    PyObject *mld = PyImport_ImportModule("ml_dtypes");
-    if (mld == NULL) {
-      PyErr_Clear();
-      Py_DECREF(arr);
-      return hrpy_raise(st->UnsupportedError,
-                       "__array__: bfloat16 has no NumPy dtype unless ml_dtypes is installed");
-    }
-    PyObject *bf16 = PyObject_GetAttrString(mld, "bfloat16");
-    Py_DECREF(mld);
-    PyObject *view = bf16 != NULL ? PyObject_CallMethod(arr, "view", "(O)", bf16) : NULL;
-    Py_XDECREF(bf16);
-    Py_DECREF(arr);
-    return view;
-  }
-  return arr;
+  return kind == ARR_BF16 ? as_bf16(st, arr) : arr;
 }
 
 PyObject *hrpy_tensor_array(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
@@ -537,51 +472,6 @@ PyObject *hrpy_tensor_array(PyObject *self, PyObject *const *args, Py_ssize_t na
 
 /* ---- from_numpy ------------------------------------------------------------- */
 
-/* Element type of a struct-module format + itemsize, or 0 when unsupported.
- * *swapped is set for a non-native byte order. */
-static uint8_t tag_of_format(const char *fmt, Py_ssize_t itemsize, bool *swapped) {
-  *swapped = false;
-  if (fmt == NULL) fmt = "B";
-  while (*fmt == '@' || *fmt == '=' || *fmt == '<' || *fmt == '>' || *fmt == '!') {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    if (*fmt == '<') *swapped = true;
-#else
-    if (*fmt == '>' || *fmt == '!') *swapped = true;
-#endif
-    fmt++;
-  }
-  if (fmt[0] == 'Z' && fmt[1] != '\0' && fmt[2] == '\0') {
-    if (fmt[1] == 'f' && itemsize == 8) return HURRAY_DTYPE_COMPLEX64;
-    if (fmt[1] == 'd' && itemsize == 16) return HURRAY_DTYPE_COMPLEX128;
-    return 0;
-  }
-  if (fmt[0] == '\0' || fmt[1] != '\0') return 0;
-  char c = fmt[0];
-  switch (c) {
-    case '?': return itemsize == 1 ? HURRAY_DTYPE_BOOL : 0;
-    case 'e': return itemsize == 2 ? HURRAY_DTYPE_FLOAT16 : 0;
-    case 'f': return itemsize == 4 ? HURRAY_DTYPE_FLOAT32 : 0;
-    case 'd': return itemsize == 8 ? HURRAY_DTYPE_FLOAT64 : 0;
-    case 'b': case 'h': case 'i': case 'l': case 'q': case 'n':
-      switch (itemsize) {
-        case 1: return HURRAY_DTYPE_INT8;
-        case 2: return HURRAY_DTYPE_INT16;
-        case 4: return HURRAY_DTYPE_INT32;
-        case 8: return HURRAY_DTYPE_INT64;
-        default: return 0;
-      }
-    case 'B': case 'c': case 'H': case 'I': case 'L': case 'Q': case 'N':
-      switch (itemsize) {
-        case 1: return HURRAY_DTYPE_UINT8;
-        case 2: return HURRAY_DTYPE_UINT16;
-        case 4: return HURRAY_DTYPE_UINT32;
-        case 8: return HURRAY_DTYPE_UINT64;
-        default: return 0;
-      }
-    default: return 0;
-  }
-}
-
 /* ml_dtypes.bfloat16 arrays export no buffer format: read them as uint16. */
 static PyObject *bf16_as_uint16(PyObject *obj) {
   PyObject *dt = PyObject_GetAttrString(obj, "dtype");
@@ -652,7 +542,8 @@ PyObject *hrpy_from_numpy(PyObject *module, PyObject *const *args, Py_ssize_t na
   }
   Py_buffer *v = &b.view;
   bool swapped = false;
-  uint8_t tag = bf16 ? HURRAY_DTYPE_BFLOAT16 : tag_of_format(v->format, v->itemsize, &swapped);
+  uint8_t tag = bf16 ? HURRAY_DTYPE_BFLOAT16 : hurray_dtype_from_buffer_format(
+                                                      v->format, (uint64_t)v->itemsize, &swapped);
   if (tag == 0) {
     hrpy_raise(st->UnsupportedError, "%s: element format '%s' (itemsize %zd) has no Hurray type",
               ctx, v->format != NULL ? v->format : "B", v->itemsize);
@@ -705,7 +596,7 @@ PyObject *hrpy_from_numpy(PyObject *module, PyObject *const *args, Py_ssize_t na
       if (v->strides[k] % v->itemsize != 0) strided = false;
       estr[k] = v->strides[k] / v->itemsize;
     }
-    strided = strided && hrpy_strided_extent((uint8_t *)v->buf, (uint64_t)v->itemsize, rank,
+    strided = strided && hurray_strided_extent((uint8_t *)v->buf, (uint64_t)v->itemsize, rank,
                                             shape, estr, &span_base, &span, &boff);
   }
   if (strided) {
@@ -723,31 +614,18 @@ PyObject *hrpy_from_numpy(PyObject *module, PyObject *const *args, Py_ssize_t na
                                          : "the array is not contiguous");
       goto fail;
     }
+    bool is_bool = tag == HURRAY_DTYPE_BOOL; /* else not contiguous */
     uint64_t count = (uint64_t)(v->len / (v->itemsize > 0 ? v->itemsize : 1));
-    uint64_t nbytes = tag == HURRAY_DTYPE_BOOL ? (count + 7u) / 8u : (uint64_t)v->len;
+    uint64_t nbytes = is_bool ? (count + 7u) / 8u : (uint64_t)v->len;
     void *mem = hrpy_alloc_buffer(nbytes, false);
-    if (mem == NULL) goto fail;
-    void *gather = mem;
-    if (tag == HURRAY_DTYPE_BOOL && !(c_contig && v->len > 0)) {
-      gather = PyMem_Malloc((size_t)(v->len > 0 ? v->len : 1));
-      if (gather == NULL) {
-        hurray_free(mem);
-        PyErr_NoMemory();
-        goto fail;
-      }
-    }
-    int rc = 0;
-    const uint8_t *elems = (const uint8_t *)v->buf;
-    if (!c_contig || tag != HURRAY_DTYPE_BOOL) {
-      if (c_contig) {
-        memcpy(gather, v->buf, (size_t)v->len);
-      } else {
-        rc = PyBuffer_ToContiguous(gather, v, v->len, 'C');
-      }
-      elems = gather;
-    }
-    if (rc == 0 && tag == HURRAY_DTYPE_BOOL) hrpy_bool_pack(elems, mem, count);
-    if (gather != mem) PyMem_Free(gather);
+    /* bool is packed from its elements in C order, gathered first unless they are */
+    uint8_t *tmp = mem != NULL && is_bool && !c_contig
+                       ? PyMem_Malloc((size_t)(v->len > 0 ? v->len : 1))
+                       : NULL;
+    int rc = mem == NULL ? -1 : is_bool && !c_contig && tmp == NULL ? (PyErr_NoMemory(), -1) : 0;
+    if (rc == 0 && !c_contig) rc = PyBuffer_ToContiguous(is_bool ? tmp : mem, v, v->len, 'C');
+    if (rc == 0 && is_bool) hrpy_bool_pack(c_contig ? (const uint8_t *)v->buf : tmp, mem, count);
+    PyMem_Free(tmp);
     if (rc < 0) {
       hurray_free(mem);
       goto fail;

@@ -21,7 +21,6 @@
 #include "util/atomic.h"
 #include "util/errors.h"
 
-#include <string.h>
 
 /* Release the GIL for index checks over at least this many stored entries. */
 #define HRPY_NOGIL_INDEX_ENTRIES ((uint64_t)1 << 16)
@@ -119,50 +118,7 @@ PyObject *hrpy_tensor_to_scipy(PyObject *self, PyObject *unused) {
   return PyObject_CallOneArg(fn, self);
 }
 
-/* ---- COO order ------------------------------------------------------------------ */
-
-/* True when the nnz rows of `rank` uint64 coordinates at p strictly increase
- * in lexicographic order (so hold no duplicate): the first out-of-order or
- * repeated pair ends the scan. */
-static bool coo_rows_increase(const uint8_t *p, uint64_t nnz, uint32_t rank) {
-  if (nnz < 2) return true;
-  if (rank == 0) return false; /* every row is the same (empty) coordinate */
-  if ((uintptr_t)p % sizeof(uint64_t) == 0) {
-    /* read as words (a NumPy uint64 array is aligned); ranks 1 and 2 unrolled */
-    const uint64_t *w = (const uint64_t *)(const void *)p;
-    if (rank == 1) {
-      for (uint64_t i = 1; i < nnz; i++)
-        if (w[i - 1] >= w[i]) return false;
-      return true;
-    }
-    if (rank == 2) {
-      for (uint64_t i = 1; i < nnz; i++) {
-        uint64_t a0 = w[2 * i - 2], a1 = w[2 * i - 1], b0 = w[2 * i], b1 = w[2 * i + 1];
-        if (!(a0 < b0 || (a0 == b0 && a1 < b1))) return false;
-      }
-      return true;
-    }
-    for (uint64_t i = 1; i < nnz; i++, w += rank) {
-      uint32_t d = 0;
-      while (d < rank && w[d] == w[rank + d]) d++;
-      if (d == rank || w[d] > w[rank + d]) return false;
-    }
-    return true;
-  }
-  size_t row = (size_t)rank * 8u;
-  for (uint64_t i = 1; i < nnz; i++, p += row) {
-    const uint8_t *q = p + row;
-    uint32_t d = 0;
-    uint64_t x = 0, y = 0;
-    for (; d < rank; d++) {
-      memcpy(&x, p + 8u * d, 8);
-      memcpy(&y, q + 8u * d, 8);
-      if (x != y) break;
-    }
-    if (d == rank || x > y) return false;
-  }
-  return true;
-}
+/* ---- COO order (hurray_coo_indices_increasing) ------------------------------ */
 
 PyObject *hrpy_coo_lexsorted(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
   (void)m;
@@ -185,10 +141,10 @@ PyObject *hrpy_coo_lexsorted(PyObject *m, PyObject *const *args, Py_ssize_t narg
   }
   bool inc;
   if (nnz >= HRPY_NOGIL_INDEX_ENTRIES) {
-    Py_BEGIN_ALLOW_THREADS inc = coo_rows_increase(v.buf, nnz, (uint32_t)rank);
+    Py_BEGIN_ALLOW_THREADS inc = hurray_coo_indices_increasing(v.buf, nnz, (uint32_t)rank);
     Py_END_ALLOW_THREADS
   } else {
-    inc = coo_rows_increase(v.buf, nnz, (uint32_t)rank);
+    inc = hurray_coo_indices_increasing(v.buf, nnz, (uint32_t)rank);
   }
   PyBuffer_Release(&v);
   return PyBool_FromLong(inc);

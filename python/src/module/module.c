@@ -396,24 +396,19 @@ static int module_exec(PyObject *m) {
   return 0;
 }
 
+/* The references of the shared part (util/state.h), visited and cleared alike. */
+#define HRPY_SHARED_SLOTS(st)                                                               \
+  {&(st)->InvalidDescriptorError, &(st)->BufferError, &(st)->UnsupportedError,            \
+   &(st)->InternalError, &(st)->FileError, &(st)->StreamError, &(st)->FileNotFoundError,  \
+   &(st)->PermissionError, &(st)->CopyRequiredError, &(st)->numpy, &(st)->hook_tensor_repr, \
+   &(st)->hook_tensor_str, &(st)->hook_to_scipy, &(st)->hook_as_tensor,                   \
+   &(st)->hook_composite_repr}
+
 static int module_traverse(PyObject *m, visitproc visit, void *arg) {
   HrpyState *st = hrpy_state_of_module(m);
   if (st == NULL) return 0;
-  Py_VISIT(st->InvalidDescriptorError);
-  Py_VISIT(st->BufferError);
-  Py_VISIT(st->UnsupportedError);
-  Py_VISIT(st->InternalError);
-  Py_VISIT(st->FileError);
-  Py_VISIT(st->StreamError);
-  Py_VISIT(st->FileNotFoundError);
-  Py_VISIT(st->PermissionError);
-  Py_VISIT(st->CopyRequiredError);
-  Py_VISIT(st->numpy);
-  Py_VISIT(st->hook_tensor_repr);
-  Py_VISIT(st->hook_tensor_str);
-  Py_VISIT(st->hook_to_scipy);
-  Py_VISIT(st->hook_as_tensor);
-  Py_VISIT(st->hook_composite_repr);
+  PyObject **shared[] = HRPY_SHARED_SLOTS(st);
+  for (size_t i = 0; i < sizeof shared / sizeof shared[0]; i++) Py_VISIT(*shared[i]);
   int r;
   if ((r = hrpy_core_state_traverse(st->core, visit, arg)) != 0 ||
       (r = hrpy_types_state_traverse(st->types, visit, arg)) != 0 ||
@@ -430,21 +425,8 @@ static int module_clear(PyObject *m) {
   hrpy_interop_state_clear(st->interop);
   hrpy_types_state_clear(st->types);
   hrpy_core_state_clear(st->core);
-  Py_CLEAR(st->InvalidDescriptorError);
-  Py_CLEAR(st->BufferError);
-  Py_CLEAR(st->UnsupportedError);
-  Py_CLEAR(st->InternalError);
-  Py_CLEAR(st->FileError);
-  Py_CLEAR(st->StreamError);
-  Py_CLEAR(st->FileNotFoundError);
-  Py_CLEAR(st->PermissionError);
-  Py_CLEAR(st->CopyRequiredError);
-  Py_CLEAR(st->numpy);
-  Py_CLEAR(st->hook_tensor_repr);
-  Py_CLEAR(st->hook_tensor_str);
-  Py_CLEAR(st->hook_to_scipy);
-  Py_CLEAR(st->hook_as_tensor);
-  Py_CLEAR(st->hook_composite_repr);
+  PyObject **shared[] = HRPY_SHARED_SLOTS(st);
+  for (size_t i = 0; i < sizeof shared / sizeof shared[0]; i++) Py_CLEAR(*shared[i]);
   return 0;
 }
 

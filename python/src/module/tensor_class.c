@@ -156,28 +156,17 @@ static PyObject *tensor_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
   static const char *const kwlist[] = {"buffer",     "dtype", "shape",       "device", "aux_buffers",
                            "layout",     "quantization", "statistics", "shard", "byte_offset",
                            "copy",       NULL};
-  PyObject *buffer, *dtobj, *shapeobj, *device = Py_None, *aux = Py_None, *layout = Py_None,
-                                                *quant = Py_None, *stats = Py_None,
-                                                *shard = Py_None, *boff = NULL, *copyobj = Py_None;
-  PyObject *argv_[11];
-  if (hrpy_parse_tuple("Tensor", args, kwargs, kwlist, 4, 3, argv_) < 0) return NULL;
-  buffer = argv_[0];
-  dtobj = argv_[1];
-  shapeobj = argv_[2];
-  if (argv_[3] != NULL) device = argv_[3];
-  if (argv_[4] != NULL) aux = argv_[4];
-  if (argv_[5] != NULL) layout = argv_[5];
-  if (argv_[6] != NULL) quant = argv_[6];
-  if (argv_[7] != NULL) stats = argv_[7];
-  if (argv_[8] != NULL) shard = argv_[8];
-  if (argv_[9] != NULL) boff = argv_[9];
-  if (argv_[10] != NULL) copyobj = argv_[10];
+  PyObject *a[11];
+  if (hrpy_parse_tuple("Tensor", args, kwargs, kwlist, 4, 3, a) < 0) return NULL;
+  for (int i = 3; i < 11; i++)
+    if (a[i] == NULL) a[i] = Py_None;
+  PyObject *buffer = a[0], *device = a[3], *aux = a[4], *layout = a[5], *boff = a[9];
   const char *ctx = "Tensor";
   uint8_t tag;
-  if (hrpy_dtype_converter(st, dtobj, &tag) < 0) return NULL;
+  if (hrpy_dtype_converter(st, a[1], &tag) < 0) return NULL;
   uint64_t shape[HURRAY_MAX_RANK];
   uint32_t rank = 0;
-  if (hrpy_parse_shape(st, shapeobj, shape, &rank, ctx) < 0) return NULL;
+  if (hrpy_parse_shape(st, a[2], shape, &rank, ctx) < 0) return NULL;
   if (device == Py_None) {
     device = st->core->cpu;
   } else if (!hrpy_device_check(st, device)) {
@@ -185,17 +174,16 @@ static PyObject *tensor_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
                         Py_TYPE(device)->tp_name);
   }
   int copy;
-  if (hrpy_parse_copy(copyobj, &copy) < 0) return NULL;
+  if (hrpy_parse_copy(a[10], &copy) < 0) return NULL;
   HurrayLayout lay;
   if (layout_arg(st, layout, rank, shape, &lay) < 0) return NULL;
   HrpySections sec;
   memset(&sec, 0, sizeof sec);
   sec.options = hrpy_layout_options(lay.tag);
-  if (sections_arg(st, quant, stats, shard, rank, &sec) < 0) return NULL;
+  if (sections_arg(st, a[6], a[7], a[8], rank, &sec) < 0) return NULL;
   uint64_t byte_offset = 0;
-  if (boff != NULL && boff != Py_None) {
-    if (hrpy_arg_u64(st, boff, ctx, "byte_offset", UINT64_MAX, &byte_offset) < 0) return NULL;
-  }
+  if (boff != Py_None && hrpy_arg_u64(st, boff, ctx, "byte_offset", UINT64_MAX, &byte_offset) < 0)
+    return NULL;
   /* An unknown layout keeps the buffer table inside its raw bytes (what a
    * permissive decode can do without the payload's length), so the tensor
    * declares no buffers of its own. */
@@ -226,11 +214,6 @@ static PyObject *tensor_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
   }
   if (all == NULL) return NULL;
   Py_ssize_t n = PySequence_Fast_GET_SIZE(all);
-  if (n > (Py_ssize_t)HURRAY_MAX_BUFFERS) {
-    Py_DECREF(all);
-    return hrpy_raise(st->InvalidDescriptorError, "Tensor: too many buffers (%zd)", n);
-  }
-  uint32_t nbuf = (uint32_t)n;
   if (opaque) {
     bool empty = true;
     for (Py_ssize_t i = 0; empty && i < n; i++) {
@@ -252,37 +235,24 @@ static PyObject *tensor_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     return hrpy_tensor_build_ex(st, tag, rank, shape, &lay, byte_offset, device, NULL, 0, &sec,
                                ctx);
   }
-  if (nbuf == 0) {
+  if (n == 0) {
     Py_DECREF(all);
     return PyErr_Format(PyExc_TypeError, "Tensor: buffer is required (None only for an "
                                          "UnknownLayout, whose buffers are inside its bytes)");
   }
-  HrpyBuffer *bufs = PyMem_Calloc(nbuf, sizeof(HrpyBuffer));
-  if (bufs == NULL) {
-    Py_DECREF(all);
-    return PyErr_NoMemory();
-  }
-  PyObject *result = NULL;
-  uint32_t got = 0;
-  for (uint32_t i = 0; i < nbuf; i++) {
-    PyObject *o = PySequence_Fast_GET_ITEM(all, (Py_ssize_t)i);
-    /* A Python buffer is host memory whatever device the tensor declares
-     * (docs/internals/decisions.md, "Device-tagged tensors built from host buffers"):
-     * the copy policy is the same as for a CPU tensor. */
-    if (hrpy_buffer_acquire(st, o, i, copy, ctx, &bufs[i]) < 0)
-      goto done;
-    got = i + 1;
-  }
-  result =
-      hrpy_tensor_build_ex(st, tag, rank, shape, &lay, byte_offset, device, bufs, nbuf, &sec, ctx);
-  got = 0; /* moved or released by hrpy_tensor_build_ex */
-  if (result != NULL && hrpy_tensor_validate_index_buffers(st, result, ctx) < 0)
-    Py_CLEAR(result);
-  if (result != NULL && hrpy_tensor_warn_unpacked(result, ctx) < 0) Py_CLEAR(result);
-done:
-  for (uint32_t i = 0; i < got; i++) hrpy_buffer_release(&bufs[i]);
-  PyMem_Free(bufs);
+  /* A Python buffer is host memory whatever device the tensor declares
+   * (docs/internals/decisions.md, "Device-tagged tensors built from host buffers"):
+   * the copy policy is the same as for a CPU tensor. */
+  uint32_t nbuf = 0;
+  HrpyBuffer *bufs = hrpy_buffers_acquire(st, all, copy, ctx, &nbuf);
   Py_DECREF(all);
+  if (bufs == NULL) return NULL;
+  PyObject *result = /* moves or releases the buffers */
+      hrpy_tensor_build_ex(st, tag, rank, shape, &lay, byte_offset, device, bufs, nbuf, &sec, ctx);
+  PyMem_Free(bufs);
+  if (result != NULL && (hrpy_tensor_validate_index_buffers(st, result, ctx) < 0 ||
+                         hrpy_tensor_warn_unpacked(result, ctx) < 0))
+    Py_CLEAR(result);
   return result;
 }
 
@@ -305,32 +275,14 @@ static PyObject *m_tensor_from_descriptor(PyObject *m, PyObject *const *args, Py
   if (hrpy_parse_copy(a[3], &copy) < 0) return NULL;
   PyObject *seq = PySequence_Fast(a[1], "buffers must be a sequence");
   if (seq == NULL) return NULL;
-  Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
-  if (n > (Py_ssize_t)HURRAY_MAX_BUFFERS) {
-    Py_DECREF(seq);
-    return hrpy_raise(st->InvalidDescriptorError, "too many buffers (%zd)", n);
-  }
-  HrpyBuffer *bufs = PyMem_Calloc(n > 0 ? (size_t)n : 1u, sizeof(HrpyBuffer));
-  if (bufs == NULL) {
-    Py_DECREF(seq);
-    return PyErr_NoMemory();
-  }
-  PyObject *r = NULL;
-  Py_ssize_t got = 0;
-  for (; got < n; got++) {
-    if (hrpy_buffer_acquire(st, PySequence_Fast_GET_ITEM(seq, got), (uint32_t)got,
-                            copy, "_tensor_from_descriptor", &bufs[got]) < 0)
-      break;
-  }
-  if (got == n) {
-    r = hrpy_tensor_from_descriptor(st, d, bufs, (uint32_t)n,
-                                   permissive ? HURRAY_DECODE_PERMISSIVE : HURRAY_DECODE_STRICT,
-                                   "_tensor_from_descriptor");
-  } else {
-    for (Py_ssize_t i = 0; i < got; i++) hrpy_buffer_release(&bufs[i]);
-  }
-  PyMem_Free(bufs);
+  uint32_t n = 0;
+  HrpyBuffer *bufs = hrpy_buffers_acquire(st, seq, copy, "_tensor_from_descriptor", &n);
   Py_DECREF(seq);
+  if (bufs == NULL) return NULL;
+  PyObject *r = hrpy_tensor_from_descriptor(
+      st, d, bufs, n, permissive ? HURRAY_DECODE_PERMISSIVE : HURRAY_DECODE_STRICT,
+      "_tensor_from_descriptor");
+  PyMem_Free(bufs);
   return r;
 }
 
