@@ -85,16 +85,6 @@ static inline void hrpy_strided_pack_bool(uint8_t *dst, const uint8_t *src, uint
   HurrayStatus rc = hurray_elements_gather_bool(src, rank, shape, bstrides, dst);
   (void)rc;
 }
-/* hurray_strided_span over a pointer: element strides, every extent > 0. */
-static inline bool hrpy_strided_extent(uint8_t *first, uint64_t esize, uint32_t rank,
-                                       const uint64_t *shape, const int64_t *estrides,
-                                       uint8_t **base, uint64_t *span, uint64_t *byte_offset) {
-  uintptr_t b;
-  if (!hurray_strided_span((uintptr_t)first, esize, rank, shape, estrides, &b, span, byte_offset))
-    return false;
-  *base = (uint8_t *)b;
-  return true;
-}
 /* Bit-packed bool <-> one byte per element (LSB-first). */
 static inline void hrpy_bool_unpack(const uint8_t *src, uint8_t *dst, uint64_t count) {
   hurray_bool_unpack(src, dst, count);
