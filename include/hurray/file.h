@@ -1045,6 +1045,85 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_kv_find(const HurrayFile *f
                                                              size_t key_len,
                                                              const HurrayKvValue **value);
 
+/* ---- loading many names at once ------------------------------------------------------ */
+
+/*
+ * Every structural check of the reader, then the data checksums: what a
+ * user's "verify this file" means. hurray_file_verify, hurray_file_verify_tensor
+ * of every index entry, then hurray_file_verify_data when the file carries
+ * checksums (*has_sums true; a file without them is checked for its
+ * structure alone). `report` and `has_sums` (NULL allowed) are filled on
+ * every outcome. Errors: the first of those functions' (their message names
+ * the tensor, the field and the byte offset), never HURRAY_ERR_NOT_FOUND.
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_check(const HurrayFile *f,
+                                                           HurrayFileDataReport *report,
+                                                           bool *has_sums, HurrayError *err);
+
+/* One item of hurray_file_load. */
+typedef struct HurrayFileLoadItem {
+  const char *name;         /* borrowed (the file's, or the caller's); NOT NUL-terminated */
+  size_t name_len;
+  uint64_t index;           /* the index entry read: the tensor's, or a view's base's */
+  int64_t view;             /* a view with a type and geometry of its own: its number; else -1 */
+  uint64_t same_as;         /* an earlier item that is this same tensor, or UINT64_MAX */
+  HurrayFileTensor *tensor; /* owned by the load: a tensor; NULL for a composite and same_as */
+  HurrayFileNode *node;     /* owned by the load: a composite (its whole tree), else NULL */
+} HurrayFileLoadItem;
+
+/* What hurray_file_load read: `count` items. Free with hurray_file_load_destroy. */
+typedef struct HurrayFileLoad {
+  uint64_t count;
+  HurrayFileLoadItem *items;
+} HurrayFileLoad;
+
+#define HURRAY_FILE_LOAD_VERIFY 0x1u /* hurray_file_check first */
+#define HURRAY_FILE_LOAD_STORED 0x2u /* a whole load: the stored items only, no views */
+
+/* Where hurray_file_load failed: the file as a whole (at unused: the index,
+ * a prefetch, verification), its views record (at unused), name `at` of the
+ * caller's (not found, duplicate), or a read of index entry `at`. */
+#define HURRAY_FILE_LOAD_AT_FILE 0u
+#define HURRAY_FILE_LOAD_AT_VIEWS 1u
+#define HURRAY_FILE_LOAD_AT_NAME 2u
+#define HURRAY_FILE_LOAD_AT_TENSOR 3u
+typedef struct HurrayFileLoadFailure {
+  uint32_t stage; /* HURRAY_FILE_LOAD_AT_* */
+  uint64_t at;
+} HurrayFileLoadFailure;
+
+/*
+ * Reads many names of `f` at once. names NULL: every name, as a whole-file
+ * load gives them: the tensor region is read ahead with the file's workers
+ * (hurray_file_prefetch), the whole index is proven (hurray_file_verify),
+ * then every top-level item is read in file order (a composite head as its
+ * tree: its members are not items of their own), then every view of the
+ * views record in record order (none with HURRAY_FILE_LOAD_STORED): a view
+ * with a geometry of its own over its base's bytes (hurray_file_view_tensor,
+ * sharing the base's item when it is one), a same-kind view as `same_as` its
+ * base's item (or its base read when that is a composite's member). names
+ * given (`name_count` names of name_lens[i] bytes, borrowed while the load
+ * lives): item i is names[i], resolved as a stored tensor, else a view (the
+ * record checked whole first; a same-kind view reads its base), all before
+ * anything is read; each index entry is read once (later items with the same
+ * entry are `same_as` the first, each item's data read ahead on its own),
+ * and views after the stored items, over a base read among them.
+ * HURRAY_FILE_LOAD_VERIFY: the tensor region read ahead and hurray_file_check
+ * before anything is read. *out owned (hurray_file_load_destroy); NULL on
+ * failure, when `failure` (NULL allowed) says where.
+ * Errors: HURRAY_ERR_NULL_POINTER; HURRAY_ERR_NOT_FOUND and
+ * HURRAY_ERR_DUPLICATE_NAME (a name, *err left as it was), those of
+ * hurray_file_view_count, hurray_file_prefetch, hurray_file_verify,
+ * hurray_file_check, hurray_file_tensor, hurray_file_composite and
+ * hurray_file_view_tensor; HURRAY_ERR_OUT_OF_MEMORY.
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_load(
+    const HurrayFile *f, const char *const *names, const size_t *name_lens, uint64_t name_count,
+    uint32_t flags, HurrayFileLoad **out, HurrayFileLoadFailure *failure, HurrayError *err);
+
+/* Frees a load (releasing every tensor and tree) and sets *load to NULL. NULL-safe. */
+HURRAY_API void hurray_file_load_destroy(HurrayFileLoad **load);
+
 #ifdef __cplusplus
 }
 #endif

@@ -157,74 +157,77 @@ static PyObject *node_to_py(HrpyState *st, const HurrayFileNode *node, uint32_t 
   return r;
 }
 
-/* One top-level item being read: a tensor, or a whole composite; or a view
- * (view >= 0: hurray_file_view_tensor, over `base` when it was fetched). */
-typedef struct Fetch {
-  uint64_t index;
-  HurrayFileTensor *t;
-  HurrayFileNode *node;
-  int64_t view;
-  HurrayFileTensor *base; /* borrowed from another item */
-} Fetch;
-
-static bool is_head(const HurrayFileTensor *t) {
-  uint8_t tag = 0;
-  return hurray_descriptor_layout_tag(hurray_file_tensor_descriptor(t), &tag) == HURRAY_OK &&
-         tag == HURRAY_LAYOUT_COMPOSITE;
+/* What hurray_file_load refused, as Python sees it: a missing name is a
+ * KeyError, a name two entries share a FileError naming it, a views record
+ * the reader refuses a ValueError (hrpy_raise_views), a failed read the
+ * status's exception naming the tensor. */
+static PyObject *raise_load(HrpyState *st, const HurrayFile *f, HurrayStatus rc,
+                            const HurrayError *err, const HurrayFileLoadFailure *fail,
+                            PyObject *names, const char *op) {
+  char ctx[200];
+  if (fail->stage == HURRAY_FILE_LOAD_AT_VIEWS) return hrpy_raise_views(st, rc, err, op);
+  if (fail->stage == HURRAY_FILE_LOAD_AT_NAME) {
+    PyObject *name = PyTuple_GET_ITEM(names, (Py_ssize_t)fail->at);
+    if (rc == HURRAY_ERR_NOT_FOUND) {
+      PyErr_SetObject(PyExc_KeyError, name);
+      return NULL;
+    }
+    PyOS_snprintf(ctx, sizeof ctx, "%s: tensor '%.120s'", op, PyUnicode_AsUTF8(name));
+    return hrpy_raise_status(st, rc, NULL, ctx);
+  }
+  if (fail->stage == HURRAY_FILE_LOAD_AT_TENSOR)
+    tensor_context(ctx, sizeof ctx, op, f, fail->at);
+  else
+    PyOS_snprintf(ctx, sizeof ctx, "%s", op);
+  return hrpy_raise_status(st, rc, err, ctx);
 }
 
-/* Reads x->index (or view x->view): no Python API, so it runs without the GIL. */
-static HurrayStatus fetch(const HurrayFile *f, Fetch *x, HurrayError *err) {
-  if (x->view >= 0) return hurray_file_view_tensor(f, (uint64_t)x->view, x->base, &x->t, err);
-  HurrayStatus rc = hurray_file_tensor(f, x->index, &x->t, err);
-  if (rc != HURRAY_OK || !is_head(x->t)) return rc;
-  hurray_file_tensor_release(&x->t);
-  return hurray_file_composite(f, x->index, &x->node, err);
-}
-
-/* A stored item's data read ahead, in parallel when the file's workers are
- * more than one and its pages are not in memory (hurray_file_prefetch): its
- * own bytes, never the rest of the file. No Python API. */
-static HurrayStatus prefetch_item(const HurrayFile *f, const Fetch *x, HurrayError *err) {
-  HurrayFileEntry e;
-  if (x->view >= 0 || hurray_file_entry(f, x->index, &e) != HURRAY_OK) return HURRAY_OK;
-  return hurray_file_prefetch(f, e.data_offset, e.data_length, 0, err);
-}
-
-static uint64_t node_size(const HurrayFileNode *n) {
-  uint64_t c = 1;
-  for (uint32_t k = 0; k < n->member_count; k++) c += node_size(&n->members[k]);
-  return c;
-}
-
-static void fetch_clear(Fetch *x) {
-  hurray_file_tensor_release(&x->t);
-  hurray_file_node_destroy(&x->node);
-}
-
-static PyObject *fetch_to_py(HrpyState *st, const Fetch *x, uint32_t options,
-                             const char *context) {
-  return x->node != NULL ? node_to_py(st, x->node, options, context)
-                         : tensor_from_file(st, x->t, options, context);
-}
-
-/* One item fetched without the GIL and converted (or the error raised, naming
- * the tensor); x is cleared either way. */
-static PyObject *fetch_one(HrpyState *st, const HurrayFile *f, Fetch *x, uint32_t options,
-                           const char *op) {
+/* hurray_file_load without the GIL: `names` a tuple of str (NULL: the whole
+ * file). NULL with the exception raised. */
+static HurrayFileLoad *run_load(HrpyState *st, const HurrayFile *f, PyObject *names,
+                                uint32_t flags, const char *op) {
+  Py_ssize_t n = names != NULL ? PyTuple_GET_SIZE(names) : 0;
+  const char **s = names != NULL ? PyMem_Calloc((size_t)n + 1u, sizeof *s) : NULL;
+  size_t *lens = names != NULL ? PyMem_Calloc((size_t)n + 1u, sizeof *lens) : NULL;
+  HurrayFileLoad *L = NULL;
+  if (names != NULL && (s == NULL || lens == NULL)) {
+    PyErr_NoMemory();
+    goto done;
+  }
+  for (Py_ssize_t i = 0; i < n; i++) {
+    Py_ssize_t len = 0;
+    s[i] = PyUnicode_AsUTF8AndSize(PyTuple_GET_ITEM(names, i), &len);
+    if (s[i] == NULL) goto done;
+    lens[i] = (size_t)len;
+  }
+  HurrayFileLoadFailure fail;
   HurrayError err;
   hurray_error_clear(&err);
   HurrayStatus rc;
   Py_BEGIN_ALLOW_THREADS
-  rc = prefetch_item(f, x, &err);
-  if (rc == HURRAY_OK) rc = fetch(f, x, &err);
+  rc = hurray_file_load(f, s, lens, (uint64_t)n, flags, &L, &fail, &err);
   Py_END_ALLOW_THREADS
+  if (rc != HURRAY_OK) raise_load(st, f, rc, &err, &fail, names, op);
+done:
+  PyMem_Free(s);
+  PyMem_Free(lens);
+  return L;
+}
+
+/* Item i of a load as a Python object: the object of the item it is the same
+ * as (objs holds the earlier items'), or a new one naming the tensor or view. */
+static PyObject *item_to_py(HrpyState *st, const HurrayFile *f, const HurrayFileLoad *L,
+                            uint64_t i, PyObject *objs, uint32_t options, const char *op) {
+  const HurrayFileLoadItem *x = &L->items[i];
+  if (x->same_as != UINT64_MAX) return Py_NewRef(PyTuple_GET_ITEM(objs, (Py_ssize_t)x->same_as));
   char ctx[200];
-  tensor_context(ctx, sizeof ctx, op, f, x->index);
-  PyObject *r = rc == HURRAY_OK ? fetch_to_py(st, x, options, ctx)
-                                : hrpy_raise_status(st, rc, &err, ctx);
-  fetch_clear(x);
-  return r;
+  if (x->view >= 0)
+    PyOS_snprintf(ctx, sizeof ctx, "%s: view '%.*s'", op,
+                  (int)(x->name_len > 120 ? 120 : x->name_len), x->name);
+  else
+    tensor_context(ctx, sizeof ctx, op, f, x->index);
+  return x->node != NULL ? node_to_py(st, x->node, options, ctx)
+                         : tensor_from_file(st, x->tensor, options, ctx);
 }
 
 /* ---- opening ------------------------------------------------------------------------- */
@@ -339,22 +342,6 @@ static int parse_permissive(PyObject *o, uint32_t *out) {
   return 0;
 }
 
-/* Looks `name` up: 0 with *idx set, or -1 with KeyError (no such tensor) or
- * the status's exception (FileError for a name two entries share). */
-static int find_name(HrpyState *st, const HurrayFile *f, PyObject *name, const char *s,
-                     Py_ssize_t len, const char *op, uint64_t *idx) {
-  HurrayStatus rc = hurray_file_find(f, s, (size_t)len, idx);
-  if (rc == HURRAY_OK) return 0;
-  if (rc == HURRAY_ERR_NOT_FOUND) {
-    PyErr_SetObject(PyExc_KeyError, name);
-  } else {
-    char ctx[200];
-    PyOS_snprintf(ctx, sizeof ctx, "%s: tensor '%.120s'", op, s);
-    hrpy_raise_status(st, rc, NULL, ctx);
-  }
-  return -1;
-}
-
 /* ---- shared tensors: the views record (docs/reference/file-format.md, "Shared tensors") -------- */
 
 /* The view count, the record checked whole (runs the check without the GIL
@@ -415,55 +402,6 @@ static PyObject *view_records(HrpyState *st, const HurrayFile *f, const char *op
     PyTuple_SET_ITEM(out, (Py_ssize_t)i, rec);
   }
   return out;
-}
-
-/* Looks `name` up among the stored tensors, then the views: 0 with *x set
- * (x->index, or x->view for a view with a type and geometry of its own; a
- * same-kind view reads its base), or -1 with KeyError or the exception. */
-static int find_item(HrpyState *st, const HurrayFile *f, PyObject *name, const char *s,
-                     Py_ssize_t len, const char *op, Fetch *x) {
-  x->view = -1;
-  HurrayStatus rc = hurray_file_find(f, s, (size_t)len, &x->index);
-  if (rc == HURRAY_OK) return 0;
-  if (rc != HURRAY_ERR_NOT_FOUND) return find_name(st, f, name, s, len, op, &x->index);
-  if (view_count(st, f, op) < 0) return -1;
-  uint64_t vi = 0;
-  rc = hurray_file_find_view(f, s, (size_t)len, &vi, NULL);
-  if (rc == HURRAY_ERR_NOT_FOUND) {
-    PyErr_SetObject(PyExc_KeyError, name);
-    return -1;
-  }
-  if (rc != HURRAY_OK) {
-    hrpy_raise_status(st, rc, NULL, op);
-    return -1;
-  }
-  HurrayFileView v;
-  HRPY_CANNOT_FAIL(hurray_file_view(f, vi, &v, NULL));
-  x->index = v.base_index;
-  if (!v.same) x->view = (int64_t)vi;
-  return 0;
-}
-
-/* ---- verification (docs/reference/file-format.md, "Data checksums") ----------------------------- */
-
-/* Every structural check the C reader has (hurray_file_verify, then
- * hurray_file_verify_tensor of every tensor), then the data checksums when
- * the file carries them (*has_sums). No Python API: runs without the GIL. */
-static HurrayStatus verify_all(const HurrayFile *f, HurrayFileDataReport *rep, bool *has_sums,
-                               HurrayError *err) {
-  memset(rep, 0, sizeof *rep);
-  *has_sums = false;
-  HurrayStatus rc = hurray_file_verify(f, err);
-  uint64_t n = hurray_file_tensor_count(f);
-  for (uint64_t i = 0; rc == HURRAY_OK && i < n; i++) rc = hurray_file_verify_tensor(f, i, err);
-  if (rc != HURRAY_OK) return rc;
-  HurrayError derr;
-  hurray_error_clear(&derr);
-  rc = hurray_file_verify_data(f, rep, &derr);
-  if (rc == HURRAY_ERR_NOT_FOUND) return HURRAY_OK; /* no checksums: the structure is all */
-  *has_sums = true;
-  if (rc != HURRAY_OK && err != NULL) *err = derr;
-  return rc;
 }
 
 /* ---- load ------------------------------------------------------------------------------ */
@@ -732,203 +670,31 @@ static PyObject *load_impl(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
     Py_XDECREF(wanted);
     return NULL;
   }
-  PyObject *result = NULL;
-  uint64_t count = hurray_file_tensor_count(f);
-  /* Every name of a whole load: the stored items, then the views (built here
-   * over the bases just read, sharing their bytes), unless the caller wants
-   * the records instead (with_kv: the framework loaders rebuild their own). */
-  int64_t nviews = 0;
-  if (wanted == NULL && !with_kv) {
-    nviews = view_count(st, f, op);
-    if (nviews < 0) {
-      hurray_file_close(&f);
-      Py_XDECREF(wanted);
-      return NULL;
-    }
-  }
-  uint64_t n = wanted != NULL ? (uint64_t)PyTuple_GET_SIZE(wanted) : count;
-  Fetch *items = PyMem_Calloc((size_t)(n + (uint64_t)nviews) + 1u, sizeof(Fetch));
-  Fetch *vitems = items != NULL ? items + n : NULL; /* the views of a whole load */
-  uint32_t *pos_of = NULL; /* whole load with views: index entry -> item, or UINT32_MAX */
-  if (items == NULL) {
-    PyErr_NoMemory();
-    goto done;
-  }
-  for (uint64_t i = 0; i < n + (uint64_t)nviews; i++) items[i].view = -1;
-  if (wanted != NULL) {
-    for (uint64_t i = 0; i < n; i++) {
-      PyObject *name = PyTuple_GET_ITEM(wanted, (Py_ssize_t)i);
-      Py_ssize_t len = 0;
-      const char *s = PyUnicode_AsUTF8AndSize(name, &len);
-      if (s == NULL) goto done;
-      if (find_item(st, f, name, s, len, op, &items[i]) < 0) goto done;
-    }
-  }
-  if (nviews > 0) {
-    pos_of = PyMem_Malloc((size_t)(count ? count : 1) * sizeof *pos_of);
-    if (pos_of == NULL) {
-      PyErr_NoMemory();
-      goto done;
-    }
-    for (uint64_t k = 0; k < count; k++) pos_of[k] = UINT32_MAX;
-  }
-  HurrayError err;
-  hurray_error_clear(&err);
-  HurrayStatus rc = HURRAY_OK;
-  HurrayStatus vrc = HURRAY_OK;
-  uint64_t got = 0, failed_index = 0;
-  int64_t failed_view = -1;
-  Py_BEGIN_ALLOW_THREADS
-  if ((wanted == NULL || verify) && !from_bytes) {
-    /* everything is about to be read (the checksums of verify=True too): the
-     * whole tensor region ahead, in parallel (nothing when it is in memory
-     * already); it relies only on what open checked */
-    HurrayFileInfo info;
-    HRPY_CANNOT_FAIL(hurray_file_info(f, &info));
-    uint64_t end = info.kv_offset != 0 ? info.kv_offset : info.index_offset;
-    vrc = hurray_file_prefetch(f, info.first_descriptor_offset,
-                               end - info.first_descriptor_offset, 0, &err);
-  }
-  /* Loading everything relies on every name being unique and no two tensors
-   * overlapping: prove the whole index first (open checks only what a lazy
-   * reader of one tensor relies on). */
-  if (vrc != HURRAY_OK) {
-    /* reported below */
-  } else if (verify) {
-    /* verify=True: every structural rule and the data checksums, first */
-    HurrayFileDataReport rep;
-    bool has_sums;
-    vrc = verify_all(f, &rep, &has_sums, &err);
-  } else if (wanted == NULL) {
-    vrc = hurray_file_verify(f, &err);
-  }
-  rc = vrc;
-  if (vrc != HURRAY_OK) {
-    /* reported below, against no particular tensor */
-  } else if (wanted != NULL) {
-    /* the stored items first, then the views, over a base read among them */
-    for (int pass = 0; pass < 2 && rc == HURRAY_OK; pass++) {
-      for (got = 0; got < n; got++) {
-        Fetch *x = &items[got];
-        if ((x->view >= 0) != (pass == 1)) continue;
-        for (uint64_t k = 0; pass == 1 && k < n && x->base == NULL; k++)
-          if (items[k].view < 0 && items[k].t != NULL && items[k].index == x->index)
-            x->base = items[k].t;
-        if (pass == 0) rc = prefetch_item(f, x, &err);
-        if (rc == HURRAY_OK) rc = fetch(f, x, &err);
-        if (rc != HURRAY_OK) break;
-      }
-    }
-    if (rc == HURRAY_OK) got = n;
-  } else {
-    /* every top-level item in file order; a composite's members belong to it */
-    for (uint64_t p = 0; p < count;) {
-      rc = hurray_file_position(f, p, &items[got].index);
-      if (rc == HURRAY_OK) rc = fetch(f, &items[got], &err);
-      if (rc != HURRAY_OK) break;
-      if (pos_of != NULL && items[got].t != NULL) pos_of[items[got].index] = (uint32_t)got;
-      p += items[got].node != NULL ? node_size(items[got].node) : 1u;
-      got++;
-    }
-    /* then each view with a geometry of its own, over its base's bytes */
-    for (int64_t v = 0; rc == HURRAY_OK && v < nviews; v++) {
-      HurrayFileView fv;
-      HRPY_CANNOT_FAIL(hurray_file_view(f, (uint64_t)v, &fv, NULL));
-      if (fv.same) continue;
-      Fetch *x = &vitems[v];
-      x->view = v;
-      x->index = fv.base_index;
-      uint32_t at = pos_of[fv.base_index];
-      x->base = at != UINT32_MAX ? items[at].t : NULL;
-      rc = fetch(f, x, &err);
-      if (rc != HURRAY_OK) {
-        failed_view = v;
-        failed_index = fv.base_index; /* the message names the base read */
-      }
-    }
-  }
-  if (rc != HURRAY_OK && vrc == HURRAY_OK && failed_view < 0) {
-    failed_index = items[got].index;
-    fetch_clear(&items[got]);
-  }
-  Py_END_ALLOW_THREADS
-  if (rc != HURRAY_OK) {
-    char ctx[200];
-    if (vrc == HURRAY_OK)
-      tensor_context(ctx, sizeof ctx, op, f, failed_index);
-    else
-      PyOS_snprintf(ctx, sizeof ctx, "%s", op);
-    hrpy_raise_status(st, rc, &err, ctx);
-    goto done;
-  }
-  result = PyDict_New();
-  /* names= : one object per index entry (a name asked for twice, a
-   * same-kind view beside its base), as a whole load gives */
-  PyObject *by_index = wanted != NULL ? PyDict_New() : NULL;
-  if (wanted != NULL && by_index == NULL) Py_CLEAR(result);
-  for (uint64_t i = 0; result != NULL && i < got; i++) {
-    char ctx[200];
-    tensor_context(ctx, sizeof ctx, op, f, items[i].index);
-    PyObject *key;
-    if (wanted != NULL) {
-      key = Py_NewRef(PyTuple_GET_ITEM(wanted, (Py_ssize_t)i));
-    } else {
-      HurrayFileEntry e;
-      HRPY_CANNOT_FAIL(hurray_file_entry(f, items[i].index, &e));
-      key = PyUnicode_DecodeUTF8(e.name, (Py_ssize_t)e.name_len, "strict");
-    }
-    PyObject *obj = NULL, *ik = NULL;
-    if (key != NULL && by_index != NULL && items[i].view < 0) {
-      ik = PyLong_FromUnsignedLongLong(items[i].index);
-      obj = ik != NULL ? Py_XNewRef(PyDict_GetItemWithError(by_index, ik)) : NULL;
-    }
-    if (key != NULL && obj == NULL && !PyErr_Occurred()) {
-      obj = fetch_to_py(st, &items[i], options, ctx);
-      if (obj != NULL && ik != NULL && PyDict_SetItem(by_index, ik, obj) < 0) Py_CLEAR(obj);
-    }
-    Py_XDECREF(ik);
-    if (obj == NULL || PyDict_SetItem(result, key, obj) < 0) Py_CLEAR(result);
+  uint32_t flags = (verify ? HURRAY_FILE_LOAD_VERIFY : 0u) | (with_kv ? HURRAY_FILE_LOAD_STORED : 0u);
+  HurrayFileLoad *L = run_load(st, f, wanted, flags, op);
+  /* each item's object (same_as: an earlier item's), then the dict of names
+   * to them: names= given, each name the caller's key */
+  PyObject *objs = L != NULL ? PyTuple_New((Py_ssize_t)L->count) : NULL;
+  PyObject *result = objs != NULL ? PyDict_New() : NULL;
+  for (uint64_t i = 0; result != NULL && i < L->count; i++) {
+    const HurrayFileLoadItem *x = &L->items[i];
+    PyObject *obj = item_to_py(st, f, L, i, objs, options, op);
+    PyObject *key = wanted != NULL ? Py_NewRef(PyTuple_GET_ITEM(wanted, (Py_ssize_t)i))
+                                   : PyUnicode_DecodeUTF8(x->name, (Py_ssize_t)x->name_len,
+                                                          "strict");
+    if (obj != NULL) PyTuple_SET_ITEM(objs, (Py_ssize_t)i, Py_NewRef(obj));
+    if (obj == NULL || key == NULL || PyDict_SetItem(result, key, obj) < 0) Py_CLEAR(result);
     Py_XDECREF(key);
     Py_XDECREF(obj);
   }
-  /* the views of a whole load, in record order: a same-kind view is its
-   * base's object */
-  for (int64_t v = 0; result != NULL && v < nviews; v++) {
-    HurrayFileView fv;
-    HRPY_CANNOT_FAIL(hurray_file_view(f, (uint64_t)v, &fv, NULL));
-    PyObject *key = PyUnicode_DecodeUTF8(fv.name, (Py_ssize_t)fv.name_len, "strict");
-    PyObject *obj = NULL;
-    if (key != NULL && fv.same) {
-      PyObject *bk = PyUnicode_DecodeUTF8(fv.base, (Py_ssize_t)fv.base_len, "strict");
-      obj = bk != NULL ? Py_XNewRef(PyDict_GetItemWithError(result, bk)) : NULL;
-      if (obj == NULL && !PyErr_Occurred()) {
-        /* the base is a composite's member: read it on its own */
-        Fetch x = {fv.base_index, NULL, NULL, -1, NULL};
-        obj = fetch_one(st, f, &x, options, op);
-      }
-      Py_XDECREF(bk);
-    } else if (key != NULL) {
-      char ctx[200];
-      PyOS_snprintf(ctx, sizeof ctx, "%s: view '%.120s'", op, PyUnicode_AsUTF8(key));
-      obj = fetch_to_py(st, &vitems[v], options, ctx);
-    }
-    if (obj == NULL || PyDict_SetItem(result, key, obj) < 0) Py_CLEAR(result);
-    Py_XDECREF(key);
-    Py_XDECREF(obj);
-  }
-  Py_XDECREF(by_index);
+  Py_XDECREF(objs);
+  hurray_file_load_destroy(&L);
   if (result != NULL && with_kv) {
     PyObject *records = view_records(st, f, op);
     PyObject *pair = records != NULL ? PyTuple_Pack(2, result, records) : NULL;
     Py_XDECREF(records);
     Py_SETREF(result, pair);
   }
-done:
-  if (items != NULL) {
-    for (uint64_t i = 0; i < n + (uint64_t)nviews; i++) fetch_clear(&items[i]);
-    PyMem_Free(items);
-  }
-  PyMem_Free(pos_of);
   hurray_file_close(&f); /* an image is released with it, or with its last view */
   Py_XDECREF(wanted);
   return result;
@@ -1441,14 +1207,13 @@ static PyObject *file_get(HrpyFile *self, PyObject *name, const char *op) {
   if (!PyUnicode_Check(name))
     return PyErr_Format(PyExc_TypeError, "%s: tensor names are str, not %.100s", op,
                         Py_TYPE(name)->tp_name);
-  Py_ssize_t len = 0;
-  const char *s = PyUnicode_AsUTF8AndSize(name, &len);
-  if (s == NULL) return NULL;
   const HurrayFile *f = file_acquire(self);
   if (f == NULL) return NULL;
-  PyObject *r = NULL;
-  Fetch x = {0, NULL, NULL, -1, NULL};
-  if (find_item(st, f, name, s, len, op, &x) == 0) r = fetch_one(st, f, &x, self->options, op);
+  PyObject *names = PyTuple_Pack(1, name);
+  HurrayFileLoad *L = names != NULL ? run_load(st, f, names, 0, op) : NULL;
+  PyObject *r = L != NULL ? item_to_py(st, f, L, 0, NULL, self->options, op) : NULL;
+  hurray_file_load_destroy(&L);
+  Py_XDECREF(names);
   file_release(self);
   PyObject *ref = r != NULL ? Py_XNewRef(self->ref) : NULL;
   if (ref != NULL && PyObject_TypeCheck(r, st->core->TensorType)) {
@@ -1614,7 +1379,7 @@ static PyObject *file_verify(PyObject *self, PyObject *unused) {
   hurray_error_clear(&err);
   HurrayStatus rc;
   Py_BEGIN_ALLOW_THREADS
-  rc = verify_all(f, &rep, &has_sums, &err);
+  rc = hurray_file_check(f, &rep, &has_sums, &err);
   Py_END_ALLOW_THREADS
   uint64_t n = hurray_file_tensor_count(f);
   file_release(fo);
