@@ -1124,6 +1124,57 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_load(
 /* Frees a load (releasing every tensor and tree) and sets *load to NULL. NULL-safe. */
 HURRAY_API void hurray_file_load_destroy(HurrayFileLoad **load);
 
+/* ---- saving many names at once ------------------------------------------------------- */
+
+/* What a file holds, to write at once; every pointer borrowed. */
+typedef struct HurrayFileContents {
+  const HurrayFileCompositeNode *items; /* a tensor: a leaf node; a composite: its head node */
+  uint64_t item_count;
+  const HurrayFileView *views;          /* views of the items, checked against their bases */
+  uint64_t view_count;
+  const char *const *kv_keys;           /* KV entry i: kv_keys[i] (kv_key_lens[i] bytes) */
+  const size_t *kv_key_lens;
+  const HurrayKvValue *kv_values;
+  uint64_t kv_count;
+} HurrayFileContents;
+
+/* Where a save failed: opening, item `at`, view `at`, KV entry `at`, or finishing. */
+#define HURRAY_FILE_SAVE_AT_OPEN 0u
+#define HURRAY_FILE_SAVE_AT_TENSOR 1u
+#define HURRAY_FILE_SAVE_AT_VIEW 2u
+#define HURRAY_FILE_SAVE_AT_KV 3u
+#define HURRAY_FILE_SAVE_AT_FINISH 4u
+typedef struct HurrayFileSaveFailure {
+  uint32_t stage; /* HURRAY_FILE_SAVE_AT_* */
+  uint64_t at;
+} HurrayFileSaveFailure;
+
+/*
+ * Adds `c` to an open writer: each item (hurray_file_writer_add_composite for
+ * a composite head, else hurray_file_writer_add_tensor), then each view
+ * (hurray_file_writer_add_view), then each KV entry
+ * (hurray_file_writer_add_kv), stopping at the first failure, which
+ * `failure` (NULL allowed) locates. Errors: HURRAY_ERR_NULL_POINTER, and
+ * those of the four functions (each leaves the writer as it says).
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_writer_add_contents(
+    HurrayFileWriter *w, const HurrayFileContents *c, HurrayFileSaveFailure *failure,
+    HurrayError *err);
+
+/*
+ * Writes the file `c` describes, atomically, at once: path given, with
+ * hurray_file_writer_open and hurray_file_writer_finish (the target untouched
+ * on any failure before the rename); path NULL, into memory
+ * (hurray_file_writer_open_memory sized for the items' bytes, then
+ * hurray_file_writer_finish_memory: *image owned, free with hurray_free, of
+ * *image_size bytes; NULL and 0 on failure). `options` borrowed, NULL for the
+ * defaults. `failure` (NULL allowed) locates a failure.
+ * Errors: HURRAY_ERR_NULL_POINTER, those of the writer's functions.
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_save(
+    const char *path, const HurrayFileWriterOptions *options, const HurrayFileContents *c,
+    void **image, uint64_t *image_size, HurrayFileSaveFailure *failure, HurrayError *err);
+
 #ifdef __cplusplus
 }
 #endif

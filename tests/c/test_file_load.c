@@ -1,7 +1,8 @@
 /* hurray_file_load: every name of a file (stored items in file order, then
  * the views over their bases), or the names asked for (each index entry read
- * once, views over a base read beside them), and where it fails; and
- * hurray_file_check, the structure then the checksums. */
+ * once, views over a base read beside them), and where it fails;
+ * hurray_file_check, the structure then the checksums; and hurray_file_save,
+ * a file's contents written at once, and where it fails. */
 #include "test_file_util.h"
 
 static int setup(void **state) {
@@ -171,6 +172,77 @@ static void test_check_finds_damaged_data_and_load_names_it(void **state) {
   hurray_file_close(&f);
 }
 
+static void test_save_writes_every_item_view_and_entry_or_names_the_failure(void **state) {
+  (void)state;
+  for (int i = 0; i < 24; i++) g_w[i] = (float)i;
+  HurrayDescriptor *d = tf_desc_f32(4, 6);
+  const void *bw[1] = {g_w};
+  HurrayFileCompositeNode items[2];
+  memset(items, 0, sizeof items);
+  items[0].name = "w";
+  items[0].name_len = 1;
+  items[0].descriptor = d;
+  items[0].buffers = bw;
+  items[1] = items[0];
+  items[1].name = "v";
+  HurrayFileView view;
+  memset(&view, 0, sizeof view);
+  view.name = "tied";
+  view.name_len = 4;
+  view.base = "w";
+  view.base_len = 1;
+  view.same = true;
+  const char *keys[1] = {"k"};
+  size_t klens[1] = {1};
+  HurrayKvValue vals[1] = {hurray_kv_int64(7)};
+  HurrayFileContents c;
+  memset(&c, 0, sizeof c);
+  c.items = items;
+  c.item_count = 2;
+  c.views = &view;
+  c.view_count = 1;
+  c.kv_keys = keys;
+  c.kv_key_lens = klens;
+  c.kv_values = vals;
+  c.kv_count = 1;
+  HurrayFileSaveFailure fail;
+  HurrayError e;
+  const char *p = tf_path("saved.hrry");
+  if (hurray_file_save(p, NULL, &c, NULL, NULL, &fail, &e) != HURRAY_OK)
+    fail_msg("save: %s", e.message);
+  HurrayFile *f = tf_open_as(p, HURRAY_FILE_ACCESS_READ);
+  assert_int_equal(hurray_file_tensor_count(f), 2);
+  uint64_t n = 0;
+  assert_int_equal(hurray_file_view_count(f, &n, &e), HURRAY_OK);
+  assert_int_equal(n, 1);
+  const HurrayKvValue *kv = NULL;
+  assert_int_equal(hurray_file_kv_find(f, "k", 1, &kv), HURRAY_OK);
+  assert_int_equal(kv->v.i64, 7);
+  hurray_file_close(&f);
+  /* into memory: the same file */
+  void *image = NULL;
+  uint64_t size = 0;
+  assert_int_equal(hurray_file_save(NULL, NULL, &c, &image, &size, &fail, &e), HURRAY_OK);
+  assert_true(size > 0);
+  hurray_free(image);
+  /* a duplicate name: the item named, nothing left behind */
+  items[1].name = "w";
+  assert_int_equal(hurray_file_save(tf_path("dup.hrry"), NULL, &c, NULL, NULL, &fail, &e),
+                   HURRAY_ERR_DUPLICATE_NAME);
+  assert_int_equal(fail.stage, HURRAY_FILE_SAVE_AT_TENSOR);
+  assert_int_equal(fail.at, 1);
+  items[1].name = "v";
+  /* a view of no tensor written: the view named */
+  view.base = "x";
+  assert_int_equal(hurray_file_save(NULL, NULL, &c, &image, &size, &fail, &e),
+                   HURRAY_ERR_INVALID_ARGUMENT);
+  assert_int_equal(fail.stage, HURRAY_FILE_SAVE_AT_VIEW);
+  assert_null(image);
+  assert_int_equal(hurray_file_save(NULL, NULL, &c, NULL, NULL, &fail, &e),
+                   HURRAY_ERR_NULL_POINTER);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_a_whole_load_gives_the_stored_items_then_the_views,
@@ -179,6 +251,8 @@ int main(void) {
                                       setup, teardown),
       cmocka_unit_test_setup_teardown(test_check_finds_damaged_data_and_load_names_it, setup,
                                       teardown),
+      cmocka_unit_test_setup_teardown(
+          test_save_writes_every_item_view_and_entry_or_names_the_failure, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

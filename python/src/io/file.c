@@ -773,70 +773,79 @@ static PyObject *m_remove_stale_temporaries(PyObject *m, PyObject *const *args, 
 
 /* ---- save ------------------------------------------------------------------------------ */
 
-/* One top-level entry to write. */
-typedef struct SaveJob {
-  const char *name;
-  size_t name_len;
-  const HurrayDescriptor *desc;  /* tensor */
-  const void *const *bufs;       /* tensor: one pointer per buffer */
-  HurrayFileCompositeNode *root; /* composite, or NULL */
-} SaveJob;
-
-/* Only memory this process can read can be written: a device tensor's buffer
- * is written when it is a declaration over host bytes, refused otherwise. */
-static int check_host(HrpyState *st, const HrpyTensorView *t, const char *name, size_t len) {
-  bool host = true; /* the message is formatted only for a refusal */
-  for (uint32_t i = 0; host && i < t->nbuf; i++)
-    host = t->f->buffers[i].byte_size == 0 || hrpy_tensor_buffer_is_host(t->self, i);
-  if (host) return 0;
-  char what[160];
-  PyOS_snprintf(what, sizeof what, "save: tensor '%.*s'", (int)(len > 120 ? 120 : len), name);
-  return hrpy_tensor_check_host(st, t->self, what);
-}
-
-static const void *const *buffer_ptrs(HrpyArena *a, const HrpyTensorView *t, bool *ok) {
-  *ok = true;
-  if (t->nbuf == 0) return NULL;
-  const void **p = hrpy_arena_alloc(a, t->nbuf * sizeof *p);
-  if (p == NULL) {
-    *ok = false;
-    return NULL;
-  }
-  for (uint32_t i = 0; i < t->nbuf; i++) p[i] = t->bufs[i].data;
-  return p;
-}
-
-/* Fills `node` for obj (a Tensor presenting `desc`, or a Composite), naming
- * the members of a composite "{name}.{i}". */
-static int fill_node(HrpyState *st, HrpyArena *a, PyObject *obj, const HurrayDescriptor *desc,
-                     const char *name, size_t len, HurrayFileCompositeNode *node) {
+/* `desc`: the descriptor a composite's member presents (NULL: the tensor's own). */
+static int save_node(HrpyState *st, HrpyArena *a, PyObject *obj, const HurrayDescriptor *desc,
+                     const char *name, size_t len, const char *op,
+                     HurrayFileCompositeNode *node) {
+  memset(node, 0, sizeof *node);
   node->name = name;
   node->name_len = len;
   if (hrpy_tensor_check(st, obj)) {
-    HrpyTensorView t_view = hrpy_tensor_view(obj);
-  const HrpyTensorView *t = &t_view;
-    bool ok;
-    if (check_host(st, t, name, len) < 0) return -1;
-    node->descriptor = desc;
-    node->buffers = buffer_ptrs(a, t, &ok);
-    return ok ? 0 : -1;
+    /* only memory this process can read is written: a device tensor's buffer
+     * when it is a declaration over host bytes */
+    char what[160];
+    PyOS_snprintf(what, sizeof what, "%s: tensor '%.*s'", op, (int)(len > 120 ? 120 : len), name);
+    HrpyTensorView t = hrpy_tensor_view(obj);
+    node->descriptor = desc != NULL ? desc : hrpy_tensor_desc(st, obj);
+    if (node->descriptor == NULL || hrpy_tensor_check_host(st, obj, what) < 0) return -1;
+    if (t.nbuf == 0) return 0;
+    const void **p = hrpy_arena_alloc(a, t.nbuf * sizeof *p);
+    if (p == NULL) return -1;
+    for (uint32_t i = 0; i < t.nbuf; i++) p[i] = t.bufs[i].data;
+    node->buffers = p;
+    return 0;
   }
   uint32_t count = hrpy_composite_count(obj);
   node->descriptor = hrpy_composite_head(obj);
   node->member_count = count;
   HurrayFileCompositeNode *kids = hrpy_arena_alloc(a, (size_t)count * sizeof *kids);
-  if (kids == NULL) return -1;
+  if (kids == NULL && count > 0) return -1;
   node->members = kids;
   for (uint32_t i = 0; i < count; i++) {
     char *cn = hrpy_arena_alloc(a, len + 16);
     if (cn == NULL) return -1;
     memcpy(cn, name, len);
     int k = PyOS_snprintf(cn + len, 16, ".%u", (unsigned)i);
-    if (fill_node(st, a, hrpy_composite_member(obj, i), hrpy_composite_member_descriptor(st, obj, i),
-                  cn, len + (size_t)k, &kids[i]) < 0)
+    const HurrayDescriptor *md = hrpy_composite_member_descriptor(st, obj, i);
+    if (save_node(st, a, hrpy_composite_member(obj, i), md, cn, len + (size_t)k, op, &kids[i]) < 0)
       return -1;
   }
   return 0;
+}
+
+int hrpy_save_node(HrpyState *st, HrpyArena *a, PyObject *obj, const char *name, size_t len,
+                   const char *op, HurrayFileCompositeNode *node) {
+  return save_node(st, a, obj, NULL, name, len, op, node);
+}
+
+PyObject *hrpy_raise_save(HrpyState *st, HurrayStatus rc, const HurrayError *err,
+                          const HurrayFileContents *c, const HurrayFileSaveFailure *fail,
+                          const char *op, const char *path) {
+  char ctx[220];
+  const char *s = NULL;
+  size_t n = 0;
+  if (fail->stage == HURRAY_FILE_SAVE_AT_TENSOR) {
+    s = c->items[fail->at].name;
+    n = c->items[fail->at].name_len;
+    PyOS_snprintf(ctx, sizeof ctx, "%s: tensor '%.*s'", op, (int)(n > 120 ? 120 : n), s);
+  } else if (fail->stage == HURRAY_FILE_SAVE_AT_VIEW) {
+    s = c->views[fail->at].name;
+    n = c->views[fail->at].name_len;
+    PyOS_snprintf(ctx, sizeof ctx, "%s: view '%.*s'", op, (int)(n > 120 ? 120 : n), s);
+    /* a view that breaks a rule is a bad argument of the caller's */
+    if (rc == HURRAY_ERR_INVALID_ARGUMENT || rc == HURRAY_ERR_DUPLICATE_NAME)
+      return PyErr_Format(PyExc_ValueError, "%s: %s", ctx, err->message);
+  } else if (fail->stage == HURRAY_FILE_SAVE_AT_KV) {
+    s = c->kv_keys[fail->at];
+    n = c->kv_key_lens[fail->at];
+    PyOS_snprintf(ctx, sizeof ctx, "%s: kv['%.*s']", op, (int)(n > 120 ? 120 : n), s);
+  } else if (path == NULL) {
+    PyOS_snprintf(ctx, sizeof ctx, "%s: the file image", op);
+  } else {
+    PyOS_snprintf(ctx, sizeof ctx, "%s: '%.150s'", op, path);
+    return raise_file(st, rc, err, ctx, path);
+  }
+  return hrpy_raise_status(st, rc, err, ctx);
 }
 
 /* One views= record as a HurrayFileView (strings and arrays in the arena,
@@ -901,6 +910,17 @@ out:
   return r;
 }
 
+int hrpy_views_from_py(HrpyArena *arena, PyObject *seq, const char *op, HurrayFileContents *c) {
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+  HurrayFileView *views = hrpy_arena_alloc(arena, (size_t)(n ? n : 1) * sizeof *views);
+  if (views == NULL) return -1;
+  for (Py_ssize_t i = 0; i < n; i++)
+    if (hrpy_view_from_py(arena, PySequence_Fast_GET_ITEM(seq, i), op, &views[i]) < 0) return -1;
+  c->views = views;
+  c->view_count = (uint64_t)n;
+  return 0;
+}
+
 /* save(path, tensors, ...) and save_bytes(tensors, ...): `to_memory` writes
  * the file image into memory (hurray_file_writer_open_memory) and returns it
  * as bytes, with no file system involved. */
@@ -938,6 +958,8 @@ static PyObject *save_impl(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
   HrpyArena arena = {NULL, 0, 0};
   HrpyKvList kv;
   memset(&kv, 0, sizeof kv);
+  HurrayFileContents c;
+  memset(&c, 0, sizeof c);
   if (!PyDict_Check(a[1]) && !PyObject_HasAttrString(a[1], "items"))
     return PyErr_Format(PyExc_TypeError,
                         "%s: tensors must be a dict of name to hurray.Tensor or "
@@ -951,8 +973,8 @@ static PyObject *save_impl(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
   items = PyMapping_Items(a[1]);
   if (items == NULL) goto done;
   Py_ssize_t n = PyList_GET_SIZE(items);
-  SaveJob *jobs = hrpy_arena_alloc(&arena, (size_t)n * sizeof *jobs);
-  if (jobs == NULL) goto done;
+  HurrayFileCompositeNode *nodes = hrpy_arena_alloc(&arena, (size_t)(n ? n : 1) * sizeof *nodes);
+  if (nodes == NULL) goto done;
   for (Py_ssize_t i = 0; i < n; i++) {
     PyObject *pair = PyList_GET_ITEM(items, i);
     if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
@@ -965,132 +987,43 @@ static PyObject *save_impl(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
                    Py_TYPE(key)->tp_name);
       goto done;
     }
-    Py_ssize_t len = 0;
-    const char *s = PyUnicode_AsUTF8AndSize(key, &len);
-    if (s == NULL) goto done;
-    SaveJob *j = &jobs[i];
-    j->name = s;
-    j->name_len = (size_t)len;
-    if (hrpy_tensor_check(st, val)) {
-      HrpyTensorView t_view = hrpy_tensor_view(val);
-  const HrpyTensorView *t = &t_view;
-      bool ok;
-      if (check_host(st, t, s, (size_t)len) < 0) goto done;
-      j->desc = hrpy_tensor_desc(st, val);
-      if (j->desc == NULL) goto done;
-      j->bufs = buffer_ptrs(&arena, t, &ok);
-      if (!ok) goto done;
-    } else if (hrpy_composite_check(st, val)) {
-      j->root = hrpy_arena_alloc(&arena, sizeof *j->root);
-      if (j->root == NULL ||
-          fill_node(st, &arena, val, hrpy_composite_head(val), s, (size_t)len, j->root) < 0)
-        goto done;
-    } else {
+    if (!hrpy_tensor_check(st, val) && !hrpy_composite_check(st, val)) {
       PyErr_Format(PyExc_TypeError,
                    "%s: tensors[%R] must be a hurray.Tensor or hurray.Composite, not %.100s",
                    op, key, Py_TYPE(val)->tp_name);
       goto done;
     }
+    Py_ssize_t len = 0;
+    const char *s = PyUnicode_AsUTF8AndSize(key, &len);
+    if (s == NULL || hrpy_save_node(st, &arena, val, s, (size_t)len, op, &nodes[i]) < 0)
+      goto done;
   }
+  c.items = nodes;
+  c.item_count = (uint64_t)n;
   if (hrpy_kv_from_mapping(st, a[2], &kv) < 0) goto done;
+  c.kv_keys = kv.keys;
+  c.kv_key_lens = kv.key_lens;
+  c.kv_values = kv.values;
+  c.kv_count = kv.count;
   /* views=: (name, base, dtype name or None, shape, byte_offset, byte_strides)
    * records, checked and written by the C writer (hurray_file_writer_add_view) */
-  HurrayFileView *views = NULL;
-  Py_ssize_t nviews = 0;
   if (a[5] != NULL && a[5] != Py_None) {
     view_seq = PySequence_Fast(a[5], "save: views must be a sequence of records");
-    if (view_seq == NULL) goto done;
-    nviews = PySequence_Fast_GET_SIZE(view_seq);
-    views = hrpy_arena_alloc(&arena, (size_t)(nviews ? nviews : 1) * sizeof *views);
-    if (views == NULL) goto done;
-    for (Py_ssize_t i = 0; i < nviews; i++)
-      if (hrpy_view_from_py(&arena, PySequence_Fast_GET_ITEM(view_seq, i), op, &views[i]) < 0)
-        goto done;
+    if (view_seq == NULL || hrpy_views_from_py(&arena, view_seq, op, &c) < 0) goto done;
   }
-
-  /* Write, without the GIL. */
   const char *p = to_memory ? NULL : PyBytes_AS_STRING(path);
-  /* a memory writer's first allocation: the tensors' bytes, each padded to
-   * the data alignment, plus room for descriptors, KV and index */
-  uint64_t hint = 0;
-  if (to_memory) {
-    hint = (uint64_t)1 << 16;
-    for (Py_ssize_t i = 0; i < n && hint != UINT64_MAX; i++) {
-      uint64_t nb = 0;
-      if (jobs[i].desc == NULL || hurray_descriptor_data_bytes(jobs[i].desc, &nb) != HURRAY_OK)
-        continue;
-      uint64_t more = nb + 2u * HURRAY_FILE_DEFAULT_ALIGNMENT;
-      hint = more > UINT64_MAX - hint ? UINT64_MAX : hint + more;
-    }
-    if (hint > ((uint64_t)1 << 40)) hint = 0; /* nonsense: grow as written */
-  }
   void *image = NULL;
   uint64_t image_size = 0;
-  HurrayFileWriter *w = NULL;
+  HurrayFileSaveFailure fail;
   HurrayError err;
   hurray_error_clear(&err);
   HurrayStatus rc;
-  int stage = 0; /* 0 open, 1 tensor, 2 kv, 3 finish */
-  size_t at = 0;
   Py_BEGIN_ALLOW_THREADS
-  rc = to_memory ? hurray_file_writer_open_memory(&wopt, hint, &w, &err)
-                 : hurray_file_writer_open(p, &wopt, &w, &err);
-  if (rc == HURRAY_OK) {
-    stage = 1;
-    for (at = 0; rc == HURRAY_OK && at < (size_t)n; at++) {
-      const SaveJob *j = &jobs[at];
-      rc = j->root != NULL ? hurray_file_writer_add_composite(w, j->root, &err)
-                           : hurray_file_writer_add_tensor(w, j->name, j->name_len, j->desc,
-                                                           j->bufs, NULL, &err);
-    }
-  }
-  if (rc == HURRAY_OK) {
-    stage = 4;
-    for (at = 0; rc == HURRAY_OK && at < (size_t)nviews; at++)
-      rc = hurray_file_writer_add_view(w, &views[at], &err);
-  }
-  if (rc == HURRAY_OK) {
-    stage = 2;
-    for (at = 0; rc == HURRAY_OK && at < kv.count; at++)
-      rc = hurray_file_writer_add_kv(w, kv.keys[at], kv.key_lens[at], &kv.values[at], &err);
-  }
-  if (rc == HURRAY_OK) {
-    stage = 3;
-    rc = to_memory ? hurray_file_writer_finish_memory(w, &image, &image_size, &err)
-                   : hurray_file_writer_finish(w, &err);
-  }
-  hurray_file_writer_destroy(&w); /* removes the temporary file (or image) unless finished */
+  rc = hurray_file_save(p, &wopt, &c, &image, &image_size, &fail, &err);
   Py_END_ALLOW_THREADS
   if (rc != HURRAY_OK) {
-    char ctx[220];
-    if (stage == 1) {
-      const SaveJob *j = &jobs[at - 1];
-      PyOS_snprintf(ctx, sizeof ctx, "%s: tensor '%.*s'", op,
-                    (int)(j->name_len > 120 ? 120 : j->name_len), j->name);
-      hrpy_raise_status(st, rc, &err, ctx);
-    } else if (stage == 4) {
-      const HurrayFileView *v = &views[at - 1];
-      PyOS_snprintf(ctx, sizeof ctx, "%s: view '%.*s'", op,
-                    (int)(v->name_len > 120 ? 120 : v->name_len), v->name);
-      if (rc == HURRAY_ERR_INVALID_ARGUMENT || rc == HURRAY_ERR_DUPLICATE_NAME)
-        PyErr_Format(PyExc_ValueError, "%s: %s", ctx, err.message);
-      else
-        hrpy_raise_status(st, rc, &err, ctx);
-    } else if (stage == 2) {
-      PyOS_snprintf(ctx, sizeof ctx, "%s: kv['%.*s']", op,
-                    (int)(kv.key_lens[at - 1] > 120 ? 120 : kv.key_lens[at - 1]),
-                    kv.keys[at - 1]);
-      hrpy_raise_status(st, rc, &err, ctx);
-    } else if (to_memory) {
-      PyOS_snprintf(ctx, sizeof ctx, "%s: the file image", op);
-      hrpy_raise_status(st, rc, &err, ctx);
-    } else {
-      PyOS_snprintf(ctx, sizeof ctx, "save: '%.150s'", p);
-      raise_file(st, rc, &err, ctx, p);
-    }
-    goto done;
-  }
-  if (to_memory) {
+    hrpy_raise_save(st, rc, &err, &c, &fail, op, p);
+  } else if (to_memory) {
     /* one copy, into the bytes object a caller of safetensors' save() expects */
     result = image_size <= (uint64_t)PY_SSIZE_T_MAX
                  ? PyBytes_FromStringAndSize(image, (Py_ssize_t)image_size)
