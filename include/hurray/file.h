@@ -1175,6 +1175,15 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_save(
     const char *path, const HurrayFileWriterOptions *options, const HurrayFileContents *c,
     void **image, uint64_t *image_size, HurrayFileSaveFailure *failure, HurrayError *err);
 
+/*
+ * The environment variable HURRAY_WORKERS, which HurrayFileOpenOptions.workers
+ * 0 stands for: *out its value (1 to HURRAY_FILE_MAX_WORKERS), or 0 when it
+ * is unset or empty. Errors: HURRAY_ERR_NULL_POINTER, HURRAY_ERR_INVALID_ARGUMENT
+ * (anything else: the message quotes it and says what it may be; the reader
+ * itself takes such a value as unset).
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_workers_env(uint32_t *out, HurrayError *err);
+
 #ifdef __cplusplus
 }
 #endif

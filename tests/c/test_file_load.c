@@ -243,6 +243,23 @@ static void test_save_writes_every_item_view_and_entry_or_names_the_failure(void
   assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
 }
 
+static void test_the_workers_variable_is_read_or_refused(void **state) {
+  (void)state;
+  uint32_t n = 99;
+  HurrayError e;
+  assert_int_equal(setenv("HURRAY_WORKERS", "3", 1), 0);
+  assert_int_equal(hurray_file_workers_env(&n, &e), HURRAY_OK);
+  assert_int_equal(n, 3);
+  assert_int_equal(setenv("HURRAY_WORKERS", "65", 1), 0);
+  assert_int_equal(hurray_file_workers_env(&n, &e), HURRAY_ERR_INVALID_ARGUMENT);
+  assert_int_equal(n, 0);
+  assert_non_null(strstr(e.message, "HURRAY_WORKERS is '65'"));
+  assert_int_equal(unsetenv("HURRAY_WORKERS"), 0);
+  assert_int_equal(hurray_file_workers_env(&n, &e), HURRAY_OK);
+  assert_int_equal(n, 0);
+  assert_int_equal(hurray_file_workers_env(NULL, &e), HURRAY_ERR_NULL_POINTER);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_a_whole_load_gives_the_stored_items_then_the_views,
@@ -253,6 +270,7 @@ int main(void) {
                                       teardown),
       cmocka_unit_test_setup_teardown(
           test_save_writes_every_item_view_and_entry_or_names_the_failure, setup, teardown),
+      cmocka_unit_test(test_the_workers_variable_is_read_or_refused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -268,19 +268,11 @@ static int parse_mmap(PyObject *o, const char *fname, HurrayFileAccess *out) {
 static int parse_workers(PyObject *o, const char *fname, uint32_t *out) {
   *out = 0;
   if (o == NULL || o == Py_None) {
-    const char *s = getenv("HURRAY_WORKERS");
-    if (s == NULL || *s == '\0') return 0;
-    unsigned long v = 0;
-    const char *p = s;
-    while (*p >= '0' && *p <= '9' && v <= HURRAY_FILE_MAX_WORKERS)
-      v = v * 10u + (unsigned long)(*p++ - '0');
-    if (*p == '\0' && v >= 1 && v <= HURRAY_FILE_MAX_WORKERS) return 0;
-    PyErr_Format(PyExc_ValueError,
-                 "%s: the environment variable HURRAY_WORKERS is '%.40s'; expected a whole number "
-                 "from 1 to %u (threads reading the file; 1 reads one piece at a time), or unset "
-                 "it for the default %u",
-                 fname, s, HURRAY_FILE_MAX_WORKERS,
-                 HURRAY_FILE_DEFAULT_WORKERS);
+    uint32_t env = 0; /* checked here, read by the library */
+    HurrayError err;
+    hurray_error_clear(&err);
+    if (hurray_file_workers_env(&env, &err) == HURRAY_OK) return 0;
+    PyErr_Format(PyExc_ValueError, "%s: %s", fname, err.message);
     return -1;
   }
   if (PyLong_Check(o) && !PyBool_Check(o)) {
