@@ -1184,6 +1184,21 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_save(
  */
 HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_workers_env(uint32_t *out, HurrayError *err);
 
+/*
+ * An array value of `count` scalar values `elems` (borrowed), each of tag
+ * `elem_tag` (STRING..BYTES): their payloads laid out in `storage` (the
+ * caller's, at least count * sizeof(HurrayKvValue) bytes, aligned as a
+ * HurrayKvValue; borrowed by *out, as the strings and bytes the elements
+ * point at) as the element's C type, *out the array (count 0: an empty one).
+ * Errors: HURRAY_ERR_NULL_POINTER, HURRAY_ERR_INVALID_ARGUMENT (a tag that is
+ * no scalar KV type; an element of another tag, named).
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_kv_array_pack(uint8_t elem_tag,
+                                                              const HurrayKvValue *elems,
+                                                              uint32_t count, void *storage,
+                                                              HurrayKvValue *out,
+                                                              HurrayError *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -260,6 +260,31 @@ static void test_the_workers_variable_is_read_or_refused(void **state) {
   assert_int_equal(hurray_file_workers_env(NULL, &e), HURRAY_ERR_NULL_POINTER);
 }
 
+static void test_kv_arrays_are_packed_from_scalar_values(void **state) {
+  (void)state;
+  HurrayKvValue elems[3] = {hurray_kv_string("a", 1), hurray_kv_string("bc", 2),
+                            hurray_kv_string(NULL, 0)};
+  HurrayKvValue storage[3], out;
+  HurrayError e;
+  assert_int_equal(hurray_kv_array_pack(HURRAY_KV_STRING, elems, 3, storage, &out, &e), HURRAY_OK);
+  assert_int_equal(out.tag, HURRAY_KV_ARRAY);
+  assert_int_equal(out.elem_tag, HURRAY_KV_STRING);
+  assert_int_equal(out.count, 3);
+  assert_int_equal(out.v.str_array[1].len, 2);
+  HurrayKvValue ints[2] = {hurray_kv_int64(-5), hurray_kv_int64(9)};
+  assert_int_equal(hurray_kv_array_pack(HURRAY_KV_INT64, ints, 2, storage, &out, &e), HURRAY_OK);
+  assert_int_equal(out.v.i64_array[0], -5);
+  assert_int_equal(out.v.i64_array[1], 9);
+  assert_int_equal(hurray_kv_array_pack(HURRAY_KV_BOOL, NULL, 0, NULL, &out, &e), HURRAY_OK);
+  assert_int_equal(out.count, 0);
+  ints[1] = hurray_kv_float64(1.5);
+  assert_int_equal(hurray_kv_array_pack(HURRAY_KV_INT64, ints, 2, storage, &out, &e),
+                   HURRAY_ERR_INVALID_ARGUMENT);
+  assert_non_null(strstr(e.message, "element 1"));
+  assert_int_equal(hurray_kv_array_pack(HURRAY_KV_ARRAY, ints, 1, storage, &out, &e),
+                   HURRAY_ERR_INVALID_ARGUMENT);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_a_whole_load_gives_the_stored_items_then_the_views,
@@ -271,6 +296,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(
           test_save_writes_every_item_view_and_entry_or_names_the_failure, setup, teardown),
       cmocka_unit_test(test_the_workers_variable_is_read_or_refused),
+      cmocka_unit_test(test_kv_arrays_are_packed_from_scalar_values),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
