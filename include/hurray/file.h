@@ -1199,6 +1199,31 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_kv_array_pack(uint8_t elem_tag,
                                                               HurrayKvValue *out,
                                                               HurrayError *err);
 
+/*
+ * The descriptor of the tensor called `name` (name_len bytes, borrowed),
+ * decoded alone (no data read): a stored tensor (hurray_file_find, then
+ * hurray_file_descriptor; *index its index entry) or else a view of a shared
+ * tensor (the record checked whole, then hurray_file_view_descriptor; *index
+ * the view's number, *is_view true). *out owned (hurray_descriptor_destroy),
+ * NULL on failure. Errors: HURRAY_ERR_NULL_POINTER, HURRAY_ERR_NOT_FOUND
+ * (neither), HURRAY_ERR_DUPLICATE_NAME (*err untouched), and those of
+ * hurray_file_view_count and the two descriptor functions.
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_find_descriptor(
+    const HurrayFile *f, const char *name, size_t name_len, uint64_t *index, bool *is_view,
+    HurrayDescriptor **out, HurrayError *err);
+
+/*
+ * Whether hurray_file_read_slice can read a selection of a tensor described
+ * by `f` (borrowed): HURRAY_OK, or HURRAY_ERR_UNSUPPORTED with the reason in
+ * *err, worded to follow the tensor's name: a composite head ("is a
+ * composite: ..."), a layout that is not dense (sparse, block-paged,
+ * private), a quantization scheme other than per-tensor affine (its scales
+ * follow channels or blocks). Also HURRAY_ERR_NULL_POINTER.
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_slice_check(
+    const struct HurrayDescriptorFields *f, HurrayError *err);
+
 #ifdef __cplusplus
 }
 #endif

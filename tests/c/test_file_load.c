@@ -2,7 +2,8 @@
  * the views over their bases), or the names asked for (each index entry read
  * once, views over a base read beside them), and where it fails;
  * hurray_file_check, the structure then the checksums; and hurray_file_save,
- * a file's contents written at once, and where it fails. */
+ * a file's contents written at once, and where it fails; and the helpers a
+ * binding's partial reads, KV arrays and workers setting start from. */
 #include "test_file_util.h"
 
 static int setup(void **state) {
@@ -285,6 +286,41 @@ static void test_kv_arrays_are_packed_from_scalar_values(void **state) {
                    HURRAY_ERR_INVALID_ARGUMENT);
 }
 
+static void test_a_name_gives_its_descriptor_and_whether_it_can_be_sliced(void **state) {
+  (void)state;
+  HurrayFile *f = tf_open_as(write_file(false), HURRAY_FILE_ACCESS_READ);
+  uint64_t index = 99;
+  bool is_view = true;
+  HurrayDescriptor *d = NULL;
+  HurrayError e;
+  assert_int_equal(hurray_file_find_descriptor(f, "b", 1, &index, &is_view, &d, &e), HURRAY_OK);
+  assert_int_equal(index, 1);
+  assert_false(is_view);
+  HurrayDescriptorFields df;
+  assert_int_equal(hurray_descriptor_fields(d, &df), HURRAY_OK);
+  assert_int_equal(hurray_file_slice_check(&df, &e), HURRAY_OK);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
+  assert_int_equal(hurray_file_find_descriptor(f, "w.T", 3, &index, &is_view, &d, &e), HURRAY_OK);
+  assert_int_equal(index, 0);
+  assert_true(is_view);
+  assert_int_equal(hurray_descriptor_fields(d, &df), HURRAY_OK);
+  assert_int_equal(df.layout.tag, HURRAY_LAYOUT_STRIDED);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
+  assert_int_equal(hurray_file_find_descriptor(f, "nope", 4, &index, &is_view, &d, &e),
+                   HURRAY_ERR_NOT_FOUND);
+  assert_null(d);
+  hurray_file_close(&f);
+  /* a sparse layout and a composite head are refused, saying why */
+  memset(&df, 0, sizeof df);
+  df.layout.tag = HURRAY_LAYOUT_COMPOSITE;
+  assert_int_equal(hurray_file_slice_check(&df, &e), HURRAY_ERR_UNSUPPORTED);
+  assert_non_null(strstr(e.reason, "is a composite"));
+  df.layout.tag = HURRAY_LAYOUT_CSR;
+  assert_int_equal(hurray_file_slice_check(&df, &e), HURRAY_ERR_UNSUPPORTED);
+  assert_non_null(strstr(e.reason, "csr layout"));
+  assert_int_equal(hurray_file_slice_check(NULL, &e), HURRAY_ERR_NULL_POINTER);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_a_whole_load_gives_the_stored_items_then_the_views,
@@ -297,6 +333,8 @@ int main(void) {
           test_save_writes_every_item_view_and_entry_or_names_the_failure, setup, teardown),
       cmocka_unit_test(test_the_workers_variable_is_read_or_refused),
       cmocka_unit_test(test_kv_arrays_are_packed_from_scalar_values),
+      cmocka_unit_test_setup_teardown(test_a_name_gives_its_descriptor_and_whether_it_can_be_sliced,
+                                      setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -52,41 +52,6 @@ static void context_of(char *buf, size_t n, const char *op, PyObject *name) {
 
 /* ---- what can be sliced ----------------------------------------------------------- */
 
-/* UnsupportedError for what the slice reader refuses; 0 when it can be read. */
-static int check_sliceable(HrpyState *st, const HurrayDescriptorFields *f, const char *ctx) {
-  uint8_t tag = f->layout.tag;
-  if (tag == HURRAY_LAYOUT_COMPOSITE) {
-    hrpy_raise(st->UnsupportedError,
-               "%s is a composite: it has no bytes of its own; slice one of its members "
-               "(stored as '{name}.{index}') or load it whole with f[name]",
-               ctx);
-    return -1;
-  }
-  if (hurray_layout_class(tag) != HURRAY_LAYOUT_CLASS_DENSE) {
-    hrpy_raise(st->UnsupportedError,
-               "%s has the %s layout: only dense layouts (row_major, col_major, strided, "
-               "tiled, morton, hilbert) can be sliced; load it whole with f[name]",
-               ctx, hrpy_layout_name(tag));
-    return -1;
-  }
-  const HurrayQuantization *q = f->quantization;
-  if (q != NULL && q->scheme != HURRAY_QUANT_PER_TENSOR_AFFINE) {
-    const char *scheme = hurray_quant_scheme_name(q->scheme);
-    if (scheme != NULL)
-      hrpy_raise(st->UnsupportedError,
-                 "%s is quantized with %s: its scales follow its channels or blocks, so only "
-                 "per_tensor_affine tensors can be sliced; load it whole with f[name]",
-                 ctx, scheme);
-    else
-      hrpy_raise(st->UnsupportedError,
-                 "%s is quantized with scheme 0x%s (not one this build knows): only "
-                 "per_tensor_affine tensors can be sliced; load it whole with f[name]",
-                 ctx, hrpy_hex(q->scheme).s);
-    return -1;
-  }
-  return 0;
-}
-
 PyObject *hrpy_raise_views(HrpyState *st, HurrayStatus rc, const HurrayError *err,
                            const char *op) {
   if (rc == HURRAY_ERR_INVALID_KV && err != NULL && err->status == rc)
@@ -110,25 +75,15 @@ PyObject *hrpy_slice_open(HrpyState *st, PyObject *file, const HrpySliceLease *l
   context_of(ctx, sizeof ctx, "get_slice", name);
   const HurrayFile *f = lease->acquire(file);
   if (f == NULL) return NULL;
-  uint64_t index = 0, count = 0;
-  int64_t view = -1;
+  uint64_t index = 0;
+  bool is_view = false;
   HurrayDescriptor *d = NULL;
   HurrayError err;
   hurray_error_clear(&err);
-  HurrayStatus rc = hurray_file_find(f, s, (size_t)len, &index);
-  if (rc == HURRAY_OK) {
-    Py_BEGIN_ALLOW_THREADS
-    rc = hurray_file_descriptor(f, index, &d, &err);
-    Py_END_ALLOW_THREADS
-  } else if (rc == HURRAY_ERR_NOT_FOUND) {
-    /* a view of a shared tensor: the record checked whole first */
-    Py_BEGIN_ALLOW_THREADS
-    rc = hurray_file_view_count(f, &count, &err);
-    if (rc == HURRAY_OK) rc = hurray_file_find_view(f, s, (size_t)len, &index, &err);
-    if (rc == HURRAY_OK) rc = hurray_file_view_descriptor(f, index, &d, &err);
-    Py_END_ALLOW_THREADS
-    view = (int64_t)index;
-  }
+  HurrayStatus rc;
+  Py_BEGIN_ALLOW_THREADS
+  rc = hurray_file_find_descriptor(f, s, (size_t)len, &index, &is_view, &d, &err);
+  Py_END_ALLOW_THREADS
   lease->release(file);
   if (rc == HURRAY_ERR_NOT_FOUND) {
     PyErr_SetObject(PyExc_KeyError, name);
@@ -137,9 +92,11 @@ PyObject *hrpy_slice_open(HrpyState *st, PyObject *file, const HrpySliceLease *l
   if (rc != HURRAY_OK) return hrpy_raise_views(st, rc, &err, ctx);
   HurrayDescriptorFields fields;
   HRPY_CANNOT_FAIL(hurray_descriptor_fields(d, &fields));
-  if (check_sliceable(st, &fields, ctx) < 0) {
+  /* what the slice reader refuses: UnsupportedError naming the tensor */
+  if (hurray_file_slice_check(&fields, &err) != HURRAY_OK) {
     HRPY_CANNOT_FAIL(hurray_descriptor_destroy(d));
-    return NULL;
+    return hrpy_raise(st->UnsupportedError, "%s %s; load it whole with f[name]", ctx,
+                      err.reason);
   }
   HrpySlice *self = PyObject_GC_New(HrpySlice, st->io->TensorSliceType);
   if (self == NULL) {
@@ -150,7 +107,7 @@ PyObject *hrpy_slice_open(HrpyState *st, PyObject *file, const HrpySliceLease *l
   self->lease = lease;
   self->name = Py_NewRef(name);
   self->index = index;
-  self->view = view;
+  self->view = is_view ? (int64_t)index : -1;
   self->desc = d;
   self->f = fields;
   PyObject_GC_Track((PyObject *)self);
