@@ -1224,6 +1224,22 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_find_descriptor(
 HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_slice_check(
     const struct HurrayDescriptorFields *f, HurrayError *err);
 
+/*
+ * Every name the file gives back, as a reader's keys() lists them: the stored
+ * tensors in file order (composite members included), then the views of
+ * shared tensors in record order. hurray_file_name_count: how many (the views
+ * record checked whole first: its errors). hurray_file_name: name `i` (below
+ * the count; borrowed until close, NOT NUL-terminated). Errors:
+ * HURRAY_ERR_NULL_POINTER, those of hurray_file_view_count, hurray_file_view
+ * and hurray_file_position (HURRAY_ERR_INDEX_OUT_OF_BOUNDS past the end).
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_name_count(const HurrayFile *f,
+                                                                uint64_t *count,
+                                                                HurrayError *err);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_name(const HurrayFile *f, uint64_t i,
+                                                          const char **name, size_t *len,
+                                                          HurrayError *err);
+
 #ifdef __cplusplus
 }
 #endif

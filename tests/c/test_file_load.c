@@ -309,6 +309,21 @@ static void test_a_name_gives_its_descriptor_and_whether_it_can_be_sliced(void *
   assert_int_equal(hurray_file_find_descriptor(f, "nope", 4, &index, &is_view, &d, &e),
                    HURRAY_ERR_NOT_FOUND);
   assert_null(d);
+  /* every name: the stored ones in file order, then the views */
+  uint64_t n = 0;
+  assert_int_equal(hurray_file_name_count(f, &n, &e), HURRAY_OK);
+  assert_int_equal(n, 4);
+  const char *expect[4] = {"w", "b", "w.T", "tied"};
+  for (uint64_t i = 0; i < n; i++) {
+    const char *name = NULL;
+    size_t len = 0;
+    assert_int_equal(hurray_file_name(f, i, &name, &len, &e), HURRAY_OK);
+    assert_int_equal(len, strlen(expect[i]));
+    assert_memory_equal(name, expect[i], len);
+  }
+  const char *name = NULL;
+  size_t len = 0;
+  assert_int_equal(hurray_file_name(f, 4, &name, &len, &e), HURRAY_ERR_INDEX_OUT_OF_BOUNDS);
   hurray_file_close(&f);
   /* a sparse layout and a composite head are refused, saying why */
   memset(&df, 0, sizeof df);

@@ -1094,35 +1094,23 @@ static PyObject *file_names(HrpyFile *self, const HurrayFile *f) {
   PyObject *names = hrpy_peek(&self->names);
   if (names != NULL) return names;
   HrpyState *st = hrpy_state_of((PyObject *)self);
-  uint64_t n = hurray_file_tensor_count(f);
-  int64_t nv = view_count(st, f, "hurray.File.keys"); /* the record checked whole */
-  if (nv < 0) return NULL;
-  PyObject *t = PyTuple_New((Py_ssize_t)(n + (uint64_t)nv));
-  for (int64_t v = 0; t != NULL && v < nv; v++) {
-    HurrayFileView view;
-    HRPY_CANNOT_FAIL(hurray_file_view(f, (uint64_t)v, &view, NULL));
-    PyObject *s = PyUnicode_DecodeUTF8(view.name, (Py_ssize_t)view.name_len, "strict");
-    if (s == NULL) {
-      Py_CLEAR(t);
-      break;
-    }
-    PyTuple_SET_ITEM(t, (Py_ssize_t)(n + (uint64_t)v), s);
-  }
-  for (uint64_t p = 0; t != NULL && p < n; p++) {
-    uint64_t idx = 0;
-    HurrayFileEntry e;
-    PyObject *s = NULL;
-    HurrayStatus rc = hurray_file_position(f, p, &idx);
-    if (rc == HURRAY_OK) rc = hurray_file_entry(f, idx, &e);
+  uint64_t n = 0;
+  HurrayError err;
+  hurray_error_clear(&err);
+  HurrayStatus rc = hurray_file_name_count(f, &n, &err);
+  if (rc != HURRAY_OK) return hrpy_raise_views(st, rc, &err, "hurray.File.keys");
+  PyObject *t = PyTuple_New((Py_ssize_t)n);
+  for (uint64_t i = 0; t != NULL && i < n; i++) {
+    const char *s = NULL;
+    size_t len = 0;
+    PyObject *u = NULL;
+    rc = hurray_file_name(f, i, &s, &len, NULL);
     if (rc == HURRAY_OK)
-      s = PyUnicode_DecodeUTF8(e.name, (Py_ssize_t)e.name_len, "strict");
+      u = PyUnicode_DecodeUTF8(s, (Py_ssize_t)len, "strict");
     else
       hrpy_raise_status(st, rc, NULL, "hurray.File.keys");
-    if (s == NULL) {
-      Py_CLEAR(t);
-      break;
-    }
-    PyTuple_SET_ITEM(t, (Py_ssize_t)p, s);
+    if (u == NULL) Py_CLEAR(t);
+    else PyTuple_SET_ITEM(t, (Py_ssize_t)i, u);
   }
   return hrpy_publish(&self->names, t);
 }
