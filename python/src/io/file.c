@@ -300,28 +300,46 @@ static const char *mmap_mode_name(HurrayFileAccess access) {
   }
 }
 
-static HurrayFile *open_file(HrpyState *st, PyObject *pathobj, HurrayFileAccess access,
-                             uint32_t options, uint32_t workers, const char *op) {
-  PyObject *b = hrpy_fs_path(pathobj);
-  if (b == NULL) return NULL;
+static void image_release(void *ctx, const void *data, uint64_t size);
+
+/* Opens a file through the C reader without the GIL: from a path (`from`
+ * the path), a file image (a Py_buffer, moved into the file on success) or a
+ * HurrayFileReader. A failure is hurray.FileError, `what` naming the file. */
+typedef enum { FROM_PATH, FROM_IMAGE, FROM_READER } OpenFrom;
+static HurrayFile *open_via(HrpyState *st, OpenFrom how, const void *from, HurrayFileAccess access,
+                            uint32_t options, uint32_t workers, const char *what,
+                            const char *path) {
   HurrayFileOpenOptions o;
   memset(&o, 0, sizeof o);
   o.access = access;
-  o.decode_options = options;
+  o.decode_options = options & ~HRPY_FILE_WRITABLE_IMAGE;
   o.workers = workers;
   HurrayFile *f = NULL;
   HurrayError err;
   hurray_error_clear(&err);
   HurrayStatus rc;
-  const char *p = PyBytes_AS_STRING(b);
+  const Py_buffer *view = from;
   Py_BEGIN_ALLOW_THREADS
-  rc = hurray_file_open(p, &o, &f, &err);
+  if (how == FROM_PATH)
+    rc = hurray_file_open(from, &o, &f, &err);
+  else if (how == FROM_IMAGE)
+    rc = hurray_file_open_memory(view->buf, (uint64_t)view->len, image_release, (void *)view,
+                                 &o, &f, &err);
+  else
+    rc = hurray_file_open_reader(from, &o, &f, &err);
   Py_END_ALLOW_THREADS
-  if (rc != HURRAY_OK) {
-    char ctx[200];
-    PyOS_snprintf(ctx, sizeof ctx, "%s: '%.150s'", op, p);
-    raise_file(st, rc, &err, ctx, p);
-  }
+  if (rc != HURRAY_OK) raise_file(st, rc, &err, what, path);
+  return f;
+}
+
+static HurrayFile *open_file(HrpyState *st, PyObject *pathobj, HurrayFileAccess access,
+                             uint32_t options, uint32_t workers, const char *op) {
+  PyObject *b = hrpy_fs_path(pathobj);
+  if (b == NULL) return NULL;
+  const char *p = PyBytes_AS_STRING(b);
+  char ctx[200];
+  PyOS_snprintf(ctx, sizeof ctx, "%s: '%.150s'", op, p);
+  HurrayFile *f = open_via(st, FROM_PATH, p, access, options, workers, ctx, p);
   Py_DECREF(b);
   return f;
 }
@@ -460,22 +478,12 @@ static HurrayFile *open_image(HrpyState *st, PyObject *data, bool share, uint32_
     }
     return NULL;
   }
-  HurrayFileOpenOptions o;
-  memset(&o, 0, sizeof o);
-  o.access = share ? HURRAY_FILE_ACCESS_MMAP : HURRAY_FILE_ACCESS_READ;
-  o.decode_options = *options & ~HRPY_FILE_WRITABLE_IMAGE;
-  HurrayFile *f = NULL;
-  HurrayError err;
-  hurray_error_clear(&err);
-  HurrayStatus rc;
-  Py_BEGIN_ALLOW_THREADS
-  rc = hurray_file_open_memory(view->buf, (uint64_t)view->len, image_release, view, &o, &f,
-                               &err);
-  Py_END_ALLOW_THREADS
-  if (rc != HURRAY_OK) {
-    char ctx[120];
-    PyOS_snprintf(ctx, sizeof ctx, "%s: a file image of %zd bytes", op, view->len);
-    raise_file(st, rc, &err, ctx, NULL);
+  char ctx[120];
+  PyOS_snprintf(ctx, sizeof ctx, "%s: a file image of %zd bytes", op, view->len);
+  HurrayFile *f = open_via(st, FROM_IMAGE, view,
+                           share ? HURRAY_FILE_ACCESS_MMAP : HURRAY_FILE_ACCESS_READ, *options, 0,
+                           ctx, NULL);
+  if (f == NULL) {
     PyBuffer_Release(view); /* not moved on failure */
     PyMem_RawFree(view);
     return NULL;
@@ -560,9 +568,9 @@ static void source_close(void *ctx) {
 
 /* Opens the file `source` gives the bytes of: an object with readinto(offset,
  * memoryview) -> int and an int attribute size (hurray_file_open_reader; the
- * file holds a reference to it until it closes). */
+ * file holds a reference to it until it closes). `what` names it in errors. */
 static HurrayFile *open_source(HrpyState *st, PyObject *source, uint32_t options,
-                               const char *op) {
+                               const char *op, const char *what) {
   PyObject *size_obj = PyObject_GetAttrString(source, "size");
   if (size_obj == NULL) return NULL;
   unsigned long long size = PyLong_Check(size_obj) ? PyLong_AsUnsignedLongLong(size_obj)
@@ -579,28 +587,9 @@ static HurrayFile *open_source(HrpyState *st, PyObject *source, uint32_t options
   reader.close = source_close;
   reader.ctx = Py_NewRef(source);
   reader.size = (uint64_t)size;
-  HurrayFileOpenOptions o;
-  memset(&o, 0, sizeof o);
-  o.access = HURRAY_FILE_ACCESS_READ;
-  o.decode_options = options & ~HRPY_FILE_WRITABLE_IMAGE;
-  HurrayFile *f = NULL;
-  HurrayError err;
-  hurray_error_clear(&err);
-  HurrayStatus rc;
-  Py_BEGIN_ALLOW_THREADS
-  rc = hurray_file_open_reader(&reader, &o, &f, &err);
-  Py_END_ALLOW_THREADS
-  if (rc != HURRAY_OK) {
-    Py_DECREF(source); /* not moved on failure */
-    PyObject *shown = PyObject_Str(source);
-    const char *s = shown != NULL ? PyUnicode_AsUTF8(shown) : NULL;
-    PyErr_Clear();
-    char ctx[200];
-    PyOS_snprintf(ctx, sizeof ctx, "%s: %.150s", op, s != NULL ? s : "a source");
-    raise_file(st, rc, &err, ctx, NULL);
-    Py_XDECREF(shown);
-    return NULL;
-  }
+  HurrayFile *f = open_via(st, FROM_READER, &reader, HURRAY_FILE_ACCESS_READ, options, 0, what,
+                           NULL);
+  if (f == NULL) Py_DECREF(source); /* not moved on failure */
   return f;
 }
 
@@ -1468,7 +1457,13 @@ static PyObject *m_open(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
   if (!is_path && PyObject_HasAttrString(o, "readinto")) {
     shown = PyObject_Str(o);
     access = HURRAY_FILE_ACCESS_READ;
-    if (shown != NULL) f = open_source(st, o, options, "open");
+    if (shown != NULL) {
+      const char *sh = PyUnicode_AsUTF8(shown);
+      if (sh == NULL) PyErr_Clear();
+      char what[200];
+      PyOS_snprintf(what, sizeof what, "open: %.150s", sh != NULL ? sh : "a source");
+      f = open_source(st, o, options, "open", what);
+    }
   } else if (!is_path && PyObject_CheckBuffer(o)) {
     shown = PyUnicode_FromFormat("<a file image in a %s>", Py_TYPE(o)->tp_name);
     access = HURRAY_FILE_ACCESS_MMAP;
