@@ -4,7 +4,10 @@
  * (hurray.File).
  *
  * Everything goes through the C reader and writer (include/hurray/file.h);
- * the GIL is released around every call into them. The C structures a call
+ * the GIL is released around every call into them. Which names a load reads,
+ * in which order and how often (hurray_file_load), and what a save writes in
+ * which order (hurray_file_save) are the library's; this file converts
+ * arguments and wraps what comes back. The C structures a call
  * needs (names, descriptors, buffer pointers, composite trees, KV values) are
  * built first with the GIL held, from objects the call keeps alive, so the
  * C side runs without touching Python.

@@ -3,9 +3,10 @@
  * (docs/reference/api.md, hurray.TensorSlice).
  *
  * get_slice reads the tensor's descriptor alone; the slice object answers
- * shape, dtype and layout from it. Indexing converts a NumPy basic index
+ * shape, dtype and layout from it. Indexing classifies a NumPy basic index
  * (integers, slices with any step, ..., None, fewer indices than dimensions)
- * into one HurraySliceRange per dimension and calls hurray_file_read_slice
+ * into HurrayIndexItems, which hurray_layout_basic_index turns into one
+ * HurraySliceRange per dimension, and calls hurray_file_read_slice
  * without the GIL: a mapped file is read through the mapping, a read-mode
  * file with positioned reads of the selected bytes only. The result is a new
  * owned, writable, row-major hurray.Tensor. Every format rule (which layouts
