@@ -1045,6 +1045,201 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_kv_find(const HurrayFile *f
                                                              size_t key_len,
                                                              const HurrayKvValue **value);
 
+/* ---- loading many names at once ------------------------------------------------------ */
+
+/*
+ * Every structural check of the reader, then the data checksums: what a
+ * user's "verify this file" means. hurray_file_verify, hurray_file_verify_tensor
+ * of every index entry, then hurray_file_verify_data when the file carries
+ * checksums (*has_sums true; a file without them is checked for its
+ * structure alone). `report` and `has_sums` (NULL allowed) are filled on
+ * every outcome. Errors: the first of those functions' (their message names
+ * the tensor, the field and the byte offset), never HURRAY_ERR_NOT_FOUND.
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_check(const HurrayFile *f,
+                                                           HurrayFileDataReport *report,
+                                                           bool *has_sums, HurrayError *err);
+
+/* One item of hurray_file_load. */
+typedef struct HurrayFileLoadItem {
+  const char *name;         /* borrowed (the file's, or the caller's); NOT NUL-terminated */
+  size_t name_len;
+  uint64_t index;           /* the index entry read: the tensor's, or a view's base's */
+  int64_t view;             /* a view with a type and geometry of its own: its number; else -1 */
+  uint64_t same_as;         /* an earlier item that is this same tensor, or UINT64_MAX */
+  HurrayFileTensor *tensor; /* owned by the load: a tensor; NULL for a composite and same_as */
+  HurrayFileNode *node;     /* owned by the load: a composite (its whole tree), else NULL */
+} HurrayFileLoadItem;
+
+/* What hurray_file_load read: `count` items. Free with hurray_file_load_destroy. */
+typedef struct HurrayFileLoad {
+  uint64_t count;
+  HurrayFileLoadItem *items;
+} HurrayFileLoad;
+
+#define HURRAY_FILE_LOAD_VERIFY 0x1u /* hurray_file_check first */
+#define HURRAY_FILE_LOAD_STORED 0x2u /* a whole load: the stored items only, no views */
+
+/* Where hurray_file_load failed: the file as a whole (at unused: the index,
+ * a prefetch, verification), its views record (at unused), name `at` of the
+ * caller's (not found, duplicate), or a read of index entry `at`. */
+#define HURRAY_FILE_LOAD_AT_FILE 0u
+#define HURRAY_FILE_LOAD_AT_VIEWS 1u
+#define HURRAY_FILE_LOAD_AT_NAME 2u
+#define HURRAY_FILE_LOAD_AT_TENSOR 3u
+typedef struct HurrayFileLoadFailure {
+  uint32_t stage; /* HURRAY_FILE_LOAD_AT_* */
+  uint64_t at;
+} HurrayFileLoadFailure;
+
+/*
+ * Reads many names of `f` at once. names NULL: every name, as a whole-file
+ * load gives them: the tensor region is read ahead with the file's workers
+ * (hurray_file_prefetch), the whole index is proven (hurray_file_verify),
+ * then every top-level item is read in file order (a composite head as its
+ * tree: its members are not items of their own), then every view of the
+ * views record in record order (none with HURRAY_FILE_LOAD_STORED): a view
+ * with a geometry of its own over its base's bytes (hurray_file_view_tensor,
+ * sharing the base's item when it is one), a same-kind view as `same_as` its
+ * base's item (or its base read when that is a composite's member). names
+ * given (`name_count` names of name_lens[i] bytes, borrowed while the load
+ * lives): item i is names[i], resolved as a stored tensor, else a view (the
+ * record checked whole first; a same-kind view reads its base), all before
+ * anything is read; each index entry is read once (later items with the same
+ * entry are `same_as` the first, each item's data read ahead on its own),
+ * and views after the stored items, over a base read among them.
+ * HURRAY_FILE_LOAD_VERIFY: the tensor region read ahead and hurray_file_check
+ * before anything is read. *out owned (hurray_file_load_destroy); NULL on
+ * failure, when `failure` (NULL allowed) says where.
+ * Errors: HURRAY_ERR_NULL_POINTER; HURRAY_ERR_NOT_FOUND and
+ * HURRAY_ERR_DUPLICATE_NAME (a name, *err left as it was), those of
+ * hurray_file_view_count, hurray_file_prefetch, hurray_file_verify,
+ * hurray_file_check, hurray_file_tensor, hurray_file_composite and
+ * hurray_file_view_tensor; HURRAY_ERR_OUT_OF_MEMORY.
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_load(
+    const HurrayFile *f, const char *const *names, const size_t *name_lens, uint64_t name_count,
+    uint32_t flags, HurrayFileLoad **out, HurrayFileLoadFailure *failure, HurrayError *err);
+
+/* Frees a load (releasing every tensor and tree) and sets *load to NULL. NULL-safe. */
+HURRAY_API void hurray_file_load_destroy(HurrayFileLoad **load);
+
+/* ---- saving many names at once ------------------------------------------------------- */
+
+/* What a file holds, to write at once; every pointer borrowed. */
+typedef struct HurrayFileContents {
+  const HurrayFileCompositeNode *items; /* a tensor: a leaf node; a composite: its head node */
+  uint64_t item_count;
+  const HurrayFileView *views;          /* views of the items, checked against their bases */
+  uint64_t view_count;
+  const char *const *kv_keys;           /* KV entry i: kv_keys[i] (kv_key_lens[i] bytes) */
+  const size_t *kv_key_lens;
+  const HurrayKvValue *kv_values;
+  uint64_t kv_count;
+} HurrayFileContents;
+
+/* Where a save failed: opening, item `at`, view `at`, KV entry `at`, or finishing. */
+#define HURRAY_FILE_SAVE_AT_OPEN 0u
+#define HURRAY_FILE_SAVE_AT_TENSOR 1u
+#define HURRAY_FILE_SAVE_AT_VIEW 2u
+#define HURRAY_FILE_SAVE_AT_KV 3u
+#define HURRAY_FILE_SAVE_AT_FINISH 4u
+typedef struct HurrayFileSaveFailure {
+  uint32_t stage; /* HURRAY_FILE_SAVE_AT_* */
+  uint64_t at;
+} HurrayFileSaveFailure;
+
+/*
+ * Adds `c` to an open writer: each item (hurray_file_writer_add_composite for
+ * a composite head, else hurray_file_writer_add_tensor), then each view
+ * (hurray_file_writer_add_view), then each KV entry
+ * (hurray_file_writer_add_kv), stopping at the first failure, which
+ * `failure` (NULL allowed) locates. Errors: HURRAY_ERR_NULL_POINTER, and
+ * those of the four functions (each leaves the writer as it says).
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_writer_add_contents(
+    HurrayFileWriter *w, const HurrayFileContents *c, HurrayFileSaveFailure *failure,
+    HurrayError *err);
+
+/*
+ * Writes the file `c` describes, atomically, at once: path given, with
+ * hurray_file_writer_open and hurray_file_writer_finish (the target untouched
+ * on any failure before the rename); path NULL, into memory
+ * (hurray_file_writer_open_memory sized for the items' bytes, then
+ * hurray_file_writer_finish_memory: *image owned, free with hurray_free, of
+ * *image_size bytes; NULL and 0 on failure). `options` borrowed, NULL for the
+ * defaults. `failure` (NULL allowed) locates a failure.
+ * Errors: HURRAY_ERR_NULL_POINTER, those of the writer's functions.
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_save(
+    const char *path, const HurrayFileWriterOptions *options, const HurrayFileContents *c,
+    void **image, uint64_t *image_size, HurrayFileSaveFailure *failure, HurrayError *err);
+
+/*
+ * The environment variable HURRAY_WORKERS, which HurrayFileOpenOptions.workers
+ * 0 stands for: *out its value (1 to HURRAY_FILE_MAX_WORKERS), or 0 when it
+ * is unset or empty. Errors: HURRAY_ERR_NULL_POINTER, HURRAY_ERR_INVALID_ARGUMENT
+ * (anything else: the message quotes it and says what it may be; the reader
+ * itself takes such a value as unset).
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_workers_env(uint32_t *out, HurrayError *err);
+
+/*
+ * An array value of `count` scalar values `elems` (borrowed), each of tag
+ * `elem_tag` (STRING..BYTES): their payloads laid out in `storage` (the
+ * caller's, at least count * sizeof(HurrayKvValue) bytes, aligned as a
+ * HurrayKvValue; borrowed by *out, as the strings and bytes the elements
+ * point at) as the element's C type, *out the array (count 0: an empty one).
+ * Errors: HURRAY_ERR_NULL_POINTER, HURRAY_ERR_INVALID_ARGUMENT (a tag that is
+ * no scalar KV type; an element of another tag, named).
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_kv_array_pack(uint8_t elem_tag,
+                                                              const HurrayKvValue *elems,
+                                                              uint32_t count, void *storage,
+                                                              HurrayKvValue *out,
+                                                              HurrayError *err);
+
+/*
+ * The descriptor of the tensor called `name` (name_len bytes, borrowed),
+ * decoded alone (no data read): a stored tensor (hurray_file_find, then
+ * hurray_file_descriptor; *index its index entry) or else a view of a shared
+ * tensor (the record checked whole, then hurray_file_view_descriptor; *index
+ * the view's number, *is_view true). *out owned (hurray_descriptor_destroy),
+ * NULL on failure. Errors: HURRAY_ERR_NULL_POINTER, HURRAY_ERR_NOT_FOUND
+ * (neither), HURRAY_ERR_DUPLICATE_NAME (*err untouched), and those of
+ * hurray_file_view_count and the two descriptor functions.
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_find_descriptor(
+    const HurrayFile *f, const char *name, size_t name_len, uint64_t *index, bool *is_view,
+    HurrayDescriptor **out, HurrayError *err);
+
+/*
+ * Whether hurray_file_read_slice can read a selection of a tensor described
+ * by `f` (borrowed): HURRAY_OK, or HURRAY_ERR_UNSUPPORTED with the reason in
+ * *err, worded to follow the tensor's name: a composite head ("is a
+ * composite: ..."), a layout that is not dense (sparse, block-paged,
+ * private), a quantization scheme other than per-tensor affine (its scales
+ * follow channels or blocks). Also HURRAY_ERR_NULL_POINTER.
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_slice_check(
+    const struct HurrayDescriptorFields *f, HurrayError *err);
+
+/*
+ * Every name the file gives back, as a reader's keys() lists them: the stored
+ * tensors in file order (composite members included), then the views of
+ * shared tensors in record order. hurray_file_name_count: how many (the views
+ * record checked whole first: its errors). hurray_file_name: name `i` (below
+ * the count; borrowed until close, NOT NUL-terminated). Errors:
+ * HURRAY_ERR_NULL_POINTER, those of hurray_file_view_count, hurray_file_view
+ * and hurray_file_position (HURRAY_ERR_INDEX_OUT_OF_BOUNDS past the end).
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_name_count(const HurrayFile *f,
+                                                                uint64_t *count,
+                                                                HurrayError *err);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_name(const HurrayFile *f, uint64_t i,
+                                                          const char **name, size_t *len,
+                                                          HurrayError *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -459,6 +459,38 @@ struct HurrayQuantization;
 HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_block_paged_check_quantization(
     const HurrayLayout *layout, const struct HurrayQuantization *q, HurrayError *err);
 
+/* ---- basic indexing ------------------------------------------------------------------ */
+
+/* One item of a NumPy basic index (hurray_layout_basic_index). */
+#define HURRAY_INDEX_INTEGER 0u  /* start: the index; negative counts from the end */
+#define HURRAY_INDEX_SLICE 1u    /* start:stop:step, as Python's slice.indices clamps them */
+#define HURRAY_INDEX_ELLIPSIS 2u /* the dimensions no other item takes, whole */
+#define HURRAY_INDEX_NEWAXIS 3u  /* a new dimension of 1 */
+typedef struct HurrayIndexItem {
+  uint32_t kind;  /* HURRAY_INDEX_* */
+  int64_t start;  /* a slice's absent start: 0, or INT64_MAX for a negative step */
+  int64_t stop;   /* a slice's absent stop: INT64_MAX, or INT64_MIN for a negative step */
+  int64_t step;   /* a slice's step, not 0; absent: 1 */
+} HurrayIndexItem;
+
+/*
+ * NumPy's basic indexing of a tensor of `rank` dimensions `shape` (borrowed)
+ * by `count` items (borrowed): fills ranges[0 .. rank) (for
+ * hurray_layout_slice_shape and hurray_file_read_slice; an integer item
+ * selects one element, its dimension left out of the result), out_shape
+ * (HURRAY_MAX_RANK entries of caller storage) and *out_rank with the
+ * result's shape. Dimensions no item takes (after an ellipsis, or at the
+ * end) are taken whole; slices clamp to their dimension as Python's do.
+ * Errors: HURRAY_ERR_NULL_POINTER; HURRAY_ERR_INDEX_OUT_OF_BOUNDS (an integer
+ * outside [-size, size), naming it, the axis and the size; two ellipses; more
+ * integers and slices than dimensions; a result of more than HURRAY_MAX_RANK
+ * dimensions); HURRAY_ERR_INVALID_ARGUMENT (a step of 0, an unknown kind);
+ * HURRAY_ERR_UNSUPPORTED (a sliced dimension above INT64_MAX elements).
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_layout_basic_index(
+    uint32_t rank, const uint64_t *shape, const HurrayIndexItem *items, uint32_t count,
+    HurraySliceRange *ranges, uint64_t *out_shape, uint32_t *out_rank, HurrayError *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -18,15 +18,9 @@ uint64_t hurray__workers_slice(uint64_t len, uint32_t workers) {
 
 uint32_t hurray__file_workers(uint32_t asked) {
   if (asked == 0) {
-    asked = HURRAY_FILE_DEFAULT_WORKERS;
-    const char *s = getenv("HURRAY_WORKERS");
-    if (s != NULL && *s != '\0') {
-      uint64_t v = 0;
-      const char *p = s;
-      while (*p >= '0' && *p <= '9' && v <= HURRAY_FILE_MAX_WORKERS)
-        v = v * 10u + (uint64_t)(*p++ - '0');
-      if (*p == '\0' && v >= 1 && v <= HURRAY_FILE_MAX_WORKERS) asked = (uint32_t)v;
-    }
+    /* a bad value counts as unset (bindings refuse it up front) */
+    if (hurray_file_workers_env(&asked, NULL) != HURRAY_OK || asked == 0)
+      asked = HURRAY_FILE_DEFAULT_WORKERS;
   }
   return asked > HURRAY_FILE_MAX_WORKERS ? HURRAY_FILE_MAX_WORKERS : asked;
 }

@@ -4,7 +4,10 @@
  * (hurray.File).
  *
  * Everything goes through the C reader and writer (include/hurray/file.h);
- * the GIL is released around every call into them. The C structures a call
+ * the GIL is released around every call into them. Which names a load reads,
+ * in which order and how often (hurray_file_load), and what a save writes in
+ * which order (hurray_file_save) are the library's; this file converts
+ * arguments and wraps what comes back. The C structures a call
  * needs (names, descriptors, buffer pointers, composite trees, KV values) are
  * built first with the GIL held, from objects the call keeps alive, so the
  * C side runs without touching Python.
@@ -157,74 +160,77 @@ static PyObject *node_to_py(HrpyState *st, const HurrayFileNode *node, uint32_t 
   return r;
 }
 
-/* One top-level item being read: a tensor, or a whole composite; or a view
- * (view >= 0: hurray_file_view_tensor, over `base` when it was fetched). */
-typedef struct Fetch {
-  uint64_t index;
-  HurrayFileTensor *t;
-  HurrayFileNode *node;
-  int64_t view;
-  HurrayFileTensor *base; /* borrowed from another item */
-} Fetch;
-
-static bool is_head(const HurrayFileTensor *t) {
-  uint8_t tag = 0;
-  return hurray_descriptor_layout_tag(hurray_file_tensor_descriptor(t), &tag) == HURRAY_OK &&
-         tag == HURRAY_LAYOUT_COMPOSITE;
+/* What hurray_file_load refused, as Python sees it: a missing name is a
+ * KeyError, a name two entries share a FileError naming it, a views record
+ * the reader refuses a ValueError (hrpy_raise_views), a failed read the
+ * status's exception naming the tensor. */
+static PyObject *raise_load(HrpyState *st, const HurrayFile *f, HurrayStatus rc,
+                            const HurrayError *err, const HurrayFileLoadFailure *fail,
+                            PyObject *names, const char *op) {
+  char ctx[200];
+  if (fail->stage == HURRAY_FILE_LOAD_AT_VIEWS) return hrpy_raise_views(st, rc, err, op);
+  if (fail->stage == HURRAY_FILE_LOAD_AT_NAME) {
+    PyObject *name = PyTuple_GET_ITEM(names, (Py_ssize_t)fail->at);
+    if (rc == HURRAY_ERR_NOT_FOUND) {
+      PyErr_SetObject(PyExc_KeyError, name);
+      return NULL;
+    }
+    PyOS_snprintf(ctx, sizeof ctx, "%s: tensor '%.120s'", op, PyUnicode_AsUTF8(name));
+    return hrpy_raise_status(st, rc, NULL, ctx);
+  }
+  if (fail->stage == HURRAY_FILE_LOAD_AT_TENSOR)
+    tensor_context(ctx, sizeof ctx, op, f, fail->at);
+  else
+    PyOS_snprintf(ctx, sizeof ctx, "%s", op);
+  return hrpy_raise_status(st, rc, err, ctx);
 }
 
-/* Reads x->index (or view x->view): no Python API, so it runs without the GIL. */
-static HurrayStatus fetch(const HurrayFile *f, Fetch *x, HurrayError *err) {
-  if (x->view >= 0) return hurray_file_view_tensor(f, (uint64_t)x->view, x->base, &x->t, err);
-  HurrayStatus rc = hurray_file_tensor(f, x->index, &x->t, err);
-  if (rc != HURRAY_OK || !is_head(x->t)) return rc;
-  hurray_file_tensor_release(&x->t);
-  return hurray_file_composite(f, x->index, &x->node, err);
-}
-
-/* A stored item's data read ahead, in parallel when the file's workers are
- * more than one and its pages are not in memory (hurray_file_prefetch): its
- * own bytes, never the rest of the file. No Python API. */
-static HurrayStatus prefetch_item(const HurrayFile *f, const Fetch *x, HurrayError *err) {
-  HurrayFileEntry e;
-  if (x->view >= 0 || hurray_file_entry(f, x->index, &e) != HURRAY_OK) return HURRAY_OK;
-  return hurray_file_prefetch(f, e.data_offset, e.data_length, 0, err);
-}
-
-static uint64_t node_size(const HurrayFileNode *n) {
-  uint64_t c = 1;
-  for (uint32_t k = 0; k < n->member_count; k++) c += node_size(&n->members[k]);
-  return c;
-}
-
-static void fetch_clear(Fetch *x) {
-  hurray_file_tensor_release(&x->t);
-  hurray_file_node_destroy(&x->node);
-}
-
-static PyObject *fetch_to_py(HrpyState *st, const Fetch *x, uint32_t options,
-                             const char *context) {
-  return x->node != NULL ? node_to_py(st, x->node, options, context)
-                         : tensor_from_file(st, x->t, options, context);
-}
-
-/* One item fetched without the GIL and converted (or the error raised, naming
- * the tensor); x is cleared either way. */
-static PyObject *fetch_one(HrpyState *st, const HurrayFile *f, Fetch *x, uint32_t options,
-                           const char *op) {
+/* hurray_file_load without the GIL: `names` a tuple of str (NULL: the whole
+ * file). NULL with the exception raised. */
+static HurrayFileLoad *run_load(HrpyState *st, const HurrayFile *f, PyObject *names,
+                                uint32_t flags, const char *op) {
+  Py_ssize_t n = names != NULL ? PyTuple_GET_SIZE(names) : 0;
+  const char **s = names != NULL ? PyMem_Calloc((size_t)n + 1u, sizeof *s) : NULL;
+  size_t *lens = names != NULL ? PyMem_Calloc((size_t)n + 1u, sizeof *lens) : NULL;
+  HurrayFileLoad *L = NULL;
+  if (names != NULL && (s == NULL || lens == NULL)) {
+    PyErr_NoMemory();
+    goto done;
+  }
+  for (Py_ssize_t i = 0; i < n; i++) {
+    Py_ssize_t len = 0;
+    s[i] = PyUnicode_AsUTF8AndSize(PyTuple_GET_ITEM(names, i), &len);
+    if (s[i] == NULL) goto done;
+    lens[i] = (size_t)len;
+  }
+  HurrayFileLoadFailure fail;
   HurrayError err;
   hurray_error_clear(&err);
   HurrayStatus rc;
   Py_BEGIN_ALLOW_THREADS
-  rc = prefetch_item(f, x, &err);
-  if (rc == HURRAY_OK) rc = fetch(f, x, &err);
+  rc = hurray_file_load(f, s, lens, (uint64_t)n, flags, &L, &fail, &err);
   Py_END_ALLOW_THREADS
+  if (rc != HURRAY_OK) raise_load(st, f, rc, &err, &fail, names, op);
+done:
+  PyMem_Free(s);
+  PyMem_Free(lens);
+  return L;
+}
+
+/* Item i of a load as a Python object: the object of the item it is the same
+ * as (objs holds the earlier items'), or a new one naming the tensor or view. */
+static PyObject *item_to_py(HrpyState *st, const HurrayFile *f, const HurrayFileLoad *L,
+                            uint64_t i, PyObject *objs, uint32_t options, const char *op) {
+  const HurrayFileLoadItem *x = &L->items[i];
+  if (x->same_as != UINT64_MAX) return Py_NewRef(PyTuple_GET_ITEM(objs, (Py_ssize_t)x->same_as));
   char ctx[200];
-  tensor_context(ctx, sizeof ctx, op, f, x->index);
-  PyObject *r = rc == HURRAY_OK ? fetch_to_py(st, x, options, ctx)
-                                : hrpy_raise_status(st, rc, &err, ctx);
-  fetch_clear(x);
-  return r;
+  if (x->view >= 0)
+    PyOS_snprintf(ctx, sizeof ctx, "%s: view '%.*s'", op,
+                  (int)(x->name_len > 120 ? 120 : x->name_len), x->name);
+  else
+    tensor_context(ctx, sizeof ctx, op, f, x->index);
+  return x->node != NULL ? node_to_py(st, x->node, options, ctx)
+                         : tensor_from_file(st, x->tensor, options, ctx);
 }
 
 /* ---- opening ------------------------------------------------------------------------- */
@@ -265,19 +271,11 @@ static int parse_mmap(PyObject *o, const char *fname, HurrayFileAccess *out) {
 static int parse_workers(PyObject *o, const char *fname, uint32_t *out) {
   *out = 0;
   if (o == NULL || o == Py_None) {
-    const char *s = getenv("HURRAY_WORKERS");
-    if (s == NULL || *s == '\0') return 0;
-    unsigned long v = 0;
-    const char *p = s;
-    while (*p >= '0' && *p <= '9' && v <= HURRAY_FILE_MAX_WORKERS)
-      v = v * 10u + (unsigned long)(*p++ - '0');
-    if (*p == '\0' && v >= 1 && v <= HURRAY_FILE_MAX_WORKERS) return 0;
-    PyErr_Format(PyExc_ValueError,
-                 "%s: the environment variable HURRAY_WORKERS is '%.40s'; expected a whole number "
-                 "from 1 to %u (threads reading the file; 1 reads one piece at a time), or unset "
-                 "it for the default %u",
-                 fname, s, HURRAY_FILE_MAX_WORKERS,
-                 HURRAY_FILE_DEFAULT_WORKERS);
+    uint32_t env = 0; /* checked here, read by the library */
+    HurrayError err;
+    hurray_error_clear(&err);
+    if (hurray_file_workers_env(&env, &err) == HURRAY_OK) return 0;
+    PyErr_Format(PyExc_ValueError, "%s: %s", fname, err.message);
     return -1;
   }
   if (PyLong_Check(o) && !PyBool_Check(o)) {
@@ -305,28 +303,46 @@ static const char *mmap_mode_name(HurrayFileAccess access) {
   }
 }
 
-static HurrayFile *open_file(HrpyState *st, PyObject *pathobj, HurrayFileAccess access,
-                             uint32_t options, uint32_t workers, const char *op) {
-  PyObject *b = hrpy_fs_path(pathobj);
-  if (b == NULL) return NULL;
+static void image_release(void *ctx, const void *data, uint64_t size);
+
+/* Opens a file through the C reader without the GIL: from a path (`from`
+ * the path), a file image (a Py_buffer, moved into the file on success) or a
+ * HurrayFileReader. A failure is hurray.FileError, `what` naming the file. */
+typedef enum { FROM_PATH, FROM_IMAGE, FROM_READER } OpenFrom;
+static HurrayFile *open_via(HrpyState *st, OpenFrom how, const void *from, HurrayFileAccess access,
+                            uint32_t options, uint32_t workers, const char *what,
+                            const char *path) {
   HurrayFileOpenOptions o;
   memset(&o, 0, sizeof o);
   o.access = access;
-  o.decode_options = options;
+  o.decode_options = options & ~HRPY_FILE_WRITABLE_IMAGE;
   o.workers = workers;
   HurrayFile *f = NULL;
   HurrayError err;
   hurray_error_clear(&err);
   HurrayStatus rc;
-  const char *p = PyBytes_AS_STRING(b);
+  const Py_buffer *view = from;
   Py_BEGIN_ALLOW_THREADS
-  rc = hurray_file_open(p, &o, &f, &err);
+  if (how == FROM_PATH)
+    rc = hurray_file_open(from, &o, &f, &err);
+  else if (how == FROM_IMAGE)
+    rc = hurray_file_open_memory(view->buf, (uint64_t)view->len, image_release, (void *)view,
+                                 &o, &f, &err);
+  else
+    rc = hurray_file_open_reader(from, &o, &f, &err);
   Py_END_ALLOW_THREADS
-  if (rc != HURRAY_OK) {
-    char ctx[200];
-    PyOS_snprintf(ctx, sizeof ctx, "%s: '%.150s'", op, p);
-    raise_file(st, rc, &err, ctx, p);
-  }
+  if (rc != HURRAY_OK) raise_file(st, rc, &err, what, path);
+  return f;
+}
+
+static HurrayFile *open_file(HrpyState *st, PyObject *pathobj, HurrayFileAccess access,
+                             uint32_t options, uint32_t workers, const char *op) {
+  PyObject *b = hrpy_fs_path(pathobj);
+  if (b == NULL) return NULL;
+  const char *p = PyBytes_AS_STRING(b);
+  char ctx[200];
+  PyOS_snprintf(ctx, sizeof ctx, "%s: '%.150s'", op, p);
+  HurrayFile *f = open_via(st, FROM_PATH, p, access, options, workers, ctx, p);
   Py_DECREF(b);
   return f;
 }
@@ -337,22 +353,6 @@ static int parse_permissive(PyObject *o, uint32_t *out) {
   if (hrpy_arg_flag(o, false, &v) < 0) return -1;
   *out = v ? HURRAY_DECODE_PERMISSIVE : HURRAY_DECODE_STRICT;
   return 0;
-}
-
-/* Looks `name` up: 0 with *idx set, or -1 with KeyError (no such tensor) or
- * the status's exception (FileError for a name two entries share). */
-static int find_name(HrpyState *st, const HurrayFile *f, PyObject *name, const char *s,
-                     Py_ssize_t len, const char *op, uint64_t *idx) {
-  HurrayStatus rc = hurray_file_find(f, s, (size_t)len, idx);
-  if (rc == HURRAY_OK) return 0;
-  if (rc == HURRAY_ERR_NOT_FOUND) {
-    PyErr_SetObject(PyExc_KeyError, name);
-  } else {
-    char ctx[200];
-    PyOS_snprintf(ctx, sizeof ctx, "%s: tensor '%.120s'", op, s);
-    hrpy_raise_status(st, rc, NULL, ctx);
-  }
-  return -1;
 }
 
 /* ---- shared tensors: the views record (docs/reference/file-format.md, "Shared tensors") -------- */
@@ -415,55 +415,6 @@ static PyObject *view_records(HrpyState *st, const HurrayFile *f, const char *op
     PyTuple_SET_ITEM(out, (Py_ssize_t)i, rec);
   }
   return out;
-}
-
-/* Looks `name` up among the stored tensors, then the views: 0 with *x set
- * (x->index, or x->view for a view with a type and geometry of its own; a
- * same-kind view reads its base), or -1 with KeyError or the exception. */
-static int find_item(HrpyState *st, const HurrayFile *f, PyObject *name, const char *s,
-                     Py_ssize_t len, const char *op, Fetch *x) {
-  x->view = -1;
-  HurrayStatus rc = hurray_file_find(f, s, (size_t)len, &x->index);
-  if (rc == HURRAY_OK) return 0;
-  if (rc != HURRAY_ERR_NOT_FOUND) return find_name(st, f, name, s, len, op, &x->index);
-  if (view_count(st, f, op) < 0) return -1;
-  uint64_t vi = 0;
-  rc = hurray_file_find_view(f, s, (size_t)len, &vi, NULL);
-  if (rc == HURRAY_ERR_NOT_FOUND) {
-    PyErr_SetObject(PyExc_KeyError, name);
-    return -1;
-  }
-  if (rc != HURRAY_OK) {
-    hrpy_raise_status(st, rc, NULL, op);
-    return -1;
-  }
-  HurrayFileView v;
-  HRPY_CANNOT_FAIL(hurray_file_view(f, vi, &v, NULL));
-  x->index = v.base_index;
-  if (!v.same) x->view = (int64_t)vi;
-  return 0;
-}
-
-/* ---- verification (docs/reference/file-format.md, "Data checksums") ----------------------------- */
-
-/* Every structural check the C reader has (hurray_file_verify, then
- * hurray_file_verify_tensor of every tensor), then the data checksums when
- * the file carries them (*has_sums). No Python API: runs without the GIL. */
-static HurrayStatus verify_all(const HurrayFile *f, HurrayFileDataReport *rep, bool *has_sums,
-                               HurrayError *err) {
-  memset(rep, 0, sizeof *rep);
-  *has_sums = false;
-  HurrayStatus rc = hurray_file_verify(f, err);
-  uint64_t n = hurray_file_tensor_count(f);
-  for (uint64_t i = 0; rc == HURRAY_OK && i < n; i++) rc = hurray_file_verify_tensor(f, i, err);
-  if (rc != HURRAY_OK) return rc;
-  HurrayError derr;
-  hurray_error_clear(&derr);
-  rc = hurray_file_verify_data(f, rep, &derr);
-  if (rc == HURRAY_ERR_NOT_FOUND) return HURRAY_OK; /* no checksums: the structure is all */
-  *has_sums = true;
-  if (rc != HURRAY_OK && err != NULL) *err = derr;
-  return rc;
 }
 
 /* ---- load ------------------------------------------------------------------------------ */
@@ -530,22 +481,12 @@ static HurrayFile *open_image(HrpyState *st, PyObject *data, bool share, uint32_
     }
     return NULL;
   }
-  HurrayFileOpenOptions o;
-  memset(&o, 0, sizeof o);
-  o.access = share ? HURRAY_FILE_ACCESS_MMAP : HURRAY_FILE_ACCESS_READ;
-  o.decode_options = *options & ~HRPY_FILE_WRITABLE_IMAGE;
-  HurrayFile *f = NULL;
-  HurrayError err;
-  hurray_error_clear(&err);
-  HurrayStatus rc;
-  Py_BEGIN_ALLOW_THREADS
-  rc = hurray_file_open_memory(view->buf, (uint64_t)view->len, image_release, view, &o, &f,
-                               &err);
-  Py_END_ALLOW_THREADS
-  if (rc != HURRAY_OK) {
-    char ctx[120];
-    PyOS_snprintf(ctx, sizeof ctx, "%s: a file image of %zd bytes", op, view->len);
-    raise_file(st, rc, &err, ctx, NULL);
+  char ctx[120];
+  PyOS_snprintf(ctx, sizeof ctx, "%s: a file image of %zd bytes", op, view->len);
+  HurrayFile *f = open_via(st, FROM_IMAGE, view,
+                           share ? HURRAY_FILE_ACCESS_MMAP : HURRAY_FILE_ACCESS_READ, *options, 0,
+                           ctx, NULL);
+  if (f == NULL) {
     PyBuffer_Release(view); /* not moved on failure */
     PyMem_RawFree(view);
     return NULL;
@@ -630,9 +571,9 @@ static void source_close(void *ctx) {
 
 /* Opens the file `source` gives the bytes of: an object with readinto(offset,
  * memoryview) -> int and an int attribute size (hurray_file_open_reader; the
- * file holds a reference to it until it closes). */
+ * file holds a reference to it until it closes). `what` names it in errors. */
 static HurrayFile *open_source(HrpyState *st, PyObject *source, uint32_t options,
-                               const char *op) {
+                               const char *op, const char *what) {
   PyObject *size_obj = PyObject_GetAttrString(source, "size");
   if (size_obj == NULL) return NULL;
   unsigned long long size = PyLong_Check(size_obj) ? PyLong_AsUnsignedLongLong(size_obj)
@@ -649,28 +590,9 @@ static HurrayFile *open_source(HrpyState *st, PyObject *source, uint32_t options
   reader.close = source_close;
   reader.ctx = Py_NewRef(source);
   reader.size = (uint64_t)size;
-  HurrayFileOpenOptions o;
-  memset(&o, 0, sizeof o);
-  o.access = HURRAY_FILE_ACCESS_READ;
-  o.decode_options = options & ~HRPY_FILE_WRITABLE_IMAGE;
-  HurrayFile *f = NULL;
-  HurrayError err;
-  hurray_error_clear(&err);
-  HurrayStatus rc;
-  Py_BEGIN_ALLOW_THREADS
-  rc = hurray_file_open_reader(&reader, &o, &f, &err);
-  Py_END_ALLOW_THREADS
-  if (rc != HURRAY_OK) {
-    Py_DECREF(source); /* not moved on failure */
-    PyObject *shown = PyObject_Str(source);
-    const char *s = shown != NULL ? PyUnicode_AsUTF8(shown) : NULL;
-    PyErr_Clear();
-    char ctx[200];
-    PyOS_snprintf(ctx, sizeof ctx, "%s: %.150s", op, s != NULL ? s : "a source");
-    raise_file(st, rc, &err, ctx, NULL);
-    Py_XDECREF(shown);
-    return NULL;
-  }
+  HurrayFile *f = open_via(st, FROM_READER, &reader, HURRAY_FILE_ACCESS_READ, options, 0, what,
+                           NULL);
+  if (f == NULL) Py_DECREF(source); /* not moved on failure */
   return f;
 }
 
@@ -732,203 +654,31 @@ static PyObject *load_impl(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
     Py_XDECREF(wanted);
     return NULL;
   }
-  PyObject *result = NULL;
-  uint64_t count = hurray_file_tensor_count(f);
-  /* Every name of a whole load: the stored items, then the views (built here
-   * over the bases just read, sharing their bytes), unless the caller wants
-   * the records instead (with_kv: the framework loaders rebuild their own). */
-  int64_t nviews = 0;
-  if (wanted == NULL && !with_kv) {
-    nviews = view_count(st, f, op);
-    if (nviews < 0) {
-      hurray_file_close(&f);
-      Py_XDECREF(wanted);
-      return NULL;
-    }
-  }
-  uint64_t n = wanted != NULL ? (uint64_t)PyTuple_GET_SIZE(wanted) : count;
-  Fetch *items = PyMem_Calloc((size_t)(n + (uint64_t)nviews) + 1u, sizeof(Fetch));
-  Fetch *vitems = items != NULL ? items + n : NULL; /* the views of a whole load */
-  uint32_t *pos_of = NULL; /* whole load with views: index entry -> item, or UINT32_MAX */
-  if (items == NULL) {
-    PyErr_NoMemory();
-    goto done;
-  }
-  for (uint64_t i = 0; i < n + (uint64_t)nviews; i++) items[i].view = -1;
-  if (wanted != NULL) {
-    for (uint64_t i = 0; i < n; i++) {
-      PyObject *name = PyTuple_GET_ITEM(wanted, (Py_ssize_t)i);
-      Py_ssize_t len = 0;
-      const char *s = PyUnicode_AsUTF8AndSize(name, &len);
-      if (s == NULL) goto done;
-      if (find_item(st, f, name, s, len, op, &items[i]) < 0) goto done;
-    }
-  }
-  if (nviews > 0) {
-    pos_of = PyMem_Malloc((size_t)(count ? count : 1) * sizeof *pos_of);
-    if (pos_of == NULL) {
-      PyErr_NoMemory();
-      goto done;
-    }
-    for (uint64_t k = 0; k < count; k++) pos_of[k] = UINT32_MAX;
-  }
-  HurrayError err;
-  hurray_error_clear(&err);
-  HurrayStatus rc = HURRAY_OK;
-  HurrayStatus vrc = HURRAY_OK;
-  uint64_t got = 0, failed_index = 0;
-  int64_t failed_view = -1;
-  Py_BEGIN_ALLOW_THREADS
-  if ((wanted == NULL || verify) && !from_bytes) {
-    /* everything is about to be read (the checksums of verify=True too): the
-     * whole tensor region ahead, in parallel (nothing when it is in memory
-     * already); it relies only on what open checked */
-    HurrayFileInfo info;
-    HRPY_CANNOT_FAIL(hurray_file_info(f, &info));
-    uint64_t end = info.kv_offset != 0 ? info.kv_offset : info.index_offset;
-    vrc = hurray_file_prefetch(f, info.first_descriptor_offset,
-                               end - info.first_descriptor_offset, 0, &err);
-  }
-  /* Loading everything relies on every name being unique and no two tensors
-   * overlapping: prove the whole index first (open checks only what a lazy
-   * reader of one tensor relies on). */
-  if (vrc != HURRAY_OK) {
-    /* reported below */
-  } else if (verify) {
-    /* verify=True: every structural rule and the data checksums, first */
-    HurrayFileDataReport rep;
-    bool has_sums;
-    vrc = verify_all(f, &rep, &has_sums, &err);
-  } else if (wanted == NULL) {
-    vrc = hurray_file_verify(f, &err);
-  }
-  rc = vrc;
-  if (vrc != HURRAY_OK) {
-    /* reported below, against no particular tensor */
-  } else if (wanted != NULL) {
-    /* the stored items first, then the views, over a base read among them */
-    for (int pass = 0; pass < 2 && rc == HURRAY_OK; pass++) {
-      for (got = 0; got < n; got++) {
-        Fetch *x = &items[got];
-        if ((x->view >= 0) != (pass == 1)) continue;
-        for (uint64_t k = 0; pass == 1 && k < n && x->base == NULL; k++)
-          if (items[k].view < 0 && items[k].t != NULL && items[k].index == x->index)
-            x->base = items[k].t;
-        if (pass == 0) rc = prefetch_item(f, x, &err);
-        if (rc == HURRAY_OK) rc = fetch(f, x, &err);
-        if (rc != HURRAY_OK) break;
-      }
-    }
-    if (rc == HURRAY_OK) got = n;
-  } else {
-    /* every top-level item in file order; a composite's members belong to it */
-    for (uint64_t p = 0; p < count;) {
-      rc = hurray_file_position(f, p, &items[got].index);
-      if (rc == HURRAY_OK) rc = fetch(f, &items[got], &err);
-      if (rc != HURRAY_OK) break;
-      if (pos_of != NULL && items[got].t != NULL) pos_of[items[got].index] = (uint32_t)got;
-      p += items[got].node != NULL ? node_size(items[got].node) : 1u;
-      got++;
-    }
-    /* then each view with a geometry of its own, over its base's bytes */
-    for (int64_t v = 0; rc == HURRAY_OK && v < nviews; v++) {
-      HurrayFileView fv;
-      HRPY_CANNOT_FAIL(hurray_file_view(f, (uint64_t)v, &fv, NULL));
-      if (fv.same) continue;
-      Fetch *x = &vitems[v];
-      x->view = v;
-      x->index = fv.base_index;
-      uint32_t at = pos_of[fv.base_index];
-      x->base = at != UINT32_MAX ? items[at].t : NULL;
-      rc = fetch(f, x, &err);
-      if (rc != HURRAY_OK) {
-        failed_view = v;
-        failed_index = fv.base_index; /* the message names the base read */
-      }
-    }
-  }
-  if (rc != HURRAY_OK && vrc == HURRAY_OK && failed_view < 0) {
-    failed_index = items[got].index;
-    fetch_clear(&items[got]);
-  }
-  Py_END_ALLOW_THREADS
-  if (rc != HURRAY_OK) {
-    char ctx[200];
-    if (vrc == HURRAY_OK)
-      tensor_context(ctx, sizeof ctx, op, f, failed_index);
-    else
-      PyOS_snprintf(ctx, sizeof ctx, "%s", op);
-    hrpy_raise_status(st, rc, &err, ctx);
-    goto done;
-  }
-  result = PyDict_New();
-  /* names= : one object per index entry (a name asked for twice, a
-   * same-kind view beside its base), as a whole load gives */
-  PyObject *by_index = wanted != NULL ? PyDict_New() : NULL;
-  if (wanted != NULL && by_index == NULL) Py_CLEAR(result);
-  for (uint64_t i = 0; result != NULL && i < got; i++) {
-    char ctx[200];
-    tensor_context(ctx, sizeof ctx, op, f, items[i].index);
-    PyObject *key;
-    if (wanted != NULL) {
-      key = Py_NewRef(PyTuple_GET_ITEM(wanted, (Py_ssize_t)i));
-    } else {
-      HurrayFileEntry e;
-      HRPY_CANNOT_FAIL(hurray_file_entry(f, items[i].index, &e));
-      key = PyUnicode_DecodeUTF8(e.name, (Py_ssize_t)e.name_len, "strict");
-    }
-    PyObject *obj = NULL, *ik = NULL;
-    if (key != NULL && by_index != NULL && items[i].view < 0) {
-      ik = PyLong_FromUnsignedLongLong(items[i].index);
-      obj = ik != NULL ? Py_XNewRef(PyDict_GetItemWithError(by_index, ik)) : NULL;
-    }
-    if (key != NULL && obj == NULL && !PyErr_Occurred()) {
-      obj = fetch_to_py(st, &items[i], options, ctx);
-      if (obj != NULL && ik != NULL && PyDict_SetItem(by_index, ik, obj) < 0) Py_CLEAR(obj);
-    }
-    Py_XDECREF(ik);
-    if (obj == NULL || PyDict_SetItem(result, key, obj) < 0) Py_CLEAR(result);
+  uint32_t flags = (verify ? HURRAY_FILE_LOAD_VERIFY : 0u) | (with_kv ? HURRAY_FILE_LOAD_STORED : 0u);
+  HurrayFileLoad *L = run_load(st, f, wanted, flags, op);
+  /* each item's object (same_as: an earlier item's), then the dict of names
+   * to them: names= given, each name the caller's key */
+  PyObject *objs = L != NULL ? PyTuple_New((Py_ssize_t)L->count) : NULL;
+  PyObject *result = objs != NULL ? PyDict_New() : NULL;
+  for (uint64_t i = 0; result != NULL && i < L->count; i++) {
+    const HurrayFileLoadItem *x = &L->items[i];
+    PyObject *obj = item_to_py(st, f, L, i, objs, options, op);
+    PyObject *key = wanted != NULL ? Py_NewRef(PyTuple_GET_ITEM(wanted, (Py_ssize_t)i))
+                                   : PyUnicode_DecodeUTF8(x->name, (Py_ssize_t)x->name_len,
+                                                          "strict");
+    if (obj != NULL) PyTuple_SET_ITEM(objs, (Py_ssize_t)i, Py_NewRef(obj));
+    if (obj == NULL || key == NULL || PyDict_SetItem(result, key, obj) < 0) Py_CLEAR(result);
     Py_XDECREF(key);
     Py_XDECREF(obj);
   }
-  /* the views of a whole load, in record order: a same-kind view is its
-   * base's object */
-  for (int64_t v = 0; result != NULL && v < nviews; v++) {
-    HurrayFileView fv;
-    HRPY_CANNOT_FAIL(hurray_file_view(f, (uint64_t)v, &fv, NULL));
-    PyObject *key = PyUnicode_DecodeUTF8(fv.name, (Py_ssize_t)fv.name_len, "strict");
-    PyObject *obj = NULL;
-    if (key != NULL && fv.same) {
-      PyObject *bk = PyUnicode_DecodeUTF8(fv.base, (Py_ssize_t)fv.base_len, "strict");
-      obj = bk != NULL ? Py_XNewRef(PyDict_GetItemWithError(result, bk)) : NULL;
-      if (obj == NULL && !PyErr_Occurred()) {
-        /* the base is a composite's member: read it on its own */
-        Fetch x = {fv.base_index, NULL, NULL, -1, NULL};
-        obj = fetch_one(st, f, &x, options, op);
-      }
-      Py_XDECREF(bk);
-    } else if (key != NULL) {
-      char ctx[200];
-      PyOS_snprintf(ctx, sizeof ctx, "%s: view '%.120s'", op, PyUnicode_AsUTF8(key));
-      obj = fetch_to_py(st, &vitems[v], options, ctx);
-    }
-    if (obj == NULL || PyDict_SetItem(result, key, obj) < 0) Py_CLEAR(result);
-    Py_XDECREF(key);
-    Py_XDECREF(obj);
-  }
-  Py_XDECREF(by_index);
+  Py_XDECREF(objs);
+  hurray_file_load_destroy(&L);
   if (result != NULL && with_kv) {
     PyObject *records = view_records(st, f, op);
     PyObject *pair = records != NULL ? PyTuple_Pack(2, result, records) : NULL;
     Py_XDECREF(records);
     Py_SETREF(result, pair);
   }
-done:
-  if (items != NULL) {
-    for (uint64_t i = 0; i < n + (uint64_t)nviews; i++) fetch_clear(&items[i]);
-    PyMem_Free(items);
-  }
-  PyMem_Free(pos_of);
   hurray_file_close(&f); /* an image is released with it, or with its last view */
   Py_XDECREF(wanted);
   return result;
@@ -1007,70 +757,79 @@ static PyObject *m_remove_stale_temporaries(PyObject *m, PyObject *const *args, 
 
 /* ---- save ------------------------------------------------------------------------------ */
 
-/* One top-level entry to write. */
-typedef struct SaveJob {
-  const char *name;
-  size_t name_len;
-  const HurrayDescriptor *desc;  /* tensor */
-  const void *const *bufs;       /* tensor: one pointer per buffer */
-  HurrayFileCompositeNode *root; /* composite, or NULL */
-} SaveJob;
-
-/* Only memory this process can read can be written: a device tensor's buffer
- * is written when it is a declaration over host bytes, refused otherwise. */
-static int check_host(HrpyState *st, const HrpyTensorView *t, const char *name, size_t len) {
-  bool host = true; /* the message is formatted only for a refusal */
-  for (uint32_t i = 0; host && i < t->nbuf; i++)
-    host = t->f->buffers[i].byte_size == 0 || hrpy_tensor_buffer_is_host(t->self, i);
-  if (host) return 0;
-  char what[160];
-  PyOS_snprintf(what, sizeof what, "save: tensor '%.*s'", (int)(len > 120 ? 120 : len), name);
-  return hrpy_tensor_check_host(st, t->self, what);
-}
-
-static const void *const *buffer_ptrs(HrpyArena *a, const HrpyTensorView *t, bool *ok) {
-  *ok = true;
-  if (t->nbuf == 0) return NULL;
-  const void **p = hrpy_arena_alloc(a, t->nbuf * sizeof *p);
-  if (p == NULL) {
-    *ok = false;
-    return NULL;
-  }
-  for (uint32_t i = 0; i < t->nbuf; i++) p[i] = t->bufs[i].data;
-  return p;
-}
-
-/* Fills `node` for obj (a Tensor presenting `desc`, or a Composite), naming
- * the members of a composite "{name}.{i}". */
-static int fill_node(HrpyState *st, HrpyArena *a, PyObject *obj, const HurrayDescriptor *desc,
-                     const char *name, size_t len, HurrayFileCompositeNode *node) {
+/* `desc`: the descriptor a composite's member presents (NULL: the tensor's own). */
+static int save_node(HrpyState *st, HrpyArena *a, PyObject *obj, const HurrayDescriptor *desc,
+                     const char *name, size_t len, const char *op,
+                     HurrayFileCompositeNode *node) {
+  memset(node, 0, sizeof *node);
   node->name = name;
   node->name_len = len;
   if (hrpy_tensor_check(st, obj)) {
-    HrpyTensorView t_view = hrpy_tensor_view(obj);
-  const HrpyTensorView *t = &t_view;
-    bool ok;
-    if (check_host(st, t, name, len) < 0) return -1;
-    node->descriptor = desc;
-    node->buffers = buffer_ptrs(a, t, &ok);
-    return ok ? 0 : -1;
+    /* only memory this process can read is written: a device tensor's buffer
+     * when it is a declaration over host bytes */
+    char what[160];
+    PyOS_snprintf(what, sizeof what, "%s: tensor '%.*s'", op, (int)(len > 120 ? 120 : len), name);
+    HrpyTensorView t = hrpy_tensor_view(obj);
+    node->descriptor = desc != NULL ? desc : hrpy_tensor_desc(st, obj);
+    if (node->descriptor == NULL || hrpy_tensor_check_host(st, obj, what) < 0) return -1;
+    if (t.nbuf == 0) return 0;
+    const void **p = hrpy_arena_alloc(a, t.nbuf * sizeof *p);
+    if (p == NULL) return -1;
+    for (uint32_t i = 0; i < t.nbuf; i++) p[i] = t.bufs[i].data;
+    node->buffers = p;
+    return 0;
   }
   uint32_t count = hrpy_composite_count(obj);
   node->descriptor = hrpy_composite_head(obj);
   node->member_count = count;
   HurrayFileCompositeNode *kids = hrpy_arena_alloc(a, (size_t)count * sizeof *kids);
-  if (kids == NULL) return -1;
+  if (kids == NULL && count > 0) return -1;
   node->members = kids;
   for (uint32_t i = 0; i < count; i++) {
     char *cn = hrpy_arena_alloc(a, len + 16);
     if (cn == NULL) return -1;
     memcpy(cn, name, len);
     int k = PyOS_snprintf(cn + len, 16, ".%u", (unsigned)i);
-    if (fill_node(st, a, hrpy_composite_member(obj, i), hrpy_composite_member_descriptor(st, obj, i),
-                  cn, len + (size_t)k, &kids[i]) < 0)
+    const HurrayDescriptor *md = hrpy_composite_member_descriptor(st, obj, i);
+    if (save_node(st, a, hrpy_composite_member(obj, i), md, cn, len + (size_t)k, op, &kids[i]) < 0)
       return -1;
   }
   return 0;
+}
+
+int hrpy_save_node(HrpyState *st, HrpyArena *a, PyObject *obj, const char *name, size_t len,
+                   const char *op, HurrayFileCompositeNode *node) {
+  return save_node(st, a, obj, NULL, name, len, op, node);
+}
+
+PyObject *hrpy_raise_save(HrpyState *st, HurrayStatus rc, const HurrayError *err,
+                          const HurrayFileContents *c, const HurrayFileSaveFailure *fail,
+                          const char *op, const char *path) {
+  char ctx[220];
+  const char *s = NULL;
+  size_t n = 0;
+  if (fail->stage == HURRAY_FILE_SAVE_AT_TENSOR) {
+    s = c->items[fail->at].name;
+    n = c->items[fail->at].name_len;
+    PyOS_snprintf(ctx, sizeof ctx, "%s: tensor '%.*s'", op, (int)(n > 120 ? 120 : n), s);
+  } else if (fail->stage == HURRAY_FILE_SAVE_AT_VIEW) {
+    s = c->views[fail->at].name;
+    n = c->views[fail->at].name_len;
+    PyOS_snprintf(ctx, sizeof ctx, "%s: view '%.*s'", op, (int)(n > 120 ? 120 : n), s);
+    /* a view that breaks a rule is a bad argument of the caller's */
+    if (rc == HURRAY_ERR_INVALID_ARGUMENT || rc == HURRAY_ERR_DUPLICATE_NAME)
+      return PyErr_Format(PyExc_ValueError, "%s: %s", ctx, err->message);
+  } else if (fail->stage == HURRAY_FILE_SAVE_AT_KV) {
+    s = c->kv_keys[fail->at];
+    n = c->kv_key_lens[fail->at];
+    PyOS_snprintf(ctx, sizeof ctx, "%s: kv['%.*s']", op, (int)(n > 120 ? 120 : n), s);
+  } else if (path == NULL) {
+    PyOS_snprintf(ctx, sizeof ctx, "%s: the file image", op);
+  } else {
+    PyOS_snprintf(ctx, sizeof ctx, "%s: '%.150s'", op, path);
+    return raise_file(st, rc, err, ctx, path);
+  }
+  return hrpy_raise_status(st, rc, err, ctx);
 }
 
 /* One views= record as a HurrayFileView (strings and arrays in the arena,
@@ -1135,6 +894,17 @@ out:
   return r;
 }
 
+int hrpy_views_from_py(HrpyArena *arena, PyObject *seq, const char *op, HurrayFileContents *c) {
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+  HurrayFileView *views = hrpy_arena_alloc(arena, (size_t)(n ? n : 1) * sizeof *views);
+  if (views == NULL) return -1;
+  for (Py_ssize_t i = 0; i < n; i++)
+    if (hrpy_view_from_py(arena, PySequence_Fast_GET_ITEM(seq, i), op, &views[i]) < 0) return -1;
+  c->views = views;
+  c->view_count = (uint64_t)n;
+  return 0;
+}
+
 /* save(path, tensors, ...) and save_bytes(tensors, ...): `to_memory` writes
  * the file image into memory (hurray_file_writer_open_memory) and returns it
  * as bytes, with no file system involved. */
@@ -1172,6 +942,8 @@ static PyObject *save_impl(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
   HrpyArena arena = {NULL, 0, 0};
   HrpyKvList kv;
   memset(&kv, 0, sizeof kv);
+  HurrayFileContents c;
+  memset(&c, 0, sizeof c);
   if (!PyDict_Check(a[1]) && !PyObject_HasAttrString(a[1], "items"))
     return PyErr_Format(PyExc_TypeError,
                         "%s: tensors must be a dict of name to hurray.Tensor or "
@@ -1185,8 +957,8 @@ static PyObject *save_impl(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
   items = PyMapping_Items(a[1]);
   if (items == NULL) goto done;
   Py_ssize_t n = PyList_GET_SIZE(items);
-  SaveJob *jobs = hrpy_arena_alloc(&arena, (size_t)n * sizeof *jobs);
-  if (jobs == NULL) goto done;
+  HurrayFileCompositeNode *nodes = hrpy_arena_alloc(&arena, (size_t)(n ? n : 1) * sizeof *nodes);
+  if (nodes == NULL) goto done;
   for (Py_ssize_t i = 0; i < n; i++) {
     PyObject *pair = PyList_GET_ITEM(items, i);
     if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
@@ -1199,132 +971,43 @@ static PyObject *save_impl(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
                    Py_TYPE(key)->tp_name);
       goto done;
     }
-    Py_ssize_t len = 0;
-    const char *s = PyUnicode_AsUTF8AndSize(key, &len);
-    if (s == NULL) goto done;
-    SaveJob *j = &jobs[i];
-    j->name = s;
-    j->name_len = (size_t)len;
-    if (hrpy_tensor_check(st, val)) {
-      HrpyTensorView t_view = hrpy_tensor_view(val);
-  const HrpyTensorView *t = &t_view;
-      bool ok;
-      if (check_host(st, t, s, (size_t)len) < 0) goto done;
-      j->desc = hrpy_tensor_desc(st, val);
-      if (j->desc == NULL) goto done;
-      j->bufs = buffer_ptrs(&arena, t, &ok);
-      if (!ok) goto done;
-    } else if (hrpy_composite_check(st, val)) {
-      j->root = hrpy_arena_alloc(&arena, sizeof *j->root);
-      if (j->root == NULL ||
-          fill_node(st, &arena, val, hrpy_composite_head(val), s, (size_t)len, j->root) < 0)
-        goto done;
-    } else {
+    if (!hrpy_tensor_check(st, val) && !hrpy_composite_check(st, val)) {
       PyErr_Format(PyExc_TypeError,
                    "%s: tensors[%R] must be a hurray.Tensor or hurray.Composite, not %.100s",
                    op, key, Py_TYPE(val)->tp_name);
       goto done;
     }
+    Py_ssize_t len = 0;
+    const char *s = PyUnicode_AsUTF8AndSize(key, &len);
+    if (s == NULL || hrpy_save_node(st, &arena, val, s, (size_t)len, op, &nodes[i]) < 0)
+      goto done;
   }
+  c.items = nodes;
+  c.item_count = (uint64_t)n;
   if (hrpy_kv_from_mapping(st, a[2], &kv) < 0) goto done;
+  c.kv_keys = kv.keys;
+  c.kv_key_lens = kv.key_lens;
+  c.kv_values = kv.values;
+  c.kv_count = kv.count;
   /* views=: (name, base, dtype name or None, shape, byte_offset, byte_strides)
    * records, checked and written by the C writer (hurray_file_writer_add_view) */
-  HurrayFileView *views = NULL;
-  Py_ssize_t nviews = 0;
   if (a[5] != NULL && a[5] != Py_None) {
     view_seq = PySequence_Fast(a[5], "save: views must be a sequence of records");
-    if (view_seq == NULL) goto done;
-    nviews = PySequence_Fast_GET_SIZE(view_seq);
-    views = hrpy_arena_alloc(&arena, (size_t)(nviews ? nviews : 1) * sizeof *views);
-    if (views == NULL) goto done;
-    for (Py_ssize_t i = 0; i < nviews; i++)
-      if (hrpy_view_from_py(&arena, PySequence_Fast_GET_ITEM(view_seq, i), op, &views[i]) < 0)
-        goto done;
+    if (view_seq == NULL || hrpy_views_from_py(&arena, view_seq, op, &c) < 0) goto done;
   }
-
-  /* Write, without the GIL. */
   const char *p = to_memory ? NULL : PyBytes_AS_STRING(path);
-  /* a memory writer's first allocation: the tensors' bytes, each padded to
-   * the data alignment, plus room for descriptors, KV and index */
-  uint64_t hint = 0;
-  if (to_memory) {
-    hint = (uint64_t)1 << 16;
-    for (Py_ssize_t i = 0; i < n && hint != UINT64_MAX; i++) {
-      uint64_t nb = 0;
-      if (jobs[i].desc == NULL || hurray_descriptor_data_bytes(jobs[i].desc, &nb) != HURRAY_OK)
-        continue;
-      uint64_t more = nb + 2u * HURRAY_FILE_DEFAULT_ALIGNMENT;
-      hint = more > UINT64_MAX - hint ? UINT64_MAX : hint + more;
-    }
-    if (hint > ((uint64_t)1 << 40)) hint = 0; /* nonsense: grow as written */
-  }
   void *image = NULL;
   uint64_t image_size = 0;
-  HurrayFileWriter *w = NULL;
+  HurrayFileSaveFailure fail;
   HurrayError err;
   hurray_error_clear(&err);
   HurrayStatus rc;
-  int stage = 0; /* 0 open, 1 tensor, 2 kv, 3 finish */
-  size_t at = 0;
   Py_BEGIN_ALLOW_THREADS
-  rc = to_memory ? hurray_file_writer_open_memory(&wopt, hint, &w, &err)
-                 : hurray_file_writer_open(p, &wopt, &w, &err);
-  if (rc == HURRAY_OK) {
-    stage = 1;
-    for (at = 0; rc == HURRAY_OK && at < (size_t)n; at++) {
-      const SaveJob *j = &jobs[at];
-      rc = j->root != NULL ? hurray_file_writer_add_composite(w, j->root, &err)
-                           : hurray_file_writer_add_tensor(w, j->name, j->name_len, j->desc,
-                                                           j->bufs, NULL, &err);
-    }
-  }
-  if (rc == HURRAY_OK) {
-    stage = 4;
-    for (at = 0; rc == HURRAY_OK && at < (size_t)nviews; at++)
-      rc = hurray_file_writer_add_view(w, &views[at], &err);
-  }
-  if (rc == HURRAY_OK) {
-    stage = 2;
-    for (at = 0; rc == HURRAY_OK && at < kv.count; at++)
-      rc = hurray_file_writer_add_kv(w, kv.keys[at], kv.key_lens[at], &kv.values[at], &err);
-  }
-  if (rc == HURRAY_OK) {
-    stage = 3;
-    rc = to_memory ? hurray_file_writer_finish_memory(w, &image, &image_size, &err)
-                   : hurray_file_writer_finish(w, &err);
-  }
-  hurray_file_writer_destroy(&w); /* removes the temporary file (or image) unless finished */
+  rc = hurray_file_save(p, &wopt, &c, &image, &image_size, &fail, &err);
   Py_END_ALLOW_THREADS
   if (rc != HURRAY_OK) {
-    char ctx[220];
-    if (stage == 1) {
-      const SaveJob *j = &jobs[at - 1];
-      PyOS_snprintf(ctx, sizeof ctx, "%s: tensor '%.*s'", op,
-                    (int)(j->name_len > 120 ? 120 : j->name_len), j->name);
-      hrpy_raise_status(st, rc, &err, ctx);
-    } else if (stage == 4) {
-      const HurrayFileView *v = &views[at - 1];
-      PyOS_snprintf(ctx, sizeof ctx, "%s: view '%.*s'", op,
-                    (int)(v->name_len > 120 ? 120 : v->name_len), v->name);
-      if (rc == HURRAY_ERR_INVALID_ARGUMENT || rc == HURRAY_ERR_DUPLICATE_NAME)
-        PyErr_Format(PyExc_ValueError, "%s: %s", ctx, err.message);
-      else
-        hrpy_raise_status(st, rc, &err, ctx);
-    } else if (stage == 2) {
-      PyOS_snprintf(ctx, sizeof ctx, "%s: kv['%.*s']", op,
-                    (int)(kv.key_lens[at - 1] > 120 ? 120 : kv.key_lens[at - 1]),
-                    kv.keys[at - 1]);
-      hrpy_raise_status(st, rc, &err, ctx);
-    } else if (to_memory) {
-      PyOS_snprintf(ctx, sizeof ctx, "%s: the file image", op);
-      hrpy_raise_status(st, rc, &err, ctx);
-    } else {
-      PyOS_snprintf(ctx, sizeof ctx, "save: '%.150s'", p);
-      raise_file(st, rc, &err, ctx, p);
-    }
-    goto done;
-  }
-  if (to_memory) {
+    hrpy_raise_save(st, rc, &err, &c, &fail, op, p);
+  } else if (to_memory) {
     /* one copy, into the bytes object a caller of safetensors' save() expects */
     result = image_size <= (uint64_t)PY_SSIZE_T_MAX
                  ? PyBytes_FromStringAndSize(image, (Py_ssize_t)image_size)
@@ -1403,35 +1086,23 @@ static PyObject *file_names(HrpyFile *self, const HurrayFile *f) {
   PyObject *names = hrpy_peek(&self->names);
   if (names != NULL) return names;
   HrpyState *st = hrpy_state_of((PyObject *)self);
-  uint64_t n = hurray_file_tensor_count(f);
-  int64_t nv = view_count(st, f, "hurray.File.keys"); /* the record checked whole */
-  if (nv < 0) return NULL;
-  PyObject *t = PyTuple_New((Py_ssize_t)(n + (uint64_t)nv));
-  for (int64_t v = 0; t != NULL && v < nv; v++) {
-    HurrayFileView view;
-    HRPY_CANNOT_FAIL(hurray_file_view(f, (uint64_t)v, &view, NULL));
-    PyObject *s = PyUnicode_DecodeUTF8(view.name, (Py_ssize_t)view.name_len, "strict");
-    if (s == NULL) {
-      Py_CLEAR(t);
-      break;
-    }
-    PyTuple_SET_ITEM(t, (Py_ssize_t)(n + (uint64_t)v), s);
-  }
-  for (uint64_t p = 0; t != NULL && p < n; p++) {
-    uint64_t idx = 0;
-    HurrayFileEntry e;
-    PyObject *s = NULL;
-    HurrayStatus rc = hurray_file_position(f, p, &idx);
-    if (rc == HURRAY_OK) rc = hurray_file_entry(f, idx, &e);
+  uint64_t n = 0;
+  HurrayError err;
+  hurray_error_clear(&err);
+  HurrayStatus rc = hurray_file_name_count(f, &n, &err);
+  if (rc != HURRAY_OK) return hrpy_raise_views(st, rc, &err, "hurray.File.keys");
+  PyObject *t = PyTuple_New((Py_ssize_t)n);
+  for (uint64_t i = 0; t != NULL && i < n; i++) {
+    const char *s = NULL;
+    size_t len = 0;
+    PyObject *u = NULL;
+    rc = hurray_file_name(f, i, &s, &len, NULL);
     if (rc == HURRAY_OK)
-      s = PyUnicode_DecodeUTF8(e.name, (Py_ssize_t)e.name_len, "strict");
+      u = PyUnicode_DecodeUTF8(s, (Py_ssize_t)len, "strict");
     else
       hrpy_raise_status(st, rc, NULL, "hurray.File.keys");
-    if (s == NULL) {
-      Py_CLEAR(t);
-      break;
-    }
-    PyTuple_SET_ITEM(t, (Py_ssize_t)p, s);
+    if (u == NULL) Py_CLEAR(t);
+    else PyTuple_SET_ITEM(t, (Py_ssize_t)i, u);
   }
   return hrpy_publish(&self->names, t);
 }
@@ -1441,14 +1112,13 @@ static PyObject *file_get(HrpyFile *self, PyObject *name, const char *op) {
   if (!PyUnicode_Check(name))
     return PyErr_Format(PyExc_TypeError, "%s: tensor names are str, not %.100s", op,
                         Py_TYPE(name)->tp_name);
-  Py_ssize_t len = 0;
-  const char *s = PyUnicode_AsUTF8AndSize(name, &len);
-  if (s == NULL) return NULL;
   const HurrayFile *f = file_acquire(self);
   if (f == NULL) return NULL;
-  PyObject *r = NULL;
-  Fetch x = {0, NULL, NULL, -1, NULL};
-  if (find_item(st, f, name, s, len, op, &x) == 0) r = fetch_one(st, f, &x, self->options, op);
+  PyObject *names = PyTuple_Pack(1, name);
+  HurrayFileLoad *L = names != NULL ? run_load(st, f, names, 0, op) : NULL;
+  PyObject *r = L != NULL ? item_to_py(st, f, L, 0, NULL, self->options, op) : NULL;
+  hurray_file_load_destroy(&L);
+  Py_XDECREF(names);
   file_release(self);
   PyObject *ref = r != NULL ? Py_XNewRef(self->ref) : NULL;
   if (ref != NULL && PyObject_TypeCheck(r, st->core->TensorType)) {
@@ -1614,7 +1284,7 @@ static PyObject *file_verify(PyObject *self, PyObject *unused) {
   hurray_error_clear(&err);
   HurrayStatus rc;
   Py_BEGIN_ALLOW_THREADS
-  rc = verify_all(f, &rep, &has_sums, &err);
+  rc = hurray_file_check(f, &rep, &has_sums, &err);
   Py_END_ALLOW_THREADS
   uint64_t n = hurray_file_tensor_count(f);
   file_release(fo);
@@ -1790,7 +1460,13 @@ static PyObject *m_open(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
   if (!is_path && PyObject_HasAttrString(o, "readinto")) {
     shown = PyObject_Str(o);
     access = HURRAY_FILE_ACCESS_READ;
-    if (shown != NULL) f = open_source(st, o, options, "open");
+    if (shown != NULL) {
+      const char *sh = PyUnicode_AsUTF8(shown);
+      if (sh == NULL) PyErr_Clear();
+      char what[200];
+      PyOS_snprintf(what, sizeof what, "open: %.150s", sh != NULL ? sh : "a source");
+      f = open_source(st, o, options, "open", what);
+    }
   } else if (!is_path && PyObject_CheckBuffer(o)) {
     shown = PyUnicode_FromFormat("<a file image in a %s>", Py_TYPE(o)->tp_name);
     access = HURRAY_FILE_ACCESS_MMAP;

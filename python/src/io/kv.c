@@ -95,34 +95,24 @@ static int bytes_of(HrpyKvList *l, PyObject *v, PyObject *key, HurrayKvBytes *ou
   return 0;
 }
 
-static int value_of(HrpyKvList *l, PyObject *key, PyObject *v, HurrayKvValue *out) {
+/* A scalar `v` of KV kind k (scalar_kind). */
+static int scalar_of(HrpyKvList *l, PyObject *key, PyObject *v, uint8_t k, HurrayKvValue *out) {
   memset(out, 0, sizeof *out);
-  uint8_t k = scalar_kind(v);
+  out->tag = k;
   switch (k) {
-    case HURRAY_KV_BOOL:
-      *out = hurray_kv_bool(v == Py_True);
-      return 0;
-    case HURRAY_KV_INT64: {
-      int64_t x;
-      if (int64_of(v, key, &x) < 0) return -1;
-      *out = hurray_kv_int64(x);
-      return 0;
-    }
-    case HURRAY_KV_FLOAT64: {
-      double d = PyFloat_AsDouble(v);
-      if (d == -1.0 && PyErr_Occurred()) return -1;
-      *out = hurray_kv_float64(d);
-      return 0;
-    }
-    case HURRAY_KV_STRING:
-      out->tag = HURRAY_KV_STRING;
-      return str_of(v, key, &out->v.str);
-    case HURRAY_KV_BYTES:
-      out->tag = HURRAY_KV_BYTES;
-      return bytes_of(l, v, key, &out->v.bytes);
-    default:
-      break;
+    case HURRAY_KV_BOOL: out->v.b = v == Py_True; return 0;
+    case HURRAY_KV_INT64: return int64_of(v, key, &out->v.i64);
+    case HURRAY_KV_FLOAT64:
+      out->v.f64 = PyFloat_AsDouble(v);
+      return out->v.f64 == -1.0 && PyErr_Occurred() ? -1 : 0;
+    case HURRAY_KV_STRING: return str_of(v, key, &out->v.str);
+    default: return bytes_of(l, v, key, &out->v.bytes);
   }
+}
+
+static int value_of(HrpyKvList *l, PyObject *key, PyObject *v, HurrayKvValue *out) {
+  uint8_t k = scalar_kind(v);
+  if (k != 0) return scalar_of(l, key, v, k, out);
   if (!PyList_Check(v) && !PyTuple_Check(v)) {
     PyErr_Format(PyExc_TypeError,
                  "kv[%R]: a %.100s cannot be stored; KV values are bool, int, float, str, "
@@ -165,38 +155,13 @@ static int value_of(HrpyKvList *l, PyObject *key, PyObject *v, HurrayKvValue *ou
       return -1;
     }
   }
-  size_t esize;
-  switch (ek) {
-    case HURRAY_KV_BOOL: esize = sizeof(bool); break;
-    case HURRAY_KV_INT64: esize = sizeof(int64_t); break;
-    case HURRAY_KV_FLOAT64: esize = sizeof(double); break;
-    case HURRAY_KV_STRING: esize = sizeof(HurrayKvString); break;
-    default: esize = sizeof(HurrayKvBytes); break;
-  }
-  void *arr = keep(l, (size_t)n * esize);
-  if (arr == NULL) return -1;
-  for (Py_ssize_t i = 0; i < n; i++) {
-    PyObject *e = PyTuple_GET_ITEM(seq, i);
-    switch (ek) {
-      case HURRAY_KV_BOOL: ((bool *)arr)[i] = e == Py_True; break;
-      case HURRAY_KV_INT64:
-        if (int64_of(e, key, &((int64_t *)arr)[i]) < 0) return -1;
-        break;
-      case HURRAY_KV_FLOAT64: {
-        double d = PyFloat_AsDouble(e);
-        if (d == -1.0 && PyErr_Occurred()) return -1;
-        ((double *)arr)[i] = d;
-        break;
-      }
-      case HURRAY_KV_STRING:
-        if (str_of(e, key, &((HurrayKvString *)arr)[i]) < 0) return -1;
-        break;
-      default:
-        if (bytes_of(l, e, key, &((HurrayKvBytes *)arr)[i]) < 0) return -1;
-        break;
-    }
-  }
-  *out = hurray_kv_array(ek, arr, (uint32_t)n);
+  /* each element converted as a scalar, then laid out by the library */
+  HurrayKvValue *elems = keep(l, (size_t)(n ? n : 1) * sizeof *elems);
+  void *storage = keep(l, (size_t)(n ? n : 1) * sizeof *elems);
+  if (elems == NULL || storage == NULL) return -1;
+  for (Py_ssize_t i = 0; i < n; i++)
+    if (scalar_of(l, key, PyTuple_GET_ITEM(seq, i), ek, &elems[i]) < 0) return -1;
+  HRPY_CANNOT_FAIL(hurray_kv_array_pack(ek, elems, (uint32_t)n, storage, out, NULL));
   return 0;
 }
 

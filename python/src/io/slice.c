@@ -3,9 +3,10 @@
  * (docs/reference/api.md, hurray.TensorSlice).
  *
  * get_slice reads the tensor's descriptor alone; the slice object answers
- * shape, dtype and layout from it. Indexing converts a NumPy basic index
+ * shape, dtype and layout from it. Indexing classifies a NumPy basic index
  * (integers, slices with any step, ..., None, fewer indices than dimensions)
- * into one HurraySliceRange per dimension and calls hurray_file_read_slice
+ * into HurrayIndexItems, which hurray_layout_basic_index turns into one
+ * HurraySliceRange per dimension, and calls hurray_file_read_slice
  * without the GIL: a mapped file is read through the mapping, a read-mode
  * file with positioned reads of the selected bytes only. The result is a new
  * owned, writable, row-major hurray.Tensor. Every format rule (which layouts
@@ -52,41 +53,6 @@ static void context_of(char *buf, size_t n, const char *op, PyObject *name) {
 
 /* ---- what can be sliced ----------------------------------------------------------- */
 
-/* UnsupportedError for what the slice reader refuses; 0 when it can be read. */
-static int check_sliceable(HrpyState *st, const HurrayDescriptorFields *f, const char *ctx) {
-  uint8_t tag = f->layout.tag;
-  if (tag == HURRAY_LAYOUT_COMPOSITE) {
-    hrpy_raise(st->UnsupportedError,
-               "%s is a composite: it has no bytes of its own; slice one of its members "
-               "(stored as '{name}.{index}') or load it whole with f[name]",
-               ctx);
-    return -1;
-  }
-  if (hurray_layout_class(tag) != HURRAY_LAYOUT_CLASS_DENSE) {
-    hrpy_raise(st->UnsupportedError,
-               "%s has the %s layout: only dense layouts (row_major, col_major, strided, "
-               "tiled, morton, hilbert) can be sliced; load it whole with f[name]",
-               ctx, hrpy_layout_name(tag));
-    return -1;
-  }
-  const HurrayQuantization *q = f->quantization;
-  if (q != NULL && q->scheme != HURRAY_QUANT_PER_TENSOR_AFFINE) {
-    const char *scheme = hurray_quant_scheme_name(q->scheme);
-    if (scheme != NULL)
-      hrpy_raise(st->UnsupportedError,
-                 "%s is quantized with %s: its scales follow its channels or blocks, so only "
-                 "per_tensor_affine tensors can be sliced; load it whole with f[name]",
-                 ctx, scheme);
-    else
-      hrpy_raise(st->UnsupportedError,
-                 "%s is quantized with scheme 0x%s (not one this build knows): only "
-                 "per_tensor_affine tensors can be sliced; load it whole with f[name]",
-                 ctx, hrpy_hex(q->scheme).s);
-    return -1;
-  }
-  return 0;
-}
-
 PyObject *hrpy_raise_views(HrpyState *st, HurrayStatus rc, const HurrayError *err,
                            const char *op) {
   if (rc == HURRAY_ERR_INVALID_KV && err != NULL && err->status == rc)
@@ -110,25 +76,15 @@ PyObject *hrpy_slice_open(HrpyState *st, PyObject *file, const HrpySliceLease *l
   context_of(ctx, sizeof ctx, "get_slice", name);
   const HurrayFile *f = lease->acquire(file);
   if (f == NULL) return NULL;
-  uint64_t index = 0, count = 0;
-  int64_t view = -1;
+  uint64_t index = 0;
+  bool is_view = false;
   HurrayDescriptor *d = NULL;
   HurrayError err;
   hurray_error_clear(&err);
-  HurrayStatus rc = hurray_file_find(f, s, (size_t)len, &index);
-  if (rc == HURRAY_OK) {
-    Py_BEGIN_ALLOW_THREADS
-    rc = hurray_file_descriptor(f, index, &d, &err);
-    Py_END_ALLOW_THREADS
-  } else if (rc == HURRAY_ERR_NOT_FOUND) {
-    /* a view of a shared tensor: the record checked whole first */
-    Py_BEGIN_ALLOW_THREADS
-    rc = hurray_file_view_count(f, &count, &err);
-    if (rc == HURRAY_OK) rc = hurray_file_find_view(f, s, (size_t)len, &index, &err);
-    if (rc == HURRAY_OK) rc = hurray_file_view_descriptor(f, index, &d, &err);
-    Py_END_ALLOW_THREADS
-    view = (int64_t)index;
-  }
+  HurrayStatus rc;
+  Py_BEGIN_ALLOW_THREADS
+  rc = hurray_file_find_descriptor(f, s, (size_t)len, &index, &is_view, &d, &err);
+  Py_END_ALLOW_THREADS
   lease->release(file);
   if (rc == HURRAY_ERR_NOT_FOUND) {
     PyErr_SetObject(PyExc_KeyError, name);
@@ -137,9 +93,11 @@ PyObject *hrpy_slice_open(HrpyState *st, PyObject *file, const HrpySliceLease *l
   if (rc != HURRAY_OK) return hrpy_raise_views(st, rc, &err, ctx);
   HurrayDescriptorFields fields;
   HRPY_CANNOT_FAIL(hurray_descriptor_fields(d, &fields));
-  if (check_sliceable(st, &fields, ctx) < 0) {
+  /* what the slice reader refuses: UnsupportedError naming the tensor */
+  if (hurray_file_slice_check(&fields, &err) != HURRAY_OK) {
     HRPY_CANNOT_FAIL(hurray_descriptor_destroy(d));
-    return NULL;
+    return hrpy_raise(st->UnsupportedError, "%s %s; load it whole with f[name]", ctx,
+                      err.reason);
   }
   HrpySlice *self = PyObject_GC_New(HrpySlice, st->io->TensorSliceType);
   if (self == NULL) {
@@ -150,7 +108,7 @@ PyObject *hrpy_slice_open(HrpyState *st, PyObject *file, const HrpySliceLease *l
   self->lease = lease;
   self->name = Py_NewRef(name);
   self->index = index;
-  self->view = view;
+  self->view = is_view ? (int64_t)index : -1;
   self->desc = d;
   self->f = fields;
   PyObject_GC_Track((PyObject *)self);
@@ -160,94 +118,12 @@ PyObject *hrpy_slice_open(HrpyState *st, PyObject *file, const HrpySliceLease *l
 /* ---- the index: NumPy's basic indexing --------------------------------------------- */
 
 /* A parsed index: one range per dimension of the tensor, and the result's
- * shape (ranges that came from an integer are left out; None adds a 1). */
+ * shape (hurray_layout_basic_index). */
 typedef struct Key {
   HurraySliceRange ranges[HURRAY_MAX_RANK];
   uint64_t shape[HURRAY_MAX_RANK];
   uint32_t out_rank;
-  bool from_int[HURRAY_MAX_RANK];
-  int32_t out_dim[HURRAY_MAX_RANK]; /* result dimension of tensor dimension k, -1: none */
 } Key;
-
-static int too_many_dims(const char *ctx) {
-  PyErr_Format(PyExc_IndexError,
-               "%s: the result would have more than %u dimensions", ctx, HURRAY_MAX_RANK);
-  return -1;
-}
-
-/* Adds a result dimension of `n` for tensor dimension k (k < 0: None). */
-static int add_out(Key *key, int32_t k, uint64_t n, const char *ctx) {
-  if (key->out_rank >= HURRAY_MAX_RANK) return too_many_dims(ctx);
-  if (k >= 0) key->out_dim[k] = (int32_t)key->out_rank;
-  key->shape[key->out_rank++] = n;
-  return 0;
-}
-
-/* The whole of dimension k. */
-static int take_all(Key *key, uint32_t k, uint64_t dim, const char *ctx) {
-  key->ranges[k] = (HurraySliceRange){0, dim, 1, 0};
-  return add_out(key, (int32_t)k, dim, ctx);
-}
-
-static int take_int(HrpyState *st, Key *key, uint32_t k, uint64_t dim, PyObject *item,
-                    const char *ctx) {
-  (void)st;
-  Py_ssize_t v = PyNumber_AsSsize_t(item, PyExc_OverflowError);
-  if (v == -1 && PyErr_Occurred()) {
-    if (!PyErr_ExceptionMatches(PyExc_OverflowError)) return -1;
-    PyErr_Clear();
-    PyErr_Format(PyExc_IndexError, "%s: index %R is out of bounds for axis %u with size %llu",
-                 ctx, item, k, (unsigned long long)dim);
-    return -1;
-  }
-  /* NumPy's rule: -dim <= v < dim, negative values counted from the end. */
-  uint64_t i;
-  bool ok;
-  if (v >= 0) {
-    i = (uint64_t)v;
-    ok = i < dim;
-  } else {
-    uint64_t back = (uint64_t)(-(v + 1)) + 1;
-    ok = back <= dim;
-    i = dim - back;
-  }
-  if (!ok) {
-    PyErr_Format(PyExc_IndexError, "%s: index %zd is out of bounds for axis %u with size %llu",
-                 ctx, v, k, (unsigned long long)dim);
-    return -1;
-  }
-  key->ranges[k] = (HurraySliceRange){i, i + 1, 1, 0};
-  key->from_int[k] = true;
-  return 0;
-}
-
-static int take_slice(HrpyState *st, Key *key, uint32_t k, uint64_t dim, PyObject *item,
-                      const char *ctx) {
-  Py_ssize_t start, stop, step;
-  if (dim > (uint64_t)PY_SSIZE_T_MAX) {
-    hrpy_raise(st->UnsupportedError,
-               "%s: dimension %u has %llu elements, beyond what a Python slice can address",
-               ctx, k, (unsigned long long)dim);
-    return -1;
-  }
-  if (PySlice_Unpack(item, &start, &stop, &step) < 0) return -1; /* step 0: ValueError */
-  Py_ssize_t n = PySlice_AdjustIndices((Py_ssize_t)dim, &start, &stop, step);
-  HurraySliceRange q = {0, 0, 1, 0};
-  if (n > 0 && step > 0) {
-    q.start = (uint64_t)start;
-    q.stop = (uint64_t)start + (uint64_t)(n - 1) * (uint64_t)step + 1;
-    q.step = (uint64_t)step;
-  } else if (n > 0) {
-    /* start, start + step, ... (descending): the same indices from the lowest */
-    uint64_t s = (uint64_t)(-(step + 1)) + 1;
-    q.start = (uint64_t)start - (uint64_t)(n - 1) * s;
-    q.stop = (uint64_t)start + 1;
-    q.step = s;
-    q.flags = HURRAY_SLICE_REVERSE;
-  }
-  key->ranges[k] = q;
-  return add_out(key, (int32_t)k, (uint64_t)n, ctx);
-}
 
 /* Whether `it` (which has __index__) converts to an integer: NumPy arrays of
  * one dimension or more have __index__ but refuse (TypeError, cleared here:
@@ -262,69 +138,86 @@ static bool index_ok(PyObject *it) {
   return false;
 }
 
+/* Item i of the index, `it`, as a HurrayIndexItem: 0, or -1 with the
+ * exception (an advanced index: IndexError; an integer beyond int64:
+ * IndexError naming it and the axis it would index). */
+static int item_of(PyObject *it, Py_ssize_t i, uint32_t axis, uint64_t dim, HurrayIndexItem *x,
+                   const char *ctx) {
+  memset(x, 0, sizeof *x);
+  if (it == Py_Ellipsis) {
+    x->kind = HURRAY_INDEX_ELLIPSIS;
+  } else if (it == Py_None) {
+    x->kind = HURRAY_INDEX_NEWAXIS;
+  } else if (PySlice_Check(it)) {
+    Py_ssize_t start, stop, step;
+    x->kind = HURRAY_INDEX_SLICE;
+    if (PySlice_Unpack(it, &start, &stop, &step) < 0) {
+      if (!PyErr_ExceptionMatches(PyExc_ValueError)) return -1;
+      PyErr_Clear(); /* a step of 0: the C library says so, in its turn */
+    }
+    /* beyond Py_ssize_t (absent bounds too): beyond any dimension */
+    x->start = start == PY_SSIZE_T_MAX ? INT64_MAX : start == PY_SSIZE_T_MIN ? INT64_MIN : start;
+    x->stop = stop == PY_SSIZE_T_MAX ? INT64_MAX : stop == PY_SSIZE_T_MIN ? INT64_MIN : stop;
+    x->step = step;
+  } else if (PyLong_CheckExact(it) || (!PyBool_Check(it) && PyIndex_Check(it) && index_ok(it))) {
+    /* an int, an int subclass, a NumPy integer or 0-d integer array */
+    int overflow = 0;
+    PyObject *v = PyNumber_Index(it);
+    x->kind = HURRAY_INDEX_INTEGER;
+    x->start = v != NULL ? PyLong_AsLongLongAndOverflow(v, &overflow) : -1;
+    Py_XDECREF(v);
+    if (overflow != 0)
+      PyErr_Format(PyExc_IndexError, "%s: index %R is out of bounds for axis %u with size %llu",
+                   ctx, it, axis, (unsigned long long)dim);
+    if (PyErr_Occurred()) return -1;
+  } else if (!PyErr_Occurred()) {
+    PyErr_Format(PyExc_IndexError,
+                 "%s: item %zd of the index: only integers, slices (`:`), ellipsis (`...`) and "
+                 "None are valid indices (no advanced indexing with lists, arrays or booleans: "
+                 "load the tensor with f[name] for that), not %.100s",
+                 ctx, i, Py_TYPE(it)->tp_name);
+    return -1;
+  } else {
+    return -1;
+  }
+  return 0;
+}
+
 /* Parses `obj` against the tensor's shape into *key: 0, or -1 with IndexError
  * (or the exception a slice's or an integer's own conversion raises). */
 static int parse_key(HrpyState *st, const HurrayDescriptorFields *f, PyObject *obj, Key *key,
                      const char *ctx) {
-  uint32_t rank = f->rank;
-  memset(key, 0, sizeof *key);
-  for (uint32_t k = 0; k < HURRAY_MAX_RANK; k++) key->out_dim[k] = -1;
   PyObject *items = PyTuple_Check(obj) ? Py_NewRef(obj) : PyTuple_Pack(1, obj);
   if (items == NULL) return -1;
-  Py_ssize_t n = PyTuple_GET_SIZE(items), consuming = 0, ellipses = 0;
+  Py_ssize_t n = PyTuple_GET_SIZE(items);
+  HurrayIndexItem *x = (size_t)n < UINT32_MAX ? PyMem_Calloc((size_t)n + 1u, sizeof *x) : NULL;
   int rc = -1;
-  for (Py_ssize_t i = 0; i < n; i++) {
-    PyObject *it = PyTuple_GET_ITEM(items, i);
-    if (it == Py_Ellipsis) {
-      ellipses++;
-    } else if (it == Py_None) {
-      /* adds a dimension, consumes none */
-    } else if (PySlice_Check(it) || PyLong_CheckExact(it)) {
-      consuming++;
-    } else if (!PyBool_Check(it) && PyIndex_Check(it) && index_ok(it)) {
-      consuming++; /* an int subclass, a NumPy integer or 0-d integer array */
-    } else if (PyErr_Occurred()) {
-      goto done;
-    } else {
-      PyErr_Format(PyExc_IndexError,
-                   "%s: item %zd of the index: only integers, slices (`:`), ellipsis (`...`) and "
-                   "None are "
-                   "valid indices (no advanced indexing with lists, arrays or booleans: load "
-                   "the tensor with f[name] for that), not %.100s",
-                   ctx, i, Py_TYPE(it)->tp_name);
-      goto done;
-    }
-  }
-  if (ellipses > 1) {
-    PyErr_Format(PyExc_IndexError, "%s: an index can only have a single ellipsis ('...')", ctx);
+  if (x == NULL) {
+    PyErr_NoMemory();
     goto done;
   }
-  if ((uint64_t)consuming > rank) {
-    PyErr_Format(PyExc_IndexError,
-                 "%s: too many indices: the tensor is %u-dimensional, but %zd were indexed", ctx,
-                 rank, consuming);
-    goto done;
-  }
-  uint32_t k = 0;
+  /* the axis an integer would index, for its message (an ellipsis takes the
+   * dimensions the other items leave) */
+  Py_ssize_t consuming = 0;
+  for (Py_ssize_t i = 0; i < n; i++)
+    consuming += PyTuple_GET_ITEM(items, i) != Py_Ellipsis && PyTuple_GET_ITEM(items, i) != Py_None;
+  uint64_t axis = 0;
   for (Py_ssize_t i = 0; i < n; i++) {
-    PyObject *it = PyTuple_GET_ITEM(items, i);
-    if (it == Py_Ellipsis) {
-      for (uint64_t e = 0; e < rank - (uint64_t)consuming; e++, k++)
-        if (take_all(key, k, f->shape[k], ctx) < 0) goto done;
-    } else if (it == Py_None) {
-      if (add_out(key, -1, 1, ctx) < 0) goto done;
-    } else if (PySlice_Check(it)) {
-      if (take_slice(st, key, k, f->shape[k], it, ctx) < 0) goto done;
-      k++;
-    } else {
-      if (take_int(st, key, k, f->shape[k], it, ctx) < 0) goto done;
-      k++;
-    }
+    uint32_t k = (uint32_t)(axis < f->rank ? axis : 0);
+    if (item_of(PyTuple_GET_ITEM(items, i), i, k, f->rank > 0 ? f->shape[k] : 0, &x[i], ctx) < 0)
+      goto done;
+    if (x[i].kind == HURRAY_INDEX_ELLIPSIS)
+      axis += f->rank > (uint64_t)consuming ? f->rank - (uint64_t)consuming : 0;
+    else if (x[i].kind != HURRAY_INDEX_NEWAXIS)
+      axis++;
   }
-  for (; k < rank; k++)
-    if (take_all(key, k, f->shape[k], ctx) < 0) goto done;
-  rc = 0;
+  HurrayError err;
+  hurray_error_clear(&err);
+  HurrayStatus s = hurray_layout_basic_index(f->rank, f->shape, x, (uint32_t)n, key->ranges,
+                                             key->shape, &key->out_rank, &err);
+  rc = s == HURRAY_OK ? 0 : (hrpy_raise_status(st, s, &err, ctx), -1);
 done:
+  PyMem_Free(x);
   Py_DECREF(items);
   return rc;
 }

@@ -37,6 +37,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stddef.h>
 #include <string.h>
 
 #if defined(_WIN32)
@@ -177,10 +178,6 @@ static int open_path(HrpyState *st, PyObject *pathobj, bool write) {
   return fd;
 }
 
-static bool is_path(PyObject *o) {
-  return PyUnicode_Check(o) || PyBytes_Check(o) || PyObject_HasAttrString(o, "__fspath__");
-}
-
 /*
  * The descriptor behind an object with fileno(), duplicated; -2 (no error set)
  * when the object has none. A writer flushes the object first (bytes a buffered
@@ -292,6 +289,28 @@ static int fd_of_object(HrpyState *st, PyObject *o, bool write, const char *cont
   return d;
 }
 
+/*
+ * The descriptor a stream owns for `o` (close-on-exec; the caller's is never
+ * closed): an int descriptor or an object's fileno(), duplicated; a path
+ * (str, os.PathLike; for a writer bytes too), opened. -2 without an
+ * exception when `o` is none of those; -1 with one.
+ */
+static int transport_fd(HrpyState *st, PyObject *o, bool write, const char *ctx) {
+  if (PyLong_Check(o) && !PyBool_Check(o)) {
+    int raw;
+    if (as_int(o, &raw) < 0) return -1;
+    if (raw < 0) {
+      PyErr_Format(PyExc_ValueError, "%s: file descriptor %d", ctx, raw);
+      return -1;
+    }
+    return dup_fd(st, raw, ctx);
+  }
+  if (PyUnicode_Check(o) || (write && PyBytes_Check(o)) ||
+      PyObject_HasAttrString(o, "__fspath__"))
+    return open_path(st, o, write);
+  return fd_of_object(st, o, write, ctx);
+}
+
 /* ---- StreamReader ----------------------------------------------------------------------- */
 
 typedef struct {
@@ -394,14 +413,9 @@ static PyObject *reader_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
   PyObject *view = NULL;
   HurrayStatus rc;
   int fd = -2;
-  if (PyLong_Check(src) && !PyBool_Check(src)) {
-    int raw;
-    if (as_int(src, &raw) < 0) return NULL;
-    if (raw < 0) return PyErr_Format(PyExc_ValueError, "%s: file descriptor %d", ctx, raw);
-    fd = dup_fd(st, raw, ctx);
-  } else if (PyUnicode_Check(src) || PyObject_HasAttrString(src, "__fspath__")) {
-    fd = open_path(st, src, false); /* bytes are data here, not a path */
-  } else if (PyObject_CheckBuffer(src)) {
+  if (!PyLong_Check(src) && !PyUnicode_Check(src) && !PyObject_HasAttrString(src, "__fspath__") &&
+      PyObject_CheckBuffer(src)) {
+    /* bytes are data here, not a path */
     view = PyMemoryView_FromObject(src);
     if (view == NULL) return NULL;
     Py_buffer *b = PyMemoryView_GET_BUFFER(view);
@@ -416,7 +430,7 @@ static PyObject *reader_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
       return raise_stream(st, rc, NULL, ctx);
     }
   } else {
-    fd = fd_of_object(st, src, false, ctx);
+    fd = transport_fd(st, src, false, ctx);
     if (fd == -2)
       return PyErr_Format(PyExc_TypeError,
                           "%s: expected a path, a file descriptor, an object with fileno() or "
@@ -571,7 +585,25 @@ static PyObject *reader_close(PyObject *s, PyObject *unused) {
   Py_RETURN_NONE;
 }
 
-static PyObject *reader_enter(PyObject *s, PyObject *unused) {
+/* A flag or a count of either class, read in a critical section on the
+ * object (closure: the field's offset). */
+static PyObject *get_flag(PyObject *s, void *c) {
+  bool v;
+  Py_BEGIN_CRITICAL_SECTION(s);
+  v = *(const bool *)((const char *)s + (uintptr_t)c);
+  Py_END_CRITICAL_SECTION();
+  return PyBool_FromLong(v);
+}
+
+static PyObject *get_u64(PyObject *s, void *c) {
+  uint64_t v;
+  Py_BEGIN_CRITICAL_SECTION(s);
+  v = *(const uint64_t *)((const char *)s + (uintptr_t)c);
+  Py_END_CRITICAL_SECTION();
+  return PyLong_FromUnsignedLongLong(v);
+}
+
+static PyObject *stream_enter(PyObject *s, PyObject *unused) {
   (void)unused;
   return Py_NewRef(s);
 }
@@ -581,24 +613,6 @@ static PyObject *reader_exit(PyObject *s, PyObject *const *args, Py_ssize_t narg
   (void)nargs;
   reader_close(s, NULL);
   Py_RETURN_FALSE;
-}
-
-static PyObject *reader_closed(PyObject *s, void *c) {
-  (void)c;
-  bool closed;
-  Py_BEGIN_CRITICAL_SECTION(s);
-  closed = R(s)->closed;
-  Py_END_CRITICAL_SECTION();
-  return PyBool_FromLong(closed);
-}
-
-static PyObject *reader_offset(PyObject *s, void *c) {
-  (void)c;
-  uint64_t offset;
-  Py_BEGIN_CRITICAL_SECTION(s);
-  offset = R(s)->offset;
-  Py_END_CRITICAL_SECTION();
-  return PyLong_FromUnsignedLongLong(offset);
 }
 
 static void reader_dealloc(PyObject *s) {
@@ -613,14 +627,16 @@ static PyMethodDef reader_methods[] = {
     {"close", reader_close, METH_NOARGS,
      "close(self)\n--\n\nReleases the transport now; the reader then behaves as exhausted. "
      "Tensors already read stay valid. Idempotent."},
-    {"__enter__", reader_enter, METH_NOARGS, NULL},
+    {"__enter__", stream_enter, METH_NOARGS, NULL},
     {"__exit__", (PyCFunction)(void (*)(void))reader_exit, METH_FASTCALL, NULL},
     {NULL, NULL, 0, NULL},
 };
 
 static PyGetSetDef reader_getset[] = {
-    {"closed", reader_closed, NULL, "True once close() was called.", NULL},
-    {"offset", reader_offset, NULL, "Bytes consumed from the stream so far.", NULL},
+    {"closed", get_flag, NULL, "True once close() was called.",
+     (void *)offsetof(HrpyStreamReader, closed)},
+    {"offset", get_u64, NULL, "Bytes consumed from the stream so far.",
+     (void *)offsetof(HrpyStreamReader, offset)},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -799,24 +815,14 @@ static PyObject *writer_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     rc = hurray_stream_writer_to_memory(flags, &w);
     if (rc != HURRAY_OK) return raise_stream(st, rc, NULL, ctx);
   } else {
-    int fd;
-    if (PyLong_Check(dst) && !PyBool_Check(dst)) {
-      int raw;
-      if (as_int(dst, &raw) < 0) return NULL;
-      if (raw < 0) return PyErr_Format(PyExc_ValueError, "%s: file descriptor %d", ctx, raw);
-      fd = dup_fd(st, raw, ctx);
-    } else if (is_path(dst)) {
-      fd = open_path(st, dst, true);
-    } else {
-      fd = fd_of_object(st, dst, true, ctx);
-      if (fd == -2)
-        return PyErr_Format(PyExc_TypeError,
-                            "%s: expected a path, a file descriptor or an object with fileno(), "
-                            "not %.100s; an in-memory file such as io.BytesIO has no "
-                            "descriptor: use StreamWriter() with no destination and take its "
-                            "getvalue()",
-                            ctx, Py_TYPE(dst)->tp_name);
-    }
+    int fd = transport_fd(st, dst, true, ctx);
+    if (fd == -2)
+      return PyErr_Format(PyExc_TypeError,
+                          "%s: expected a path, a file descriptor or an object with fileno(), "
+                          "not %.100s; an in-memory file such as io.BytesIO has no "
+                          "descriptor: use StreamWriter() with no destination and take its "
+                          "getvalue()",
+                          ctx, Py_TYPE(dst)->tp_name);
     if (fd < 0) return NULL;
     rc = hurray_stream_writer_to_fd(fd, flags | HURRAY_STREAM_OWN_FD, &w);
     if (rc != HURRAY_OK) {
@@ -1007,11 +1013,6 @@ static PyObject *writer_getvalue(PyObject *s, PyObject *unused) {
   return r;
 }
 
-static PyObject *writer_enter(PyObject *s, PyObject *unused) {
-  (void)unused;
-  return Py_NewRef(s);
-}
-
 static PyObject *writer_exit(PyObject *s, PyObject *const *args, Py_ssize_t nargs) {
   (void)args;
   (void)nargs;
@@ -1019,24 +1020,6 @@ static PyObject *writer_exit(PyObject *s, PyObject *const *args, Py_ssize_t narg
   if (r == NULL) return NULL;
   Py_DECREF(r);
   Py_RETURN_FALSE;
-}
-
-static PyObject *writer_finished(PyObject *s, void *c) {
-  (void)c;
-  bool finished;
-  Py_BEGIN_CRITICAL_SECTION(s);
-  finished = W(s)->finished;
-  Py_END_CRITICAL_SECTION();
-  return PyBool_FromLong(finished);
-}
-
-static PyObject *writer_offset(PyObject *s, void *c) {
-  (void)c;
-  uint64_t offset;
-  Py_BEGIN_CRITICAL_SECTION(s);
-  offset = W(s)->offset;
-  Py_END_CRITICAL_SECTION();
-  return PyLong_FromUnsignedLongLong(offset);
 }
 
 static void writer_dealloc(PyObject *s) {
@@ -1061,14 +1044,15 @@ static PyMethodDef writer_methods[] = {
     {"getvalue", writer_getvalue, METH_NOARGS,
      "getvalue(self)\n--\n\nThe stream built so far, for a writer with no destination "
      "(repeatable, also after finish). hurray.StreamError for a writer with a destination."},
-    {"__enter__", writer_enter, METH_NOARGS, NULL},
+    {"__enter__", stream_enter, METH_NOARGS, NULL},
     {"__exit__", (PyCFunction)(void (*)(void))writer_exit, METH_FASTCALL, NULL},
     {NULL, NULL, 0, NULL},
 };
 
 static PyGetSetDef writer_getset[] = {
-    {"finished", writer_finished, NULL, "True once finish() (or close) was called.", NULL},
-    {"offset", writer_offset, NULL, "Bytes written so far.", NULL},
+    {"finished", get_flag, NULL, "True once finish() (or close) was called.",
+     (void *)offsetof(HrpyStreamWriter, finished)},
+    {"offset", get_u64, NULL, "Bytes written so far.", (void *)offsetof(HrpyStreamWriter, offset)},
     {NULL, NULL, NULL, NULL, NULL},
 };
 

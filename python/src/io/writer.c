@@ -149,62 +149,25 @@ static PyObject *writer_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
   return (PyObject *)self;
 }
 
-/* Only memory this process can read is written (as hurray.save). */
-static int check_host(HrpyState *st, PyObject *t) {
-  HrpyTensorView v = hrpy_tensor_view(t);
-  for (uint32_t i = 0; i < v.nbuf; i++)
-    if (v.f->buffers[i].byte_size != 0 && !hrpy_tensor_buffer_is_host(t, i))
-      return hrpy_tensor_check_host(st, t, "FileWriter.write");
-  return 0;
-}
-
-static const void *const *buffer_ptrs(HrpyArena *a, PyObject *t, bool *ok) {
-  HrpyTensorView v = hrpy_tensor_view(t);
-  *ok = true;
-  if (v.nbuf == 0) return NULL;
-  const void **p = hrpy_arena_alloc(a, v.nbuf * sizeof *p);
-  if (p == NULL) {
-    *ok = false;
-    return NULL;
-  }
-  for (uint32_t i = 0; i < v.nbuf; i++) p[i] = v.bufs[i].data;
-  return p;
-}
-
-/* The node of obj (a Tensor presenting `desc`, or a Composite, whose members
- * are named "{name}.{i}" as hurray.save names them). */
-static int fill_node(HrpyState *st, HrpyArena *a, PyObject *obj, const HurrayDescriptor *desc,
-                     const char *name, size_t len, HurrayFileCompositeNode *node) {
-  node->name = name;
-  node->name_len = len;
-  if (hrpy_tensor_check(st, obj)) {
-    bool ok;
-    if (check_host(st, obj) < 0) return -1;
-    node->descriptor = desc;
-    node->buffers = buffer_ptrs(a, obj, &ok);
-    return ok ? 0 : -1;
-  }
-  uint32_t count = hrpy_composite_count(obj);
-  node->descriptor = hrpy_composite_head(obj);
-  node->member_count = count;
-  HurrayFileCompositeNode *kids = hrpy_arena_alloc(a, (size_t)count * sizeof *kids);
-  if (kids == NULL && count > 0) return -1;
-  node->members = kids;
-  for (uint32_t i = 0; i < count; i++) {
-    char *cn = hrpy_arena_alloc(a, len + 16);
-    if (cn == NULL) return -1;
-    memcpy(cn, name, len);
-    int k = PyOS_snprintf(cn + len, 16, ".%u", (unsigned)i);
-    const HurrayDescriptor *md = hrpy_composite_member_descriptor(st, obj, i);
-    if (md == NULL && PyErr_Occurred()) return -1;
-    if (fill_node(st, a, hrpy_composite_member(obj, i), md, cn, len + (size_t)k, &kids[i]) < 0)
-      return -1;
-  }
-  return 0;
+/* Adds `c` to the file (one call at a time): None, or the failure raised
+ * naming the tensor, view or KV key. */
+static PyObject *add_contents(PyObject *s, const HurrayFileContents *c, const char *op) {
+  HrpyFileWriter *self = FW(s);
+  HurrayFileWriter *w = writer_acquire(self, op);
+  if (w == NULL) return NULL;
+  HurrayFileSaveFailure fail;
+  HurrayError err;
+  hurray_error_clear(&err);
+  HurrayStatus rc;
+  Py_BEGIN_ALLOW_THREADS
+  rc = hurray_file_writer_add_contents(w, c, &fail, &err);
+  Py_END_ALLOW_THREADS
+  writer_release(self, WRITER_OPEN);
+  if (rc != HURRAY_OK) return hrpy_raise_save(hrpy_state_of(s), rc, &err, c, &fail, op, NULL);
+  Py_RETURN_NONE;
 }
 
 static PyObject *writer_write(PyObject *s, PyObject *const *args, Py_ssize_t nargs) {
-  HrpyFileWriter *self = FW(s);
   HrpyState *st = hrpy_state_of(s);
   if (nargs != 2)
     return PyErr_Format(PyExc_TypeError, "FileWriter.write expected 2 arguments (name, tensor), "
@@ -214,8 +177,7 @@ static PyObject *writer_write(PyObject *s, PyObject *const *args, Py_ssize_t nar
   if (!PyUnicode_Check(key))
     return PyErr_Format(PyExc_TypeError, "FileWriter.write: the name must be a str, not %.100s",
                         Py_TYPE(key)->tp_name);
-  bool tensor = hrpy_tensor_check(st, obj);
-  if (!tensor && !hrpy_composite_check(st, obj))
+  if (!hrpy_tensor_check(st, obj) && !hrpy_composite_check(st, obj))
     return PyErr_Format(PyExc_TypeError,
                         "FileWriter.write: expected a hurray.Tensor or hurray.Composite, not "
                         "%.100s",
@@ -225,69 +187,32 @@ static PyObject *writer_write(PyObject *s, PyObject *const *args, Py_ssize_t nar
   if (name == NULL) return NULL;
   HrpyArena arena = {NULL, 0, 0};
   HurrayFileCompositeNode node;
-  memset(&node, 0, sizeof node);
-  const HurrayDescriptor *d = tensor ? hrpy_tensor_desc(st, obj) : hrpy_composite_head(obj);
-  if (d == NULL) return NULL;
-  if (fill_node(st, &arena, obj, d, name, (size_t)len, &node) < 0) {
-    hrpy_arena_free(&arena);
-    return NULL;
-  }
-  HurrayFileWriter *w = writer_acquire(self, "FileWriter.write");
-  if (w == NULL) {
-    hrpy_arena_free(&arena);
-    return NULL;
-  }
-  HurrayError err;
-  hurray_error_clear(&err);
-  HurrayStatus rc;
-  Py_BEGIN_ALLOW_THREADS
-  rc = tensor ? hurray_file_writer_add_tensor(w, name, (size_t)len, d, node.buffers, NULL, &err)
-              : hurray_file_writer_add_composite(w, &node, &err);
-  Py_END_ALLOW_THREADS
-  writer_release(self, WRITER_OPEN);
+  HurrayFileContents c;
+  memset(&c, 0, sizeof c);
+  c.items = &node;
+  c.item_count = 1;
+  PyObject *r = hrpy_save_node(st, &arena, obj, name, (size_t)len, "FileWriter.write", &node) == 0
+                    ? add_contents(s, &c, "FileWriter.write")
+                    : NULL;
   hrpy_arena_free(&arena);
-  if (rc != HURRAY_OK) {
-    char ctx[160];
-    PyOS_snprintf(ctx, sizeof ctx, "FileWriter.write: tensor '%.*s'",
-                  (int)(len > 120 ? 120 : len), name);
-    return hrpy_raise_status(st, rc, &err, ctx);
-  }
-  Py_RETURN_NONE;
+  return r;
 }
 
 static PyObject *writer_add_kv(PyObject *s, PyObject *kv) {
-  HrpyFileWriter *self = FW(s);
-  HrpyState *st = hrpy_state_of(s);
   if (!PyDict_Check(kv) && !PyObject_HasAttrString(kv, "items"))
     return PyErr_Format(PyExc_TypeError,
                         "FileWriter.add_kv: expected a dict of str to KV values, not %.100s",
                         Py_TYPE(kv)->tp_name);
   HrpyKvList l;
-  memset(&l, 0, sizeof l);
-  if (hrpy_kv_from_mapping(st, kv, &l) < 0) {
-    hrpy_kv_list_free(&l);
-    return NULL;
-  }
-  HurrayFileWriter *w = writer_acquire(self, "FileWriter.add_kv");
-  if (w == NULL) {
-    hrpy_kv_list_free(&l);
-    return NULL;
-  }
-  HurrayError err;
-  hurray_error_clear(&err);
-  HurrayStatus rc = HURRAY_OK;
-  size_t at = 0;
-  for (at = 0; rc == HURRAY_OK && at < l.count; at++)
-    rc = hurray_file_writer_add_kv(w, l.keys[at], l.key_lens[at], &l.values[at], &err);
-  writer_release(self, WRITER_OPEN);
+  HurrayFileContents c;
+  memset(&c, 0, sizeof c);
   PyObject *r = NULL;
-  if (rc != HURRAY_OK) {
-    char ctx[160];
-    PyOS_snprintf(ctx, sizeof ctx, "FileWriter.add_kv: kv['%.*s']",
-                  (int)(l.key_lens[at - 1] > 120 ? 120 : l.key_lens[at - 1]), l.keys[at - 1]);
-    hrpy_raise_status(st, rc, &err, ctx);
-  } else {
-    r = Py_NewRef(Py_None);
+  if (hrpy_kv_from_mapping(hrpy_state_of(s), kv, &l) == 0) {
+    c.kv_keys = l.keys;
+    c.kv_key_lens = l.key_lens;
+    c.kv_values = l.values;
+    c.kv_count = l.count;
+    r = add_contents(s, &c, "FileWriter.add_kv");
   }
   hrpy_kv_list_free(&l);
   return r;
@@ -296,42 +221,15 @@ static PyObject *writer_add_kv(PyObject *s, PyObject *kv) {
 /* FileWriter.add_views(records): the shared-tensor views of tensors written
  * already, checked and recorded by the C writer (hurray_file_writer_add_view). */
 static PyObject *writer_add_views(PyObject *s, PyObject *records) {
-  HrpyFileWriter *self = FW(s);
-  HrpyState *st = hrpy_state_of(s);
   PyObject *seq =
       PySequence_Fast(records, "FileWriter.add_views: expected a sequence of records");
   if (seq == NULL) return NULL;
-  Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
   HrpyArena arena = {NULL, 0, 0};
-  HurrayFileView *views = hrpy_arena_alloc(&arena, (size_t)(n ? n : 1) * sizeof *views);
-  PyObject *r = NULL;
-  if (views == NULL) goto out;
-  for (Py_ssize_t i = 0; i < n; i++)
-    if (hrpy_view_from_py(&arena, PySequence_Fast_GET_ITEM(seq, i), "FileWriter.add_views",
-                          &views[i]) < 0)
-      goto out;
-  HurrayFileWriter *w = writer_acquire(self, "FileWriter.add_views");
-  if (w == NULL) goto out;
-  HurrayError err;
-  hurray_error_clear(&err);
-  HurrayStatus rc = HURRAY_OK;
-  Py_ssize_t at = 0;
-  for (at = 0; rc == HURRAY_OK && at < n; at++)
-    rc = hurray_file_writer_add_view(w, &views[at], &err);
-  writer_release(self, WRITER_OPEN);
-  if (rc != HURRAY_OK) {
-    const HurrayFileView *v = &views[at - 1];
-    char ctx[180];
-    PyOS_snprintf(ctx, sizeof ctx, "FileWriter.add_views: view '%.*s'",
-                  (int)(v->name_len > 120 ? 120 : v->name_len), v->name);
-    if (rc == HURRAY_ERR_INVALID_ARGUMENT || rc == HURRAY_ERR_DUPLICATE_NAME)
-      PyErr_Format(PyExc_ValueError, "%s: %s", ctx, err.message);
-    else
-      hrpy_raise_status(st, rc, &err, ctx);
-    goto out;
-  }
-  r = Py_NewRef(Py_None);
-out:
+  HurrayFileContents c;
+  memset(&c, 0, sizeof c);
+  PyObject *r = hrpy_views_from_py(&arena, seq, "FileWriter.add_views", &c) == 0
+                    ? add_contents(s, &c, "FileWriter.add_views")
+                    : NULL;
   hrpy_arena_free(&arena);
   Py_DECREF(seq);
   return r;
