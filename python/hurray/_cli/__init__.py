@@ -6,6 +6,7 @@ compare and inspect files.
     hurray diff A B [--quiet]
     hurray verify FILE... [--json] [--require-checksums] [--quiet]
     hurray inspect FILE [hurray-inspect options]
+    hurray serve FILE... [--host H] [--port P] [--max-clients N] [--writable]
 
 Exit status: 0 success (diff: the same), 1 diff: different / convert: a tensor
 or KV entry the target cannot hold exactly (refused, nothing written) / verify:
@@ -86,6 +87,26 @@ def _parser() -> argparse.ArgumentParser:
     i.add_argument("file", metavar="FILE")
     i.add_argument("args", nargs=argparse.REMAINDER, metavar="...",
                    help="hurray-inspect options (--json, --brief, --hex, --preview[=N])")
+    sv = sub.add_parser("serve", help="serve the tensors of .hrry files over the network "
+                                      "(hurray://host:port) until SIGINT or SIGTERM",
+                        description="Serve every tensor of the .hrry FILEs by name over the "
+                                    "network transport of the specification (clients: "
+                                    "hurray.connect(\"hurray://HOST:PORT\"), hurray ls "
+                                    "hurray://HOST:PORT). Prints the URL served; logs one line "
+                                    "per request on stderr. The protocol has no "
+                                    "authentication: the default host is 127.0.0.1.")
+    sv.add_argument("files", metavar="FILE", nargs="+")
+    sv.add_argument("--host", default="127.0.0.1",
+                    help="the address to listen on (default 127.0.0.1; 0.0.0.0: every "
+                         "interface, with a warning)")
+    sv.add_argument("--port", type=int, default=7470,
+                    help="the TCP port (default 7470; 0: a free one, printed)")
+    sv.add_argument("--max-clients", metavar="N", type=int, default=64,
+                    help="connections served at once (default 64; more wait their turn)")
+    sv.add_argument("--writable", action="store_true",
+                    help="accept pushes (TENSOR_PUT) into memory, --max-put-bytes in all")
+    sv.add_argument("--max-put-bytes", metavar="BYTES", type=int, default=1 << 30,
+                    help="bytes of pushed tensors kept at most (default 1 GiB)")
     return p
 
 
@@ -136,6 +157,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "verify":
             return _commands.verify(args.files, as_json=args.json, quiet=args.quiet,
                                     require_checksums=args.require_checksums)
+        if args.command == "serve":
+            from ._serve import serve
+            return serve(args.files, host=args.host, port=args.port,
+                         max_clients=args.max_clients, writable=args.writable,
+                         max_put_bytes=args.max_put_bytes)
         return _commands.inspect(args.file, list(args.args))
     except BrokenPipeError:
         # the reader of our output went away (`hurray ls --json f | head`): stop
