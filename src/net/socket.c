@@ -285,8 +285,13 @@ static HurrayStatus recv_msg(HurrayNetConnection *c, HurrayNetMessage *m, Hurray
       HURRAY_TRY(read_full(c, c->in, h.payload_length, NULL, err));
       st = hurray_net_session_receive_payload(c->s, &h, c->in, h.payload_length, m, v, err);
     } else if (v->action == HURRAY_NET_REFUSE && v->skip_payload && !v->close_connection) {
+      /* Answer first: the peer may be waiting for the ERROR before it sends
+       * the payload (or never send it); then step over what does come. */
+      if (v->stream_id != 0)
+        (void)send_error(c, v->stream_id, v->error_code, err != NULL ? err->reason : "");
       HurrayError ignored;
       HURRAY_TRY(skip(c, hurray__ld32(head + 8), &ignored));
+      return st;
     }
     if (st != HURRAY_OK) {
       if (v->action == HURRAY_NET_REFUSE && v->stream_id != 0)
