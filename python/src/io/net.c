@@ -562,10 +562,10 @@ static PyObject *server_serve(PyObject *self, PyObject *args) {
 
 static PyMethodDef server_methods[] = {
     {"add", server_add, METH_VARARGS,
-     "add(name, tensor, /)\n--\n\nServes `tensor` under `name` (replacing what had it)."},
-    {"keys", server_keys, METH_NOARGS, "keys()\n--\n\nThe names served."},
+     "add($self, name, tensor, /)\n--\n\nServes `tensor` under `name` (replacing what had it)."},
+    {"keys", server_keys, METH_NOARGS, "keys($self, /)\n--\n\nThe names served."},
     {"serve", server_serve, METH_VARARGS,
-     "serve(fd, peer, /)\n--\n\nServes the connected socket `fd` until its client closes it, "
+     "serve($self, fd, peer, /)\n--\n\nServes the connected socket `fd` until its client closes it, "
      "without the GIL; StreamError when the connection fails."},
     {NULL, NULL, 0, NULL},
 };
@@ -844,13 +844,13 @@ static PyObject *client_max_message_size(PyObject *o, void *closure) {
 }
 
 static PyMethodDef client_methods[] = {
-    {"get", client_get, METH_O, "get(name, /)\n--\n\nThe tensor served under `name`."},
+    {"get", client_get, METH_O, "get($self, name, /)\n--\n\nThe tensor served under `name`."},
     {"get_raw", client_get_raw, METH_O,
-     "get_raw(name, /)\n--\n\nThe data of the tensor served under `name`, as bytes."},
+     "get_raw($self, name, /)\n--\n\nThe data of the tensor served under `name`, as bytes."},
     {"put", client_put, METH_VARARGS,
-     "put(name, tensor, /)\n--\n\nPushes `tensor` under `name` and waits for the ack."},
-    {"ping", client_ping, METH_NOARGS, "ping()\n--\n\nA PING / PONG round trip."},
-    {"close", client_close, METH_NOARGS, "close()\n--\n\nEnds the session (the socket stays)."},
+     "put($self, name, tensor, /)\n--\n\nPushes `tensor` under `name` and waits for the ack."},
+    {"ping", client_ping, METH_NOARGS, "ping($self, /)\n--\n\nA PING / PONG round trip."},
+    {"close", client_close, METH_NOARGS, "close($self, /)\n--\n\nEnds the session (the socket stays)."},
     {NULL, NULL, 0, NULL},
 };
 
