@@ -186,6 +186,7 @@ STATUS_CLASSES = {
     -22: "FileError", -23: "FileError", -24: KeyError, -25: "FileError", -26: "StreamError",
     -27: "StreamError", -28: "StreamError", -29: ValueError, -30: ValueError,
     -31: "InvalidDescriptorError", -32: "InvalidDescriptorError",
+    -33: "StreamError",  # HURRAY_ERR_PROTOCOL: the network transport
 }
 
 
@@ -197,7 +198,7 @@ def test_every_status_raises_its_documented_class(code):
 
 
 def test_unknown_statuses_are_internal_errors():
-    for code in (0, 1, -33, -1000):
+    for code in (0, 1, -34, -1000):
         assert hurray._hurray._exception_for(code) is hurray.InternalError
 
 
