@@ -522,6 +522,14 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_net_client_put(
     const void *data, uint64_t data_len, HurrayError *err);
 
 /*
+ * Client: sends PING on a new stream and waits for the server's PONG on it
+ * (keepalive; a round trip without data). An ERROR on that stream maps as
+ * for hurray_net_client_get.
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_net_client_ping(HurrayNetConnection *c,
+                                                                HurrayError *err);
+
+/*
  * Server: waits for CLIENT_HELLO, answers SERVER_HELLO advertising `hello`
  * (borrowed; NULL = CPU and standard memory only), then serves requests and
  * puts with `handlers` (borrowed) until the client closes the connection

@@ -105,6 +105,7 @@ from ._interop import aligned_allocator, asarray
 from ._quantize import quantize
 from ._collate import collate
 from ._sparse import from_scipy, sparse_coo
+from ._net import Client, Server, connect, serve
 from . import _dask
 from . import _display, _sparse
 
@@ -143,6 +144,8 @@ __all__ = [
     "BufferError",
     "BufferHandle",
     "C_ABI_VERSION",
+    "Client",
+    "connect",
     "ColMajorLayout",
     "Composite",
     "CompositeLayout",
@@ -229,4 +232,6 @@ __all__ = [
     "UnsupportedError",
     "zeros",
     "zeros_like",
+    "serve",
+    "Server",
 ]

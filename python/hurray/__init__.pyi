@@ -12,6 +12,7 @@ from ._writer import FileWriter as FileWriter
 from ._files import File as File, load as load, load_kv as load_kv, open as open, save as save
 from ._files import load_bytes as load_bytes, save_bytes as save_bytes
 from ._files import VerifyReport as VerifyReport
+from ._net import Client as Client, Server as Server, connect as connect, serve as serve
 from ._hurray import (
     C_ABI_VERSION as C_ABI_VERSION,
     MXFP as MXFP,

@@ -15,6 +15,8 @@ copy).
 - `http://`, `https://`: any server that honours `Range`.
 - any other scheme (`gs://`, `az://`, `hf://`, `memory://`, ...): fsspec, when
   installed, with `storage_options` passed through.
+- `hurray://host:port`: a hurray server (hurray/_net.py), not a byte source:
+  load, open and load_kv hand it to the network client.
 
 Faults: connection resets, timeouts, 5xx and throttling (429, 503 SlowDown) are
 retried with exponential backoff and full jitter, resuming a range from the
@@ -588,8 +590,11 @@ def fetch_image(src) -> mmap.mmap:
 
 def open_file(url: str, *, storage_options=None, workers=None, part_size=None,
               permissive=False, max_kv_memory=268435456, pickle="bytes"):
-    """hurray.open(url): the lazy reader over the URL's source."""
-    from . import _files, _hurray
+    """hurray.open(url): the lazy reader over the URL's source (hurray://: a
+    hurray.Client, which reads as a File does)."""
+    from . import _files, _hurray, _net
+    if _net.is_net_url(url):
+        return _net.connect(url)
     if pickle != "bytes":
         raise ValueError(f"open: pickle={pickle!r} names a local file; a URL pickles as "
                          f"'bytes' (the receiver opens the URL again)")
@@ -602,8 +607,11 @@ def open_file(url: str, *, storage_options=None, workers=None, part_size=None,
 
 
 def load_kv(url: str, *, storage_options=None, max_kv_memory=268435456, raw=False) -> dict:
-    """hurray.load_kv(url): the KV section, from the two reads of an open."""
-    from . import _shared
+    """hurray.load_kv(url): the KV section, from the two reads of an open (a
+    hurray:// server serves tensors only: no KV)."""
+    from . import _net, _shared
+    if _net.is_net_url(url):
+        return {}
     with open_file(url, storage_options=storage_options, workers=1,
                    max_kv_memory=max_kv_memory) as f:
         kv = f.kv  # the user's entries: hurray's own records left out
@@ -619,8 +627,12 @@ def load(url: str, *, names=None, storage_options=None, workers=None, part_size=
          permissive=False, verify=False, with_views=False):
     """hurray.load(url) (with_views: load_stored's pair): a whole load fetches
     the object in parts concurrently into one aligned buffer the tensors are
-    (writable) views of; names= reads only those tensors' ranges."""
-    from . import _hurray
+    (writable) views of; names= reads only those tensors' ranges. hurray://:
+    each tensor fetched from the server (no views: a server sends each whole)."""
+    from . import _hurray, _net
+    if _net.is_net_url(url):
+        tensors = _net.load(url, None if names is None else _names_tuple(names))
+        return (tensors, ()) if with_views else tensors
     src = open_source(url, storage_options, workers, part_size)
     try:
         if names is not None and not with_views:

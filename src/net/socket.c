@@ -40,6 +40,12 @@ struct HurrayNetConnection {
   size_t in_cap;
   uint8_t *out; /* the message being sent (all but data frames) */
   size_t out_cap;
+  /* The data of the response being received (client get): frames arriving
+   * in order on `direct_stream` are read straight into place. */
+  uint8_t *direct;
+  uint64_t direct_len;
+  uint64_t direct_next; /* offset of the next frame expected */
+  uint32_t direct_stream; /* 0: none */
 };
 
 HurrayStatus hurray_net_connection_new(int fd, HurrayNetRole role,
@@ -257,13 +263,35 @@ static HurrayStatus recv_msg(HurrayNetConnection *c, HurrayNetMessage *m, Hurray
     }
     HurrayNetHeader h;
     HurrayStatus st = hurray_net_session_receive_header(c->s, head, sizeof head, &h, v, err);
-    if (st == HURRAY_OK) {
+    if (st == HURRAY_OK && h.message_type == HURRAY_NET_TENSOR_DATA && c->direct != NULL &&
+        h.stream_id == c->direct_stream && c->direct_next >= 8 && h.payload_length > 8 &&
+        h.payload_length - 8u <= c->direct_len - c->direct_next) {
+      /* A frame of the data being received, where it is expected next: its
+       * 8-byte offset is read over the 8 bytes before its place (kept aside
+       * and put back), its data into place, so the frame is never copied.
+       * The session still checks the whole payload. */
+      uint8_t *at = c->direct + c->direct_next - 8;
+      uint8_t saved[8];
+      memcpy(saved, at, 8);
+      st = read_full(c, at, h.payload_length, NULL, err);
+      if (st == HURRAY_OK)
+        st = hurray_net_session_receive_payload(c->s, &h, at, h.payload_length, m, v, err);
+      memcpy(at, saved, 8);
+      if (st == HURRAY_ERR_IO) return st;
+      if (st == HURRAY_OK && m->type == HURRAY_NET_TENSOR_DATA)
+        c->direct_next = m->u.data.offset + m->u.data.len;
+    } else if (st == HURRAY_OK) {
       HURRAY_TRY(grow(&c->in, &c->in_cap, h.payload_length, err));
       HURRAY_TRY(read_full(c, c->in, h.payload_length, NULL, err));
       st = hurray_net_session_receive_payload(c->s, &h, c->in, h.payload_length, m, v, err);
     } else if (v->action == HURRAY_NET_REFUSE && v->skip_payload && !v->close_connection) {
+      /* Answer first: the peer may be waiting for the ERROR before it sends
+       * the payload (or never send it); then step over what does come. */
+      if (v->stream_id != 0)
+        (void)send_error(c, v->stream_id, v->error_code, err != NULL ? err->reason : "");
       HurrayError ignored;
       HURRAY_TRY(skip(c, hurray__ld32(head + 8), &ignored));
+      return st;
     }
     if (st != HURRAY_OK) {
       if (v->action == HURRAY_NET_REFUSE && v->stream_id != 0)
@@ -277,8 +305,7 @@ static HurrayStatus recv_msg(HurrayNetConnection *c, HurrayNetMessage *m, Hurray
       HURRAY_TRY(send_msg(c, &pong, err));
       continue;
     }
-    if (m->type == HURRAY_NET_PONG) continue;
-    return HURRAY_OK;
+    return HURRAY_OK; /* PONG included: hurray_net_client_ping waits for it */
   }
 }
 
@@ -457,18 +484,50 @@ HurrayStatus hurray_net_client_get(HurrayNetConnection *c, const char *key,
         (void)send_error(c, stream, HURRAY_NET_E_MESSAGE_TOO_LARGE, err != NULL ? err->reason : "");
         break;
       }
+      c->direct = data;
+      c->direct_len = total;
+      c->direct_next = 0;
+      c->direct_stream = stream;
     } else if (m.type == HURRAY_NET_TENSOR_DATA) {
-      memcpy((uint8_t *)data + m.u.data.offset, m.u.data.data, m.u.data.len);
+      uint8_t *at = (uint8_t *)data + m.u.data.offset;
+      if (m.u.data.data != at) {
+        memcpy(at, m.u.data.data, m.u.data.len);
+        c->direct_next = m.u.data.offset + m.u.data.len;
+      }
     } else if (m.type == HURRAY_NET_TENSOR_DATA_END) {
+      c->direct = NULL;
+      c->direct_stream = 0;
       *out_descriptor = d;
       *out_data = data;
       *out_len = total;
       return HURRAY_OK;
     }
   }
+  c->direct = NULL;
+  c->direct_stream = 0;
   hurray__descriptor_drop(d);
   hurray_free(data);
   return st;
+}
+
+HurrayStatus hurray_net_client_ping(HurrayNetConnection *c, HurrayError *err) {
+  HURRAY_TRY(check_role(c, HURRAY_NET_ROLE_CLIENT, err));
+  uint32_t stream = new_stream(c);
+  uint8_t token[8];
+  hurray__st64(token, (uint64_t)stream);
+  HurrayNetMessage m;
+  memset(&m, 0, sizeof m);
+  m.type = HURRAY_NET_PING;
+  m.stream_id = stream;
+  m.u.opaque.bytes = token;
+  m.u.opaque.len = sizeof token;
+  HURRAY_TRY(send_msg(c, &m, err));
+  for (;;) {
+    HurrayNetVerdict v;
+    HURRAY_TRY(recv_msg(c, &m, &v, NULL, err));
+    if (m.type == HURRAY_NET_PONG && m.stream_id == stream) return HURRAY_OK;
+    if (m.type == HURRAY_NET_ERROR && m.stream_id == stream) return peer_error(&m, err);
+  }
 }
 
 HurrayStatus hurray_net_client_put(HurrayNetConnection *c, const char *key,
@@ -715,6 +774,10 @@ HurrayStatus hurray_net_server_serve(HurrayNetConnection *c, const HurrayNetHell
   (void)c;
   (void)hello;
   (void)handlers;
+  return unsupported(err);
+}
+HurrayStatus hurray_net_client_ping(HurrayNetConnection *c, HurrayError *err) {
+  (void)c;
   return unsupported(err);
 }
 

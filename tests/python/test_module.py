@@ -185,7 +185,8 @@ STATUS_CLASSES = {
     -18: "UnsupportedError", -19: MemoryError, -20: "FileError", -21: "FileError",
     -22: "FileError", -23: "FileError", -24: KeyError, -25: "FileError", -26: "StreamError",
     -27: "StreamError", -28: "StreamError", -29: ValueError, -30: ValueError,
-    -31: "InvalidDescriptorError", -32: "InvalidDescriptorError", -33: "StreamError",
+    -31: "InvalidDescriptorError", -32: "InvalidDescriptorError",
+    -33: "StreamError",  # HURRAY_ERR_PROTOCOL: the network transport
 }
 
 

@@ -7,6 +7,7 @@ compare and inspect files.
     hurray verify FILE... [--json] [--require-checksums] [--quiet]
     hurray inspect FILE [hurray-inspect options]
     hurray view FILE [B] [--port P] [--no-browser]
+    hurray serve FILE... [--host H] [--port P] [--max-clients N] [--writable]
 
 Exit status: 0 success (diff: the same), 1 diff: different / convert: a tensor
 or KV entry the target cannot hold exactly (refused, nothing written) / verify:
@@ -98,6 +99,26 @@ def _parser() -> argparse.ArgumentParser:
     w.add_argument("--port", type=int, default=0,
                    help="the port to serve on (default: any free one; the URL is printed)")
     w.add_argument("--no-browser", action="store_true", help="print the URL, open no browser")
+    sv = sub.add_parser("serve", help="serve the tensors of .hrry files over the network "
+                                      "(hurray://host:port) until SIGINT or SIGTERM",
+                        description="Serve every tensor of the .hrry FILEs by name over the "
+                                    "network transport of the specification (clients: "
+                                    "hurray.connect(\"hurray://HOST:PORT\"), hurray ls "
+                                    "hurray://HOST:PORT). Prints the URL served; logs one line "
+                                    "per request on stderr. The protocol has no "
+                                    "authentication: the default host is 127.0.0.1.")
+    sv.add_argument("files", metavar="FILE", nargs="+")
+    sv.add_argument("--host", default="127.0.0.1",
+                    help="the address to listen on (default 127.0.0.1; 0.0.0.0: every "
+                         "interface, with a warning)")
+    sv.add_argument("--port", type=int, default=7470,
+                    help="the TCP port (default 7470; 0: a free one, printed)")
+    sv.add_argument("--max-clients", metavar="N", type=int, default=64,
+                    help="connections served at once (default 64; more wait their turn)")
+    sv.add_argument("--writable", action="store_true",
+                    help="accept pushes (TENSOR_PUT) into memory, --max-put-bytes in all")
+    sv.add_argument("--max-put-bytes", metavar="BYTES", type=int, default=1 << 30,
+                    help="bytes of pushed tensors kept at most (default 1 GiB)")
     return p
 
 
@@ -152,6 +173,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .._view.server import serve
             paths = [args.file] + ([args.other] if args.other else [])
             return serve(paths, port=args.port, browser=not args.no_browser, options=REMOTE)
+        if args.command == "serve":
+            from ._serve import serve
+            return serve(args.files, host=args.host, port=args.port,
+                         max_clients=args.max_clients, writable=args.writable,
+                         max_put_bytes=args.max_put_bytes)
         return _commands.inspect(args.file, list(args.args))
     except BrokenPipeError:
         # the reader of our output went away (`hurray ls --json f | head`): stop

@@ -207,7 +207,10 @@ def open_source(path: str, *, data: bool = True) -> Any:
 def _open_url_source(url: str, data: bool) -> Any:
     """A URL source: a .hrry file (read lazily by hurray.open), a .safetensors file
     or a sharded model's model.safetensors.index.json (its header, then one range per
-    tensor as it is converted). Without one of those names, its first bytes say."""
+    tensor as it is converted). Without one of those names, its first bytes say.
+    A hurray:// URL is a server (hurray serve): its catalog lists the tensors."""
+    if url[:9].lower() == "hurray://":
+        return NetSource(url, data=data)
     name = url_path(url).rstrip("/")
     ext = os.path.splitext(name)[1].lower()
     if name.endswith(INDEX_NAME) or ext == ".safetensors":
@@ -321,6 +324,37 @@ class HrrySource(Source):
     def close(self) -> None:
         self.f.close()
         self.meta.close()
+
+
+# ---- hurray:// (a server) ------------------------------------------------------------
+
+class NetSource(Source):
+    """The tensors a hurray server serves: names, types and shapes from its catalog
+    (one request), each tensor fetched when it is loaded."""
+    format = "hurray server"
+
+    def __init__(self, path: str, data: bool = True) -> None:
+        super().__init__(path)
+        from .. import _net
+        try:
+            self.c = _net.connect(path)
+            descs = self.c.descriptors()
+        except (OSError, ValueError) as e:
+            if getattr(self, "c", None) is not None:
+                self.c.close()
+            raise CliError(f"{path}: {e}") from None
+        for name, d in descs.items():
+            self.entries.append(Entry(
+                name, d.dtype.name, _shape(s if s is not None else 0 for s in d.shape),
+                d.layout.name, d.quantization,
+                sum(h.byte_size for h in d.buffer_handles), d.byte_offset,
+                load=self._loader(name)))
+
+    def _loader(self, name: str) -> Callable[[], Any]:
+        return lambda: self.c[name]
+
+    def close(self) -> None:
+        self.c.close()
 
 
 def _row_major_strides(v: Any) -> bool:

@@ -20,6 +20,7 @@
 #include "interop/pickle.h"
 #include "interop/sparse.h"
 #include "io/file.h"
+#include "io/net.h"
 #include "io/slice.h"
 #include "io/stream.h"
 #include "io/writer.h"
@@ -378,6 +379,7 @@ static int module_exec(PyObject *m) {
   if (hrpy_stream_init(m, st) < 0) return -1;
   if (hrpy_pickle_init(m, st) < 0) return -1;
   if (hrpy_writer_init(m, st) < 0) return -1; /* hurray._FileWriter (io/writer.c) */
+  if (hrpy_net_init(m, st) < 0) return -1;    /* hurray._NetServer, _NetClient (io/net.c) */
   HrpyInteropState *io = st->interop;
   if (intern(&io->s_dlpack, "__dlpack__") < 0 || intern(&io->s_max_version, "max_version") < 0 ||
       intern(&io->s_copy, "copy") < 0 || intern(&io->s_dl_device, "dl_device") < 0 ||

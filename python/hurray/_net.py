@@ -1,0 +1,446 @@
+"""hurray.serve and hurray.connect: the specification's network transport
+(docs/guide/network.md; docs/internals/decisions.md § Network transport).
+
+The protocol is spoken in C (include/hurray/net.h, src/net/); the extension's
+_NetServer and _NetClient (python/src/io/net.c) move the bytes without the
+GIL. This module owns the sockets and the threads: a server accepts on a
+listening socket and serves each connection in a thread of a bounded pool
+(`max_clients`); a client is one connection, its calls one at a time.
+
+No authentication exists in the protocol: a server binds to 127.0.0.1 unless
+told otherwise.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import struct
+import threading
+import time
+import urllib.parse
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable, Iterator, Mapping
+
+from . import _hurray
+
+#: The port `hurray serve` listens on when none is given, and the port of a
+#: hurray:// URL without one (docs/internals/decisions.md § Network transport).
+DEFAULT_PORT = 7470
+#: A request for this key is answered with the server's catalog (names and
+#: descriptors); no tensor may be served under it.
+CATALOG_KEY = "__hurray_catalog__"
+DEFAULT_TIMEOUT = 30.0
+DEFAULT_MAX_CLIENTS = 64
+DEFAULT_MAX_PUT_BYTES = 1 << 30
+SCHEME = "hurray://"
+
+
+def is_net_url(path: Any) -> bool:
+    return isinstance(path, str) and path[:len(SCHEME)].lower() == SCHEME
+
+
+def parse_url(url: str) -> tuple[str, int]:
+    """(host, port) of `hurray://host[:port]` (IPv6 hosts in brackets)."""
+    if not is_net_url(url):
+        raise ValueError(f"connect: {url!r} is not a hurray://host:port URL")
+    u = urllib.parse.urlsplit(url)
+    try:
+        port = u.port
+    except ValueError:
+        raise ValueError(f"connect: {url!r}: the port is not a number from 0 to 65535") \
+            from None
+    host = u.hostname
+    if not host or u.path not in ("", "/") or u.query or u.fragment or u.username:
+        raise ValueError(f"connect: {url!r} is not a hurray://host:port URL (no path, "
+                         f"query or user)")
+    return host, DEFAULT_PORT if port is None else port
+
+
+def _url(host: str, port: int) -> str:
+    return f"hurray://[{host}]:{port}" if ":" in host else f"hurray://{host}:{port}"
+
+
+def is_loopback(host: str) -> bool:
+    """Whether binding to `host` keeps the server on this machine."""
+    if host == "localhost":
+        return True
+    try:
+        import ipaddress
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _tensors_of(paths: Any) -> tuple[dict[str, Any], list[Any]]:
+    """{name: Tensor} of what serve() is given, and the files to close."""
+    if isinstance(paths, Mapping):
+        return dict(paths), []
+    if isinstance(paths, (str, bytes, os.PathLike)):
+        paths = [paths]
+    from . import _files
+    out: dict[str, Any] = {}
+    where: dict[str, str] = {}
+    files: list[Any] = []
+    try:
+        for p in paths:
+            f = _files.open(p, mmap="r")
+            files.append(f)
+            for name in f.keys():
+                if name in where:
+                    raise ValueError(f"serve: the name {name!r} is in both {where[name]} and "
+                                     f"{os.fspath(p)}; a server serves each name once")
+                t = f[name]
+                if not isinstance(t, _hurray.Tensor):
+                    raise _hurray.UnsupportedError(
+                        f"serve: {os.fspath(p)}: {name!r} is a composite, which this server "
+                        f"cannot serve yet")
+                out[name] = t
+                where[name] = os.fspath(p)
+    except BaseException:
+        for f in files:
+            f.close()
+        raise
+    return out, files
+
+
+class Server:
+    """A running server (hurray.serve): serves in background threads until
+    `close()` (or the end of a `with` block). `port` and `url` say where."""
+
+    def __init__(self, paths: Any, host: str = "127.0.0.1", port: int = 0, *,
+                 max_clients: int = DEFAULT_MAX_CLIENTS, writable: bool = False,
+                 max_put_bytes: int = DEFAULT_MAX_PUT_BYTES, timeout: float = 300.0,
+                 log: Callable[[str], None] | None = None) -> None:
+        if not isinstance(max_clients, int) or max_clients < 1:
+            raise ValueError(f"serve: max_clients must be a whole number >= 1, not "
+                             f"{max_clients!r}")
+        if not isinstance(max_put_bytes, int) or max_put_bytes < 0:
+            raise ValueError(f"serve: max_put_bytes must be a whole number >= 0, not "
+                             f"{max_put_bytes!r}")
+        self._log = log
+        tensors, self._files = _tensors_of(paths)
+        try:
+            if CATALOG_KEY in tensors:
+                raise ValueError(f"serve: {CATALOG_KEY!r} is reserved (the catalog)")
+            self._srv = _hurray._NetServer(log, writable=writable, max_put_bytes=max_put_bytes,
+                                           timeout=timeout)
+            for name, t in tensors.items():
+                self._srv.add(name, t)
+            family = socket.AF_INET6 if ":" in host else socket.AF_INET
+            self._sock = socket.create_server((host, port), family=family, backlog=128)
+        except BaseException:
+            for f in self._files:
+                f.close()
+            raise
+        self.host = host
+        self.port: int = self._sock.getsockname()[1]
+        self.max_clients = max_clients
+        self._lock = threading.Lock()
+        self._conns: set[socket.socket] = set()
+        self._closed = False
+        self._pool = ThreadPoolExecutor(max_clients, thread_name_prefix="hurray-serve")
+        self._thread = threading.Thread(target=self._accept, name="hurray-accept",
+                                        daemon=True)
+        self._thread.start()
+
+    @property
+    def url(self) -> str:
+        return _url(self.host, self.port)
+
+    def keys(self) -> list[str]:
+        """The names served (pushes included)."""
+        return self._srv.keys()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, addr = self._sock.accept()
+            except OSError:
+                if self._closed:
+                    return
+                time.sleep(0.01)
+                continue
+            with self._lock:
+                if self._closed:
+                    conn.close()
+                    return
+                self._conns.add(conn)
+            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            try:
+                self._pool.submit(self._serve, conn, addr)
+            except RuntimeError:  # the pool was shut down: closing
+                self._drop(conn)
+                return
+
+    def _serve(self, conn: socket.socket, addr: Any) -> None:
+        peer = f"{addr[0]}:{addr[1]}" if isinstance(addr, tuple) else str(addr)
+        try:
+            if not self._closed:
+                self._srv.serve(conn.fileno(), peer)
+        except (OSError, ValueError) as e:
+            if self._log is not None and not self._closed:
+                self._log(f"{peer} closed: {e}")
+        finally:
+            self._drop(conn)
+
+    def _drop(self, conn: socket.socket) -> None:
+        with self._lock:
+            self._conns.discard(conn)
+        try:
+            conn.close()
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        """Stops accepting, ends every connection (a transfer in flight is cut:
+        its client gets StreamError) and waits for the threads."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            conns = list(self._conns)
+        try:
+            self._sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self._sock.close()
+        for c in conns:
+            try:
+                c.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        self._thread.join()
+        self._pool.shutdown(wait=True)
+        for f in self._files:
+            f.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def serve_forever(self) -> None:
+        """Blocks until close() is called from elsewhere (a signal handler)."""
+        self._thread.join()
+
+    def __enter__(self) -> Server:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else "serving"
+        return f"<hurray.Server {self.url} {state}, {len(self.keys())} tensors>"
+
+
+def serve(paths: Any, host: str = "127.0.0.1", port: int = 0, *,
+          max_clients: int = DEFAULT_MAX_CLIENTS, writable: bool = False,
+          max_put_bytes: int = DEFAULT_MAX_PUT_BYTES, timeout: float = 300.0,
+          log: Callable[[str], None] | None = None) -> Server:
+    """serve(paths, host="127.0.0.1", port=0, *, max_clients=64, writable=False, max_put_bytes=1073741824, timeout=300.0, log=None)
+
+    Serves every tensor of the `.hrry` files `paths` (a path or a list of paths; a
+    `{name: hurray.Tensor}` mapping is served as it is) over the network transport of the
+    specification, in background threads, and returns the running `hurray.Server` (a
+    context manager; `.port`, `.url`, `.keys()`, `.close()`). Files are mapped read-only:
+    every client is sent the same pages of the page cache, nothing is copied per client.
+
+    `port=0` picks a free port (`server.port` says which). `host` is `"127.0.0.1"`: the
+    protocol has no authentication, so serving beyond this machine is a choice to make
+    (docs/guide/network.md, Security). At most `max_clients` connections are served at
+    once; more wait their turn. `writable=True` accepts pushes (`Client.put`) into memory,
+    `max_put_bytes` in all (a push over it is refused with `MESSAGE_TOO_LARGE`). A client
+    silent for `timeout` seconds is disconnected. `log`, when given, is called with one
+    line per request (`hurray serve` prints them on stderr).
+
+    A name found in two files is a `ValueError`; a composite is `hurray.UnsupportedError`.
+    """
+    return Server(paths, host, port, max_clients=max_clients, writable=writable,
+                  max_put_bytes=max_put_bytes, timeout=timeout, log=log)
+
+
+# ---- client ----------------------------------------------------------------------------
+
+class RemoteSlice:
+    """Client.get_slice(name): shape, dtype and layout from the server's catalog;
+    indexing fetches the tensor once and slices it as File.get_slice does."""
+
+    def __init__(self, client: Client, name: str, desc: Any) -> None:
+        self._client = client
+        self.name = name
+        self._desc = desc
+        self._slice: Any = None
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self._desc.shape)
+
+    @property
+    def ndim(self) -> int:
+        return int(self._desc.ndim)
+
+    @property
+    def dtype(self) -> Any:
+        return self._desc.dtype
+
+    @property
+    def layout(self) -> Any:
+        return self._desc.layout
+
+    def get_shape(self) -> list[int]:
+        return list(self.shape)
+
+    def get_dtype(self) -> str:
+        return str(self._desc.dtype.name)
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    def __getitem__(self, key: Any) -> Any:
+        if self._slice is None:
+            from . import _files
+            t = self._client.get_tensor(self.name)
+            f = _hurray.open(memoryview(_files.save_bytes({self.name: t}, checksums=False)))
+            self._slice = f.get_slice(self.name)
+        return self._slice[key]
+
+
+class Client:
+    """A connection to a hurray server (hurray.connect): `keys()`, `client[name]` /
+    `get_tensor(name)`, `get_slice(name)`, `put(name, tensor)`, `ping()`, `close()`;
+    a context manager. Calls from several threads are served one at a time."""
+
+    def __init__(self, url: str, *, timeout: float | None = DEFAULT_TIMEOUT,
+                 max_tensor_bytes: int | None = None) -> None:
+        host, port = parse_url(url)
+        self.url = _url(host, port)
+        to = DEFAULT_TIMEOUT if timeout is None else float(timeout)
+        try:
+            sock = socket.create_connection((host, port), timeout=to)
+        except OSError as e:
+            raise _stream_error(f"connect: {self.url}: {e}") from e
+        try:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            sock.settimeout(None)  # the C side waits with poll, bounded by `timeout`
+            self._c = _hurray._NetClient(sock.fileno(), timeout=to,
+                                         max_tensor_bytes=max_tensor_bytes or 0)
+        except BaseException:
+            sock.close()
+            raise
+        self._sock = sock
+        self._closed = False
+
+    # -- the File-like surface --
+    def _catalog(self) -> dict[str, Any]:
+        data = self._c.get_raw(CATALOG_KEY)
+        out: dict[str, Any] = {}
+        at = 0
+        while at < len(data):
+            (n,) = struct.unpack_from("<I", data, at)
+            name = data[at + 4:at + 4 + n].decode("utf-8")
+            at += 4 + n
+            (m,) = struct.unpack_from("<I", data, at)
+            out[name] = data[at + 4:at + 4 + m]
+            at += 4 + m
+        return out
+
+    def keys(self) -> list[str]:
+        """The names the server serves (one request: its catalog)."""
+        return list(self._catalog())
+
+    def descriptors(self) -> dict[str, Any]:
+        """{name: hurray.Descriptor} of everything served, without fetching data."""
+        return {k: _hurray.Descriptor.decode(v, permissive=True)
+                for k, v in self._catalog().items()}
+
+    def get_tensor(self, name: str) -> Any:
+        """The tensor served under `name` (KeyError if none): fetched whole, into
+        64-byte aligned memory of its own."""
+        return self._c.get(name)
+
+    __getitem__ = get_tensor
+
+    def get_slice(self, name: str) -> RemoteSlice:
+        """A slice object as File.get_slice gives: shape, dtype and layout without
+        fetching; indexing fetches the tensor (the protocol has no ranges)."""
+        cat = self._catalog()
+        if name not in cat:
+            raise KeyError(name)
+        return RemoteSlice(self, name, _hurray.Descriptor.decode(cat[name], permissive=True))
+
+    def put(self, name: str, tensor: Any) -> None:
+        """Pushes `tensor` (a hurray.Tensor, or what hurray.save takes: a NumPy array,
+        a torch tensor, ...) under `name`; returns once the server acknowledged it."""
+        if not isinstance(tensor, _hurray.Tensor):
+            from . import _files
+            tensor = _files.stream_item(tensor)
+        self._c.put(name, tensor)
+
+    def ping(self) -> float:
+        """A PING / PONG round trip; returns its duration in seconds."""
+        t0 = time.perf_counter()
+        self._c.ping()
+        return time.perf_counter() - t0
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name in self._catalog()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.keys())
+
+    def __len__(self) -> int:
+        return len(self._catalog())
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._c.close()
+        self._sock.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<hurray.Client {self.url}{' closed' if self._closed else ''}>"
+
+
+def _stream_error(msg: str) -> Exception:
+    e = _hurray.StreamError(msg)
+    e.status = "ERR_IO"
+    e.field = None
+    e.offset = None
+    e.reason = msg
+    return e
+
+
+def connect(url: str, *, timeout: float | None = DEFAULT_TIMEOUT,
+            max_tensor_bytes: int | None = None) -> Client:
+    """connect(url, *, timeout=30.0, max_tensor_bytes=None)
+
+    Connects to a hurray server (`hurray serve`, `hurray.serve`) at `hurray://host:port`
+    (the port defaults to 7470) and returns a `hurray.Client`. Every wait for the server
+    is bounded by `timeout` seconds: a server that stops answering or goes away, even in
+    the middle of a tensor, raises `hurray.StreamError`, and the client is then unusable
+    (connect again). `max_tensor_bytes` bounds the size of a tensor accepted (default 64
+    GiB): a larger one is refused before any memory is taken for it.
+    """
+    return Client(url, timeout=timeout, max_tensor_bytes=max_tensor_bytes)
+
+
+def load(url: str, names: Any = None, *, timeout: float | None = DEFAULT_TIMEOUT) \
+        -> dict[str, Any]:
+    """hurray.load("hurray://..."): every tensor served (or those of `names`)."""
+    with connect(url, timeout=timeout) as c:
+        wanted = c.keys() if names is None else list(names)
+        return {n: c[n] for n in wanted}

@@ -1,0 +1,563 @@
+"""The network transport over real sockets: hurray.serve / hurray.connect round
+trips of every layout and dtype kind, a raw-socket conformance test written from
+the specification's tables (docs/spec/interchange.md upstream, § Network Transport
+Protocol: the header, message types, HELLO, TENSOR_REQUEST, TENSOR_DESCRIPTOR /
+TENSOR_DATA / TENSOR_DATA_END, ERROR codes), many clients at once, clients and
+servers that die mid-transfer, a server that sends truncated or corrupted frames,
+and two hosts in two network namespaces. Every test runs under a timeout."""
+
+import faulthandler
+import os
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import hurray
+from samples import assert_same_tensor, sample_composites, sample_tensors
+
+TIMEOUT = 20  # seconds per test; a hang dumps every thread and ends the run
+
+
+@pytest.fixture(autouse=True)
+def _timeout():
+    faulthandler.dump_traceback_later(TIMEOUT, exit=True)
+    yield
+    faulthandler.cancel_dump_traceback_later()
+
+
+def big(nbytes, seed=0):
+    """nbytes of varied content (a 4099-byte pattern: no frame boundary repeats it)."""
+    pattern = ((np.arange(4099, dtype=np.uint32) * 2654435761 + seed) >> 13).astype(np.uint8)
+    a = np.resize(pattern, nbytes)
+    return hurray.from_numpy(a.view(np.float32))
+
+
+# ---- round trips -------------------------------------------------------------------------
+
+SAMPLES = sample_tensors()
+
+
+def test_every_layout_and_dtype_round_trips():
+    with hurray.serve(SAMPLES) as s, hurray.connect(s.url, timeout=5) as c:
+        assert sorted(c.keys()) == sorted(SAMPLES)
+        for name, t in SAMPLES.items():
+            assert_same_tensor(t, c[name])
+        # the catalog describes without fetching
+        d = c.descriptors()
+        assert d["q_channel"].quantization is not None and d["csr"].layout.name == "csr"
+
+
+def test_every_sample_pushed_and_fetched_back():
+    with hurray.serve({}, writable=True) as s, hurray.connect(s.url, timeout=5) as c:
+        for name, t in SAMPLES.items():
+            c.put(name, t)
+        assert sorted(s.keys()) == sorted(SAMPLES)
+        for name, t in SAMPLES.items():
+            assert_same_tensor(t, c.get_tensor(name))
+
+
+def test_files_served_by_name(tmp_path):
+    a = {"w": hurray.from_numpy(np.arange(1000, dtype=np.float32))}
+    b = {"v": hurray.from_numpy(np.arange(10, dtype=np.int64))}
+    hurray.save(tmp_path / "a.hrry", a)
+    hurray.save(tmp_path / "b.hrry", b)
+    with hurray.serve([tmp_path / "a.hrry", tmp_path / "b.hrry"]) as s:
+        assert s.url == f"hurray://127.0.0.1:{s.port}" and s.port > 0
+        got = hurray.load(s.url)
+        assert sorted(got) == ["v", "w"]
+        np.testing.assert_array_equal(np.asarray(got["w"]), np.arange(1000, dtype=np.float32))
+        with hurray.open(s.url) as f:  # a hurray:// URL opens as a client
+            sl = f.get_slice("w")
+            assert sl.shape == (1000,) and sl.get_dtype() == "float32"
+            np.testing.assert_array_equal(np.asarray(sl[10:20]), np.arange(10, 20))
+    hurray.save(tmp_path / "c.hrry", a)
+    with pytest.raises(ValueError, match="'w' is in both"):
+        hurray.serve([tmp_path / "a.hrry", tmp_path / "c.hrry"])
+
+
+@pytest.mark.slow
+def test_torch_load_file_from_a_server():
+    torch = pytest.importorskip("torch")
+    import hurray.torch as ht
+    t = {"x": hurray.from_numpy(np.arange(6, dtype=np.float32).reshape(2, 3))}
+    with hurray.serve(t) as s:
+        got = ht.load_file(s.url)
+    assert torch.equal(got["x"], torch.arange(6, dtype=torch.float32).reshape(2, 3))
+
+
+def test_composites_are_refused_plainly():
+    with pytest.raises(TypeError, match="composite"):
+        hurray.serve({"c": sample_composites()["partition"]})
+
+
+def test_missing_name_ping_and_put_limits():
+    with hurray.serve({"a": SAMPLES["f32_row"]}, writable=True, max_put_bytes=100) as s:
+        with hurray.connect(s.url, timeout=5) as c:
+            with pytest.raises(KeyError):
+                c["nope"]
+            assert "a" in c and len(c) == 1 and c.ping() < 1.0
+            c.put("small", np.zeros(10, np.float32))  # 40 bytes
+            with pytest.raises(hurray.StreamError, match="MESSAGE_TOO_LARGE"):
+                c.put("large", np.zeros(100, np.float32))  # 400 bytes
+            c.put("small", np.ones(20, np.float32))  # replaces: 80 bytes in all
+            np.testing.assert_array_equal(np.asarray(c["small"]), np.ones(20, np.float32))
+            with pytest.raises(hurray.StreamError):
+                c.put("__hurray_catalog__", np.zeros(1, np.float32))
+            c["a"]  # the connection is still usable after refused pushes
+    with hurray.serve({"a": SAMPLES["f32_row"]}) as s, hurray.connect(s.url) as c:
+        with pytest.raises(hurray.StreamError):
+            c.put("b", np.zeros(1, np.float32))  # not writable
+
+
+def test_bad_urls_and_closed_clients():
+    with pytest.raises(ValueError):
+        hurray.connect("http://127.0.0.1:1")
+    with pytest.raises(ValueError):
+        hurray.connect("hurray://127.0.0.1:1/path")
+    with pytest.raises(hurray.StreamError):
+        hurray.connect("hurray://127.0.0.1:1", timeout=2)  # nothing listens on port 1
+    with hurray.serve({"a": SAMPLES["f32_row"]}) as s:
+        c = hurray.connect(s.url)
+        c.close()
+        with pytest.raises(ValueError, match="closed"):
+            c["a"]
+
+
+# ---- conformance: raw sockets, from the specification's tables ------------------------------
+
+CLIENT_HELLO, SERVER_HELLO, TENSOR_REQUEST, TENSOR_DESCRIPTOR = 1, 2, 3, 4
+TENSOR_DATA, TENSOR_DATA_END, TENSOR_PUT, TENSOR_PUT_ACK, ERROR, PING, PONG = 5, 6, 7, 8, 9, 10, 11
+E_VERSION, E_UNKNOWN_TENSOR, E_INVALID_MESSAGE, E_TOO_LARGE = 1, 2, 6, 7
+
+
+def frame(mtype, stream, payload=b""):
+    return struct.pack("<III", mtype, stream, len(payload)) + payload
+
+
+def hello(version=1, max_size=1 << 20, caps=0, devices=(0,)):
+    return (struct.pack("<IIQ", version, max_size, caps) + struct.pack("<H", 0)
+            + struct.pack("<H", len(devices)) + bytes(devices))
+
+
+def request(key, device=0, align=64, flags=0):
+    k = key.encode()
+    return struct.pack("<I", len(k)) + k + struct.pack("<H", 0) + struct.pack("<BII", device,
+                                                                                 align, flags)
+
+
+def recv_exact(sock, n):
+    out = bytearray()
+    while len(out) < n:
+        chunk = sock.recv(n - len(out))
+        if not chunk:
+            raise EOFError(f"closed after {len(out)} of {n} bytes")
+        out += chunk
+    return bytes(out)
+
+
+def recv_msg(sock):
+    mtype, stream, n = struct.unpack("<III", recv_exact(sock, 12))
+    return mtype, stream, recv_exact(sock, n)
+
+
+def error_of(payload):
+    code, n = struct.unpack_from("<II", payload)
+    return code, payload[8:8 + n].decode()
+
+
+def raw(url_port, timeout=5):
+    s = socket.create_connection(("127.0.0.1", url_port), timeout=timeout)
+    return s
+
+
+def said_hello(port):
+    s = raw(port)
+    s.sendall(frame(CLIENT_HELLO, 1, hello()))
+    mtype, stream, p = recv_msg(s)
+    assert mtype == SERVER_HELLO and stream != 0
+    return s, p
+
+
+def refused(sock):
+    """What the peer answers a message it must refuse: an ERROR, then (or only) the
+    connection closed; nothing else. The ERROR's code, or None when it only closed."""
+    got = b""
+    try:
+        while True:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            got += chunk
+    except (ConnectionResetError, TimeoutError):
+        pass
+    if not got:
+        return None
+    assert struct.unpack_from("<I", got)[0] == ERROR
+    return error_of(got[12:])[0]
+
+
+def closed_soon(sock):
+    """The peer closes the connection (what is left to read is discarded)."""
+    try:
+        while sock.recv(65536):
+            pass
+    except ConnectionResetError:
+        pass
+    return True
+
+
+def test_conformance_hello_and_a_tensor():
+    t = hurray.from_numpy(np.arange(300000, dtype=np.float32))  # 1.2 MB: several frames
+    with hurray.serve({"t": t}) as srv:
+        s, p = said_hello(srv.port)
+        version, max_size, caps = struct.unpack_from("<IIQ", p)
+        assert version == 1  # <= the client's
+        assert max_size >= 4096
+        assert caps & ~0x7 == 0  # bits 3-63 reserved
+        assert caps & 0x4 == 0  # no RDMA data plane
+        at = 16
+        (nlayouts,) = struct.unpack_from("<H", p, at)
+        at += 2
+        for _ in range(nlayouts):
+            tag = p[at]
+            at += 1
+            if 0xF0 <= tag <= 0xFE:
+                (m,) = struct.unpack_from("<H", p, at)
+                at += 2 + m
+        (ndev,) = struct.unpack_from("<H", p, at)
+        assert 0x00 in p[at + 2:at + 2 + ndev]  # CPU
+        # TENSOR_REQUEST -> TENSOR_DESCRIPTOR, TENSOR_DATA frames, TENSOR_DATA_END
+        s.sendall(frame(TENSOR_REQUEST, 7, request("t")))
+        mtype, stream, p = recv_msg(s)
+        assert (mtype, stream) == (TENSOR_DESCRIPTOR, 7)
+        total, shard_index, total_shards = struct.unpack_from("<QII", p, len(p) - 16)
+        assert (total, shard_index, total_shards) == (1200000, 0, 1)
+        desc = hurray.Descriptor.decode(p[:-16])
+        assert desc.shape == (300000,) and desc.dtype.name == "float32"
+        data = bytearray()
+        frames = 0
+        while True:
+            mtype, stream, p = recv_msg(s)
+            assert stream == 7
+            if mtype == TENSOR_DATA_END:
+                assert p == b""
+                break
+            assert mtype == TENSOR_DATA and len(p) <= max_size
+            (off,) = struct.unpack_from("<Q", p)
+            assert off == len(data)  # ascending, no gap, no overlap
+            data += p[8:]
+            frames += 1
+        assert frames > 1 and len(data) == total
+        assert bytes(data) == np.arange(300000, dtype=np.float32).tobytes()
+        # PING -> PONG with the payload
+        s.sendall(frame(PING, 9, b"12345678"))
+        assert recv_msg(s) == (PONG, 9, b"12345678")
+        # an unknown key: ERROR UNKNOWN_TENSOR; the connection stays open
+        s.sendall(frame(TENSOR_REQUEST, 11, request("nope")))
+        mtype, stream, p = recv_msg(s)
+        assert (mtype, stream, error_of(p)[0]) == (ERROR, 11, E_UNKNOWN_TENSOR)
+        s.sendall(frame(PING, 13, b"x"))
+        assert recv_msg(s)[0] == PONG
+        s.close()
+
+
+def test_conformance_unknown_type_oversized_and_reserved_stream():
+    with hurray.serve({"t": SAMPLES["f32_row"]}) as srv:
+        # an unrecognised message type: ERROR, and the stream is closed
+        s, p = said_hello(srv.port)
+        s.sendall(frame(0x42, 5, b"abc"))
+        mtype, stream, p = recv_msg(s)
+        assert mtype == ERROR and stream == 5
+        assert error_of(p)[0] == E_INVALID_MESSAGE
+        s.close()
+        # a payload above the receiver's maximum: ERROR MESSAGE_TOO_LARGE
+        s, p = said_hello(srv.port)
+        (max_size,) = struct.unpack_from("<I", p, 4)
+        s.sendall(struct.pack("<III", TENSOR_REQUEST, 3, max_size + 1))
+        mtype, stream, p = recv_msg(s)
+        assert mtype == ERROR and error_of(p)[0] == E_TOO_LARGE
+        s.close()
+        # stream id 0 is reserved
+        s, _ = said_hello(srv.port)
+        s.sendall(frame(TENSOR_REQUEST, 0, request("t")))
+        assert refused(s) in (None, E_INVALID_MESSAGE)  # no stream to answer on: closed
+        s.close()
+
+
+def test_conformance_request_before_hello_and_version():
+    with hurray.serve({"t": SAMPLES["f32_row"]}) as srv:
+        # the client MUST send CLIENT_HELLO first: anything else is refused and the
+        # connection closed, nothing served
+        s = raw(srv.port)
+        s.sendall(frame(TENSOR_REQUEST, 1, request("t")))
+        assert refused(s) in (None, E_INVALID_MESSAGE)
+        s.close()
+        # a protocol version the server cannot speak: ERROR PROTOCOL_VERSION_MISMATCH, closed
+        s = raw(srv.port)
+        s.sendall(frame(CLIENT_HELLO, 1, hello(version=0)))
+        mtype, _, p = recv_msg(s)
+        assert mtype == ERROR and error_of(p)[0] == E_VERSION
+        assert closed_soon(s)
+        s.close()
+        # the server still serves
+        with hurray.connect(srv.url) as c:
+            assert_same_tensor(SAMPLES["f32_row"], c["t"])
+
+
+# ---- many clients, clients and servers that die --------------------------------------------
+
+def test_32_concurrent_clients():
+    tensors = {f"t{i}": big(256 * 1024, i) for i in range(4)}
+    want = {k: np.asarray(v).tobytes() for k, v in tensors.items()}
+    errors = []
+
+    def work(i):
+        try:
+            with hurray.connect(s.url, timeout=10) as c:
+                for k in range(3):
+                    name = f"t{(i + k) % 4}"
+                    if np.asarray(c[name]).tobytes() != want[name]:
+                        errors.append(f"client {i}: {name} differs")
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(f"client {i}: {e!r}")
+
+    with hurray.serve(tensors, max_clients=32) as s:
+        threads = [threading.Thread(target=work, args=(i,)) for i in range(32)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join(15)
+    assert not errors and not any(th.is_alive() for th in threads)
+
+
+def test_a_client_killed_mid_transfer_leaves_the_others_served():
+    t = big(32 << 20)
+    want = np.asarray(t).tobytes()
+    with hurray.serve({"t": t}) as srv:
+        # a client that asks for 32 MiB, reads a little and vanishes (RST)
+        s, _ = said_hello(srv.port)
+        s.sendall(frame(TENSOR_REQUEST, 1, request("t")))
+        recv_msg(s)
+        recv_exact(s, 4096)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        s.close()
+        with hurray.connect(srv.url, timeout=10) as c:
+            assert np.asarray(c["t"]).tobytes() == want
+            assert np.asarray(c["t"]).tobytes() == want
+
+
+def _serve_process(tmp_path, tensors, *extra):
+    path = tmp_path / "served.hrry"
+    hurray.save(path, tensors)
+    p = subprocess.Popen([sys.executable, "-m", "hurray", "serve", str(path), "--port", "0",
+                          *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = p.stdout.readline()
+    assert "hurray://" in line, (line, p.stderr.read() if p.poll() is not None else "")
+    return p, line.split()[-1]
+
+
+@pytest.mark.slow
+def test_the_server_killed_mid_transfer_is_a_stream_error(tmp_path):
+    p, url = _serve_process(tmp_path, {"big": big(128 << 20)})
+    try:
+        c = hurray.connect(url, timeout=10)
+        result = {}
+
+        def fetch():
+            try:
+                result["t"] = c["big"]
+            except Exception as e:  # noqa: BLE001 - checked below
+                result["e"] = e
+
+        th = threading.Thread(target=fetch)
+        th.start()
+        line = p.stderr.readline()  # the request's log line: the transfer has begun
+        assert "GET 'big'" in line
+        p.send_signal(signal.SIGKILL)
+        th.join(10)
+        assert not th.is_alive()
+        assert isinstance(result.get("e"), hurray.StreamError), result
+        with pytest.raises(hurray.StreamError):
+            c.ping()  # unusable afterwards, said plainly
+        c.close()
+    finally:
+        p.kill()
+        p.wait()
+
+
+@pytest.mark.slow
+def test_hurray_serve_command(tmp_path):
+    p, url = _serve_process(tmp_path, {"w": SAMPLES["f32_row"]})
+    try:
+        with hurray.connect(url) as c:
+            assert_same_tensor(SAMPLES["f32_row"], c["w"])
+        out = subprocess.run([sys.executable, "-m", "hurray", "ls", url], capture_output=True,
+                             text=True, timeout=15)
+        assert out.returncode == 0 and "w  " in out.stdout and "float32" in out.stdout
+        p.send_signal(signal.SIGTERM)
+        assert p.wait(10) == 0
+        err = p.stderr.read()
+        assert "GET 'w' 48 bytes" in err and "LIST" in err and "stopping" in err
+    finally:
+        p.kill()
+        p.wait()
+    # a name twice is an error at start; off loopback, a warning
+    path = tmp_path / "served.hrry"
+    r = subprocess.run([sys.executable, "-m", "hurray", "serve", str(path), str(path)],
+                       capture_output=True, text=True, timeout=15)
+    assert r.returncode == 2 and "is in both" in r.stderr
+    p = subprocess.Popen([sys.executable, "-m", "hurray", "serve", str(path), "--host",
+                          "0.0.0.0", "--port", "0"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    try:
+        assert "warning" in p.stderr.readline()
+        p.send_signal(signal.SIGINT)
+        assert p.wait(10) == 0
+    finally:
+        p.kill()
+        p.wait()
+
+
+# ---- a server that misbehaves ----------------------------------------------------------------
+
+class FakeServer:
+    """Answers CLIENT_HELLO properly, then replies to a request with `reply(sock)`."""
+
+    def __init__(self, reply):
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.reply = reply
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self):
+        conn, _ = self.listener.accept()
+        with conn:
+            recv_msg(conn)
+            conn.sendall(frame(SERVER_HELLO, 1, hello()))
+            mtype, stream, _ = recv_msg(conn)
+            self.reply(conn, stream)
+            time.sleep(0.3)
+
+    def close(self):
+        self.listener.close()
+        self.thread.join(5)
+
+
+def _descriptor_message(stream, t, total=None, extra=b""):
+    d = t.descriptor.encode()
+    n = sum(h.byte_size for h in t.buffer_handles) if total is None else total
+    return frame(TENSOR_DESCRIPTOR, stream, d + extra + struct.pack("<QII", n, 0, 1))
+
+
+T12 = hurray.from_numpy(np.arange(12, dtype=np.float32))
+
+
+@pytest.mark.parametrize("case", [
+    "truncated_frame", "truncated_header", "bad_offset", "too_many_bytes", "garbage_descriptor",
+    "trailing_bytes", "oversized_frame", "data_before_descriptor", "unknown_type", "silence",
+])
+def test_truncated_and_corrupted_frames_are_stream_errors(case):
+    data = np.arange(12, dtype=np.float32).tobytes()
+
+    def reply(conn, stream):
+        if case == "silence":
+            return  # the client's timeout ends the wait
+        if case == "data_before_descriptor":
+            conn.sendall(frame(TENSOR_DATA, stream, struct.pack("<Q", 0) + data))
+            return
+        if case == "unknown_type":
+            conn.sendall(frame(0x42, stream, b"zz"))
+            return
+        if case == "garbage_descriptor":
+            conn.sendall(frame(TENSOR_DESCRIPTOR, stream, b"\x00" * 40 + struct.pack(
+                "<QII", 48, 0, 1)))
+            return
+        if case == "trailing_bytes":
+            conn.sendall(_descriptor_message(stream, T12, extra=b"\x01\x02"))
+            return
+        conn.sendall(_descriptor_message(stream, T12))
+        if case == "truncated_frame":
+            conn.sendall(frame(TENSOR_DATA, stream, struct.pack("<Q", 0) + data)[:30])
+        elif case == "truncated_header":
+            conn.sendall(frame(TENSOR_DATA, stream, b"")[:7])
+        elif case == "bad_offset":
+            conn.sendall(frame(TENSOR_DATA, stream, struct.pack("<Q", 4) + data[:44]))
+        elif case == "too_many_bytes":
+            conn.sendall(frame(TENSOR_DATA, stream, struct.pack("<Q", 0) + data + b"more"))
+        elif case == "oversized_frame":
+            conn.sendall(struct.pack("<III", TENSOR_DATA, stream, 0x7FFFFFFF))
+
+    fake = FakeServer(reply)
+    try:
+        c = hurray.connect(f"hurray://127.0.0.1:{fake.port}", timeout=1)
+        with pytest.raises((hurray.StreamError, hurray.InvalidDescriptorError)):
+            c["x"]
+        c.close()
+    finally:
+        fake.close()
+
+
+# ---- two hosts ------------------------------------------------------------------------------
+
+def _run(*cmd):
+    return subprocess.run(list(cmd), capture_output=True, text=True, timeout=10)
+
+
+@pytest.mark.slow
+def test_two_hosts_in_two_network_namespaces(tmp_path):
+    ip = shutil.which("ip")
+    if ip is None or os.geteuid() != 0:
+        pytest.skip("two network namespaces need the ip command and root: not here")
+    tag = f"hr{os.getpid() % 100000}"
+    a, b = f"{tag}a", f"{tag}b"
+    if _run(ip, "netns", "add", a).returncode != 0:
+        pytest.skip("this machine does not allow network namespaces (ip netns add failed)")
+    try:
+        if _run(ip, "netns", "add", b).returncode != 0:
+            pytest.skip("this machine does not allow a second network namespace")
+        steps = [
+            (ip, "link", "add", f"{tag}x", "type", "veth", "peer", "name", f"{tag}y"),
+            (ip, "link", "set", f"{tag}x", "netns", a),
+            (ip, "link", "set", f"{tag}y", "netns", b),
+            (ip, "-n", a, "addr", "add", "10.77.0.1/24", "dev", f"{tag}x"),
+            (ip, "-n", b, "addr", "add", "10.77.0.2/24", "dev", f"{tag}y"),
+            (ip, "-n", a, "link", "set", f"{tag}x", "up"),
+            (ip, "-n", b, "link", "set", f"{tag}y", "up"),
+            (ip, "-n", a, "link", "set", "lo", "up"),
+        ]
+        for step in steps:
+            r = _run(*step)
+            if r.returncode != 0:
+                pytest.skip(f"this machine does not allow a veth pair between namespaces "
+                            f"({' '.join(step[1:])}: {r.stderr.strip()})")
+        path = tmp_path / "w.hrry"
+        hurray.save(path, {"w": big(4 << 20)})
+        server = subprocess.Popen([ip, "netns", "exec", a, sys.executable, "-m", "hurray",
+                                   "serve", str(path), "--host", "10.77.0.1", "--port", "0"],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            line = server.stdout.readline()
+            assert "hurray://10.77.0.1:" in line, server.stderr.read()
+            url = line.split()[-1]
+            code = ("import hurray, numpy, sys; t = hurray.connect(sys.argv[1])['w']; "
+                    "print(numpy.asarray(t).view(numpy.uint8).sum())")
+            r = subprocess.run([ip, "netns", "exec", b, sys.executable, "-c", code, url],
+                               capture_output=True, text=True, timeout=15)
+            assert r.returncode == 0, r.stderr
+            want = np.asarray(big(4 << 20)).view(np.uint8).sum()
+            assert int(r.stdout) == int(want)
+        finally:
+            server.send_signal(signal.SIGTERM)
+            server.wait(10)
+    finally:
+        _run(ip, "netns", "del", a)
+        _run(ip, "netns", "del", b)
