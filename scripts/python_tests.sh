@@ -43,7 +43,9 @@ stage=$B/stage
 rm -rf "$stage"
 mkdir -p "$stage/hurray"
 cp python/hurray/*.py python/hurray/*.pyi python/hurray/py.typed "$stage/hurray/"
-cp -R python/hurray/_cli python/hurray/torch "$stage/hurray/"  # subpackages too (the hurray command, hurray.torch)
+for d in python/hurray/*/; do  # every subpackage too (the hurray command, hurray.torch, the viewer)
+  [ -f "$d/__init__.py" ] && cp -R "${d%/}" "$stage/hurray/"
+done
 cp "$B"/python/src/_hurray*.so "$stage/hurray/"
 libasan=$(${CC:-cc} -print-file-name=libasan.so)
 export LD_PRELOAD="$libasan${LD_PRELOAD:+:$LD_PRELOAD}"
