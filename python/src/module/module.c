@@ -66,6 +66,60 @@ static PyObject *m_buffer_size_bytes(PyObject *m, PyObject *const *args, Py_ssiz
   return PyLong_FromUnsignedLongLong(out);
 }
 
+/* _decode_values(data, dtype, count, *, codes=False): `count` packed elements
+ * of `dtype` at the start of `data` (a contiguous buffer) decoded by the C
+ * library (hurray_elements_to_double, hurray_elements_unpack), as a memoryview
+ * NumPy takes as it is: float64 values ('d'), or with codes=True one byte per
+ * element of a type of at most 8 bits ('b' for the signed integers, '?' for
+ * bool, 'B' for the rest: float codes as ml_dtypes holds them). */
+static PyObject *m_decode_values(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
+                                 PyObject *kwnames) {
+  HrpyState *st = hrpy_state_of_module(m);
+  static const char *const names[] = {"data", "dtype", "count", "codes", NULL};
+  PyObject *a[4];
+  if (hrpy_parse_args("_decode_values", args, nargs, kwnames, names, 3, 3, a) < 0) return NULL;
+  uint8_t tag;
+  uint64_t count;
+  bool codes;
+  if (hrpy_dtype_converter(st, a[1], &tag) < 0 ||
+      hrpy_arg_uint_as(PyExc_ValueError, a[2], "_decode_values", "count",
+                       (uint64_t)PY_SSIZE_T_MAX / 8u, &count) < 0 ||
+      hrpy_arg_flag(a[3], false, &codes) < 0)
+    return NULL;
+  Py_buffer in;
+  if (PyObject_GetBuffer(a[0], &in, PyBUF_SIMPLE) < 0) return NULL;
+  const HurrayDtypeInfo *info = hurray_dtype_info(tag);
+  const char *format = "d";
+  if (codes)
+    format = tag == HURRAY_DTYPE_BOOL ? "?"
+             : info != NULL && (info->flags & HURRAY_DTF_INT) && (info->flags & HURRAY_DTF_SIGNED)
+                 ? "b"
+                 : "B";
+  PyObject *out = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)(count * (codes ? 1u : 8u)));
+  if (out == NULL) {
+    PyBuffer_Release(&in);
+    return NULL;
+  }
+  void *dst = PyByteArray_AS_STRING(out);
+  HurrayStatus rc;
+  uint64_t reserved = 0;
+  Py_BEGIN_ALLOW_THREADS
+  rc = codes ? hurray_elements_unpack(tag, in.buf, (uint64_t)in.len, count, dst)
+             : hurray_elements_to_double(tag, in.buf, (uint64_t)in.len, count, dst, &reserved);
+  Py_END_ALLOW_THREADS
+  PyBuffer_Release(&in);
+  if (rc != HURRAY_OK) {
+    Py_DECREF(out);
+    return hrpy_raise_status(st, rc, NULL, "_decode_values");
+  }
+  PyObject *mv = PyMemoryView_FromObject(out);
+  Py_DECREF(out);
+  if (mv == NULL) return NULL;
+  PyObject *r = PyObject_CallMethod(mv, "cast", "s", format);
+  Py_DECREF(mv);
+  return r;
+}
+
 /* _exception_for(status, /): the class a C status code raises (tests check
  * the binding's table against the documented one). */
 static PyObject *m_exception_for(PyObject *m, PyObject *arg) {
@@ -161,6 +215,13 @@ static PyMethodDef module_methods[] = {
      "What the package lends the extension (repr and str of tensors and composites, the SciPy "
      "conversion, the conversion of what save takes to a tensor); called once by "
      "hurray/__init__.py."},
+    {"_decode_values", FASTKW(m_decode_values),
+     "_decode_values(data, dtype, count, *, codes=False)\n--\n\n"
+     "`count` packed elements of `dtype` at the start of `data` (a contiguous buffer), decoded "
+     "by the C library: a memoryview of float64 values, or with codes=True one byte per "
+     "element of a type of at most 8 bits (format 'b' for the signed integers, sign-extended; "
+     "'?' for bool; 'B' for the rest, float codes as ml_dtypes holds them). The reserved "
+     "float8_e8m0 codes give NaN. For the viewer and the `hurray` command."},
     {"_exception_for", m_exception_for, METH_O,
      "_exception_for(status, /)\n--\n\nThe exception class a C status code raises (tests)."},
 #ifdef HRPY_SANITIZER_PROBE
