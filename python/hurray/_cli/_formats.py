@@ -783,7 +783,7 @@ class SafetensorsSink:
         t = e.dense() if mode == "exact" else e.float_values(self.dequantize or "float32")
         raw = data_bytes(t)
         if t.dtype.name == "bool":
-            raw = unpack_codes(raw, 1, e.count)
+            raw = unpack_codes(raw, "bool", e.count)
         with writing(self.path, self.file):
             self.fh.write(np.ascontiguousarray(raw).data)
 
