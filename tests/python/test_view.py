@@ -536,6 +536,33 @@ def test_tensor_html_is_well_formed_with_a_histogram_for_dense_tensors(every_kin
     well_formed(render.tensor_html(hurray.zeros([0])))
 
 
+def test_repr_html_of_files_and_tensors(every_kind, tmp_path):
+    """File._repr_html_ and Tensor._repr_html_ (the C methods calling the hooks the
+    package registers) give well-formed HTML; repr is unchanged."""
+    from hurray import _display
+    with hurray.open(every_kind) as f:
+        out = f._repr_html_()
+        assert repr(f).startswith("<hurray.File ")
+        tensors = [(n, f[n]) for n in ("real.w", "real.w_nf4", "csr", "shared.T", "bf16",
+                                       "sp.coo") if n in f]
+    tags = well_formed(out)
+    assert tags.count("tr") > 40 and "real.w_nf4" in out and "KV metadata" in out
+    assert len(tensors) >= 5
+    for name, t in tensors:
+        h = t._repr_html_()
+        well_formed(h)
+        assert "hurray.Tensor" in h and t.dtype.name in h, name
+        assert repr(t) == _display.tensor_repr(t)
+    assert "hrv-hist" in dict(tensors)["real.w"]._repr_html_()
+    # a file image opened from memory has no path: still the summary and table
+    f = hurray._hurray.open(bytearray(every_kind.read_bytes()))
+    try:
+        well_formed(f._repr_html_())
+    finally:
+        f.close()
+    well_formed(f._repr_html_())     # closed: the error, as HTML
+
+
 def test_svg_helpers_are_well_formed():
     for frag in (render.histogram_svg(None), render.histogram_svg({"edges": [0, 1], "counts": [3]}),
                  render.pattern_svg({"rows": 3, "cols": 1, "grid": [[1], [0], [2]],

@@ -76,11 +76,12 @@ class FileModel:
     """One file's structure: `summary()` and `rows()` read no tensor data.
 
     `path` is a local path or a URL (`options`: the URL's keywords,
-    storage_options= / workers= / part_size=). Opening never raises for a
-    damaged file: `errors` lists what went wrong, and what could be read is
-    shown."""
+    storage_options= / workers= / part_size=), or only names an open
+    hurray.File given as `file` (which close() leaves open). Opening never
+    raises for a damaged file: `errors` lists what went wrong, and what could
+    be read is shown."""
 
-    def __init__(self, path: str, options: dict | None = None) -> None:
+    def __init__(self, path: str, options: dict | None = None, file: Any = None) -> None:
         self.path = str(path)
         self.options = dict(options or {})
         self.url = _remote.is_url(self.path)
@@ -96,6 +97,11 @@ class FileModel:
         self._rows: list[dict[str, Any]] | None = None
         self._by_name: dict[str, dict[str, Any]] = {}
         self._order: list[dict[str, Any]] = []
+        self._owned = file is None      # a File given (a notebook's) stays open
+        if file is not None:
+            self.file = file
+            self._read_structure()
+            return
         try:
             # permissive: descriptors with unknown or private tags are shown, not refused
             if self.url:
@@ -114,7 +120,7 @@ class FileModel:
         self._read_structure()
 
     def close(self) -> None:
-        if self.file is not None:
+        if self.file is not None and self._owned:
             self.file.close()
 
     # -- the structure, from the C reader --

@@ -1330,6 +1330,15 @@ static PyObject *file_info(PyObject *self, PyObject *unused) {
                        "index_crc32c", (unsigned)i.index_crc32c);
 }
 
+/* File._repr_html_() (notebooks): the package's HTML of the summary and the table
+ * (hurray/_view/render.py, imported when first asked), or None before the
+ * package registered it (the notebook then shows the repr). */
+static PyObject *file_repr_html(PyObject *self, PyObject *unused) {
+  (void)unused;
+  PyObject *fn = hrpy_peek(&hrpy_state_of(self)->hook_file_html);
+  return fn != NULL ? PyObject_CallOneArg(fn, self) : Py_NewRef(Py_None);
+}
+
 /* File._kv_value(key): one KV value (None when absent), without decoding the
  * rest of the section (and so without its max_kv_memory bound). */
 static PyObject *file_kv_value(PyObject *self, PyObject *key) {
@@ -1648,6 +1657,11 @@ static PyMethodDef file_methods[] = {
      "data_alignment, first_descriptor_offset, tensor_count_hint (None when the writer did not "
      "know), file_size, index_offset, index_length, kv_offset (0: no KV section), kv_length, "
      "index_crc32c."},
+    {"_repr_html_", file_repr_html, METH_NOARGS,
+     "_repr_html_(self, /)\n--\n\nThe file as HTML for notebooks (Jupyter, VS Code): the "
+     "summary (tensors, parameters and bytes by dtype and layout, overhead, KV metadata) and "
+     "the table of its tensors, from the descriptors alone (no tensor data is read). repr() "
+     "is unchanged."},
     {"__reduce__", file_reduce, METH_NOARGS, NULL},
     {"_set_pickling", (PyCFunction)(void (*)(void))file_set_pickling, METH_FASTCALL,
      "_set_pickling(self, reopen, ref, /)\n--\n\nSet by hurray.open: how the file pickles "

@@ -179,24 +179,27 @@ static PyObject *m_layout_tag_kind(PyObject *m, PyObject *arg) {
 
 #define FASTKW(f) (PyCFunction)(void (*)(void))(f), METH_FASTCALL | METH_KEYWORDS
 
-/* _register_hooks(*, tensor_repr, tensor_str, composite_repr, to_scipy, as_tensor): what
+/* _register_hooks(*, tensor_repr, tensor_str, composite_repr, to_scipy, as_tensor,
+ * file_html, tensor_html): what
  * the package lends the extension (util/state.h), called once by
  * hurray/__init__.py. The first registration stays (another thread may be
  * calling a hook: a slot is never replaced). */
 static PyObject *m_register_hooks(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
                                   PyObject *kwnames) {
   static const char *const names[] = {"tensor_repr", "tensor_str", "composite_repr",
-                                      "to_scipy",    "as_tensor",  NULL};
-  PyObject *a[5];
-  if (hrpy_parse_args("_register_hooks", args, nargs, kwnames, names, 0, 5, a) < 0)
+                                      "to_scipy",    "as_tensor",  "file_html",
+                                      "tensor_html", NULL};
+  PyObject *a[7];
+  if (hrpy_parse_args("_register_hooks", args, nargs, kwnames, names, 0, 7, a) < 0)
     return NULL;
-  for (int i = 0; i < 5; i++)
+  for (int i = 0; i < 7; i++)
     if (a[i] == NULL || !PyCallable_Check(a[i]))
       return PyErr_Format(PyExc_TypeError, "_register_hooks: %s must be callable", names[i]);
   HrpyState *st = hrpy_state_of_module(m);
-  PyObject **slots[5] = {&st->hook_tensor_repr, &st->hook_tensor_str, &st->hook_composite_repr,
-                         &st->hook_to_scipy, &st->hook_as_tensor};
-  for (int i = 0; i < 5; i++) (void)hrpy_publish(slots[i], Py_NewRef(a[i]));
+  PyObject **slots[7] = {&st->hook_tensor_repr, &st->hook_tensor_str, &st->hook_composite_repr,
+                         &st->hook_to_scipy,    &st->hook_as_tensor, &st->hook_file_html,
+                         &st->hook_tensor_html};
+  for (int i = 0; i < 7; i++) (void)hrpy_publish(slots[i], Py_NewRef(a[i]));
   Py_RETURN_NONE;
 }
 
@@ -211,10 +214,11 @@ static PyMethodDef module_methods[] = {
      "private type raises `UnsupportedError` (its size comes from the descriptor's extension type "
      "section); an overflow of 64 bits raises `ValueError`."},
     {"_register_hooks", FASTKW(m_register_hooks),
-     "_register_hooks(*, tensor_repr, tensor_str, composite_repr, to_scipy, as_tensor)\n--\n\n"
+     "_register_hooks(*, tensor_repr, tensor_str, composite_repr, to_scipy, as_tensor, "
+     "file_html, tensor_html)\n--\n\n"
      "What the package lends the extension (repr and str of tensors and composites, the SciPy "
-     "conversion, the conversion of what save takes to a tensor); called once by "
-     "hurray/__init__.py."},
+     "conversion, the conversion of what save takes to a tensor, the notebook HTML of files "
+     "and tensors); called once by hurray/__init__.py."},
     {"_decode_values", FASTKW(m_decode_values),
      "_decode_values(data, dtype, count, *, codes=False)\n--\n\n"
      "`count` packed elements of `dtype` at the start of `data` (a contiguous buffer), decoded "
@@ -465,7 +469,7 @@ static int module_exec(PyObject *m) {
    &(st)->InternalError, &(st)->FileError, &(st)->StreamError, &(st)->FileNotFoundError,  \
    &(st)->PermissionError, &(st)->CopyRequiredError, &(st)->numpy, &(st)->hook_tensor_repr, \
    &(st)->hook_tensor_str, &(st)->hook_to_scipy, &(st)->hook_as_tensor,                   \
-   &(st)->hook_composite_repr}
+   &(st)->hook_composite_repr, &(st)->hook_file_html, &(st)->hook_tensor_html}
 
 static int module_traverse(PyObject *m, visitproc visit, void *arg) {
   HrpyState *st = hrpy_state_of_module(m);
