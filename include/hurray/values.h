@@ -94,6 +94,43 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_value_get(uint8_t type_tag, cons
                                                           uint64_t size, uint64_t index,
                                                           double *out_real, double *out_imag);
 
+/*
+ * Runs of elements: elements 0 .. count - 1 of a packed buffer `src` of
+ * `src_size` bytes (borrowed; NULL allowed when count is 0), packed as
+ * hurray_value_get_code reads them, decoded at once (what a viewer, a
+ * histogram or a converter to a framework without the type needs).
+ *
+ * hurray_elements_to_double: each element's real value into dst[i] (count
+ * doubles, borrowed): exactly hurray_value_code_to_double's value for every
+ * real type of at most 64 bits (integers, bool, float16, bfloat16, float32,
+ * float64, float8/float6/float4 and float8_e8m0), plus float128 as
+ * hurray_float128_to_double. The reserved float8_e8m0 codes 0x00 and 0xFF
+ * give NaN here without failing the call: *out_reserved (may be NULL)
+ * receives how many elements had one (0 for every other type).
+ *
+ * hurray_elements_unpack: each element's code into one byte, dst[i] (count
+ * bytes, borrowed), for the types of at most 8 bits: bool 0 or 1; the signed
+ * integers (int2, int4, int8) sign-extended, so the byte read as int8_t is
+ * the value; every other type its code (a float4_e2m1 or float8_e4m3 keeps
+ * its bit pattern, as ml_dtypes and PyTorch hold one element per byte).
+ *
+ * Errors, nothing written: HURRAY_ERR_NULL_POINTER (src or dst with
+ * elements), HURRAY_ERR_INVALID_TYPE (a tag that names no type),
+ * HURRAY_ERR_UNSUPPORTED (to_double: the complex types; unpack: a type
+ * wider than 8 bits), HURRAY_ERR_BUFFER_TOO_SMALL (src_size below
+ * hurray_buffer_size_bytes of count elements), HURRAY_ERR_INVALID_ARGUMENT
+ * (that size overflows 64 bits).
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_elements_to_double(uint8_t type_tag,
+                                                                   const void *src,
+                                                                   uint64_t src_size,
+                                                                   uint64_t count, double *dst,
+                                                                   uint64_t *out_reserved);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_elements_unpack(uint8_t type_tag,
+                                                                const void *src,
+                                                                uint64_t src_size, uint64_t count,
+                                                                uint8_t *dst);
+
 /* IEEE binary128 (16 bytes, little-endian; borrowed, not NULL) to the nearest double,
  * ties to even; overflow gives an infinity, underflow a (signed) zero or a
  * subnormal. NaN stays NaN with its sign. */

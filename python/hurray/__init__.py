@@ -113,7 +113,8 @@ from . import _display, _sparse
 # package (docs/internals/python-internals.md), it calls these once they are registered.
 _hurray._register_hooks(tensor_repr=_display.tensor_repr, tensor_str=_display.tensor_str,
                         composite_repr=_display.composite_repr, to_scipy=_sparse.to_scipy,
-                        as_tensor=_files.stream_item)
+                        as_tensor=_files.stream_item, file_html=_display.file_html,
+                        tensor_html=_display.tensor_html)
 _dask.arm()  # Dask serializers, once distributed is imported too (hurray/_dask.py)
 
 # Tier 1 element types are also module attributes: hurray.float32 is

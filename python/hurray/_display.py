@@ -249,3 +249,20 @@ def composite_repr(c, depth=0):
         lines.append(f"{pad}{label}{body},")
     lines.append("  " * depth + "])")
     return "\n".join(lines)
+
+
+# ---- notebooks: _repr_html_ of hurray.File and hurray.Tensor (called from C) ----
+
+def file_html(f):
+    """File._repr_html_: the viewer's summary and table of the file
+    (hurray/_view/render.py, imported on first use: `import hurray` does not
+    import the viewer)."""
+    from ._view import render
+    return render.file_html(f)
+
+
+def tensor_html(t):
+    """Tensor._repr_html_: the viewer's metadata table and, for a dense host
+    tensor, statistics and a histogram of its values."""
+    from ._view import render
+    return render.tensor_html(t)

@@ -292,3 +292,80 @@ HurrayStatus hurray_value_get(uint8_t tag, const void *data, uint64_t size, uint
   HURRAY_TRY(hurray_value_get_code(tag, data, size, index, &code));
   return hurray_value_code_to_double(tag, code, out_real);
 }
+
+/* ---- runs of elements ------------------------------------------------------------ */
+
+/* The code of element i of a packed run of a type of at most 8 bits. */
+static inline uint32_t small_code(const uint8_t *p, unsigned bits, uint64_t i) {
+  if (bits == 8) return p[i];
+  if (bits == 6) {
+    const uint8_t *g = p + (i / 4u) * 3u;
+    uint32_t w = (uint32_t)g[0] | ((uint32_t)g[1] << 8) | ((uint32_t)g[2] << 16);
+    return (w >> ((unsigned)(i % 4u) * 6u)) & 63u;
+  }
+  unsigned per = 8u / bits;
+  return ((uint32_t)p[i / per] >> ((unsigned)(i % per) * bits)) & ((1u << bits) - 1u);
+}
+
+/* What both run functions check first; *info the type's entry. */
+static HurrayStatus run_check(uint8_t tag, const void *src, uint64_t src_size, uint64_t count,
+                              const void *dst, const HurrayDtypeInfo **info) {
+  *info = hurray_dtype_info(tag);
+  if (*info == NULL) return HURRAY_ERR_INVALID_TYPE;
+  if (count == 0) return HURRAY_OK;
+  if (src == NULL || dst == NULL) return HURRAY_ERR_NULL_POINTER;
+  uint64_t need = 0;
+  if (hurray_buffer_size_bytes(tag, count, &need) != HURRAY_OK) return HURRAY_ERR_INVALID_ARGUMENT;
+  return src_size < need ? HURRAY_ERR_BUFFER_TOO_SMALL : HURRAY_OK;
+}
+
+HurrayStatus hurray_elements_to_double(uint8_t tag, const void *src, uint64_t src_size,
+                                       uint64_t count, double *dst, uint64_t *out_reserved) {
+  const HurrayDtypeInfo *info;
+  HURRAY_TRY(run_check(tag, src, src_size, count, dst, &info));
+  if ((info->flags & HURRAY_DTF_COMPLEX) != 0) return HURRAY_ERR_UNSUPPORTED;
+  const uint8_t *p = src;
+  unsigned bits = info->bit_width;
+  uint64_t reserved = 0;
+  if (tag == HURRAY_DTYPE_FLOAT128) {
+    for (uint64_t i = 0; i < count; i++) dst[i] = hurray_float128_to_double(p + i * 16u);
+  } else if (bits <= 8) {
+    /* every code's value once (the reserved e8m0 codes are NaN), then a lookup */
+    double table[256];
+    for (uint32_t c = 0; c < (1u << bits); c++) {
+      HurrayStatus st = hurray_value_code_to_double(tag, c, &table[c]);
+      (void)st; /* only the reserved e8m0 codes fail, with NaN written */
+    }
+    bool e8m0 = tag == HURRAY_DTYPE_FLOAT8_E8M0;
+    for (uint64_t i = 0; i < count; i++) {
+      uint32_t c = small_code(p, bits, i);
+      dst[i] = table[c];
+      if (e8m0 && (c == 0x00u || c == 0xFFu)) reserved++;
+    }
+  } else {
+    unsigned width = bits / 8u;
+    for (uint64_t i = 0; i < count; i++) {
+      HurrayStatus st = hurray_value_code_to_double(tag, load_le(p + i * width, width), &dst[i]);
+      (void)st; /* cannot fail: a named real type, a code of its width */
+    }
+  }
+  if (out_reserved != NULL) *out_reserved = reserved;
+  return HURRAY_OK;
+}
+
+HurrayStatus hurray_elements_unpack(uint8_t tag, const void *src, uint64_t src_size,
+                                    uint64_t count, uint8_t *dst) {
+  const HurrayDtypeInfo *info;
+  HURRAY_TRY(run_check(tag, src, src_size, count, dst, &info));
+  unsigned bits = info->bit_width;
+  if (bits > 8) return HURRAY_ERR_UNSUPPORTED;
+  const uint8_t *p = src;
+  bool is_signed = tag == HURRAY_DTYPE_INT8 || tag == HURRAY_DTYPE_INT4 || tag == HURRAY_DTYPE_INT2;
+  uint32_t sign = 1u << (bits - 1u), extend = 0xFFu & ~((1u << bits) - 1u);
+  for (uint64_t i = 0; i < count; i++) {
+    uint32_t c = small_code(p, bits, i);
+    if (is_signed && (c & sign) != 0) c |= extend;
+    dst[i] = (uint8_t)c;
+  }
+  return HURRAY_OK;
+}

@@ -474,6 +474,108 @@ static void test_argument_errors(void **state) {
                    HURRAY_ERR_INDEX_OUT_OF_BOUNDS);
 }
 
+/* ---- runs of elements ------------------------------------------------------------------ */
+
+/* hurray_elements_to_double and hurray_elements_unpack give, for every named type and
+ * every element of a buffer of pseudo-random bytes (every code of the narrow types
+ * occurs), what hurray_value_get / hurray_value_get_code give one element at a time;
+ * an odd count leaves the last byte or group partly used. */
+static void test_runs_match_one_element_at_a_time(void **state) {
+  (void)state;
+  enum { N = 1001 };
+  static uint8_t src[N * 16];
+  static double got[N];
+  static uint8_t codes[N];
+  uint32_t x = 12345u;
+  for (size_t i = 0; i < sizeof src; i++) {
+    x = x * 1103515245u + 12345u;
+    src[i] = (uint8_t)(x >> 16);
+  }
+  int types = 0;
+  for (unsigned tag = 0; tag < 256; tag++) {
+    const HurrayDtypeInfo *info = hurray_dtype_info((uint8_t)tag);
+    if (info == NULL) continue;
+    uint64_t size = 0;
+    assert_int_equal(hurray_buffer_size_bytes((uint8_t)tag, N, &size), HURRAY_OK);
+    uint64_t reserved = 99, want_reserved = 0;
+    HurrayStatus st = hurray_elements_to_double((uint8_t)tag, src, size, N, got, &reserved);
+    if ((info->flags & HURRAY_DTF_COMPLEX) != 0) {
+      assert_int_equal(st, HURRAY_ERR_UNSUPPORTED);
+    } else {
+      assert_int_equal(st, HURRAY_OK);
+      types++;
+      for (uint64_t i = 0; i < N; i++) {
+        double want = 0;
+        HurrayStatus one = hurray_value_get((uint8_t)tag, src, size, i, &want, NULL);
+        if (one == HURRAY_ERR_INVALID_ARGUMENT && tag == HURRAY_DTYPE_FLOAT8_E8M0) want_reserved++;
+        else assert_int_equal(one, HURRAY_OK);
+        if (memcmp(&got[i], &want, sizeof want) != 0)
+          fail_msg("type %s element %llu: %.17g, one at a time %.17g", info->name,
+                   (unsigned long long)i, got[i], want);
+      }
+      assert_true(reserved == want_reserved);
+      if (tag == HURRAY_DTYPE_FLOAT8_E8M0) assert_true(reserved > 0);
+    }
+    st = hurray_elements_unpack((uint8_t)tag, src, size, N, codes);
+    if (info->bit_width > 8) {
+      assert_int_equal(st, HURRAY_ERR_UNSUPPORTED);
+      continue;
+    }
+    assert_int_equal(st, HURRAY_OK);
+    for (uint64_t i = 0; i < N; i++) {
+      uint64_t code = 0;
+      assert_int_equal(hurray_value_get_code((uint8_t)tag, src, size, i, &code), HURRAY_OK);
+      bool is_int = (info->flags & HURRAY_DTF_INT) != 0;
+      if (is_int && (info->flags & HURRAY_DTF_SIGNED) != 0) {
+        double v = val((uint8_t)tag, code); /* the signed value */
+        assert_true((double)(int8_t)codes[i] == v);
+      } else {
+        assert_true(codes[i] == code);
+      }
+    }
+  }
+  assert_true(types >= 20);
+  /* bool unpacks to 0 or 1, LSB first */
+  uint8_t bits = 0xA5, b[8];
+  assert_int_equal(hurray_elements_unpack(HURRAY_DTYPE_BOOL, &bits, 1, 8, b), HURRAY_OK);
+  const uint8_t want_bits[8] = {1, 0, 1, 0, 0, 1, 0, 1};
+  assert_memory_equal(b, want_bits, 8);
+}
+
+static void test_run_errors(void **state) {
+  (void)state;
+  uint8_t src[8] = {0};
+  double d[16];
+  uint8_t c[16];
+  /* a buffer shorter than the elements: nothing written */
+  d[0] = 7.0;
+  assert_int_equal(hurray_elements_to_double(HURRAY_DTYPE_FLOAT32, src, 7, 2, d, NULL),
+                   HURRAY_ERR_BUFFER_TOO_SMALL);
+  assert_true(d[0] == 7.0);
+  assert_int_equal(hurray_elements_to_double(HURRAY_DTYPE_FLOAT6_E2M3, src, 5, 5, d, NULL),
+                   HURRAY_ERR_BUFFER_TOO_SMALL); /* 5 six-bit elements need two groups */
+  assert_int_equal(hurray_elements_unpack(HURRAY_DTYPE_INT4, src, 1, 3, c),
+                   HURRAY_ERR_BUFFER_TOO_SMALL);
+  assert_int_equal(hurray_elements_to_double(0x47, src, 8, 1, d, NULL), HURRAY_ERR_INVALID_TYPE);
+  assert_int_equal(hurray_elements_unpack(0xF0, src, 8, 1, c), HURRAY_ERR_INVALID_TYPE);
+  assert_int_equal(hurray_elements_to_double(HURRAY_DTYPE_FLOAT32, NULL, 8, 1, d, NULL),
+                   HURRAY_ERR_NULL_POINTER);
+  assert_int_equal(hurray_elements_unpack(HURRAY_DTYPE_INT4, src, 8, 1, NULL),
+                   HURRAY_ERR_NULL_POINTER);
+  assert_int_equal(hurray_elements_to_double(HURRAY_DTYPE_COMPLEX64, src, 8, 1, d, NULL),
+                   HURRAY_ERR_UNSUPPORTED);
+  assert_int_equal(hurray_elements_unpack(HURRAY_DTYPE_FLOAT16, src, 8, 1, c),
+                   HURRAY_ERR_UNSUPPORTED);
+  assert_int_equal(hurray_elements_to_double(HURRAY_DTYPE_FLOAT64, src, 8, UINT64_MAX, d, NULL),
+                   HURRAY_ERR_INVALID_ARGUMENT);
+  /* no elements: NULL buffers are fine */
+  uint64_t r = 5;
+  assert_int_equal(hurray_elements_to_double(HURRAY_DTYPE_FLOAT32, NULL, 0, 0, NULL, &r),
+                   HURRAY_OK);
+  assert_true(r == 0);
+  assert_int_equal(hurray_elements_unpack(HURRAY_DTYPE_UINT2, NULL, 0, 0, NULL), HURRAY_OK);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_float16),        cmocka_unit_test(test_bfloat16_f32_f64),
@@ -484,6 +586,8 @@ int main(void) {
       cmocka_unit_test(test_bool_packing),   cmocka_unit_test(test_nibble_and_crumb_packing),
       cmocka_unit_test(test_six_bit_packing), cmocka_unit_test(test_complex),
       cmocka_unit_test(test_argument_errors),
+      cmocka_unit_test(test_runs_match_one_element_at_a_time),
+      cmocka_unit_test(test_run_errors),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

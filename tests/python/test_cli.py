@@ -138,6 +138,51 @@ def test_ls_json_every_format(tmp_path, model, capsys):
         assert [t["name"] for t in d["tensors"]] == ["w", "b", "mask"]
 
 
+def test_ls_of_a_url_reads_no_tensor_data(monkeypatch, capsys):
+    """ls takes names, types, shapes and sizes from the descriptors (File.descriptor):
+    every range it reads through a memory:// URL lies outside every tensor's data
+    (composites, views and quantized tensors included), while the sizes it lists
+    are the data's."""
+    fsspec = pytest.importorskip("fsspec")
+    import uuid
+
+    import samples
+    from hurray import _remote
+    w = np.arange(64 * 64, dtype=np.float32).reshape(64, 64)
+    tensors = {f"layer.{i}.w": w + i for i in range(6)}
+    tensors["tied"] = tensors["layer.0.w"]                      # a view
+    tensors["q"] = hurray.quantize(w, "int4", block_size=32)
+    tensors["c"] = samples.sample_composites()["nested"]
+    url = f"memory://hurray-cli-tests/{uuid.uuid4().hex}.hrry"
+    with fsspec.open(url, "wb") as out:
+        out.write(hurray.save_bytes(tensors))
+    with hurray.open(url) as f:
+        data = [(do, dn) for _n, _o, _l, do, dn in f.entries() if dn]
+        comp = sum(h.byte_size for n in f.keys() if n.startswith("c.")
+                   for h in f.descriptor(n).buffer_handles)
+    reads = []
+    real = _remote.FsspecSource._range
+
+    def counting(self, offset, mv):
+        reads.append((offset, len(mv)))
+        return real(self, offset, mv)
+
+    monkeypatch.setattr(_remote.FsspecSource, "_range", counting)
+    assert run("ls", "--json", url) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert reads and len(data) >= 10
+    touched = [(o, n) for o, n in reads for d, dn in data if o < d + dn and d < o + n]
+    assert not touched, f"ls read tensor data: {touched}"
+    rows = {t["name"]: t for t in doc["tensors"]}
+    assert rows["tied"]["view_of"] == "layer.0.w" and rows["layer.1.w"]["bytes"] == w.nbytes
+    assert rows["q"]["quantization"] and rows["c"]["bytes"] == comp > 0
+    # and reading a tensor does read its data (the check sees reads)
+    before = len(reads)
+    with hurray.open(url) as f:
+        f["layer.3.w"]
+    assert [(o, n) for o, n in reads[before:] for d, dn in data if o < d + dn and d < o + n]
+
+
 # ---- diff --------------------------------------------------------------------
 
 def test_diff(tmp_path, model, capsys):

@@ -20,6 +20,7 @@ _ALONE = textwrap.dedent("""
     spec.loader.exec_module(m)
     t = m.Tensor(array.array("f", [1, 2, 3]), "float32", (3,))
     assert repr(t) == str(t) == "hurray.Tensor(dtype=float32, shape=(3,))", repr(t)
+    assert t._repr_html_() is None     # a notebook falls back to the repr
     try:
         t.to_scipy()
     except RuntimeError as e:
@@ -52,10 +53,13 @@ def test_the_package_registered_its_hooks():
 def test_hooks_are_checked_and_the_first_registration_stays():
     with pytest.raises(TypeError, match="callable"):
         _hurray._register_hooks(tensor_repr=1, tensor_str=repr, composite_repr=repr,
-                                to_scipy=repr, as_tensor=repr)
+                                to_scipy=repr, as_tensor=repr, file_html=repr,
+                                tensor_html=repr)
     with pytest.raises(TypeError):
         _hurray._register_hooks(tensor_repr=repr)  # every hook is required
     _hurray._register_hooks(tensor_repr=lambda t: "other", tensor_str=repr,
-                            composite_repr=repr, to_scipy=repr, as_tensor=repr)
+                            composite_repr=repr, to_scipy=repr, as_tensor=repr,
+                            file_html=repr, tensor_html=lambda t: "other")
     np = pytest.importorskip("numpy")
     assert repr(hurray.from_numpy(np.zeros(1))) != "other"
+    assert hurray.from_numpy(np.zeros(1))._repr_html_() != "other"

@@ -536,6 +536,33 @@ def test_tensor_html_is_well_formed_with_a_histogram_for_dense_tensors(every_kin
     well_formed(render.tensor_html(hurray.zeros([0])))
 
 
+def test_repr_html_of_files_and_tensors(every_kind, tmp_path):
+    """File._repr_html_ and Tensor._repr_html_ (the C methods calling the hooks the
+    package registers) give well-formed HTML; repr is unchanged."""
+    from hurray import _display
+    with hurray.open(every_kind) as f:
+        out = f._repr_html_()
+        assert repr(f).startswith("<hurray.File ")
+        tensors = [(n, f[n]) for n in ("real.w", "real.w_nf4", "csr", "shared.T", "bf16",
+                                       "sp.coo") if n in f]
+    tags = well_formed(out)
+    assert tags.count("tr") > 40 and "real.w_nf4" in out and "KV metadata" in out
+    assert len(tensors) >= 5
+    for name, t in tensors:
+        h = t._repr_html_()
+        well_formed(h)
+        assert "hurray.Tensor" in h and t.dtype.name in h, name
+        assert repr(t) == _display.tensor_repr(t)
+    assert "hrv-hist" in dict(tensors)["real.w"]._repr_html_()
+    # a file image opened from memory has no path: still the summary and table
+    f = hurray._hurray.open(bytearray(every_kind.read_bytes()))
+    try:
+        well_formed(f._repr_html_())
+    finally:
+        f.close()
+    well_formed(f._repr_html_())     # closed: the error, as HTML
+
+
 def test_svg_helpers_are_well_formed():
     for frag in (render.histogram_svg(None), render.histogram_svg({"edges": [0, 1], "counts": [3]}),
                  render.pattern_svg({"rows": 3, "cols": 1, "grid": [[1], [0], [2]],
@@ -576,8 +603,14 @@ def test_the_small_types_decode_as_ml_dtypes_does():
                  "float6_e3m2", "float4_e2m1", "int4", "uint4", "int2", "uint2", "bool"):
         count = 64
         nbytes = hurray.buffer_size_bytes(name, count)
-        t = hurray.Tensor(rng.integers(0, 256, nbytes, dtype=np.uint8), name, (count,))
-        ours = vmodel._as_numbers(t).astype(np.float64)
+        raw = rng.integers(0, 256, nbytes, dtype=np.uint8)
+        if name == "float8_e8m0":
+            raw[:2] = (0x00, 0xFF)       # the reserved codes
+        t = hurray.Tensor(raw, name, (count,))
+        ours = vmodel._as_numbers(t).astype(np.float64)      # the C library's decoder
         theirs = to_numpy(t).astype(np.float64)     # ml_dtypes' types
+        if name == "float8_e8m0":   # 0x00 is reserved to hurray, 2**-127 to ml_dtypes
+            assert np.isnan(ours[:2]).all() and theirs[0] == 2.0 ** -127
+            theirs[0] = np.nan
         np.testing.assert_array_equal(ours, theirs, err_msg=name)
     assert ml_dtypes

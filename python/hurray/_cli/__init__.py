@@ -170,9 +170,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _commands.verify(args.files, as_json=args.json, quiet=args.quiet,
                                     require_checksums=args.require_checksums)
         if args.command == "view":
-            from .._view.server import serve
+            from .._view.server import serve as view
             paths = [args.file] + ([args.other] if args.other else [])
-            return serve(paths, port=args.port, browser=not args.no_browser, options=REMOTE)
+            return view(paths, port=args.port, browser=not args.no_browser, options=REMOTE)
         if args.command == "serve":
             from ._serve import serve
             return serve(args.files, host=args.host, port=args.port,

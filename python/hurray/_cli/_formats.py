@@ -144,6 +144,7 @@ def _shape(seq: Any) -> tuple[int, ...]:
 
 
 def _tensor_bytes(t: Any) -> int:
+    """The bytes of the buffers of a tensor or descriptor (a composite: its members')."""
     if isinstance(t, Composite):
         return sum(_tensor_bytes(m) for m in t.members)
     return sum(h.byte_size for h in t.buffer_handles)
@@ -292,28 +293,45 @@ class HrrySource(Source):
             self.gguf_types = _gguf.read_record(record)
         views = _files._views_of(self.meta._views())
         skip: set[str] = set()
+        # names, types, shapes and sizes from the descriptors alone (File.descriptor):
+        # listing a file, local or at a URL, reads no tensor data
         for name in self.meta.keys():
             if name in skip:
                 continue
-            m = self.meta[name]
-            if isinstance(m, Composite):
-                members = _member_names(name, m)
+            d = self.meta.descriptor(name)
+            if d.layout.name == "composite":
+                members, nbytes = self._members(name, d)
                 skip.update(members)
                 self.entries.append(Entry(
-                    name, m.dtype.name, _shape(m.shape), "composite", composite=True,
-                    nbytes=_tensor_bytes(m), members=len(members) + 1,
-                    load=self._loader(name)))
+                    name, d.dtype.name, _shape(d.shape), "composite", composite=True,
+                    nbytes=nbytes, members=len(members) + 1, load=self._loader(name)))
                 continue
             v = views.get(name)
-            layout = m.layout.name
+            layout = d.layout.name
             if v is not None and not v.same and _row_major_strides(v):
                 layout = "row_major"  # a view that is a contiguous part of its base
             self.entries.append(Entry(
-                name, m.dtype.name, _shape(s if s is not None else 0 for s in m.shape), layout,
-                m.quantization, _tensor_bytes(m) if v is None else 0, m.byte_offset,
+                name, d.dtype.name, _shape(s if s is not None else 0 for s in d.shape), layout,
+                d.quantization, _tensor_bytes(d) if v is None else 0, d.byte_offset,
                 view=(v.base, v) if v is not None else None, load=self._loader(name),
                 row_major=self._row_major(name)))
-            del m
+
+    def _members(self, head: str, d: Any) -> tuple[list[str], int]:
+        """The names of a composite's members, nested ones included (stored as
+        "{head}.{i}"), and the bytes of their buffers, from their descriptors."""
+        names: list[str] = []
+        nbytes = 0
+        for i in range(d.layout.member_count):
+            n = f"{head}.{i}"
+            m = self.meta.descriptor(n)
+            names.append(n)
+            if m.layout.name == "composite":
+                sub, b = self._members(n, m)
+                names += sub
+                nbytes += b
+            else:
+                nbytes += _tensor_bytes(m)
+        return names, nbytes
 
     def _loader(self, name: str) -> Callable[[], Any]:
         return lambda: self.f[name]
@@ -365,16 +383,6 @@ def _row_major_strides(v: Any) -> bool:
             return False
         step *= n
     return True
-
-
-def _member_names(head: str, c: Composite) -> list[str]:
-    out = []
-    for i, m in enumerate(c.members):
-        n = f"{head}.{i}"
-        out.append(n)
-        if isinstance(m, Composite):
-            out += _member_names(n, m)
-    return out
 
 
 class HrrySink:
@@ -783,7 +791,7 @@ class SafetensorsSink:
         t = e.dense() if mode == "exact" else e.float_values(self.dequantize or "float32")
         raw = data_bytes(t)
         if t.dtype.name == "bool":
-            raw = unpack_codes(raw, 1, e.count)
+            raw = unpack_codes(raw, "bool", e.count)
         with writing(self.path, self.file):
             self.fh.write(np.ascontiguousarray(raw).data)
 

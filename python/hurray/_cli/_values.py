@@ -57,24 +57,17 @@ def data_bytes(t: Tensor) -> Any:
     return raw[off:off + packed_size(t.dtype.name, t.size or 0)]
 
 
-def unpack_codes(raw: Any, bits: int, count: int) -> Any:
-    """Codes of `count` LSB-first packed elements of `bits` bits (1, 2, 4, 6), one
-    uint8 each."""
-    raw = np.ascontiguousarray(raw, dtype=np.uint8)
-    if bits == 6:
-        groups = (count + 3) // 4
-        b = raw[:groups * 3].reshape(groups, 3).astype(np.uint32)
-        v = b[:, 0] | (b[:, 1] << 8) | (b[:, 2] << 16)
-        codes = np.stack([(v >> (6 * j)) & 63 for j in range(4)], axis=1).astype(np.uint8)
-        return codes.reshape(-1)[:count]
-    per = 8 // bits
-    shifts = np.arange(per, dtype=np.uint8) * bits
-    codes = (raw[:, None] >> shifts[None, :]) & np.uint8((1 << bits) - 1)
-    return codes.reshape(-1)[:count]
+def unpack_codes(raw: Any, name: str, count: int) -> Any:
+    """`count` elements of bool or a type of fewer than 8 bits packed in `raw`,
+    one byte each (NumPy), unpacked by the C library (hurray_elements_unpack):
+    bool 0 or 1, signed integers sign-extended (int8), the rest their codes."""
+    raw = np.ascontiguousarray(raw, dtype=np.uint8).reshape(-1)
+    return np.asarray(_hurray._decode_values(raw, name, count, codes=True))
 
 
 def pack_codes(codes: Any, bits: int) -> Any:
-    """The inverse of unpack_codes: LSB-first packing, padding bits zero."""
+    """`codes` (one per byte) packed LSB-first, `bits` bits each (6: four in three
+    bytes), padding bits zero: the layout unpack_codes reads."""
     codes = np.ascontiguousarray(codes, dtype=np.uint8).reshape(-1)
     n = codes.size
     if bits == 6:
@@ -107,14 +100,8 @@ def to_numpy(t: Tensor) -> Any:
         raise Refused(f"{name} has no NumPy representation (install ml_dtypes?)")
     raw = data_bytes(t)
     bits = t.dtype.bit_width or 0
-    if name == "bool":
-        return unpack_codes(raw, 1, count).astype(bool).reshape(shape)
-    if bits < 8:
-        codes = unpack_codes(raw, bits, count)
-        if name in ("int4", "int2"):  # sign-extend into ml_dtypes' int4/int2 (one byte each)
-            sign = np.uint8(1 << (bits - 1))
-            codes = np.where(codes & sign, codes | np.uint8(256 - (1 << bits)), codes).astype(np.uint8)
-        return codes.view(dt).reshape(shape)
+    if name == "bool" or bits < 8:   # one element per byte (ml_dtypes' int4 sign-extended)
+        return unpack_codes(raw, name, count).view(dt).reshape(shape)
     return raw.view(dt).reshape(shape)
 
 

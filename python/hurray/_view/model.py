@@ -1,36 +1,33 @@
 """What `hurray view` shows, as plain data (JSON-ready dicts and lists).
 
-The structure of a file (`FileModel`) comes from its header, trailer, index
-and descriptors, read as bytes and decoded with `hurray.Descriptor.decode`:
-no tensor's data is read for the summary or the table, so the page of a file
-of any size, local or at a URL, costs one read per descriptor (a URL's
-descriptors are fetched `workers` at once). A file the reader refuses still
-shows what its bytes allow, with the error.
+The structure of a file (`FileModel`) comes from the C reader through
+`hurray.open`: `File.info()` (header and trailer), `File.entries()` (where
+each tensor's descriptor and data lie) and `File.descriptor()` (one
+descriptor decoded alone), so no tensor's data is read for the summary or the
+table, and the page of a file of any size, local or at a URL, costs one read
+per descriptor (a URL's descriptors are fetched several at once). A file the
+reader refuses shows the reader's error; a tensor whose descriptor it refuses
+shows its own error beside the others.
 
 Values are read when one tensor is asked for (`tensor_stats`, `compare`), in
 bounded memory: dense tensors through `File.get_slice`, at most
 `SAMPLE_ELEMENTS` elements (evenly spread blocks of rows when the tensor is
 larger, and the result says so); quantized tensors are dequantized whole up
 to `MAX_DEQUANTIZE` elements; sparse tensors summarise their stored values
-and draw where they lie.
+and draw where they lie. Elements of the types NumPy lacks are decoded by
+the C library (`_hurray._decode_values`).
 """
 
 from __future__ import annotations
 
-import json
 import math
 import os
-import struct
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from .. import _hurray, _remote
 
-HEADER_LEN = 64
-TRAILER_LEN = 40
-MAGIC = b"HRRYFILE"
-TRAILER_MAGIC = b"HRRY"
 SAMPLE_ELEMENTS = 1 << 20      # elements of a dense tensor summarised at most
 CHUNKS = 32                    # blocks the sample is spread over
 MAX_DEQUANTIZE = 1 << 24       # elements of a quantized tensor dequantized at most
@@ -39,68 +36,6 @@ BINS = 48
 GRID = 64                      # cells per side of the sparsity picture
 SPARSE_LAYOUTS = ("coo", "csr", "csc", "csf", "block_paged")
 PACKAGE_KEYS = ("hurray.views", "hurray.data_crc32c", "hurray.gguf")
-
-
-# ---- bytes ------------------------------------------------------------------------------
-
-class LocalBytes:
-    """Positioned reads of a local file."""
-
-    def __init__(self, path: str) -> None:
-        self.fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
-        self.size = os.fstat(self.fd).st_size
-        self.reads = 0
-
-    def read(self, offset: int, n: int) -> bytes:
-        self.reads += 1
-        out = os.pread(self.fd, n, offset)
-        if len(out) != n:
-            raise OSError(f"{n} bytes asked at byte {offset}, {len(out)} read")
-        return out
-
-    def read_many(self, ranges: list[tuple[int, int]]) -> list[Any]:
-        out: list[Any] = []
-        for off, n in ranges:
-            try:
-                out.append(self.read(off, n))
-            except OSError as e:
-                out.append(e)
-        return out
-
-    def close(self) -> None:
-        if self.fd >= 0:
-            os.close(self.fd)
-            self.fd = -1
-
-
-class RemoteBytes:
-    """Range reads of a URL through hurray's byte source (hurray._remote)."""
-
-    def __init__(self, url: str, options: dict) -> None:
-        self.src = _remote.open_source(url, **options)
-        self.size = self.src.size
-        self.reads = 0
-
-    def read(self, offset: int, n: int) -> bytes:
-        self.reads += 1
-        buf = bytearray(n)
-        if n:
-            self.src.fetch(offset, memoryview(buf))
-        return bytes(buf)
-
-    def read_many(self, ranges: list[tuple[int, int]]) -> list[Any]:
-        def one(r):
-            try:
-                return self.read(*r)
-            except OSError as e:
-                return e
-        if len(ranges) < 2:
-            return [one(r) for r in ranges]
-        with ThreadPoolExecutor(max(1, min(16, self.src.workers * 2, len(ranges)))) as pool:
-            return list(pool.map(one, ranges))
-
-    def close(self) -> None:
-        self.src.close()
 
 
 # ---- the structure ----------------------------------------------------------------------
@@ -141,18 +76,18 @@ class FileModel:
     """One file's structure: `summary()` and `rows()` read no tensor data.
 
     `path` is a local path or a URL (`options`: the URL's keywords,
-    storage_options= / workers= / part_size=). Opening never raises for a
-    damaged file: `errors` lists what went wrong, and what could be read is
-    shown."""
+    storage_options= / workers= / part_size=), or only names an open
+    hurray.File given as `file` (which close() leaves open). Opening never
+    raises for a damaged file: `errors` lists what went wrong, and what could
+    be read is shown."""
 
-    def __init__(self, path: str, options: dict | None = None) -> None:
+    def __init__(self, path: str, options: dict | None = None, file: Any = None) -> None:
         self.path = str(path)
         self.options = dict(options or {})
         self.url = _remote.is_url(self.path)
         self.errors: list[str] = []
         self.file: Any = None          # hurray.File, or None when it cannot be opened
         self.header: dict[str, Any] = {}
-        self.trailer: dict[str, Any] = {}
         self.entries: list[dict[str, Any]] = []
         self.views: list[dict[str, Any]] = []
         self.kv: dict[str, Any] = {}
@@ -161,142 +96,85 @@ class FileModel:
         self._lock = threading.Lock()
         self._rows: list[dict[str, Any]] | None = None
         self._by_name: dict[str, dict[str, Any]] = {}
-        self.bytes: Any = None
-        try:
-            self.bytes = RemoteBytes(self.path, self.options) if self.url else LocalBytes(self.path)
-            self.size = self.bytes.size
-        except (OSError, ValueError, TypeError) as e:
-            self.errors.append(_error_text(e))
+        self._order: list[dict[str, Any]] = []
+        self._owned = file is None      # a File given (a notebook's) stays open
+        if file is not None:
+            self.file = file
+            self._read_structure()
             return
         try:
+            # permissive: descriptors with unknown or private tags are shown, not refused
             if self.url:
-                self.file = _remote.open_file(self.path, **self.options)
+                self.file = _remote.open_file(self.path, permissive=True, **self.options)
             else:
                 from .._files import open as hopen
-                self.file = hopen(self.path, mmap="r")
-        except (OSError, ValueError) as e:
+                self.file = hopen(self.path, mmap="r", permissive=True)
+        except Exception as e:  # noqa: BLE001 - the reader's error is what the page shows
             self.errors.append(_error_text(e))
+            if not self.url:
+                try:
+                    self.size = os.path.getsize(self.path)
+                except OSError:
+                    pass
+            return
         self._read_structure()
 
     def close(self) -> None:
-        if self.file is not None:
+        if self.file is not None and self._owned:
             self.file.close()
-        if self.bytes is not None:
-            self.bytes.close()
 
-    # -- reading the bytes of the structure --
+    # -- the structure, from the C reader --
 
     def _read_structure(self) -> None:
-        b = self.bytes
+        f = self.file
+        info = f.info()
+        self.size = info["file_size"]
+        self.header = {"version": info["version"], "flags": info["flags"],
+                       "alignment": info["data_alignment"],
+                       "first_descriptor_offset": info["first_descriptor_offset"],
+                       "tensor_count_hint": info["tensor_count_hint"]}
+        self.entries = [{"name": n, "index": i, "descriptor_offset": do,
+                         "descriptor_length": dl, "data_offset": dao, "data_length": dal}
+                        for i, (n, do, dl, dao, dal) in enumerate(f.entries())]
+
+        def one(e: dict[str, Any]) -> None:
+            try:
+                e["desc"] = f.descriptor(e["index"])
+            except Exception as x:  # noqa: BLE001 - one damaged entry, shown with its error
+                e["error"] = _error_text(x)
+
+        if self.url and len(self.entries) > 1:   # one range read each: several at once
+            workers = int(self.options.get("workers") or 4)
+            with ThreadPoolExecutor(max(1, min(16, 2 * workers, len(self.entries)))) as pool:
+                list(pool.map(one, self.entries))
+        else:
+            for e in self.entries:
+                one(e)
+        # composites: a head's members are the next tensors in file order
+        self._order = sorted(self.entries, key=lambda e: e["descriptor_offset"])
+        for pos, e in enumerate(self._order):
+            e["order"] = pos
         try:
-            head = b.read(0, min(HEADER_LEN, self.size))
-            if len(head) < HEADER_LEN or head[:8] != MAGIC:
-                self._note(f"not a .hrry file: the first bytes are {head[:8]!r}, not {MAGIC!r}")
-                return
-            vmaj, vmin, flags, align, first, hint = struct.unpack_from("<BBxxIIQQ", head, 8)
-            self.header = {"version": f"{vmaj}.{vmin}", "flags": flags, "alignment": align,
-                           "first_descriptor_offset": first,
-                           "tensor_count_hint": None if hint == 2**64 - 1 else hint}
-            if self.size < HEADER_LEN + TRAILER_LEN:
-                self._note(f"the file is {self.size} bytes: too short for a header and trailer")
-                return
-            tail = b.read(self.size - TRAILER_LEN, TRAILER_LEN)
-            io_, il, ko, kl, crc, _res, magic = struct.unpack("<QQQIII4s", tail)
-            self.trailer = {"index_offset": io_, "index_length": il, "kv_offset": ko,
-                            "kv_length": kl, "index_crc32c": crc}
-            if magic != TRAILER_MAGIC:
-                self._note(f"the trailer ends with {magic!r}, not {TRAILER_MAGIC!r} "
-                           f"(a truncated or damaged file)")
-                return
-            if io_ + il > self.size - TRAILER_LEN or il < 8:
-                self._note(f"the index ({il} bytes at {io_}) lies outside the file "
-                           f"({self.size} bytes)")
-                return
-            index = b.read(io_, il)
-        except (OSError, struct.error) as e:
-            self._note(_error_text(e))
-            return
-        self._parse_index(index)
-        self._read_descriptors()
-        self._read_kv()
+            self.kv = dict(f.kv)
+            for k in PACKAGE_KEYS:
+                v = f._kv_value(k)
+                if v is not None:
+                    self.kv[k] = v
+        except Exception as e:  # noqa: BLE001
+            self._note(f"the KV section: {_error_text(e)}")
+        self.checksums = "hurray.data_crc32c" in self.kv
+        try:
+            self.views = [{"name": n, "base": base, "dtype": dt,
+                           "shape": list(shape) if dt is not None else None,
+                           "byte_offset": off,
+                           "byte_strides": list(st) if dt is not None else None}
+                          for n, base, dt, shape, off, st in f._views()]
+        except Exception as e:  # noqa: BLE001 - a views record the reader refuses
+            self._note(f"the views record: {_error_text(e)}")
 
     def _note(self, msg: str) -> None:
         if msg not in self.errors:
             self.errors.append(msg)
-
-    def _parse_index(self, index: bytes) -> None:
-        (n,) = struct.unpack_from("<Q", index, 0)
-        p = 8
-        for i in range(n):
-            try:
-                (nl,) = struct.unpack_from("<H", index, p)
-                name = index[p + 2:p + 2 + nl].decode("utf-8")
-                p += 2 + nl
-                do, dl, dao, dal, _fl = struct.unpack_from("<QIQQI", index, p)
-                p += 32
-            except (struct.error, UnicodeDecodeError) as e:
-                self._note(f"index entry {i} of {n} cannot be read ({e}); the entries before "
-                           f"it are shown")
-                break
-            self.entries.append({"name": name, "index": i, "descriptor_offset": do,
-                                 "descriptor_length": dl, "data_offset": dao,
-                                 "data_length": dal})
-
-    def _read_descriptors(self) -> None:
-        ranges = []
-        for e in self.entries:
-            do, dl = e["descriptor_offset"], e["descriptor_length"]
-            ranges.append((do, dl) if do + dl <= self.size and dl <= (16 << 20) else (0, 0))
-        got = self.bytes.read_many(ranges)
-        for e, raw, r in zip(self.entries, got, ranges):
-            if r == (0, 0):
-                e["error"] = (f"its descriptor ({e['descriptor_length']} bytes at "
-                              f"{e['descriptor_offset']}) lies outside the file")
-            elif isinstance(raw, BaseException):
-                e["error"] = _error_text(raw)
-            else:
-                try:
-                    e["desc"] = _hurray.Descriptor.decode(raw, permissive=True)
-                except (ValueError, TypeError, NotImplementedError) as x:
-                    e["error"] = _error_text(x)
-        # composites: a head's members are the next tensors in file order
-        order = sorted(self.entries, key=lambda e: e["descriptor_offset"])
-        for pos, e in enumerate(order):
-            e["order"] = pos
-        self._order = order
-
-    def _read_kv(self) -> None:
-        f = self.file
-        if f is not None:
-            try:
-                self.kv = dict(f.kv)
-                for k in PACKAGE_KEYS:
-                    v = f._kv_value(k)
-                    if v is not None:
-                        self.kv[k] = v
-                self.views = [{"name": n, "base": base, "dtype": dt,
-                               "shape": list(shape) if shape is not None else None,
-                               "byte_offset": off,
-                               "byte_strides": list(st) if st is not None else None}
-                              for n, base, dt, shape, off, st in f._views()]
-            except (OSError, ValueError) as e:
-                self._note(_error_text(e))
-        elif not self.url and self.header:
-            try:
-                self.kv = dict(_hurray.load_kv(self.path, max_kv_memory=64 << 20))
-            except (OSError, ValueError) as e:
-                self._note(f"the KV section: {_error_text(e)}")
-        self.checksums = "hurray.data_crc32c" in self.kv
-        if self.file is None and isinstance(self.kv.get("hurray.views"), str):
-            try:
-                doc = json.loads(self.kv["hurray.views"])
-                for n, v in doc.get("views", {}).items():
-                    self.views.append({"name": n, "base": v.get("base"),
-                                       "dtype": v.get("dtype"), "shape": v.get("shape"),
-                                       "byte_offset": v.get("byte_offset"),
-                                       "byte_strides": v.get("byte_strides")})
-            except (ValueError, AttributeError):
-                pass
 
     # -- the table --
 
@@ -314,7 +192,7 @@ class FileModel:
         rows = []
         # members of composites: the next member_count tensors in file order, recursively
         parent: dict[int, str] = {}
-        order = getattr(self, "_order", [])
+        order = self._order
 
         def claim(pos: int, head: str) -> int:
             """Marks the members of the head at `pos`; returns the position after them."""
@@ -472,66 +350,25 @@ def _np():
     return np
 
 
+# hurray type name -> NumPy dtype, for the types NumPy holds as hurray stores them
 NATIVE = {"int8": "i1", "uint8": "u1", "int16": "<i2", "uint16": "<u2", "int32": "<i4",
           "uint32": "<u4", "int64": "<i8", "uint64": "<u8", "float16": "<f2", "float32": "<f4",
           "float64": "<f8", "complex64": "<c8", "complex128": "<c16"}
-# the small float types: (exponent bits, mantissa bits, bias, what the all-ones exponent means)
-MINIFLOATS = {"float8_e4m3": (4, 3, 7, "fn"), "float8_e5m2": (5, 2, 15, "ieee"),
-              "float6_e2m3": (2, 3, 1, None), "float6_e3m2": (3, 2, 3, None),
-              "float4_e2m1": (2, 1, 1, None)}
-_TABLES: dict[str, Any] = {}
-
-
-def _minifloat_table(np, name: str) -> Any:
-    """float64 value of every code of a small float type (OCP MX / FP8 rules)."""
-    t = _TABLES.get(name)
-    if t is not None:
-        return t
-    codes = np.arange(256 if name == "float8_e8m0" else 1 << (1 + sum(MINIFLOATS[name][:2])))
-    with np.errstate(over="ignore"):
-        if name == "float8_e8m0":
-            t = np.where(codes == 255, np.nan, 2.0 ** (codes.astype(np.float64) - 127))
-        else:
-            e, m, bias, special = MINIFLOATS[name]
-            sign = (codes >> (e + m)) & 1
-            ex = (codes >> m) & ((1 << e) - 1)
-            man = (codes & ((1 << m) - 1)).astype(np.float64)
-            t = np.where(ex == 0, man / 2 ** m * 2.0 ** (1 - bias),
-                         (1 + man / 2 ** m) * 2.0 ** (ex.astype(np.float64) - bias))
-            top = ex == (1 << e) - 1
-            if special == "ieee":
-                t = np.where(top, np.where(man == 0, np.inf, np.nan), t)
-            elif special == "fn":
-                t = np.where(top & (man == (1 << m) - 1), np.nan, t)
-            t = np.where(sign == 1, -t, t)
-    _TABLES[name] = t
-    return t
 
 
 def decode(np, raw: Any, name: str, count: int) -> Any:
-    """`count` elements of hurray type `name` packed in the bytes `raw` (uint8),
-    as NumPy numbers: native types as themselves, bool and sub-byte integers
-    unpacked, bfloat16 and the small float types as float32 / float64. No
-    ml_dtypes: its import costs seconds."""
-    from .._cli._values import unpack_codes
-    raw = np.asarray(raw).view(np.uint8).reshape(-1)
+    """`count` elements of hurray type `name` packed at the start of the bytes
+    `raw`, as NumPy numbers: the types NumPy has as themselves (a view); bool and
+    the sub-byte integers one byte each (bool, int8, uint8); bfloat16, the small
+    float types and float128 as float64. The last two are decoded by the C
+    library (hurray_elements_unpack, hurray_elements_to_double)."""
+    raw = np.ascontiguousarray(np.asarray(raw).view(np.uint8).reshape(-1))
     if name in NATIVE:
         dt = np.dtype(NATIVE[name])
         return raw[:count * dt.itemsize].view(dt)
-    if name == "bool":
-        return unpack_codes(raw, 1, count).astype(bool)
-    if name == "bfloat16":
-        return (raw[:2 * count].view("<u2").astype(np.uint32) << 16).view(np.float32)
-    bits = _hurray.Dtype.from_name(name).bit_width or 0
-    codes = raw[:count] if bits == 8 else unpack_codes(raw, bits, count)
-    if name in ("int4", "int2", "uint4", "uint2"):
-        c = codes.astype(np.int8)
-        if name.startswith("int"):
-            c = np.where(c >= 1 << (bits - 1), c - (1 << bits), c).astype(np.int8)
-        return c
-    if name in MINIFLOATS or name == "float8_e8m0":
-        return _minifloat_table(np, name)[codes]
-    raise ValueError(f"values of type {name} are not shown")
+    d = _hurray.Dtype.from_name(name)
+    codes = (d.is_integer or name == "bool") and (d.bit_width or 8) < 8
+    return np.asarray(_hurray._decode_values(raw, name, count, codes=codes))
 
 
 def _as_numbers(t: Any) -> Any:

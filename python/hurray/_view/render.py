@@ -257,38 +257,21 @@ def table_html(rows: list[dict[str, Any]], limit: int = MAX_TABLE_ROWS) -> str:
 
 # ---- notebooks ----------------------------------------------------------------------------
 
-def _model_of(f: Any) -> Any:
-    """A FileModel of an open hurray.File: its path (or URL and keywords) from
-    what it pickles as; None when it has none."""
-    try:
-        _fn, args = f.__reduce__()
-        path, kw = args[0], dict(args[1]) if len(args) > 1 else {}
-    except Exception:  # noqa: BLE001 - closed, or opened from memory
-        return None
-    options = {k: kw[k] for k in ("storage_options", "workers", "part_size")
-               if kw.get(k) is not None}
-    m = _model.FileModel(path, options if _model._remote.is_url(path) else None)
-    return m
-
-
 def file_html(f: Any) -> str:
     """A hurray.File as HTML: the summary and the table of its tensors (the
-    first MAX_TABLE_ROWS). Reads the index and descriptors, no tensor data."""
-    m = _model_of(f)
-    if m is None:   # a closed file, or one without a path: its names, when it has them
-        try:
-            names = list(f.keys())
-        except Exception as e:  # noqa: BLE001
-            return (f'{STYLE}<div class="hrv"><div class="hrv-err">{esc(_model._error_text(e))}'
-                    f'</div></div>')
-        return (f'{STYLE}<div class="hrv"><div class="hrv-title">hurray.File, '
-                f'{len(names):,} tensors</div>'
-                + "".join(f"<div>{esc(n)}</div>" for n in names[:MAX_TABLE_ROWS]) + "</div>")
+    first MAX_TABLE_ROWS), from its descriptors: no tensor data is read."""
     try:
-        return (STYLE + summary_html(m.summary()) + '<div class="hrv">'
-                + table_html(m.rows()) + "</div>")
-    finally:
-        m.close()
+        _fn, args = f.__reduce__()      # the path or URL it was opened from
+        path = str(args[0])
+    except Exception:  # noqa: BLE001 - closed, or opened from memory or a source
+        path = "hurray.File"
+    try:
+        m = _model.FileModel(path, file=f)
+    except Exception as e:  # noqa: BLE001 - a closed file
+        return (f'{STYLE}<div class="hrv"><div class="hrv-err">{esc(_model._error_text(e))}'
+                f'</div></div>')
+    return (STYLE + summary_html(m.summary()) + '<div class="hrv">'
+            + table_html(m.rows()) + "</div>")
 
 
 def _tensor_rows(t: Any) -> list[tuple[str, str]]:

@@ -36,6 +36,7 @@
 #include "io/kv.h"
 #include "io/slice.h"
 #include "types/composite.h"
+#include "types/descriptor.h"
 #include "util/args.h"
 #include "util/atomic.h"
 #include "util/bytes.h"
@@ -1227,6 +1228,117 @@ static PyObject *file_views_map(PyObject *self, void *closure) {
   return d;
 }
 
+/* File.descriptor(key): the descriptor of a name (a stored tensor or a view:
+ * hurray_file_find_descriptor) or of an index entry (an int: hurray_file_descriptor),
+ * decoded alone: no data is read. */
+static PyObject *file_descriptor(PyObject *self, PyObject *key) {
+  HrpyState *st = hrpy_state_of(self);
+  bool by_index = PyLong_Check(key) && !PyBool_Check(key);
+  if (!by_index && !PyUnicode_Check(key))
+    return PyErr_Format(PyExc_TypeError,
+                        "File.descriptor: a tensor name (str) or an index entry (int), not "
+                        "%.100s",
+                        Py_TYPE(key)->tp_name);
+  uint64_t index = 0;
+  const char *s = NULL;
+  Py_ssize_t len = 0;
+  if (by_index) {
+    index = PyLong_AsUnsignedLongLong(key);
+    if (index == (uint64_t)-1 && PyErr_Occurred()) {
+      PyErr_Clear();
+      return PyErr_Format(PyExc_IndexError, "File.descriptor: no index entry %R", key);
+    }
+  } else if ((s = PyUnicode_AsUTF8AndSize(key, &len)) == NULL) {
+    return NULL;
+  }
+  const HurrayFile *f = file_acquire(F(self));
+  if (f == NULL) return NULL;
+  HurrayDescriptor *d = NULL;
+  HurrayError err;
+  hurray_error_clear(&err);
+  HurrayStatus rc;
+  bool is_view = false;
+  Py_BEGIN_ALLOW_THREADS
+  rc = by_index ? hurray_file_descriptor(f, index, &d, &err)
+                : hurray_file_find_descriptor(f, s, (size_t)len, &index, &is_view, &d, &err);
+  Py_END_ALLOW_THREADS
+  char ctx[200];
+  if (rc != HURRAY_OK && !by_index && rc != HURRAY_ERR_NOT_FOUND)
+    PyOS_snprintf(ctx, sizeof ctx, "File.descriptor: tensor '%.120s'", s);
+  else if (rc != HURRAY_OK && by_index && rc != HURRAY_ERR_INDEX_OUT_OF_BOUNDS)
+    tensor_context(ctx, sizeof ctx, "File.descriptor", f, index);
+  file_release(F(self));
+  if (rc == HURRAY_ERR_NOT_FOUND && !by_index) {
+    PyErr_SetObject(PyExc_KeyError, key);
+    return NULL;
+  }
+  if (rc == HURRAY_ERR_INDEX_OUT_OF_BOUNDS && by_index)
+    return PyErr_Format(PyExc_IndexError, "File.descriptor: no index entry %R", key);
+  if (rc != HURRAY_OK) return hrpy_raise_status(st, rc, err.status == rc ? &err : NULL, ctx);
+  return hrpy_descriptor_wrap(st, d, NULL);
+}
+
+/* File.entries(): each index entry, in index order, as (name, descriptor_offset,
+ * descriptor_length, data_offset, data_length): where its bytes lie, read from
+ * the index alone. */
+static PyObject *file_entries(PyObject *self, PyObject *unused) {
+  (void)unused;
+  const HurrayFile *f = file_acquire(F(self));
+  if (f == NULL) return NULL;
+  uint64_t n = hurray_file_tensor_count(f);
+  PyObject *out = PyTuple_New((Py_ssize_t)n);
+  for (uint64_t i = 0; out != NULL && i < n; i++) {
+    HurrayFileEntry e;
+    HRPY_CANNOT_FAIL(hurray_file_entry(f, i, &e));
+    PyObject *t = Py_BuildValue("(s#KKKK)", e.name, (Py_ssize_t)e.name_len,
+                                (unsigned long long)e.descriptor_offset,
+                                (unsigned long long)e.descriptor_length,
+                                (unsigned long long)e.data_offset,
+                                (unsigned long long)e.data_length);
+    if (t == NULL) Py_CLEAR(out);
+    else PyTuple_SET_ITEM(out, (Py_ssize_t)i, t);
+  }
+  file_release(F(self));
+  return out;
+}
+
+/* File.info(): the facts of the header and trailer (hurray_file_info). */
+static PyObject *file_info(PyObject *self, PyObject *unused) {
+  (void)unused;
+  const HurrayFile *f = file_acquire(F(self));
+  if (f == NULL) return NULL;
+  HurrayFileInfo i;
+  HRPY_CANNOT_FAIL(hurray_file_info(f, &i));
+  file_release(F(self));
+  PyObject *hint = i.tensor_count_hint == UINT64_MAX
+                       ? Py_NewRef(Py_None)
+                       : PyLong_FromUnsignedLongLong(i.tensor_count_hint);
+  PyObject *version = PyUnicode_FromFormat("%u.%u", (unsigned)i.version_major,
+                                           (unsigned)i.version_minor);
+  if (hint == NULL || version == NULL) {
+    Py_XDECREF(hint);
+    Py_XDECREF(version);
+    return NULL;
+  }
+  return Py_BuildValue("{s:N,s:I,s:I,s:K,s:N,s:K,s:K,s:K,s:K,s:I,s:I}", "version", version, "flags",
+                       (unsigned)i.flags, "data_alignment", (unsigned)i.data_alignment,
+                       "first_descriptor_offset", (unsigned long long)i.first_descriptor_offset,
+                       "tensor_count_hint", hint, "file_size", (unsigned long long)i.file_size,
+                       "index_offset", (unsigned long long)i.index_offset, "index_length",
+                       (unsigned long long)i.index_length, "kv_offset",
+                       (unsigned long long)i.kv_offset, "kv_length", (unsigned)i.kv_length,
+                       "index_crc32c", (unsigned)i.index_crc32c);
+}
+
+/* File._repr_html_() (notebooks): the package's HTML of the summary and the table
+ * (hurray/_view/render.py, imported when first asked), or None before the
+ * package registered it (the notebook then shows the repr). */
+static PyObject *file_repr_html(PyObject *self, PyObject *unused) {
+  (void)unused;
+  PyObject *fn = hrpy_peek(&hrpy_state_of(self)->hook_file_html);
+  return fn != NULL ? PyObject_CallOneArg(fn, self) : Py_NewRef(Py_None);
+}
+
 /* File._kv_value(key): one KV value (None when absent), without decoding the
  * rest of the section (and so without its max_kv_memory bound). */
 static PyObject *file_kv_value(PyObject *self, PyObject *key) {
@@ -1527,6 +1639,29 @@ static PyMethodDef file_methods[] = {
      "'ERR_CRC_MISMATCH', 'index[i].data', the byte offset). Reads every byte of the file "
      "when it has checksums: the bytes as this File maps them (a tensor written in place "
      "through a copy-on-write map no longer matches)."},
+    {"descriptor", file_descriptor, METH_O,
+     "descriptor(self, name, /)\n--\n\nThe hurray.Descriptor of tensor `name` (a stored "
+     "tensor, a composite head or member, or a view of a shared tensor: the view's own type, "
+     "shape and strides over its base's buffer), or of index entry `name` when it is an int "
+     "(as entries() numbers them), decoded alone: no data is read. KeyError for a missing "
+     "name, IndexError for an entry past the end; a damaged descriptor raises what decoding "
+     "it raises (InvalidDescriptorError, FileError), naming the tensor."},
+    {"entries", file_entries, METH_NOARGS,
+     "entries(self)\n--\n\nWhere each stored tensor lies, from the index alone: a tuple with "
+     "one (name, descriptor_offset, descriptor_length, data_offset, data_length) per index "
+     "entry, in index order (write order, or name order for a sorted index), composite heads "
+     "and members included (views have no entry of their own). Offsets and lengths in bytes "
+     "from the start of the file; data_length covers every buffer of the tensor."},
+    {"info", file_info, METH_NOARGS,
+     "info(self)\n--\n\nThe file's header and trailer as a dict: version ('1.0'), flags, "
+     "data_alignment, first_descriptor_offset, tensor_count_hint (None when the writer did not "
+     "know), file_size, index_offset, index_length, kv_offset (0: no KV section), kv_length, "
+     "index_crc32c."},
+    {"_repr_html_", file_repr_html, METH_NOARGS,
+     "_repr_html_(self, /)\n--\n\nThe file as HTML for notebooks (Jupyter, VS Code): the "
+     "summary (tensors, parameters and bytes by dtype and layout, overhead, KV metadata) and "
+     "the table of its tensors, from the descriptors alone (no tensor data is read). repr() "
+     "is unchanged."},
     {"__reduce__", file_reduce, METH_NOARGS, NULL},
     {"_set_pickling", (PyCFunction)(void (*)(void))file_set_pickling, METH_FASTCALL,
      "_set_pickling(self, reopen, ref, /)\n--\n\nSet by hurray.open: how the file pickles "
@@ -1584,6 +1719,10 @@ static PyType_Slot file_slots[] = {
      "| `name in f`, `len(f)`, `iter(f)` | from the index alone |\n"
      "| `f.get_slice(name)` | a `hurray.TensorSlice`: shape, dtype and layout from the descriptor "
      "alone; `[...]` reads only the selected elements (see `hurray.TensorSlice`) |\n"
+     "| `f.descriptor(name)` | the `hurray.Descriptor` of a tensor or view (or of index entry "
+     "`name` when it is an `int`), decoded alone: no data is read |\n"
+     "| `f.entries()`, `f.info()` | where each stored tensor's descriptor and data lie (offsets "
+     "and lengths, from the index); the header and trailer's facts |\n"
      "| `f.kv`, `f.metadata()` | the KV section as `save(kv=)` was given it (a new dict each "
      "time) |\n"
      "| `f.close()`, `with` | closes the file; tensors already read stay valid |\n"

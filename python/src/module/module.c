@@ -66,6 +66,60 @@ static PyObject *m_buffer_size_bytes(PyObject *m, PyObject *const *args, Py_ssiz
   return PyLong_FromUnsignedLongLong(out);
 }
 
+/* _decode_values(data, dtype, count, *, codes=False): `count` packed elements
+ * of `dtype` at the start of `data` (a contiguous buffer) decoded by the C
+ * library (hurray_elements_to_double, hurray_elements_unpack), as a memoryview
+ * NumPy takes as it is: float64 values ('d'), or with codes=True one byte per
+ * element of a type of at most 8 bits ('b' for the signed integers, '?' for
+ * bool, 'B' for the rest: float codes as ml_dtypes holds them). */
+static PyObject *m_decode_values(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
+                                 PyObject *kwnames) {
+  HrpyState *st = hrpy_state_of_module(m);
+  static const char *const names[] = {"data", "dtype", "count", "codes", NULL};
+  PyObject *a[4];
+  if (hrpy_parse_args("_decode_values", args, nargs, kwnames, names, 3, 3, a) < 0) return NULL;
+  uint8_t tag;
+  uint64_t count;
+  bool codes;
+  if (hrpy_dtype_converter(st, a[1], &tag) < 0 ||
+      hrpy_arg_uint_as(PyExc_ValueError, a[2], "_decode_values", "count",
+                       (uint64_t)PY_SSIZE_T_MAX / 8u, &count) < 0 ||
+      hrpy_arg_flag(a[3], false, &codes) < 0)
+    return NULL;
+  Py_buffer in;
+  if (PyObject_GetBuffer(a[0], &in, PyBUF_SIMPLE) < 0) return NULL;
+  const HurrayDtypeInfo *info = hurray_dtype_info(tag);
+  const char *format = "d";
+  if (codes)
+    format = tag == HURRAY_DTYPE_BOOL ? "?"
+             : info != NULL && (info->flags & HURRAY_DTF_INT) && (info->flags & HURRAY_DTF_SIGNED)
+                 ? "b"
+                 : "B";
+  PyObject *out = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)(count * (codes ? 1u : 8u)));
+  if (out == NULL) {
+    PyBuffer_Release(&in);
+    return NULL;
+  }
+  void *dst = PyByteArray_AS_STRING(out);
+  HurrayStatus rc;
+  uint64_t reserved = 0;
+  Py_BEGIN_ALLOW_THREADS
+  rc = codes ? hurray_elements_unpack(tag, in.buf, (uint64_t)in.len, count, dst)
+             : hurray_elements_to_double(tag, in.buf, (uint64_t)in.len, count, dst, &reserved);
+  Py_END_ALLOW_THREADS
+  PyBuffer_Release(&in);
+  if (rc != HURRAY_OK) {
+    Py_DECREF(out);
+    return hrpy_raise_status(st, rc, NULL, "_decode_values");
+  }
+  PyObject *mv = PyMemoryView_FromObject(out);
+  Py_DECREF(out);
+  if (mv == NULL) return NULL;
+  PyObject *r = PyObject_CallMethod(mv, "cast", "s", format);
+  Py_DECREF(mv);
+  return r;
+}
+
 /* _exception_for(status, /): the class a C status code raises (tests check
  * the binding's table against the documented one). */
 static PyObject *m_exception_for(PyObject *m, PyObject *arg) {
@@ -125,24 +179,27 @@ static PyObject *m_layout_tag_kind(PyObject *m, PyObject *arg) {
 
 #define FASTKW(f) (PyCFunction)(void (*)(void))(f), METH_FASTCALL | METH_KEYWORDS
 
-/* _register_hooks(*, tensor_repr, tensor_str, composite_repr, to_scipy, as_tensor): what
+/* _register_hooks(*, tensor_repr, tensor_str, composite_repr, to_scipy, as_tensor,
+ * file_html, tensor_html): what
  * the package lends the extension (util/state.h), called once by
  * hurray/__init__.py. The first registration stays (another thread may be
  * calling a hook: a slot is never replaced). */
 static PyObject *m_register_hooks(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
                                   PyObject *kwnames) {
   static const char *const names[] = {"tensor_repr", "tensor_str", "composite_repr",
-                                      "to_scipy",    "as_tensor",  NULL};
-  PyObject *a[5];
-  if (hrpy_parse_args("_register_hooks", args, nargs, kwnames, names, 0, 5, a) < 0)
+                                      "to_scipy",    "as_tensor",  "file_html",
+                                      "tensor_html", NULL};
+  PyObject *a[7];
+  if (hrpy_parse_args("_register_hooks", args, nargs, kwnames, names, 0, 7, a) < 0)
     return NULL;
-  for (int i = 0; i < 5; i++)
+  for (int i = 0; i < 7; i++)
     if (a[i] == NULL || !PyCallable_Check(a[i]))
       return PyErr_Format(PyExc_TypeError, "_register_hooks: %s must be callable", names[i]);
   HrpyState *st = hrpy_state_of_module(m);
-  PyObject **slots[5] = {&st->hook_tensor_repr, &st->hook_tensor_str, &st->hook_composite_repr,
-                         &st->hook_to_scipy, &st->hook_as_tensor};
-  for (int i = 0; i < 5; i++) (void)hrpy_publish(slots[i], Py_NewRef(a[i]));
+  PyObject **slots[7] = {&st->hook_tensor_repr, &st->hook_tensor_str, &st->hook_composite_repr,
+                         &st->hook_to_scipy,    &st->hook_as_tensor, &st->hook_file_html,
+                         &st->hook_tensor_html};
+  for (int i = 0; i < 7; i++) (void)hrpy_publish(slots[i], Py_NewRef(a[i]));
   Py_RETURN_NONE;
 }
 
@@ -157,10 +214,18 @@ static PyMethodDef module_methods[] = {
      "private type raises `UnsupportedError` (its size comes from the descriptor's extension type "
      "section); an overflow of 64 bits raises `ValueError`."},
     {"_register_hooks", FASTKW(m_register_hooks),
-     "_register_hooks(*, tensor_repr, tensor_str, composite_repr, to_scipy, as_tensor)\n--\n\n"
+     "_register_hooks(*, tensor_repr, tensor_str, composite_repr, to_scipy, as_tensor, "
+     "file_html, tensor_html)\n--\n\n"
      "What the package lends the extension (repr and str of tensors and composites, the SciPy "
-     "conversion, the conversion of what save takes to a tensor); called once by "
-     "hurray/__init__.py."},
+     "conversion, the conversion of what save takes to a tensor, the notebook HTML of files "
+     "and tensors); called once by hurray/__init__.py."},
+    {"_decode_values", FASTKW(m_decode_values),
+     "_decode_values(data, dtype, count, *, codes=False)\n--\n\n"
+     "`count` packed elements of `dtype` at the start of `data` (a contiguous buffer), decoded "
+     "by the C library: a memoryview of float64 values, or with codes=True one byte per "
+     "element of a type of at most 8 bits (format 'b' for the signed integers, sign-extended; "
+     "'?' for bool; 'B' for the rest, float codes as ml_dtypes holds them). The reserved "
+     "float8_e8m0 codes give NaN. For the viewer and the `hurray` command."},
     {"_exception_for", m_exception_for, METH_O,
      "_exception_for(status, /)\n--\n\nThe exception class a C status code raises (tests)."},
 #ifdef HRPY_SANITIZER_PROBE
@@ -404,7 +469,7 @@ static int module_exec(PyObject *m) {
    &(st)->InternalError, &(st)->FileError, &(st)->StreamError, &(st)->FileNotFoundError,  \
    &(st)->PermissionError, &(st)->CopyRequiredError, &(st)->numpy, &(st)->hook_tensor_repr, \
    &(st)->hook_tensor_str, &(st)->hook_to_scipy, &(st)->hook_as_tensor,                   \
-   &(st)->hook_composite_repr}
+   &(st)->hook_composite_repr, &(st)->hook_file_html, &(st)->hook_tensor_html}
 
 static int module_traverse(PyObject *m, visitproc visit, void *arg) {
   HrpyState *st = hrpy_state_of_module(m);

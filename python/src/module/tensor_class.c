@@ -452,6 +452,8 @@ static PyGetSetDef tensor_getset[] = {
     {NULL, NULL, NULL, NULL, NULL},
 };
 
+static PyObject *tensor_repr_html(PyObject *s, PyObject *unused);
+
 static PyMethodDef tensor_methods[] = {
     {"buffer", tm_buffer, METH_O,
      "buffer(self, index, /)\n--\n\nA 1-D uint8 hurray.Tensor viewing exactly the declared "
@@ -495,6 +497,10 @@ static PyMethodDef tensor_methods[] = {
      "of band by a pickler with a buffer_callback; below 5: copies). docs/guide/processes.md."},
     {"__reduce__", hrpy_tensor_reduce, METH_NOARGS,
      "__reduce__(self, /)\n--\n\n__reduce_ex__(2)."},
+    {"_repr_html_", tensor_repr_html, METH_NOARGS,
+     "_repr_html_(self, /)\n--\n\nThe tensor as HTML for notebooks (Jupyter, VS Code): its "
+     "metadata and, for a dense numeric tensor in host memory, statistics and a histogram of "
+     "its values (sampled when large). repr() is unchanged."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -517,6 +523,15 @@ static PyObject *display_call(PyObject *s, bool repr) {
 }
 static PyObject *tensor_repr(PyObject *s) { return display_call(s, true); }
 static PyObject *tensor_str(PyObject *s) { return display_call(s, false); }
+
+/* _repr_html_ (notebooks): the package's HTML (hurray/_view/render.py, imported
+ * when first asked), or None before the package registered it (the notebook
+ * then shows the repr). */
+static PyObject *tensor_repr_html(PyObject *s, PyObject *unused) {
+  (void)unused;
+  PyObject *fn = hrpy_peek(&hrpy_state_of(s)->hook_tensor_html);
+  return fn != NULL ? PyObject_CallOneArg(fn, s) : Py_NewRef(Py_None);
+}
 
 /* ---- lifetime -------------------------------------------------------------- */
 

@@ -57,6 +57,8 @@ typedef struct HrpyState {
   PyObject *hook_composite_repr; /* hurray._display.composite_repr */
   PyObject *hook_to_scipy;       /* hurray._sparse.to_scipy */
   PyObject *hook_as_tensor;      /* hurray._files.stream_item: what save takes -> Tensor */
+  PyObject *hook_file_html;      /* hurray._display.file_html: File._repr_html_ (notebooks) */
+  PyObject *hook_tensor_html;    /* hurray._display.tensor_html: Tensor._repr_html_ */
   /* the parts of the layers above (never NULL once the module is created) */
   HrpyCoreState *core;
   HrpyTypesState *types;
