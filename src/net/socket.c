@@ -215,7 +215,7 @@ static HurrayStatus send_msg(HurrayNetConnection *c, const HurrayNetMessage *m, 
 }
 
 static HurrayStatus send_error(HurrayNetConnection *c, uint32_t stream, uint32_t code,
-                               const char *text) {
+                               const char *text, HurrayError *err) {
   HurrayNetMessage m;
   memset(&m, 0, sizeof m);
   m.type = HURRAY_NET_ERROR;
@@ -224,9 +224,12 @@ static HurrayStatus send_error(HurrayNetConnection *c, uint32_t stream, uint32_t
   size_t n = strnlen(text, 160);
   m.u.error.text = (const uint8_t *)text;
   m.u.error.text_len = (uint32_t)n;
-  /* The detail is ASCII from this library; a failure here is the peer's
-   * connection failing, reported by the caller's own status. */
-  return send_msg(c, &m, NULL);
+  /* `text` may be err's own reason: the detail goes to a local first, and to
+   * err only when sending fails (the connection failing). */
+  HurrayError e;
+  HurrayStatus st = send_msg(c, &m, &e);
+  if (st != HURRAY_OK && err != NULL) *err = e;
+  return st;
 }
 
 /* Discards n payload bytes. */
@@ -288,14 +291,20 @@ static HurrayStatus recv_msg(HurrayNetConnection *c, HurrayNetMessage *m, Hurray
       /* Answer first: the peer may be waiting for the ERROR before it sends
        * the payload (or never send it); then step over what does come. */
       if (v->stream_id != 0)
-        (void)send_error(c, v->stream_id, v->error_code, err != NULL ? err->reason : "");
-      HurrayError ignored;
-      HURRAY_TRY(skip(c, hurray__ld32(head + 8), &ignored));
+        (void)send_error(c, v->stream_id, v->error_code, err != NULL ? err->reason : "", NULL);
+      HurrayError lost;
+      HurrayStatus sk = skip(c, hurray__ld32(head + 8), &lost);
+      if (sk != HURRAY_OK) {
+        /* The connection failed while skipping: that is the status, and
+         * its detail too (the refusal was answered already). */
+        if (err != NULL) *err = lost;
+        return sk;
+      }
       return st;
     }
     if (st != HURRAY_OK) {
       if (v->action == HURRAY_NET_REFUSE && v->stream_id != 0)
-        (void)send_error(c, v->stream_id, v->error_code, err != NULL ? err->reason : "");
+        (void)send_error(c, v->stream_id, v->error_code, err != NULL ? err->reason : "", NULL);
       return st;
     }
     if (v->action == HURRAY_NET_DISCARD) continue;
@@ -469,7 +478,7 @@ HurrayStatus hurray_net_client_get(HurrayNetConnection *c, const char *key,
       if (st == HURRAY_OK) st = hurray_descriptor_layout_tag(d, &tag);
       if (st == HURRAY_OK && tag == HURRAY_LAYOUT_COMPOSITE) {
         (void)send_error(c, stream, HURRAY_NET_E_INVALID_MESSAGE,
-                         "this client takes a single tensor, not a composite");
+                         "this client takes a single tensor, not a composite", NULL);
         st = hurray__fail(err, HURRAY_ERR_UNSUPPORTED, HURRAY_NO_OFFSET, "descriptor",
                           "the response is a composite");
         break;
@@ -481,7 +490,8 @@ HurrayStatus hurray_net_client_get(HurrayNetConnection *c, const char *key,
       total = m.u.descriptor.total_data_bytes;
       st = alloc_data(c, total, &data, err);
       if (st != HURRAY_OK) {
-        (void)send_error(c, stream, HURRAY_NET_E_MESSAGE_TOO_LARGE, err != NULL ? err->reason : "");
+        (void)send_error(c, stream, HURRAY_NET_E_MESSAGE_TOO_LARGE,
+                         err != NULL ? err->reason : "", NULL);
         break;
       }
       c->direct = data;
@@ -568,14 +578,15 @@ static HurrayStatus serve_get(HurrayNetConnection *c, const HurrayNetServerHandl
                               const HurrayNetMessage *req, HurrayError *err) {
   uint32_t stream = req->stream_id;
   if (h == NULL || h->get == NULL)
-    return send_error(c, stream, HURRAY_NET_E_UNKNOWN_TENSOR, "this server serves no tensor");
+    return send_error(c, stream, HURRAY_NET_E_UNKNOWN_TENSOR, "this server serves no tensor",
+                      err);
   const uint8_t *desc = NULL;
   uint32_t desc_len = 0;
   const void *data = NULL;
   uint64_t len = 0;
   uint32_t code = h->get(h->ctx, req->u.request.key, req->u.request.key_len,
                          req->u.request.preferred_device, &desc, &desc_len, &data, &len);
-  if (code != 0) return send_error(c, stream, code, "");
+  if (code != 0) return send_error(c, stream, code, "", err);
   HurrayNetMessage m;
   memset(&m, 0, sizeof m);
   m.type = HURRAY_NET_TENSOR_DESCRIPTOR;
@@ -596,7 +607,7 @@ static HurrayStatus serve_get(HurrayNetConnection *c, const HurrayNetServerHandl
     uint32_t wire = e.status == HURRAY_ERR_PROTOCOL && strstr(e.reason, "device") != NULL
                         ? HURRAY_NET_E_DEVICE_UNAVAILABLE
                         : HURRAY_NET_E_INVALID_MESSAGE;
-    return send_error(c, stream, wire, e.reason);
+    return send_error(c, stream, wire, e.reason, err);
   }
   return send_data(c, stream, data, len, err);
 }
@@ -622,13 +633,14 @@ static void put_reset(Put *p) {
 static HurrayStatus put_begin(HurrayNetConnection *c, const HurrayNetServerHandlers *h, Put *p,
                               const HurrayNetMessage *m, HurrayError *err) {
   if (h == NULL || h->put == NULL)
-    return send_error(c, m->stream_id, HURRAY_NET_E_INVALID_MESSAGE, "this server takes no put");
+    return send_error(c, m->stream_id, HURRAY_NET_E_INVALID_MESSAGE, "this server takes no put",
+                      err);
   if (p->stream != 0)
     return send_error(c, m->stream_id, HURRAY_NET_E_INVALID_MESSAGE,
-                      "this server takes one put at a time");
+                      "this server takes one put at a time", err);
   HurrayError e;
   if (alloc_data(c, m->u.put.total_data_bytes, &p->data, &e) != HURRAY_OK)
-    return send_error(c, m->stream_id, HURRAY_NET_E_MESSAGE_TOO_LARGE, e.reason);
+    return send_error(c, m->stream_id, HURRAY_NET_E_MESSAGE_TOO_LARGE, e.reason, err);
   p->key = hurray__malloc(m->u.put.key_len + 1u);
   p->desc = hurray__malloc(m->u.put.descriptor_len);
   if (p->key == NULL || p->desc == NULL) {
@@ -696,7 +708,7 @@ HurrayStatus hurray_net_server_serve(HurrayNetConnection *c, const HurrayNetHell
           uint32_t stream = put.stream;
           put_reset(&put);
           if (code != 0) {
-            st = send_error(c, stream, code, "");
+            st = send_error(c, stream, code, "", err);
           } else {
             HurrayNetMessage ack;
             memset(&ack, 0, sizeof ack);
