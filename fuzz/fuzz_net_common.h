@@ -256,7 +256,7 @@ static void fuzz_connection(HurrayNetRole role, const uint8_t *data, size_t size
   HurrayError e;
   HurrayStatus st;
   if (role == HURRAY_NET_ROLE_SERVER) {
-    HurrayNetServerHandlers h = {fz_get, fz_put, NULL};
+    HurrayNetServerHandlers h = {fz_get, fz_put, NULL, NULL};
     st = hurray_net_server_serve(c, NULL, &h, &e);
     CHECK(expected_status(st));
     if (st != HURRAY_OK) CHECK(e.status == st);

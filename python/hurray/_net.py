@@ -90,12 +90,7 @@ def _tensors_of(paths: Any) -> tuple[dict[str, Any], list[Any]]:
                 if name in where:
                     raise ValueError(f"serve: the name {name!r} is in both {where[name]} and "
                                      f"{os.fspath(p)}; a server serves each name once")
-                t = f[name]
-                if not isinstance(t, _hurray.Tensor):
-                    raise _hurray.UnsupportedError(
-                        f"serve: {os.fspath(p)}: {name!r} is a composite, which this server "
-                        f"cannot serve yet")
-                out[name] = t
+                out[name] = f[name]  # a Tensor or a Composite
                 where[name] = os.fspath(p)
     except BaseException:
         for f in files:
@@ -254,7 +249,9 @@ def serve(paths: Any, host: str = "127.0.0.1", port: int = 0, *,
     silent for `timeout` seconds is disconnected. `log`, when given, is called with one
     line per request (`hurray serve` prints them on stderr).
 
-    A name found in two files is a `ValueError`; a composite is `hurray.UnsupportedError`.
+    A composite is served as the specification streams it (its head, then its members in
+    pre-order, on one stream); a client receives a `hurray.Composite`. A name found in two
+    files is a `ValueError`.
     """
     return Server(paths, host, port, max_clients=max_clients, writable=writable,
                   max_put_bytes=max_put_bytes, timeout=timeout, log=log)
@@ -358,7 +355,7 @@ class Client:
 
     def get_tensor(self, name: str) -> Any:
         """The tensor served under `name` (KeyError if none): fetched whole, into
-        64-byte aligned memory of its own."""
+        64-byte aligned memory of its own; a composite comes as a `hurray.Composite`."""
         return self._c.get(name)
 
     __getitem__ = get_tensor

@@ -159,6 +159,15 @@ static Stream *find(HurrayNetSession *s, uint32_t id) {
   return NULL;
 }
 
+bool hurray_net_session_stream_open(const HurrayNetSession *s, uint32_t stream_id) {
+  if (s == NULL || s->state == HURRAY_NET_STATE_CLOSED) return false;
+  for (uint32_t i = 0; i < s->nstreams; i++) {
+    const Stream *st = &s->streams[i];
+    if (st->state != ST_FREE && st->state != ST_DRAINING && st->id == stream_id) return true;
+  }
+  return false;
+}
+
 /* A free slot, or the least recently used draining one; NULL when every
  * slot holds an open stream. */
 static Stream *slot(HurrayNetSession *s) {

@@ -46,6 +46,7 @@ struct HurrayNetConnection {
   uint64_t direct_len;
   uint64_t direct_next; /* offset of the next frame expected */
   uint32_t direct_stream; /* 0: none */
+  uint32_t pending;       /* client: the stream of a composite response being received */
 };
 
 HurrayStatus hurray_net_connection_new(int fd, HurrayNetRole role,
@@ -439,26 +440,22 @@ static uint32_t new_stream(HurrayNetConnection *c) {
   return id;
 }
 
-HurrayStatus hurray_net_client_get(HurrayNetConnection *c, const char *key,
-                                   uint8_t preferred_device, HurrayDescriptor **out_descriptor,
-                                   void **out_data, uint64_t *out_len, HurrayError *err) {
-  HURRAY_TRY(check_role(c, HURRAY_NET_ROLE_CLIENT, err));
-  if (key == NULL || out_descriptor == NULL || out_data == NULL || out_len == NULL)
-    return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, NULL,
-                        "key, out_descriptor, out_data and out_len are required");
-  size_t klen = strlen(key);
-  if (klen > UINT32_MAX)
-    return hurray__fail(err, HURRAY_ERR_INVALID_ARGUMENT, HURRAY_NO_OFFSET, "key", "too long");
-  uint32_t stream = new_stream(c);
+/* A client call may start: no composite response is half received. */
+static HurrayStatus check_idle(HurrayNetConnection *c, HurrayError *err) {
+  if (c->pending != 0 && hurray_net_session_stream_open(c->s, c->pending))
+    return hurray__fail(err, HURRAY_ERR_INVALID_STATE, HURRAY_NO_OFFSET, NULL,
+                        "the members of a composite response are still to be received "
+                        "(hurray_net_client_get_next)");
+  c->pending = 0;
+  return HURRAY_OK;
+}
+
+/* Receives the next tensor of the response on `stream`: its descriptor and
+ * data frames up to its TENSOR_DATA_END. */
+static HurrayStatus receive_tensor(HurrayNetConnection *c, uint32_t stream,
+                                   HurrayDescriptor **out_descriptor, void **out_data,
+                                   uint64_t *out_len, HurrayError *err) {
   HurrayNetMessage m;
-  memset(&m, 0, sizeof m);
-  m.type = HURRAY_NET_TENSOR_REQUEST;
-  m.stream_id = stream;
-  m.u.request.key = (const uint8_t *)key;
-  m.u.request.key_len = (uint32_t)klen;
-  m.u.request.preferred_device = preferred_device;
-  m.u.request.min_alignment = HURRAY_MIN_BUFFER_ALIGNMENT;
-  HURRAY_TRY(send_msg(c, &m, err));
   HurrayDescriptor *d = NULL;
   void *data = NULL;
   uint64_t total = 0;
@@ -473,16 +470,8 @@ HurrayStatus hurray_net_client_get(HurrayNetConnection *c, const char *key,
       break;
     }
     if (m.type == HURRAY_NET_TENSOR_DESCRIPTOR) {
+      /* The session checked it decodes (and, in a composite, that it fits). */
       st = hurray_descriptor_decode(m.u.descriptor.descriptor, m.u.descriptor.descriptor_len, &d);
-      uint8_t tag = 0;
-      if (st == HURRAY_OK) st = hurray_descriptor_layout_tag(d, &tag);
-      if (st == HURRAY_OK && tag == HURRAY_LAYOUT_COMPOSITE) {
-        (void)send_error(c, stream, HURRAY_NET_E_INVALID_MESSAGE,
-                         "this client takes a single tensor, not a composite", NULL);
-        st = hurray__fail(err, HURRAY_ERR_UNSUPPORTED, HURRAY_NO_OFFSET, "descriptor",
-                          "the response is a composite");
-        break;
-      }
       if (st != HURRAY_OK) {
         (void)hurray__fail(err, st, HURRAY_NO_OFFSET, "descriptor", "does not decode");
         break;
@@ -507,6 +496,7 @@ HurrayStatus hurray_net_client_get(HurrayNetConnection *c, const char *key,
     } else if (m.type == HURRAY_NET_TENSOR_DATA_END) {
       c->direct = NULL;
       c->direct_stream = 0;
+      c->pending = hurray_net_session_stream_open(c->s, stream) ? stream : 0;
       *out_descriptor = d;
       *out_data = data;
       *out_len = total;
@@ -515,13 +505,55 @@ HurrayStatus hurray_net_client_get(HurrayNetConnection *c, const char *key,
   }
   c->direct = NULL;
   c->direct_stream = 0;
+  c->pending = 0;
   hurray__descriptor_drop(d);
   hurray_free(data);
   return st;
 }
 
+HurrayStatus hurray_net_client_get(HurrayNetConnection *c, const char *key,
+                                   uint8_t preferred_device, HurrayDescriptor **out_descriptor,
+                                   void **out_data, uint64_t *out_len, HurrayError *err) {
+  HURRAY_TRY(check_role(c, HURRAY_NET_ROLE_CLIENT, err));
+  if (key == NULL || out_descriptor == NULL || out_data == NULL || out_len == NULL)
+    return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, NULL,
+                        "key, out_descriptor, out_data and out_len are required");
+  HURRAY_TRY(check_idle(c, err));
+  size_t klen = strlen(key);
+  if (klen > UINT32_MAX)
+    return hurray__fail(err, HURRAY_ERR_INVALID_ARGUMENT, HURRAY_NO_OFFSET, "key", "too long");
+  uint32_t stream = new_stream(c);
+  HurrayNetMessage m;
+  memset(&m, 0, sizeof m);
+  m.type = HURRAY_NET_TENSOR_REQUEST;
+  m.stream_id = stream;
+  m.u.request.key = (const uint8_t *)key;
+  m.u.request.key_len = (uint32_t)klen;
+  m.u.request.preferred_device = preferred_device;
+  m.u.request.min_alignment = HURRAY_MIN_BUFFER_ALIGNMENT;
+  HURRAY_TRY(send_msg(c, &m, err));
+  return receive_tensor(c, stream, out_descriptor, out_data, out_len, err);
+}
+
+HurrayStatus hurray_net_client_get_next(HurrayNetConnection *c, HurrayDescriptor **out_descriptor,
+                                        void **out_data, uint64_t *out_len, HurrayError *err) {
+  HURRAY_TRY(check_role(c, HURRAY_NET_ROLE_CLIENT, err));
+  if (out_descriptor == NULL || out_data == NULL || out_len == NULL)
+    return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, NULL,
+                        "out_descriptor, out_data and out_len are required");
+  if (!hurray_net_client_response_open(c))
+    return hurray__fail(err, HURRAY_ERR_INVALID_STATE, HURRAY_NO_OFFSET, NULL,
+                        "no composite response is being received");
+  return receive_tensor(c, c->pending, out_descriptor, out_data, out_len, err);
+}
+
+bool hurray_net_client_response_open(const HurrayNetConnection *c) {
+  return c != NULL && c->pending != 0 && hurray_net_session_stream_open(c->s, c->pending);
+}
+
 HurrayStatus hurray_net_client_ping(HurrayNetConnection *c, HurrayError *err) {
   HURRAY_TRY(check_role(c, HURRAY_NET_ROLE_CLIENT, err));
+  HURRAY_TRY(check_idle(c, err));
   uint32_t stream = new_stream(c);
   uint8_t token[8];
   hurray__st64(token, (uint64_t)stream);
@@ -547,6 +579,7 @@ HurrayStatus hurray_net_client_put(HurrayNetConnection *c, const char *key,
   if (key == NULL || descriptor == NULL || (data == NULL && data_len != 0))
     return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, NULL,
                         "key, descriptor and data are required");
+  HURRAY_TRY(check_idle(c, err));
   size_t klen = strlen(key);
   if (klen > UINT32_MAX)
     return hurray__fail(err, HURRAY_ERR_INVALID_ARGUMENT, HURRAY_NO_OFFSET, "key", "too long");
@@ -609,7 +642,27 @@ static HurrayStatus serve_get(HurrayNetConnection *c, const HurrayNetServerHandl
                         : HURRAY_NET_E_INVALID_MESSAGE;
     return send_error(c, stream, wire, e.reason, err);
   }
-  return send_data(c, stream, data, len, err);
+  HURRAY_TRY(send_data(c, stream, data, len, err));
+  /* A composite: its members follow, in pre-order, until the session says
+   * the response is complete. */
+  while (hurray_net_session_stream_open(c->s, stream)) {
+    if (h->next == NULL)
+      return send_error(c, stream, HURRAY_NET_E_INVALID_MESSAGE,
+                        "this server cannot send the members of a composite", err);
+    code = h->next(h->ctx, &desc, &desc_len, &data, &len);
+    if (code != 0) return send_error(c, stream, code, "", err);
+    m.u.descriptor.descriptor = desc;
+    m.u.descriptor.descriptor_len = desc_len;
+    m.u.descriptor.total_data_bytes = len;
+    st = send_msg(c, &m, &e);
+    if (st == HURRAY_ERR_IO) {
+      if (err != NULL) *err = e;
+      return st;
+    }
+    if (st != HURRAY_OK) return send_error(c, stream, HURRAY_NET_E_INVALID_MESSAGE, e.reason, err);
+    HURRAY_TRY(send_data(c, stream, data, len, err));
+  }
+  return HURRAY_OK;
 }
 
 /* The put being received (one at a time). */
@@ -791,6 +844,18 @@ HurrayStatus hurray_net_server_serve(HurrayNetConnection *c, const HurrayNetHell
 HurrayStatus hurray_net_client_ping(HurrayNetConnection *c, HurrayError *err) {
   (void)c;
   return unsupported(err);
+}
+HurrayStatus hurray_net_client_get_next(HurrayNetConnection *c, HurrayDescriptor **out_descriptor,
+                                        void **out_data, uint64_t *out_len, HurrayError *err) {
+  (void)c;
+  (void)out_descriptor;
+  (void)out_data;
+  (void)out_len;
+  return unsupported(err);
+}
+bool hurray_net_client_response_open(const HurrayNetConnection *c) {
+  (void)c;
+  return false;
 }
 
 #endif

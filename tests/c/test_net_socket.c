@@ -86,7 +86,7 @@ static void *serve(void *arg) {
   HurrayNetConnection *c = NULL;
   s->status = hurray_net_connection_new(s->fd, HURRAY_NET_ROLE_SERVER, &o, &c, &s->err);
   if (s->status != HURRAY_OK) return NULL;
-  HurrayNetServerHandlers h = {on_get, on_put, s};
+  HurrayNetServerHandlers h = {on_get, on_put, s, NULL};
   s->status = hurray_net_server_serve(c, NULL, &h, &s->err);
   hurray_net_connection_destroy(&c);
   return NULL;

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 import hurray
-from samples import assert_same_tensor, sample_composites, sample_tensors
+from samples import assert_same, assert_same_tensor, sample_composites, sample_tensors
 
 TIMEOUT = 20  # seconds per test; a hang dumps every thread and ends the run
 
@@ -93,9 +93,25 @@ def test_torch_load_file_from_a_server():
     assert torch.equal(got["x"], torch.arange(6, dtype=torch.float32).reshape(2, 3))
 
 
-def test_composites_are_refused_plainly():
-    with pytest.raises(TypeError, match="composite"):
-        hurray.serve({"c": sample_composites()["partition"]})
+def test_composites_round_trip(tmp_path):
+    """A composite is served in pre-order (head, then members, a nested head before
+    its members) on one stream and assembled by the client into a hurray.Composite;
+    the connection goes on serving afterwards."""
+    comps = sample_composites()
+    with hurray.serve({**comps, "t": SAMPLES["f32_row"]}) as s, \
+            hurray.connect(s.url, timeout=5) as c:
+        for name, comp in comps.items():
+            got = c[name]
+            assert isinstance(got, hurray.Composite), name
+            assert_same(comp, got)
+        assert_same_tensor(SAMPLES["f32_row"], c["t"])
+        assert c.descriptors()["nested"].layout.name == "composite"
+    # from a file too
+    hurray.save(tmp_path / "c.hrry", comps)
+    with hurray.serve(tmp_path / "c.hrry") as s:
+        got = hurray.load(s.url)
+    for name, comp in comps.items():
+        assert_same(comp, got[name])
 
 
 def test_missing_name_ping_and_put_limits():
@@ -502,6 +518,27 @@ def test_truncated_and_corrupted_frames_are_stream_errors(case):
         with pytest.raises((hurray.StreamError, hurray.InvalidDescriptorError)):
             c["x"]
         c.close()
+    finally:
+        fake.close()
+
+
+def test_a_server_cut_inside_a_composite_breaks_the_client():
+    """A composite response cut after its head: StreamError, and the client is unusable
+    after it (a half-received response is never taken for the next one)."""
+    head = sample_composites()["partition"]
+
+    def reply(conn, stream):
+        conn.sendall(frame(TENSOR_DESCRIPTOR, stream,
+                           head.descriptor.encode() + struct.pack("<QII", 0, 0, 1)))
+        conn.sendall(frame(TENSOR_DATA_END, stream))
+
+    fake = FakeServer(reply)
+    try:
+        with hurray.connect(f"hurray://127.0.0.1:{fake.port}", timeout=1) as c:
+            with pytest.raises(hurray.StreamError):
+                c["p"]
+            with pytest.raises(hurray.StreamError, match="connect again"):
+                c.ping()
     finally:
         fake.close()
 

@@ -32,6 +32,7 @@
 #include "core/buffer.h"
 #include "core/state.h"
 #include "core/tensor.h"
+#include "types/composite.h"
 #include "util/errors.h"
 
 #include "hurray/alloc.h"
@@ -44,14 +45,25 @@
 
 /* ---- the table of a server ------------------------------------------------------- */
 
+/* A tensor of a response: its descriptor and its data. */
+typedef struct Part {
+  uint8_t *desc; /* PyMem_RawMalloc */
+  uint32_t desc_len;
+  const uint8_t *data;
+  uint64_t len;
+  void *owned; /* hurray_free: buffers laid end to end */
+} Part;
+
 typedef struct Entry {
   char *key; /* key_len bytes of UTF-8 and a NUL */
   uint32_t key_len;
-  uint8_t *desc;
+  uint8_t *desc; /* the tensor's, or a composite's head */
   uint32_t desc_len;
   const uint8_t *data;
   uint64_t len;
   void *owned;   /* hurray_free: buffers laid end to end, or a push's data */
+  Part *more;    /* a composite: the rest of the response, in pre-order */
+  uint32_t nmore, cap_more;
   uint64_t refs; /* the table's and the connections'; under the lock */
   bool pushed;   /* counted against max_put_bytes */
 } Entry;
@@ -61,6 +73,11 @@ static void entry_free(Entry *e) {
   PyMem_RawFree(e->key);
   PyMem_RawFree(e->desc);
   hurray_free(e->owned);
+  for (uint32_t i = 0; i < e->nmore; i++) {
+    PyMem_RawFree(e->more[i].desc);
+    hurray_free(e->more[i].owned);
+  }
+  PyMem_RawFree(e->more);
   PyMem_RawFree(e);
 }
 
@@ -138,11 +155,9 @@ static int table_set(NetServer *s, Entry *e, Entry **replaced) {
   return 0;
 }
 
-/* The encoded descriptor of tensor `t` (PyMem_RawMalloc'd into *out). */
-static int encode_desc(HrpyState *st, PyObject *t, uint8_t **out, uint32_t *out_len,
-                       const char *ctx) {
-  const HurrayDescriptor *d = hrpy_tensor_desc(st, t);
-  if (d == NULL) return -1;
+/* The encoded descriptor `d` (PyMem_RawMalloc'd into *out). */
+static int encode_descriptor(HrpyState *st, const HurrayDescriptor *d, uint8_t **out,
+                             uint32_t *out_len, const char *ctx) {
   uint64_t n = 0;
   HRPY_CANNOT_FAIL(hurray_descriptor_encoded_len(d, &n));
   if (n > UINT32_MAX) {
@@ -164,6 +179,14 @@ static int encode_desc(HrpyState *st, PyObject *t, uint8_t **out, uint32_t *out_
   *out = b;
   *out_len = (uint32_t)w;
   return 0;
+}
+
+/* The encoded descriptor of tensor `t` (PyMem_RawMalloc'd into *out). */
+static int encode_desc(HrpyState *st, PyObject *t, uint8_t **out, uint32_t *out_len,
+                       const char *ctx) {
+  const HurrayDescriptor *d = hrpy_tensor_desc(st, t);
+  if (d == NULL) return -1;
+  return encode_descriptor(st, d, out, out_len, ctx);
 }
 
 /* The data of tensor `t` as the wire carries it: its one buffer in place
@@ -216,6 +239,37 @@ static int tensor_data(HrpyState *st, PyObject *t, const uint8_t **data, uint64_
   *data = p;
   *len = total;
   *owned = p;
+  return 0;
+}
+
+/* Appends the members of composite `comp` to e->more, in pre-order (a nested
+ * composite: its head as its parent presents it, no data, then its members). */
+static int add_members(HrpyState *st, Entry *e, PyObject *comp) {
+  uint32_t n = hrpy_composite_count(comp);
+  for (uint32_t i = 0; i < n; i++) {
+    if (e->nmore == e->cap_more) {
+      uint32_t cap = e->cap_more == 0 ? 8 : e->cap_more * 2;
+      Part *p = PyMem_RawRealloc(e->more, cap * sizeof *p);
+      if (p == NULL) {
+        PyErr_NoMemory();
+        return -1;
+      }
+      e->more = p;
+      e->cap_more = cap;
+    }
+    Part *part = &e->more[e->nmore];
+    memset(part, 0, sizeof *part);
+    const HurrayDescriptor *d = hrpy_composite_member_descriptor(st, comp, i);
+    if (d == NULL || encode_descriptor(st, d, &part->desc, &part->desc_len, "serve") < 0)
+      return -1;
+    e->nmore++;
+    PyObject *m = hrpy_composite_member(comp, i);
+    if (hrpy_composite_check(st, m)) {
+      if (add_members(st, e, m) < 0) return -1;
+    } else if (tensor_data(st, m, &part->data, &part->len, &part->owned, "serve") < 0) {
+      return -1;
+    }
+  }
   return 0;
 }
 
@@ -286,9 +340,10 @@ static PyObject *server_add(PyObject *self, PyObject *args) {
   HrpyState *st = hrpy_state_of(self);
   PyObject *name, *t;
   if (!PyArg_ParseTuple(args, "UO:add", &name, &t)) return NULL;
-  if (!hrpy_tensor_check(st, t))
-    return PyErr_Format(PyExc_TypeError, "serve: %R is a %.100s, not a hurray.Tensor (a "
-                        "composite cannot be served yet)", name, Py_TYPE(t)->tp_name);
+  bool composite = hrpy_composite_check(st, t);
+  if (!composite && !hrpy_tensor_check(st, t))
+    return PyErr_Format(PyExc_TypeError, "serve: %R is a %.100s, not a hurray.Tensor or "
+                        "hurray.Composite", name, Py_TYPE(t)->tp_name);
   Py_ssize_t klen = 0;
   const char *key = PyUnicode_AsUTF8AndSize(name, &klen);
   if (key == NULL) return NULL;
@@ -296,24 +351,29 @@ static PyObject *server_add(PyObject *self, PyObject *args) {
     return PyErr_Format(PyExc_ValueError, "serve: %R is not a name a server can serve", name);
   uint8_t *desc = NULL;
   uint32_t desc_len = 0;
-  if (encode_desc(st, t, &desc, &desc_len, "serve") < 0) return NULL;
+  int rc = composite ? encode_descriptor(st, hrpy_composite_head(t), &desc, &desc_len, "serve")
+                     : encode_desc(st, t, &desc, &desc_len, "serve");
+  if (rc < 0) return NULL;
   const uint8_t *data = NULL;
   uint64_t len = 0;
   void *owned = NULL;
-  if (tensor_data(st, t, &data, &len, &owned, "serve") < 0) {
+  if (!composite && tensor_data(st, t, &data, &len, &owned, "serve") < 0) {
     PyMem_RawFree(desc);
     return NULL;
   }
   Entry *e = entry_new((const uint8_t *)key, (uint32_t)klen, desc, desc_len);
   PyMem_RawFree(desc);
-  if (e == NULL || PyList_Append(s->keep, t) < 0) {
+  if (e == NULL) {
     hurray_free(owned);
-    entry_free(e);
-    return e == NULL ? PyErr_NoMemory() : NULL;
+    return PyErr_NoMemory();
   }
   e->data = data;
   e->len = len;
   e->owned = owned;
+  if ((composite && add_members(st, e, t) < 0) || PyList_Append(s->keep, t) < 0) {
+    entry_free(e);
+    return NULL;
+  }
   Entry *old = NULL;
   PyThread_acquire_lock(s->lock, WAIT_LOCK);
   int r = table_set(s, e, &old);
@@ -370,6 +430,7 @@ typedef struct Conn {
   NetServer *srv;
   PyObject *peer; /* str, for the log */
   Entry *held;    /* the entry being sent */
+  uint32_t part;  /* of a composite: the next of held->more */
   uint8_t *cat;   /* the catalog being sent (hurray_alloc) */
   uint8_t *cat_desc;
   uint32_t cat_desc_len;
@@ -478,11 +539,25 @@ static uint32_t on_get(void *ctx, const uint8_t *key, uint32_t key_len, uint8_t 
     return HURRAY_NET_E_UNKNOWN_TENSOR;
   }
   c->held = e;
+  c->part = 0;
   *descriptor = e->desc;
   *descriptor_len = e->desc_len;
   *data = e->data;
   *data_len = e->len;
   log_line(c, "GET", key, key_len, "", e->len);
+  return 0;
+}
+
+static uint32_t on_next(void *ctx, const uint8_t **descriptor, uint32_t *descriptor_len,
+                        const void **data, uint64_t *data_len) {
+  Conn *c = ctx;
+  Entry *e = c->held;
+  if (e == NULL || c->part >= e->nmore) return HURRAY_NET_E_INVALID_MESSAGE;
+  const Part *p = &e->more[c->part++];
+  *descriptor = p->desc;
+  *descriptor_len = p->desc_len;
+  *data = p->data;
+  *data_len = p->len;
   return 0;
 }
 
@@ -550,6 +625,7 @@ static PyObject *server_serve(PyObject *self, PyObject *args) {
   memset(&h, 0, sizeof h);
   h.get = on_get;
   h.put = s->writable ? on_put : NULL;
+  h.next = on_next;
   h.ctx = &c;
   Py_BEGIN_ALLOW_THREADS
   rc = hurray_net_server_serve(conn, NULL, &h, &err);
@@ -734,6 +810,41 @@ static PyObject *client_get_raw(PyObject *o, PyObject *name) {
   return client_get_as(o, name, true);
 }
 
+/* The value of a response whose first tensor is `d` / `data` (moved): a
+ * tensor, or a composite whose members are received from `c` in pre-order.
+ * Called with the client's lock held. */
+static PyObject *value_from_wire(HrpyState *st, HurrayNetConnection *c, HurrayDescriptor *d,
+                                 void *data, uint64_t len, HurrayStatus *rc, HurrayError *err) {
+  HurrayDescriptorFields f;
+  HRPY_CANNOT_FAIL(hurray_descriptor_fields(d, &f));
+  if (f.layout.tag != HURRAY_LAYOUT_COMPOSITE) return tensor_from_wire(st, d, data, len, "get");
+  hurray_free(data); /* a head owns no buffers */
+  uint32_t n = f.layout.u.composite.member_count;
+  PyObject *members = PyTuple_New((Py_ssize_t)n);
+  if (members == NULL) {
+    HRPY_CANNOT_FAIL(hurray_descriptor_destroy(d));
+    return NULL;
+  }
+  for (uint32_t i = 0; i < n; i++) {
+    HurrayDescriptor *md = NULL;
+    void *mdata = NULL;
+    uint64_t mlen = 0;
+    Py_BEGIN_ALLOW_THREADS
+    *rc = hurray_net_client_get_next(c, &md, &mdata, &mlen, err);
+    Py_END_ALLOW_THREADS
+    PyObject *m = *rc != HURRAY_OK ? NULL : value_from_wire(st, c, md, mdata, mlen, rc, err);
+    if (m == NULL) {
+      Py_DECREF(members);
+      HRPY_CANNOT_FAIL(hurray_descriptor_destroy(d));
+      return NULL;
+    }
+    PyTuple_SET_ITEM(members, (Py_ssize_t)i, m);
+  }
+  PyObject *r = hrpy_composite_from_head(st, d, members, "get");
+  Py_DECREF(members);
+  return r;
+}
+
 static PyObject *client_get_as(PyObject *o, PyObject *name, bool raw) {
   NetClient *self = CLI(o);
   HrpyState *st = hrpy_state_of(o);
@@ -753,20 +864,22 @@ static PyObject *client_get_as(PyObject *o, PyObject *name, bool raw) {
   Py_BEGIN_ALLOW_THREADS
   rc = hurray_net_client_get(c, key, HURRAY_DEVICE_CPU, &d, &data, &len, &err);
   Py_END_ALLOW_THREADS
-  client_release(self, rc);
+  PyObject *r = NULL;
+  if (rc == HURRAY_OK && raw) {
+    r = len > PY_SSIZE_T_MAX ? PyErr_NoMemory() : PyBytes_FromStringAndSize(data, (Py_ssize_t)len);
+    hurray_free(data);
+    HRPY_CANNOT_FAIL(hurray_descriptor_destroy(d));
+  } else if (rc == HURRAY_OK) {
+    r = value_from_wire(st, c, d, data, len, &rc, &err);
+  }
+  /* a response left half received breaks the connection */
+  client_release(self, rc == HURRAY_OK && hurray_net_client_response_open(c) ? HURRAY_ERR_IO : rc);
   if (rc == HURRAY_ERR_NOT_FOUND) {
     PyErr_SetObject(PyExc_KeyError, name);
     return NULL;
   }
   if (rc != HURRAY_OK) return raise_net(st, rc, &err, "get");
-  if (raw) {
-    PyObject *b = len > PY_SSIZE_T_MAX ? PyErr_NoMemory()
-                                       : PyBytes_FromStringAndSize(data, (Py_ssize_t)len);
-    hurray_free(data);
-    HRPY_CANNOT_FAIL(hurray_descriptor_destroy(d));
-    return b;
-  }
-  return tensor_from_wire(st, d, data, len, "get");
+  return r;
 }
 
 /* put(name, tensor, /): pushes `tensor` under `name`; returns once the server
