@@ -10,8 +10,9 @@
  *     takes puts. This covers the transport's own receive paths (data frames
  *     read in place, payload skipping, truncated frames, ERROR answers).
  *
- * Input: one byte (bit 1: private types agreed; bits 2-7: the client's
- * calls, two bits each: get, ping, put, get of an unknown key), then
+ * Input: one byte (bit 0: the client allows parallel shards; bit 1: private
+ * types agreed; bits 2-7: the client's
+ * calls, two bits each: get, ping, put, get into a 16-byte buffer), then
  * records of one direction byte (bit 0: this side sends, else the peer
  * does) and one message (12-byte header + payload_length bytes). The
  * transport is fed the peer's records, in order, then whatever trails the
@@ -251,6 +252,7 @@ static void fuzz_connection(HurrayNetRole role, const uint8_t *data, size_t size
   o.timeout_ms = 5000; /* never reached: the peer's bytes end with EOF */
   o.frame_size = 8;    /* several frames per tensor */
   o.max_tensor_bytes = 1u << 20;
+  o.request_flags = (data[0] & 1) ? HURRAY_NET_REQ_PARALLEL_OK : 0;
   HurrayNetConnection *c = NULL;
   CHECK(hurray_net_connection_new(sv[0], role, &o, &c, NULL) == HURRAY_OK);
   HurrayError e;
@@ -270,7 +272,14 @@ static void fuzz_connection(HurrayNetRole role, const uint8_t *data, size_t size
         HurrayDescriptor *d = NULL;
         void *got = NULL;
         uint64_t len = 0;
-        st = hurray_net_client_get(c, op == 0 ? "t" : "missing", 0, &d, &got, &len, &e);
+        float into[4];
+        if (op == 0) {
+          st = hurray_net_client_get(c, "t", 0, &d, &got, &len, &e);
+        } else {
+          st = hurray_net_client_get_into(c, "t", 0, into, sizeof into, &d, &len, &e);
+          CHECK(st != HURRAY_OK || len <= sizeof into);
+          got = NULL;
+        }
         if (st == HURRAY_OK) {
           uint64_t want = 0;
           CHECK(hurray_descriptor_data_bytes(d, &want) == HURRAY_OK);

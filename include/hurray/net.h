@@ -380,6 +380,10 @@ HURRAY_API uint32_t hurray_net_session_peer_max_message_size(const HurrayNetSess
 /* The protocol version in use (0 before both HELLOs). */
 HURRAY_API uint32_t hurray_net_session_version(const HurrayNetSession *s);
 
+/* The capability flags the peer advertised in its HELLO (HURRAY_NET_CAP_*;
+ * 0 before it). */
+HURRAY_API uint64_t hurray_net_session_peer_capabilities(const HurrayNetSession *s);
+
 /* Whether stream `stream_id` is open: a request whose response has not
  * ended (a composite's members still to come), a put not acknowledged. False
  * once it ended, was closed with ERROR, or the connection is closed. */
@@ -448,6 +452,9 @@ typedef struct HurrayNetConnectionOptions {
   uint32_t frame_size;       /* largest data frame payload sent; 0 = default (the
                                 peer's maximum caps it) */
   uint64_t max_tensor_bytes; /* largest total_data_bytes received; 0 = default */
+  uint32_t request_flags;    /* client: request_flags of every TENSOR_REQUEST
+                                (HURRAY_NET_REQ_*; PARALLEL_OK lets the server
+                                answer with one shard of a tensor) */
 } HurrayNetConnectionOptions;
 
 typedef struct HurrayNetConnection HurrayNetConnection;
@@ -525,6 +532,19 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_net_client_get(
     HurrayDescriptor **out_descriptor, void **out_data, uint64_t *out_len, HurrayError *err);
 
 /*
+ * Client: as hurray_net_client_get, for a single tensor received straight
+ * into `dst` (cap bytes, borrowed, the caller's memory, e.g. its part of a
+ * larger buffer for a parallel shard): *out_descriptor owned, *out_len the
+ * bytes written at dst. total_data_bytes above cap: answered with
+ * MESSAGE_TOO_LARGE, HURRAY_ERR_STREAM_LIMIT; a composite head:
+ * HURRAY_ERR_UNSUPPORTED (the stream closed with ERROR). On failure dst holds
+ * whatever arrived.
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_net_client_get_into(
+    HurrayNetConnection *c, const char *key, uint8_t preferred_device, void *dst, uint64_t cap,
+    HurrayDescriptor **out_descriptor, uint64_t *out_len, HurrayError *err);
+
+/*
  * Client: the next tensor of the composite response hurray_net_client_get
  * began, in pre-order (a nested composite's head, then its members), into
  * the same outputs with the same ownership. HURRAY_ERR_INVALID_STATE when no
@@ -568,6 +588,17 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_net_client_ping(HurrayNetConnect
 HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_net_server_serve(
     HurrayNetConnection *c, const HurrayNetHello *hello, const HurrayNetServerHandlers *handlers,
     HurrayError *err);
+
+/*
+ * Server, from inside a `get` handler: the descriptor it gives is shard
+ * `shard_index` of `total_shards` of a tensor split for parallel transfer
+ * (the TENSOR_DESCRIPTOR's transport fields; the descriptor carries the
+ * shard section). Applies to that response only. The session refuses it
+ * unless the request set PARALLEL_OK and the server advertised
+ * PARALLEL_STREAMS.
+ */
+HURRAY_API void hurray_net_server_set_shard(HurrayNetConnection *c, uint32_t shard_index,
+                                            uint32_t total_shards);
 
 #ifdef __cplusplus
 }

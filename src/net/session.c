@@ -159,6 +159,12 @@ static Stream *find(HurrayNetSession *s, uint32_t id) {
   return NULL;
 }
 
+uint64_t hurray_net_session_peer_capabilities(const HurrayNetSession *s) {
+  if (s == NULL) return 0;
+  const Advert *peer = s->role == HURRAY_NET_ROLE_CLIENT ? &s->server : &s->client;
+  return peer->known ? peer->caps : 0;
+}
+
 bool hurray_net_session_stream_open(const HurrayNetSession *s, uint32_t stream_id) {
   if (s == NULL || s->state == HURRAY_NET_STATE_CLOSED) return false;
   for (uint32_t i = 0; i < s->nstreams; i++) {

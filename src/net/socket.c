@@ -47,6 +47,8 @@ struct HurrayNetConnection {
   uint64_t direct_next; /* offset of the next frame expected */
   uint32_t direct_stream; /* 0: none */
   uint32_t pending;       /* client: the stream of a composite response being received */
+  uint32_t request_flags;
+  uint32_t shard_index, total_shards; /* server: set by a get handler; 0: one */
 };
 
 HurrayStatus hurray_net_connection_new(int fd, HurrayNetRole role,
@@ -80,6 +82,7 @@ HurrayStatus hurray_net_connection_new(int fd, HurrayNetRole role,
   c->max_tensor_bytes =
       o.max_tensor_bytes == 0 ? HURRAY_NET_DEFAULT_MAX_TENSOR_BYTES : o.max_tensor_bytes;
   c->next_stream = 1;
+  c->request_flags = o.request_flags;
 #if defined(SO_NOSIGPIPE)
   int one = 1;
   (void)setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, sizeof one);
@@ -451,10 +454,11 @@ static HurrayStatus check_idle(HurrayNetConnection *c, HurrayError *err) {
 }
 
 /* Receives the next tensor of the response on `stream`: its descriptor and
- * data frames up to its TENSOR_DATA_END. */
-static HurrayStatus receive_tensor(HurrayNetConnection *c, uint32_t stream,
-                                   HurrayDescriptor **out_descriptor, void **out_data,
-                                   uint64_t *out_len, HurrayError *err) {
+ * data frames up to its TENSOR_DATA_END, into new memory, or into `dst` (cap
+ * bytes, the caller's; a single tensor only) when it is not NULL. */
+static HurrayStatus receive_tensor(HurrayNetConnection *c, uint32_t stream, void *dst,
+                                   uint64_t cap, HurrayDescriptor **out_descriptor,
+                                   void **out_data, uint64_t *out_len, HurrayError *err) {
   HurrayNetMessage m;
   HurrayDescriptor *d = NULL;
   void *data = NULL;
@@ -477,7 +481,23 @@ static HurrayStatus receive_tensor(HurrayNetConnection *c, uint32_t stream,
         break;
       }
       total = m.u.descriptor.total_data_bytes;
-      st = alloc_data(c, total, &data, err);
+      uint8_t tag = 0;
+      if (dst == NULL) {
+        st = alloc_data(c, total, &data, err);
+      } else if (hurray_descriptor_layout_tag(d, &tag) == HURRAY_OK &&
+                 tag == HURRAY_LAYOUT_COMPOSITE) {
+        (void)send_error(c, stream, HURRAY_NET_E_INVALID_MESSAGE,
+                         "a composite cannot be received into one buffer", NULL);
+        st = hurray__fail(err, HURRAY_ERR_UNSUPPORTED, HURRAY_NO_OFFSET, "descriptor",
+                          "a composite cannot be received into one buffer");
+        break;
+      } else if (total > cap) {
+        st = hurray__fail(err, HURRAY_ERR_STREAM_LIMIT, HURRAY_NO_OFFSET, "total_data_bytes",
+                          "%llu bytes do not fit the %llu given", (unsigned long long)total,
+                          (unsigned long long)cap);
+      } else {
+        data = total == 0 ? NULL : dst;
+      }
       if (st != HURRAY_OK) {
         (void)send_error(c, stream, HURRAY_NET_E_MESSAGE_TOO_LARGE,
                          err != NULL ? err->reason : "", NULL);
@@ -507,7 +527,7 @@ static HurrayStatus receive_tensor(HurrayNetConnection *c, uint32_t stream,
   c->direct_stream = 0;
   c->pending = 0;
   hurray__descriptor_drop(d);
-  hurray_free(data);
+  if (dst == NULL) hurray_free(data);
   return st;
 }
 
@@ -531,8 +551,38 @@ HurrayStatus hurray_net_client_get(HurrayNetConnection *c, const char *key,
   m.u.request.key_len = (uint32_t)klen;
   m.u.request.preferred_device = preferred_device;
   m.u.request.min_alignment = HURRAY_MIN_BUFFER_ALIGNMENT;
+  m.u.request.flags = c->request_flags;
   HURRAY_TRY(send_msg(c, &m, err));
-  return receive_tensor(c, stream, out_descriptor, out_data, out_len, err);
+  return receive_tensor(c, stream, NULL, 0, out_descriptor, out_data, out_len, err);
+}
+
+HurrayStatus hurray_net_client_get_into(HurrayNetConnection *c, const char *key,
+                                        uint8_t preferred_device, void *dst, uint64_t cap,
+                                        HurrayDescriptor **out_descriptor, uint64_t *out_len,
+                                        HurrayError *err) {
+  HURRAY_TRY(check_role(c, HURRAY_NET_ROLE_CLIENT, err));
+  if (key == NULL || out_descriptor == NULL || out_len == NULL || (dst == NULL && cap != 0))
+    return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, NULL,
+                        "key, dst, out_descriptor and out_len are required");
+  HURRAY_TRY(check_idle(c, err));
+  size_t klen = strlen(key);
+  if (klen > UINT32_MAX)
+    return hurray__fail(err, HURRAY_ERR_INVALID_ARGUMENT, HURRAY_NO_OFFSET, "key", "too long");
+  static uint8_t none[1];
+  uint32_t stream = new_stream(c);
+  HurrayNetMessage m;
+  memset(&m, 0, sizeof m);
+  m.type = HURRAY_NET_TENSOR_REQUEST;
+  m.stream_id = stream;
+  m.u.request.key = (const uint8_t *)key;
+  m.u.request.key_len = (uint32_t)klen;
+  m.u.request.preferred_device = preferred_device;
+  m.u.request.min_alignment = HURRAY_MIN_BUFFER_ALIGNMENT;
+  m.u.request.flags = c->request_flags;
+  HURRAY_TRY(send_msg(c, &m, err));
+  void *data = NULL;
+  return receive_tensor(c, stream, dst != NULL ? dst : none, cap, out_descriptor, &data, out_len,
+                        err);
 }
 
 HurrayStatus hurray_net_client_get_next(HurrayNetConnection *c, HurrayDescriptor **out_descriptor,
@@ -544,7 +594,7 @@ HurrayStatus hurray_net_client_get_next(HurrayNetConnection *c, HurrayDescriptor
   if (!hurray_net_client_response_open(c))
     return hurray__fail(err, HURRAY_ERR_INVALID_STATE, HURRAY_NO_OFFSET, NULL,
                         "no composite response is being received");
-  return receive_tensor(c, c->pending, out_descriptor, out_data, out_len, err);
+  return receive_tensor(c, c->pending, NULL, 0, out_descriptor, out_data, out_len, err);
 }
 
 bool hurray_net_client_response_open(const HurrayNetConnection *c) {
@@ -617,6 +667,8 @@ static HurrayStatus serve_get(HurrayNetConnection *c, const HurrayNetServerHandl
   uint32_t desc_len = 0;
   const void *data = NULL;
   uint64_t len = 0;
+  c->shard_index = 0;
+  c->total_shards = 0;
   uint32_t code = h->get(h->ctx, req->u.request.key, req->u.request.key_len,
                          req->u.request.preferred_device, &desc, &desc_len, &data, &len);
   if (code != 0) return send_error(c, stream, code, "", err);
@@ -627,7 +679,10 @@ static HurrayStatus serve_get(HurrayNetConnection *c, const HurrayNetServerHandl
   m.u.descriptor.descriptor = desc;
   m.u.descriptor.descriptor_len = desc_len;
   m.u.descriptor.total_data_bytes = len;
-  m.u.descriptor.total_shards = 1;
+  m.u.descriptor.total_shards = c->total_shards == 0 ? 1 : c->total_shards;
+  m.u.descriptor.shard_index = c->total_shards == 0 ? 0 : c->shard_index;
+  c->shard_index = 0;
+  c->total_shards = 0;
   HurrayError e;
   HurrayStatus st = send_msg(c, &m, &e);
   if (st == HURRAY_ERR_IO) {
@@ -654,6 +709,8 @@ static HurrayStatus serve_get(HurrayNetConnection *c, const HurrayNetServerHandl
     m.u.descriptor.descriptor = desc;
     m.u.descriptor.descriptor_len = desc_len;
     m.u.descriptor.total_data_bytes = len;
+    m.u.descriptor.total_shards = 1;
+    m.u.descriptor.shard_index = 0;
     st = send_msg(c, &m, &e);
     if (st == HURRAY_ERR_IO) {
       if (err != NULL) *err = e;
@@ -663,6 +720,13 @@ static HurrayStatus serve_get(HurrayNetConnection *c, const HurrayNetServerHandl
     HURRAY_TRY(send_data(c, stream, data, len, err));
   }
   return HURRAY_OK;
+}
+
+void hurray_net_server_set_shard(HurrayNetConnection *c, uint32_t shard_index,
+                                 uint32_t total_shards) {
+  if (c == NULL || c->role != HURRAY_NET_ROLE_SERVER) return;
+  c->shard_index = shard_index;
+  c->total_shards = total_shards;
 }
 
 /* The put being received (one at a time). */
@@ -856,6 +920,25 @@ HurrayStatus hurray_net_client_get_next(HurrayNetConnection *c, HurrayDescriptor
 bool hurray_net_client_response_open(const HurrayNetConnection *c) {
   (void)c;
   return false;
+}
+void hurray_net_server_set_shard(HurrayNetConnection *c, uint32_t shard_index,
+                                 uint32_t total_shards) {
+  (void)c;
+  (void)shard_index;
+  (void)total_shards;
+}
+HurrayStatus hurray_net_client_get_into(HurrayNetConnection *c, const char *key,
+                                        uint8_t preferred_device, void *dst, uint64_t cap,
+                                        HurrayDescriptor **out_descriptor, uint64_t *out_len,
+                                        HurrayError *err) {
+  (void)c;
+  (void)key;
+  (void)preferred_device;
+  (void)dst;
+  (void)cap;
+  (void)out_descriptor;
+  (void)out_len;
+  return unsupported(err);
 }
 
 #endif

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 import hurray
-from samples import assert_same, assert_same_tensor, sample_composites, sample_tensors
+from samples import T, assert_same, assert_same_tensor, buf, sample_composites, sample_tensors
 
 TIMEOUT = 20  # seconds per test; a hang dumps every thread and ends the run
 
@@ -112,6 +112,59 @@ def test_composites_round_trip(tmp_path):
         got = hurray.load(s.url)
     for name, comp in comps.items():
         assert_same(comp, got[name])
+
+
+def test_parallel_shards_over_several_connections():
+    """A server advertises PARALLEL_STREAMS; a tensor above the threshold comes in
+    shards over `parallel` connections into one aligned buffer, byte for byte; one
+    below it, a composite, or a layout that cannot be split in rows comes whole."""
+    rows = np.arange(1001 * 7, dtype=np.int32).reshape(1001, 7)  # 1001 rows: uneven shards
+    t = hurray.from_numpy(rows)
+    small = hurray.from_numpy(np.arange(10, dtype=np.float32))
+    with hurray.serve({"r": t, "s": small, "q": SAMPLES["q_channel"]}, log=[].append) as s:
+        with hurray.connect(s.url, timeout=5, parallel=3, parallel_threshold=1000) as c:
+            assert c.parallel == 3
+            got = c["r"]
+            np.testing.assert_array_equal(np.asarray(got), rows)
+            assert got.buffer(0).__array_interface__["data"][0] % 64 == 0
+            assert len(c._extra) == 2  # two more connections were opened
+            assert_same_tensor(small, c["s"])
+            assert_same_tensor(SAMPLES["q_channel"], c["q"])
+            # a shard asked for by name, as the extra connections do
+            d = hurray.Descriptor.decode(c._c.get_into("r#shard=1/3", bytearray(334 * 28)))
+            assert d.shape == (334, 7) and d.shard.shard_offset == (334, 0)
+            assert d.shard.parent_shape == (1001, 7)
+        with hurray.connect(s.url, timeout=5, parallel=1) as c:
+            assert c.parallel == 1
+            np.testing.assert_array_equal(np.asarray(c["r"]), rows)
+            # without PARALLEL_OK in its requests, a shard is refused
+            with pytest.raises(hurray.StreamError, match="did not allow parallel shards"):
+                c._c.get_into("r#shard=0/2", bytearray(501 * 28))
+
+
+@pytest.mark.parametrize("case", ["gap", "overlap", "misplaced", "other_parent", "none"])
+def test_shards_leaving_a_gap_or_overlapping_are_refused(case):
+    whole = hurray.from_numpy(np.zeros((10, 3), np.float32)).descriptor
+    plan = hurray._net.shard_plan(10, 3)  # rows 0-3, 4-6, 7-9
+    assert plan == [(0, 4), (4, 3), (7, 3)]
+
+    def shard(start, count, parent=(10, 3)):
+        kw = {} if parent is None else {"shard": hurray.Shard(parent, (start, 0))}
+        return T([buf(count * 12)], "float32", (count, 3), **kw).descriptor
+
+    good = [shard(0, 4), shard(4, 3), shard(7, 3)]
+    hurray._net.check_shards(whole, good, plan)
+    bad = {
+        "gap": [shard(0, 4), shard(5, 2), shard(7, 3)],
+        "overlap": [shard(0, 4), shard(3, 4), shard(7, 3)],
+        "misplaced": [shard(4, 3), shard(0, 4), shard(7, 3)],
+        "other_parent": [shard(0, 4), shard(4, 3), shard(7, 3, parent=(11, 3))],
+        "none": [shard(0, 4), shard(4, 3, parent=None), shard(7, 3)],
+    }[case]
+    match = {"gap": "gap|uncovered", "overlap": "overlaps", "misplaced": "asked for",
+             "other_parent": "parent shape", "none": "no shard section"}[case]
+    with pytest.raises(hurray.StreamError, match=match):
+        hurray._net.check_shards(whole, bad, plan)
 
 
 def test_missing_name_ping_and_put_limits():

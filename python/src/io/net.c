@@ -428,6 +428,7 @@ static PyObject *server_keys(PyObject *self, PyObject *unused) {
 
 typedef struct Conn {
   NetServer *srv;
+  HurrayNetConnection *conn;
   PyObject *peer; /* str, for the log */
   Entry *held;    /* the entry being sent */
   uint32_t part;  /* of a composite: the next of held->more */
@@ -511,6 +512,87 @@ static uint32_t build_catalog(Conn *c, uint64_t *len) {
   return 0;
 }
 
+/* "NAME#shard=K/N" (docs/internals/decisions.md § Network transport): shard
+ * K of N of tensor NAME. The length of NAME, or 0 when `key` is not one. */
+static uint32_t shard_key(const uint8_t *key, uint32_t key_len, uint32_t *k, uint32_t *n) {
+  static const char tag[] = "#shard=";
+  const uint32_t tl = sizeof tag - 1;
+  for (uint32_t at = key_len; at-- > 0;) {
+    if (key_len - at < tl || memcmp(key + at, tag, tl) != 0) continue;
+    uint64_t v[2] = {0, 0};
+    uint32_t which = 0, digits = 0;
+    for (uint32_t i = at + tl; i < key_len; i++) {
+      if (key[i] == '/' && which == 0 && digits > 0) {
+        which = 1;
+        digits = 0;
+      } else if (key[i] >= '0' && key[i] <= '9' && digits < 9) {
+        v[which] = v[which] * 10 + (uint64_t)(key[i] - '0');
+        digits++;
+      } else {
+        return 0;
+      }
+    }
+    if (which != 1 || digits == 0 || v[1] == 0 || v[0] >= v[1] || at == 0) return 0;
+    *k = (uint32_t)v[0];
+    *n = (uint32_t)v[1];
+    return at;
+  }
+  return 0;
+}
+
+/* Shard k of n of entry `e` (held), split along axis 0: a row-major tensor
+ * of one buffer, whole rows. Its descriptor (with a shard section) goes to
+ * c->cat_desc. Returns 0 or an ERROR code. */
+static uint32_t shard_of(Conn *c, const Entry *e, uint32_t k, uint32_t n,
+                         const uint8_t **descriptor, uint32_t *descriptor_len,
+                         const void **data, uint64_t *data_len) {
+  HurrayDescriptor *d = NULL;
+  if (e->nmore != 0 || hurray_descriptor_decode(e->desc, e->desc_len, &d) != HURRAY_OK)
+    return HURRAY_NET_E_SHARD_MISMATCH;
+  HurrayDescriptorFields f;
+  HRPY_CANNOT_FAIL(hurray_descriptor_fields(d, &f));
+  uint32_t code = HURRAY_NET_E_SHARD_MISMATCH;
+  uint64_t rows = f.rank >= 1 ? f.shape[0] : 0;
+  uint64_t shape[HURRAY_MAX_RANK], offset[HURRAY_MAX_RANK];
+  if (f.layout.tag == HURRAY_LAYOUT_ROW_MAJOR && f.rank >= 1 && f.rank <= HURRAY_MAX_RANK &&
+      f.buffer_count == 1 && f.quantization == NULL && f.shard == NULL &&
+      f.composite_member == NULL && rows >= n && rows != HURRAY_DYNAMIC_DIM &&
+      f.buffers[0].byte_size % rows == 0 && f.buffers[0].byte_size == e->len) {
+    uint64_t row_bytes = f.buffers[0].byte_size / rows;
+    uint64_t start = rows / n * k + (k < rows % n ? k : rows % n);
+    uint64_t count = rows / n + (k < rows % n ? 1 : 0);
+    memcpy(shape, f.shape, f.rank * sizeof *shape);
+    memset(offset, 0, f.rank * sizeof *offset);
+    shape[0] = count;
+    offset[0] = start;
+    HurrayShard sh = {f.shape, offset};
+    HurrayBufferHandle b = f.buffers[0];
+    b.byte_size = count * row_bytes;
+    HurrayDescriptorFields g = f;
+    g.shape = shape;
+    g.buffers = &b;
+    g.shard = &sh;
+    g.statistics = NULL; /* the whole tensor's, not the shard's */
+    HurrayDescriptor *sd = NULL;
+    uint64_t dl = 0;
+    if (hurray_descriptor_from_fields(&g, HURRAY_DECODE_PERMISSIVE, &sd, NULL) == HURRAY_OK &&
+        hurray_descriptor_encoded_len(sd, &dl) == HURRAY_OK && dl <= UINT32_MAX &&
+        (c->cat_desc = PyMem_RawMalloc((size_t)dl)) != NULL &&
+        hurray_descriptor_encode(sd, c->cat_desc, dl, &dl) == HURRAY_OK) {
+      c->cat_desc_len = (uint32_t)dl;
+      *descriptor = c->cat_desc;
+      *descriptor_len = c->cat_desc_len;
+      *data = e->data + start * row_bytes;
+      *data_len = b.byte_size;
+      hurray_net_server_set_shard(c->conn, k, n);
+      code = 0;
+    }
+    if (sd != NULL) HRPY_CANNOT_FAIL(hurray_descriptor_destroy(sd));
+  }
+  HRPY_CANNOT_FAIL(hurray_descriptor_destroy(d));
+  return code;
+}
+
 static uint32_t on_get(void *ctx, const uint8_t *key, uint32_t key_len, uint8_t preferred_device,
                        const uint8_t **descriptor, uint32_t *descriptor_len, const void **data,
                        uint64_t *data_len) {
@@ -529,8 +611,11 @@ static uint32_t on_get(void *ctx, const uint8_t *key, uint32_t key_len, uint8_t 
     return 0;
   }
   NetServer *s = c->srv;
+  uint32_t sk = 0, sn = 0;
   PyThread_acquire_lock(s->lock, WAIT_LOCK);
   size_t i = find(s, key, key_len);
+  uint32_t base = i < s->n ? 0 : shard_key(key, key_len, &sk, &sn);
+  if (base != 0) i = find(s, key, base);
   Entry *e = i < s->n ? s->entries[i] : NULL;
   if (e != NULL) e->refs++;
   PyThread_release_lock(s->lock);
@@ -540,6 +625,11 @@ static uint32_t on_get(void *ctx, const uint8_t *key, uint32_t key_len, uint8_t 
   }
   c->held = e;
   c->part = 0;
+  if (base != 0) {
+    uint32_t code = shard_of(c, e, sk, sn, descriptor, descriptor_len, data, data_len);
+    log_line(c, "GET", key, key_len, code != 0 ? "cannot be split in shards" : "", *data_len);
+    return code;
+  }
   *descriptor = e->desc;
   *descriptor_len = e->desc_len;
   *data = e->data;
@@ -627,8 +717,16 @@ static PyObject *server_serve(PyObject *self, PyObject *args) {
   h.put = s->writable ? on_put : NULL;
   h.next = on_next;
   h.ctx = &c;
+  c.conn = conn;
+  /* CPU and standard memory; parallel shards ("NAME#shard=K/N") */
+  static const uint8_t cpu = HURRAY_DEVICE_CPU;
+  HurrayNetHello hello;
+  memset(&hello, 0, sizeof hello);
+  hello.capabilities = HURRAY_NET_CAP_PARALLEL_STREAMS;
+  hello.device_count = 1;
+  hello.devices = &cpu;
   Py_BEGIN_ALLOW_THREADS
-  rc = hurray_net_server_serve(conn, NULL, &h, &err);
+  rc = hurray_net_server_serve(conn, &hello, &h, &err);
   conn_release(&c);
   hurray_net_connection_destroy(&conn);
   Py_END_ALLOW_THREADS
@@ -678,14 +776,15 @@ typedef struct {
 #define CLI(o) ((NetClient *)(o))
 
 static PyObject *client_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
-  static char *kw[] = {"fd", "timeout", "max_tensor_bytes", "frame_size", NULL};
+  static char *kw[] = {"fd", "timeout", "max_tensor_bytes", "frame_size", "parallel_ok", NULL};
   HrpyState *st = hrpy_state_of_type(type);
   int fd;
   double timeout = 30.0;
   unsigned long long max_tensor = 0;
   unsigned int frame = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "i|$dKI:_NetClient", kw, &fd, &timeout,
-                                   &max_tensor, &frame))
+  int parallel = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "i|$dKIp:_NetClient", kw, &fd, &timeout,
+                                   &max_tensor, &frame, &parallel))
     return NULL;
   NetClient *self = (NetClient *)type->tp_alloc(type, 0);
   if (self == NULL) return NULL;
@@ -700,6 +799,7 @@ static PyObject *client_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
   if (o.timeout_ms == 0) o.timeout_ms = 1;
   o.max_tensor_bytes = max_tensor;
   o.frame_size = frame;
+  o.request_flags = parallel ? HURRAY_NET_REQ_PARALLEL_OK : 0;
   HurrayError err;
   hurray_error_clear(&err);
   HurrayStatus rc = hurray_net_connection_new(fd, HURRAY_NET_ROLE_CLIENT, &o, &self->c, &err);
@@ -882,6 +982,46 @@ static PyObject *client_get_as(PyObject *o, PyObject *name, bool raw) {
   return r;
 }
 
+/* get_into(name, buffer, /): a single tensor received straight into the
+ * writable `buffer` (a shard into its part of the whole); returns its
+ * encoded descriptor (bytes). */
+static PyObject *client_get_into(PyObject *o, PyObject *args) {
+  NetClient *self = CLI(o);
+  HrpyState *st = hrpy_state_of(o);
+  PyObject *name;
+  Py_buffer view;
+  if (!PyArg_ParseTuple(args, "Uw*:get_into", &name, &view)) return NULL;
+  const char *key = PyUnicode_AsUTF8(name);
+  HurrayNetConnection *c = key == NULL ? NULL : client_acquire(st, self, "get");
+  if (c == NULL) {
+    PyBuffer_Release(&view);
+    return NULL;
+  }
+  HurrayDescriptor *d = NULL;
+  uint64_t len = 0;
+  HurrayError err;
+  hurray_error_clear(&err);
+  HurrayStatus rc;
+  Py_BEGIN_ALLOW_THREADS
+  rc = hurray_net_client_get_into(c, key, HURRAY_DEVICE_CPU, view.buf, (uint64_t)view.len, &d,
+                                  &len, &err);
+  Py_END_ALLOW_THREADS
+  client_release(self, rc);
+  PyBuffer_Release(&view);
+  if (rc == HURRAY_ERR_NOT_FOUND) {
+    PyErr_SetObject(PyExc_KeyError, name);
+    return NULL;
+  }
+  if (rc != HURRAY_OK) return raise_net(st, rc, &err, "get");
+  uint64_t n = 0;
+  HRPY_CANNOT_FAIL(hurray_descriptor_encoded_len(d, &n));
+  PyObject *b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)n);
+  if (b != NULL)
+    HRPY_CANNOT_FAIL(hurray_descriptor_encode(d, (uint8_t *)PyBytes_AS_STRING(b), n, &n));
+  HRPY_CANNOT_FAIL(hurray_descriptor_destroy(d));
+  return b;
+}
+
 /* put(name, tensor, /): pushes `tensor` under `name`; returns once the server
  * acknowledged it. */
 static PyObject *client_put(PyObject *o, PyObject *args) {
@@ -958,6 +1098,9 @@ static PyObject *client_max_message_size(PyObject *o, void *closure) {
 
 static PyMethodDef client_methods[] = {
     {"get", client_get, METH_O, "get($self, name, /)\n--\n\nThe tensor served under `name`."},
+    {"get_into", client_get_into, METH_VARARGS,
+     "get_into($self, name, buffer, /)\n--\n\nThe tensor served under `name`, its data "
+     "received straight into the writable `buffer`; returns its encoded descriptor."},
     {"get_raw", client_get_raw, METH_O,
      "get_raw($self, name, /)\n--\n\nThe data of the tensor served under `name`, as bytes."},
     {"put", client_put, METH_VARARGS,
@@ -967,7 +1110,16 @@ static PyMethodDef client_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+static PyObject *client_peer_caps(PyObject *o, void *closure) {
+  (void)closure;
+  NetClient *self = CLI(o);
+  const HurrayNetSession *s = self->c == NULL ? NULL : hurray_net_connection_session(self->c);
+  return PyLong_FromUnsignedLongLong(hurray_net_session_peer_capabilities(s));
+}
+
 static PyGetSetDef client_getset[] = {
+    {"peer_capabilities", client_peer_caps, NULL,
+     "The capability flags of the server's HELLO (2: PARALLEL_STREAMS).", NULL},
     {"peer_max_message_size", client_max_message_size, NULL,
      "The largest message the server accepts (its HELLO).", NULL},
     {NULL, NULL, NULL, NULL, NULL},
@@ -975,7 +1127,8 @@ static PyGetSetDef client_getset[] = {
 
 static PyType_Slot client_slots[] = {
     {Py_tp_doc,
-     "_NetClient(fd, *, timeout=30.0, max_tensor_bytes=0, frame_size=0)\n--\n\n"
+     "_NetClient(fd, *, timeout=30.0, max_tensor_bytes=0, frame_size=0, parallel_ok=False)\n"
+     "--\n\n"
      "One protocol session over the connected socket `fd` (hurray.connect builds on it)."},
     {Py_tp_new, client_new},
     {Py_tp_dealloc, client_dealloc},
