@@ -407,6 +407,20 @@ def test_32_concurrent_clients():
     assert not errors and not any(th.is_alive() for th in threads)
 
 
+def test_a_client_that_stops_reading_is_timed_out():
+    """A client that asks for a tensor and never reads it: the server's send waits at most
+    its timeout (it once blocked in sendmsg for ever), then drops the connection."""
+    lines = []
+    with hurray.serve({"b": big(64 << 20)}, timeout=1, log=lines.append) as s:
+        sock, _ = said_hello(s.port)
+        sock.sendall(frame(TENSOR_REQUEST, 3, request("b")))
+        deadline = time.monotonic() + 10
+        while not any("timed out" in line for line in lines) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert any("timed out" in line for line in lines), lines
+        sock.close()
+
+
 def test_a_client_killed_mid_transfer_leaves_the_others_served():
     t = big(32 << 20)
     want = np.asarray(t).tobytes()
