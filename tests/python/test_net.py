@@ -338,6 +338,28 @@ def test_conformance_hello_and_a_tensor():
         s.close()
 
 
+def test_conformance_layout_selection_without_transcoding():
+    """§ Server Layout Selection: a server without TRANSCODING serves the stored layout
+    whatever the preferences (rule 1a picks it if listed, rule 2 otherwise), even with
+    ALLOW_TRANSCODE; the descriptor says which layout came."""
+    t = hurray.from_numpy(np.arange(12, dtype=np.float32).reshape(3, 4))  # row-major, 0x01
+    with hurray.serve({"t": t}) as srv:
+        s, p = said_hello(srv.port)
+        assert struct.unpack_from("<Q", p, 8)[0] & 0x1 == 0  # no TRANSCODING advertised
+        for prefs in ([0x02], [0x02, 0x01], [0xF3]):
+            k = b"t"
+            layouts = struct.pack("<H", len(prefs)) + b"".join(
+                bytes([tag]) + (struct.pack("<H", 0) if tag >= 0xF0 else b"") for tag in prefs)
+            req = struct.pack("<I", 1) + k + layouts + struct.pack("<BII", 0, 64, 0x1)
+            s.sendall(frame(TENSOR_REQUEST, 21, req))
+            mtype, _, p = recv_msg(s)
+            assert mtype == TENSOR_DESCRIPTOR
+            assert hurray.Descriptor.decode(p[:-16]).layout.name == "row_major"
+            while recv_msg(s)[0] != TENSOR_DATA_END:
+                pass
+        s.close()
+
+
 def test_conformance_unknown_type_oversized_and_reserved_stream():
     with hurray.serve({"t": SAMPLES["f32_row"]}) as srv:
         # an unrecognised message type: ERROR, and the stream is closed
