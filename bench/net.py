@@ -111,7 +111,8 @@ def serve_send(path: str, offset: int, size: int, method: str, frame: int, port:
     """Sends `size` bytes of `path` from `offset` to 127.0.0.1:`port`, in frames of `frame`
     bytes, each behind a 20-byte frame header (as TENSOR_DATA): `sendmsg` (header and data
     from the file's mapping in one call, what src/net/socket.c does), `sendfile` (header
-    with send, data with sendfile from the file), `splice` (data file -> pipe -> socket)."""
+    with send, data with sendfile from the file), `splice` (data file -> pipe -> socket),
+    `vmsplice` (the mapping's pages -> pipe -> socket: zero-copy from memory alone)."""
     import mmap
     s = socket.create_connection(("127.0.0.1", port))
     s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -119,10 +120,19 @@ def serve_send(path: str, offset: int, size: int, method: str, frame: int, port:
     m = mmap.mmap(fd, 0, prot=mmap.PROT_READ)
     mv = memoryview(m)
     head = bytes(20)
-    if method == "splice":
+    if method in ("splice", "vmsplice"):
         r, w = os.pipe()
         import fcntl
         fcntl.fcntl(w, 1031, frame)  # F_SETPIPE_SZ: a frame fits the pipe
+    if method == "vmsplice":
+        import ctypes
+
+        class IoVec(ctypes.Structure):
+            _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.vmsplice.restype = ctypes.c_ssize_t
+        pages = np.frombuffer(m, dtype=np.uint8)  # the read-only mapping, by address
+        base = pages.ctypes.data
     off = 0
     while off < size:
         k = min(frame, size - off)
@@ -133,6 +143,18 @@ def serve_send(path: str, offset: int, size: int, method: str, frame: int, port:
             done = 0
             while done < k:
                 done += os.sendfile(s.fileno(), fd, offset + off + done, k - done)
+        elif method == "vmsplice":  # the mapping's pages into the pipe, then to the socket
+            s.sendall(head)
+            done = 0
+            while done < k:
+                iov = IoVec(base + offset + off + done, k - done)
+                n = libc.vmsplice(w, ctypes.byref(iov), 1, 0)
+                if n < 0:
+                    raise OSError(ctypes.get_errno(), "vmsplice")
+                left = n
+                while left:
+                    left -= os.splice(r, s.fileno(), left)
+                done += n
         else:
             s.sendall(head)
             done = 0
@@ -144,6 +166,8 @@ def serve_send(path: str, offset: int, size: int, method: str, frame: int, port:
                 done += n
         off += k
     s.close()
+    if method == "vmsplice":
+        del pages
     mv.release()
     m.close()
     os.close(fd)
@@ -155,7 +179,7 @@ def send_methods(path: str, offset: int, size: int, repeat: int) -> dict[str, fl
     out: dict[str, float] = {}
     buf = np.empty(size + (size // MiB + 1) * 20, np.uint8)
     mv = memoryview(buf)
-    for method in ("sendmsg", "sendfile", "splice"):
+    for method in ("sendmsg", "sendfile", "splice", "vmsplice"):
         best = float("inf")
         for _ in range(repeat):
             ls = socket.create_server(("127.0.0.1", 0))
