@@ -26,7 +26,8 @@
  *  - the ERROR a refusal asks for can be sent, unless the connection closes;
  *  - a closed connection stays closed;
  *  - the transport returns a status from its documented set, and a tensor
- *    it delivers has exactly the descriptor's total bytes.
+ *    it delivers (a composite's members too) has exactly the descriptor's
+ *    total bytes.
  */
 #ifndef HURRAY_FUZZ_NET_COMMON_H
 #define HURRAY_FUZZ_NET_COMMON_H
@@ -280,12 +281,17 @@ static void fuzz_connection(HurrayNetRole role, const uint8_t *data, size_t size
           CHECK(st != HURRAY_OK || len <= sizeof into);
           got = NULL;
         }
-        if (st == HURRAY_OK) {
+        /* the tensor, then the rest of a composite response, if it is one */
+        while (st == HURRAY_OK) {
           uint64_t want = 0;
           CHECK(hurray_descriptor_data_bytes(d, &want) == HURRAY_OK);
           CHECK(len == want && (len == 0 || got != NULL));
           CHECK(hurray_descriptor_destroy(d) == HURRAY_OK);
           hurray_free(got);
+          if (op != 0 || !hurray_net_client_response_open(c)) break;
+          d = NULL;
+          got = NULL;
+          st = hurray_net_client_get_next(c, &d, &got, &len, &e);
         }
       } else if (op == 1) {
         st = hurray_net_client_ping(c, &e);
