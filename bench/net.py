@@ -32,6 +32,7 @@ import numpy as np
 import hurray
 
 MiB = 1 << 20
+PARALLEL = 4
 
 
 def pattern(nbytes: int, seed: int = 0) -> np.ndarray:
@@ -104,6 +105,106 @@ def start(kind: str, path: str) -> tuple[subprocess.Popen, str]:
     return p, port
 
 
+# ---- how the server writes data frames: sendmsg vs sendfile vs splice --------------------------
+
+def serve_send(path: str, offset: int, size: int, method: str, frame: int, port: int) -> None:
+    """Sends `size` bytes of `path` from `offset` to 127.0.0.1:`port`, in frames of `frame`
+    bytes, each behind a 20-byte frame header (as TENSOR_DATA): `sendmsg` (header and data
+    from the file's mapping in one call, what src/net/socket.c does), `sendfile` (header
+    with send, data with sendfile from the file), `splice` (data file -> pipe -> socket),
+    `vmsplice` (the mapping's pages -> pipe -> socket: zero-copy from memory alone)."""
+    import mmap
+    s = socket.create_connection(("127.0.0.1", port))
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    fd = os.open(path, os.O_RDONLY)
+    m = mmap.mmap(fd, 0, prot=mmap.PROT_READ)
+    mv = memoryview(m)
+    head = bytes(20)
+    if method in ("splice", "vmsplice"):
+        r, w = os.pipe()
+        import fcntl
+        fcntl.fcntl(w, 1031, frame)  # F_SETPIPE_SZ: a frame fits the pipe
+    if method == "vmsplice":
+        import ctypes
+
+        class IoVec(ctypes.Structure):
+            _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.vmsplice.restype = ctypes.c_ssize_t
+        pages = np.frombuffer(m, dtype=np.uint8)  # the read-only mapping, by address
+        base = pages.ctypes.data
+    off = 0
+    while off < size:
+        k = min(frame, size - off)
+        if method == "sendmsg":
+            s.sendmsg([head, mv[offset + off:offset + off + k]])
+        elif method == "sendfile":
+            s.sendall(head)
+            done = 0
+            while done < k:
+                done += os.sendfile(s.fileno(), fd, offset + off + done, k - done)
+        elif method == "vmsplice":  # the mapping's pages into the pipe, then to the socket
+            s.sendall(head)
+            done = 0
+            while done < k:
+                iov = IoVec(base + offset + off + done, k - done)
+                n = libc.vmsplice(w, ctypes.byref(iov), 1, 0)
+                if n < 0:
+                    raise OSError(ctypes.get_errno(), "vmsplice")
+                left = n
+                while left:
+                    left -= os.splice(r, s.fileno(), left)
+                done += n
+        else:
+            s.sendall(head)
+            done = 0
+            while done < k:
+                n = os.splice(fd, w, k - done, offset_src=offset + off + done)
+                left = n
+                while left:
+                    left -= os.splice(r, s.fileno(), left)
+                done += n
+        off += k
+    s.close()
+    if method == "vmsplice":
+        del pages
+    mv.release()
+    m.close()
+    os.close(fd)
+
+
+def send_methods(path: str, offset: int, size: int, repeat: int) -> dict[str, float]:
+    """GB/s of each way of sending data frames, into the same receiver (a recv_into loop
+    over preallocated memory, in this process); the sender in a process of its own."""
+    out: dict[str, float] = {}
+    buf = np.empty(size + (size // MiB + 1) * 20, np.uint8)
+    mv = memoryview(buf)
+    for method in ("sendmsg", "sendfile", "splice", "vmsplice"):
+        best = float("inf")
+        for _ in range(repeat):
+            ls = socket.create_server(("127.0.0.1", 0))
+            port = ls.getsockname()[1]
+            p = subprocess.Popen([sys.executable, __file__, "--send", path, str(offset), str(size),
+                                  method, str(MiB), str(port)])
+            c, _ = ls.accept()
+            t0 = time.perf_counter()
+            got = 0
+            while True:
+                k = c.recv_into(mv[got:], len(mv) - got)
+                if not k:
+                    break
+                got += k
+            el = time.perf_counter() - t0
+            p.wait()
+            c.close()
+            ls.close()
+            if p.returncode != 0 or got < size:
+                raise RuntimeError(f"{method}: {got} of {size} bytes")
+            best = min(best, el)
+        out[f"send_{method}_GBps"] = size / best / 1e9
+    return out
+
+
 # ---- clients ---------------------------------------------------------------------------------
 
 class RawClient:
@@ -132,7 +233,7 @@ class RawClient:
 
 def clients(kind: str, where: str):
     if kind == "hurray":
-        c = hurray.connect(where, timeout=120)
+        c = hurray.connect(where, timeout=120, parallel=PARALLEL)
         return c.get_tensor, c.close
     if kind == "flight":
         import pyarrow.flight as fl
@@ -183,7 +284,14 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--clients", type=int, default=8)
     ap.add_argument("--json", metavar="PATH")
+    ap.add_argument("--send-methods", action="store_true",
+                    help="only compare how the server writes data frames (sendmsg, sendfile, "
+                         "splice) on the 1 GiB tensor")
+    ap.add_argument("--parallel", type=int, default=hurray._net.DEFAULT_PARALLEL,
+                    help="connections hurray.connect fetches a large tensor over")
     a = ap.parse_args()
+    global PARALLEL
+    PARALLEL = a.parallel
     size = a.size_mib * MiB
     out: dict = {"size_bytes": size, "cpus": os.cpu_count()}
     with tempfile.TemporaryDirectory() as d:
@@ -198,6 +306,11 @@ def main() -> None:
             with open(path, "rb") as fh:
                 while fh.read(64 * MiB):
                     pass
+        if a.send_methods:
+            r = send_methods(one, 0, size, a.repeat)  # the file's first `size` bytes
+            for k, v in r.items():
+                print(f"{k:32s} {v:.3f}")
+            return
         for what, path in (("tensor", one), ("file", many)):
             for kind in ("hurray", "flight", "raw"):
                 p, where = start(kind, path)
@@ -262,5 +375,8 @@ if __name__ == "__main__":
         serve_flight(sys.argv[2], sys.argv[3])
     elif len(sys.argv) > 1 and sys.argv[1] == "--serve-raw":
         serve_raw(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) > 1 and sys.argv[1] == "--send":
+        serve_send(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5],
+                   int(sys.argv[6]), int(sys.argv[7]))
     else:
         main()

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Time-boxed fuzzing of one libFuzzer target:
 #   scripts/fuzz.sh <target> <minutes>        e.g. scripts/fuzz.sh descriptor 10
-# <target>: descriptor, file, stream, net (the C decoders; net: frames through a session), or python-dlpack,
+# <target>: descriptor, file, stream, net_client, net_server (the C decoders; net_*: a peer's frames
+# through the client's or the server's session and connection), or python-dlpack,
 # python-native, python-array (the Python extension's import boundaries, with
 # atheris: fuzz/python/fuzz_<name>.py), python-views, python-checksums (the records
 # of shared tensors and data checksums through every loader), python-safetensors,

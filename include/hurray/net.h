@@ -380,6 +380,15 @@ HURRAY_API uint32_t hurray_net_session_peer_max_message_size(const HurrayNetSess
 /* The protocol version in use (0 before both HELLOs). */
 HURRAY_API uint32_t hurray_net_session_version(const HurrayNetSession *s);
 
+/* The capability flags the peer advertised in its HELLO (HURRAY_NET_CAP_*;
+ * 0 before it). */
+HURRAY_API uint64_t hurray_net_session_peer_capabilities(const HurrayNetSession *s);
+
+/* Whether stream `stream_id` is open: a request whose response has not
+ * ended (a composite's members still to come), a put not acknowledged. False
+ * once it ended, was closed with ERROR, or the connection is closed. */
+HURRAY_API bool hurray_net_session_stream_open(const HurrayNetSession *s, uint32_t stream_id);
+
 /*
  * Records that this side sends `m` (borrowed) and advances the state; call
  * it before writing the message. Refuses (HURRAY_ERR_PROTOCOL, state
@@ -443,6 +452,9 @@ typedef struct HurrayNetConnectionOptions {
   uint32_t frame_size;       /* largest data frame payload sent; 0 = default (the
                                 peer's maximum caps it) */
   uint64_t max_tensor_bytes; /* largest total_data_bytes received; 0 = default */
+  uint32_t request_flags;    /* client: request_flags of every TENSOR_REQUEST
+                                (HURRAY_NET_REQ_*; PARALLEL_OK lets the server
+                                answer with one shard of a tensor) */
 } HurrayNetConnectionOptions;
 
 typedef struct HurrayNetConnection HurrayNetConnection;
@@ -464,6 +476,13 @@ typedef struct HurrayNetServerHandlers {
   uint32_t (*put)(void *ctx, const uint8_t *key, uint32_t key_len, const uint8_t *descriptor,
                   uint32_t descriptor_len, void *data, uint64_t data_len);
   void *ctx;
+  /* A composite response: when `get` gave a composite head, `next` gives the
+   * response's following tensors, one per call, in pre-order (a member that
+   * is itself a composite: its head, then its members), as `get` gives one,
+   * until the session says the response is complete. A NULL `next` answers
+   * the request with ERROR (INVALID_MESSAGE) after the head. */
+  uint32_t (*next)(void *ctx, const uint8_t **descriptor, uint32_t *descriptor_len,
+                   const void **data, uint64_t *data_len);
 } HurrayNetServerHandlers;
 
 /*
@@ -500,8 +519,9 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_net_client_hello(HurrayNetConnec
  * stream, preferring `preferred_device`, and receives it: *out_descriptor
  * owned (hurray_descriptor_destroy), *out_data the tensor's data (owned,
  * 64-byte aligned, free with hurray_free; NULL when *out_len is 0). All
- * three are written on success only. A composite response:
- * HURRAY_ERR_UNSUPPORTED (the stream is closed with ERROR). An ERROR from
+ * three are written on success only. A composite response: this is its
+ * head (layout COMPOSITE; hurray_net_client_response_open is then true), and
+ * hurray_net_client_get_next receives the rest. An ERROR from
  * the server: UNKNOWN_TENSOR is HURRAY_ERR_NOT_FOUND, DEVICE_UNAVAILABLE,
  * LAYOUT_UNAVAILABLE and TRANSCODE_LIMIT_EXCEEDED HURRAY_ERR_UNSUPPORTED,
  * MESSAGE_TOO_LARGE HURRAY_ERR_STREAM_LIMIT, others HURRAY_ERR_PROTOCOL.
@@ -510,6 +530,34 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_net_client_hello(HurrayNetConnec
 HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_net_client_get(
     HurrayNetConnection *c, const char *key, uint8_t preferred_device,
     HurrayDescriptor **out_descriptor, void **out_data, uint64_t *out_len, HurrayError *err);
+
+/*
+ * Client: as hurray_net_client_get, for a single tensor received straight
+ * into `dst` (cap bytes, borrowed, the caller's memory, e.g. its part of a
+ * larger buffer for a parallel shard): *out_descriptor owned, *out_len the
+ * bytes written at dst. total_data_bytes above cap: answered with
+ * MESSAGE_TOO_LARGE, HURRAY_ERR_STREAM_LIMIT; a composite head:
+ * HURRAY_ERR_UNSUPPORTED (the stream closed with ERROR). On failure dst holds
+ * whatever arrived.
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_net_client_get_into(
+    HurrayNetConnection *c, const char *key, uint8_t preferred_device, void *dst, uint64_t cap,
+    HurrayDescriptor **out_descriptor, uint64_t *out_len, HurrayError *err);
+
+/*
+ * Client: the next tensor of the composite response hurray_net_client_get
+ * began, in pre-order (a nested composite's head, then its members), into
+ * the same outputs with the same ownership. HURRAY_ERR_INVALID_STATE when no
+ * response is open; other statuses as for hurray_net_client_get.
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_net_client_get_next(
+    HurrayNetConnection *c, HurrayDescriptor **out_descriptor, void **out_data,
+    uint64_t *out_len, HurrayError *err);
+
+/* Whether the response hurray_net_client_get began has tensors still to
+ * come (a composite's members). While it has, other calls on `c` are
+ * refused (HURRAY_ERR_INVALID_STATE). */
+HURRAY_API bool hurray_net_client_response_open(const HurrayNetConnection *c);
 
 /*
  * Client: pushes a tensor: `descriptor` (descriptor_len bytes) and `data`
@@ -540,6 +588,17 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_net_client_ping(HurrayNetConnect
 HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_net_server_serve(
     HurrayNetConnection *c, const HurrayNetHello *hello, const HurrayNetServerHandlers *handlers,
     HurrayError *err);
+
+/*
+ * Server, from inside a `get` handler: the descriptor it gives is shard
+ * `shard_index` of `total_shards` of a tensor split for parallel transfer
+ * (the TENSOR_DESCRIPTOR's transport fields; the descriptor carries the
+ * shard section). Applies to that response only. The session refuses it
+ * unless the request set PARALLEL_OK and the server advertised
+ * PARALLEL_STREAMS.
+ */
+HURRAY_API void hurray_net_server_set_shard(HurrayNetConnection *c, uint32_t shard_index,
+                                            uint32_t total_shards);
 
 #ifdef __cplusplus
 }

@@ -34,6 +34,11 @@ DEFAULT_TIMEOUT = 30.0
 DEFAULT_MAX_CLIENTS = 64
 DEFAULT_MAX_PUT_BYTES = 1 << 30
 SCHEME = "hurray://"
+#: Connections a client fetches a large tensor over, in shards, when the server
+#: advertises PARALLEL_STREAMS; tensors of at least this many bytes qualify.
+DEFAULT_PARALLEL = 4
+DEFAULT_PARALLEL_THRESHOLD = 64 << 20
+CAP_PARALLEL_STREAMS = 0x2
 
 
 def is_net_url(path: Any) -> bool:
@@ -90,12 +95,7 @@ def _tensors_of(paths: Any) -> tuple[dict[str, Any], list[Any]]:
                 if name in where:
                     raise ValueError(f"serve: the name {name!r} is in both {where[name]} and "
                                      f"{os.fspath(p)}; a server serves each name once")
-                t = f[name]
-                if not isinstance(t, _hurray.Tensor):
-                    raise _hurray.UnsupportedError(
-                        f"serve: {os.fspath(p)}: {name!r} is a composite, which this server "
-                        f"cannot serve yet")
-                out[name] = t
+                out[name] = f[name]  # a Tensor or a Composite
                 where[name] = os.fspath(p)
     except BaseException:
         for f in files:
@@ -254,7 +254,9 @@ def serve(paths: Any, host: str = "127.0.0.1", port: int = 0, *,
     silent for `timeout` seconds is disconnected. `log`, when given, is called with one
     line per request (`hurray serve` prints them on stderr).
 
-    A name found in two files is a `ValueError`; a composite is `hurray.UnsupportedError`.
+    A composite is served as the specification streams it (its head, then its members in
+    pre-order, on one stream); a client receives a `hurray.Composite`. A name found in two
+    files is a `ValueError`.
     """
     return Server(paths, host, port, max_clients=max_clients, writable=writable,
                   max_put_bytes=max_put_bytes, timeout=timeout, log=log)
@@ -308,30 +310,104 @@ class RemoteSlice:
         return self._slice[key]
 
 
+def _open(host: str, port: int, url: str, to: float, max_tensor_bytes: int | None,
+          parallel_ok: bool) -> tuple[socket.socket, Any]:
+    """A connected socket and the protocol session over it (HELLO done)."""
+    try:
+        sock = socket.create_connection((host, port), timeout=to)
+    except OSError as e:
+        raise _stream_error(f"connect: {url}: {e}") from e
+    try:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.settimeout(None)  # the C side waits with poll, bounded by `timeout`
+        return sock, _hurray._NetClient(sock.fileno(), timeout=to,
+                                        max_tensor_bytes=max_tensor_bytes or 0,
+                                        parallel_ok=parallel_ok)
+    except BaseException:
+        sock.close()
+        raise
+
+
+def shard_plan(rows: int, n: int) -> list[tuple[int, int]]:
+    """(first row, row count) of shard k of n, for k in 0..n-1: what the server sends
+    for "NAME#shard=K/N" (the first rows % n shards one row longer)."""
+    q, r = divmod(rows, n)
+    return [(q * k + min(k, r), q + (k < r)) for k in range(n)]
+
+
+def check_shards(whole: Any, shards: list[Any], plan: list[tuple[int, int]]) -> None:
+    """The shards a server sent cover the whole tensor exactly: each is the part of
+    `whole` (a Descriptor) it was asked for (its shard section's parent shape and
+    offset, its shape), and together they leave no gap and no overlap. A StreamError
+    naming the shard otherwise."""
+    shape = tuple(whole.shape)
+    spans = []
+    for k, (d, (start, count)) in enumerate(zip(shards, plan)):
+        sh = d.shard
+        if sh is None:
+            raise _stream_error(f"get: shard {k} of {len(plan)} has no shard section")
+        if tuple(sh.parent_shape) != shape:
+            raise _stream_error(f"get: shard {k}: parent shape {tuple(sh.parent_shape)}, "
+                                f"not the tensor's {shape}")
+        off = tuple(sh.shard_offset)
+        if any(off[1:]) or tuple(d.shape[1:]) != shape[1:] or d.dtype != whole.dtype:
+            raise _stream_error(f"get: shard {k} is not a run of whole rows of the tensor")
+        spans.append((off[0], off[0] + d.shape[0], k))
+    at = 0
+    for lo, hi, k in sorted(spans):
+        if lo > at:
+            raise _stream_error(f"get: the shards leave rows {at}..{lo} uncovered (a gap "
+                                f"before shard {k})")
+        if lo < at:
+            raise _stream_error(f"get: shard {k} (rows {lo}..{hi}) overlaps rows already "
+                                f"received (up to {at})")
+        at = hi
+    if at != shape[0]:
+        raise _stream_error(f"get: the shards cover rows 0..{at} of {shape[0]} (a gap at "
+                            f"the end)")
+    for k, (d, (start, count)) in enumerate(zip(shards, plan)):
+        if (d.shard.shard_offset[0], d.shape[0]) != (start, count):
+            raise _stream_error(f"get: shard {k} holds rows {d.shard.shard_offset[0]}.."
+                                f"{d.shard.shard_offset[0] + d.shape[0]}, not the rows "
+                                f"{start}..{start + count} asked for")
+
+
+def _splittable(d: Any, n: int, threshold: int) -> bool:
+    """Whether a tensor of descriptor `d` is fetched in n shards: row-major, one
+    buffer, no quantization or shard, whole rows, at least `threshold` bytes."""
+    try:
+        hs = d.buffer_handles
+        return (n > 1 and d.layout.name == "row_major" and len(hs) == 1 and d.ndim >= 1
+                and d.quantization is None and d.shard is None and d.shape[0] >= n
+                and hs[0].byte_size >= threshold and hs[0].byte_size % d.shape[0] == 0)
+    except (AttributeError, TypeError, ValueError):
+        return False
+
+
 class Client:
     """A connection to a hurray server (hurray.connect): `keys()`, `client[name]` /
     `get_tensor(name)`, `get_slice(name)`, `put(name, tensor)`, `ping()`, `close()`;
     a context manager. Calls from several threads are served one at a time."""
 
     def __init__(self, url: str, *, timeout: float | None = DEFAULT_TIMEOUT,
-                 max_tensor_bytes: int | None = None) -> None:
+                 max_tensor_bytes: int | None = None, parallel: int = DEFAULT_PARALLEL,
+                 parallel_threshold: int = DEFAULT_PARALLEL_THRESHOLD) -> None:
+        if not isinstance(parallel, int) or parallel < 1:
+            raise ValueError(f"connect: parallel must be a whole number >= 1, not "
+                             f"{parallel!r}")
         host, port = parse_url(url)
         self.url = _url(host, port)
         to = DEFAULT_TIMEOUT if timeout is None else float(timeout)
-        try:
-            sock = socket.create_connection((host, port), timeout=to)
-        except OSError as e:
-            raise _stream_error(f"connect: {self.url}: {e}") from e
-        try:
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            sock.settimeout(None)  # the C side waits with poll, bounded by `timeout`
-            self._c = _hurray._NetClient(sock.fileno(), timeout=to,
-                                         max_tensor_bytes=max_tensor_bytes or 0)
-        except BaseException:
-            sock.close()
-            raise
-        self._sock = sock
+        self._where = (host, port, to, max_tensor_bytes)
+        self._sock, self._c = _open(host, port, self.url, to, max_tensor_bytes, parallel > 1)
         self._closed = False
+        # Parallel shards: only when the server advertised PARALLEL_STREAMS.
+        caps = self._c.peer_capabilities
+        self.parallel = parallel if caps & CAP_PARALLEL_STREAMS else 1
+        self.parallel_threshold = int(parallel_threshold)
+        self._extra: list[tuple[socket.socket, Any]] = []  # opened on first use
+        self._descs: dict[str, Any] | None = None
+        self._plock = threading.Lock()
 
     # -- the File-like surface --
     def _catalog(self) -> dict[str, Any]:
@@ -358,8 +434,61 @@ class Client:
 
     def get_tensor(self, name: str) -> Any:
         """The tensor served under `name` (KeyError if none): fetched whole, into
-        64-byte aligned memory of its own."""
+        64-byte aligned memory of its own; a composite comes as a `hurray.Composite`.
+        A tensor of at least `parallel_threshold` bytes comes in `parallel` shards over
+        as many connections, when the server offers parallel transfers."""
+        if self.parallel > 1 and not self._closed:
+            t = self._get_parallel(name)
+            if t is not None:
+                return t
         return self._c.get(name)
+
+    def _get_parallel(self, name: str) -> Any:
+        with self._plock:
+            if self._descs is None or name not in self._descs:
+                self._descs = self.descriptors()
+            d = self._descs.get(name)
+            n = self.parallel
+            if d is None or not _splittable(d, n, self.parallel_threshold):
+                return None
+            host, port, to, mtb = self._where
+            while len(self._extra) < n - 1:
+                self._extra.append(_open(host, port, self.url, to, mtb, True))
+            conns = [self._c] + [c for _, c in self._extra[:n - 1]]
+            total = d.buffer_handles[0].byte_size
+            row_bytes = total // d.shape[0]
+            plan = shard_plan(d.shape[0], n)
+            import numpy as np
+            raw = np.empty(total + 64, np.uint8)
+            skip = (-raw.ctypes.data) % 64
+            out = raw[skip:skip + total]  # 64-byte aligned
+            got: list[Any] = [None] * n
+            errors: list[BaseException] = []
+
+            def fetch(k: int) -> None:
+                lo, cnt = plan[k]
+                try:
+                    got[k] = conns[k].get_into(f"{name}#shard={k}/{n}",
+                                               out[lo * row_bytes:(lo + cnt) * row_bytes])
+                except BaseException as e:  # noqa: BLE001 - re-raised below
+                    errors.append(e)
+            ths = [threading.Thread(target=fetch, args=(k,)) for k in range(1, n)]
+            for th in ths:
+                th.start()
+            fetch(0)
+            for th in ths:
+                th.join()
+            if errors:
+                self._descs = None
+                raise errors[0]
+            shards = [_hurray.Descriptor.decode(b, permissive=True) for b in got]
+            if any(s.shard is not None and tuple(s.shard.parent_shape) != tuple(d.shape)
+                   for s in shards):
+                # the tensor changed since the catalog was read (a push): fetch it whole
+                self._descs = None
+                return None
+            check_shards(d, shards, plan)
+            return _hurray.Tensor([out.data], d.dtype, tuple(d.shape))
 
     __getitem__ = get_tensor
 
@@ -400,6 +529,10 @@ class Client:
         self._closed = True
         self._c.close()
         self._sock.close()
+        for sock, c in self._extra:
+            c.close()
+            sock.close()
+        self._extra = []
 
     @property
     def closed(self) -> bool:
@@ -425,8 +558,9 @@ def _stream_error(msg: str) -> Exception:
 
 
 def connect(url: str, *, timeout: float | None = DEFAULT_TIMEOUT,
-            max_tensor_bytes: int | None = None) -> Client:
-    """connect(url, *, timeout=30.0, max_tensor_bytes=None)
+            max_tensor_bytes: int | None = None, parallel: int = DEFAULT_PARALLEL,
+            parallel_threshold: int = DEFAULT_PARALLEL_THRESHOLD) -> Client:
+    """connect(url, *, timeout=30.0, max_tensor_bytes=None, parallel=4, parallel_threshold=67108864)
 
     Connects to a hurray server (`hurray serve`, `hurray.serve`) at `hurray://host:port`
     (the port defaults to 7470) and returns a `hurray.Client`. Every wait for the server
@@ -434,8 +568,15 @@ def connect(url: str, *, timeout: float | None = DEFAULT_TIMEOUT,
     the middle of a tensor, raises `hurray.StreamError`, and the client is then unusable
     (connect again). `max_tensor_bytes` bounds the size of a tensor accepted (default 64
     GiB): a larger one is refused before any memory is taken for it.
+
+    A tensor of at least `parallel_threshold` bytes (row-major, one buffer) is fetched
+    as `parallel` shards over as many connections into one 64-byte aligned buffer when
+    the server advertises parallel transfers; the client checks that the shards cover
+    the tensor with no gap and no overlap (`StreamError` otherwise). `parallel=1`
+    fetches everything over the one connection.
     """
-    return Client(url, timeout=timeout, max_tensor_bytes=max_tensor_bytes)
+    return Client(url, timeout=timeout, max_tensor_bytes=max_tensor_bytes, parallel=parallel,
+                  parallel_threshold=parallel_threshold)
 
 
 def load(url: str, names: Any = None, *, timeout: float | None = DEFAULT_TIMEOUT) \

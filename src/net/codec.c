@@ -431,7 +431,10 @@ HurrayStatus hurray_net_message_decode(const HurrayNetHeader *h, const uint8_t *
   if (len != h->payload_length)
     return hurray__fail(err, HURRAY_ERR_PROTOCOL, 8, "payload_length",
                         "the header announces %u bytes, %zu given", h->payload_length, len);
-  Cursor c = {payload, len, 0, err};
+  /* An empty payload may come as NULL; the cursor always points somewhere,
+   * so no field read computes an offset from a null pointer. */
+  static const uint8_t empty[1] = {0};
+  Cursor c = {payload != NULL ? payload : empty, len, 0, err};
   switch (h->message_type) {
     case HURRAY_NET_CLIENT_HELLO:
     case HURRAY_NET_SERVER_HELLO:

@@ -159,6 +159,21 @@ static Stream *find(HurrayNetSession *s, uint32_t id) {
   return NULL;
 }
 
+uint64_t hurray_net_session_peer_capabilities(const HurrayNetSession *s) {
+  if (s == NULL) return 0;
+  const Advert *peer = s->role == HURRAY_NET_ROLE_CLIENT ? &s->server : &s->client;
+  return peer->known ? peer->caps : 0;
+}
+
+bool hurray_net_session_stream_open(const HurrayNetSession *s, uint32_t stream_id) {
+  if (s == NULL || s->state == HURRAY_NET_STATE_CLOSED) return false;
+  for (uint32_t i = 0; i < s->nstreams; i++) {
+    const Stream *st = &s->streams[i];
+    if (st->state != ST_FREE && st->state != ST_DRAINING && st->id == stream_id) return true;
+  }
+  return false;
+}
+
 /* A free slot, or the least recently used draining one; NULL when every
  * slot holds an open stream. */
 static Stream *slot(HurrayNetSession *s) {

@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -46,6 +47,9 @@ struct HurrayNetConnection {
   uint64_t direct_len;
   uint64_t direct_next; /* offset of the next frame expected */
   uint32_t direct_stream; /* 0: none */
+  uint32_t pending;       /* client: the stream of a composite response being received */
+  uint32_t request_flags;
+  uint32_t shard_index, total_shards; /* server: set by a get handler; 0: one */
 };
 
 HurrayStatus hurray_net_connection_new(int fd, HurrayNetRole role,
@@ -79,6 +83,7 @@ HurrayStatus hurray_net_connection_new(int fd, HurrayNetRole role,
   c->max_tensor_bytes =
       o.max_tensor_bytes == 0 ? HURRAY_NET_DEFAULT_MAX_TENSOR_BYTES : o.max_tensor_bytes;
   c->next_stream = 1;
+  c->request_flags = o.request_flags;
 #if defined(SO_NOSIGPIPE)
   int one = 1;
   (void)setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, sizeof one);
@@ -123,13 +128,18 @@ static HurrayStatus wait_fd(HurrayNetConnection *c, short events, HurrayError *e
 }
 
 /* Reads exactly n bytes. With `eof` non-NULL, an end of stream before the
- * first byte sets *eof instead of failing. */
+ * first byte sets *eof instead of failing. Each read is tried first without
+ * waiting (one system call when data is there, as it is while a tensor
+ * streams in); poll, bounded by the timeout, only when nothing is. */
 static HurrayStatus read_full(HurrayNetConnection *c, uint8_t *p, size_t n, bool *eof,
                               HurrayError *err) {
   size_t got = 0;
   while (got < n) {
-    HURRAY_TRY(wait_fd(c, POLLIN, err));
-    ssize_t r = read(c->fd, p + got, n - got);
+    ssize_t r = recv(c->fd, p + got, n - got, MSG_DONTWAIT);
+    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      HURRAY_TRY(wait_fd(c, POLLIN, err));
+      continue;
+    }
     if (r > 0) {
       got += (size_t)r;
     } else if (r == 0) {
@@ -139,7 +149,7 @@ static HurrayStatus read_full(HurrayNetConnection *c, uint8_t *p, size_t n, bool
       }
       return hurray__fail(err, HURRAY_ERR_IO, HURRAY_NO_OFFSET, "connection",
                           "the peer closed the connection inside a message");
-    } else if (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK) {
+    } else if (errno != EINTR) {
       return io_fail(err, "read failed", errno);
     }
   }
@@ -153,7 +163,9 @@ static HurrayStatus write_iov(HurrayNetConnection *c, struct iovec *iov, int n,
     memset(&mh, 0, sizeof mh);
     mh.msg_iov = iov;
     mh.msg_iovlen = (size_t)n;
-    ssize_t w = sendmsg(c->fd, &mh, MSG_NOSIGNAL);
+    /* Never blocking in the call: a peer that stops reading is waited for
+     * with poll, bounded by the timeout, like a silent one. */
+    ssize_t w = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (w < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) {
@@ -215,7 +227,7 @@ static HurrayStatus send_msg(HurrayNetConnection *c, const HurrayNetMessage *m, 
 }
 
 static HurrayStatus send_error(HurrayNetConnection *c, uint32_t stream, uint32_t code,
-                               const char *text) {
+                               const char *text, HurrayError *err) {
   HurrayNetMessage m;
   memset(&m, 0, sizeof m);
   m.type = HURRAY_NET_ERROR;
@@ -224,9 +236,12 @@ static HurrayStatus send_error(HurrayNetConnection *c, uint32_t stream, uint32_t
   size_t n = strnlen(text, 160);
   m.u.error.text = (const uint8_t *)text;
   m.u.error.text_len = (uint32_t)n;
-  /* The detail is ASCII from this library; a failure here is the peer's
-   * connection failing, reported by the caller's own status. */
-  return send_msg(c, &m, NULL);
+  /* `text` may be err's own reason: the detail goes to a local first, and to
+   * err only when sending fails (the connection failing). */
+  HurrayError e;
+  HurrayStatus st = send_msg(c, &m, &e);
+  if (st != HURRAY_OK && err != NULL) *err = e;
+  return st;
 }
 
 /* Discards n payload bytes. */
@@ -288,14 +303,20 @@ static HurrayStatus recv_msg(HurrayNetConnection *c, HurrayNetMessage *m, Hurray
       /* Answer first: the peer may be waiting for the ERROR before it sends
        * the payload (or never send it); then step over what does come. */
       if (v->stream_id != 0)
-        (void)send_error(c, v->stream_id, v->error_code, err != NULL ? err->reason : "");
-      HurrayError ignored;
-      HURRAY_TRY(skip(c, hurray__ld32(head + 8), &ignored));
+        (void)send_error(c, v->stream_id, v->error_code, err != NULL ? err->reason : "", NULL);
+      HurrayError lost;
+      HurrayStatus sk = skip(c, hurray__ld32(head + 8), &lost);
+      if (sk != HURRAY_OK) {
+        /* The connection failed while skipping: that is the status, and
+         * its detail too (the refusal was answered already). */
+        if (err != NULL) *err = lost;
+        return sk;
+      }
       return st;
     }
     if (st != HURRAY_OK) {
       if (v->action == HURRAY_NET_REFUSE && v->stream_id != 0)
-        (void)send_error(c, v->stream_id, v->error_code, err != NULL ? err->reason : "");
+        (void)send_error(c, v->stream_id, v->error_code, err != NULL ? err->reason : "", NULL);
       return st;
     }
     if (v->action == HURRAY_NET_DISCARD) continue;
@@ -395,6 +416,16 @@ static HurrayStatus alloc_data(HurrayNetConnection *c, uint64_t total, void **ou
   if (total > SIZE_MAX || (*out = hurray_alloc((size_t)total, HURRAY_MIN_BUFFER_ALIGNMENT)) == NULL)
     return hurray__fail(err, HURRAY_ERR_OUT_OF_MEMORY, HURRAY_NO_OFFSET, "total_data_bytes",
                         "cannot allocate %llu bytes", (unsigned long long)total);
+#if defined(MADV_HUGEPAGE)
+  /* Fresh memory filled by the kernel's copy: with transparent huge pages
+   * it faults in 2 MiB at a time instead of 4 KiB (NumPy asks the same for
+   * its large arrays). Advice only: a failure changes nothing. */
+  if (total >= ((uint64_t)4 << 20)) {
+    uintptr_t page = 4096, lo = ((uintptr_t)*out + page - 1) & ~(page - 1);
+    uintptr_t hi = ((uintptr_t)*out + (uintptr_t)total) & ~(page - 1);
+    if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+  }
+#endif
   return HURRAY_OK;
 }
 
@@ -430,26 +461,23 @@ static uint32_t new_stream(HurrayNetConnection *c) {
   return id;
 }
 
-HurrayStatus hurray_net_client_get(HurrayNetConnection *c, const char *key,
-                                   uint8_t preferred_device, HurrayDescriptor **out_descriptor,
+/* A client call may start: no composite response is half received. */
+static HurrayStatus check_idle(HurrayNetConnection *c, HurrayError *err) {
+  if (c->pending != 0 && hurray_net_session_stream_open(c->s, c->pending))
+    return hurray__fail(err, HURRAY_ERR_INVALID_STATE, HURRAY_NO_OFFSET, NULL,
+                        "the members of a composite response are still to be received "
+                        "(hurray_net_client_get_next)");
+  c->pending = 0;
+  return HURRAY_OK;
+}
+
+/* Receives the next tensor of the response on `stream`: its descriptor and
+ * data frames up to its TENSOR_DATA_END, into new memory, or into `dst` (cap
+ * bytes, the caller's; a single tensor only) when it is not NULL. */
+static HurrayStatus receive_tensor(HurrayNetConnection *c, uint32_t stream, void *dst,
+                                   uint64_t cap, HurrayDescriptor **out_descriptor,
                                    void **out_data, uint64_t *out_len, HurrayError *err) {
-  HURRAY_TRY(check_role(c, HURRAY_NET_ROLE_CLIENT, err));
-  if (key == NULL || out_descriptor == NULL || out_data == NULL || out_len == NULL)
-    return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, NULL,
-                        "key, out_descriptor, out_data and out_len are required");
-  size_t klen = strlen(key);
-  if (klen > UINT32_MAX)
-    return hurray__fail(err, HURRAY_ERR_INVALID_ARGUMENT, HURRAY_NO_OFFSET, "key", "too long");
-  uint32_t stream = new_stream(c);
   HurrayNetMessage m;
-  memset(&m, 0, sizeof m);
-  m.type = HURRAY_NET_TENSOR_REQUEST;
-  m.stream_id = stream;
-  m.u.request.key = (const uint8_t *)key;
-  m.u.request.key_len = (uint32_t)klen;
-  m.u.request.preferred_device = preferred_device;
-  m.u.request.min_alignment = HURRAY_MIN_BUFFER_ALIGNMENT;
-  HURRAY_TRY(send_msg(c, &m, err));
   HurrayDescriptor *d = NULL;
   void *data = NULL;
   uint64_t total = 0;
@@ -464,24 +492,33 @@ HurrayStatus hurray_net_client_get(HurrayNetConnection *c, const char *key,
       break;
     }
     if (m.type == HURRAY_NET_TENSOR_DESCRIPTOR) {
+      /* The session checked it decodes (and, in a composite, that it fits). */
       st = hurray_descriptor_decode(m.u.descriptor.descriptor, m.u.descriptor.descriptor_len, &d);
-      uint8_t tag = 0;
-      if (st == HURRAY_OK) st = hurray_descriptor_layout_tag(d, &tag);
-      if (st == HURRAY_OK && tag == HURRAY_LAYOUT_COMPOSITE) {
-        (void)send_error(c, stream, HURRAY_NET_E_INVALID_MESSAGE,
-                         "this client takes a single tensor, not a composite");
-        st = hurray__fail(err, HURRAY_ERR_UNSUPPORTED, HURRAY_NO_OFFSET, "descriptor",
-                          "the response is a composite");
-        break;
-      }
       if (st != HURRAY_OK) {
         (void)hurray__fail(err, st, HURRAY_NO_OFFSET, "descriptor", "does not decode");
         break;
       }
       total = m.u.descriptor.total_data_bytes;
-      st = alloc_data(c, total, &data, err);
+      uint8_t tag = 0;
+      if (dst == NULL) {
+        st = alloc_data(c, total, &data, err);
+      } else if (hurray_descriptor_layout_tag(d, &tag) == HURRAY_OK &&
+                 tag == HURRAY_LAYOUT_COMPOSITE) {
+        (void)send_error(c, stream, HURRAY_NET_E_INVALID_MESSAGE,
+                         "a composite cannot be received into one buffer", NULL);
+        st = hurray__fail(err, HURRAY_ERR_UNSUPPORTED, HURRAY_NO_OFFSET, "descriptor",
+                          "a composite cannot be received into one buffer");
+        break;
+      } else if (total > cap) {
+        st = hurray__fail(err, HURRAY_ERR_STREAM_LIMIT, HURRAY_NO_OFFSET, "total_data_bytes",
+                          "%llu bytes do not fit the %llu given", (unsigned long long)total,
+                          (unsigned long long)cap);
+      } else {
+        data = total == 0 ? NULL : dst;
+      }
       if (st != HURRAY_OK) {
-        (void)send_error(c, stream, HURRAY_NET_E_MESSAGE_TOO_LARGE, err != NULL ? err->reason : "");
+        (void)send_error(c, stream, HURRAY_NET_E_MESSAGE_TOO_LARGE,
+                         err != NULL ? err->reason : "", NULL);
         break;
       }
       c->direct = data;
@@ -497,6 +534,7 @@ HurrayStatus hurray_net_client_get(HurrayNetConnection *c, const char *key,
     } else if (m.type == HURRAY_NET_TENSOR_DATA_END) {
       c->direct = NULL;
       c->direct_stream = 0;
+      c->pending = hurray_net_session_stream_open(c->s, stream) ? stream : 0;
       *out_descriptor = d;
       *out_data = data;
       *out_len = total;
@@ -505,13 +543,85 @@ HurrayStatus hurray_net_client_get(HurrayNetConnection *c, const char *key,
   }
   c->direct = NULL;
   c->direct_stream = 0;
+  c->pending = 0;
   hurray__descriptor_drop(d);
-  hurray_free(data);
+  if (dst == NULL) hurray_free(data);
   return st;
+}
+
+HurrayStatus hurray_net_client_get(HurrayNetConnection *c, const char *key,
+                                   uint8_t preferred_device, HurrayDescriptor **out_descriptor,
+                                   void **out_data, uint64_t *out_len, HurrayError *err) {
+  HURRAY_TRY(check_role(c, HURRAY_NET_ROLE_CLIENT, err));
+  if (key == NULL || out_descriptor == NULL || out_data == NULL || out_len == NULL)
+    return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, NULL,
+                        "key, out_descriptor, out_data and out_len are required");
+  HURRAY_TRY(check_idle(c, err));
+  size_t klen = strlen(key);
+  if (klen > UINT32_MAX)
+    return hurray__fail(err, HURRAY_ERR_INVALID_ARGUMENT, HURRAY_NO_OFFSET, "key", "too long");
+  uint32_t stream = new_stream(c);
+  HurrayNetMessage m;
+  memset(&m, 0, sizeof m);
+  m.type = HURRAY_NET_TENSOR_REQUEST;
+  m.stream_id = stream;
+  m.u.request.key = (const uint8_t *)key;
+  m.u.request.key_len = (uint32_t)klen;
+  m.u.request.preferred_device = preferred_device;
+  m.u.request.min_alignment = HURRAY_MIN_BUFFER_ALIGNMENT;
+  m.u.request.flags = c->request_flags;
+  HURRAY_TRY(send_msg(c, &m, err));
+  return receive_tensor(c, stream, NULL, 0, out_descriptor, out_data, out_len, err);
+}
+
+HurrayStatus hurray_net_client_get_into(HurrayNetConnection *c, const char *key,
+                                        uint8_t preferred_device, void *dst, uint64_t cap,
+                                        HurrayDescriptor **out_descriptor, uint64_t *out_len,
+                                        HurrayError *err) {
+  HURRAY_TRY(check_role(c, HURRAY_NET_ROLE_CLIENT, err));
+  if (key == NULL || out_descriptor == NULL || out_len == NULL || (dst == NULL && cap != 0))
+    return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, NULL,
+                        "key, dst, out_descriptor and out_len are required");
+  HURRAY_TRY(check_idle(c, err));
+  size_t klen = strlen(key);
+  if (klen > UINT32_MAX)
+    return hurray__fail(err, HURRAY_ERR_INVALID_ARGUMENT, HURRAY_NO_OFFSET, "key", "too long");
+  static uint8_t none[1];
+  uint32_t stream = new_stream(c);
+  HurrayNetMessage m;
+  memset(&m, 0, sizeof m);
+  m.type = HURRAY_NET_TENSOR_REQUEST;
+  m.stream_id = stream;
+  m.u.request.key = (const uint8_t *)key;
+  m.u.request.key_len = (uint32_t)klen;
+  m.u.request.preferred_device = preferred_device;
+  m.u.request.min_alignment = HURRAY_MIN_BUFFER_ALIGNMENT;
+  m.u.request.flags = c->request_flags;
+  HURRAY_TRY(send_msg(c, &m, err));
+  void *data = NULL;
+  return receive_tensor(c, stream, dst != NULL ? dst : none, cap, out_descriptor, &data, out_len,
+                        err);
+}
+
+HurrayStatus hurray_net_client_get_next(HurrayNetConnection *c, HurrayDescriptor **out_descriptor,
+                                        void **out_data, uint64_t *out_len, HurrayError *err) {
+  HURRAY_TRY(check_role(c, HURRAY_NET_ROLE_CLIENT, err));
+  if (out_descriptor == NULL || out_data == NULL || out_len == NULL)
+    return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, NULL,
+                        "out_descriptor, out_data and out_len are required");
+  if (!hurray_net_client_response_open(c))
+    return hurray__fail(err, HURRAY_ERR_INVALID_STATE, HURRAY_NO_OFFSET, NULL,
+                        "no composite response is being received");
+  return receive_tensor(c, c->pending, NULL, 0, out_descriptor, out_data, out_len, err);
+}
+
+bool hurray_net_client_response_open(const HurrayNetConnection *c) {
+  return c != NULL && c->pending != 0 && hurray_net_session_stream_open(c->s, c->pending);
 }
 
 HurrayStatus hurray_net_client_ping(HurrayNetConnection *c, HurrayError *err) {
   HURRAY_TRY(check_role(c, HURRAY_NET_ROLE_CLIENT, err));
+  HURRAY_TRY(check_idle(c, err));
   uint32_t stream = new_stream(c);
   uint8_t token[8];
   hurray__st64(token, (uint64_t)stream);
@@ -537,6 +647,7 @@ HurrayStatus hurray_net_client_put(HurrayNetConnection *c, const char *key,
   if (key == NULL || descriptor == NULL || (data == NULL && data_len != 0))
     return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, NULL,
                         "key, descriptor and data are required");
+  HURRAY_TRY(check_idle(c, err));
   size_t klen = strlen(key);
   if (klen > UINT32_MAX)
     return hurray__fail(err, HURRAY_ERR_INVALID_ARGUMENT, HURRAY_NO_OFFSET, "key", "too long");
@@ -568,14 +679,17 @@ static HurrayStatus serve_get(HurrayNetConnection *c, const HurrayNetServerHandl
                               const HurrayNetMessage *req, HurrayError *err) {
   uint32_t stream = req->stream_id;
   if (h == NULL || h->get == NULL)
-    return send_error(c, stream, HURRAY_NET_E_UNKNOWN_TENSOR, "this server serves no tensor");
+    return send_error(c, stream, HURRAY_NET_E_UNKNOWN_TENSOR, "this server serves no tensor",
+                      err);
   const uint8_t *desc = NULL;
   uint32_t desc_len = 0;
   const void *data = NULL;
   uint64_t len = 0;
+  c->shard_index = 0;
+  c->total_shards = 0;
   uint32_t code = h->get(h->ctx, req->u.request.key, req->u.request.key_len,
                          req->u.request.preferred_device, &desc, &desc_len, &data, &len);
-  if (code != 0) return send_error(c, stream, code, "");
+  if (code != 0) return send_error(c, stream, code, "", err);
   HurrayNetMessage m;
   memset(&m, 0, sizeof m);
   m.type = HURRAY_NET_TENSOR_DESCRIPTOR;
@@ -583,7 +697,10 @@ static HurrayStatus serve_get(HurrayNetConnection *c, const HurrayNetServerHandl
   m.u.descriptor.descriptor = desc;
   m.u.descriptor.descriptor_len = desc_len;
   m.u.descriptor.total_data_bytes = len;
-  m.u.descriptor.total_shards = 1;
+  m.u.descriptor.total_shards = c->total_shards == 0 ? 1 : c->total_shards;
+  m.u.descriptor.shard_index = c->total_shards == 0 ? 0 : c->shard_index;
+  c->shard_index = 0;
+  c->total_shards = 0;
   HurrayError e;
   HurrayStatus st = send_msg(c, &m, &e);
   if (st == HURRAY_ERR_IO) {
@@ -596,9 +713,38 @@ static HurrayStatus serve_get(HurrayNetConnection *c, const HurrayNetServerHandl
     uint32_t wire = e.status == HURRAY_ERR_PROTOCOL && strstr(e.reason, "device") != NULL
                         ? HURRAY_NET_E_DEVICE_UNAVAILABLE
                         : HURRAY_NET_E_INVALID_MESSAGE;
-    return send_error(c, stream, wire, e.reason);
+    return send_error(c, stream, wire, e.reason, err);
   }
-  return send_data(c, stream, data, len, err);
+  HURRAY_TRY(send_data(c, stream, data, len, err));
+  /* A composite: its members follow, in pre-order, until the session says
+   * the response is complete. */
+  while (hurray_net_session_stream_open(c->s, stream)) {
+    if (h->next == NULL)
+      return send_error(c, stream, HURRAY_NET_E_INVALID_MESSAGE,
+                        "this server cannot send the members of a composite", err);
+    code = h->next(h->ctx, &desc, &desc_len, &data, &len);
+    if (code != 0) return send_error(c, stream, code, "", err);
+    m.u.descriptor.descriptor = desc;
+    m.u.descriptor.descriptor_len = desc_len;
+    m.u.descriptor.total_data_bytes = len;
+    m.u.descriptor.total_shards = 1;
+    m.u.descriptor.shard_index = 0;
+    st = send_msg(c, &m, &e);
+    if (st == HURRAY_ERR_IO) {
+      if (err != NULL) *err = e;
+      return st;
+    }
+    if (st != HURRAY_OK) return send_error(c, stream, HURRAY_NET_E_INVALID_MESSAGE, e.reason, err);
+    HURRAY_TRY(send_data(c, stream, data, len, err));
+  }
+  return HURRAY_OK;
+}
+
+void hurray_net_server_set_shard(HurrayNetConnection *c, uint32_t shard_index,
+                                 uint32_t total_shards) {
+  if (c == NULL || c->role != HURRAY_NET_ROLE_SERVER) return;
+  c->shard_index = shard_index;
+  c->total_shards = total_shards;
 }
 
 /* The put being received (one at a time). */
@@ -622,13 +768,14 @@ static void put_reset(Put *p) {
 static HurrayStatus put_begin(HurrayNetConnection *c, const HurrayNetServerHandlers *h, Put *p,
                               const HurrayNetMessage *m, HurrayError *err) {
   if (h == NULL || h->put == NULL)
-    return send_error(c, m->stream_id, HURRAY_NET_E_INVALID_MESSAGE, "this server takes no put");
+    return send_error(c, m->stream_id, HURRAY_NET_E_INVALID_MESSAGE, "this server takes no put",
+                      err);
   if (p->stream != 0)
     return send_error(c, m->stream_id, HURRAY_NET_E_INVALID_MESSAGE,
-                      "this server takes one put at a time");
+                      "this server takes one put at a time", err);
   HurrayError e;
   if (alloc_data(c, m->u.put.total_data_bytes, &p->data, &e) != HURRAY_OK)
-    return send_error(c, m->stream_id, HURRAY_NET_E_MESSAGE_TOO_LARGE, e.reason);
+    return send_error(c, m->stream_id, HURRAY_NET_E_MESSAGE_TOO_LARGE, e.reason, err);
   p->key = hurray__malloc(m->u.put.key_len + 1u);
   p->desc = hurray__malloc(m->u.put.descriptor_len);
   if (p->key == NULL || p->desc == NULL) {
@@ -696,7 +843,7 @@ HurrayStatus hurray_net_server_serve(HurrayNetConnection *c, const HurrayNetHell
           uint32_t stream = put.stream;
           put_reset(&put);
           if (code != 0) {
-            st = send_error(c, stream, code, "");
+            st = send_error(c, stream, code, "", err);
           } else {
             HurrayNetMessage ack;
             memset(&ack, 0, sizeof ack);
@@ -778,6 +925,37 @@ HurrayStatus hurray_net_server_serve(HurrayNetConnection *c, const HurrayNetHell
 }
 HurrayStatus hurray_net_client_ping(HurrayNetConnection *c, HurrayError *err) {
   (void)c;
+  return unsupported(err);
+}
+HurrayStatus hurray_net_client_get_next(HurrayNetConnection *c, HurrayDescriptor **out_descriptor,
+                                        void **out_data, uint64_t *out_len, HurrayError *err) {
+  (void)c;
+  (void)out_descriptor;
+  (void)out_data;
+  (void)out_len;
+  return unsupported(err);
+}
+bool hurray_net_client_response_open(const HurrayNetConnection *c) {
+  (void)c;
+  return false;
+}
+void hurray_net_server_set_shard(HurrayNetConnection *c, uint32_t shard_index,
+                                 uint32_t total_shards) {
+  (void)c;
+  (void)shard_index;
+  (void)total_shards;
+}
+HurrayStatus hurray_net_client_get_into(HurrayNetConnection *c, const char *key,
+                                        uint8_t preferred_device, void *dst, uint64_t cap,
+                                        HurrayDescriptor **out_descriptor, uint64_t *out_len,
+                                        HurrayError *err) {
+  (void)c;
+  (void)key;
+  (void)preferred_device;
+  (void)dst;
+  (void)cap;
+  (void)out_descriptor;
+  (void)out_len;
   return unsupported(err);
 }
 

@@ -45,6 +45,9 @@ typedef struct Server {
   uintptr_t put_align;
   HurrayStatus status;
   HurrayError err;
+  HurrayNetConnection *conn; /* for hurray_net_server_set_shard */
+  uint8_t shard_desc[256];   /* shard 1 of 2 of "big" */
+  uint32_t shard_desc_len;
 } Server;
 
 static uint32_t on_get(void *ctx, const uint8_t *key, uint32_t key_len, uint8_t device,
@@ -52,6 +55,15 @@ static uint32_t on_get(void *ctx, const uint8_t *key, uint32_t key_len, uint8_t 
                        uint64_t *data_len) {
   Server *s = ctx;
   (void)device;
+  if (key_len == 4 && memcmp(key, "half", 4) == 0 && s->shard_desc_len != 0) {
+    /* shard 1 of 2: the second half of "big" */
+    hurray_net_server_set_shard(s->conn, 1, 2);
+    *desc = s->shard_desc;
+    *desc_len = s->shard_desc_len;
+    *data = s->data + (size_t)BIG * 2;
+    *data_len = (uint64_t)BIG * 2;
+    return 0;
+  }
   if (key_len != 3 || memcmp(key, "big", 3) != 0) return HURRAY_NET_E_UNKNOWN_TENSOR;
   *desc = s->desc;
   *desc_len = s->desc_len;
@@ -86,8 +98,15 @@ static void *serve(void *arg) {
   HurrayNetConnection *c = NULL;
   s->status = hurray_net_connection_new(s->fd, HURRAY_NET_ROLE_SERVER, &o, &c, &s->err);
   if (s->status != HURRAY_OK) return NULL;
-  HurrayNetServerHandlers h = {on_get, on_put, s};
-  s->status = hurray_net_server_serve(c, NULL, &h, &s->err);
+  HurrayNetServerHandlers h = {on_get, on_put, s, NULL};
+  s->conn = c;
+  static const uint8_t cpu = 0;
+  HurrayNetHello hello;
+  memset(&hello, 0, sizeof hello);
+  hello.capabilities = HURRAY_NET_CAP_PARALLEL_STREAMS;
+  hello.device_count = 1;
+  hello.devices = &cpu;
+  s->status = hurray_net_server_serve(c, &hello, &h, &s->err);
   hurray_net_connection_destroy(&c);
   return NULL;
 }
@@ -198,10 +217,90 @@ static void test_timeout_and_refusals(void **state) {
   assert_null(c);
 }
 
+/* Parallel shards: a server advertising PARALLEL_STREAMS answers with shard 1
+ * of 2 (hurray_net_server_set_shard), received straight into the caller's
+ * memory (hurray_net_client_get_into) by a client whose requests say
+ * PARALLEL_OK; a buffer too small is refused before any byte lands. */
+static void test_shard_into_caller_memory(void **state) {
+  (void)state;
+  int fds[2];
+  assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
+  Server *s = calloc(1, sizeof *s);
+  assert_non_null(s);
+  s->fd = fds[1];
+  s->desc_len = dense_descriptor(BIG, s->desc, sizeof s->desc);
+  s->data = malloc((size_t)BIG * 4);
+  assert_non_null(s->data);
+  for (size_t i = 0; i < (size_t)BIG * 4; i++) s->data[i] = (uint8_t)(i * 5 + 1);
+  {
+    uint8_t f32 = 0;
+    assert_int_equal(hurray_dtype_from_name("float32", &f32), HURRAY_OK);
+    HurrayBufferHandle h;
+    HurrayDescriptorFields f;
+    const uint64_t shape[1] = {BIG / 2}, parent[1] = {BIG}, offset[1] = {BIG / 2};
+    assert_int_equal(hurray_descriptor_fields_dense(f32, 1, shape, HURRAY_LAYOUT_ROW_MAJOR,
+                                                    (uint64_t)BIG * 2, 64, &h, &f, NULL),
+                     HURRAY_OK);
+    HurrayShard sh = {parent, offset};
+    f.shard = &sh;
+    HurrayDescriptor *d = NULL;
+    assert_int_equal(hurray_descriptor_from_fields(&f, 0, &d, NULL), HURRAY_OK);
+    uint64_t n = 0;
+    assert_int_equal(hurray_descriptor_encode(d, s->shard_desc, sizeof s->shard_desc, &n),
+                     HURRAY_OK);
+    assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
+    s->shard_desc_len = (uint32_t)n;
+  }
+  pthread_t t;
+  assert_int_equal(pthread_create(&t, NULL, serve, s), 0);
+
+  HurrayNetConnectionOptions o;
+  memset(&o, 0, sizeof o);
+  o.request_flags = HURRAY_NET_REQ_PARALLEL_OK;
+  HurrayNetConnection *c = NULL;
+  HurrayError e;
+  assert_int_equal(hurray_net_connection_new(fds[0], HURRAY_NET_ROLE_CLIENT, &o, &c, &e),
+                   HURRAY_OK);
+  if (hurray_net_client_hello(c, NULL, &e) != HURRAY_OK) fail_msg("hello: %s", e.message);
+  assert_true(hurray_net_session_peer_capabilities(hurray_net_connection_session(c)) &
+              HURRAY_NET_CAP_PARALLEL_STREAMS);
+  uint8_t *into = calloc(1, (size_t)BIG * 4);
+  assert_non_null(into);
+  HurrayDescriptor *d = NULL;
+  uint64_t len = 0;
+  if (hurray_net_client_get_into(c, "half", HURRAY_DEVICE_CPU, into + (size_t)BIG * 2,
+                                 (uint64_t)BIG * 2, &d, &len, &e) != HURRAY_OK)
+    fail_msg("get_into: %s", e.message);
+  assert_int_equal(len, (uint64_t)BIG * 2);
+  assert_memory_equal(into + (size_t)BIG * 2, s->data + (size_t)BIG * 2, (size_t)BIG * 2);
+  HurrayDescriptorFields f;
+  assert_int_equal(hurray_descriptor_fields(d, &f), HURRAY_OK);
+  assert_non_null(f.shard);
+  assert_int_equal(f.shard->offset[0], BIG / 2);
+  assert_int_equal(f.shard->parent_shape[0], BIG);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
+  assert_false(hurray_net_client_response_open(c));
+  /* the whole tensor does not fit half the room: refused, the connection goes on */
+  d = NULL;
+  assert_int_equal(hurray_net_client_get_into(c, "big", HURRAY_DEVICE_CPU, into,
+                                              (uint64_t)BIG * 2, &d, &len, &e),
+                   HURRAY_ERR_STREAM_LIMIT);
+  assert_null(d);
+  assert_int_equal(hurray_net_client_ping(c, &e), HURRAY_OK);
+  hurray_net_connection_destroy(&c);
+  close(fds[0]);
+  assert_int_equal(pthread_join(t, NULL), 0);
+  close(fds[1]);
+  free(into);
+  free(s->data);
+  free(s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_round_trip),
       cmocka_unit_test(test_timeout_and_refusals),
+      cmocka_unit_test(test_shard_into_caller_memory),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 import hurray
-from samples import assert_same_tensor, sample_composites, sample_tensors
+from samples import T, assert_same, assert_same_tensor, buf, sample_composites, sample_tensors
 
 TIMEOUT = 20  # seconds per test; a hang dumps every thread and ends the run
 
@@ -93,9 +93,78 @@ def test_torch_load_file_from_a_server():
     assert torch.equal(got["x"], torch.arange(6, dtype=torch.float32).reshape(2, 3))
 
 
-def test_composites_are_refused_plainly():
-    with pytest.raises(TypeError, match="composite"):
-        hurray.serve({"c": sample_composites()["partition"]})
+def test_composites_round_trip(tmp_path):
+    """A composite is served in pre-order (head, then members, a nested head before
+    its members) on one stream and assembled by the client into a hurray.Composite;
+    the connection goes on serving afterwards."""
+    comps = sample_composites()
+    with hurray.serve({**comps, "t": SAMPLES["f32_row"]}) as s, \
+            hurray.connect(s.url, timeout=5) as c:
+        for name, comp in comps.items():
+            got = c[name]
+            assert isinstance(got, hurray.Composite), name
+            assert_same(comp, got)
+        assert_same_tensor(SAMPLES["f32_row"], c["t"])
+        assert c.descriptors()["nested"].layout.name == "composite"
+    # from a file too
+    hurray.save(tmp_path / "c.hrry", comps)
+    with hurray.serve(tmp_path / "c.hrry") as s:
+        got = hurray.load(s.url)
+    for name, comp in comps.items():
+        assert_same(comp, got[name])
+
+
+def test_parallel_shards_over_several_connections():
+    """A server advertises PARALLEL_STREAMS; a tensor above the threshold comes in
+    shards over `parallel` connections into one aligned buffer, byte for byte; one
+    below it, a composite, or a layout that cannot be split in rows comes whole."""
+    rows = np.arange(1001 * 7, dtype=np.int32).reshape(1001, 7)  # 1001 rows: uneven shards
+    t = hurray.from_numpy(rows)
+    small = hurray.from_numpy(np.arange(10, dtype=np.float32))
+    with hurray.serve({"r": t, "s": small, "q": SAMPLES["q_channel"]}, log=[].append) as s:
+        with hurray.connect(s.url, timeout=5, parallel=3, parallel_threshold=1000) as c:
+            assert c.parallel == 3
+            got = c["r"]
+            np.testing.assert_array_equal(np.asarray(got), rows)
+            assert got.buffer(0).__array_interface__["data"][0] % 64 == 0
+            assert len(c._extra) == 2  # two more connections were opened
+            assert_same_tensor(small, c["s"])
+            assert_same_tensor(SAMPLES["q_channel"], c["q"])
+            # a shard asked for by name, as the extra connections do
+            d = hurray.Descriptor.decode(c._c.get_into("r#shard=1/3", bytearray(334 * 28)))
+            assert d.shape == (334, 7) and d.shard.shard_offset == (334, 0)
+            assert d.shard.parent_shape == (1001, 7)
+        with hurray.connect(s.url, timeout=5, parallel=1) as c:
+            assert c.parallel == 1
+            np.testing.assert_array_equal(np.asarray(c["r"]), rows)
+            # without PARALLEL_OK in its requests, a shard is refused
+            with pytest.raises(hurray.StreamError, match="did not allow parallel shards"):
+                c._c.get_into("r#shard=0/2", bytearray(501 * 28))
+
+
+@pytest.mark.parametrize("case", ["gap", "overlap", "misplaced", "other_parent", "none"])
+def test_shards_leaving_a_gap_or_overlapping_are_refused(case):
+    whole = hurray.from_numpy(np.zeros((10, 3), np.float32)).descriptor
+    plan = hurray._net.shard_plan(10, 3)  # rows 0-3, 4-6, 7-9
+    assert plan == [(0, 4), (4, 3), (7, 3)]
+
+    def shard(start, count, parent=(10, 3)):
+        kw = {} if parent is None else {"shard": hurray.Shard(parent, (start, 0))}
+        return T([buf(count * 12)], "float32", (count, 3), **kw).descriptor
+
+    good = [shard(0, 4), shard(4, 3), shard(7, 3)]
+    hurray._net.check_shards(whole, good, plan)
+    bad = {
+        "gap": [shard(0, 4), shard(5, 2), shard(7, 3)],
+        "overlap": [shard(0, 4), shard(3, 4), shard(7, 3)],
+        "misplaced": [shard(4, 3), shard(0, 4), shard(7, 3)],
+        "other_parent": [shard(0, 4), shard(4, 3), shard(7, 3, parent=(11, 3))],
+        "none": [shard(0, 4), shard(4, 3, parent=None), shard(7, 3)],
+    }[case]
+    match = {"gap": "gap|uncovered", "overlap": "overlaps", "misplaced": "asked for",
+             "other_parent": "parent shape", "none": "no shard section"}[case]
+    with pytest.raises(hurray.StreamError, match=match):
+        hurray._net.check_shards(whole, bad, plan)
 
 
 def test_missing_name_ping_and_put_limits():
@@ -269,6 +338,28 @@ def test_conformance_hello_and_a_tensor():
         s.close()
 
 
+def test_conformance_layout_selection_without_transcoding():
+    """§ Server Layout Selection: a server without TRANSCODING serves the stored layout
+    whatever the preferences (rule 1a picks it if listed, rule 2 otherwise), even with
+    ALLOW_TRANSCODE; the descriptor says which layout came."""
+    t = hurray.from_numpy(np.arange(12, dtype=np.float32).reshape(3, 4))  # row-major, 0x01
+    with hurray.serve({"t": t}) as srv:
+        s, p = said_hello(srv.port)
+        assert struct.unpack_from("<Q", p, 8)[0] & 0x1 == 0  # no TRANSCODING advertised
+        for prefs in ([0x02], [0x02, 0x01], [0xF3]):
+            k = b"t"
+            layouts = struct.pack("<H", len(prefs)) + b"".join(
+                bytes([tag]) + (struct.pack("<H", 0) if tag >= 0xF0 else b"") for tag in prefs)
+            req = struct.pack("<I", 1) + k + layouts + struct.pack("<BII", 0, 64, 0x1)
+            s.sendall(frame(TENSOR_REQUEST, 21, req))
+            mtype, _, p = recv_msg(s)
+            assert mtype == TENSOR_DESCRIPTOR
+            assert hurray.Descriptor.decode(p[:-16]).layout.name == "row_major"
+            while recv_msg(s)[0] != TENSOR_DATA_END:
+                pass
+        s.close()
+
+
 def test_conformance_unknown_type_oversized_and_reserved_stream():
     with hurray.serve({"t": SAMPLES["f32_row"]}) as srv:
         # an unrecognised message type: ERROR, and the stream is closed
@@ -336,6 +427,20 @@ def test_32_concurrent_clients():
         for th in threads:
             th.join(15)
     assert not errors and not any(th.is_alive() for th in threads)
+
+
+def test_a_client_that_stops_reading_is_timed_out():
+    """A client that asks for a tensor and never reads it: the server's send waits at most
+    its timeout (it once blocked in sendmsg for ever), then drops the connection."""
+    lines = []
+    with hurray.serve({"b": big(64 << 20)}, timeout=1, log=lines.append) as s:
+        sock, _ = said_hello(s.port)
+        sock.sendall(frame(TENSOR_REQUEST, 3, request("b")))
+        deadline = time.monotonic() + 10
+        while not any("timed out" in line for line in lines) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert any("timed out" in line for line in lines), lines
+        sock.close()
 
 
 def test_a_client_killed_mid_transfer_leaves_the_others_served():
@@ -502,6 +607,27 @@ def test_truncated_and_corrupted_frames_are_stream_errors(case):
         with pytest.raises((hurray.StreamError, hurray.InvalidDescriptorError)):
             c["x"]
         c.close()
+    finally:
+        fake.close()
+
+
+def test_a_server_cut_inside_a_composite_breaks_the_client():
+    """A composite response cut after its head: StreamError, and the client is unusable
+    after it (a half-received response is never taken for the next one)."""
+    head = sample_composites()["partition"]
+
+    def reply(conn, stream):
+        conn.sendall(frame(TENSOR_DESCRIPTOR, stream,
+                           head.descriptor.encode() + struct.pack("<QII", 0, 0, 1)))
+        conn.sendall(frame(TENSOR_DATA_END, stream))
+
+    fake = FakeServer(reply)
+    try:
+        with hurray.connect(f"hurray://127.0.0.1:{fake.port}", timeout=1) as c:
+            with pytest.raises(hurray.StreamError):
+                c["p"]
+            with pytest.raises(hurray.StreamError, match="connect again"):
+                c.ping()
     finally:
         fake.close()
 

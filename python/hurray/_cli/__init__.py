@@ -174,10 +174,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             paths = [args.file] + ([args.other] if args.other else [])
             return view(paths, port=args.port, browser=not args.no_browser, options=REMOTE)
         if args.command == "serve":
-            from ._serve import serve
-            return serve(args.files, host=args.host, port=args.port,
-                         max_clients=args.max_clients, writable=args.writable,
-                         max_put_bytes=args.max_put_bytes)
+            from ._serve import serve as serve_net
+            return serve_net(args.files, host=args.host, port=args.port,
+                             max_clients=args.max_clients, writable=args.writable,
+                             max_put_bytes=args.max_put_bytes)
         return _commands.inspect(args.file, list(args.args))
     except BrokenPipeError:
         # the reader of our output went away (`hurray ls --json f | head`): stop

@@ -32,6 +32,7 @@
 #include "core/buffer.h"
 #include "core/state.h"
 #include "core/tensor.h"
+#include "types/composite.h"
 #include "util/errors.h"
 
 #include "hurray/alloc.h"
@@ -44,14 +45,25 @@
 
 /* ---- the table of a server ------------------------------------------------------- */
 
+/* A tensor of a response: its descriptor and its data. */
+typedef struct Part {
+  uint8_t *desc; /* PyMem_RawMalloc */
+  uint32_t desc_len;
+  const uint8_t *data;
+  uint64_t len;
+  void *owned; /* hurray_free: buffers laid end to end */
+} Part;
+
 typedef struct Entry {
   char *key; /* key_len bytes of UTF-8 and a NUL */
   uint32_t key_len;
-  uint8_t *desc;
+  uint8_t *desc; /* the tensor's, or a composite's head */
   uint32_t desc_len;
   const uint8_t *data;
   uint64_t len;
   void *owned;   /* hurray_free: buffers laid end to end, or a push's data */
+  Part *more;    /* a composite: the rest of the response, in pre-order */
+  uint32_t nmore, cap_more;
   uint64_t refs; /* the table's and the connections'; under the lock */
   bool pushed;   /* counted against max_put_bytes */
 } Entry;
@@ -61,6 +73,11 @@ static void entry_free(Entry *e) {
   PyMem_RawFree(e->key);
   PyMem_RawFree(e->desc);
   hurray_free(e->owned);
+  for (uint32_t i = 0; i < e->nmore; i++) {
+    PyMem_RawFree(e->more[i].desc);
+    hurray_free(e->more[i].owned);
+  }
+  PyMem_RawFree(e->more);
   PyMem_RawFree(e);
 }
 
@@ -138,11 +155,9 @@ static int table_set(NetServer *s, Entry *e, Entry **replaced) {
   return 0;
 }
 
-/* The encoded descriptor of tensor `t` (PyMem_RawMalloc'd into *out). */
-static int encode_desc(HrpyState *st, PyObject *t, uint8_t **out, uint32_t *out_len,
-                       const char *ctx) {
-  const HurrayDescriptor *d = hrpy_tensor_desc(st, t);
-  if (d == NULL) return -1;
+/* The encoded descriptor `d` (PyMem_RawMalloc'd into *out). */
+static int encode_descriptor(HrpyState *st, const HurrayDescriptor *d, uint8_t **out,
+                             uint32_t *out_len, const char *ctx) {
   uint64_t n = 0;
   HRPY_CANNOT_FAIL(hurray_descriptor_encoded_len(d, &n));
   if (n > UINT32_MAX) {
@@ -164,6 +179,14 @@ static int encode_desc(HrpyState *st, PyObject *t, uint8_t **out, uint32_t *out_
   *out = b;
   *out_len = (uint32_t)w;
   return 0;
+}
+
+/* The encoded descriptor of tensor `t` (PyMem_RawMalloc'd into *out). */
+static int encode_desc(HrpyState *st, PyObject *t, uint8_t **out, uint32_t *out_len,
+                       const char *ctx) {
+  const HurrayDescriptor *d = hrpy_tensor_desc(st, t);
+  if (d == NULL) return -1;
+  return encode_descriptor(st, d, out, out_len, ctx);
 }
 
 /* The data of tensor `t` as the wire carries it: its one buffer in place
@@ -216,6 +239,37 @@ static int tensor_data(HrpyState *st, PyObject *t, const uint8_t **data, uint64_
   *data = p;
   *len = total;
   *owned = p;
+  return 0;
+}
+
+/* Appends the members of composite `comp` to e->more, in pre-order (a nested
+ * composite: its head as its parent presents it, no data, then its members). */
+static int add_members(HrpyState *st, Entry *e, PyObject *comp) {
+  uint32_t n = hrpy_composite_count(comp);
+  for (uint32_t i = 0; i < n; i++) {
+    if (e->nmore == e->cap_more) {
+      uint32_t cap = e->cap_more == 0 ? 8 : e->cap_more * 2;
+      Part *p = PyMem_RawRealloc(e->more, cap * sizeof *p);
+      if (p == NULL) {
+        PyErr_NoMemory();
+        return -1;
+      }
+      e->more = p;
+      e->cap_more = cap;
+    }
+    Part *part = &e->more[e->nmore];
+    memset(part, 0, sizeof *part);
+    const HurrayDescriptor *d = hrpy_composite_member_descriptor(st, comp, i);
+    if (d == NULL || encode_descriptor(st, d, &part->desc, &part->desc_len, "serve") < 0)
+      return -1;
+    e->nmore++;
+    PyObject *m = hrpy_composite_member(comp, i);
+    if (hrpy_composite_check(st, m)) {
+      if (add_members(st, e, m) < 0) return -1;
+    } else if (tensor_data(st, m, &part->data, &part->len, &part->owned, "serve") < 0) {
+      return -1;
+    }
+  }
   return 0;
 }
 
@@ -286,9 +340,10 @@ static PyObject *server_add(PyObject *self, PyObject *args) {
   HrpyState *st = hrpy_state_of(self);
   PyObject *name, *t;
   if (!PyArg_ParseTuple(args, "UO:add", &name, &t)) return NULL;
-  if (!hrpy_tensor_check(st, t))
-    return PyErr_Format(PyExc_TypeError, "serve: %R is a %.100s, not a hurray.Tensor (a "
-                        "composite cannot be served yet)", name, Py_TYPE(t)->tp_name);
+  bool composite = hrpy_composite_check(st, t);
+  if (!composite && !hrpy_tensor_check(st, t))
+    return PyErr_Format(PyExc_TypeError, "serve: %R is a %.100s, not a hurray.Tensor or "
+                        "hurray.Composite", name, Py_TYPE(t)->tp_name);
   Py_ssize_t klen = 0;
   const char *key = PyUnicode_AsUTF8AndSize(name, &klen);
   if (key == NULL) return NULL;
@@ -296,24 +351,29 @@ static PyObject *server_add(PyObject *self, PyObject *args) {
     return PyErr_Format(PyExc_ValueError, "serve: %R is not a name a server can serve", name);
   uint8_t *desc = NULL;
   uint32_t desc_len = 0;
-  if (encode_desc(st, t, &desc, &desc_len, "serve") < 0) return NULL;
+  int rc = composite ? encode_descriptor(st, hrpy_composite_head(t), &desc, &desc_len, "serve")
+                     : encode_desc(st, t, &desc, &desc_len, "serve");
+  if (rc < 0) return NULL;
   const uint8_t *data = NULL;
   uint64_t len = 0;
   void *owned = NULL;
-  if (tensor_data(st, t, &data, &len, &owned, "serve") < 0) {
+  if (!composite && tensor_data(st, t, &data, &len, &owned, "serve") < 0) {
     PyMem_RawFree(desc);
     return NULL;
   }
   Entry *e = entry_new((const uint8_t *)key, (uint32_t)klen, desc, desc_len);
   PyMem_RawFree(desc);
-  if (e == NULL || PyList_Append(s->keep, t) < 0) {
+  if (e == NULL) {
     hurray_free(owned);
-    entry_free(e);
-    return e == NULL ? PyErr_NoMemory() : NULL;
+    return PyErr_NoMemory();
   }
   e->data = data;
   e->len = len;
   e->owned = owned;
+  if ((composite && add_members(st, e, t) < 0) || PyList_Append(s->keep, t) < 0) {
+    entry_free(e);
+    return NULL;
+  }
   Entry *old = NULL;
   PyThread_acquire_lock(s->lock, WAIT_LOCK);
   int r = table_set(s, e, &old);
@@ -368,8 +428,10 @@ static PyObject *server_keys(PyObject *self, PyObject *unused) {
 
 typedef struct Conn {
   NetServer *srv;
+  HurrayNetConnection *conn;
   PyObject *peer; /* str, for the log */
   Entry *held;    /* the entry being sent */
+  uint32_t part;  /* of a composite: the next of held->more */
   uint8_t *cat;   /* the catalog being sent (hurray_alloc) */
   uint8_t *cat_desc;
   uint32_t cat_desc_len;
@@ -450,6 +512,87 @@ static uint32_t build_catalog(Conn *c, uint64_t *len) {
   return 0;
 }
 
+/* "NAME#shard=K/N" (docs/internals/decisions.md § Network transport): shard
+ * K of N of tensor NAME. The length of NAME, or 0 when `key` is not one. */
+static uint32_t shard_key(const uint8_t *key, uint32_t key_len, uint32_t *k, uint32_t *n) {
+  static const char tag[] = "#shard=";
+  const uint32_t tl = sizeof tag - 1;
+  for (uint32_t at = key_len; at-- > 0;) {
+    if (key_len - at < tl || memcmp(key + at, tag, tl) != 0) continue;
+    uint64_t v[2] = {0, 0};
+    uint32_t which = 0, digits = 0;
+    for (uint32_t i = at + tl; i < key_len; i++) {
+      if (key[i] == '/' && which == 0 && digits > 0) {
+        which = 1;
+        digits = 0;
+      } else if (key[i] >= '0' && key[i] <= '9' && digits < 9) {
+        v[which] = v[which] * 10 + (uint64_t)(key[i] - '0');
+        digits++;
+      } else {
+        return 0;
+      }
+    }
+    if (which != 1 || digits == 0 || v[1] == 0 || v[0] >= v[1] || at == 0) return 0;
+    *k = (uint32_t)v[0];
+    *n = (uint32_t)v[1];
+    return at;
+  }
+  return 0;
+}
+
+/* Shard k of n of entry `e` (held), split along axis 0: a row-major tensor
+ * of one buffer, whole rows. Its descriptor (with a shard section) goes to
+ * c->cat_desc. Returns 0 or an ERROR code. */
+static uint32_t shard_of(Conn *c, const Entry *e, uint32_t k, uint32_t n,
+                         const uint8_t **descriptor, uint32_t *descriptor_len,
+                         const void **data, uint64_t *data_len) {
+  HurrayDescriptor *d = NULL;
+  if (e->nmore != 0 || hurray_descriptor_decode(e->desc, e->desc_len, &d) != HURRAY_OK)
+    return HURRAY_NET_E_SHARD_MISMATCH;
+  HurrayDescriptorFields f;
+  HRPY_CANNOT_FAIL(hurray_descriptor_fields(d, &f));
+  uint32_t code = HURRAY_NET_E_SHARD_MISMATCH;
+  uint64_t rows = f.rank >= 1 ? f.shape[0] : 0;
+  uint64_t shape[HURRAY_MAX_RANK], offset[HURRAY_MAX_RANK];
+  if (f.layout.tag == HURRAY_LAYOUT_ROW_MAJOR && f.rank >= 1 && f.rank <= HURRAY_MAX_RANK &&
+      f.buffer_count == 1 && f.quantization == NULL && f.shard == NULL &&
+      f.composite_member == NULL && rows >= n && rows != HURRAY_DYNAMIC_DIM &&
+      f.buffers[0].byte_size % rows == 0 && f.buffers[0].byte_size == e->len) {
+    uint64_t row_bytes = f.buffers[0].byte_size / rows;
+    uint64_t start = rows / n * k + (k < rows % n ? k : rows % n);
+    uint64_t count = rows / n + (k < rows % n ? 1 : 0);
+    memcpy(shape, f.shape, f.rank * sizeof *shape);
+    memset(offset, 0, f.rank * sizeof *offset);
+    shape[0] = count;
+    offset[0] = start;
+    HurrayShard sh = {f.shape, offset};
+    HurrayBufferHandle b = f.buffers[0];
+    b.byte_size = count * row_bytes;
+    HurrayDescriptorFields g = f;
+    g.shape = shape;
+    g.buffers = &b;
+    g.shard = &sh;
+    g.statistics = NULL; /* the whole tensor's, not the shard's */
+    HurrayDescriptor *sd = NULL;
+    uint64_t dl = 0;
+    if (hurray_descriptor_from_fields(&g, HURRAY_DECODE_PERMISSIVE, &sd, NULL) == HURRAY_OK &&
+        hurray_descriptor_encoded_len(sd, &dl) == HURRAY_OK && dl <= UINT32_MAX &&
+        (c->cat_desc = PyMem_RawMalloc((size_t)dl)) != NULL &&
+        hurray_descriptor_encode(sd, c->cat_desc, dl, &dl) == HURRAY_OK) {
+      c->cat_desc_len = (uint32_t)dl;
+      *descriptor = c->cat_desc;
+      *descriptor_len = c->cat_desc_len;
+      *data = e->data + start * row_bytes;
+      *data_len = b.byte_size;
+      hurray_net_server_set_shard(c->conn, k, n);
+      code = 0;
+    }
+    if (sd != NULL) HRPY_CANNOT_FAIL(hurray_descriptor_destroy(sd));
+  }
+  HRPY_CANNOT_FAIL(hurray_descriptor_destroy(d));
+  return code;
+}
+
 static uint32_t on_get(void *ctx, const uint8_t *key, uint32_t key_len, uint8_t preferred_device,
                        const uint8_t **descriptor, uint32_t *descriptor_len, const void **data,
                        uint64_t *data_len) {
@@ -468,8 +611,11 @@ static uint32_t on_get(void *ctx, const uint8_t *key, uint32_t key_len, uint8_t 
     return 0;
   }
   NetServer *s = c->srv;
+  uint32_t sk = 0, sn = 0;
   PyThread_acquire_lock(s->lock, WAIT_LOCK);
   size_t i = find(s, key, key_len);
+  uint32_t base = i < s->n ? 0 : shard_key(key, key_len, &sk, &sn);
+  if (base != 0) i = find(s, key, base);
   Entry *e = i < s->n ? s->entries[i] : NULL;
   if (e != NULL) e->refs++;
   PyThread_release_lock(s->lock);
@@ -478,11 +624,30 @@ static uint32_t on_get(void *ctx, const uint8_t *key, uint32_t key_len, uint8_t 
     return HURRAY_NET_E_UNKNOWN_TENSOR;
   }
   c->held = e;
+  c->part = 0;
+  if (base != 0) {
+    uint32_t code = shard_of(c, e, sk, sn, descriptor, descriptor_len, data, data_len);
+    log_line(c, "GET", key, key_len, code != 0 ? "cannot be split in shards" : "", *data_len);
+    return code;
+  }
   *descriptor = e->desc;
   *descriptor_len = e->desc_len;
   *data = e->data;
   *data_len = e->len;
   log_line(c, "GET", key, key_len, "", e->len);
+  return 0;
+}
+
+static uint32_t on_next(void *ctx, const uint8_t **descriptor, uint32_t *descriptor_len,
+                        const void **data, uint64_t *data_len) {
+  Conn *c = ctx;
+  Entry *e = c->held;
+  if (e == NULL || c->part >= e->nmore) return HURRAY_NET_E_INVALID_MESSAGE;
+  const Part *p = &e->more[c->part++];
+  *descriptor = p->desc;
+  *descriptor_len = p->desc_len;
+  *data = p->data;
+  *data_len = p->len;
   return 0;
 }
 
@@ -550,9 +715,18 @@ static PyObject *server_serve(PyObject *self, PyObject *args) {
   memset(&h, 0, sizeof h);
   h.get = on_get;
   h.put = s->writable ? on_put : NULL;
+  h.next = on_next;
   h.ctx = &c;
+  c.conn = conn;
+  /* CPU and standard memory; parallel shards ("NAME#shard=K/N") */
+  static const uint8_t cpu = HURRAY_DEVICE_CPU;
+  HurrayNetHello hello;
+  memset(&hello, 0, sizeof hello);
+  hello.capabilities = HURRAY_NET_CAP_PARALLEL_STREAMS;
+  hello.device_count = 1;
+  hello.devices = &cpu;
   Py_BEGIN_ALLOW_THREADS
-  rc = hurray_net_server_serve(conn, NULL, &h, &err);
+  rc = hurray_net_server_serve(conn, &hello, &h, &err);
   conn_release(&c);
   hurray_net_connection_destroy(&conn);
   Py_END_ALLOW_THREADS
@@ -602,14 +776,15 @@ typedef struct {
 #define CLI(o) ((NetClient *)(o))
 
 static PyObject *client_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
-  static char *kw[] = {"fd", "timeout", "max_tensor_bytes", "frame_size", NULL};
+  static char *kw[] = {"fd", "timeout", "max_tensor_bytes", "frame_size", "parallel_ok", NULL};
   HrpyState *st = hrpy_state_of_type(type);
   int fd;
   double timeout = 30.0;
   unsigned long long max_tensor = 0;
   unsigned int frame = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "i|$dKI:_NetClient", kw, &fd, &timeout,
-                                   &max_tensor, &frame))
+  int parallel = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "i|$dKIp:_NetClient", kw, &fd, &timeout,
+                                   &max_tensor, &frame, &parallel))
     return NULL;
   NetClient *self = (NetClient *)type->tp_alloc(type, 0);
   if (self == NULL) return NULL;
@@ -624,6 +799,7 @@ static PyObject *client_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
   if (o.timeout_ms == 0) o.timeout_ms = 1;
   o.max_tensor_bytes = max_tensor;
   o.frame_size = frame;
+  o.request_flags = parallel ? HURRAY_NET_REQ_PARALLEL_OK : 0;
   HurrayError err;
   hurray_error_clear(&err);
   HurrayStatus rc = hurray_net_connection_new(fd, HURRAY_NET_ROLE_CLIENT, &o, &self->c, &err);
@@ -734,6 +910,41 @@ static PyObject *client_get_raw(PyObject *o, PyObject *name) {
   return client_get_as(o, name, true);
 }
 
+/* The value of a response whose first tensor is `d` / `data` (moved): a
+ * tensor, or a composite whose members are received from `c` in pre-order.
+ * Called with the client's lock held. */
+static PyObject *value_from_wire(HrpyState *st, HurrayNetConnection *c, HurrayDescriptor *d,
+                                 void *data, uint64_t len, HurrayStatus *rc, HurrayError *err) {
+  HurrayDescriptorFields f;
+  HRPY_CANNOT_FAIL(hurray_descriptor_fields(d, &f));
+  if (f.layout.tag != HURRAY_LAYOUT_COMPOSITE) return tensor_from_wire(st, d, data, len, "get");
+  hurray_free(data); /* a head owns no buffers */
+  uint32_t n = f.layout.u.composite.member_count;
+  PyObject *members = PyTuple_New((Py_ssize_t)n);
+  if (members == NULL) {
+    HRPY_CANNOT_FAIL(hurray_descriptor_destroy(d));
+    return NULL;
+  }
+  for (uint32_t i = 0; i < n; i++) {
+    HurrayDescriptor *md = NULL;
+    void *mdata = NULL;
+    uint64_t mlen = 0;
+    Py_BEGIN_ALLOW_THREADS
+    *rc = hurray_net_client_get_next(c, &md, &mdata, &mlen, err);
+    Py_END_ALLOW_THREADS
+    PyObject *m = *rc != HURRAY_OK ? NULL : value_from_wire(st, c, md, mdata, mlen, rc, err);
+    if (m == NULL) {
+      Py_DECREF(members);
+      HRPY_CANNOT_FAIL(hurray_descriptor_destroy(d));
+      return NULL;
+    }
+    PyTuple_SET_ITEM(members, (Py_ssize_t)i, m);
+  }
+  PyObject *r = hrpy_composite_from_head(st, d, members, "get");
+  Py_DECREF(members);
+  return r;
+}
+
 static PyObject *client_get_as(PyObject *o, PyObject *name, bool raw) {
   NetClient *self = CLI(o);
   HrpyState *st = hrpy_state_of(o);
@@ -753,20 +964,62 @@ static PyObject *client_get_as(PyObject *o, PyObject *name, bool raw) {
   Py_BEGIN_ALLOW_THREADS
   rc = hurray_net_client_get(c, key, HURRAY_DEVICE_CPU, &d, &data, &len, &err);
   Py_END_ALLOW_THREADS
-  client_release(self, rc);
+  PyObject *r = NULL;
+  if (rc == HURRAY_OK && raw) {
+    r = len > PY_SSIZE_T_MAX ? PyErr_NoMemory() : PyBytes_FromStringAndSize(data, (Py_ssize_t)len);
+    hurray_free(data);
+    HRPY_CANNOT_FAIL(hurray_descriptor_destroy(d));
+  } else if (rc == HURRAY_OK) {
+    r = value_from_wire(st, c, d, data, len, &rc, &err);
+  }
+  /* a response left half received breaks the connection */
+  client_release(self, rc == HURRAY_OK && hurray_net_client_response_open(c) ? HURRAY_ERR_IO : rc);
   if (rc == HURRAY_ERR_NOT_FOUND) {
     PyErr_SetObject(PyExc_KeyError, name);
     return NULL;
   }
   if (rc != HURRAY_OK) return raise_net(st, rc, &err, "get");
-  if (raw) {
-    PyObject *b = len > PY_SSIZE_T_MAX ? PyErr_NoMemory()
-                                       : PyBytes_FromStringAndSize(data, (Py_ssize_t)len);
-    hurray_free(data);
-    HRPY_CANNOT_FAIL(hurray_descriptor_destroy(d));
-    return b;
+  return r;
+}
+
+/* get_into(name, buffer, /): a single tensor received straight into the
+ * writable `buffer` (a shard into its part of the whole); returns its
+ * encoded descriptor (bytes). */
+static PyObject *client_get_into(PyObject *o, PyObject *args) {
+  NetClient *self = CLI(o);
+  HrpyState *st = hrpy_state_of(o);
+  PyObject *name;
+  Py_buffer view;
+  if (!PyArg_ParseTuple(args, "Uw*:get_into", &name, &view)) return NULL;
+  const char *key = PyUnicode_AsUTF8(name);
+  HurrayNetConnection *c = key == NULL ? NULL : client_acquire(st, self, "get");
+  if (c == NULL) {
+    PyBuffer_Release(&view);
+    return NULL;
   }
-  return tensor_from_wire(st, d, data, len, "get");
+  HurrayDescriptor *d = NULL;
+  uint64_t len = 0;
+  HurrayError err;
+  hurray_error_clear(&err);
+  HurrayStatus rc;
+  Py_BEGIN_ALLOW_THREADS
+  rc = hurray_net_client_get_into(c, key, HURRAY_DEVICE_CPU, view.buf, (uint64_t)view.len, &d,
+                                  &len, &err);
+  Py_END_ALLOW_THREADS
+  client_release(self, rc);
+  PyBuffer_Release(&view);
+  if (rc == HURRAY_ERR_NOT_FOUND) {
+    PyErr_SetObject(PyExc_KeyError, name);
+    return NULL;
+  }
+  if (rc != HURRAY_OK) return raise_net(st, rc, &err, "get");
+  uint64_t n = 0;
+  HRPY_CANNOT_FAIL(hurray_descriptor_encoded_len(d, &n));
+  PyObject *b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)n);
+  if (b != NULL)
+    HRPY_CANNOT_FAIL(hurray_descriptor_encode(d, (uint8_t *)PyBytes_AS_STRING(b), n, &n));
+  HRPY_CANNOT_FAIL(hurray_descriptor_destroy(d));
+  return b;
 }
 
 /* put(name, tensor, /): pushes `tensor` under `name`; returns once the server
@@ -845,6 +1098,9 @@ static PyObject *client_max_message_size(PyObject *o, void *closure) {
 
 static PyMethodDef client_methods[] = {
     {"get", client_get, METH_O, "get($self, name, /)\n--\n\nThe tensor served under `name`."},
+    {"get_into", client_get_into, METH_VARARGS,
+     "get_into($self, name, buffer, /)\n--\n\nThe tensor served under `name`, its data "
+     "received straight into the writable `buffer`; returns its encoded descriptor."},
     {"get_raw", client_get_raw, METH_O,
      "get_raw($self, name, /)\n--\n\nThe data of the tensor served under `name`, as bytes."},
     {"put", client_put, METH_VARARGS,
@@ -854,7 +1110,16 @@ static PyMethodDef client_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+static PyObject *client_peer_caps(PyObject *o, void *closure) {
+  (void)closure;
+  NetClient *self = CLI(o);
+  const HurrayNetSession *s = self->c == NULL ? NULL : hurray_net_connection_session(self->c);
+  return PyLong_FromUnsignedLongLong(hurray_net_session_peer_capabilities(s));
+}
+
 static PyGetSetDef client_getset[] = {
+    {"peer_capabilities", client_peer_caps, NULL,
+     "The capability flags of the server's HELLO (2: PARALLEL_STREAMS).", NULL},
     {"peer_max_message_size", client_max_message_size, NULL,
      "The largest message the server accepts (its HELLO).", NULL},
     {NULL, NULL, NULL, NULL, NULL},
@@ -862,7 +1127,8 @@ static PyGetSetDef client_getset[] = {
 
 static PyType_Slot client_slots[] = {
     {Py_tp_doc,
-     "_NetClient(fd, *, timeout=30.0, max_tensor_bytes=0, frame_size=0)\n--\n\n"
+     "_NetClient(fd, *, timeout=30.0, max_tensor_bytes=0, frame_size=0, parallel_ok=False)\n"
+     "--\n\n"
      "One protocol session over the connected socket `fd` (hurray.connect builds on it)."},
     {Py_tp_new, client_new},
     {Py_tp_dealloc, client_dealloc},
