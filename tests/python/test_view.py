@@ -614,3 +614,36 @@ def test_the_small_types_decode_as_ml_dtypes_does():
             theirs[0] = np.nan
         np.testing.assert_array_equal(ours, theirs, err_msg=name)
     assert ml_dtypes
+
+
+def test_large_sparse_tensors_are_sampled_without_expanding_them(tmp_path, monkeypatch):
+    # values and positions read at most MAX_SPARSE at a time, spread over the tensor:
+    # nothing of the size of the non-zeros is built (a CSR's row of every position was)
+    sp = pytest.importorskip("scipy.sparse")
+    monkeypatch.setattr(vmodel, "MAX_SPARSE", 100)
+    rng = np.random.default_rng(3)
+    m = sp.random(2000, 1500, density=0.05, format="csr", random_state=rng, dtype=np.float32)
+    m.data[:] = np.arange(m.nnz, dtype=np.float32)
+    t = {"csr": hurray.from_scipy(m), "csc": hurray.from_scipy(m.tocsc()),
+         "coo": hurray.from_scipy(m.tocoo())}
+    hurray.save(tmp_path / "sp.hrry", t)
+    model = vmodel.FileModel(str(tmp_path / "sp.hrry"))
+    try:
+        import tracemalloc
+        for name in t:
+            tracemalloc.start()
+            try:
+                st = vmodel.tensor_stats(model, name)
+                peak = tracemalloc.get_traced_memory()[1]
+            finally:
+                tracemalloc.stop()
+            assert peak < 1 << 20, (name, peak)   # the non-zeros as float64: 1.2 MB
+            assert st["sampled"] and 0 < st["values"]["count"] <= 100, name
+            assert st["values"]["max"] > m.nnz * 0.9, name        # spread to the end
+            cells = st["pattern"]["grid"]
+            assert 0 < sum(map(sum, cells)) <= 100, name
+            # the sampled positions are where the matrix has them
+            rows_with = {i for i, row in enumerate(cells) if sum(row)}
+            assert max(rows_with) >= 60 and min(rows_with) <= 3, name
+    finally:
+        model.close()

@@ -572,9 +572,7 @@ def sparse_stats(np, t: Any, row: dict[str, Any]) -> dict[str, Any]:
         room = vals.size * 8 // bits
         n = min(nnz if nnz and layout != "block_paged" else room, room)
         sampled = n > MAX_SPARSE
-        x = decode(np, vals, row["dtype"], n)
-        if sampled:
-            x = x[:: math.ceil(n / MAX_SPARSE)]
+        x = _sampled_values(np, vals, row["dtype"], bits, n, math.ceil(n / MAX_SPARSE))
         if x.dtype.kind == "c":
             x = np.abs(x)
         out["values"] = value_stats(np, x)
@@ -589,26 +587,45 @@ def sparse_stats(np, t: Any, row: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _sampled_values(np, vals: Any, dtype: str, bits: int, n: int, step: int) -> Any:
+    """Every `step`-th of the first `n` packed values, decoded; memory bounded by
+    the sample (whole bytes: the sampled elements' bytes gathered first; sub-byte:
+    decoded a block at a time)."""
+    if bits % 8 == 0:
+        item = bits // 8
+        raw = np.ascontiguousarray(vals[:n * item].reshape(n, item)[::step])
+        return decode(np, raw.reshape(-1), dtype, raw.shape[0])
+    block = (1 << 20) * step            # a multiple of 8 elements: whole bytes
+    parts = [decode(np, vals[a * bits // 8:], dtype, min(block, n - a))[::step]
+             for a in range(0, n, block)]
+    return np.concatenate(parts) if parts else decode(np, vals, dtype, 0)
+
+
+def _rows_of(np, ptr: Any, positions: Any) -> Any:
+    """The row (column) of each stored position, from a compressed pointer."""
+    return np.searchsorted(ptr, positions, side="right") - 1
+
+
 def sparsity_grid(np, t: Any, layout: str, shape: list[int]) -> dict[str, Any]:
     """Non-zeros per cell of a GRID x GRID grid over the first two dimensions
-    (rows, columns; a 1-D tensor is one row)."""
+    (rows, columns; a 1-D tensor is one row), from at most MAX_SPARSE stored
+    positions, spread evenly (the index arrays are read as they are: nothing of
+    the size of the tensor is made)."""
     if layout == "coo":
         idx = np.asarray(t.indices).reshape(-1, max(len(shape), 1))
+        step = max(1, math.ceil(idx.shape[0] / MAX_SPARSE))
+        idx = idx[::step]
         r = idx[:, 0] if len(shape) >= 2 else np.zeros(idx.shape[0], np.int64)
         c = idx[:, 1] if len(shape) >= 2 else idx[:, 0]
-    elif layout == "csr":
-        ptr = np.asarray(t.row_ptr).astype(np.int64)
-        c = np.asarray(t.col_indices)
-        r = np.repeat(np.arange(ptr.size - 1), np.diff(ptr))
-    elif layout == "csc":
-        ptr = np.asarray(t.col_ptr).astype(np.int64)
-        r = np.asarray(t.row_indices)
-        c = np.repeat(np.arange(ptr.size - 1), np.diff(ptr))
+    elif layout in ("csr", "csc"):
+        ptr = np.asarray(t.row_ptr if layout == "csr" else t.col_ptr)
+        inner = np.asarray(t.col_indices if layout == "csr" else t.row_indices)
+        step = max(1, math.ceil(inner.size / MAX_SPARSE))
+        pos = np.arange(0, inner.size, step)
+        outer, inner = _rows_of(np, ptr, pos), inner[::step]
+        r, c = (outer, inner) if layout == "csr" else (inner, outer)
     else:
         raise ValueError(f"drawn for coo, csr and csc tensors, not {layout}")
-    if r.size > MAX_SPARSE:
-        step = math.ceil(r.size / MAX_SPARSE)
-        r, c = r[::step], c[::step]
     nr = shape[0] if len(shape) >= 2 else 1
     nc = shape[1] if len(shape) >= 2 else (shape[0] if shape else 1)
     gr, gc = max(1, min(GRID, nr)), max(1, min(GRID, nc))
