@@ -73,7 +73,7 @@ PyObject *hrpy_tensor_build_ex(HrpyState *st, uint8_t type_tag, uint32_t rank,
     handles[i].byte_size = bufs[i].size;
     handles[i].alignment = sec != NULL && sec->alignment != NULL
                                ? sec->alignment[i]
-                               : hrpy_policy_alignment(bufs[i].data, bufs[i].size);
+                               : hurray_alignment_policy(bufs[i].data, bufs[i].size);
     handles[i].device_tag = dev_tag;
     handles[i].memory_class = dev_class;
     handles[i].sync_mode = bufs[i].sync_mode;
@@ -166,7 +166,7 @@ fail:
 PyObject *hrpy_tensor_new_dense(HrpyState *st, uint8_t type_tag, uint32_t rank,
                                 const uint64_t *shape, uint8_t layout_tag, PyObject *device,
                                 HrpyBuffer *b, const char *context) {
-  uint32_t alignment = hrpy_policy_alignment(b->data, b->size);
+  uint32_t alignment = hurray_alignment_policy(b->data, b->size);
   /* What the binding decides (a host tensor of standard memory, synced, in
    * one of the two dense orders); every format rule is the C library's. */
   bool plain = rank <= HURRAY_MAX_RANK && hrpy_device_tag(device) == HURRAY_DEVICE_CPU &&
@@ -240,32 +240,6 @@ PyObject *hrpy_tensor_from_descriptor(HrpyState *st, const HurrayDescriptor *d, 
   return hrpy_tensor_from_descriptor_on(st, d, NULL, bufs, nbuf, options, context);
 }
 
-/*
- * The alignment a reader's tensor declares for buffer `b`: the descriptor's
- * (a round trip gives back the descriptor that went in), which the address
- * must then satisfy. Host bytes that do not are copied into memory that does,
- * for promises up to a page; a larger promise the address does not keep
- * (a mapped file places data on pages, not on 2 MiB boundaries) is replaced
- * by the true, measured value rather than copied. Never declares what the
- * address does not hold.
- */
-static int reader_alignment(HrpyBuffer *b, uint32_t declared, uint32_t *out) {
-  bool pow2 = declared != 0 && (declared & (declared - 1)) == 0;
-  if (pow2 && hrpy_address_satisfies(b->data, b->size, declared)) {
-    *out = declared;
-    return 0;
-  }
-  if (!pow2 || !b->host || declared > HURRAY_PAGE_ALIGNMENT) {
-    uint32_t measured = hrpy_measure_alignment(b->data, b->size);
-    *out = !pow2 ? hrpy_policy_alignment(b->data, b->size)
-                 : (measured < declared ? measured : declared);
-    return 0;
-  }
-  if (hrpy_buffer_copy_to_owned(b, declared, b->readonly) < 0) return -1;
-  *out = declared;
-  return 0;
-}
-
 PyObject *hrpy_tensor_from_descriptor_on(HrpyState *st, const HurrayDescriptor *d,
                                         PyObject *on, HrpyBuffer *bufs, uint32_t nbuf,
                                         uint32_t options, const char *context) {
@@ -320,8 +294,12 @@ PyObject *hrpy_tensor_from_descriptor_on(HrpyState *st, const HurrayDescriptor *
     PyErr_NoMemory();
     goto done;
   }
+  /* the descriptor's alignment where the address keeps it (hurray_alignment_for_reader) */
   for (uint32_t i = 0; i < nbuf; i++)
-    if (reader_alignment(&bufs[i], f.buffers[i].alignment, &align[i]) < 0) goto done;
+    if (hurray_alignment_for_reader(bufs[i].data, bufs[i].size, f.buffers[i].alignment,
+                                    bufs[i].host, &align[i]) &&
+        hrpy_buffer_copy_to_owned(&bufs[i], align[i], bufs[i].readonly) < 0)
+      goto done;
   HrpySections sec;
   memset(&sec, 0, sizeof sec);
   sec.alignment = nbuf > 0 ? align : NULL;
@@ -355,7 +333,7 @@ int hrpy_tensor_warn_unpacked(PyObject *t, const char *context) {
     return 0;
   uint64_t count = 0, packed = 0, have = f->buffers[0].byte_size;
   bool known = f->quantization != NULL ? hurray_quant_storage_count(f, &count) == HURRAY_OK
-                                       : hrpy_element_count(f->rank, f->shape, &count);
+                                       : hurray_shape_element_count(f->rank, f->shape, &count);
   if (!known || hurray_buffer_size_bytes(f->type_tag, count, &packed) != HURRAY_OK ||
       have < f->byte_offset || have - f->byte_offset != count || packed >= count)
     return 0;

@@ -104,7 +104,7 @@ typedef struct HrpySections {
   uint8_t version_minor;
   uint32_t options; /* HURRAY_DECODE_* */
   /* nbuf declared alignments a reader keeps (hrpy_tensor_from_descriptor),
-   * or NULL: the binding's policy, hrpy_policy_alignment */
+   * or NULL: the binding's policy, hurray_alignment_policy */
   const uint32_t *alignment;
 } HrpySections;
 

@@ -259,7 +259,7 @@ PyObject *hrpy_tensor_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t n
                       "say so; ask for max_version >= (1, 0) or leave copy=None");
   }
   uint64_t count = 0;
-  (void)hrpy_element_count(rank, t->f->shape, &count);
+  (void)hurray_shape_element_count(rank, t->f->shape, &count);
   uint8_t *data = t->nbuf > 0 && t->bufs[0].data != NULL ? t->bufs[0].data + t->f->byte_offset
                                                           : NULL;
   if (do_copy) {
@@ -294,9 +294,9 @@ PyObject *hrpy_tensor_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t n
     }
     if (count > 0 && data != NULL) {
       if (is_bool) {
-        hrpy_bool_unpack(data, e->copy, count);
+        hurray_bool_unpack(data, e->copy, count);
       } else if (lt == HURRAY_LAYOUT_STRIDED) {
-        hrpy_strided_gather(e->copy, data, (size_t)esize, rank, t->f->shape, bstrides);
+        HRPY_CANNOT_FAIL(hurray_elements_gather(data, rank, t->f->shape, bstrides, esize, e->copy));
       } else {
         memcpy(e->copy, data, (size_t)nbytes);
       }
@@ -534,12 +534,12 @@ static PyObject *import_claimed(HrpyState *st, void *ptr, bool versioned, int co
     }
     if (im.count > 0) {
       if (is_bool && need_gather) { /* no byte-per-element copy */
-        hrpy_strided_pack_bool(mem, im.first, im.rank, im.shape, im.byte_strides);
+        HRPY_CANNOT_FAIL(hurray_elements_gather_bool(im.first, im.rank, im.shape, im.byte_strides, mem));
       } else if (need_gather) {
-        hrpy_strided_gather(mem, im.first, (size_t)im.itemsize, im.rank, im.shape,
-                            im.byte_strides);
+        HRPY_CANNOT_FAIL(hurray_elements_gather(im.first, im.rank, im.shape, im.byte_strides,
+                                                im.itemsize, mem));
       } else { /* bool is packed in storage order, so a column-major tensor stays one */
-        hrpy_bool_pack(im.first, mem, im.count);
+        hurray_bool_pack(im.first, mem, im.count);
       }
     }
     Py_DECREF(owner); /* the producer's memory is no longer needed */

@@ -45,7 +45,7 @@ static int index_arg(HrpyState *st, PyObject *o, uint32_t width, const char *wha
       return -1;
     }
     uint64_t count = 0, bytes = 0;
-    if (!hrpy_element_count(t->f->rank, t->f->shape, &count) ||
+    if (!hurray_shape_element_count(t->f->rank, t->f->shape, &count) ||
         hurray_buffer_size_bytes(t->f->type_tag, count, &bytes) != HURRAY_OK) {
       PyErr_Format(PyExc_TypeError, "validate_index_buffers: %s has no fixed size", what);
       return -1;

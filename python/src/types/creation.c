@@ -159,7 +159,7 @@ static int check_extents(HrpyState *st, const char *fname, uint32_t rank, const 
 static int dense_size(HrpyState *st, const char *fname, uint8_t tag, uint32_t rank,
                       const uint64_t *shape, uint64_t *count, uint64_t *nbytes) {
   if (check_extents(st, fname, rank, shape) < 0) return -1;
-  if (!hrpy_element_count(rank, shape, count) ||
+  if (!hurray_shape_element_count(rank, shape, count) ||
       hurray_buffer_size_bytes(tag, *count, nbytes) != HURRAY_OK) {
     hrpy_raise(st->InvalidDescriptorError, "%s: the shape's size overflows 64 bits", fname);
     return -1;

@@ -197,7 +197,7 @@ static int read_input(HrpyState *st, PyObject *x, Input *in) {
     }
     in->shape[j] = f->shape[j];
   }
-  if (!hrpy_element_count(f->rank, f->shape, &in->count)) {
+  if (!hurray_shape_element_count(f->rank, f->shape, &in->count)) {
     arg_error(st, "quantize", "x", "x's element count overflows");
     return -1;
   }
@@ -407,7 +407,7 @@ PyObject *hrpy_tensor_dequantize(PyObject *self, PyObject *const *args, Py_ssize
   if (hrpy_tensor_check_host(st, self, ctx) < 0 || hrpy_tensor_check_readable(st, self, ctx) < 0)
     return NULL;
   uint64_t count = 0, bytes = 0;
-  if (!hrpy_element_count(f->rank, f->shape, &count))
+  if (!hurray_shape_element_count(f->rank, f->shape, &count))
     return arg_error(st, ctx, "shape",
                      "the tensor has a dynamic dimension (or its size overflows)");
   if (hurray_buffer_size_bytes(tag, count, &bytes) != HURRAY_OK) return PyErr_NoMemory();

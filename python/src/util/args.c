@@ -220,7 +220,7 @@ PyObject *hrpy_size_object(uint32_t rank, const uint64_t *shape) {
     if (shape[i] == HURRAY_DYNAMIC_DIM) Py_RETURN_NONE;
   /* Python ints do not overflow: multiply there when u64 would. */
   uint64_t n;
-  if (hrpy_element_count(rank, shape, &n)) return PyLong_FromUnsignedLongLong(n);
+  if (hurray_shape_element_count(rank, shape, &n)) return PyLong_FromUnsignedLongLong(n);
   PyObject *acc = PyLong_FromLong(1);
   for (uint32_t i = 0; acc != NULL && i < rank; i++) {
     PyObject *d = PyLong_FromUnsignedLongLong(shape[i]);
