@@ -325,6 +325,31 @@ done:
   return result;
 }
 
+PyObject *hrpy_tensor_read(HrpyState *st, const HurrayDescriptor *d, uint32_t n,
+                           HrpyBufferFill fill, void *ctx, uint32_t options,
+                           const char *context) {
+  HrpyBuffer small[4];
+  HrpyBuffer *bufs = n <= 4 ? small : PyMem_Calloc(n, sizeof(HrpyBuffer));
+  if (bufs == NULL) return PyErr_NoMemory();
+  memset(bufs, 0, (n <= 4 ? 4 : n) * sizeof(HrpyBuffer));
+  uint32_t got = 0;
+  for (; got < n; got++) {
+    bufs[got].host = true;
+    if (fill(ctx, got, &bufs[got]) < 0) break;
+  }
+  PyObject *r = NULL;
+  if (got == n) {
+    HurrayDescriptorFields f;
+    HRPY_CANNOT_FAIL(hurray_descriptor_fields(d, &f));
+    r = hrpy_tensor_from_descriptor(st, d, bufs, n, options | hrpy_options_for_descriptor(&f),
+                                    context);
+  } else {
+    for (uint32_t i = 0; i <= got && i < n; i++) hrpy_buffer_release(&bufs[i]);
+  }
+  if (bufs != small) PyMem_Free(bufs);
+  return r;
+}
+
 int hrpy_tensor_warn_unpacked(PyObject *t, const char *context) {
   const HurrayDescriptorFields *f = &((const HrpyTensor *)t)->f;
   const HurrayDtypeInfo *info = hurray_dtype_info(f->type_tag);

@@ -148,6 +148,17 @@ PyObject *hrpy_tensor_new_dense(HrpyState *st, uint8_t type_tag, uint32_t rank,
  */
 PyObject *hrpy_tensor_from_descriptor(HrpyState *st, const HurrayDescriptor *d, HrpyBuffer *bufs,
                                       uint32_t nbuf, uint32_t options, const char *context);
+/* Fills buffer i of a tensor a reader builds (hrpy_tensor_read): data, size,
+ * what keeps the memory alive (owner or owned) and readonly; `out` comes
+ * zeroed with `host` set. 0, or -1 with an exception set. */
+typedef int (*HrpyBufferFill)(void *ctx, uint32_t i, HrpyBuffer *out);
+/* hrpy_tensor_from_descriptor for a reader (a file, a stream, the network):
+ * `d` borrowed, its `n` host buffers filled in order by fill(ctx, i, ...),
+ * decoded with `options` | hrpy_options_for_descriptor. The buffers filled
+ * before a failure are released. */
+PyObject *hrpy_tensor_read(HrpyState *st, const HurrayDescriptor *d, uint32_t n,
+                           HrpyBufferFill fill, void *ctx, uint32_t options,
+                           const char *context);
 /* hrpy_tensor_from_descriptor on device `on` (borrowed; NULL: from the buffer
  * table, id 0), whose kind and memory class must be the buffer table's
  * (InvalidDescriptorError otherwise): what unpickling has, the device id
