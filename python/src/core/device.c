@@ -11,6 +11,7 @@
 #include "core/device.h"
 
 #include "util/args.h"
+#include "util/bytes.h"
 #include "util/errors.h"
 #include "core/state.h"
 
@@ -178,10 +179,8 @@ static PyObject *device_repr(PyObject *self) {
 
 static Py_hash_t device_hash(PyObject *self) {
   HrpyDevice *d = DEV(self);
-  uint64_t h = 0x9e3779b97f4a7c15ull ^ ((uint64_t)d->tag * 0x100000001b3ull) ^
-               ((uint64_t)d->memory_class << 17) ^ ((uint64_t)(uint32_t)d->device_id << 29);
-  Py_hash_t r = (Py_hash_t)(h >> 1);
-  return r == -1 ? -2 : r;
+  const uint64_t parts[3] = {d->tag, d->memory_class, (uint32_t)d->device_id};
+  return hrpy_hash_fold(hrpy_hash_words(HRPY_HASH_SEED, parts, 3));
 }
 
 static PyObject *device_richcompare(PyObject *a, PyObject *b, int op) {

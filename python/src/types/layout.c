@@ -21,6 +21,7 @@
 #include "types/schema.h"
 #include "types/state.h"
 #include "util/args.h"
+#include "util/bytes.h"
 #include "util/errors.h"
 #include "util/reduce.h"
 
@@ -101,9 +102,7 @@ static PyObject *layout_richcompare(PyObject *a, PyObject *b, int op) {
 
 static Py_hash_t layout_hash(PyObject *self) {
   uint64_t h = hurray_layout_hash(&L(self)->lay, L(self)->n);
-  h ^= (uint64_t)L(self)->n * 0x9E3779B97F4A7C15ull;
-  Py_hash_t r = (Py_hash_t)(h ^ (h >> 32));
-  return r == -1 ? -2 : r;
+  return hrpy_hash_fold(h ^ (uint64_t)L(self)->n * 0x9E3779B97F4A7C15ull);
 }
 
 /* ---- the shape tier, shared with Tensor ---------------------------------------- */

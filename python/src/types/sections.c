@@ -19,6 +19,7 @@
 #include "types/sections.h"
 
 #include "util/args.h"
+#include "util/bytes.h"
 #include "util/errors.h"
 #include "util/reduce.h"
 #include "types/state.h"
@@ -361,13 +362,9 @@ static PyObject *shard_richcompare(PyObject *a, PyObject *b, int op) {
 }
 
 static Py_hash_t shard_hash(PyObject *o) {
-  uint64_t h = 0xcbf29ce484222325ull ^ SH(o)->rank;
-  for (uint32_t k = 0; k < 2u * SH(o)->rank; k++) {
-    h ^= SH(o)->parent_shape[k]; /* offset follows parent_shape in the block */
-    h *= 0x100000001b3ull;
-  }
-  Py_hash_t r = (Py_hash_t)(h ^ (h >> 32));
-  return r == -1 ? -2 : r;
+  /* offset follows parent_shape in the block */
+  return hrpy_hash_fold(
+      hrpy_hash_words(HRPY_HASH_SEED ^ SH(o)->rank, SH(o)->parent_shape, 2u * SH(o)->rank));
 }
 
 static PyObject *shard_repr(PyObject *o) {

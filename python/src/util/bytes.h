@@ -36,6 +36,22 @@ static inline bool hrpy_mul_u64_overflow(uint64_t a, uint64_t b, uint64_t *out) 
 #endif
 }
 
+/* Hashing value objects (tp_hash): FNV-1a over 64-bit words or bytes from
+ * `h` (HRPY_HASH_SEED to start), folded into a Py_hash_t that is never -1. */
+#define HRPY_HASH_SEED 0xcbf29ce484222325ull
+static inline uint64_t hrpy_hash_words(uint64_t h, const uint64_t *w, size_t n) {
+  for (size_t i = 0; i < n; i++) h = (h ^ w[i]) * 0x100000001b3ull;
+  return h;
+}
+static inline uint64_t hrpy_hash_bytes(uint64_t h, const uint8_t *p, size_t n) {
+  for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
+  return h;
+}
+static inline Py_hash_t hrpy_hash_fold(uint64_t h) {
+  Py_hash_t r = (Py_hash_t)(h ^ (h >> 32));
+  return r == -1 ? -2 : r;
+}
+
 /* Blocks of PyMem memory freed together (the C structures built for one call). */
 typedef struct HrpyArena {
   void **blocks;
