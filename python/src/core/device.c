@@ -28,8 +28,6 @@ uint8_t hrpy_device_tag(PyObject *dev) { return DEV(dev)->tag; }
 uint8_t hrpy_device_memory_class(PyObject *dev) { return DEV(dev)->memory_class; }
 int32_t hrpy_device_id(PyObject *dev) { return DEV(dev)->device_id; }
 
-static bool dev_private(uint8_t t) { return t >= 0xF0 && t <= 0xFE; }
-
 /* Parses a name or byte for one of the two tag spaces. */
 static int parse_tag(HrpyState *st, PyObject *obj, bool is_class, uint8_t *out) {
   const char *what = is_class ? "memory_class" : "kind";
@@ -64,7 +62,7 @@ static int parse_tag(HrpyState *st, PyObject *obj, bool is_class, uint8_t *out) 
       hrpy_raise(st->InvalidDescriptorError,
                 "%s byte 0x%02x is %s: a later version of the format may assign it, so it "
                 "cannot be used as a private value",
-                what, (unsigned)b, k == HURRAY_TAG_RESERVED ? "reserved" : "invalid");
+                what, (unsigned)b, hurray_tag_kind_name(k));
       return -1;
     }
     *out = b;
@@ -138,7 +136,7 @@ static PyObject *dv_mc_tag(PyObject *self, void *c) {
 }
 static PyObject *dv_is_private(PyObject *self, void *c) {
   (void)c;
-  return PyBool_FromLong(dev_private(DEV(self)->tag));
+  return PyBool_FromLong(hurray_device_tag_kind(DEV(self)->tag) == HURRAY_TAG_PRIVATE);
 }
 static PyObject *dv_device_id(PyObject *self, void *c) {
   (void)c;
