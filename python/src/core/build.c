@@ -341,7 +341,7 @@ PyObject *hrpy_tensor_read(HrpyState *st, const HurrayDescriptor *d, uint32_t n,
   if (got == n) {
     HurrayDescriptorFields f;
     HRPY_CANNOT_FAIL(hurray_descriptor_fields(d, &f));
-    r = hrpy_tensor_from_descriptor(st, d, bufs, n, options | hrpy_options_for_descriptor(&f),
+    r = hrpy_tensor_from_descriptor(st, d, bufs, n, options | hurray_descriptor_relay_options(&f),
                                     context);
   } else {
     for (uint32_t i = 0; i <= got && i < n; i++) hrpy_buffer_release(&bufs[i]);
@@ -352,22 +352,15 @@ PyObject *hrpy_tensor_read(HrpyState *st, const HurrayDescriptor *d, uint32_t n,
 
 int hrpy_tensor_warn_unpacked(PyObject *t, const char *context) {
   const HurrayDescriptorFields *f = &((const HrpyTensor *)t)->f;
+  uint64_t count = 0, packed = 0;
+  if (!hurray_descriptor_looks_unpacked(f, &count, &packed)) return 0;
   const HurrayDtypeInfo *info = hurray_dtype_info(f->type_tag);
-  if (info == NULL || info->bit_width >= 8 || f->buffer_count == 0 ||
-      (f->layout.tag != HURRAY_LAYOUT_ROW_MAJOR && f->layout.tag != HURRAY_LAYOUT_COL_MAJOR))
-    return 0;
-  uint64_t count = 0, packed = 0, have = f->buffers[0].byte_size;
-  bool known = f->quantization != NULL ? hurray_quant_storage_count(f, &count) == HURRAY_OK
-                                       : hurray_shape_element_count(f->rank, f->shape, &count);
-  if (!known || hurray_buffer_size_bytes(f->type_tag, count, &packed) != HURRAY_OK ||
-      have < f->byte_offset || have - f->byte_offset != count || packed >= count)
-    return 0;
   return PyErr_WarnFormat(PyExc_UserWarning, 1,
                           "%s: buffer 0 holds %llu bytes, one per %s element, but %llu %s "
                           "elements pack into %llu bytes (%s): the buffer looks unpacked. Pack "
                           "the codes (hurray.quantize does); a larger buffer is legal, so it "
                           "is used as given",
-                          context, (unsigned long long)have, info->name,
+                          context, (unsigned long long)f->buffers[0].byte_size, info->name,
                           (unsigned long long)count, info->name, (unsigned long long)packed,
                           info->bit_width == 6 ? "four per three bytes"
                           : info->bit_width == 1 ? "eight per byte"
@@ -375,47 +368,13 @@ int hrpy_tensor_warn_unpacked(PyObject *t, const char *context) {
                                                  : "two per byte");
 }
 
-uint32_t hrpy_options_for_descriptor(const HurrayDescriptorFields *f) {
-  uint32_t o = hrpy_layout_options(f->layout.tag);
-  if (f->quantization != NULL) {
-    HurrayTagKind k = hurray_quant_scheme_kind(f->quantization->scheme);
-    if (k == HURRAY_TAG_RESERVED || k == HURRAY_TAG_UNASSIGNED) o |= HURRAY_DECODE_PERMISSIVE;
-  }
-  return o;
-}
-
 int hrpy_decode_descriptor(HrpyState *st, const uint8_t *bytes, uint64_t len, bool permissive,
                           HurrayDescriptor **out, uint32_t *options, const char *context) {
-  *out = NULL;
   HurrayError err;
   hurray_error_clear(&err);
-  uint32_t opt = permissive ? HURRAY_DECODE_PERMISSIVE : HURRAY_DECODE_STRICT;
-  HurrayStatus rc = hurray_descriptor_decode_ex(bytes, (uintptr_t)len, opt, out, &err);
-  if (rc != HURRAY_OK && !permissive) {
-    /* What this package builds with relay semantics (a private or unknown
-     * layout, an opaque quantization scheme) comes back the same way. */
-    HurrayDescriptor *d = NULL;
-    if (hurray_descriptor_decode_ex(bytes, (uintptr_t)len, HURRAY_DECODE_PERMISSIVE, &d, NULL) ==
-        HURRAY_OK) {
-      HurrayDescriptorFields f;
-      if (hurray_descriptor_fields(d, &f) == HURRAY_OK &&
-          hrpy_options_for_descriptor(&f) == HURRAY_DECODE_PERMISSIVE) {
-        *out = d;
-        *options = HURRAY_DECODE_PERMISSIVE;
-        return 0;
-      }
-      HRPY_CANNOT_FAIL(hurray_descriptor_destroy(d));
-    }
-  }
-  if (rc != HURRAY_OK) {
-    hrpy_raise_status(st, rc, &err, context);
-    return -1;
-  }
-  *options = opt;
-  return 0;
-}
-
-uint32_t hrpy_layout_options(uint8_t tag) {
-  return hurray_layout_tag_kind(tag) == HURRAY_TAG_NAMED ? HURRAY_DECODE_STRICT
-                                                        : HURRAY_DECODE_PERMISSIVE;
+  HurrayStatus rc =
+      hurray_descriptor_decode_relay(bytes, (uintptr_t)len, permissive, out, options, &err);
+  if (rc == HURRAY_OK) return 0;
+  hrpy_raise_status(st, rc, &err, context);
+  return -1;
 }

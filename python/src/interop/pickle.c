@@ -300,7 +300,7 @@ static PyObject *m_rebuild_tensor(PyObject *m, PyObject *const *args, Py_ssize_t
   if (rc < 0) return NULL;
   HurrayDescriptorFields f;
   HRPY_CANNOT_FAIL(hurray_descriptor_fields(d, &f));
-  options |= hrpy_options_for_descriptor(&f);
+  options |= hurray_descriptor_relay_options(&f);
   PyObject *seq = PySequence_Fast(a[1], "_rebuild_tensor: buffers must be a sequence");
   if (seq == NULL) {
     HRPY_CANNOT_FAIL(hurray_descriptor_destroy(d));

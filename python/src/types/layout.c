@@ -132,7 +132,7 @@ int hrpy_layout_validate_shape(HrpyState *st, PyObject *obj, uint32_t rank, cons
   f.shape = shape;
   HurrayError err;
   hurray_error_clear(&err);
-  HurrayStatus rc = hurray_layout_validate_shape(&f, hrpy_layout_options(f.layout.tag), &err);
+  HurrayStatus rc = hurray_layout_validate_shape(&f, hurray_layout_decode_options(f.layout.tag), &err);
   if (rc != HURRAY_OK) {
     hrpy_raise_status(st, rc, &err, context);
     return -1;
