@@ -300,6 +300,15 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_elements_gather_bool(const void 
 HURRAY_API void hurray_bool_pack(const uint8_t *src, uint8_t *dst, uint64_t count);
 HURRAY_API void hurray_bool_unpack(const uint8_t *src, uint8_t *dst, uint64_t count);
 
+/* The index (rank entries into `index`, caller storage) of the element at
+ * position `flat` of the row-major order of `shape` (borrowed): what a rule
+ * found at element `flat` of a flat walk names. False, nothing written, when
+ * `flat` is past the element count, an extent is dynamic, the count
+ * overflows, rank exceeds HURRAY_MAX_RANK or a pointer is NULL with rank > 0.
+ * Rank 0 has the one position 0 (an empty index). */
+HURRAY_API bool hurray_shape_unravel(uint32_t rank, const uint64_t *shape, uint64_t flat,
+                                     uint64_t *index);
+
 #ifdef __cplusplus
 }
 #endif

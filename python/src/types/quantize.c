@@ -235,15 +235,11 @@ static PyObject *raise_as_argument(HrpyState *st, HurrayStatus rc, const HurrayE
   HurrayError e = *err;
   unsigned long long i;
   bool renamed = false;
-  if (in != NULL && sscanf(err->field, "in[%llu]", &i) == 1 && (uint64_t)i < in->count) {
+  uint64_t part[HURRAY_MAX_RANK];
+  if (in != NULL && sscanf(err->field, "in[%llu]", &i) == 1 &&
+      hurray_shape_unravel(in->rank, in->shape, (uint64_t)i, part)) {
     char idx[HURRAY_MAX_RANK * 21 + 8];
-    size_t used = 0;
-    uint64_t rest = (uint64_t)i, part[HURRAY_MAX_RANK];
-    for (uint32_t j = in->rank; j-- > 0;) {
-      part[j] = rest % in->shape[j];
-      rest /= in->shape[j];
-    }
-    used += (size_t)PyOS_snprintf(idx, sizeof idx, "x[");
+    size_t used = (size_t)PyOS_snprintf(idx, sizeof idx, "x[");
     for (uint32_t j = 0; j < in->rank && used < sizeof idx; j++)
       used += (size_t)PyOS_snprintf(idx + used, sizeof idx - used, j == 0 ? "%llu" : ", %llu",
                                     (unsigned long long)part[j]);
