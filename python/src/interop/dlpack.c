@@ -172,41 +172,19 @@ PyObject *hrpy_tensor_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t n
   if (hrpy_parse_copy(a[3], &copy) < 0) return NULL;
 
   uint8_t lt = t->f->layout.tag;
-  if (lt != HURRAY_LAYOUT_ROW_MAJOR && lt != HURRAY_LAYOUT_COL_MAJOR &&
-      lt != HURRAY_LAYOUT_STRIDED) {
-    return hrpy_raise(PyExc_BufferError,
-                     "__dlpack__: a %s tensor has no DLPack representation (DLPack describes "
-                     "one dense strided buffer); use __hurray__",
-                     hrpy_layout_name(lt));
-  }
-  if (t->f->quantization != NULL) {
-    return hrpy_raise(PyExc_BufferError,
-                     "__dlpack__: a quantized tensor has no DLPack element type; use __hurray__");
-  }
-  for (uint32_t i = 0; i < t->f->buffer_count; i++) {
-    if (t->f->buffers[i].sync_mode != HURRAY_SYNC_PRODUCER_SYNCED) {
-      const char *n = hurray_sync_mode_name(t->f->buffers[i].sync_mode);
-      return hrpy_raise(PyExc_BufferError,
-                       "__dlpack__: buffer %u is in sync mode '%s'; DLPack can only hand out "
-                       "producer-synced buffers",
-                       (unsigned)i, n != NULL ? n : "unknown");
-    }
-  }
-  for (uint32_t i = 0; i < t->f->rank; i++) {
-    if (t->f->shape[i] == HURRAY_DYNAMIC_DIM) {
-      return hrpy_raise(PyExc_BufferError, "__dlpack__: shape[%u] is dynamic (None)",
-                       (unsigned)i);
-    }
-  }
   HurrayDLDataType dt;
   HurrayError err;
-  HurrayStatus rc = hurray_dlpack_dtype_encode(t->f->type_tag, minor < 1 ? 0u : (uint32_t)minor,
-                                               &dt, &err);
-  if (rc != HURRAY_OK) return hrpy_raise_status_as(st, PyExc_BufferError, rc, &err, "__dlpack__");
-  bool is_bool = t->f->type_tag == HURRAY_DTYPE_BOOL;
-  if (is_bool && lt == HURRAY_LAYOUT_STRIDED) {
-    return hrpy_raise(PyExc_BufferError, "__dlpack__: a strided bool tensor cannot be exported");
+  hurray_error_clear(&err);
+  HurrayStatus rc = hurray_dlpack_export_check(t->f, minor < 1 ? 0u : (uint32_t)minor, &dt, &err);
+  if (rc != HURRAY_OK) {
+    /* what DLPack cannot carry but __hurray__ can: say so */
+    if (strcmp(err.field, "quantization") == 0 || strcmp(err.field, "layout.tag") == 0)
+      PyOS_snprintf(err.reason + strlen(err.reason), sizeof err.reason - strlen(err.reason),
+                    "; use __hurray__");
+    PyOS_snprintf(err.message, sizeof err.message, "%s", err.reason);
+    return hrpy_raise_status_as(st, PyExc_BufferError, rc, &err, "__dlpack__");
   }
+  bool is_bool = t->f->type_tag == HURRAY_DTYPE_BOOL;
   if (is_bool && copy != 1) {
     return hrpy_raise(PyExc_BufferError,
                      "__dlpack__: bool is bit-packed in Hurray and DLPack stores one byte per "
