@@ -280,12 +280,11 @@ PyObject *hrpy_tensor_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t n
       }
     }
     if (lt == HURRAY_LAYOUT_STRIDED) {
-      /* the copy is compact row-major; its strides fit (count * esize did) */
-      int64_t acc = 1;
-      for (uint32_t k = rank; k-- > 0;) {
-        e->strides[k] = acc;
-        if (k > 0 && hrpy_mul_i64_overflow(acc, e->shape[k], &acc)) acc = 0;
-      }
+      /* the copy is compact row-major: its geometry (which fits, as the
+       * strided one did) */
+      HurrayDescriptorFields rm = *t->f;
+      rm.layout.tag = HURRAY_LAYOUT_ROW_MAJOR;
+      HRPY_CANNOT_FAIL(hurray_strided_geometry(&rm, 1, e->shape, e->strides, NULL));
     }
     data = e->copy;
   } else {

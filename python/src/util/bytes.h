@@ -10,22 +10,7 @@
  * released (a release costs more than a small copy). */
 #define HRPY_NOGIL_COPY_BYTES ((uint64_t)1 << 20)
 
-/* Checked arithmetic: true when the result overflowed (*out then unspecified). */
-static inline bool hrpy_mul_i64_overflow(int64_t a, int64_t b, int64_t *out) {
-#if defined(__GNUC__) || defined(__clang__)
-  return __builtin_mul_overflow(a, b, out);
-#else
-  if (a != 0 && b != 0) {
-    if (a == -1 && b == INT64_MIN) return true;
-    if (b == -1 && a == INT64_MIN) return true;
-    if (a > 0 ? (b > 0 ? a > INT64_MAX / b : b < INT64_MIN / a)
-              : (b > 0 ? a < INT64_MIN / b : a < INT64_MAX / b))
-      return true;
-  }
-  *out = a * b;
-  return false;
-#endif
-}
+/* Checked multiplication: true when the result overflowed (*out then unspecified). */
 static inline bool hrpy_mul_u64_overflow(uint64_t a, uint64_t b, uint64_t *out) {
 #if defined(__GNUC__) || defined(__clang__)
   return __builtin_mul_overflow(a, b, out);
