@@ -13,6 +13,7 @@
 #include "util/args.h"
 #include "util/bytes.h"
 #include "util/errors.h"
+#include "util/runtime.h"
 #include "core/state.h"
 
 typedef struct {
@@ -201,12 +202,6 @@ static PyMethodDef device_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static void device_dealloc(PyObject *self) {
-  PyTypeObject *tp = Py_TYPE(self);
-  tp->tp_free(self);
-  Py_DECREF(tp);
-}
-
 static PyType_Slot device_slots[] = {
     {Py_tp_doc,
      "Device(kind, device_id=0, memory_class='standard')\n--\n\n"
@@ -241,7 +236,7 @@ static PyType_Slot device_slots[] = {
     {Py_tp_richcompare, device_richcompare},
     {Py_tp_getset, device_getset},
     {Py_tp_methods, device_methods},
-    {Py_tp_dealloc, device_dealloc},
+    {Py_tp_dealloc, hrpy_plain_dealloc},
     {0, NULL},
 };
 

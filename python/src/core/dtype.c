@@ -16,6 +16,7 @@
 #include "util/args.h"
 #include "util/atomic.h"
 #include "util/errors.h"
+#include "util/runtime.h"
 #include "core/state.h"
 
 #include <string.h>
@@ -401,12 +402,6 @@ static PyObject *dtype_richcompare(PyObject *a, PyObject *b, int op) {
   return PyBool_FromLong(op == Py_EQ ? eq : !eq);
 }
 
-static void dtype_dealloc(PyObject *self) {
-  PyTypeObject *tp = Py_TYPE(self);
-  tp->tp_free(self);
-  Py_DECREF(tp);
-}
-
 static PyType_Slot dtype_slots[] = {
     {Py_tp_doc,
      "A Hurray element type.\n"
@@ -460,7 +455,7 @@ static PyType_Slot dtype_slots[] = {
     {Py_tp_richcompare, dtype_richcompare},
     {Py_tp_getset, dtype_getset},
     {Py_tp_methods, dtype_methods},
-    {Py_tp_dealloc, dtype_dealloc},
+    {Py_tp_dealloc, hrpy_plain_dealloc},
     {0, NULL},
 };
 

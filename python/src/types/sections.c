@@ -21,6 +21,7 @@
 #include "util/args.h"
 #include "util/bytes.h"
 #include "util/errors.h"
+#include "util/runtime.h"
 #include "util/reduce.h"
 #include "types/state.h"
 
@@ -228,12 +229,6 @@ static PyGetSetDef stats_getset[] = {
     {NULL, NULL, NULL, NULL, NULL},
 };
 
-static void plain_dealloc(PyObject *o) {
-  PyTypeObject *tp = Py_TYPE(o);
-  tp->tp_free(o);
-  Py_DECREF(tp);
-}
-
 /* Pickling: the constructor called with what the getters return. */
 static PyObject *stats_reduce(PyObject *o, PyObject *unused) {
   (void)unused;
@@ -260,7 +255,7 @@ static PyType_Slot stats_slots[] = {
     {Py_tp_richcompare, stats_richcompare},
     {Py_tp_hash, PyObject_HashNotImplemented},
     {Py_tp_getset, stats_getset},
-    {Py_tp_dealloc, plain_dealloc},
+    {Py_tp_dealloc, hrpy_plain_dealloc},
     {0, NULL},
 };
 
