@@ -309,6 +309,13 @@ HURRAY_API void hurray_bool_unpack(const uint8_t *src, uint8_t *dst, uint64_t co
 HURRAY_API bool hurray_shape_unravel(uint32_t rank, const uint64_t *shape, uint64_t flat,
                                      uint64_t *index);
 
+/* The element count of a range from quotient = (stop - start) / step, as
+ * NumPy computes it: ceil(quotient), 0 when negative; a nonzero span whose
+ * quotient underflowed to (signed) zero has one element when positive, none
+ * when negative (`span_nonzero`: stop != start). False, *out untouched, when
+ * the count reaches 2**63 (or the quotient is infinite or NaN). */
+HURRAY_API bool hurray_arange_length(double quotient, bool span_nonzero, uint64_t *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -432,24 +432,16 @@ static void arange_fill(uint8_t *dst, const ArangePlan *p) {
     HRPY_CANNOT_FAIL(hurray_fill_arange_float(p->tag, p->n, p->e0, p->e1, dst, p->nbytes, NULL));
 }
 
-/* The length of a range from q = (stop - start) / step, as NumPy: a nonzero
- * span whose quotient underflows to zero has one element when positive. */
+/* The length of a range from q = (stop - start) / step (hurray_arange_length,
+ * NumPy's count); InvalidDescriptorError beyond 63 bits. */
 static int arange_length(HrpyState *st, double q, bool span_nonzero, uint64_t *n) {
-  if (span_nonzero && q == 0.0) {
-    *n = signbit(q) ? 0 : 1;
-    return 0;
-  }
-  double c = ceil(q);
-  if (!(c < 9223372036854775808.0)) { /* 2**63; also inf */
-    PyObject *f = PyFloat_FromDouble(q);
-    if (f == NULL) return -1;
-    hrpy_raise(st->InvalidDescriptorError,
-              "arange: the length (stop - start) / step = %R does not fit 63 bits", f);
-    Py_DECREF(f);
-    return -1;
-  }
-  *n = c > 0.0 ? (uint64_t)c : 0;
-  return 0;
+  if (hurray_arange_length(q, span_nonzero, n)) return 0;
+  PyObject *f = PyFloat_FromDouble(q);
+  if (f == NULL) return -1;
+  hrpy_raise(st->InvalidDescriptorError,
+             "arange: the length (stop - start) / step = %R does not fit 63 bits", f);
+  Py_DECREF(f);
+  return -1;
 }
 
 /* For an integer element type: element 0 (`first`) and the step (`delta`),
