@@ -402,6 +402,12 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_descriptor_decode_relay(
 HURRAY_API bool hurray_descriptor_looks_unpacked(const HurrayDescriptorFields *f,
                                                  uint64_t *count, uint64_t *packed);
 
+/* Two statistics sections (borrowed) are equal when they encode alike: the
+ * same computed_mask and, for each field a set bit claims, the same bits (a
+ * NaN equals itself, as in a descriptor); the unclaimed fields are ignored.
+ * True for two NULLs, false for one. */
+HURRAY_API bool hurray_statistics_equal(const HurrayStatistics *a, const HurrayStatistics *b);
+
 #ifdef __cplusplus
 }
 #endif

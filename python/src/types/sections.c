@@ -97,9 +97,9 @@ typedef enum { SK_U64, SK_F64, SK_U8, SK_BOOL } StatKind;
 typedef struct {
   StatKind kind;
   uint32_t bit;
-  size_t offset, size;
+  size_t offset;
 } StatField;
-#define AS_FIELD(n, k, b, d) {k, b, offsetof(HurrayStatistics, n), sizeof(((HurrayStatistics *)0)->n)},
+#define AS_FIELD(n, k, b, d) {k, b, offsetof(HurrayStatistics, n)},
 #define AS_NAME(n, k, b, d) #n,
 #define AS_INDEX(n, k, b, d) SI_##n,
 static const StatField k_stats[] = {STAT_FIELDS(AS_FIELD)};
@@ -182,22 +182,10 @@ static PyObject *sg_mask(PyObject *o, void *c) {
   return PyLong_FromUnsignedLong(S(o)->s.computed_mask);
 }
 
-/* Equal when they encode alike: the same mask and, for each claimed field,
- * the same bits (so NaN equals itself, as in a descriptor). */
-static bool stats_equal(const HurrayStatistics *a, const HurrayStatistics *b) {
-  if (a->computed_mask != b->computed_mask) return false;
-  for (size_t i = 0; i < NSTATS; i++) {
-    const StatField *f = &k_stats[i];
-    if ((a->computed_mask & f->bit) &&
-        memcmp((const char *)a + f->offset, (const char *)b + f->offset, f->size) != 0)
-      return false;
-  }
-  return true;
-}
-
 static PyObject *stats_richcompare(PyObject *a, PyObject *b, int op) {
   if ((op != Py_EQ && op != Py_NE) || Py_TYPE(a) != Py_TYPE(b)) Py_RETURN_NOTIMPLEMENTED;
-  bool eq = stats_equal(&S(a)->s, &S(b)->s);
+  /* equal when they encode alike (a NaN equals itself) */
+  bool eq = hurray_statistics_equal(&S(a)->s, &S(b)->s);
   return PyBool_FromLong(op == Py_EQ ? eq : !eq);
 }
 
