@@ -21,9 +21,6 @@
 #include <math.h>
 #include <string.h>
 
-/* Fills at least this large run with the GIL released (a release costs more
- * than filling a small buffer). */
-#define HRPY_NOGIL_FILL_BYTES ((uint64_t)1 << 20)
 
 /* One element of `tag` from a Python value into out (16 bytes): the
  * library's encoding (hurray_scalar_from_double / _from_int, NumPy's rules),
@@ -73,7 +70,7 @@ static int encode_value(HrpyState *st, const char *fname, uint8_t tag, PyObject 
 /* Runs fn(dst, plan) with the GIL released when the buffer is large. */
 #define RUN_FILL(fn, dst, plan, nbytes)          \
   do {                                          \
-    if ((nbytes) >= HRPY_NOGIL_FILL_BYTES) {    \
+    if ((nbytes) >= HRPY_NOGIL_COPY_BYTES) {    \
       Py_BEGIN_ALLOW_THREADS fn((dst), (plan)); \
       Py_END_ALLOW_THREADS                      \
     } else {                                    \

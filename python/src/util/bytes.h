@@ -6,9 +6,11 @@
 
 #include "util/state.h"
 
-/* Copies, fills and zeroing of at least this many bytes run with the GIL
- * released (a release costs more than a small copy). */
+/* Copies, moves, fills and zeroing of at least this many bytes run with the
+ * GIL released (a release costs more than a small copy). */
 #define HRPY_NOGIL_COPY_BYTES ((uint64_t)1 << 20)
+/* Index checks over at least this many stored entries release the GIL. */
+#define HRPY_NOGIL_INDEX_ENTRIES ((uint64_t)1 << 16)
 
 /* Checked multiplication: true when the result overflowed (*out then unspecified). */
 static inline bool hrpy_mul_u64_overflow(uint64_t a, uint64_t b, uint64_t *out) {
