@@ -300,6 +300,22 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_elements_gather_bool(const void 
 HURRAY_API void hurray_bool_pack(const uint8_t *src, uint8_t *dst, uint64_t count);
 HURRAY_API void hurray_bool_unpack(const uint8_t *src, uint8_t *dst, uint64_t count);
 
+/* The index (rank entries into `index`, caller storage) of the element at
+ * position `flat` of the row-major order of `shape` (borrowed): what a rule
+ * found at element `flat` of a flat walk names. False, nothing written, when
+ * `flat` is past the element count, an extent is dynamic, the count
+ * overflows, rank exceeds HURRAY_MAX_RANK or a pointer is NULL with rank > 0.
+ * Rank 0 has the one position 0 (an empty index). */
+HURRAY_API bool hurray_shape_unravel(uint32_t rank, const uint64_t *shape, uint64_t flat,
+                                     uint64_t *index);
+
+/* The element count of a range from quotient = (stop - start) / step, as
+ * NumPy computes it: ceil(quotient), 0 when negative; a nonzero span whose
+ * quotient underflowed to (signed) zero has one element when positive, none
+ * when negative (`span_nonzero`: stop != start). False, *out untouched, when
+ * the count reaches 2**63 (or the quotient is infinite or NaN). */
+HURRAY_API bool hurray_arange_length(double quotient, bool span_nonzero, uint64_t *out);
+
 #ifdef __cplusplus
 }
 #endif

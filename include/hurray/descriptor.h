@@ -371,6 +371,43 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_shard_check(uint32_t rank,
                                                             const HurrayShard *shard,
                                                             HurrayError *err);
 
+/* ---- relay semantics for a reader ------------------------------------------
+ *
+ * hurray_layout_decode_options: HURRAY_DECODE_STRICT for a named layout tag,
+ * else HURRAY_DECODE_PERMISSIVE (a private or unknown layout's rules are
+ * agreed out of band). hurray_descriptor_relay_options: the options a
+ * descriptor with these fields (borrowed) needs to be decoded again: the
+ * layout's, permissive too for a reserved or unassigned quantization scheme.
+ *
+ * hurray_descriptor_decode_relay: hurray_descriptor_decode_ex, strict unless
+ * `permissive`; a descriptor that fails strictly but carries what a writer
+ * builds with relay semantics (hurray_descriptor_relay_options is
+ * permissive) is accepted permissively. *out owned (hurray_descriptor_destroy)
+ * and *options the mode used, on success; the strict decode's status and
+ * detail otherwise; HURRAY_ERR_NULL_POINTER for a NULL out or options.
+ *
+ * hurray_descriptor_looks_unpacked: true when buffer 0 of a row- or
+ * column-major tensor of a sub-byte type (bool, the 2-, 4- and 6-bit types)
+ * holds exactly one byte per element past byte_offset while the packed
+ * elements need fewer bytes: legal (a larger buffer is), but almost always
+ * an unpacked array handed over by mistake. *count then gets the element
+ * count (the storage count of a quantized tensor) and *packed the bytes they
+ * pack into (either may be NULL). False otherwise, also for NULL `f`.
+ */
+HURRAY_API uint32_t hurray_layout_decode_options(uint8_t layout_tag);
+HURRAY_API uint32_t hurray_descriptor_relay_options(const HurrayDescriptorFields *f);
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_descriptor_decode_relay(
+    const uint8_t *bytes, uintptr_t len, bool permissive, HurrayDescriptor **out,
+    uint32_t *options, HurrayError *err);
+HURRAY_API bool hurray_descriptor_looks_unpacked(const HurrayDescriptorFields *f,
+                                                 uint64_t *count, uint64_t *packed);
+
+/* Two statistics sections (borrowed) are equal when they encode alike: the
+ * same computed_mask and, for each field a set bit claims, the same bits (a
+ * NaN equals itself, as in a descriptor); the unclaimed fields are ignored.
+ * True for two NULLs, false for one. */
+HURRAY_API bool hurray_statistics_equal(const HurrayStatistics *a, const HurrayStatistics *b);
+
 #ifdef __cplusplus
 }
 #endif

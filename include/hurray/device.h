@@ -104,6 +104,38 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_sync_mode_from_name(const char *
  */
 HURRAY_API bool hurray_device_memory_class_valid(uint8_t device_tag, uint8_t memory_class);
 
+/* ---- alignment of an address ------------------------------------------------
+ *
+ * hurray_alignment_measure: the largest power of two dividing `data`, capped at
+ * HURRAY_PAGE_ALIGNMENT (the cap for NULL too); 1 for an empty buffer (size 0).
+ *
+ * hurray_alignment_policy: what a buffer at `data` declares when nothing else
+ * says (a binding borrowing memory): 1 when empty, else the measured value
+ * capped at HURRAY_MIN_BUFFER_ALIGNMENT. Every owned allocation and every
+ * borrowed address past the floor declares the floor, whatever the address
+ * (the same data from two allocations gives the same descriptor); an address
+ * below it declares what it holds, never more.
+ *
+ * hurray_alignment_satisfied: true when `data` is a multiple of `alignment`
+ * (any address for size 0); false when `alignment` is not a power of two.
+ *
+ * hurray_alignment_for_reader: what a reader declares for a buffer whose
+ * descriptor promised `declared` (a round trip gives back the descriptor
+ * that went in), in *out. True when the bytes must first be copied into
+ * memory aligned to *out: the address misses a promise of at most a page and
+ * `can_copy` (host memory this process can read). Otherwise false: the
+ * promise when the address keeps it; the measured value when it does not and
+ * the promise is larger than a page (a mapped file places data on pages, not
+ * on 2 MiB boundaries) or no copy can be made; the policy value for a
+ * promise that is not a power of two. Never declares what the address does
+ * not hold.
+ */
+HURRAY_API uint32_t hurray_alignment_measure(const void *data, uint64_t size);
+HURRAY_API uint32_t hurray_alignment_policy(const void *data, uint64_t size);
+HURRAY_API bool hurray_alignment_satisfied(const void *data, uint64_t size, uint64_t alignment);
+HURRAY_API bool hurray_alignment_for_reader(const void *data, uint64_t size, uint32_t declared,
+                                            bool can_copy, uint32_t *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -142,6 +142,10 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_buffer_size_bytes(
 HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_extension_buffer_size_bytes(
     uint32_t bit_width, uint8_t packing_factor, uint64_t count, uint64_t *out);
 
+/* The word of a tag kind in messages: "invalid", "named", "unassigned",
+ * "reserved", "private" ("invalid" for a value outside the enum). Static. */
+HURRAY_API const char *hurray_tag_kind_name(HurrayTagKind kind);
+
 #ifdef __cplusplus
 }
 #endif

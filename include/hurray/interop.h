@@ -217,6 +217,19 @@ HURRAY_API bool hurray_strided_extent(uint8_t *first, uint64_t itemsize, uint32_
                                       const uint64_t *shape, const int64_t *strides,
                                       uint8_t **base, uint64_t *span, uint64_t *offset);
 
+/*
+ * Whether DLPack can carry a tensor with fields `f` (borrowed) for a consumer
+ * speaking DLPack 1.`minor`, and its DLPack element type in *out: a row-major,
+ * column-major or strided layout (field "layout.tag"), no quantization
+ * ("quantization"), every buffer producer-synced ("sync_mode"), every extent
+ * known ("shape"), an element type DLPack has (hurray_dlpack_dtype_encode), a
+ * bool tensor not strided ("type_tag"). HURRAY_ERR_UNSUPPORTED with the
+ * reason otherwise, checked in that order; HURRAY_ERR_NULL_POINTER for a NULL
+ * `f` or `out`. The geometry is hurray_strided_geometry's.
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_dlpack_export_check(
+    const HurrayDescriptorFields *f, uint32_t minor, HurrayDLDataType *out, HurrayError *err);
+
 #ifdef __cplusplus
 }
 #endif

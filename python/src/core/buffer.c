@@ -22,7 +22,7 @@ void hrpy_buffer_release(HrpyBuffer *b) {
 int hrpy_buffer_apply_copy_policy(HrpyState *st, HrpyBuffer *b, uint32_t index, int copy,
                                  bool can_copy, const char *context) {
   if (b->owned != NULL) return 0;
-  uint32_t measured = hrpy_measure_alignment(b->data, b->size);
+  uint32_t measured = hurray_alignment_measure(b->data, b->size);
   bool misaligned = b->size > 0 && measured < HURRAY_MIN_BUFFER_ALIGNMENT;
   if (copy == 0 && misaligned) {
     hrpy_raise(st->BufferError,

@@ -13,6 +13,7 @@
 
 #include "core/device.h"
 #include "util/args.h"
+#include "util/bytes.h"
 #include "core/state.h"
 
 typedef struct {
@@ -117,18 +118,11 @@ static Py_hash_t bh_hash(PyObject *s) {
   HrpyBufferHandle *b = BH(s);
   Py_hash_t dh = PyObject_Hash(b->device);
   if (dh == -1) return -1;
-  uint64_t h = 0xcbf29ce484222325ull;
-  uint64_t parts[6] = {b->index, b->h.byte_size, b->h.alignment,
-                       ((uint64_t)b->h.device_tag << 16) | ((uint64_t)b->h.sync_mode << 8) |
-                           b->h.memory_class,
-                       (uint64_t)dh, 0};
-  for (int i = 0; i < 5; i++) {
-    h ^= parts[i];
-    h *= 0x100000001b3ull;
-    h ^= h >> 29;
-  }
-  Py_hash_t r = (Py_hash_t)(h >> 1);
-  return r == -1 ? -2 : r;
+  const uint64_t parts[5] = {b->index, b->h.byte_size, b->h.alignment,
+                             ((uint64_t)b->h.device_tag << 16) |
+                                 ((uint64_t)b->h.sync_mode << 8) | b->h.memory_class,
+                             (uint64_t)dh};
+  return hrpy_hash_fold(hrpy_hash_words(HRPY_HASH_SEED, parts, 5));
 }
 
 static int bh_traverse(PyObject *s, visitproc visit, void *arg) {

@@ -73,7 +73,7 @@ PyObject *hrpy_tensor_build_ex(HrpyState *st, uint8_t type_tag, uint32_t rank,
     handles[i].byte_size = bufs[i].size;
     handles[i].alignment = sec != NULL && sec->alignment != NULL
                                ? sec->alignment[i]
-                               : hrpy_policy_alignment(bufs[i].data, bufs[i].size);
+                               : hurray_alignment_policy(bufs[i].data, bufs[i].size);
     handles[i].device_tag = dev_tag;
     handles[i].memory_class = dev_class;
     handles[i].sync_mode = bufs[i].sync_mode;
@@ -166,7 +166,7 @@ fail:
 PyObject *hrpy_tensor_new_dense(HrpyState *st, uint8_t type_tag, uint32_t rank,
                                 const uint64_t *shape, uint8_t layout_tag, PyObject *device,
                                 HrpyBuffer *b, const char *context) {
-  uint32_t alignment = hrpy_policy_alignment(b->data, b->size);
+  uint32_t alignment = hurray_alignment_policy(b->data, b->size);
   /* What the binding decides (a host tensor of standard memory, synced, in
    * one of the two dense orders); every format rule is the C library's. */
   bool plain = rank <= HURRAY_MAX_RANK && hrpy_device_tag(device) == HURRAY_DEVICE_CPU &&
@@ -240,32 +240,6 @@ PyObject *hrpy_tensor_from_descriptor(HrpyState *st, const HurrayDescriptor *d, 
   return hrpy_tensor_from_descriptor_on(st, d, NULL, bufs, nbuf, options, context);
 }
 
-/*
- * The alignment a reader's tensor declares for buffer `b`: the descriptor's
- * (a round trip gives back the descriptor that went in), which the address
- * must then satisfy. Host bytes that do not are copied into memory that does,
- * for promises up to a page; a larger promise the address does not keep
- * (a mapped file places data on pages, not on 2 MiB boundaries) is replaced
- * by the true, measured value rather than copied. Never declares what the
- * address does not hold.
- */
-static int reader_alignment(HrpyBuffer *b, uint32_t declared, uint32_t *out) {
-  bool pow2 = declared != 0 && (declared & (declared - 1)) == 0;
-  if (pow2 && hrpy_address_satisfies(b->data, b->size, declared)) {
-    *out = declared;
-    return 0;
-  }
-  if (!pow2 || !b->host || declared > HURRAY_PAGE_ALIGNMENT) {
-    uint32_t measured = hrpy_measure_alignment(b->data, b->size);
-    *out = !pow2 ? hrpy_policy_alignment(b->data, b->size)
-                 : (measured < declared ? measured : declared);
-    return 0;
-  }
-  if (hrpy_buffer_copy_to_owned(b, declared, b->readonly) < 0) return -1;
-  *out = declared;
-  return 0;
-}
-
 PyObject *hrpy_tensor_from_descriptor_on(HrpyState *st, const HurrayDescriptor *d,
                                         PyObject *on, HrpyBuffer *bufs, uint32_t nbuf,
                                         uint32_t options, const char *context) {
@@ -320,8 +294,12 @@ PyObject *hrpy_tensor_from_descriptor_on(HrpyState *st, const HurrayDescriptor *
     PyErr_NoMemory();
     goto done;
   }
+  /* the descriptor's alignment where the address keeps it (hurray_alignment_for_reader) */
   for (uint32_t i = 0; i < nbuf; i++)
-    if (reader_alignment(&bufs[i], f.buffers[i].alignment, &align[i]) < 0) goto done;
+    if (hurray_alignment_for_reader(bufs[i].data, bufs[i].size, f.buffers[i].alignment,
+                                    bufs[i].host, &align[i]) &&
+        hrpy_buffer_copy_to_owned(&bufs[i], align[i], bufs[i].readonly) < 0)
+      goto done;
   HrpySections sec;
   memset(&sec, 0, sizeof sec);
   sec.alignment = nbuf > 0 ? align : NULL;
@@ -347,24 +325,42 @@ done:
   return result;
 }
 
+PyObject *hrpy_tensor_read(HrpyState *st, const HurrayDescriptor *d, uint32_t n,
+                           HrpyBufferFill fill, void *ctx, uint32_t options,
+                           const char *context) {
+  HrpyBuffer small[4];
+  HrpyBuffer *bufs = n <= 4 ? small : PyMem_Calloc(n, sizeof(HrpyBuffer));
+  if (bufs == NULL) return PyErr_NoMemory();
+  memset(bufs, 0, (n <= 4 ? 4 : n) * sizeof(HrpyBuffer));
+  uint32_t got = 0;
+  for (; got < n; got++) {
+    bufs[got].host = true;
+    if (fill(ctx, got, &bufs[got]) < 0) break;
+  }
+  PyObject *r = NULL;
+  if (got == n) {
+    HurrayDescriptorFields f;
+    HRPY_CANNOT_FAIL(hurray_descriptor_fields(d, &f));
+    r = hrpy_tensor_from_descriptor(st, d, bufs, n, options | hurray_descriptor_relay_options(&f),
+                                    context);
+  } else {
+    for (uint32_t i = 0; i <= got && i < n; i++) hrpy_buffer_release(&bufs[i]);
+  }
+  if (bufs != small) PyMem_Free(bufs);
+  return r;
+}
+
 int hrpy_tensor_warn_unpacked(PyObject *t, const char *context) {
   const HurrayDescriptorFields *f = &((const HrpyTensor *)t)->f;
+  uint64_t count = 0, packed = 0;
+  if (!hurray_descriptor_looks_unpacked(f, &count, &packed)) return 0;
   const HurrayDtypeInfo *info = hurray_dtype_info(f->type_tag);
-  if (info == NULL || info->bit_width >= 8 || f->buffer_count == 0 ||
-      (f->layout.tag != HURRAY_LAYOUT_ROW_MAJOR && f->layout.tag != HURRAY_LAYOUT_COL_MAJOR))
-    return 0;
-  uint64_t count = 0, packed = 0, have = f->buffers[0].byte_size;
-  bool known = f->quantization != NULL ? hurray_quant_storage_count(f, &count) == HURRAY_OK
-                                       : hrpy_element_count(f->rank, f->shape, &count);
-  if (!known || hurray_buffer_size_bytes(f->type_tag, count, &packed) != HURRAY_OK ||
-      have < f->byte_offset || have - f->byte_offset != count || packed >= count)
-    return 0;
   return PyErr_WarnFormat(PyExc_UserWarning, 1,
                           "%s: buffer 0 holds %llu bytes, one per %s element, but %llu %s "
                           "elements pack into %llu bytes (%s): the buffer looks unpacked. Pack "
                           "the codes (hurray.quantize does); a larger buffer is legal, so it "
                           "is used as given",
-                          context, (unsigned long long)have, info->name,
+                          context, (unsigned long long)f->buffers[0].byte_size, info->name,
                           (unsigned long long)count, info->name, (unsigned long long)packed,
                           info->bit_width == 6 ? "four per three bytes"
                           : info->bit_width == 1 ? "eight per byte"
@@ -372,47 +368,13 @@ int hrpy_tensor_warn_unpacked(PyObject *t, const char *context) {
                                                  : "two per byte");
 }
 
-uint32_t hrpy_options_for_descriptor(const HurrayDescriptorFields *f) {
-  uint32_t o = hrpy_layout_options(f->layout.tag);
-  if (f->quantization != NULL) {
-    HurrayTagKind k = hurray_quant_scheme_kind(f->quantization->scheme);
-    if (k == HURRAY_TAG_RESERVED || k == HURRAY_TAG_UNASSIGNED) o |= HURRAY_DECODE_PERMISSIVE;
-  }
-  return o;
-}
-
 int hrpy_decode_descriptor(HrpyState *st, const uint8_t *bytes, uint64_t len, bool permissive,
                           HurrayDescriptor **out, uint32_t *options, const char *context) {
-  *out = NULL;
   HurrayError err;
   hurray_error_clear(&err);
-  uint32_t opt = permissive ? HURRAY_DECODE_PERMISSIVE : HURRAY_DECODE_STRICT;
-  HurrayStatus rc = hurray_descriptor_decode_ex(bytes, (uintptr_t)len, opt, out, &err);
-  if (rc != HURRAY_OK && !permissive) {
-    /* What this package builds with relay semantics (a private or unknown
-     * layout, an opaque quantization scheme) comes back the same way. */
-    HurrayDescriptor *d = NULL;
-    if (hurray_descriptor_decode_ex(bytes, (uintptr_t)len, HURRAY_DECODE_PERMISSIVE, &d, NULL) ==
-        HURRAY_OK) {
-      HurrayDescriptorFields f;
-      if (hurray_descriptor_fields(d, &f) == HURRAY_OK &&
-          hrpy_options_for_descriptor(&f) == HURRAY_DECODE_PERMISSIVE) {
-        *out = d;
-        *options = HURRAY_DECODE_PERMISSIVE;
-        return 0;
-      }
-      HRPY_CANNOT_FAIL(hurray_descriptor_destroy(d));
-    }
-  }
-  if (rc != HURRAY_OK) {
-    hrpy_raise_status(st, rc, &err, context);
-    return -1;
-  }
-  *options = opt;
-  return 0;
-}
-
-uint32_t hrpy_layout_options(uint8_t tag) {
-  return hurray_layout_tag_kind(tag) == HURRAY_TAG_NAMED ? HURRAY_DECODE_STRICT
-                                                        : HURRAY_DECODE_PERMISSIVE;
+  HurrayStatus rc =
+      hurray_descriptor_decode_relay(bytes, (uintptr_t)len, permissive, out, options, &err);
+  if (rc == HURRAY_OK) return 0;
+  hrpy_raise_status(st, rc, &err, context);
+  return -1;
 }

@@ -11,7 +11,9 @@
 #include "core/device.h"
 
 #include "util/args.h"
+#include "util/bytes.h"
 #include "util/errors.h"
+#include "util/runtime.h"
 #include "core/state.h"
 
 typedef struct {
@@ -26,8 +28,6 @@ typedef struct {
 uint8_t hrpy_device_tag(PyObject *dev) { return DEV(dev)->tag; }
 uint8_t hrpy_device_memory_class(PyObject *dev) { return DEV(dev)->memory_class; }
 int32_t hrpy_device_id(PyObject *dev) { return DEV(dev)->device_id; }
-
-static bool dev_private(uint8_t t) { return t >= 0xF0 && t <= 0xFE; }
 
 /* Parses a name or byte for one of the two tag spaces. */
 static int parse_tag(HrpyState *st, PyObject *obj, bool is_class, uint8_t *out) {
@@ -63,7 +63,7 @@ static int parse_tag(HrpyState *st, PyObject *obj, bool is_class, uint8_t *out) 
       hrpy_raise(st->InvalidDescriptorError,
                 "%s byte 0x%02x is %s: a later version of the format may assign it, so it "
                 "cannot be used as a private value",
-                what, (unsigned)b, k == HURRAY_TAG_RESERVED ? "reserved" : "invalid");
+                what, (unsigned)b, hurray_tag_kind_name(k));
       return -1;
     }
     *out = b;
@@ -137,7 +137,7 @@ static PyObject *dv_mc_tag(PyObject *self, void *c) {
 }
 static PyObject *dv_is_private(PyObject *self, void *c) {
   (void)c;
-  return PyBool_FromLong(dev_private(DEV(self)->tag));
+  return PyBool_FromLong(hurray_device_tag_kind(DEV(self)->tag) == HURRAY_TAG_PRIVATE);
 }
 static PyObject *dv_device_id(PyObject *self, void *c) {
   (void)c;
@@ -178,10 +178,8 @@ static PyObject *device_repr(PyObject *self) {
 
 static Py_hash_t device_hash(PyObject *self) {
   HrpyDevice *d = DEV(self);
-  uint64_t h = 0x9e3779b97f4a7c15ull ^ ((uint64_t)d->tag * 0x100000001b3ull) ^
-               ((uint64_t)d->memory_class << 17) ^ ((uint64_t)(uint32_t)d->device_id << 29);
-  Py_hash_t r = (Py_hash_t)(h >> 1);
-  return r == -1 ? -2 : r;
+  const uint64_t parts[3] = {d->tag, d->memory_class, (uint32_t)d->device_id};
+  return hrpy_hash_fold(hrpy_hash_words(HRPY_HASH_SEED, parts, 3));
 }
 
 static PyObject *device_richcompare(PyObject *a, PyObject *b, int op) {
@@ -203,12 +201,6 @@ static PyMethodDef device_methods[] = {
     {"__reduce__", device_reduce, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL},
 };
-
-static void device_dealloc(PyObject *self) {
-  PyTypeObject *tp = Py_TYPE(self);
-  tp->tp_free(self);
-  Py_DECREF(tp);
-}
 
 static PyType_Slot device_slots[] = {
     {Py_tp_doc,
@@ -244,7 +236,7 @@ static PyType_Slot device_slots[] = {
     {Py_tp_richcompare, device_richcompare},
     {Py_tp_getset, device_getset},
     {Py_tp_methods, device_methods},
-    {Py_tp_dealloc, device_dealloc},
+    {Py_tp_dealloc, hrpy_plain_dealloc},
     {0, NULL},
 };
 

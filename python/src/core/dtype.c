@@ -16,6 +16,7 @@
 #include "util/args.h"
 #include "util/atomic.h"
 #include "util/errors.h"
+#include "util/runtime.h"
 #include "core/state.h"
 
 #include <string.h>
@@ -29,7 +30,7 @@ typedef struct {
 #define DTYPE_SELF(o) ((HrpyDtype *)(o))
 
 static bool is_private_tag(uint8_t tag) {
-  return tag >= HURRAY_DTYPE_PRIVATE_FIRST && tag <= HURRAY_DTYPE_PRIVATE_LAST;
+  return hurray_dtype_tag_kind(tag) == HURRAY_TAG_PRIVATE;
 }
 
 static PyObject *dtype_create(HrpyState *st, uint8_t tag) {
@@ -43,22 +44,9 @@ static PyObject *dtype_create(HrpyState *st, uint8_t tag) {
 PyObject *hrpy_dtype_from_tag(HrpyState *st, uint8_t tag) {
   PyObject *d = hrpy_peek(&st->core->dtypes[tag]);
   if (d != NULL && (DTYPE_SELF(d)->info != NULL || is_private_tag(tag))) return Py_NewRef(d);
-  if (!is_private_tag(tag)) {
-    const char *kind;
-    switch (hurray_dtype_tag_kind(tag)) {
-      case HURRAY_TAG_RESERVED:
-        kind = "reserved";
-        break;
-      case HURRAY_TAG_UNASSIGNED:
-        kind = "unassigned";
-        break;
-      default:
-        kind = "invalid";
-        break;
-    }
-    return hrpy_raise(st->InvalidDescriptorError,
-                     "element type tag 0x%02x is %s: it names no type", (unsigned)tag, kind);
-  }
+  if (!is_private_tag(tag))
+    return hrpy_raise(st->InvalidDescriptorError, "element type tag 0x%02x is %s: it names no type",
+                      (unsigned)tag, hurray_tag_kind_name(hurray_dtype_tag_kind(tag)));
   return Py_XNewRef(hrpy_publish(&st->core->dtypes[tag], dtype_create(st, tag)));
 }
 
@@ -414,12 +402,6 @@ static PyObject *dtype_richcompare(PyObject *a, PyObject *b, int op) {
   return PyBool_FromLong(op == Py_EQ ? eq : !eq);
 }
 
-static void dtype_dealloc(PyObject *self) {
-  PyTypeObject *tp = Py_TYPE(self);
-  tp->tp_free(self);
-  Py_DECREF(tp);
-}
-
 static PyType_Slot dtype_slots[] = {
     {Py_tp_doc,
      "A Hurray element type.\n"
@@ -473,7 +455,7 @@ static PyType_Slot dtype_slots[] = {
     {Py_tp_richcompare, dtype_richcompare},
     {Py_tp_getset, dtype_getset},
     {Py_tp_methods, dtype_methods},
-    {Py_tp_dealloc, dtype_dealloc},
+    {Py_tp_dealloc, hrpy_plain_dealloc},
     {0, NULL},
 };
 

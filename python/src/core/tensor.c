@@ -14,8 +14,6 @@
 #include "util/bytes.h"
 #include "util/errors.h"
 
-/* Release the GIL for index checks over at least this many stored entries. */
-#define HRPY_NOGIL_INDEX_ENTRIES ((uint64_t)1 << 16)
 
 /* ---- accessors ------------------------------------------------------------- */
 

@@ -104,7 +104,7 @@ typedef struct HrpySections {
   uint8_t version_minor;
   uint32_t options; /* HURRAY_DECODE_* */
   /* nbuf declared alignments a reader keeps (hrpy_tensor_from_descriptor),
-   * or NULL: the binding's policy, hrpy_policy_alignment */
+   * or NULL: the binding's policy, hurray_alignment_policy */
   const uint32_t *alignment;
 } HrpySections;
 
@@ -148,6 +148,17 @@ PyObject *hrpy_tensor_new_dense(HrpyState *st, uint8_t type_tag, uint32_t rank,
  */
 PyObject *hrpy_tensor_from_descriptor(HrpyState *st, const HurrayDescriptor *d, HrpyBuffer *bufs,
                                       uint32_t nbuf, uint32_t options, const char *context);
+/* Fills buffer i of a tensor a reader builds (hrpy_tensor_read): data, size,
+ * what keeps the memory alive (owner or owned) and readonly; `out` comes
+ * zeroed with `host` set. 0, or -1 with an exception set. */
+typedef int (*HrpyBufferFill)(void *ctx, uint32_t i, HrpyBuffer *out);
+/* hrpy_tensor_from_descriptor for a reader (a file, a stream, the network):
+ * `d` borrowed, its `n` host buffers filled in order by fill(ctx, i, ...),
+ * decoded with `options` | hurray_descriptor_relay_options. The buffers filled
+ * before a failure are released. */
+PyObject *hrpy_tensor_read(HrpyState *st, const HurrayDescriptor *d, uint32_t n,
+                           HrpyBufferFill fill, void *ctx, uint32_t options,
+                           const char *context);
 /* hrpy_tensor_from_descriptor on device `on` (borrowed; NULL: from the buffer
  * table, id 0), whose kind and memory class must be the buffer table's
  * (InvalidDescriptorError otherwise): what unpickling has, the device id
@@ -166,19 +177,15 @@ PyObject *hrpy_tensor_from_descriptor_on(HrpyState *st, const HurrayDescriptor *
  */
 int hrpy_tensor_warn_unpacked(PyObject *t, const char *context);
 
-/* Decode options a descriptor carrying this layout needs: permissive for a
- * private or unknown layout (their rules are agreed out of band), else strict. */
-uint32_t hrpy_layout_options(uint8_t tag);
-/* Decode options a tensor with these fields was built with: permissive for a
- * private or unknown layout or an opaque quantization scheme, else strict. */
-uint32_t hrpy_options_for_descriptor(const HurrayDescriptorFields *f);
-/*
- * Decodes a descriptor a reader received (`bytes` borrowed): strictly unless
- * `permissive`; a descriptor that fails strictly but carries what this
- * package itself builds with relay semantics (hrpy_options_for_descriptor) is
- * accepted permissively. *out owned on success; *options receives the mode
- * used. Raises the status's exception (prefixed with `context`).
- */
+/* hurray_layout_decode_options and hurray_descriptor_relay_options, under the
+ * names io/file.c, io/net.c and module/tensor_class.c still call. */
+static inline uint32_t hrpy_layout_options(uint8_t tag) { return hurray_layout_decode_options(tag); }
+static inline uint32_t hrpy_options_for_descriptor(const HurrayDescriptorFields *f) {
+  return hurray_descriptor_relay_options(f);
+}
+/* hurray_descriptor_decode_relay (`bytes` borrowed; *out owned on success,
+ * *options the mode used), raising the status's exception (prefixed with
+ * `context`). */
 int hrpy_decode_descriptor(HrpyState *st, const uint8_t *bytes, uint64_t len, bool permissive,
                            HurrayDescriptor **out, uint32_t *options, const char *context);
 

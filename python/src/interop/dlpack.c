@@ -172,41 +172,19 @@ PyObject *hrpy_tensor_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t n
   if (hrpy_parse_copy(a[3], &copy) < 0) return NULL;
 
   uint8_t lt = t->f->layout.tag;
-  if (lt != HURRAY_LAYOUT_ROW_MAJOR && lt != HURRAY_LAYOUT_COL_MAJOR &&
-      lt != HURRAY_LAYOUT_STRIDED) {
-    return hrpy_raise(PyExc_BufferError,
-                     "__dlpack__: a %s tensor has no DLPack representation (DLPack describes "
-                     "one dense strided buffer); use __hurray__",
-                     hrpy_layout_name(lt));
-  }
-  if (t->f->quantization != NULL) {
-    return hrpy_raise(PyExc_BufferError,
-                     "__dlpack__: a quantized tensor has no DLPack element type; use __hurray__");
-  }
-  for (uint32_t i = 0; i < t->f->buffer_count; i++) {
-    if (t->f->buffers[i].sync_mode != HURRAY_SYNC_PRODUCER_SYNCED) {
-      const char *n = hurray_sync_mode_name(t->f->buffers[i].sync_mode);
-      return hrpy_raise(PyExc_BufferError,
-                       "__dlpack__: buffer %u is in sync mode '%s'; DLPack can only hand out "
-                       "producer-synced buffers",
-                       (unsigned)i, n != NULL ? n : "unknown");
-    }
-  }
-  for (uint32_t i = 0; i < t->f->rank; i++) {
-    if (t->f->shape[i] == HURRAY_DYNAMIC_DIM) {
-      return hrpy_raise(PyExc_BufferError, "__dlpack__: shape[%u] is dynamic (None)",
-                       (unsigned)i);
-    }
-  }
   HurrayDLDataType dt;
   HurrayError err;
-  HurrayStatus rc = hurray_dlpack_dtype_encode(t->f->type_tag, minor < 1 ? 0u : (uint32_t)minor,
-                                               &dt, &err);
-  if (rc != HURRAY_OK) return hrpy_raise_status_as(st, PyExc_BufferError, rc, &err, "__dlpack__");
-  bool is_bool = t->f->type_tag == HURRAY_DTYPE_BOOL;
-  if (is_bool && lt == HURRAY_LAYOUT_STRIDED) {
-    return hrpy_raise(PyExc_BufferError, "__dlpack__: a strided bool tensor cannot be exported");
+  hurray_error_clear(&err);
+  HurrayStatus rc = hurray_dlpack_export_check(t->f, minor < 1 ? 0u : (uint32_t)minor, &dt, &err);
+  if (rc != HURRAY_OK) {
+    /* what DLPack cannot carry but __hurray__ can: say so */
+    if (strcmp(err.field, "quantization") == 0 || strcmp(err.field, "layout.tag") == 0)
+      PyOS_snprintf(err.reason + strlen(err.reason), sizeof err.reason - strlen(err.reason),
+                    "; use __hurray__");
+    PyOS_snprintf(err.message, sizeof err.message, "%s", err.reason);
+    return hrpy_raise_status_as(st, PyExc_BufferError, rc, &err, "__dlpack__");
   }
+  bool is_bool = t->f->type_tag == HURRAY_DTYPE_BOOL;
   if (is_bool && copy != 1) {
     return hrpy_raise(PyExc_BufferError,
                      "__dlpack__: bool is bit-packed in Hurray and DLPack stores one byte per "
@@ -259,7 +237,7 @@ PyObject *hrpy_tensor_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t n
                       "say so; ask for max_version >= (1, 0) or leave copy=None");
   }
   uint64_t count = 0;
-  (void)hrpy_element_count(rank, t->f->shape, &count);
+  (void)hurray_shape_element_count(rank, t->f->shape, &count);
   uint8_t *data = t->nbuf > 0 && t->bufs[0].data != NULL ? t->bufs[0].data + t->f->byte_offset
                                                           : NULL;
   if (do_copy) {
@@ -294,20 +272,19 @@ PyObject *hrpy_tensor_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t n
     }
     if (count > 0 && data != NULL) {
       if (is_bool) {
-        hrpy_bool_unpack(data, e->copy, count);
+        hurray_bool_unpack(data, e->copy, count);
       } else if (lt == HURRAY_LAYOUT_STRIDED) {
-        hrpy_strided_gather(e->copy, data, (size_t)esize, rank, t->f->shape, bstrides);
+        HRPY_CANNOT_FAIL(hurray_elements_gather(data, rank, t->f->shape, bstrides, esize, e->copy));
       } else {
         memcpy(e->copy, data, (size_t)nbytes);
       }
     }
     if (lt == HURRAY_LAYOUT_STRIDED) {
-      /* the copy is compact row-major; its strides fit (count * esize did) */
-      int64_t acc = 1;
-      for (uint32_t k = rank; k-- > 0;) {
-        e->strides[k] = acc;
-        if (k > 0 && hrpy_mul_i64_overflow(acc, e->shape[k], &acc)) acc = 0;
-      }
+      /* the copy is compact row-major: its geometry (which fits, as the
+       * strided one did) */
+      HurrayDescriptorFields rm = *t->f;
+      rm.layout.tag = HURRAY_LAYOUT_ROW_MAJOR;
+      HRPY_CANNOT_FAIL(hurray_strided_geometry(&rm, 1, e->shape, e->strides, NULL));
     }
     data = e->copy;
   } else {
@@ -534,12 +511,12 @@ static PyObject *import_claimed(HrpyState *st, void *ptr, bool versioned, int co
     }
     if (im.count > 0) {
       if (is_bool && need_gather) { /* no byte-per-element copy */
-        hrpy_strided_pack_bool(mem, im.first, im.rank, im.shape, im.byte_strides);
+        HRPY_CANNOT_FAIL(hurray_elements_gather_bool(im.first, im.rank, im.shape, im.byte_strides, mem));
       } else if (need_gather) {
-        hrpy_strided_gather(mem, im.first, (size_t)im.itemsize, im.rank, im.shape,
-                            im.byte_strides);
+        HRPY_CANNOT_FAIL(hurray_elements_gather(im.first, im.rank, im.shape, im.byte_strides,
+                                                im.itemsize, mem));
       } else { /* bool is packed in storage order, so a column-major tensor stays one */
-        hrpy_bool_pack(im.first, mem, im.count);
+        hurray_bool_pack(im.first, mem, im.count);
       }
     }
     Py_DECREF(owner); /* the producer's memory is no longer needed */

@@ -99,7 +99,7 @@ static bool plain_finish(Plain *p, const Py_ssize_t *dims, int nd, unsigned flag
     p->shape[i] = (uint64_t)dims[i];
   }
   uint64_t count;
-  return hrpy_element_count(p->rank, p->shape, &count) &&
+  return hurray_shape_element_count(p->rank, p->shape, &count) &&
          hurray_buffer_size_bytes(p->tag, count, &p->nbytes) == HURRAY_OK &&
          p->nbytes <= (uint64_t)PY_SSIZE_T_MAX;
 }

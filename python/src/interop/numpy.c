@@ -286,7 +286,7 @@ static PyObject *bool_array(HrpyState *st, const HrpyTensorView *t) {
   Py_DECREF(shape);
   if (arr == NULL) return NULL;
   uint64_t count = 0;
-  (void)hrpy_element_count(rank, t->f->shape, &count);
+  (void)hurray_shape_element_count(rank, t->f->shape, &count);
   Py_buffer v;
   if (PyObject_GetBuffer(arr, &v, PyBUF_WRITABLE) < 0) {
     Py_DECREF(arr);
@@ -294,7 +294,7 @@ static PyObject *bool_array(HrpyState *st, const HrpyTensorView *t) {
   }
   if (count > 0) {
     const uint8_t *src = t->bufs[0].data + t->f->byte_offset;
-    Py_BEGIN_ALLOW_THREADS hrpy_bool_unpack(src, (uint8_t *)v.buf, count);
+    Py_BEGIN_ALLOW_THREADS hurray_bool_unpack(src, (uint8_t *)v.buf, count);
     Py_END_ALLOW_THREADS
   }
   PyBuffer_Release(&v);
@@ -350,7 +350,7 @@ static PyObject *gather_array(HrpyState *st, const HrpyTensorView *t, ArrKind ki
   PyObject *np = hrpy_numpy(st);
   if (np == NULL) return NULL;
   uint64_t count = 0, packed = 0;
-  (void)hrpy_element_count(t->f->rank, t->f->shape, &count);
+  (void)hurray_shape_element_count(t->f->rank, t->f->shape, &count);
   if (hurray_buffer_size_bytes(t->f->type_tag, count, &packed) != HURRAY_OK ||
       packed > (uint64_t)PY_SSIZE_T_MAX)
     return PyErr_NoMemory();
@@ -388,7 +388,7 @@ static PyObject *gather_array(HrpyState *st, const HrpyTensorView *t, ArrKind ki
     for (uint32_t i = 0; i < t->nbuf; i++) ptrs[i] = t->bufs[i].data;
     Py_BEGIN_ALLOW_THREADS rc = hurray_layout_to_row_major(t->f, (const void *const *)ptrs, NULL,
                                                            dst, packed, &err);
-    if (rc == HURRAY_OK && tmp != NULL) hrpy_bool_unpack(tmp, (uint8_t *)v.buf, count);
+    if (rc == HURRAY_OK && tmp != NULL) hurray_bool_unpack(tmp, (uint8_t *)v.buf, count);
     Py_END_ALLOW_THREADS
   }
   if (ptrs != small) PyMem_Free(ptrs);
@@ -624,7 +624,7 @@ PyObject *hrpy_from_numpy(PyObject *module, PyObject *const *args, Py_ssize_t na
                        : NULL;
     int rc = mem == NULL ? -1 : is_bool && !c_contig && tmp == NULL ? (PyErr_NoMemory(), -1) : 0;
     if (rc == 0 && !c_contig) rc = PyBuffer_ToContiguous(is_bool ? tmp : mem, v, v->len, 'C');
-    if (rc == 0 && is_bool) hrpy_bool_pack(c_contig ? (const uint8_t *)v->buf : tmp, mem, count);
+    if (rc == 0 && is_bool) hurray_bool_pack(c_contig ? (const uint8_t *)v->buf : tmp, mem, count);
     PyMem_Free(tmp);
     if (rc < 0) {
       hurray_free(mem);

@@ -37,6 +37,7 @@
 #include "core/tensor.h"
 #include "types/descriptor.h"
 #include "util/args.h"
+#include "util/bytes.h"
 #include "util/errors.h"
 #include "interop/state.h"
 
@@ -300,7 +301,7 @@ static PyObject *m_rebuild_tensor(PyObject *m, PyObject *const *args, Py_ssize_t
   if (rc < 0) return NULL;
   HurrayDescriptorFields f;
   HRPY_CANNOT_FAIL(hurray_descriptor_fields(d, &f));
-  options |= hrpy_options_for_descriptor(&f);
+  options |= hurray_descriptor_relay_options(&f);
   PyObject *seq = PySequence_Fast(a[1], "_rebuild_tensor: buffers must be a sequence");
   if (seq == NULL) {
     HRPY_CANNOT_FAIL(hurray_descriptor_destroy(d));
@@ -376,8 +377,6 @@ static PyObject *m_buffer_address(PyObject *m, PyObject *obj) {
   return r;
 }
 
-/* Bytes moved with the GIL released from this size on. */
-#define MOVE_NOGIL_BYTES ((size_t)1 << 20)
 /* Bytes moved by two threads from this size on (one core does not reach the
  * memory's bandwidth: 256 MiB moved in 20 ms by one, 11 ms by two), when the
  * shift is under MOVE_STASH bytes. */
@@ -469,7 +468,7 @@ static PyObject *m_move_within(PyObject *m, PyObject *const *args, Py_ssize_t na
     if (n >= MOVE_SPLIT_BYTES && shift < MOVE_STASH) {
       Py_BEGIN_ALLOW_THREADS move_split(base, to, from, (size_t)n);
       Py_END_ALLOW_THREADS
-    } else if (n >= MOVE_NOGIL_BYTES) {
+    } else if (n >= HRPY_NOGIL_COPY_BYTES) {
       Py_BEGIN_ALLOW_THREADS memmove(base + to, base + from, (size_t)n);
       Py_END_ALLOW_THREADS
     } else {

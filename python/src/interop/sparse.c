@@ -19,11 +19,10 @@
 #include "core/tensor.h"
 #include "util/args.h"
 #include "util/atomic.h"
+#include "util/bytes.h"
 #include "util/errors.h"
 
 
-/* Release the GIL for index checks over at least this many stored entries. */
-#define HRPY_NOGIL_INDEX_ENTRIES ((uint64_t)1 << 16)
 
 static PyObject *no_attribute(PyObject *self, const char *attr) {
   return PyErr_Format(PyExc_AttributeError,

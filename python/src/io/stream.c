@@ -462,76 +462,54 @@ static PyObject *reader_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
   return (PyObject *)self;
 }
 
+/* An item being built: the reader and the item (members are borrowed from
+ * their composite; taking their buffers is still ours to do). */
+typedef struct {
+  HrpyState *st;
+  HrpyStreamReader *self;
+  HurrayStreamItem *item;
+  const char *context;
+} ItemCtx;
+
+static PyObject *item_to_py(HrpyState *st, HrpyStreamReader *self, HurrayStreamItem *item,
+                            const char *context);
+
+static PyObject *item_member(void *c, uint32_t k) {
+  const ItemCtx *x = c;
+  return item_to_py(x->st, x->self, (HurrayStreamItem *)hurray_stream_item_member(x->item, k),
+                    x->context);
+}
+
+/* Buffer i: a view into the source bytes, or taken from the item (owned). */
+static int item_buffer(void *c, uint32_t i, HrpyBuffer *b) {
+  const ItemCtx *x = c;
+  if (hurray_stream_item_buffer_is_view(x->item, i)) {
+    const uint8_t *data = NULL;
+    HRPY_CANNOT_FAIL(hurray_stream_item_buffer(x->item, i, &data, &b->size));
+    b->data = (uint8_t *)(uintptr_t)data;
+    b->owner = Py_NewRef(x->self->source); /* the memoryview keeps the export */
+    b->readonly = PyMemoryView_GET_BUFFER(x->self->source)->readonly != 0;
+    return 0;
+  }
+  HurrayStatus rc = hurray_stream_item_take_buffer(x->item, i, &b->data, &b->size);
+  if (rc != HURRAY_OK) {
+    hrpy_raise_status(x->st, rc, NULL, x->context);
+    return -1;
+  }
+  b->owned = b->data; /* hurray_free with the tensor */
+  return 0;
+}
+
 /* Builds the Python object of an item (a Tensor, or a Composite of items). */
 static PyObject *item_to_py(HrpyState *st, HrpyStreamReader *self, HurrayStreamItem *item,
                             const char *context) {
+  ItemCtx x = {st, self, item, context};
   const HurrayDescriptor *d = hurray_stream_item_descriptor(item);
-  if (hurray_stream_item_kind(item) == HURRAY_STREAM_ITEM_COMPOSITE) {
-    uint32_t n = hurray_stream_item_member_count(item);
-    PyObject *members = PyTuple_New((Py_ssize_t)n);
-    if (members == NULL) return NULL;
-    for (uint32_t k = 0; k < n; k++) {
-      /* members are borrowed from the composite; taking their buffers is
-       * still ours to do (the composite owns them until taken) */
-      PyObject *m = item_to_py(st, self, (HurrayStreamItem *)hurray_stream_item_member(item, k),
+  if (hurray_stream_item_kind(item) == HURRAY_STREAM_ITEM_COMPOSITE)
+    return hrpy_composite_read(st, d, hurray_stream_item_member_count(item), item_member, &x,
                                context);
-      if (m == NULL) {
-        Py_DECREF(members);
-        return NULL;
-      }
-      PyTuple_SET_ITEM(members, (Py_ssize_t)k, m);
-    }
-    HurrayDescriptor *head = NULL;
-    HurrayStatus rc = hurray_descriptor_clone(d, &head);
-    if (rc != HURRAY_OK) {
-      Py_DECREF(members);
-      return hrpy_raise_status(st, rc, NULL, context);
-    }
-    PyObject *c = hrpy_composite_from_head(st, head, members, context);
-    Py_DECREF(members);
-    return c;
-  }
-  uint32_t n = hurray_stream_item_buffer_count(item);
-  HrpyBuffer small[4];
-  HrpyBuffer *bufs = n <= 4 ? small : PyMem_Calloc(n, sizeof(HrpyBuffer));
-  if (bufs == NULL) return PyErr_NoMemory();
-  memset(bufs, 0, (n <= 4 ? 4 : n) * sizeof(HrpyBuffer));
-  uint32_t got = 0;
-  for (; got < n; got++) {
-    HrpyBuffer *b = &bufs[got];
-    b->host = true;
-    if (hurray_stream_item_buffer_is_view(item, got)) {
-      const uint8_t *data = NULL;
-      uint64_t size = 0;
-      HRPY_CANNOT_FAIL(hurray_stream_item_buffer(item, got, &data, &size));
-      b->data = (uint8_t *)(uintptr_t)data;
-      b->size = size;
-      b->owner = Py_NewRef(self->source); /* the memoryview keeps the export */
-      b->readonly = PyMemoryView_GET_BUFFER(self->source)->readonly != 0;
-    } else {
-      uint8_t *data = NULL;
-      uint64_t size = 0;
-      HurrayStatus rc = hurray_stream_item_take_buffer(item, got, &data, &size);
-      if (rc != HURRAY_OK) {
-        hrpy_raise_status(st, rc, NULL, context);
-        break;
-      }
-      b->data = data;
-      b->size = size;
-      b->owned = data; /* hurray_free with the tensor */
-    }
-  }
-  PyObject *r = NULL;
-  if (got == n) {
-    HurrayDescriptorFields f;
-    HRPY_CANNOT_FAIL(hurray_descriptor_fields(d, &f));
-    r = hrpy_tensor_from_descriptor(st, d, bufs, n, self->options | hrpy_options_for_descriptor(&f),
-                                   context);
-  } else {
-    for (uint32_t i = 0; i < got; i++) hrpy_buffer_release(&bufs[i]);
-  }
-  if (bufs != small) PyMem_Free(bufs);
-  return r;
+  return hrpy_tensor_read(st, d, hurray_stream_item_buffer_count(item), item_buffer, &x,
+                          self->options, context);
 }
 
 static PyObject *reader_next(PyObject *s) {

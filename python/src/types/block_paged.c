@@ -45,7 +45,7 @@ static int index_arg(HrpyState *st, PyObject *o, uint32_t width, const char *wha
       return -1;
     }
     uint64_t count = 0, bytes = 0;
-    if (!hrpy_element_count(t->f->rank, t->f->shape, &count) ||
+    if (!hurray_shape_element_count(t->f->rank, t->f->shape, &count) ||
         hurray_buffer_size_bytes(t->f->type_tag, count, &bytes) != HURRAY_OK) {
       PyErr_Format(PyExc_TypeError, "validate_index_buffers: %s has no fixed size", what);
       return -1;
@@ -76,10 +76,11 @@ static int index_arg(HrpyState *st, PyObject *o, uint32_t width, const char *wha
   out->data = out->view.buf;
   out->size = (uint64_t)out->view.len;
   if (out->view.itemsize != 1) {
-    const char *f = out->view.format != NULL ? out->view.format : "B";
-    while (*f == '<' || *f == '=' || *f == '@') f++;
-    bool integer = f[0] != '\0' && f[1] == '\0' && strchr("bBhHiIlLqQnN", f[0]) != NULL;
-    if (!integer || (uint32_t)out->view.itemsize != width) {
+    /* integers of the index type's width, in this machine's byte order */
+    bool swapped = false;
+    uint8_t tag = hurray_dtype_from_buffer_format(out->view.format,
+                                                  (uint64_t)out->view.itemsize, &swapped);
+    if (swapped || !hurray_dtype_is_integer(tag) || (uint32_t)out->view.itemsize != width) {
       PyErr_Format(PyExc_ValueError,
                    "validate_index_buffers: %s has items of format '%s' and %zd bytes; this "
                    "layout's index type is uint%u",

@@ -322,6 +322,24 @@ static PyObject *composite_new(PyTypeObject *type, PyObject *args, PyObject *kwa
   return r;
 }
 
+PyObject *hrpy_composite_read(HrpyState *st, const HurrayDescriptor *head, uint32_t n,
+                              PyObject *(*member)(void *ctx, uint32_t k), void *ctx,
+                              const char *context) {
+  PyObject *members = PyTuple_New((Py_ssize_t)n);
+  for (uint32_t k = 0; members != NULL && k < n; k++) {
+    PyObject *m = member(ctx, k);
+    if (m == NULL) Py_CLEAR(members);
+    else PyTuple_SET_ITEM(members, (Py_ssize_t)k, m);
+  }
+  if (members == NULL) return NULL;
+  HurrayDescriptor *copy = NULL;
+  HurrayStatus rc = hurray_descriptor_clone(head, &copy);
+  PyObject *r = rc == HURRAY_OK ? hrpy_composite_from_head(st, copy, members, context)
+                                : hrpy_raise_status(st, rc, NULL, context);
+  Py_DECREF(members);
+  return r;
+}
+
 /* ---- getters --------------------------------------------------------------------- */
 
 /* composition_rule, combine_op: the head's layout fields, by name */

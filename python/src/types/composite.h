@@ -22,6 +22,12 @@ static inline int hrpy_composite_check(HrpyState *st, PyObject *o) {
  */
 PyObject *hrpy_composite_from_head(HrpyState *st, HurrayDescriptor *head, PyObject *members,
                                    const char *context);
+/* hrpy_composite_from_head for a reader: the head a copy of `head`
+ * (borrowed), member k (k < n) built by member(ctx, k) (a new reference, or
+ * NULL with an exception set). */
+PyObject *hrpy_composite_read(HrpyState *st, const HurrayDescriptor *head, uint32_t n,
+                              PyObject *(*member)(void *ctx, uint32_t k), void *ctx,
+                              const char *context);
 /* The head descriptor of a Composite `c` (borrowed, immutable). */
 const HurrayDescriptor *hrpy_composite_head(PyObject *c);
 /* Member count, and member i (borrowed: a Tensor or a Composite). */

@@ -21,31 +21,6 @@
 #include <math.h>
 #include <string.h>
 
-/* Fills at least this large run with the GIL released (a release costs more
- * than filling a small buffer). */
-#define HRPY_NOGIL_FILL_BYTES ((uint64_t)1 << 20)
-
-/* A Python int as sign and magnitude (what hurray_scalar_from_int takes):
- * 1, or 0 when its magnitude is beyond 64 bits (out of every type's range),
- * -1 on error. */
-static int int_parts(PyObject *iv, bool *negative, uint64_t *magnitude) {
-  int overflow = 0;
-  long long s = PyLong_AsLongLongAndOverflow(iv, &overflow);
-  if (s == -1 && PyErr_Occurred()) return -1;
-  *negative = overflow < 0 || (overflow == 0 && s < 0);
-  if (overflow == 0) {
-    *magnitude = s < 0 ? (uint64_t)0 - (uint64_t)s : (uint64_t)s;
-    return 1;
-  }
-  if (overflow < 0) return 0;
-  *magnitude = PyLong_AsUnsignedLongLong(iv);
-  if (*magnitude == (uint64_t)-1 && PyErr_Occurred()) {
-    if (!PyErr_ExceptionMatches(PyExc_OverflowError)) return -1;
-    PyErr_Clear();
-    return 0;
-  }
-  return 1;
-}
 
 /* One element of `tag` from a Python value into out (16 bytes): the
  * library's encoding (hurray_scalar_from_double / _from_int, NumPy's rules),
@@ -61,7 +36,7 @@ static int encode_value(HrpyState *st, const char *fname, uint8_t tag, PyObject 
     if (iv == NULL) return -1;
     bool negative = false;
     uint64_t magnitude = 0;
-    int fits = int_parts(iv, &negative, &magnitude);
+    int fits = hrpy_int_parts(iv, &negative, &magnitude);
     rc = fits == 1 ? hurray_scalar_from_int(tag, negative, magnitude, out, &e)
                    : HURRAY_ERR_INVALID_ARGUMENT;
     if (fits >= 0 && rc == HURRAY_ERR_INVALID_ARGUMENT)
@@ -95,7 +70,7 @@ static int encode_value(HrpyState *st, const char *fname, uint8_t tag, PyObject 
 /* Runs fn(dst, plan) with the GIL released when the buffer is large. */
 #define RUN_FILL(fn, dst, plan, nbytes)          \
   do {                                          \
-    if ((nbytes) >= HRPY_NOGIL_FILL_BYTES) {    \
+    if ((nbytes) >= HRPY_NOGIL_COPY_BYTES) {    \
       Py_BEGIN_ALLOW_THREADS fn((dst), (plan)); \
       Py_END_ALLOW_THREADS                      \
     } else {                                    \
@@ -159,7 +134,7 @@ static int check_extents(HrpyState *st, const char *fname, uint32_t rank, const 
 static int dense_size(HrpyState *st, const char *fname, uint8_t tag, uint32_t rank,
                       const uint64_t *shape, uint64_t *count, uint64_t *nbytes) {
   if (check_extents(st, fname, rank, shape) < 0) return -1;
-  if (!hrpy_element_count(rank, shape, count) ||
+  if (!hurray_shape_element_count(rank, shape, count) ||
       hurray_buffer_size_bytes(tag, *count, nbytes) != HURRAY_OK) {
     hrpy_raise(st->InvalidDescriptorError, "%s: the shape's size overflows 64 bits", fname);
     return -1;
@@ -413,7 +388,7 @@ static int int_fits(PyObject *v, const HurrayDtypeInfo *info, uint64_t *bits) {
   bool negative;
   uint64_t magnitude;
   uint8_t code[8] = {0};
-  int rc = int_parts(v, &negative, &magnitude);
+  int rc = hrpy_int_parts(v, &negative, &magnitude);
   if (rc <= 0) return rc;
   if (hurray_scalar_from_int(info->tag, negative, magnitude, code, NULL) != HURRAY_OK) return 0;
   *bits = 0;
@@ -454,24 +429,16 @@ static void arange_fill(uint8_t *dst, const ArangePlan *p) {
     HRPY_CANNOT_FAIL(hurray_fill_arange_float(p->tag, p->n, p->e0, p->e1, dst, p->nbytes, NULL));
 }
 
-/* The length of a range from q = (stop - start) / step, as NumPy: a nonzero
- * span whose quotient underflows to zero has one element when positive. */
+/* The length of a range from q = (stop - start) / step (hurray_arange_length,
+ * NumPy's count); InvalidDescriptorError beyond 63 bits. */
 static int arange_length(HrpyState *st, double q, bool span_nonzero, uint64_t *n) {
-  if (span_nonzero && q == 0.0) {
-    *n = signbit(q) ? 0 : 1;
-    return 0;
-  }
-  double c = ceil(q);
-  if (!(c < 9223372036854775808.0)) { /* 2**63; also inf */
-    PyObject *f = PyFloat_FromDouble(q);
-    if (f == NULL) return -1;
-    hrpy_raise(st->InvalidDescriptorError,
-              "arange: the length (stop - start) / step = %R does not fit 63 bits", f);
-    Py_DECREF(f);
-    return -1;
-  }
-  *n = c > 0.0 ? (uint64_t)c : 0;
-  return 0;
+  if (hurray_arange_length(q, span_nonzero, n)) return 0;
+  PyObject *f = PyFloat_FromDouble(q);
+  if (f == NULL) return -1;
+  hrpy_raise(st->InvalidDescriptorError,
+             "arange: the length (stop - start) / step = %R does not fit 63 bits", f);
+  Py_DECREF(f);
+  return -1;
 }
 
 /* For an integer element type: element 0 (`first`) and the step (`delta`),
@@ -661,31 +628,14 @@ static int count_arg(HrpyState *st, const char *fname, const char *name, PyObjec
     }
     return -1;
   }
-  int overflow = 0;
-  long long s = PyLong_AsLongLongAndOverflow(v, &overflow);
-  if (s == -1 && PyErr_Occurred()) {
-    Py_DECREF(v);
-    return -1;
-  }
-  if (overflow < 0 || (overflow == 0 && s < 0)) {
+  bool negative = false;
+  int fits = hrpy_int_parts(v, &negative, out);
+  if (fits >= 0 && negative)
     hrpy_raise(st->InvalidDescriptorError, "%s: %s must be non-negative, got %R", fname, name, v);
-    Py_DECREF(v);
-    return -1;
-  }
-  if (overflow > 0) {
-    unsigned long long u = PyLong_AsUnsignedLongLong(v);
-    if (u == (unsigned long long)-1 && PyErr_Occurred()) {
-      PyErr_Clear();
-      hrpy_raise(st->InvalidDescriptorError, "%s: %s=%R does not fit 64 bits", fname, name, v);
-      Py_DECREF(v);
-      return -1;
-    }
-    *out = u;
-  } else {
-    *out = (uint64_t)s;
-  }
+  else if (fits == 0)
+    hrpy_raise(st->InvalidDescriptorError, "%s: %s=%R does not fit 64 bits", fname, name, v);
   Py_DECREF(v);
-  return 0;
+  return fits == 1 && !negative ? 0 : -1;
 }
 
 PyObject *hrpy_linspace(PyObject *m, PyObject *const *args, Py_ssize_t nargs,

@@ -21,6 +21,7 @@
 #include "types/schema.h"
 #include "types/state.h"
 #include "util/args.h"
+#include "util/bytes.h"
 #include "util/errors.h"
 #include "util/reduce.h"
 
@@ -101,9 +102,7 @@ static PyObject *layout_richcompare(PyObject *a, PyObject *b, int op) {
 
 static Py_hash_t layout_hash(PyObject *self) {
   uint64_t h = hurray_layout_hash(&L(self)->lay, L(self)->n);
-  h ^= (uint64_t)L(self)->n * 0x9E3779B97F4A7C15ull;
-  Py_hash_t r = (Py_hash_t)(h ^ (h >> 32));
-  return r == -1 ? -2 : r;
+  return hrpy_hash_fold(h ^ (uint64_t)L(self)->n * 0x9E3779B97F4A7C15ull);
 }
 
 /* ---- the shape tier, shared with Tensor ---------------------------------------- */
@@ -133,7 +132,7 @@ int hrpy_layout_validate_shape(HrpyState *st, PyObject *obj, uint32_t rank, cons
   f.shape = shape;
   HurrayError err;
   hurray_error_clear(&err);
-  HurrayStatus rc = hurray_layout_validate_shape(&f, hrpy_layout_options(f.layout.tag), &err);
+  HurrayStatus rc = hurray_layout_validate_shape(&f, hurray_layout_decode_options(f.layout.tag), &err);
   if (rc != HURRAY_OK) {
     hrpy_raise_status(st, rc, &err, context);
     return -1;

@@ -26,6 +26,7 @@
 #include "types/schema.h"
 #include "types/state.h"
 #include "util/args.h"
+#include "util/bytes.h"
 #include "util/errors.h"
 
 #include <string.h>
@@ -295,13 +296,7 @@ static PyObject *q_richcompare(PyObject *a, PyObject *b, int op) {
 }
 
 static Py_hash_t q_hash(PyObject *s) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (uint32_t i = 0; i < Q(s)->q.raw_len; i++) {
-    h ^= Q(s)->raw[i];
-    h *= 0x100000001b3ull;
-  }
-  Py_hash_t r = (Py_hash_t)(h ^ (h >> 32));
-  return r == -1 ? -2 : r;
+  return hrpy_hash_fold(hrpy_hash_bytes(HRPY_HASH_SEED, Q(s)->raw, Q(s)->q.raw_len));
 }
 
 /* "PerBlockAffine.symmetric(axis=1, ...)": the class, the form that builds

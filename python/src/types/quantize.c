@@ -12,7 +12,6 @@
  */
 #include "types/quantize.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,30 +22,6 @@
 #include "util/bytes.h"
 #include "util/errors.h"
 #include "core/state.h"
-
-/* ValueError (HURRAY_ERR_INVALID_ARGUMENT) naming the argument `field`, in the
- * form the C library's details take: "<context>: <field>: <reason>". */
-#if defined(__clang__) || defined(__GNUC__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wformat-nonliteral"
-__attribute__((format(printf, 4, 5)))
-#endif
-static PyObject *
-arg_error(HrpyState *st, const char *ctx, const char *field, const char *fmt, ...) {
-  HurrayError e;
-  hurray_error_clear(&e);
-  e.status = HURRAY_ERR_INVALID_ARGUMENT;
-  PyOS_snprintf(e.field, sizeof e.field, "%s", field);
-  va_list ap;
-  va_start(ap, fmt);
-  PyOS_vsnprintf(e.reason, sizeof e.reason, fmt, ap);
-  va_end(ap);
-  PyOS_snprintf(e.message, sizeof e.message, "%s: %s", e.field, e.reason);
-  return hrpy_raise_status(st, e.status, &e, ctx);
-}
-#if defined(__clang__) || defined(__GNUC__)
-#pragma GCC diagnostic pop
-#endif
 
 /* ---- reading the input as float32 ------------------------------------------------------ */
 
@@ -99,18 +74,6 @@ static int take_values(Input *in, const uint8_t *base, uint8_t tag, unsigned isz
   return 0;
 }
 
-/* The element type of a buffer-protocol format: float16 'e', float32 'f',
- * float64 'd', in native or little-endian order; 0 for anything else. */
-static uint8_t format_tag(const char *fmt, Py_ssize_t itemsize) {
-  if (fmt == NULL) fmt = "B";
-  if (fmt[0] == '@' || fmt[0] == '=' || fmt[0] == '<') fmt++;
-  if (fmt[0] == '\0' || fmt[1] != '\0') return 0;
-  if (fmt[0] == 'e' && itemsize == 2) return HURRAY_DTYPE_FLOAT16;
-  if (fmt[0] == 'f' && itemsize == 4) return HURRAY_DTYPE_FLOAT32;
-  if (fmt[0] == 'd' && itemsize == 8) return HURRAY_DTYPE_FLOAT64;
-  return 0;
-}
-
 /* A buffer-protocol input (a NumPy array of float16 / 32 / 64, any strides):
  * read in place, without the 64-byte floor a tensor's buffer needs. */
 static int read_buffer(HrpyState *st, PyObject *x, Input *in) {
@@ -119,8 +82,11 @@ static int read_buffer(HrpyState *st, PyObject *x, Input *in) {
     return -1;
   }
   Py_buffer *v = &in->view;
-  uint8_t tag = format_tag(v->format, v->itemsize);
-  if (tag == 0) {
+  /* float16, float32 or float64 in this machine's byte order */
+  bool swapped = false;
+  uint8_t tag = hurray_dtype_from_buffer_format(v->format, (uint64_t)v->itemsize, &swapped);
+  if (swapped || (tag != HURRAY_DTYPE_FLOAT16 && tag != HURRAY_DTYPE_FLOAT32 &&
+                  tag != HURRAY_DTYPE_FLOAT64)) {
     PyErr_Format(PyExc_TypeError,
                  "quantize: x holds items of format '%s'; quantize takes float16, bfloat16, "
                  "float32 or float64 values",
@@ -128,7 +94,7 @@ static int read_buffer(HrpyState *st, PyObject *x, Input *in) {
     return -1;
   }
   if (v->ndim < 0 || v->ndim > (int)HURRAY_MAX_RANK) {
-    arg_error(st, "quantize", "x", "rank %d exceeds %u", v->ndim, HURRAY_MAX_RANK);
+    hrpy_raise_arg(st, "quantize", "x", "rank %d exceeds %u", v->ndim, HURRAY_MAX_RANK);
     return -1;
   }
   in->rank = (uint32_t)v->ndim;
@@ -167,7 +133,7 @@ static int read_input(HrpyState *st, PyObject *x, Input *in) {
   uint8_t tag = f->type_tag;
   if (f->quantization != NULL) {
     const char *sn = hurray_quant_scheme_name(f->quantization->scheme);
-    arg_error(st, "quantize", "x", "x is already quantized (%s); dequantize it first",
+    hrpy_raise_arg(st, "quantize", "x", "x is already quantized (%s); dequantize it first",
               sn != NULL ? sn : "an opaque scheme");
     return -1;
   }
@@ -192,13 +158,13 @@ static int read_input(HrpyState *st, PyObject *x, Input *in) {
   in->rank = f->rank;
   for (uint32_t j = 0; j < f->rank; j++) {
     if (f->shape[j] == HURRAY_DYNAMIC_DIM) {
-      arg_error(st, "quantize", "x", "x has a dynamic dimension (shape[%u])", (unsigned)j);
+      hrpy_raise_arg(st, "quantize", "x", "x has a dynamic dimension (shape[%u])", (unsigned)j);
       return -1;
     }
     in->shape[j] = f->shape[j];
   }
-  if (!hrpy_element_count(f->rank, f->shape, &in->count)) {
-    arg_error(st, "quantize", "x", "x's element count overflows");
+  if (!hurray_shape_element_count(f->rank, f->shape, &in->count)) {
+    hrpy_raise_arg(st, "quantize", "x", "x's element count overflows");
     return -1;
   }
   if (hrpy_tensor_check_host(st, x, "quantize") < 0 ||
@@ -269,15 +235,11 @@ static PyObject *raise_as_argument(HrpyState *st, HurrayStatus rc, const HurrayE
   HurrayError e = *err;
   unsigned long long i;
   bool renamed = false;
-  if (in != NULL && sscanf(err->field, "in[%llu]", &i) == 1 && (uint64_t)i < in->count) {
+  uint64_t part[HURRAY_MAX_RANK];
+  if (in != NULL && sscanf(err->field, "in[%llu]", &i) == 1 &&
+      hurray_shape_unravel(in->rank, in->shape, (uint64_t)i, part)) {
     char idx[HURRAY_MAX_RANK * 21 + 8];
-    size_t used = 0;
-    uint64_t rest = (uint64_t)i, part[HURRAY_MAX_RANK];
-    for (uint32_t j = in->rank; j-- > 0;) {
-      part[j] = rest % in->shape[j];
-      rest /= in->shape[j];
-    }
-    used += (size_t)PyOS_snprintf(idx, sizeof idx, "x[");
+    size_t used = (size_t)PyOS_snprintf(idx, sizeof idx, "x[");
     for (uint32_t j = 0; j < in->rank && used < sizeof idx; j++)
       used += (size_t)PyOS_snprintf(idx + used, sizeof idx - used, j == 0 ? "%llu" : ", %llu",
                                     (unsigned long long)part[j]);
@@ -319,7 +281,7 @@ PyObject *hrpy_quantize(PyObject *m, PyObject *const *args, Py_ssize_t nargs, Py
   uint32_t want = 0;
   HurrayStatus rc = hurray_quant_request_resolve(&req, in.rank, &q, &want, &err);
   if (rc == HURRAY_OK && nf4 && q.scheme != HURRAY_QUANT_NF4) {
-    arg_error(st, "quantize", "dtype", "dtype 'nf4' is the nf4 scheme, not %s",
+    hrpy_raise_arg(st, "quantize", "dtype", "dtype 'nf4' is the nf4 scheme, not %s",
               hurray_quant_scheme_name(q.scheme));
     goto done;
   }
@@ -396,19 +358,19 @@ PyObject *hrpy_tensor_dequantize(PyObject *self, PyObject *const *args, Py_ssize
   if (tag != HURRAY_DTYPE_FLOAT16 && tag != HURRAY_DTYPE_BFLOAT16 &&
       tag != HURRAY_DTYPE_FLOAT32 && tag != HURRAY_DTYPE_FLOAT64) {
     const char *n = hurray_dtype_name(tag);
-    return arg_error(st, ctx, "dtype",
+    return hrpy_raise_arg(st, ctx, "dtype",
                      "dequantize gives float16, bfloat16, float32 or float64, not %s",
                      n != NULL ? n : "a private type");
   }
   if (f->quantization == NULL)
-    return arg_error(st, ctx, "quantization", "the tensor is not quantized (dtype %s)",
+    return hrpy_raise_arg(st, ctx, "quantization", "the tensor is not quantized (dtype %s)",
                      hurray_dtype_name(f->type_tag) != NULL ? hurray_dtype_name(f->type_tag)
                                                             : "private");
   if (hrpy_tensor_check_host(st, self, ctx) < 0 || hrpy_tensor_check_readable(st, self, ctx) < 0)
     return NULL;
   uint64_t count = 0, bytes = 0;
-  if (!hrpy_element_count(f->rank, f->shape, &count))
-    return arg_error(st, ctx, "shape",
+  if (!hurray_shape_element_count(f->rank, f->shape, &count))
+    return hrpy_raise_arg(st, ctx, "shape",
                      "the tensor has a dynamic dimension (or its size overflows)");
   if (hurray_buffer_size_bytes(tag, count, &bytes) != HURRAY_OK) return PyErr_NoMemory();
   const void *ptrs[HURRAY_MAX_BUFFERS];

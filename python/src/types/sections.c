@@ -19,7 +19,9 @@
 #include "types/sections.h"
 
 #include "util/args.h"
+#include "util/bytes.h"
 #include "util/errors.h"
+#include "util/runtime.h"
 #include "util/reduce.h"
 #include "types/state.h"
 
@@ -95,9 +97,9 @@ typedef enum { SK_U64, SK_F64, SK_U8, SK_BOOL } StatKind;
 typedef struct {
   StatKind kind;
   uint32_t bit;
-  size_t offset, size;
+  size_t offset;
 } StatField;
-#define AS_FIELD(n, k, b, d) {k, b, offsetof(HurrayStatistics, n), sizeof(((HurrayStatistics *)0)->n)},
+#define AS_FIELD(n, k, b, d) {k, b, offsetof(HurrayStatistics, n)},
 #define AS_NAME(n, k, b, d) #n,
 #define AS_INDEX(n, k, b, d) SI_##n,
 static const StatField k_stats[] = {STAT_FIELDS(AS_FIELD)};
@@ -180,22 +182,10 @@ static PyObject *sg_mask(PyObject *o, void *c) {
   return PyLong_FromUnsignedLong(S(o)->s.computed_mask);
 }
 
-/* Equal when they encode alike: the same mask and, for each claimed field,
- * the same bits (so NaN equals itself, as in a descriptor). */
-static bool stats_equal(const HurrayStatistics *a, const HurrayStatistics *b) {
-  if (a->computed_mask != b->computed_mask) return false;
-  for (size_t i = 0; i < NSTATS; i++) {
-    const StatField *f = &k_stats[i];
-    if ((a->computed_mask & f->bit) &&
-        memcmp((const char *)a + f->offset, (const char *)b + f->offset, f->size) != 0)
-      return false;
-  }
-  return true;
-}
-
 static PyObject *stats_richcompare(PyObject *a, PyObject *b, int op) {
   if ((op != Py_EQ && op != Py_NE) || Py_TYPE(a) != Py_TYPE(b)) Py_RETURN_NOTIMPLEMENTED;
-  bool eq = stats_equal(&S(a)->s, &S(b)->s);
+  /* equal when they encode alike (a NaN equals itself) */
+  bool eq = hurray_statistics_equal(&S(a)->s, &S(b)->s);
   return PyBool_FromLong(op == Py_EQ ? eq : !eq);
 }
 
@@ -227,12 +217,6 @@ static PyGetSetDef stats_getset[] = {
     {NULL, NULL, NULL, NULL, NULL},
 };
 
-static void plain_dealloc(PyObject *o) {
-  PyTypeObject *tp = Py_TYPE(o);
-  tp->tp_free(o);
-  Py_DECREF(tp);
-}
-
 /* Pickling: the constructor called with what the getters return. */
 static PyObject *stats_reduce(PyObject *o, PyObject *unused) {
   (void)unused;
@@ -259,7 +243,7 @@ static PyType_Slot stats_slots[] = {
     {Py_tp_richcompare, stats_richcompare},
     {Py_tp_hash, PyObject_HashNotImplemented},
     {Py_tp_getset, stats_getset},
-    {Py_tp_dealloc, plain_dealloc},
+    {Py_tp_dealloc, hrpy_plain_dealloc},
     {0, NULL},
 };
 
@@ -361,13 +345,9 @@ static PyObject *shard_richcompare(PyObject *a, PyObject *b, int op) {
 }
 
 static Py_hash_t shard_hash(PyObject *o) {
-  uint64_t h = 0xcbf29ce484222325ull ^ SH(o)->rank;
-  for (uint32_t k = 0; k < 2u * SH(o)->rank; k++) {
-    h ^= SH(o)->parent_shape[k]; /* offset follows parent_shape in the block */
-    h *= 0x100000001b3ull;
-  }
-  Py_hash_t r = (Py_hash_t)(h ^ (h >> 32));
-  return r == -1 ? -2 : r;
+  /* offset follows parent_shape in the block */
+  return hrpy_hash_fold(
+      hrpy_hash_words(HRPY_HASH_SEED ^ SH(o)->rank, SH(o)->parent_shape, 2u * SH(o)->rank));
 }
 
 static PyObject *shard_repr(PyObject *o) {

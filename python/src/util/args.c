@@ -156,35 +156,21 @@ int hrpy_parse_shape(HrpyState *st, PyObject *obj, uint64_t *out, uint32_t *rank
       Py_DECREF(seq);
       return -1;
     }
-    int overflow = 0;
-    long long sv = PyLong_AsLongLongAndOverflow(v, &overflow);
-    unsigned long long u = 0;
-    if (sv == -1 && overflow == 0 && PyErr_Occurred()) {
-      Py_DECREF(v);
-      Py_DECREF(seq);
-      return -1;
-    }
-    if (overflow > 0) {
-      u = PyLong_AsUnsignedLongLong(v);
-      if (u == (unsigned long long)-1 && PyErr_Occurred()) {
-        PyErr_Clear();
-        Py_DECREF(v);
-        Py_DECREF(seq);
-        hrpy_raise(st->InvalidDescriptorError, "%s: shape[%zd] does not fit in 64 bits",
-                  context, i);
-        return -1;
-      }
-    } else if (overflow < 0 || sv < 0) {
-      Py_DECREF(v);
-      Py_DECREF(seq);
-      hrpy_raise(st->InvalidDescriptorError,
-                "%s: shape[%zd] is negative; dimensions are >= 0 (None for a dynamic one)",
-                context, i);
-      return -1;
-    } else {
-      u = (unsigned long long)sv;
-    }
+    bool negative = false;
+    uint64_t u = 0;
+    int fits = hrpy_int_parts(v, &negative, &u);
     Py_DECREF(v);
+    if (fits != 1 || negative) {
+      Py_DECREF(seq);
+      if (fits >= 0 && negative)
+        hrpy_raise(st->InvalidDescriptorError,
+                   "%s: shape[%zd] is negative; dimensions are >= 0 (None for a dynamic one)",
+                   context, i);
+      else if (fits == 0)
+        hrpy_raise(st->InvalidDescriptorError, "%s: shape[%zd] does not fit in 64 bits",
+                   context, i);
+      return -1;
+    }
     if (u == HURRAY_DYNAMIC_DIM) {
       Py_DECREF(seq);
       hrpy_raise(st->InvalidDescriptorError,
@@ -193,7 +179,7 @@ int hrpy_parse_shape(HrpyState *st, PyObject *obj, uint64_t *out, uint32_t *rank
                 context, i);
       return -1;
     }
-    out[i] = (uint64_t)u;
+    out[i] = u;
   }
   *rank = (uint32_t)n;
   Py_DECREF(seq);
@@ -220,7 +206,7 @@ PyObject *hrpy_size_object(uint32_t rank, const uint64_t *shape) {
     if (shape[i] == HURRAY_DYNAMIC_DIM) Py_RETURN_NONE;
   /* Python ints do not overflow: multiply there when u64 would. */
   uint64_t n;
-  if (hrpy_element_count(rank, shape, &n)) return PyLong_FromUnsignedLongLong(n);
+  if (hurray_shape_element_count(rank, shape, &n)) return PyLong_FromUnsignedLongLong(n);
   PyObject *acc = PyLong_FromLong(1);
   for (uint32_t i = 0; acc != NULL && i < rank; i++) {
     PyObject *d = PyLong_FromUnsignedLongLong(shape[i]);
@@ -266,38 +252,38 @@ int hrpy_arg_int_as(PyObject *range_exc, PyObject *o, const char *ctx, const cha
   return 0;
 }
 
+int hrpy_int_parts(PyObject *v, bool *negative, uint64_t *magnitude) {
+  int overflow = 0;
+  long long s = PyLong_AsLongLongAndOverflow(v, &overflow);
+  if (s == -1 && PyErr_Occurred()) return -1;
+  *negative = overflow < 0 || (overflow == 0 && s < 0);
+  if (overflow == 0) {
+    *magnitude = s < 0 ? (uint64_t)0 - (uint64_t)s : (uint64_t)s;
+    return 1;
+  }
+  if (overflow < 0) return 0;
+  *magnitude = PyLong_AsUnsignedLongLong(v);
+  if (*magnitude == (uint64_t)-1 && PyErr_Occurred()) {
+    if (!PyErr_ExceptionMatches(PyExc_OverflowError)) return -1;
+    PyErr_Clear();
+    return 0;
+  }
+  return 1;
+}
+
 int hrpy_arg_uint_as(PyObject *range_exc, PyObject *o, const char *ctx, const char *what,
                      uint64_t hi, uint64_t *out) {
   PyObject *v = index_of(o, ctx, what);
   if (v == NULL) return -1;
-  int overflow = 0;
-  long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
-  unsigned long long u = 0;
-  bool ok;
-  if (x == -1 && overflow == 0 && PyErr_Occurred()) {
-    Py_DECREF(v);
-    return -1;
-  }
-  if (overflow > 0) {
-    u = PyLong_AsUnsignedLongLong(v);
-    if (u == (unsigned long long)-1 && PyErr_Occurred()) {
-      PyErr_Clear();
-      ok = false;
-    } else {
-      ok = u <= hi;
-    }
-  } else {
-    ok = overflow == 0 && x >= 0 && (uint64_t)x <= hi;
-    u = (unsigned long long)x;
-  }
-  if (!ok) {
+  bool negative = false;
+  uint64_t u = 0;
+  int fits = hrpy_int_parts(v, &negative, &u);
+  if (fits == 0 || (fits == 1 && (negative || u > hi)))
     hrpy_raise(range_exc, "%s: %s must be in [0, %llu], got %R", ctx, what,
                (unsigned long long)hi, v);
-    Py_DECREF(v);
-    return -1;
-  }
   Py_DECREF(v);
-  *out = (uint64_t)u;
+  if (fits != 1 || negative || u > hi) return -1;
+  *out = u;
   return 0;
 }
 

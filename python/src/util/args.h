@@ -58,6 +58,10 @@ int hrpy_arg_i64(HrpyState *st, PyObject *o, const char *ctx, const char *what, 
 int hrpy_arg_u64(HrpyState *st, PyObject *o, const char *ctx, const char *what, uint64_t hi,
                  uint64_t *out);
 int hrpy_arg_u32(HrpyState *st, PyObject *o, const char *ctx, const char *what, uint32_t *out);
+/* An exact int (what PyNumber_Index gives) as sign and magnitude, what
+ * hurray_scalar_from_int takes: 1, or 0 when the magnitude needs more than
+ * 64 bits (*negative still set); -1 with an exception on error. */
+int hrpy_int_parts(PyObject *v, bool *negative, uint64_t *magnitude);
 /* A float (int accepted, bool refused): TypeError otherwise. */
 int hrpy_arg_float(PyObject *o, const char *ctx, const char *what, double *out);
 /* Exactly True or False: TypeError otherwise. */

@@ -1,6 +1,6 @@
 /*
- * util/bytes.c - byte-level helpers: per-call arenas, aligned buffers,
- * alignment measurement (util/bytes.h).
+ * util/bytes.c - byte-level helpers: per-call arenas and aligned buffers
+ * (util/bytes.h).
  */
 #include "util/bytes.h"
 
@@ -31,26 +31,6 @@ void hrpy_arena_free(HrpyArena *a) {
   PyMem_Free(a->blocks);
   a->blocks = NULL;
   a->n = a->cap = 0;
-}
-
-uint32_t hrpy_measure_alignment(const void *p, uint64_t size) {
-  if (size == 0) return 1;
-  uintptr_t a = (uintptr_t)p;
-  if (a == 0) return HURRAY_PAGE_ALIGNMENT;
-  uintptr_t low = a & (~a + 1);
-  return low >= HURRAY_PAGE_ALIGNMENT ? HURRAY_PAGE_ALIGNMENT : (uint32_t)low;
-}
-
-uint32_t hrpy_policy_alignment(const void *p, uint64_t size) {
-  if (size == 0) return 1;
-  uint32_t measured = hrpy_measure_alignment(p, size);
-  return measured >= HURRAY_MIN_BUFFER_ALIGNMENT ? HURRAY_MIN_BUFFER_ALIGNMENT : measured;
-}
-
-bool hrpy_address_satisfies(const void *p, uint64_t size, uint64_t align) {
-  if (size == 0) return true;
-  if (align == 0 || (align & (align - 1)) != 0) return false;
-  return ((uint64_t)(uintptr_t)p & (align - 1)) == 0;
 }
 
 void *hrpy_alloc_buffer(uint64_t size, bool zero) {

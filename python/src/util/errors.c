@@ -168,18 +168,38 @@ PyObject *hrpy_raise_file_status(HrpyState *st, PyObject *exc, HurrayStatus stat
   return NULL;
 }
 
-PyObject *hrpy_raise_rule(HrpyState *st, HurrayStatus status, const char *field,
-                         const char *context, const char *fmt, ...) {
+/* The detail of a rule the binding checks, raised; `named`: the message
+ * names the field before the reason. */
+static PyObject *raise_rule_v(HrpyState *st, HurrayStatus status, const char *field, bool named,
+                              const char *context, const char *fmt, va_list ap) {
   HurrayError err;
   hurray_error_clear(&err);
   err.status = status;
   PyOS_snprintf(err.field, sizeof err.field, "%s", field != NULL ? field : "");
+  PyOS_vsnprintf(err.reason, sizeof err.reason, fmt, ap);
+  if (named)
+    PyOS_snprintf(err.message, sizeof err.message, "%s: %s", err.field, err.reason);
+  else
+    PyOS_snprintf(err.message, sizeof err.message, "%s", err.reason);
+  return hrpy_raise_status(st, status, &err, context);
+}
+
+PyObject *hrpy_raise_rule(HrpyState *st, HurrayStatus status, const char *field,
+                         const char *context, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  PyOS_vsnprintf(err.reason, sizeof err.reason, fmt, ap);
+  raise_rule_v(st, status, field, false, context, fmt, ap);
   va_end(ap);
-  PyOS_snprintf(err.message, sizeof err.message, "%s", err.reason);
-  return hrpy_raise_status(st, status, &err, context);
+  return NULL;
+}
+
+PyObject *hrpy_raise_arg(HrpyState *st, const char *context, const char *field, const char *fmt,
+                         ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  raise_rule_v(st, HURRAY_ERR_INVALID_ARGUMENT, field, true, context, fmt, ap);
+  va_end(ap);
+  return NULL;
 }
 
 #if defined(__clang__) || defined(__GNUC__)

@@ -54,6 +54,15 @@ PyObject *hrpy_raise_file_status(HrpyState *st, PyObject *exc, HurrayStatus stat
  * `status` and `field` (offset unknown). printf-style `fmt`. Returns NULL. */
 PyObject *hrpy_raise_rule(HrpyState *st, HurrayStatus status, const char *field,
                           const char *context, const char *fmt, ...);
+/* The same for an argument: ValueError (HURRAY_ERR_INVALID_ARGUMENT) with the
+ * message in the form the C library's details take, "<context>: <field>:
+ * <reason>". Returns NULL. */
+PyObject *hrpy_raise_arg(HrpyState *st, const char *context, const char *field, const char *fmt,
+                         ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
 
 /* A C call that cannot fail where it is made (the destroy of a handle the
  * caller owns, the fields of a descriptor it holds, an index below a count

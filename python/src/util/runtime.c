@@ -6,6 +6,12 @@
 
 #include "util/atomic.h"
 
+void hrpy_plain_dealloc(PyObject *o) {
+  PyTypeObject *tp = Py_TYPE(o);
+  tp->tp_free(o);
+  Py_DECREF(tp);
+}
+
 bool hrpy_interpreter_gone(void) {
   if (!Py_IsInitialized()) return true;
 #if PY_VERSION_HEX >= 0x030D0000

@@ -15,6 +15,10 @@ bool hrpy_interpreter_gone(void);
  * C callback (HurrayOwnerReleaseFn). NULL-safe. */
 void hrpy_release_object(void *obj);
 
+/* tp_dealloc of a heap type whose objects hold no reference and no memory of
+ * their own (Dtype, Device, Statistics). */
+void hrpy_plain_dealloc(PyObject *o);
+
 /* Capsule destructors (and C callbacks) run while an exception may be
  * pending and cannot return one. hrpy_dtor_begin sets the pending one aside;
  * hrpy_dtor_end reports whatever the destructor's own work raised through
