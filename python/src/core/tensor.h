@@ -177,12 +177,6 @@ PyObject *hrpy_tensor_from_descriptor_on(HrpyState *st, const HurrayDescriptor *
  */
 int hrpy_tensor_warn_unpacked(PyObject *t, const char *context);
 
-/* hurray_layout_decode_options and hurray_descriptor_relay_options, under the
- * names io/file.c, io/net.c and module/tensor_class.c still call. */
-static inline uint32_t hrpy_layout_options(uint8_t tag) { return hurray_layout_decode_options(tag); }
-static inline uint32_t hrpy_options_for_descriptor(const HurrayDescriptorFields *f) {
-  return hurray_descriptor_relay_options(f);
-}
 /* hurray_descriptor_decode_relay (`bytes` borrowed; *out owned on success,
  * *options the mode used), raising the status's exception (prefixed with
  * `context`). */

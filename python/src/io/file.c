@@ -130,7 +130,7 @@ static PyObject *tensor_from_file(HrpyState *st, HurrayFileTensor *ft, uint32_t 
   const HurrayDescriptor *d = hurray_file_tensor_descriptor(ft);
   HurrayDescriptorFields f;
   HRPY_CANNOT_FAIL(hurray_descriptor_fields(d, &f));
-  PyObject *r = hrpy_tensor_from_descriptor(st, d, bufs, n, options | hrpy_options_for_descriptor(&f),
+  PyObject *r = hrpy_tensor_from_descriptor(st, d, bufs, n, options | hurray_descriptor_relay_options(&f),
                                            context);
   if (bufs != small) PyMem_Free(bufs);
   Py_DECREF(keeper);

@@ -891,7 +891,7 @@ static PyObject *tensor_from_wire(HrpyState *st, HurrayDescriptor *d, void *data
     at += sz;
   }
   if (got == n) {
-    r = hrpy_tensor_from_descriptor(st, d, bufs, n, hrpy_options_for_descriptor(&f), ctx);
+    r = hrpy_tensor_from_descriptor(st, d, bufs, n, hurray_descriptor_relay_options(&f), ctx);
   } else {
     for (uint32_t i = 0; i <= got && i < n; i++) hrpy_buffer_release(&bufs[i]);
   }

@@ -179,7 +179,7 @@ static PyObject *tensor_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
   if (layout_arg(st, layout, rank, shape, &lay) < 0) return NULL;
   HrpySections sec;
   memset(&sec, 0, sizeof sec);
-  sec.options = hrpy_layout_options(lay.tag);
+  sec.options = hurray_layout_decode_options(lay.tag);
   if (sections_arg(st, a[6], a[7], a[8], rank, &sec) < 0) return NULL;
   uint64_t byte_offset = 0;
   if (boff != Py_None && hrpy_arg_u64(st, boff, ctx, "byte_offset", UINT64_MAX, &byte_offset) < 0)
