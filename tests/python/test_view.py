@@ -647,3 +647,27 @@ def test_large_sparse_tensors_are_sampled_without_expanding_them(tmp_path, monke
             assert max(rows_with) >= 60 and min(rows_with) <= 3, name
     finally:
         model.close()
+
+
+def test_csf_pattern_over_its_first_two_levels():
+    # (d0, d1, d2) = (1, 0, 0), (0, 1, 4), (2, 3, 4), stored with mode_order (2, 0, 1):
+    # level 0 holds dim 2, level 1 dim 0, the leaves dim 1
+    t = samples.T([samples.f32([10.0, 20.0, 30.0]), samples.u64([0, 2]), samples.u64([0, 4]),
+                   samples.u64([0, 1, 3]), samples.u64([1, 0, 2]), samples.u64([0, 1, 2, 3]),
+                   samples.u64([0, 1, 3])], "float32", (3, 4, 5),
+                  layout=hurray.CsfLayout(3, [2, 0, 1]))
+    g = vmodel.sparsity_grid(np, t, "csf", [3, 4, 5])
+    assert (g["rows"], g["cols"], g["axes"]) == (5, 3, [2, 0])
+    assert g["grid"][0][1] == 1 and g["grid"][4][0] == 1 and g["grid"][4][2] == 1
+    assert sum(map(sum, g["grid"])) == 3
+    # a fibre with two leaves weighs two
+    t2 = samples.T([samples.f32([1.0, 2.0]), samples.u64([0, 1]), samples.u64([1]),
+                    samples.u64([0, 1]), samples.u64([1]), samples.u64([0, 2]),
+                    samples.u64([0, 1])], "float32", (2, 2, 2),
+                   layout=hurray.CsfLayout(2, [0, 1, 2]))
+    assert vmodel.sparsity_grid(np, t2, "csf", [2, 2, 2])["grid"][1][1] == 2
+
+
+def test_csf_pattern_in_the_page(server):
+    st = get(server, "/api/tensor", name="csf")["stats"]
+    assert "pattern_note" not in st and sum(map(sum, st["pattern"]["grid"])) == 2

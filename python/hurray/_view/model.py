@@ -606,6 +606,39 @@ def _rows_of(np, ptr: Any, positions: Any) -> Any:
     return np.searchsorted(ptr, positions, side="right") - 1
 
 
+def _grid(np, r: Any, c: Any, nr: int, nc: int, weights: Any = None) -> dict[str, Any]:
+    gr, gc = max(1, min(GRID, nr)), max(1, min(GRID, nc))
+    cells = np.zeros((gr, gc), np.int64)
+    if r.size:
+        ri = np.minimum((r.astype(np.int64) * gr) // max(nr, 1), gr - 1)
+        ci = np.minimum((c.astype(np.int64) * gc) // max(nc, 1), gc - 1)
+        np.add.at(cells, (ri, ci), 1 if weights is None else weights)
+    return {"rows": nr, "cols": nc, "grid": cells.tolist(),
+            "cell_capacity": math.ceil(nr / gr) * math.ceil(nc / gc)}
+
+
+def _csf_grid(np, t: Any, shape: list[int]) -> dict[str, Any]:
+    """A CSF tensor's non-zeros per cell over its first two levels (the
+    dimensions mode_order[0] and [1]): each level-1 fibre weighs the leaves
+    below it, found by descending the pos arrays (buffers 1 + 2L: pos of level
+    L, 2 + 2L: its coordinates); at most MAX_SPARSE fibres, spread evenly."""
+    rank = len(shape)
+    order = list(t.layout.mode_order)
+    pos = [np.asarray(t.buffer(1 + 2 * lv)).view("<u8") for lv in range(rank)]
+    crd = [np.asarray(t.buffer(2 + 2 * lv)).view("<u8") for lv in range(rank)]
+    n1 = int(pos[1][-1]) if pos[1].size else 0
+    step = max(1, math.ceil(n1 / MAX_SPARSE))
+    fib = np.arange(0, n1, step, dtype=np.int64)
+    lo, hi = fib, fib + 1                  # the fibres' own range at level 1
+    for lv in range(2, rank):              # down to the leaves
+        lo, hi = pos[lv][lo].astype(np.int64), pos[lv][hi].astype(np.int64)
+    parent = np.searchsorted(pos[1], fib, side="right") - 1
+    out = _grid(np, crd[0][parent], crd[1][fib], int(shape[order[0]] or 1),
+                int(shape[order[1]] or 1), hi - lo)
+    out["axes"] = order[:2]
+    return out
+
+
 def sparsity_grid(np, t: Any, layout: str, shape: list[int]) -> dict[str, Any]:
     """Non-zeros per cell of a GRID x GRID grid over the first two dimensions
     (rows, columns; a 1-D tensor is one row), from at most MAX_SPARSE stored
@@ -624,18 +657,13 @@ def sparsity_grid(np, t: Any, layout: str, shape: list[int]) -> dict[str, Any]:
         pos = np.arange(0, inner.size, step)
         outer, inner = _rows_of(np, ptr, pos), inner[::step]
         r, c = (outer, inner) if layout == "csr" else (inner, outer)
+    elif layout == "csf":
+        return _csf_grid(np, t, shape)
     else:
-        raise ValueError(f"drawn for coo, csr and csc tensors, not {layout}")
+        raise ValueError(f"drawn for sparse layouts, not {layout}")
     nr = shape[0] if len(shape) >= 2 else 1
     nc = shape[1] if len(shape) >= 2 else (shape[0] if shape else 1)
-    gr, gc = max(1, min(GRID, nr)), max(1, min(GRID, nc))
-    cells = np.zeros((gr, gc), np.int64)
-    if r.size:
-        ri = np.minimum((r.astype(np.int64) * gr) // max(nr, 1), gr - 1)
-        ci = np.minimum((c.astype(np.int64) * gc) // max(nc, 1), gc - 1)
-        np.add.at(cells, (ri, ci), 1)
-    return {"rows": nr, "cols": nc, "grid": cells.tolist(),
-            "cell_capacity": math.ceil(nr / gr) * math.ceil(nc / gc)}
+    return _grid(np, r, c, nr, nc)
 
 
 def placement(c: Any, origin: tuple[int, ...] | None = None) -> dict[str, Any]:
