@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "hurray/convert.h"
 #include "hurray/device.h"
 #include "hurray/dtype.h"
 #include "hurray/layout.h"
@@ -407,25 +408,10 @@ HurrayStatus hurray_strided_geometry(const HurrayDescriptorFields *f, int64_t un
 bool hurray_strided_extent(uint8_t *first, uint64_t itemsize, uint32_t rank,
                            const uint64_t *shape, const int64_t *strides, uint8_t **base,
                            uint64_t *span, uint64_t *offset) {
-  int64_t mn = 0, mx = 0;
-  for (uint32_t k = 0; k < rank; k++) {
-    if (shape[k] == 0 || shape[k] > (uint64_t)INT64_MAX) return false;
-    int64_t reach;
-    if (hurray__mul_overflow_i64(strides[k], (int64_t)(shape[k] - 1), &reach)) return false;
-    if (reach > 0 ? hurray__add_overflow_i64(mx, reach, &mx)
-                  : hurray__add_overflow_i64(mn, reach, &mn))
-      return false;
-  }
-  uint64_t lo = mn == 0 ? 0 : (uint64_t)(-(mn + 1)) + 1u; /* -mn without overflow */
-  uint64_t elems = lo + (uint64_t)mx + 1u, bytes_lo, bytes;
-  if (elems < lo || hurray__mul_overflow_u64(elems, itemsize, &bytes) ||
-      bytes > (uint64_t)INT64_MAX || hurray__mul_overflow_u64(lo, itemsize, &bytes_lo))
+  /* hurray_strided_span (src/core/strided.c) over a pointer */
+  uintptr_t at;
+  if (!hurray_strided_span((uintptr_t)first, itemsize, rank, shape, strides, &at, span, offset))
     return false;
-  /* the span must lie inside the address space around `first` */
-  uintptr_t at = (uintptr_t)first;
-  if (at < bytes_lo || bytes - bytes_lo > UINTPTR_MAX - at) return false;
-  *base = (uint8_t *)(at - (uintptr_t)bytes_lo);
-  *span = bytes;
-  *offset = bytes_lo;
+  *base = (uint8_t *)at;
   return true;
 }
