@@ -689,6 +689,35 @@ static void test_descriptor_every_source(void **state) {
     }
 }
 
+/* A descriptor only a permissive decode accepts (a reserved device tag, as a
+ * relay keeps it): the result keeps the tag and is as permissive; a strict
+ * source gives a strict result. */
+static void test_descriptor_permissive_source(void **state) {
+  (void)state;
+  uint64_t shape[2] = {2, 8};
+  Fx x;
+  fx_init(&x, HURRAY_DTYPE_INT16, HURRAY_LAYOUT_COL_MAJOR, 2, shape, 1, (uint64_t[]){32});
+  x.bufs[0].device_tag = 0x30;
+  HurrayDescriptor *d = NULL, *t = NULL;
+  assert_int_equal(hurray_descriptor_validate(&x.f, HURRAY_DECODE_STRICT, NULL),
+                   HURRAY_ERR_INVALID_TYPE);
+  assert_int_equal(hurray_descriptor_from_fields(&x.f, HURRAY_DECODE_PERMISSIVE, &d, NULL),
+                   HURRAY_OK);
+  HurrayError e;
+  HurrayStatus st = hurray_descriptor_transcoded(d, HURRAY_LAYOUT_ROW_MAJOR, &t, &e);
+  if (st != HURRAY_OK) fail_msg("%s", e.message);
+  HurrayDescriptorFields g;
+  assert_int_equal(hurray_descriptor_fields(t, &g), HURRAY_OK);
+  assert_int_equal(g.layout.tag, HURRAY_LAYOUT_ROW_MAJOR);
+  assert_int_equal(g.buffers[0].device_tag, 0x30);
+  assert_int_equal(g.buffers[0].byte_size, 32);
+  assert_int_equal(hurray_descriptor_validate(&g, HURRAY_DECODE_STRICT, NULL),
+                   HURRAY_ERR_INVALID_TYPE);
+  assert_int_equal(hurray_descriptor_validate(&g, HURRAY_DECODE_PERMISSIVE, NULL), HURRAY_OK);
+  assert_int_equal(hurray_descriptor_destroy(t), HURRAY_OK);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
+}
+
 static void test_descriptor_refusals(void **state) {
   (void)state;
   HurrayDescriptor *t = (HurrayDescriptor *)0x1;
@@ -786,6 +815,7 @@ int main(void) {
       cmocka_unit_test(test_dst_and_buffer_errors),
       cmocka_unit_test(test_descriptor_of_the_result),
       cmocka_unit_test(test_descriptor_every_source),
+      cmocka_unit_test(test_descriptor_permissive_source),
       cmocka_unit_test(test_descriptor_refusals),
       cmocka_unit_test(test_descriptor_out_of_memory),
   };
