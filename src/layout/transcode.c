@@ -89,25 +89,50 @@ HurrayStatus hurray_layout_transcode_size(const HurrayDescriptorFields *f, uint8
     for (uint64_t i = 0; i < n; i++) memcpy(q + (int64_t)i * dq, p + (int64_t)i * dp, (W));  \
   }
 
+/* Bytes of the staging block of a transpose (on the stack). */
+#define HT_STAGE 16384u
+
 /* An na x nb plane: a is the source's fastest dimension, b the destination's.
- * Square blocks of TB x TB elements keep both sides in the cache. */
+ * It goes in blocks of at most TB x TB elements staged in a small buffer:
+ * the block's source lines (along a) are read one after the other into it,
+ * then its destination lines (along b) are written one after the other from
+ * it, so each side is read or written a line at a time whatever its strides
+ * (a power-of-two stride would otherwise keep evicting the lines a direct
+ * element-by-element transpose is still using). TB * TB * W <= HT_STAGE. */
 #define HT_PLANE(NAME, W, TB)                                                                \
   static void NAME(uint8_t *q, int64_t qa, int64_t qb, const uint8_t *p, int64_t pa,         \
                    int64_t pb, uint64_t na, uint64_t nb, size_t w) {                         \
     (void)w;                                                                                 \
-    for (uint64_t i0 = 0; i0 < na; i0 += (TB)) {                                             \
-      uint64_t i1 = na - i0 < (TB) ? na : i0 + (TB);                                         \
-      for (uint64_t j0 = 0; j0 < nb; j0 += (TB)) {                                           \
-        uint64_t j1 = nb - j0 < (TB) ? nb : j0 + (TB);                                       \
-        for (uint64_t j = j0; j < j1; j++) {                                                 \
-          uint8_t *qj = q + (int64_t)j * qb;                                                 \
-          const uint8_t *pj = p + (int64_t)j * pb;                                           \
-          for (uint64_t i = i0; i < i1; i++)                                                 \
-            memcpy(qj + (int64_t)i * qa, pj + (int64_t)i * pa, (W));                         \
+    uint8_t stage[HT_STAGE];                                                                 \
+    uint64_t tb = (TB);                                                                      \
+    for (uint64_t i0 = 0; i0 < na; i0 += tb) {                                               \
+      uint64_t ni = na - i0 < tb ? na - i0 : tb;                                             \
+      for (uint64_t j0 = 0; j0 < nb; j0 += tb) {                                             \
+        uint64_t nj = nb - j0 < tb ? nb - j0 : tb;                                           \
+        for (uint64_t j = 0; j < nj; j++) {                                                  \
+          const uint8_t *s = p + (int64_t)i0 * pa + (int64_t)(j0 + j) * pb;                  \
+          uint8_t *t = stage + j * tb * (W);                                                 \
+          if (pa == (int64_t)(W))                                                            \
+            memcpy(t, s, (size_t)ni * (W));                                                  \
+          else                                                                               \
+            for (uint64_t i = 0; i < ni; i++) memcpy(t + i * (W), s + (int64_t)i * pa, (W)); \
+        }                                                                                    \
+        for (uint64_t i = 0; i < ni; i++) {                                                  \
+          uint8_t *d = q + (int64_t)(i0 + i) * qa + (int64_t)j0 * qb;                        \
+          const uint8_t *t = stage + i * (W);                                                \
+          for (uint64_t j = 0; j < nj; j++) memcpy(d + (int64_t)j * qb, t + j * tb * (W), (W)); \
         }                                                                                    \
       }                                                                                      \
     }                                                                                        \
   }
+
+/* The side of the staged block for elements of w bytes: the largest s <= 64
+ * with s * s * w <= HT_STAGE (0 when not even 2 fit: no blocking then). */
+static uint64_t ht_side(size_t w) {
+  uint64_t s = 64;
+  while (s >= 2 && s * s * w > HT_STAGE) s--;
+  return s >= 2 ? s : 0;
+}
 
 HT_LINE(line1, 1)
 HT_LINE(line2, 2)
@@ -118,9 +143,9 @@ HT_LINE(line_any, w)
 HT_PLANE(plane1, 1, 64)
 HT_PLANE(plane2, 2, 64)
 HT_PLANE(plane4, 4, 64)
-HT_PLANE(plane8, 8, 32)
+HT_PLANE(plane8, 8, 45)
 HT_PLANE(plane16, 16, 32)
-HT_PLANE(plane_any, w, 32)
+HT_PLANE(plane_any, w, ht_side(w))
 
 typedef void (*LineFn)(uint8_t *, int64_t, const uint8_t *, int64_t, uint64_t, size_t);
 typedef void (*PlaneFn)(uint8_t *, int64_t, int64_t, const uint8_t *, int64_t, int64_t, uint64_t,
@@ -157,7 +182,7 @@ static void box_copy(uint8_t *q, const uint8_t *p, const Box *b, size_t w) {
   uint32_t in = b->m - 1, a = in;
   for (uint32_t k = 0; k < in; k++)
     if (abs_i64(b->ss[k]) < abs_i64(b->ss[a])) a = k;
-  bool blocked = a != in;
+  bool blocked = a != in && ht_side(w) > 0;
   bool run = !blocked && b->ss[in] == (int64_t)w && b->ds[in] == (int64_t)w;
   uint64_t idx[64] = {0};
   for (;;) {

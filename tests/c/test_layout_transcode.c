@@ -22,11 +22,20 @@ static int64_t floor_div(int64_t a, int64_t b) { return a / b - (a % b != 0 && a
 
 /* ---- element access, written here (not the library's) ------------------------------ */
 
-/* A private 3-byte type (extension section): the kernels' generic width. */
+/* Private types (extension section) of widths the kernels have no fixed
+ * size for: 3 bytes, 40 bytes (a smaller staged block), 9000 bytes (no
+ * block fits the stage: element lines only). */
 #define T_PRIVATE24 0xF3u
+#define T_PRIVATE320 0xF4u
+#define T_PRIVATE72000 0xF5u
 
 static uint32_t bits_of(uint8_t type) {
-  return type == T_PRIVATE24 ? 24u : hurray_dtype_info(type)->bit_width;
+  switch (type) {
+    case T_PRIVATE24: return 24u;
+    case T_PRIVATE320: return 320u;
+    case T_PRIVATE72000: return 72000u;
+    default: return hurray_dtype_info(type)->bit_width;
+  }
 }
 
 /* Element at linear offset `off` (elements, negative allowed) of a buffer
@@ -99,13 +108,15 @@ static bool src_make(Src *s, int kind, uint8_t type, uint32_t r, const uint64_t 
   }
   fx_init(&s->x, type, tags[kind], r, shape, 1, NULL);
   HurrayDescriptorFields *f = &s->x.f;
-  if (type == T_PRIVATE24) {
-    s->ext.bit_width = 24;
+  bool private_type = hurray_dtype_info(type) == NULL;
+  if (private_type) {
+    s->ext.bit_width = bits_of(type);
     s->ext.packing_factor = 1;
     f->extension_type = &s->ext;
   }
-  int len = snprintf(s->name, sizeof s->name, "%s, %s, shape [", names[kind],
-                     type == T_PRIVATE24 ? "private24" : hurray_dtype_name(type));
+  int len = snprintf(s->name, sizeof s->name, "%s, %s%u, shape [", names[kind],
+                     private_type ? "private" : hurray_dtype_name(type),
+                     private_type ? bits_of(type) : 0u);
   for (uint32_t k = 0; k < r; k++)
     len += snprintf(s->name + len, sizeof s->name - (size_t)len, "%s%llu", k ? ", " : "",
                     (unsigned long long)shape[k]);
@@ -120,7 +131,7 @@ static bool src_make(Src *s, int kind, uint8_t type, uint32_t r, const uint64_t 
         if (k % 2 == 0 && shape[k] > 0) lo += st * (int64_t)(shape[k] - 1);
         st *= (int64_t)shape[k] + 1;
       }
-      f->byte_offset = (uint64_t)lo * 16 + 5; /* enough for any width, odd */
+      f->byte_offset = (uint64_t)lo * (bits_of(type) / 8 + 1) + 5; /* enough, odd */
       f->layout.u.strided.strides = s->strides;
       break;
     case K_STRIDED_PERM:
@@ -250,10 +261,18 @@ static void check(const Src *s, uint8_t target) {
     int64_t off;
     st = hurray_layout_element_offset(f, idx, &off, &e);
     if (st != HURRAY_OK) fail_msg("%s: element_offset: %s", s->name, e.message);
-    uint8_t want[16], got[16];
-    read_at(bits, s->buf, f->byte_offset, off, want);
-    read_at(bits, out, 0, (int64_t)packed_index(r, f->shape, idx, col), got);
-    if (memcmp(want, got, 16) != 0)
+    int64_t at = (int64_t)packed_index(r, f->shape, idx, col);
+    bool same;
+    if (bits >= 8) {
+      int64_t w = (int64_t)bits / 8;
+      same = memcmp(s->buf + (int64_t)f->byte_offset + off * w, out + at * w, (size_t)w) == 0;
+    } else {
+      uint8_t want[16], got[16];
+      read_at(bits, s->buf, f->byte_offset, off, want);
+      read_at(bits, out, 0, at, got);
+      same = memcmp(want, got, 16) == 0;
+    }
+    if (!same)
       fail_msg("%s -> %s: element %llu (offset %lld) differs", s->name, col ? "col" : "row",
                (unsigned long long)n, (long long)off);
     for (uint32_t k = r; k-- > 0;) {
@@ -321,9 +340,10 @@ static void test_every_layout_type_and_rank(void **state) {
 static void test_larger_than_a_block(void **state) {
   (void)state;
   static const Shape big[] = {{2, {130, 97}}, {3, {70, 3, 67}}, {2, {1, 300}}, {4, {9, 40, 1, 41}}};
-  static const uint8_t types[] = {HURRAY_DTYPE_UINT8, HURRAY_DTYPE_FLOAT16,
-                                  HURRAY_DTYPE_FLOAT32, HURRAY_DTYPE_FLOAT64,
-                                  HURRAY_DTYPE_COMPLEX128, T_PRIVATE24, HURRAY_DTYPE_INT4};
+  static const uint8_t types[] = {HURRAY_DTYPE_UINT8,      HURRAY_DTYPE_FLOAT16,
+                                  HURRAY_DTYPE_FLOAT32,    HURRAY_DTYPE_FLOAT64,
+                                  HURRAY_DTYPE_COMPLEX128, T_PRIVATE24,
+                                  T_PRIVATE320,            HURRAY_DTYPE_INT4};
   static const int kinds[] = {K_ROW, K_COL, K_STRIDED_NEG, K_STRIDED_PERM, K_TILED_NESTED};
   for (size_t si = 0; si < sizeof big / sizeof big[0]; si++)
     for (size_t ki = 0; ki < sizeof kinds / sizeof kinds[0]; ki++)
@@ -334,6 +354,14 @@ static void test_larger_than_a_block(void **state) {
         check(&s, HURRAY_LAYOUT_COL_MAJOR);
         src_free(&s);
       }
+  /* Elements of 9000 bytes: no staged block fits, lines only. */
+  for (size_t ki = 0; ki < sizeof kinds / sizeof kinds[0]; ki++) {
+    Src s;
+    assert_true(src_make(&s, kinds[ki], T_PRIVATE72000, 3, (const uint64_t[]){7, 2, 5}));
+    check(&s, HURRAY_LAYOUT_ROW_MAJOR);
+    check(&s, HURRAY_LAYOUT_COL_MAJOR);
+    src_free(&s);
+  }
   /* Big tiles: one level of [64, 48] tiles (partial at the edges), column-major
    * inside, over [150, 140]. */
   for (size_t ti = 0; ti < sizeof types; ti++) {
