@@ -344,7 +344,8 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_layout_transcode_size(
  * first hurray_layout_transcode_size bytes of dst are written; a source
  * already in the target layout gives a packed copy. Whole-byte row-major,
  * column-major, strided and tiled sources are copied in blocks (runs
- * contiguous on both sides at once, a transpose in cache-sized squares),
+ * contiguous on both sides at once, a transpose in squares staged on the
+ * stack),
  * bounds-checked once per block (per tile); Morton and Hilbert sources and
  * sub-byte types element by element. Allocates nothing.
  * Errors: those of hurray_layout_transcode_size, plus

@@ -12,7 +12,8 @@
  * the packed destination: dimensions that follow each other on both sides
  * are merged, and when the dimension that is fastest in the source is not
  * the one that is fastest in the destination (a transpose), the two are
- * walked in square blocks that stay in the cache. Morton and Hilbert
+ * walked in square blocks staged through a small buffer, so that both sides
+ * are read and written a line at a time. Morton and Hilbert
  * sources and sub-byte types go element by element through the layout's
  * addressing (copy.c), in the target's order; a row-major target of those
  * is hurray_layout_to_row_major.
