@@ -173,11 +173,26 @@ static void box_copy(uint8_t *q, const uint8_t *p, const Box *b, size_t w) {
   LineFn line = line_any;
   PlaneFn plane = plane_any;
   switch (w) {
-    case 1: line = line1, plane = plane1; break;
-    case 2: line = line2, plane = plane2; break;
-    case 4: line = line4, plane = plane4; break;
-    case 8: line = line8, plane = plane8; break;
-    case 16: line = line16, plane = plane16; break;
+    case 1:
+      line = line1;
+      plane = plane1;
+      break;
+    case 2:
+      line = line2;
+      plane = plane2;
+      break;
+    case 4:
+      line = line4;
+      plane = plane4;
+      break;
+    case 8:
+      line = line8;
+      plane = plane8;
+      break;
+    case 16:
+      line = line16;
+      plane = plane16;
+      break;
     default: break;
   }
   uint32_t in = b->m - 1, a = in;
