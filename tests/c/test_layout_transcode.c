@@ -96,10 +96,11 @@ static bool src_make(Src *s, int kind, uint8_t type, uint32_t r, const uint64_t 
       HURRAY_LAYOUT_STRIDED,   HURRAY_LAYOUT_TILED,     HURRAY_LAYOUT_TILED,
       HURRAY_LAYOUT_TILED,     HURRAY_LAYOUT_TILED,     HURRAY_LAYOUT_MORTON,
       HURRAY_LAYOUT_HILBERT};
-  static const char *names[K_COUNT] = {"row_major", "col_major", "strided (negative, gaps)",
-                                       "strided (permuted)", "tiled", "tiled (col grid, strided "
-                                       "inner)", "tiled (strided grid)", "tiled (nested)",
-                                       "morton", "hilbert"};
+  static const char *names[K_COUNT] = {
+      "row_major",      "col_major",         "strided (negative, gaps)",
+      "strided (permuted)", "tiled",         "tiled (col grid, strided inner)",
+      "tiled (strided grid)", "tiled (nested)", "morton",
+      "hilbert"};
   if (r == 0 && kind != K_ROW) return false;
   if (kind == K_HILBERT) {
     if (r < 2) return false;
