@@ -1,5 +1,5 @@
 /*
- * hurray/alloc.h - the allocator hook.
+ * hurray/alloc.h - the allocator hook, and moving bytes inside a block.
  *
  * Every allocation libhurray makes goes through these functions, so an
  * embedding runtime can route memory to its own allocator, and tests can make
@@ -53,6 +53,16 @@ HURRAY_API void *hurray_alloc_zeroed(size_t size, size_t alignment);
  * buffers moved out of stream items by hurray_stream_item_take_buffer. NULL is
  * a no-op. */
 HURRAY_API void hurray_free(void *ptr);
+
+/*
+ * memmove(base + to, base + from, n) inside one block (`base` borrowed, the
+ * two ranges may overlap; the caller checks they lie inside the block). A
+ * move of 16 MiB or more shifted by under 4096 bytes runs on two threads
+ * (the calling one and one started for it; one memmove when none can be
+ * started): how a receiver realigns a large buffer that arrived a few bytes
+ * off its boundary. Nothing happens for a NULL base, n 0 or to == from.
+ */
+HURRAY_API void hurray_move_within(void *base, size_t to, size_t from, size_t n);
 
 #ifdef __cplusplus
 }

@@ -101,6 +101,23 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_composite_validate_preorder(
     const HurrayDescriptorFields *const *descs, size_t count, uint32_t options, size_t *consumed,
     HurrayError *err);
 
+/* ---- overlay member roles ------------------------------------------------- */
+
+/*
+ * The descriptor member `index` (borrowed) presents to a head of composition
+ * rule `rule`: for an overlay, the member's own with a composite member
+ * section of its role (hurray_overlay_member_role) in *out (owned: free with
+ * hurray_descriptor_destroy); *out NULL when that is the member's own
+ * descriptor unchanged (any other rule, or a member decoded with a role
+ * section, which keeps it). The new descriptor is built permissively (the
+ * member was checked when it was built; a relayed member stays presentable).
+ * HURRAY_ERR_NULL_POINTER for a NULL `member` or `out`;
+ * HURRAY_ERR_OUT_OF_MEMORY.
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_composite_member_present(
+    const HurrayDescriptor *member, uint8_t rule, uint32_t index, HurrayDescriptor **out,
+    HurrayError *err);
+
 #ifdef __cplusplus
 }
 #endif

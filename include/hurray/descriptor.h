@@ -425,6 +425,41 @@ HURRAY_API bool hurray_descriptor_looks_unpacked(const HurrayDescriptorFields *f
  * True for two NULLs, false for one. */
 HURRAY_API bool hurray_statistics_equal(const HurrayStatistics *a, const HurrayStatistics *b);
 
+/* One component of a sparse tensor, as a dense row-major tensor of its own
+ * (hurray_descriptor_component). */
+typedef struct HurrayComponent {
+  uint32_t buffer_index; /* the buffer holding it */
+  uint8_t type_tag;      /* the tensor's type for "values", uint64 for an index array */
+  uint32_t rank;         /* 1, or 2 for COO's indices */
+  uint64_t shape[2];     /* rank entries; HURRAY_DYNAMIC_DIM where an extent is unknown */
+} HurrayComponent;
+
+/*
+ * The component `role` of a sparse tensor with fields `f` (borrowed), named
+ * as the layout's buffer roles name it (hurray_layout_info): "values" (COO,
+ * CSR, CSC, CSF: [nnz] of the tensor's type), "indices" (COO: [nnz, rank]),
+ * "col_indices" / "row_indices" (CSR / CSC: [nnz]), "row_ptr" / "col_ptr"
+ * (CSR / CSC: [rows + 1] / [cols + 1], dynamic when the extent is); the
+ * index arrays are uint64. HURRAY_ERR_NOT_FOUND (field "layout.tag") for a
+ * role the layout does not have, for every role of a dense layout, and for
+ * CSF's per-level arrays (their lengths are in the data, not the
+ * descriptor); HURRAY_ERR_NULL_POINTER for a NULL argument. *out is zeroed
+ * first.
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_descriptor_component(
+    const HurrayDescriptorFields *f, const char *role, HurrayComponent *out, HurrayError *err);
+
+/* ---- overlay member roles (hurray_composite_member_present, hurray/composite.h) */
+
+/* The role of member `index` of an overlay, from its position:
+ * HURRAY_MEMBER_ROLE_BASE for member 0, HURRAY_MEMBER_ROLE_CORRECTION for the
+ * others. */
+HURRAY_API uint8_t hurray_overlay_member_role(uint32_t index);
+
+/* "base" or "correction" for a role byte; NULL for the reserved values.
+ * Static string. */
+HURRAY_API const char *hurray_member_role_name(uint8_t role);
+
 #ifdef __cplusplus
 }
 #endif

@@ -230,6 +230,61 @@ HURRAY_API bool hurray_strided_extent(uint8_t *first, uint64_t itemsize, uint32_
 HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_dlpack_export_check(
     const HurrayDescriptorFields *f, uint32_t minor, HurrayDLDataType *out, HurrayError *err);
 
+/* ---- what NumPy and a strided producer make of a tensor -------------------- */
+
+/* What a strided view of a producer's memory is in the format's terms
+ * (hurray_strided_classify). */
+typedef struct HurrayStridedForm {
+  /* HURRAY_LAYOUT_ROW_MAJOR, _COL_MAJOR or _STRIDED; 0 when the elements must
+   * be copied to row-major (strides that are not whole elements, a bool or
+   * sub-byte type, a span that cannot be described) */
+  uint8_t layout_tag;
+  int64_t strides[HURRAY_MAX_RANK]; /* STRIDED: element strides */
+  uint8_t *span_base;               /* STRIDED: as hurray_strided_extent */
+  uint64_t span;
+  uint64_t span_offset;
+} HurrayStridedForm;
+
+/*
+ * Classifies a producer's strided view (a Python buffer, an array): element
+ * [0, ..., 0] at `first`, `rank` extents `shape` (borrowed) and byte strides
+ * `byte_strides` (borrowed, rank entries; NULL meaning compact row-major) of
+ * elements of `type_tag` and `itemsize` bytes. Row-major when the strides are
+ * compact in that order or there is at most one element (an extent of 1 may
+ * have any stride), column-major when compact in that order at rank 2 or
+ * more, else strided when the type is of whole bytes (not bool), every
+ * stride is a whole number of elements and the bytes reached are known
+ * (hurray_strided_extent); otherwise layout_tag 0: a row-major copy. Also 0
+ * for a rank above HURRAY_MAX_RANK, an itemsize of 0 or above 2**63 - 1, or
+ * an element count past 64 bits. *out is caller storage, zeroed first.
+ */
+HURRAY_API void hurray_strided_classify(uint8_t type_tag, uint8_t *first, uint64_t itemsize,
+                                        uint32_t rank, const uint64_t *shape,
+                                        const int64_t *byte_strides, HurrayStridedForm *out);
+
+/* How NumPy holds a tensor (hurray_numpy_form). */
+typedef enum HurrayNumpyForm {
+  HURRAY_NUMPY_VIEW = 1,    /* its own dtype (hurray_dtype_array_typestr) */
+  HURRAY_NUMPY_BOOL = 2,    /* bool: unpacked to one byte per element, a copy */
+  HURRAY_NUMPY_BFLOAT16 = 3 /* the uint16 codes, typed bfloat16 by ml_dtypes */
+} HurrayNumpyForm;
+
+/*
+ * Whether NumPy can hold a tensor with fields `f` (borrowed), and how: *form
+ * a HurrayNumpyForm; *gather true for the dense layouts NumPy cannot view
+ * (tiled, Morton, Hilbert: the elements are copied out in row-major order,
+ * hurray_layout_to_row_major), false for row-major, column-major and strided
+ * (a strided view of buffer 0). HURRAY_ERR_UNSUPPORTED with the reason
+ * otherwise, checked in this order: a layout without one dense element
+ * buffer (field "layout.tag"), a quantized tensor ("quantization"), a
+ * dynamic extent ("shape"), an element type NumPy has no dtype for, a
+ * strided bool included ("type_tag"). HURRAY_ERR_NULL_POINTER for a NULL
+ * argument. The device and whether the bytes may be read are the caller's.
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_numpy_form(const HurrayDescriptorFields *f,
+                                                           uint8_t *form, bool *gather,
+                                                           HurrayError *err);
+
 #ifdef __cplusplus
 }
 #endif

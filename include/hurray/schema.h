@@ -2,7 +2,8 @@
  * hurray/schema.h - what each layout and each quantization scheme carries,
  * as data (src/layout/info.c, src/quant/info.c; docs/reference/c-api/schema.md).
  *
- * One static description per layout tag and per scheme tag: its name, and
+ * One static description per layout tag and per scheme tag (and one of the
+ * statistics section's fields): its name, and
  * for every field of its payload the name, the kind of value, how many
  * entries an array has, where the value sits in HurrayLayout (or
  * HurrayTiledLevel, or HurrayQuantization), its default, its closed set of
@@ -45,7 +46,9 @@ typedef enum HurrayValueKind {
   HURRAY_VALUE_BYTES = 12,       /* const uint8_t * */
   /* The nested levels of a tiled layout: a tiled layout of its own, whose
    * levels are HurrayLayout.u.tiled.levels[1 .. depth-1] (offset unused). */
-  HURRAY_VALUE_NESTED = 13
+  HURRAY_VALUE_NESTED = 13,
+  HURRAY_VALUE_U8 = 14,          /* uint8_t integer */
+  HURRAY_VALUE_F64 = 15          /* double (float64 on the wire) */
 } HurrayValueKind;
 
 /* How many entries an array (or BYTES) field has. */
@@ -64,6 +67,8 @@ typedef enum HurrayValueCount {
 #define HURRAY_FIELD_SYMMETRIC 0x20u   /* NULLABLE, and none iff HURRAY_QUANT_FLAG_SYMMETRIC */
 #define HURRAY_FIELD_GIVES_RANK 0x40u  /* the value is the tensor's rank (hilbert_rank) */
 #define HURRAY_FIELD_PRIVATE_VALUES 0x80u /* ENUM: 0xF0-0xFE decode as "private" values */
+#define HURRAY_FIELD_MASKED 0x100u /* present iff the uint32_t at mask_offset has mask_bit;
+                                      fields sharing a bit are given together */
 
 /* One field of a layout payload or a scheme payload. */
 typedef struct HurrayFieldInfo {
@@ -85,6 +90,8 @@ typedef struct HurrayFieldInfo {
   uint32_t when_field;     /* CONDITIONAL: index (in the same table) of the field ... */
   uint8_t when_value;      /* ... whose value makes this one present */
   const char *role;        /* BUFFER_INDEX: the role of the buffer it names */
+  uint32_t mask_offset;    /* MASKED: where the uint32_t validity mask is ... */
+  uint32_t mask_bit;       /* ... and the bit that claims this field */
 } HurrayFieldInfo;
 
 /* What one layout carries. */
@@ -137,6 +144,15 @@ HURRAY_API const HurrayQuantSchemeInfo *hurray_quant_scheme_info(uint8_t scheme)
  * NULL (also when `field` is NULL or of another kind). Static string.
  */
 HURRAY_API const char *hurray_field_value_name(const HurrayFieldInfo *field, uint8_t value);
+
+/*
+ * The fields of the statistics section (HurrayStatistics, include/hurray/
+ * descriptor.h), in wire order; *count (required) gets their number. Every
+ * field is HURRAY_FIELD_MASKED by its computed_mask bit (HURRAY_STAT_*_VALID):
+ * value_min, value_max and value_abs_max share one, as do value_mean and
+ * value_stddev, nm_n and nm_m, has_nan and has_inf. Static, borrowed.
+ */
+HURRAY_API const HurrayFieldInfo *hurray_statistics_fields(uint32_t *count);
 
 #ifdef __cplusplus
 }

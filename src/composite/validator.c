@@ -162,7 +162,7 @@ static HurrayStatus check_member(HurrayCompositeValidator *v, const HurrayDescri
       return hurray__fail(err, CMP_, HURRAY_NO_OFFSET,
                           hurray__path(path, sizeof path, "members[%u].composite_member.role", i),
                           "role 0x%02X is reserved", role);
-    uint8_t want = i == 0 ? HURRAY_MEMBER_ROLE_BASE : HURRAY_MEMBER_ROLE_CORRECTION;
+    uint8_t want = hurray_overlay_member_role(i);
     if (role != want)
       return hurray__fail(err, CMP_, HURRAY_NO_OFFSET,
                           hurray__path(path, sizeof path, "members[%u].composite_member.role", i),

@@ -156,10 +156,11 @@ HurrayStatus hurray_dlpack_device_decode(int32_t device_type, uint8_t *device_ta
 
 /* ---- reading a DLPack tensor ------------------------------------------------- */
 
-/* Whether non-NULL `strides` are compact in row-major (or column-major) order;
- * a product that overflows describes no compact order. */
-static bool compact(const uint64_t *shape, const int64_t *strides, uint32_t rank, bool row) {
-  int64_t acc = 1;
+/* Whether non-NULL `strides` (in units of `unit`) are compact in row-major (or
+ * column-major) order; a product that overflows describes no compact order. */
+static bool compact(const uint64_t *shape, const int64_t *strides, uint32_t rank, bool row,
+                    int64_t unit) {
+  int64_t acc = unit;
   bool ok = true;
   for (uint32_t i = 0; i < rank; i++) {
     uint32_t k = row ? rank - 1 - i : i;
@@ -167,6 +168,16 @@ static bool compact(const uint64_t *shape, const int64_t *strides, uint32_t rank
     ok = ok && !hurray__mul_overflow_i64(acc, (int64_t)shape[k], &acc);
   }
   return true;
+}
+
+/* HURRAY_LAYOUT_ROW_MAJOR when `strides` are NULL, compact row-major, or there
+ * is at most one element; HURRAY_LAYOUT_COL_MAJOR when compact column-major at
+ * rank 2 or more; 0 otherwise. */
+static uint8_t compact_order(const uint64_t *shape, const int64_t *strides, uint32_t rank,
+                             uint64_t count, int64_t unit) {
+  if (strides == NULL || count <= 1 || compact(shape, strides, rank, true, unit))
+    return HURRAY_LAYOUT_ROW_MAJOR;
+  return rank >= 2 && compact(shape, strides, rank, false, unit) ? HURRAY_LAYOUT_COL_MAJOR : 0;
 }
 
 #define BAD_TABLE(...) \
@@ -220,9 +231,8 @@ HurrayStatus hurray_dlpack_import(const HurrayDLTensor *dl, uint64_t flags,
                      "space, or past the 2**63 bytes a buffer can hold",
                      (unsigned long long)dl->byte_offset);
   out->first = count > 0 ? (uint8_t *)dl->data + dl->byte_offset : NULL;
-  bool rowm = dl->strides == NULL || count <= 1 || compact(out->shape, dl->strides, rank, true);
-  bool colm = !rowm && rank >= 2 && dl->strides != NULL && count > 1 &&
-              compact(out->shape, dl->strides, rank, false);
+  uint8_t order = compact_order(out->shape, dl->strides, rank, count, 1);
+  bool rowm = order == HURRAY_LAYOUT_ROW_MAJOR, colm = order == HURRAY_LAYOUT_COL_MAJOR;
   out->layout_tag = rowm ? HURRAY_LAYOUT_ROW_MAJOR : HURRAY_LAYOUT_COL_MAJOR;
   if (!rowm && out->itemsize == 0)
     return hurray__fail(err, HURRAY_ERR_UNSUPPORTED, HURRAY_NO_OFFSET, NULL,
@@ -414,4 +424,64 @@ bool hurray_strided_extent(uint8_t *first, uint64_t itemsize, uint32_t rank,
     return false;
   *base = (uint8_t *)at;
   return true;
+}
+
+void hurray_strided_classify(uint8_t type_tag, uint8_t *first, uint64_t itemsize, uint32_t rank,
+                             const uint64_t *shape, const int64_t *byte_strides,
+                             HurrayStridedForm *out) {
+  memset(out, 0, sizeof *out);
+  uint64_t count = 0;
+  if (rank > HURRAY_MAX_RANK || itemsize == 0 || itemsize > (uint64_t)INT64_MAX ||
+      !hurray_shape_element_count(rank, shape, &count))
+    return;
+  out->layout_tag = compact_order(shape, byte_strides, rank, count, (int64_t)itemsize);
+  if (out->layout_tag != 0) return;
+  /* Other strides: a strided layout when they are whole elements of a type
+   * of whole bytes (bool is bit-packed) and the bytes they reach are known. */
+  const HurrayDtypeInfo *info = hurray_dtype_info(type_tag);
+  if (info == NULL || type_tag == HURRAY_DTYPE_BOOL || info->bit_width < 8) return;
+  for (uint32_t k = 0; k < rank; k++) {
+    if (byte_strides[k] % (int64_t)itemsize != 0) return;
+    out->strides[k] = byte_strides[k] / (int64_t)itemsize;
+  }
+  if (hurray_strided_extent(first, itemsize, rank, shape, out->strides, &out->span_base,
+                            &out->span, &out->span_offset))
+    out->layout_tag = HURRAY_LAYOUT_STRIDED;
+}
+
+#define NO_NUMPY(field, ...) \
+  hurray__fail(err, HURRAY_ERR_UNSUPPORTED, HURRAY_NO_OFFSET, field, __VA_ARGS__)
+
+HurrayStatus hurray_numpy_form(const HurrayDescriptorFields *f, uint8_t *form, bool *gather,
+                               HurrayError *err) {
+  if (f == NULL || form == NULL || gather == NULL)
+    return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET,
+                        f == NULL ? "f" : form == NULL ? "form" : "gather", "is NULL");
+  uint8_t lt = f->layout.tag;
+  bool view = lt == HURRAY_LAYOUT_ROW_MAJOR || lt == HURRAY_LAYOUT_COL_MAJOR ||
+              lt == HURRAY_LAYOUT_STRIDED;
+  if (!view && hurray_layout_class(lt) != HURRAY_LAYOUT_CLASS_DENSE) {
+    const char *name = hurray_layout_name(lt);
+    return NO_NUMPY("layout.tag", "a %s tensor has no single dense element buffer",
+                    name != NULL ? name : "extension");
+  }
+  if (f->quantization != NULL)
+    return NO_NUMPY("quantization", "a quantized tensor has no NumPy dtype");
+  for (uint32_t i = 0; i < f->rank; i++)
+    if (f->shape[i] == HURRAY_DYNAMIC_DIM)
+      return NO_NUMPY("shape", "shape[%u] is dynamic (None); an array needs every extent",
+                      (unsigned)i);
+  uint8_t tag = f->type_tag;
+  if (hurray_dtype_array_typestr(tag) != NULL) {
+    *form = HURRAY_NUMPY_VIEW;
+  } else if (tag == HURRAY_DTYPE_BOOL && lt != HURRAY_LAYOUT_STRIDED) {
+    *form = HURRAY_NUMPY_BOOL;
+  } else if (tag == HURRAY_DTYPE_BFLOAT16) {
+    *form = HURRAY_NUMPY_BFLOAT16;
+  } else {
+    const HurrayDtypeInfo *info = hurray_dtype_info(tag);
+    return NO_NUMPY("type_tag", "%s has no NumPy dtype", info != NULL ? info->name : "a private type");
+  }
+  *gather = !view;
+  return HURRAY_OK;
 }

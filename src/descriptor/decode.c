@@ -680,10 +680,7 @@ static HurrayStatus parse_member(Parser *p, HurrayCompositeMember *m) {
   NEED(p, HURRAY__COMPOSITE_MEMBER_LEN, "composite_member");
   m->role = p->b[p->pos];
   if (WALKING(p))
-    ev_u(p, p->pos, 1, "composite_member.role", m->role,
-         m->role == HURRAY_MEMBER_ROLE_BASE         ? "base"
-         : m->role == HURRAY_MEMBER_ROLE_CORRECTION ? "correction"
-                                                    : NULL);
+    ev_u(p, p->pos, 1, "composite_member.role", m->role, hurray_member_role_name(m->role));
   p->pos++;
   return read_reserved(p, 15, "composite_member.reserved");
 }

@@ -41,14 +41,17 @@ static int parse_tag(HrpyState *st, PyObject *obj, bool is_class, uint8_t *out) 
       if (strcmp(name, "private") == 0) {
         hrpy_raise(st->InvalidDescriptorError,
                   "%s 'private' needs its wire byte: pass an int in 0xF0-0xFE", what);
-      } else {
+      } else { /* the names the library knows, in tag order */
+        char names[160] = "";
+        for (unsigned b = 0; b < HURRAY_DEVICE_PRIVATE_FIRST; b++) {
+          const char *n = is_class ? hurray_memory_class_name((uint8_t)b)
+                                   : hurray_device_name((uint8_t)b);
+          size_t used = strlen(names);
+          if (n != NULL) PyOS_snprintf(names + used, sizeof names - used, "%s, ", n);
+        }
         hrpy_raise(st->InvalidDescriptorError,
-                  is_class ? "unknown memory_class '%s'; accepted: standard, host_pinned, "
-                             "unified, peer, or a private byte 0xF0-0xFE"
-                           : "unknown device kind '%s'; accepted: cpu, cuda, rocm, metal, "
-                             "vulkan, webgpu, hexagon, level_zero, opencl, or a private byte "
-                             "0xF0-0xFE",
-                  name);
+                   "unknown %s '%s'; accepted: %sor a private byte 0xF0-0xFE",
+                   is_class ? "memory_class" : "device kind", name, names);
       }
       return -1;
     }

@@ -13,7 +13,9 @@
  * strides) and borrows its memory, holding the export (and so the array) for
  * the tensor's lifetime. A Fortran-ordered array becomes a column-major tensor
  * without a copy; arrays with whole-element strides become strided tensors;
- * other non-contiguous arrays are copied to row-major. The plain case of an
+ * other non-contiguous arrays are copied to row-major (the library's
+ * classification, hurray_strided_classify; which tensors NumPy can hold, and
+ * how, is hurray_numpy_form's). The plain case of an
  * exact numpy.ndarray takes a cheaper way first (ndarray.c). Dense results
  * describe themselves lazily (hrpy_tensor_new_dense).
  */
@@ -37,17 +39,15 @@
 /* NumPy's type string of a type it holds directly (hurray_dtype_array_typestr). */
 #define typestr_of hurray_dtype_array_typestr
 
-typedef enum { ARR_DIRECT, ARR_BOOL, ARR_BF16 } ArrKind;
+/* How NumPy holds a tensor: hurray_numpy_form's form, and whether its dense
+ * layout is copied out in row-major order (tiled, Morton, Hilbert). */
+typedef struct {
+  uint8_t form; /* HURRAY_NUMPY_VIEW, _BOOL, _BFLOAT16 */
+  bool gather;
+} ArrKind;
 
-/* Dense layouts NumPy cannot view: their elements are copied out in row-major
- * order through the layout's addressing (hurray_layout_to_row_major). */
-static bool needs_gather(uint8_t layout_tag) {
-  return hurray_layout_class(layout_tag) == HURRAY_LAYOUT_CLASS_DENSE &&
-         layout_tag != HURRAY_LAYOUT_ROW_MAJOR && layout_tag != HURRAY_LAYOUT_COL_MAJOR &&
-         layout_tag != HURRAY_LAYOUT_STRIDED;
-}
-
-/* Everything that keeps a tensor from becoming an ndarray. */
+/* Everything that keeps a tensor from becoming an ndarray: the library's
+ * reasons (hurray_numpy_form), with what to use instead. */
 static int numpy_checks(HrpyState *st, const HrpyTensorView *t, const char *what, ArrKind *kind) {
   /* A buffer whose bytes are not yet valid is the first thing to say, on any
    * device: no reader may touch it before the producer's event or stream. */
@@ -59,28 +59,26 @@ static int numpy_checks(HrpyState *st, const HrpyTensorView *t, const char *what
               what, t->device);
     return -1;
   }
-  uint8_t lt = t->f->layout.tag;
-  if (lt != HURRAY_LAYOUT_ROW_MAJOR && lt != HURRAY_LAYOUT_COL_MAJOR &&
-      lt != HURRAY_LAYOUT_STRIDED && !needs_gather(lt)) {
-    hrpy_raise(st->UnsupportedError,
-              "%s: a %s tensor has no single dense element buffer; read its buffers with "
-              "Tensor.buffer(i) or use the native protocol",
-              what, hrpy_layout_name(lt));
-    return -1;
-  }
-  if (t->f->quantization != NULL) {
-    hrpy_raise(st->UnsupportedError,
-              "%s: a quantized tensor has no NumPy dtype; use the native protocol or save/load",
-              what);
+  HurrayError err;
+  hurray_error_clear(&err);
+  HurrayStatus rc = hurray_numpy_form(t->f, &kind->form, &kind->gather, &err);
+  if (rc != HURRAY_OK) {
+    const char *instead = strcmp(err.field, "layout.tag") == 0
+                              ? "read its buffers with Tensor.buffer(i) or use the native protocol"
+                          : strcmp(err.field, "quantization") == 0
+                              ? "use the native protocol or save/load"
+                          : strcmp(err.field, "type_tag") == 0
+                              ? "use the native protocol, save/load, or DLPack where DLPack has "
+                                "the type"
+                              : NULL;
+    if (instead != NULL)
+      PyOS_snprintf(err.reason + strlen(err.reason), sizeof err.reason - strlen(err.reason),
+                    "; %s", instead);
+    PyOS_snprintf(err.message, sizeof err.message, "%s", err.reason);
+    hrpy_raise_status_as(st, st->UnsupportedError, rc, &err, what);
     return -1;
   }
   for (uint32_t i = 0; i < t->f->rank; i++) {
-    if (t->f->shape[i] == HURRAY_DYNAMIC_DIM) {
-      hrpy_raise(st->UnsupportedError,
-                "%s: shape[%u] is dynamic (None); an array needs every extent", what,
-                (unsigned)i);
-      return -1;
-    }
     if (t->f->shape[i] > (uint64_t)PY_SSIZE_T_MAX) {
       hrpy_raise(st->UnsupportedError,
                  "%s: shape[%u] is %llu, beyond what a NumPy dimension holds (legal here "
@@ -88,22 +86,6 @@ static int numpy_checks(HrpyState *st, const HrpyTensorView *t, const char *what
                  what, (unsigned)i, (unsigned long long)t->f->shape[i]);
       return -1;
     }
-  }
-  uint8_t tag = t->f->type_tag;
-  if (typestr_of(tag) != NULL) {
-    *kind = ARR_DIRECT;
-  } else if (tag == HURRAY_DTYPE_BOOL && lt != HURRAY_LAYOUT_STRIDED) {
-    /* row/column-major unpack directly; tiled, Morton, Hilbert through the gather */
-    *kind = ARR_BOOL;
-  } else if (tag == HURRAY_DTYPE_BFLOAT16) {
-    *kind = ARR_BF16;
-  } else {
-    const HurrayDtypeInfo *i = hurray_dtype_info(tag);
-    hrpy_raise(st->UnsupportedError,
-              "%s: %s has no NumPy dtype; use the native protocol, save/load, or DLPack "
-              "where DLPack has the type",
-              what, i != NULL ? i->name : "a private type");
-    return -1;
   }
   return 0;
 }
@@ -148,14 +130,14 @@ PyObject *hrpy_tensor_array_interface(PyObject *self, void *closure) {
   const HrpyTensorView *t = &t_view;
   ArrKind kind;
   if (numpy_checks(st, t, "__array_interface__", &kind) < 0) return NULL;
-  if (kind != ARR_DIRECT) {
+  if (kind.form != HURRAY_NUMPY_VIEW) {
     /* NumPy then falls back to __array__, which builds the array. */
     return PyErr_Format(PyExc_AttributeError,
                         "__array_interface__: %s elements have no NumPy typestr; "
                         "numpy.asarray uses __array__ instead",
-                        kind == ARR_BOOL ? "bit-packed bool" : "bfloat16");
+                        kind.form == HURRAY_NUMPY_BOOL ? "bit-packed bool" : "bfloat16");
   }
-  if (needs_gather(t->f->layout.tag)) {
+  if (kind.gather) {
     return PyErr_Format(PyExc_AttributeError,
                         "__array_interface__: a %s tensor has no strided view; numpy.asarray "
                         "uses __array__, which copies it out in row-major order",
@@ -225,7 +207,7 @@ PyObject *hrpy_tensor_array_struct(PyObject *self, void *closure) {
   const HrpyTensorView *t = &t_view;
   ArrKind kind;
   if (numpy_checks(st, t, "__array_struct__", &kind) < 0) return NULL;
-  if (kind != ARR_DIRECT || needs_gather(t->f->layout.tag)) {
+  if (kind.form != HURRAY_NUMPY_VIEW || kind.gather) {
     return PyErr_Format(PyExc_AttributeError,
                         "__array_struct__: this tensor has no NumPy view; numpy.asarray "
                         "uses __array__ instead");
@@ -346,7 +328,7 @@ static PyObject *bf16_array(HrpyState *st, PyObject *self) {
 
 /* A new row-major ndarray holding the elements of a tiled, Morton or Hilbert
  * tensor, copied through the layout's addressing. */
-static PyObject *gather_array(HrpyState *st, const HrpyTensorView *t, ArrKind kind) {
+static PyObject *gather_array(HrpyState *st, const HrpyTensorView *t, uint8_t form) {
   PyObject *np = hrpy_numpy(st);
   if (np == NULL) return NULL;
   uint64_t count = 0, packed = 0;
@@ -356,9 +338,9 @@ static PyObject *gather_array(HrpyState *st, const HrpyTensorView *t, ArrKind ki
     return PyErr_NoMemory();
   PyObject *shape = hrpy_shape_tuple(t->f->rank, t->f->shape);
   if (shape == NULL) return NULL;
-  const char *typestr = kind == ARR_BOOL   ? "bool"
-                        : kind == ARR_BF16 ? typestr_of(HURRAY_DTYPE_UINT16)
-                                           : typestr_of(t->f->type_tag);
+  const char *typestr = form == HURRAY_NUMPY_BOOL       ? "bool"
+                        : form == HURRAY_NUMPY_BFLOAT16 ? typestr_of(HURRAY_DTYPE_UINT16)
+                                                        : typestr_of(t->f->type_tag);
   PyObject *arr = PyObject_CallMethod(np, "empty", "(Os)", shape, typestr);
   Py_DECREF(shape);
   if (arr == NULL) return NULL;
@@ -369,7 +351,7 @@ static PyObject *gather_array(HrpyState *st, const HrpyTensorView *t, ArrKind ki
   }
   void *dst = v.buf;
   uint8_t *tmp = NULL;
-  if (kind == ARR_BOOL) { /* Hurray bool is bit-packed: gather packed, then unpack */
+  if (form == HURRAY_NUMPY_BOOL) { /* Hurray bool is bit-packed: gather packed, then unpack */
     tmp = PyMem_Malloc(packed > 0 ? (size_t)packed : 1u);
     if (tmp == NULL) {
       PyBuffer_Release(&v);
@@ -398,7 +380,7 @@ static PyObject *gather_array(HrpyState *st, const HrpyTensorView *t, ArrKind ki
     Py_DECREF(arr);
     return hrpy_raise_status(st, rc, &err, "__array__");
   }
-  return kind == ARR_BF16 ? as_bf16(st, arr) : arr;
+  return form == HURRAY_NUMPY_BFLOAT16 ? as_bf16(st, arr) : arr;
 }
 
 PyObject *hrpy_tensor_array(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
@@ -417,16 +399,16 @@ PyObject *hrpy_tensor_array(PyObject *self, PyObject *const *args, Py_ssize_t na
   if (np == NULL) return NULL;
   PyObject *arr;
   bool fresh = false;
-  if (needs_gather(t->f->layout.tag)) {
+  if (kind.gather) {
     if (copy == 0) {
       return hrpy_raise(st->CopyRequiredError,
                        "__array__(copy=False): a %s tensor has no strided view; its elements "
                        "must be copied out in row-major order",
                        hrpy_layout_name(t->f->layout.tag));
     }
-    arr = gather_array(st, t, kind);
+    arr = gather_array(st, t, kind.form);
     fresh = true;
-  } else if (kind == ARR_BOOL) {
+  } else if (kind.form == HURRAY_NUMPY_BOOL) {
     if (copy == 0) {
       return hrpy_raise(st->CopyRequiredError,
                        "__array__(copy=False): bool is bit-packed in Hurray and NumPy stores "
@@ -434,7 +416,7 @@ PyObject *hrpy_tensor_array(PyObject *self, PyObject *const *args, Py_ssize_t na
     }
     arr = bool_array(st, t);
     fresh = true;
-  } else if (kind == ARR_BF16) {
+  } else if (kind.form == HURRAY_NUMPY_BFLOAT16) {
     arr = bf16_array(st, self);
   } else {
     arr = PyObject_CallMethod(np, "asarray", "(O)", self);
@@ -578,34 +560,29 @@ PyObject *hrpy_from_numpy(PyObject *module, PyObject *const *args, Py_ssize_t na
     shape[i] = (uint64_t)v->shape[i];
   }
   b.readonly = v->readonly != 0;
-  bool c_contig = PyBuffer_IsContiguous(v, 'C') != 0;
-  bool f_contig = !c_contig && rank >= 2 && PyBuffer_IsContiguous(v, 'F') != 0;
+  /* row-major, column-major, strided over whole elements, or a copy: the
+   * library's classification (copy=True asks for a compact copy instead of a
+   * strided view) */
+  int64_t bstr[HURRAY_MAX_RANK];
+  for (uint32_t k = 0; k < rank && v->strides != NULL; k++) bstr[k] = v->strides[k];
+  HurrayStridedForm form;
+  hurray_strided_classify(tag, (uint8_t *)v->buf, (uint64_t)v->itemsize, rank, shape,
+                          v->strides != NULL ? bstr : NULL, &form);
+  bool c_contig = form.layout_tag == HURRAY_LAYOUT_ROW_MAJOR;
+  bool strided = form.layout_tag == HURRAY_LAYOUT_STRIDED && copy != 1;
   HurrayLayout lay;
   memset(&lay, 0, sizeof lay);
-  lay.tag = f_contig ? HURRAY_LAYOUT_COL_MAJOR : HURRAY_LAYOUT_ROW_MAJOR;
-  /* Other strides that are whole elements stay zero-copy as a strided layout
-   * (copy=True asks for a compact copy instead). */
-  int64_t estr[HURRAY_MAX_RANK];
-  uint8_t *span_base = NULL;
-  uint64_t span = 0, boff = 0;
-  bool strided = false;
-  if (!c_contig && !f_contig && tag != HURRAY_DTYPE_BOOL && copy != 1 && v->len > 0 &&
-      v->strides != NULL) {
-    strided = true;
-    for (uint32_t k = 0; k < rank && strided; k++) {
-      if (v->strides[k] % v->itemsize != 0) strided = false;
-      estr[k] = v->strides[k] / v->itemsize;
-    }
-    strided = strided && hurray_strided_extent((uint8_t *)v->buf, (uint64_t)v->itemsize, rank,
-                                            shape, estr, &span_base, &span, &boff);
-  }
+  lay.tag = form.layout_tag == HURRAY_LAYOUT_COL_MAJOR ? HURRAY_LAYOUT_COL_MAJOR
+                                                       : HURRAY_LAYOUT_ROW_MAJOR;
+  uint64_t boff = form.span_offset;
   if (strided) {
     lay.tag = HURRAY_LAYOUT_STRIDED;
-    lay.u.strided.strides = estr;
-    b.data = span_base;
-    b.size = span;
+    lay.u.strided.strides = form.strides;
+    b.data = form.span_base;
+    b.size = form.span;
     if (hrpy_buffer_apply_copy_policy(st, &b, 0, copy, true, ctx) < 0) goto fail;
-  } else if (tag == HURRAY_DTYPE_BOOL || (!c_contig && !f_contig)) {
+  } else if (tag == HURRAY_DTYPE_BOOL || form.layout_tag == 0 ||
+             form.layout_tag == HURRAY_LAYOUT_STRIDED) {
     /* bool is bit-packed in Hurray; other strides are gathered to row-major. */
     if (copy == 0) {
       hrpy_raise(st->BufferError,

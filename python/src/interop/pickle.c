@@ -30,8 +30,6 @@
 
 #include <string.h>
 
-#include <pythread.h>
-
 #include "core/buffer.h"
 #include "core/device.h"
 #include "core/tensor.h"
@@ -377,69 +375,6 @@ static PyObject *m_buffer_address(PyObject *m, PyObject *obj) {
   return r;
 }
 
-/* Bytes moved by two threads from this size on (one core does not reach the
- * memory's bandwidth: 256 MiB moved in 20 ms by one, 11 ms by two), when the
- * shift is under MOVE_STASH bytes. */
-#define MOVE_SPLIT_BYTES ((size_t)16 << 20)
-#define MOVE_STASH 4096u
-
-/* Half of a move: memmove(dst, src, n), then the stash (bytes of this half's
- * source that the other half overwrites, saved before either started) copied
- * to stash_dst. */
-typedef struct {
-  uint8_t *dst;
-  const uint8_t *src;
-  size_t n;
-  const uint8_t *stash;
-  uint8_t *stash_dst;
-  size_t stash_n;
-  PyThread_type_lock done; /* released when the half ran on a thread of its own */
-} MoveHalf;
-
-static void move_half(MoveHalf *h) {
-  memmove(h->dst, h->src, h->n);
-  if (h->stash_n > 0) memcpy(h->stash_dst, h->stash, h->stash_n);
-}
-
-static void move_half_thread(void *arg) {
-  MoveHalf *h = (MoveHalf *)arg;
-  move_half(h);
-  PyThread_release_lock(h->done);
-}
-
-/* memmove(base + to, base + from, n) by two threads: the buffer cut in two
- * halves at `cut`; where one half's writes reach the other's first (or last)
- * source bytes, those are saved first and written by their own half after its
- * memmove. Falls back to one memmove when no thread can be started. */
-static void move_split(uint8_t *base, size_t to, size_t from, size_t n) {
-  uint8_t stash[MOVE_STASH];
-  size_t cut = (n / 2) & ~(size_t)63;
-  MoveHalf a = {0}, b = {0};
-  if (to > from) { /* forward: the first half's writes reach the second half's first d bytes */
-    size_t d = to - from;
-    memcpy(stash, base + from + cut, d);
-    a = (MoveHalf){base + to, base + from, cut, NULL, NULL, 0, NULL};
-    b = (MoveHalf){base + to + cut + d, base + from + cut + d, n - cut - d, stash,
-                   base + to + cut, d, NULL};
-  } else { /* backward: the second half's writes reach the first half's last d bytes */
-    size_t d = from - to;
-    memcpy(stash, base + from + cut - d, d);
-    a = (MoveHalf){base + to, base + from, cut - d, stash, base + to + cut - d, d, NULL};
-    b = (MoveHalf){base + to + cut, base + from + cut, n - cut, NULL, NULL, 0, NULL};
-  }
-  b.done = PyThread_allocate_lock();
-  if (b.done == NULL || PyThread_acquire_lock(b.done, NOWAIT_LOCK) != PY_LOCK_ACQUIRED ||
-      PyThread_start_new_thread(move_half_thread, &b) == PYTHREAD_INVALID_THREAD_ID) {
-    if (b.done != NULL) PyThread_free_lock(b.done);
-    memmove(base + to, base + from, n); /* nothing moved yet: all in one */
-    return;
-  }
-  move_half(&a);
-  (void)PyThread_acquire_lock(b.done, WAIT_LOCK);
-  PyThread_release_lock(b.done);
-  PyThread_free_lock(b.done);
-}
-
 /* _move_within(obj, dst, src, nbytes): memmove inside one writable buffer,
  * both ranges checked against its length (overlap allowed). */
 static PyObject *m_move_within(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
@@ -462,18 +397,12 @@ static PyObject *m_move_within(PyObject *m, PyObject *const *args, Py_ssize_t na
                         (unsigned long long)n, (unsigned long long)at[1],
                         (unsigned long long)at[0], (unsigned long long)len);
   }
-  uint8_t *base = (uint8_t *)v.buf;
-  size_t to = (size_t)at[0], from = (size_t)at[1], shift = to > from ? to - from : from - to;
-  if (n > 0 && shift > 0) {
-    if (n >= MOVE_SPLIT_BYTES && shift < MOVE_STASH) {
-      Py_BEGIN_ALLOW_THREADS move_split(base, to, from, (size_t)n);
-      Py_END_ALLOW_THREADS
-    } else if (n >= HRPY_NOGIL_COPY_BYTES) {
-      Py_BEGIN_ALLOW_THREADS memmove(base + to, base + from, (size_t)n);
-      Py_END_ALLOW_THREADS
-    } else {
-      memmove(base + to, base + from, (size_t)n);
-    }
+  /* the library's move (hurray_move_within: two threads for a large one) */
+  if (n >= HRPY_NOGIL_COPY_BYTES) {
+    Py_BEGIN_ALLOW_THREADS hurray_move_within(v.buf, (size_t)at[0], (size_t)at[1], (size_t)n);
+    Py_END_ALLOW_THREADS
+  } else {
+    hurray_move_within(v.buf, (size_t)at[0], (size_t)at[1], (size_t)n);
   }
   PyBuffer_Release(&v);
   Py_RETURN_NONE;

@@ -10,8 +10,9 @@
  * UnsupportedError, so hasattr reports what a tensor actually has.
  *
  * Component views are Tensors over the buffers of the parent, sharing memory
- * and keeping the parent alive; index buffers are uint64 (coo.md, csr.md,
- * csc.md). Like buffer(i), they refuse buffers that are not producer-synced.
+ * and keeping the parent alive; which buffer, element type and shape each is
+ * comes from hurray_descriptor_component. Like buffer(i), they refuse buffers
+ * that are not producer-synced.
  */
 #include "interop/sparse.h"
 
@@ -22,26 +23,10 @@
 #include "util/bytes.h"
 #include "util/errors.h"
 
-
-
 static PyObject *no_attribute(PyObject *self, const char *attr) {
   return PyErr_Format(PyExc_AttributeError,
                       "'hurray.Tensor' object has no attribute '%s'; this is a %s tensor", attr,
                       hrpy_layout_name(hrpy_tensor_fields(self)->layout.tag));
-}
-
-/* A 1-D or 2-D view Tensor of `type_tag` over buffer `index` (keeps self alive). */
-static PyObject *component(PyObject *self, uint32_t index, uint8_t type_tag, uint32_t rank,
-                           const uint64_t *shape, const char *what) {
-  HrpyState *st = hrpy_state_of(self);
-  if (index >= hrpy_tensor_nbuf(self))
-    return hrpy_raise(st->InvalidDescriptorError, "%s: the tensor has no buffer %u", what,
-                      (unsigned)index);
-  if (hrpy_tensor_check_readable(st, self, what) < 0) return NULL;
-  HrpyBuffer b;
-  hrpy_tensor_borrow_buffer(self, index, &b);
-  return hrpy_tensor_build(st, type_tag, rank, shape, NULL, 0, hrpy_tensor_device(self), &b, 1,
-                           what);
 }
 
 PyObject *hrpy_tensor_nnz(PyObject *self, void *closure) {
@@ -51,59 +36,24 @@ PyObject *hrpy_tensor_nnz(PyObject *self, void *closure) {
   return PyLong_FromUnsignedLongLong(nnz);
 }
 
-PyObject *hrpy_tensor_values(PyObject *self, void *closure) {
-  (void)closure;
-  uint64_t nnz;
-  if (!hurray_layout_nnz(&hrpy_tensor_fields(self)->layout, &nnz)) return no_attribute(self, "values");
-  return component(self, 0, hrpy_tensor_fields(self)->type_tag, 1, &nnz, "Tensor.values");
-}
-
-PyObject *hrpy_tensor_indices(PyObject *self, void *closure) {
-  (void)closure;
-  HrpyTensorView t_view = hrpy_tensor_view(self);
-  const HrpyTensorView *t = &t_view;
-  if (t->f->layout.tag != HURRAY_LAYOUT_COO) return no_attribute(self, "indices");
-  uint64_t shape[2] = {t->f->layout.u.coo.nnz, t->f->rank};
-  return component(self, 1, HURRAY_DTYPE_UINT64, 2, shape, "Tensor.indices");
-}
-
-static PyObject *compressed_indices(PyObject *self, uint8_t tag, const char *attr) {
-  HrpyTensorView t_view = hrpy_tensor_view(self);
-  const HrpyTensorView *t = &t_view;
-  if (t->f->layout.tag != tag) return no_attribute(self, attr);
-  uint64_t nnz = t->f->layout.u.csr.nnz;
+/* Component `role` (the getter's closure: "values", "indices", "row_ptr", ...)
+ * as a view Tensor over its buffer, keeping self alive; which buffer, type and
+ * shape are hurray_descriptor_component's. */
+PyObject *hrpy_tensor_component(PyObject *self, void *role) {
+  HrpyState *st = hrpy_state_of(self);
+  HurrayComponent c;
+  if (hurray_descriptor_component(hrpy_tensor_fields(self), role, &c, NULL) != HURRAY_OK)
+    return no_attribute(self, role);
   char what[32];
-  PyOS_snprintf(what, sizeof what, "Tensor.%s", attr);
-  return component(self, 1, HURRAY_DTYPE_UINT64, 1, &nnz, what);
-}
-
-/* The pointer array: one entry per row (CSR, dim 0) or column (CSC, dim 1), plus one. */
-static PyObject *compressed_ptr(PyObject *self, uint8_t tag, uint32_t dim, const char *attr) {
-  HrpyTensorView t_view = hrpy_tensor_view(self);
-  const HrpyTensorView *t = &t_view;
-  if (t->f->layout.tag != tag) return no_attribute(self, attr);
-  uint64_t n = t->f->shape[dim];
-  uint64_t len = n == HURRAY_DYNAMIC_DIM ? HURRAY_DYNAMIC_DIM : n + 1u;
-  char what[32];
-  PyOS_snprintf(what, sizeof what, "Tensor.%s", attr);
-  return component(self, 2, HURRAY_DTYPE_UINT64, 1, &len, what);
-}
-
-PyObject *hrpy_tensor_col_indices(PyObject *self, void *closure) {
-  (void)closure;
-  return compressed_indices(self, HURRAY_LAYOUT_CSR, "col_indices");
-}
-PyObject *hrpy_tensor_row_ptr(PyObject *self, void *closure) {
-  (void)closure;
-  return compressed_ptr(self, HURRAY_LAYOUT_CSR, 0, "row_ptr");
-}
-PyObject *hrpy_tensor_row_indices(PyObject *self, void *closure) {
-  (void)closure;
-  return compressed_indices(self, HURRAY_LAYOUT_CSC, "row_indices");
-}
-PyObject *hrpy_tensor_col_ptr(PyObject *self, void *closure) {
-  (void)closure;
-  return compressed_ptr(self, HURRAY_LAYOUT_CSC, 1, "col_ptr");
+  PyOS_snprintf(what, sizeof what, "Tensor.%s", (const char *)role);
+  if (c.buffer_index >= hrpy_tensor_nbuf(self))
+    return hrpy_raise(st->InvalidDescriptorError, "%s: the tensor has no buffer %u", what,
+                      (unsigned)c.buffer_index);
+  if (hrpy_tensor_check_readable(st, self, what) < 0) return NULL;
+  HrpyBuffer b;
+  hrpy_tensor_borrow_buffer(self, c.buffer_index, &b);
+  return hrpy_tensor_build(st, c.type_tag, c.rank, c.shape, NULL, 0, hrpy_tensor_device(self),
+                           &b, 1, what);
 }
 
 PyObject *hrpy_tensor_to_scipy(PyObject *self, PyObject *unused) {

@@ -9,12 +9,9 @@
 #include "util/state.h"
 
 PyObject *hrpy_tensor_nnz(PyObject *self, void *closure);
-PyObject *hrpy_tensor_values(PyObject *self, void *closure);
-PyObject *hrpy_tensor_indices(PyObject *self, void *closure);
-PyObject *hrpy_tensor_col_indices(PyObject *self, void *closure);
-PyObject *hrpy_tensor_row_ptr(PyObject *self, void *closure);
-PyObject *hrpy_tensor_row_indices(PyObject *self, void *closure);
-PyObject *hrpy_tensor_col_ptr(PyObject *self, void *closure);
+/* A component view (values, indices, ...); `role` (the getset closure) is
+ * its name, as hurray_descriptor_component takes it. */
+PyObject *hrpy_tensor_component(PyObject *self, void *role);
 /* to_scipy(): through hurray._sparse (SciPy is imported lazily). */
 PyObject *hrpy_tensor_to_scipy(PyObject *self, PyObject *unused);
 /* _coo_lexsorted(indices, nnz, rank): whether the [nnz, rank] uint64

@@ -10,11 +10,10 @@
  * boxes, partition cover, overlay roles, member count, nesting depth) to
  * hurray_composite_validate_preorder. Nothing is re-checked here.
  *
- * Overlay roles follow from position (member 0 is the base, the rest are
- * corrections), so they are derived rather than accepted; a member that
- * already carries a role section (decoded from the wire) keeps it. The role
- * lives in the descriptor the member presents to this head (`presented`),
- * which is what validation and equality use, never on the member's tensor.
+ * Overlay roles follow from position, so they are derived rather than
+ * accepted: the descriptor each member presents to this head (`presented`,
+ * what validation and equality use, never the member's tensor) is
+ * hurray_composite_member_present's.
  *
  * A Composite has no data accessors (values, buffer, buffer_count,
  * __array__, __dlpack__, __hurray__): the members hold the data.
@@ -128,34 +127,6 @@ static int validate_tree(HrpyState *st, const HrpyComposite *c, const char *cont
 
 /* ---- construction --------------------------------------------------------------- */
 
-/* The descriptor an overlay member presents: its own plus a role section,
- * unless it carries one already. *out NULL when nothing changes. */
-static int present(HrpyState *st, const HurrayDescriptor *own, bool overlay, uint32_t index,
-                   HurrayDescriptor **out, const char *context) {
-  *out = NULL;
-  if (!overlay) return 0;
-  HurrayDescriptorFields f;
-  if (hurray_descriptor_fields(own, &f) != HURRAY_OK) {
-    hrpy_raise_status(st, HURRAY_ERR_INTERNAL, NULL, context);
-    return -1;
-  }
-  if (f.composite_member != NULL) return 0; /* decoded: keeps its role */
-  HurrayCompositeMember role;
-  memset(&role, 0, sizeof role);
-  role.role = index == 0 ? HURRAY_MEMBER_ROLE_BASE : HURRAY_MEMBER_ROLE_CORRECTION;
-  f.composite_member = &role;
-  HurrayError err;
-  hurray_error_clear(&err);
-  /* The member itself was validated when it was built; permissive keeps a
-   * relayed member (unknown tags) presentable. */
-  HurrayStatus rc = hurray_descriptor_from_fields(&f, HURRAY_DECODE_PERMISSIVE, out, &err);
-  if (rc != HURRAY_OK) {
-    hrpy_raise_status(st, rc, &err, context);
-    return -1;
-  }
-  return 0;
-}
-
 PyObject *hrpy_composite_from_head(HrpyState *st, HurrayDescriptor *head, PyObject *members,
                                   const char *context) {
   HrpyComposite *c = PyObject_GC_New(HrpyComposite, st->types->CompositeType);
@@ -182,13 +153,18 @@ PyObject *hrpy_composite_from_head(HrpyState *st, HurrayDescriptor *head, PyObje
     return PyErr_NoMemory();
   }
   c->count = (uint32_t)n;
-  bool overlay = c->hf.layout.u.composite.rule == HURRAY_COMPOSITE_OVERLAY;
   for (uint32_t i = 0; i < c->count; i++) {
     PyObject *m = PyTuple_GET_ITEM(members, (Py_ssize_t)i);
     if (!hrpy_tensor_check(st, m)) continue;
     /* built here, so hrpy_tensor_desc(m) is cached for every member later */
     const HurrayDescriptor *md = hrpy_tensor_desc(st, m);
-    if (md == NULL || present(st, md, overlay, i, &c->presented[i], context) < 0) {
+    HurrayError err;
+    hurray_error_clear(&err);
+    HurrayStatus rc = md == NULL ? HURRAY_OK
+                                 : hurray_composite_member_present(
+                                       md, c->hf.layout.u.composite.rule, i, &c->presented[i], &err);
+    if (md == NULL || rc != HURRAY_OK) {
+      if (rc != HURRAY_OK) hrpy_raise_status(st, rc, &err, context);
       Py_DECREF(c);
       return NULL;
     }
@@ -371,10 +347,12 @@ static PyObject *cg_member_roles(PyObject *s, void *c) {
   for (uint32_t i = 0; t != NULL && i < k->count; i++) {
     HurrayDescriptorFields f;
     PyObject *v;
+    const char *name = NULL;
     if (hurray_descriptor_fields(member_descriptor(st, k, i), &f) == HURRAY_OK &&
-        f.composite_member != NULL) {
-      v = PyUnicode_FromString(f.composite_member->role == HURRAY_MEMBER_ROLE_BASE ? "base"
-                                                                                  : "correction");
+        f.composite_member != NULL)
+      name = hurray_member_role_name(f.composite_member->role);
+    if (name != NULL) {
+      v = PyUnicode_FromString(name);
     } else {
       v = Py_NewRef(Py_None);
     }

@@ -43,14 +43,11 @@ static void input_release(Input *in) {
 /* Contiguous row-major float32 values at base (used in place when aligned),
  * else a float32 copy gathered without the GIL. */
 static int take_values(Input *in, const uint8_t *base, uint8_t tag, unsigned isz,
-                       const int64_t *shp, const int64_t *bst) {
-  bool contiguous = tag == HURRAY_DTYPE_FLOAT32 && ((uintptr_t)base % sizeof(float)) == 0;
-  int64_t expect = (int64_t)isz;
-  for (uint32_t k = in->rank; contiguous && k-- > 0;) {
-    if (shp[k] != 1 && bst[k] != expect) contiguous = false;
-    expect *= shp[k];
-  }
-  if (contiguous) {
+                       const int64_t *bst) {
+  HurrayStridedForm form;
+  hurray_strided_classify(tag, (uint8_t *)(uintptr_t)base, isz, in->rank, in->shape, bst, &form);
+  if (tag == HURRAY_DTYPE_FLOAT32 && ((uintptr_t)base % sizeof(float)) == 0 &&
+      form.layout_tag == HURRAY_LAYOUT_ROW_MAJOR) {
     in->vals = (const float *)(const void *)base;
     return 0;
   }
@@ -98,10 +95,9 @@ static int read_buffer(HrpyState *st, PyObject *x, Input *in) {
     return -1;
   }
   in->rank = (uint32_t)v->ndim;
-  int64_t shp[HURRAY_MAX_RANK], bst[HURRAY_MAX_RANK];
+  int64_t bst[HURRAY_MAX_RANK];
   in->count = 1;
   for (uint32_t j = 0; j < in->rank; j++) {
-    shp[j] = (int64_t)v->shape[j];
     bst[j] = v->strides != NULL ? (int64_t)v->strides[j] : 0;
     in->shape[j] = (uint64_t)v->shape[j];
     in->count *= in->shape[j]; /* bounded: the exporter holds these bytes */
@@ -110,11 +106,11 @@ static int read_buffer(HrpyState *st, PyObject *x, Input *in) {
     int64_t acc = (int64_t)v->itemsize;
     for (uint32_t j = in->rank; j-- > 0;) {
       bst[j] = acc;
-      acc *= shp[j];
+      acc *= (int64_t)in->shape[j];
     }
   }
   if (in->count == 0) return 0;
-  return take_values(in, (const uint8_t *)v->buf, tag, (unsigned)v->itemsize, shp, bst);
+  return take_values(in, (const uint8_t *)v->buf, tag, (unsigned)v->itemsize, bst);
 }
 
 static int read_input(HrpyState *st, PyObject *x, Input *in) {
@@ -174,7 +170,7 @@ static int read_input(HrpyState *st, PyObject *x, Input *in) {
   unsigned isz = hurray_dtype_info(tag)->bit_width / 8u;
   int64_t shp[HURRAY_MAX_RANK], bst[HURRAY_MAX_RANK];
   if (hrpy_tensor_strided_geometry(st, &v, (int64_t)isz, shp, bst, "quantize") < 0) return -1;
-  return take_values(in, v.bufs[0].data + f->byte_offset, tag, isz, shp, bst);
+  return take_values(in, v.bufs[0].data + f->byte_offset, tag, isz, bst);
 }
 
 /* ---- the scheme the arguments name -------------------------------------------------------- */

@@ -18,7 +18,7 @@
 #define FIELD_FLAGS_KNOWN                                                                   \
   (HURRAY_FIELD_OPTIONAL | HURRAY_FIELD_NULLABLE | HURRAY_FIELD_CONDITIONAL |               \
    HURRAY_FIELD_FIXED | HURRAY_FIELD_IN_LEVEL | HURRAY_FIELD_SYMMETRIC |                    \
-   HURRAY_FIELD_GIVES_RANK | HURRAY_FIELD_PRIVATE_VALUES)
+   HURRAY_FIELD_GIVES_RANK | HURRAY_FIELD_PRIVATE_VALUES | HURRAY_FIELD_MASKED)
 
 int hrpy_fields_check(const HurrayFieldInfo *fields, uint32_t count, const char *owner) {
   if (count > HRPY_MAX_FIELDS) {
@@ -28,7 +28,7 @@ int hrpy_fields_check(const HurrayFieldInfo *fields, uint32_t count, const char 
   }
   for (uint32_t i = 0; i < count; i++) {
     const HurrayFieldInfo *f = &fields[i];
-    if (f->kind < HURRAY_VALUE_BOOL || f->kind > HURRAY_VALUE_NESTED ||
+    if (f->kind < HURRAY_VALUE_BOOL || f->kind > HURRAY_VALUE_F64 ||
         (f->flags & ~FIELD_FLAGS_KNOWN) != 0 ||
         ((f->flags & HURRAY_FIELD_CONDITIONAL) && f->when_field >= count)) {
       PyErr_Format(PyExc_SystemError, "%s.%s: a field this build cannot bind", owner, f->name);
@@ -63,7 +63,8 @@ uint64_t hrpy_record_u64(const HrpyRecord *r, uint32_t i) {
   switch (f->kind) {
     case HURRAY_VALUE_BOOL:
     case HURRAY_VALUE_ENUM:
-    case HURRAY_VALUE_TYPE_TAG: return (uint8_t)*p;
+    case HURRAY_VALUE_TYPE_TAG:
+    case HURRAY_VALUE_U8: return (uint8_t)*p;
     case HURRAY_VALUE_U32:
     case HURRAY_VALUE_BUFFER_INDEX: {
       uint32_t v;
@@ -84,8 +85,16 @@ uint64_t hrpy_record_u64(const HrpyRecord *r, uint32_t i) {
   }
 }
 
+/* The validity mask a MASKED field's presence is read from. */
+static uint32_t mask_of(const HrpyRecord *r, const HurrayFieldInfo *f) {
+  uint32_t m;
+  memcpy(&m, r->base + f->mask_offset, sizeof m);
+  return m;
+}
+
 bool hrpy_record_present(const HrpyRecord *r, uint32_t i) {
   const HurrayFieldInfo *f = &r->fields[i];
+  if ((f->flags & HURRAY_FIELD_MASKED) && (mask_of(r, f) & f->mask_bit) == 0) return false;
   if ((f->flags & HURRAY_FIELD_CONDITIONAL) &&
       hrpy_record_u64(r, f->when_field) != f->when_value)
     return false;
@@ -113,6 +122,11 @@ PyObject *hrpy_record_get(HrpyState *st, const HrpyRecord *r, uint32_t i) {
       float v;
       memcpy(&v, p, sizeof v);
       return PyFloat_FromDouble((double)v);
+    }
+    case HURRAY_VALUE_F64: {
+      double v;
+      memcpy(&v, p, sizeof v);
+      return PyFloat_FromDouble(v);
     }
     case HURRAY_VALUE_U32_ARRAY: return hrpy_tuple_u32(pointer_at(p), entries(r, f));
     case HURRAY_VALUE_I64_ARRAY: return hrpy_tuple_i64(pointer_at(p), entries(r, f));
@@ -145,7 +159,8 @@ static PyObject *field_text(HrpyState *st, const HrpyRecord *r, uint32_t i, PyOb
   const HurrayFieldInfo *f = &r->fields[i];
   bool present = hrpy_record_present(r, i);
   if ((f->flags & HURRAY_FIELD_FIXED) ||
-      (!present && (f->flags & (HURRAY_FIELD_CONDITIONAL | HURRAY_FIELD_SYMMETRIC))))
+      (!present &&
+       (f->flags & (HURRAY_FIELD_CONDITIONAL | HURRAY_FIELD_SYMMETRIC | HURRAY_FIELD_MASKED))))
     Py_RETURN_NONE;
   if (!present) return PyUnicode_FromFormat("%s=None", f->name);
   const char *p = addr(r, f);
@@ -226,7 +241,8 @@ int hrpy_fields_params(const HurrayFieldInfo *fields, uint32_t count, const char
     if (f->flags & HURRAY_FIELD_FIXED) continue;
     fields_of[k] = (int)i;
     kw[k++] = f->name;
-    if (f->flags & (HURRAY_FIELD_OPTIONAL | HURRAY_FIELD_NULLABLE | HURRAY_FIELD_CONDITIONAL))
+    if (f->flags & (HURRAY_FIELD_OPTIONAL | HURRAY_FIELD_NULLABLE | HURRAY_FIELD_CONDITIONAL |
+                    HURRAY_FIELD_MASKED))
       optional_seen = true;
     else if (!optional_seen)
       (*required)++;
@@ -290,10 +306,11 @@ static int type_tag_arg(HrpyState *st, const HurrayFieldInfo *f, PyObject *o, co
 static void store(const HurrayFieldInfo *f, char *p, uint64_t v) {
   if (f->kind == HURRAY_VALUE_U64) {
     put(p, &v, sizeof v);
-  } else if (f->kind >= HURRAY_VALUE_U32) { /* U32, I32, BUFFER_INDEX: four bytes */
+  } else if (f->kind == HURRAY_VALUE_U32 || f->kind == HURRAY_VALUE_I32 ||
+             f->kind == HURRAY_VALUE_BUFFER_INDEX) {
     uint32_t x = (uint32_t)v;
     put(p, &x, sizeof x);
-  } else {
+  } else { /* BOOL, ENUM, TYPE_TAG, U8 */
     *p = (char)(uint8_t)v;
   }
 }
@@ -322,7 +339,7 @@ static int scalar_arg(HrpyState *st, const HurrayFieldInfo *f, PyObject *o, cons
       *v = (uint64_t)x;
       return rc;
     }
-    default: return hrpy_arg_u64(st, o, ctx, f->name, f->max, v); /* U32, U64, BUFFER_INDEX */
+    default: return hrpy_arg_u64(st, o, ctx, f->name, f->max, v); /* U8, U32, U64, BUFFER_INDEX */
   }
   *v = u8;
   return rc;
@@ -332,7 +349,7 @@ int hrpy_build_field(HrpyState *st, HrpyBuild *b, uint32_t i, PyObject *o, const
   const HurrayFieldInfo *f = &b->rec.fields[i];
   char *p = addr(&b->rec, f);
   if (o == Py_None && (f->flags & (HURRAY_FIELD_NULLABLE | HURRAY_FIELD_CONDITIONAL |
-                                   HURRAY_FIELD_OPTIONAL)) &&
+                                   HURRAY_FIELD_OPTIONAL | HURRAY_FIELD_MASKED)) &&
       (f->kind == HURRAY_VALUE_BYTES || !(f->flags & HURRAY_FIELD_OPTIONAL)))
     o = NULL; /* None spells "not given" where the field can be absent */
   if (o == NULL) { /* the default; arrays, bytes and the nested levels stay NULL */
@@ -340,13 +357,21 @@ int hrpy_build_field(HrpyState *st, HrpyBuild *b, uint32_t i, PyObject *o, const
       store(f, p, (f->flags & HURRAY_FIELD_NULLABLE) ? f->absent_value : f->default_value);
     return 0;
   }
+  if (f->flags & HURRAY_FIELD_MASKED) { /* given: its bit claims it */
+    uint32_t m = mask_of(&b->rec, f) | f->mask_bit;
+    put(b->rec.base + f->mask_offset, &m, sizeof m);
+  }
   switch (f->kind) {
     case HURRAY_VALUE_NESTED: return 0; /* the caller's */
-    case HURRAY_VALUE_F32: {
+    case HURRAY_VALUE_F32:
+    case HURRAY_VALUE_F64: {
       double v;
       if (hrpy_arg_float(o, ctx, f->name, &v) < 0) return -1;
       float x = (float)v; /* float32 on the wire */
-      put(p, &x, sizeof x);
+      if (f->kind == HURRAY_VALUE_F64)
+        put(p, &v, sizeof v);
+      else
+        put(p, &x, sizeof x);
       return 0;
     }
     case HURRAY_VALUE_BYTES: {
@@ -401,6 +426,34 @@ int hrpy_build_check_conditions(HrpyState *st, const HrpyBuild *b, const bool *g
     else
       hrpy_raise(st->InvalidDescriptorError, "%s: %s '%s' needs %s=", ctx, w->name, wv,
                  f->name);
+    return -1;
+  }
+  return 0;
+}
+
+int hrpy_build_check_masks(HrpyState *st, const HrpyBuild *b, const bool *given,
+                           const char *ctx) {
+  const HurrayFieldInfo *fs = b->rec.fields;
+  for (uint32_t i = 0; i < b->rec.count; i++) {
+    if (!(fs[i].flags & HURRAY_FIELD_MASKED)) continue;
+    uint32_t first = 0, all = 0, got = 0;
+    while (fs[first].mask_bit != fs[i].mask_bit || !(fs[first].flags & HURRAY_FIELD_MASKED))
+      first++;
+    if (first != i) continue; /* that bit's group was judged at its first field */
+    for (uint32_t k = i; k < b->rec.count; k++)
+      if ((fs[k].flags & HURRAY_FIELD_MASKED) && fs[k].mask_bit == fs[i].mask_bit)
+        all++, got += given[k];
+    if (got == 0 || got == all) continue;
+    char names[160] = "";
+    for (uint32_t k = i, seen = 0; k < b->rec.count; k++) {
+      if (!(fs[k].flags & HURRAY_FIELD_MASKED) || fs[k].mask_bit != fs[i].mask_bit) continue;
+      seen++;
+      size_t used = strlen(names);
+      PyOS_snprintf(names + used, sizeof names - used, "%s%s",
+                    seen == 1 ? "" : seen == all ? " and " : ", ", fs[k].name);
+    }
+    hrpy_raise(st->InvalidDescriptorError,
+               "%s: %s share one validity bit: supply all of them or none", ctx, names);
     return -1;
   }
   return 0;

@@ -9,11 +9,12 @@
 
 #include "util/state.h"
 
-/* The most fields a layout or a scheme has (hrpy_fields_check). */
-#define HRPY_MAX_FIELDS 8
+/* The most fields a table has (hrpy_fields_check): the statistics section's 11. */
+#define HRPY_MAX_FIELDS 12
 
 /* A struct described by a field table: a HurrayLayout (with its outermost
- * tiled level, for HURRAY_FIELD_IN_LEVEL fields) or a HurrayQuantization. */
+ * tiled level, for HURRAY_FIELD_IN_LEVEL fields), a HurrayQuantization or a
+ * HurrayStatistics. */
 typedef struct HrpyRecord {
   const HurrayFieldInfo *fields;
   uint32_t count;
@@ -28,15 +29,15 @@ int hrpy_fields_check(const HurrayFieldInfo *fields, uint32_t count, const char 
 
 /* The integer stored for scalar field i (I32 sign-extended; 0 for arrays). */
 uint64_t hrpy_record_u64(const HrpyRecord *r, uint32_t i);
-/* False when field i is absent: a CONDITIONAL field whose condition fails, or
- * a NULLABLE one holding its absent_value. */
+/* False when field i is absent: a CONDITIONAL field whose condition fails, a
+ * NULLABLE one holding its absent_value, a MASKED one whose bit is clear. */
 bool hrpy_record_present(const HrpyRecord *r, uint32_t i);
 /* The Python value of field i (None when absent); not for NESTED fields. New
  * reference. */
 PyObject *hrpy_record_get(HrpyState *st, const HrpyRecord *r, uint32_t i);
 /*
  * "<cls>(<lead>, name=value, ...)" over the fields: FIXED fields and absent
- * CONDITIONAL or SYMMETRIC fields are left out; `nested` (borrowed, may be
+ * CONDITIONAL, SYMMETRIC or MASKED fields are left out; `nested` (borrowed, may be
  * NULL) is printed for a NESTED field. `lead` may be NULL.
  */
 PyObject *hrpy_record_repr(HrpyState *st, const char *cls, const char *lead, const HrpyRecord *r,
@@ -61,13 +62,18 @@ typedef struct HrpyBuild {
 } HrpyBuild;
 
 /* Stores argument `o` (NULL: not given) of field i into b->rec, by its kind;
- * defaults for a field not given. NESTED fields are left to the caller.
- * Every RANK array must have as many entries as the first one. */
+ * defaults for a field not given; a MASKED field given sets its bit. NESTED
+ * fields are left to the caller. Every RANK array must have as many entries
+ * as the first one. */
 int hrpy_build_field(HrpyState *st, HrpyBuild *b, uint32_t i, PyObject *o, const char *ctx);
 /* After every field: each CONDITIONAL field given exactly when its condition
  * holds (InvalidDescriptorError). `given[i]`: field i was given (not None). */
 int hrpy_build_check_conditions(HrpyState *st, const HrpyBuild *b, const bool *given,
                                 const char *ctx);
+/* After every field: the MASKED fields sharing a bit given all or none
+ * (InvalidDescriptorError naming them). */
+int hrpy_build_check_masks(HrpyState *st, const HrpyBuild *b, const bool *given,
+                           const char *ctx);
 void hrpy_build_release(HrpyBuild *b);
 
 /* The getters of a table as a PyGetSetDef array: `common` (NULL or

@@ -7,7 +7,8 @@
  * sharing one bit (value_min / value_max / value_abs_max, value_mean /
  * value_stddev, nm_n / nm_m, has_nan / has_inf) come together or not at all.
  * Getters return None for what the mask does not claim. Unhashable (floats).
- * One table of the fields (STAT_FIELDS) drives all of it.
+ * libhurray's table of the fields (hurray_statistics_fields) drives all of it,
+ * through types/schema.c as for the layout and quantization classes.
  *
  * Shard: parent_shape and shard_offset, one entry per dimension. Hashable.
  *
@@ -18,6 +19,7 @@
  */
 #include "types/sections.h"
 
+#include "types/schema.h"
 #include "util/args.h"
 #include "util/bytes.h"
 #include "util/errors.h"
@@ -76,101 +78,46 @@ PyObject *hrpy_statistics_object(HrpyState *st, const HurrayDescriptorFields *f)
 
 
 
-/* The fields, in the constructor's order: kind, and the computed_mask bit
- * that claims them (consecutive fields sharing a bit come together). One
- * table drives the constructor, the getters, repr, equality and pickling. */
-typedef enum { SK_U64, SK_F64, SK_U8, SK_BOOL } StatKind;
-#define STAT_FIELDS(X)                                                                        \
-  X(nnz, SK_U64, HURRAY_STAT_NNZ_VALID, "Stored non-zero count, or None.")                   \
-  X(sparsity_ratio, SK_F64, HURRAY_STAT_SPARSITY_VALID,                                       \
-    "Fraction of zero elements in [0, 1], or None.")                                          \
-  X(value_min, SK_F64, HURRAY_STAT_VALUE_RANGE_VALID, "Smallest value (dequantized), or None.") \
-  X(value_max, SK_F64, HURRAY_STAT_VALUE_RANGE_VALID, "Largest value, or None.")             \
-  X(value_abs_max, SK_F64, HURRAY_STAT_VALUE_RANGE_VALID, "Largest magnitude, or None.")     \
-  X(value_mean, SK_F64, HURRAY_STAT_VALUE_STATS_VALID, "Mean value, or None.")               \
-  X(value_stddev, SK_F64, HURRAY_STAT_VALUE_STATS_VALID, "Standard deviation (>= 0), or None.") \
-  X(nm_n, SK_U8, HURRAY_STAT_NM_SPARSITY_VALID, "N of N:M structured sparsity, or None.")    \
-  X(nm_m, SK_U8, HURRAY_STAT_NM_SPARSITY_VALID, "M of N:M structured sparsity, or None.")    \
-  X(has_nan, SK_BOOL, HURRAY_STAT_NAN_INF_VALID, "Whether any value is NaN, or None.")       \
-  X(has_inf, SK_BOOL, HURRAY_STAT_NAN_INF_VALID, "Whether any value is infinite, or None.")
-
-typedef struct {
-  StatKind kind;
-  uint32_t bit;
-  size_t offset;
-} StatField;
-#define AS_FIELD(n, k, b, d) {k, b, offsetof(HurrayStatistics, n)},
-#define AS_NAME(n, k, b, d) #n,
-#define AS_INDEX(n, k, b, d) SI_##n,
-static const StatField k_stats[] = {STAT_FIELDS(AS_FIELD)};
-static const char *const k_stats_args[] = {STAT_FIELDS(AS_NAME) NULL};
-enum { STAT_FIELDS(AS_INDEX) NSTATS };
-
-static PyObject *stat_get(PyObject *o, void *closure) {
-  const StatField *f = closure;
-  if ((S(o)->s.computed_mask & f->bit) == 0) Py_RETURN_NONE;
-  const char *p = (const char *)&S(o)->s + f->offset;
-  uint64_t u = 0;
-  double d = 0.0;
-  switch (f->kind) {
-    case SK_U64: memcpy(&u, p, sizeof u); return PyLong_FromUnsignedLongLong(u);
-    case SK_F64: memcpy(&d, p, sizeof d); return PyFloat_FromDouble(d);
-    case SK_U8: return PyLong_FromLong(*(const uint8_t *)p);
-    default: return PyBool_FromLong(*p != 0);
-  }
+/* The fields: libhurray's table (hurray_statistics_fields), each claimed by
+ * its computed_mask bit, read, parsed and printed by types/schema.c. */
+static HrpyRecord stats_record(const HurrayStatistics *s) {
+  HrpyRecord r = {NULL, 0, (char *)(uintptr_t)s, NULL, 0};
+  r.fields = hurray_statistics_fields(&r.count);
+  return r;
 }
 
-/* Reads the given argument of field i into s; -1 with an exception. */
-static int stat_set(HrpyState *st, size_t i, PyObject *v, HurrayStatistics *s) {
-  const StatField *f = &k_stats[i];
-  char *p = (char *)s + f->offset;
-  const char *name = k_stats_args[i];
-  uint64_t u;
-  double d;
-  bool b;
-  switch (f->kind) {
-    case SK_F64:
-      if (hrpy_arg_float(v, "Statistics", name, &d) < 0) return -1;
-      memcpy(p, &d, sizeof d);
-      return 0;
-    case SK_BOOL:
-      if (hrpy_arg_bool(v, "Statistics", name, &b) < 0) return -1;
-      *p = b ? 1 : 0;
-      return 0;
-    default:
-      if (hrpy_arg_u64(st, v, "Statistics", name, f->kind == SK_U8 ? 255 : UINT64_MAX, &u) < 0)
-        return -1;
-      if (f->kind == SK_U8)
-        *(uint8_t *)p = (uint8_t)u;
-      else
-        memcpy(p, &u, sizeof u);
-      return 0;
-  }
+static PyObject *stat_get(PyObject *o, void *field) {
+  HrpyRecord r = stats_record(&S(o)->s);
+  return hrpy_record_get(hrpy_state_of(o), &r, (uint32_t)((HurrayFieldInfo *)field - r.fields));
+}
+
+/* The keywords, in the table's order (HRPY_MAX_FIELDS + 2 entries). */
+static int stats_params(const char **kw) {
+  uint32_t n;
+  const HurrayFieldInfo *f = hurray_statistics_fields(&n);
+  int fields_of[HRPY_MAX_FIELDS + 1], required;
+  return hrpy_fields_params(f, n, NULL, kw, fields_of, &required);
 }
 
 static PyObject *stats_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
-  PyObject *o[NSTATS];
-  if (hrpy_parse_tuple("Statistics", args, kwargs, k_stats_args, 0, 0, o) < 0) return NULL;
+  const char *kw[HRPY_MAX_FIELDS + 2];
+  int np = stats_params(kw);
+  PyObject *o[HRPY_MAX_FIELDS + 1];
+  if (hrpy_parse_tuple("Statistics", args, kwargs, kw, 0, 0, o) < 0) return NULL;
   HrpyState *st = hrpy_state_of_type(type);
   HurrayStatistics s;
+  HrpyBuild b;
   memset(&s, 0, sizeof s);
-  for (size_t i = 0, j; i < NSTATS; i = j) { /* one validity bit at a time */
-    size_t given = 0;
-    for (j = i; j < NSTATS && k_stats[j].bit == k_stats[i].bit; j++)
-      given += o[j] != NULL && o[j] != Py_None;
-    if (given != 0 && given != j - i) {
-      char names[96] = "";
-      for (size_t k = i; k < j; k++)
-        PyOS_snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
-                      k == i ? "" : k + 1 == j ? " and " : ", ", k_stats_args[k]);
-      hrpy_raise(st->InvalidDescriptorError,
-                 "Statistics: %s share one validity bit: supply all of them or none", names);
-      return NULL;
-    }
-    for (size_t k = i; given != 0 && k < j; k++)
-      if (stat_set(st, k, o[k], &s) < 0) return NULL;
-    if (given != 0) s.computed_mask |= k_stats[i].bit;
-  }
+  memset(&b, 0, sizeof b);
+  b.rec = stats_record(&s);
+  bool given[HRPY_MAX_FIELDS] = {false};
+  int rc = 0;
+  for (int i = 0; i < np; i++) given[i] = o[i] != NULL && o[i] != Py_None;
+  rc = hrpy_build_check_masks(st, &b, given, "Statistics");
+  for (int i = 0; rc == 0 && i < np; i++)
+    rc = hrpy_build_field(st, &b, (uint32_t)i, given[i] ? o[i] : NULL, "Statistics");
+  hrpy_build_release(&b);
+  if (rc < 0) return NULL;
   HurrayError err;
   hurray_error_clear(&err);
   if (checked(st, hurray_statistics_check(&s, &err), &err, "Statistics") < 0) return NULL;
@@ -190,37 +137,25 @@ static PyObject *stats_richcompare(PyObject *a, PyObject *b, int op) {
 }
 
 static PyObject *stats_repr(PyObject *o) {
-  PyObject *parts = PyList_New(0), *body = NULL, *sep = PyUnicode_FromString(", ");
-  for (size_t i = 0; parts != NULL && sep != NULL && i < NSTATS; i++) {
-    PyObject *v = stat_get(o, (void *)&k_stats[i]);
-    PyObject *p = v != NULL && v != Py_None
-                      ? PyUnicode_FromFormat("%s=%R", k_stats_args[i], v)
-                      : Py_XNewRef(v);
-    Py_XDECREF(v);
-    if (p == NULL || (p != Py_None && PyList_Append(parts, p) < 0)) Py_CLEAR(parts);
-    Py_XDECREF(p);
-  }
-  if (parts != NULL && sep != NULL) body = PyUnicode_Join(sep, parts);
-  Py_XDECREF(parts);
-  Py_XDECREF(sep);
-  if (body == NULL) return NULL;
-  PyObject *r = PyUnicode_FromFormat("Statistics(%U)", body);
-  Py_DECREF(body);
-  return r;
+  HrpyRecord r = stats_record(&S(o)->s);
+  return hrpy_record_repr(hrpy_state_of(o), "Statistics", NULL, &r, NULL);
 }
 
 #define GET(name, fn, doc) {name, fn, NULL, doc, NULL}
-#define AS_GETSET(n, k, b, d) {#n, stat_get, NULL, d, (void *)&k_stats[SI_##n]},
-static PyGetSetDef stats_getset[] = {
-    STAT_FIELDS(AS_GETSET)
-    GET("computed_mask", sg_mask, "The validity bits of the fields above."),
+static PyGetSetDef stats_common[] = {
+    GET("computed_mask", sg_mask, "The validity bits (HURRAY_STAT_*_VALID) of the other fields."),
     {NULL, NULL, NULL, NULL, NULL},
 };
+/* The getters: the table's fields, then computed_mask; shared by every
+ * interpreter (types/schema.c). */
+static PyGetSetDef *g_stats_getset;
 
 /* Pickling: the constructor called with what the getters return. */
 static PyObject *stats_reduce(PyObject *o, PyObject *unused) {
   (void)unused;
-  return hrpy_reduce_by_attrs(o, k_stats_args, true);
+  const char *kw[HRPY_MAX_FIELDS + 2];
+  (void)stats_params(kw);
+  return hrpy_reduce_by_attrs(o, kw, true);
 }
 static PyMethodDef stats_methods[] = {{"__reduce__", stats_reduce, METH_NOARGS, NULL},
                                       {NULL, NULL, 0, NULL}};
@@ -242,8 +177,8 @@ static PyType_Slot stats_slots[] = {
     {Py_tp_repr, stats_repr},
     {Py_tp_richcompare, stats_richcompare},
     {Py_tp_hash, PyObject_HashNotImplemented},
-    {Py_tp_getset, stats_getset},
     {Py_tp_dealloc, hrpy_plain_dealloc},
+    {Py_tp_getset, NULL}, /* the last: g_stats_getset, at init */
     {0, NULL},
 };
 
@@ -251,7 +186,7 @@ static PyType_Spec stats_spec = {
     .name = "hurray.Statistics",
     .basicsize = sizeof(HrpyStatistics),
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
-    .slots = stats_slots,
+    .slots = NULL, /* stats_slots with the getters, at init */
 };
 
 /* ---- Shard ------------------------------------------------------------------------ */
@@ -406,7 +341,17 @@ static PyType_Spec shard_spec = {
 };
 
 int hrpy_sections_init(PyObject *m, HrpyState *st) {
-  st->types->StatisticsType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &stats_spec, NULL);
+  uint32_t n;
+  const HurrayFieldInfo *fields = hurray_statistics_fields(&n);
+  if (hrpy_fields_check(fields, n, "hurray.Statistics") < 0) return -1;
+  PyGetSetDef *getset = hrpy_fields_getset(&g_stats_getset, stats_common, fields, n, stat_get);
+  if (getset == NULL) return -1;
+  PyType_Slot slots[sizeof stats_slots / sizeof stats_slots[0]];
+  memcpy(slots, stats_slots, sizeof slots);
+  slots[sizeof slots / sizeof slots[0] - 2].pfunc = getset;
+  PyType_Spec spec = stats_spec;
+  spec.slots = slots;
+  st->types->StatisticsType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &spec, NULL);
   if (st->types->StatisticsType == NULL || PyModule_AddType(m, st->types->StatisticsType) < 0) return -1;
   st->types->ShardType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &shard_spec, NULL);
   if (st->types->ShardType == NULL || PyModule_AddType(m, st->types->ShardType) < 0) return -1;
