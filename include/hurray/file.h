@@ -279,6 +279,13 @@ typedef struct HurrayFileWriterOptions {
 #define HURRAY_FILE_KV_GGUF "hurray.gguf"
 #define HURRAY_FILE_KV_GGUF_LEN 11u
 
+/* Whether `key` (key_len bytes, borrowed; NULL: false) is one of the records
+ * hurray writes for itself: HURRAY_FILE_KV_VIEWS, HURRAY_FILE_KV_GGUF or
+ * HURRAY_FILE_KV_DATA_CRC32C. A reader showing a file's metadata as the user
+ * gave it leaves these out; other keys, under the reserved prefix or not,
+ * are the user's. */
+HURRAY_API bool hurray_file_kv_is_own(const char *key, size_t key_len);
+
 /*
  * Starts writing a file that will appear at `path` (borrowed) when
  * hurray_file_writer_finish() succeeds. The bytes go to a new file in the same
@@ -1223,6 +1230,37 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_find_descriptor(
  */
 HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_slice_check(
     const struct HurrayDescriptorFields *f, HurrayError *err);
+
+/*
+ * What a partial read of a tensor takes and gives, decided before anything
+ * is allocated or read. `f` (borrowed) describes the tensor: a stored
+ * tensor's descriptor, or a view's (hurray_file_find_descriptor; `is_view`
+ * set). `items` (borrowed, `count` entries; NULL when 0) is a NumPy basic
+ * index of it. Fills `ranges` (caller storage, f->rank entries; NULL allowed
+ * for a scalar) as hurray_layout_basic_index does, *bytes with the bytes the
+ * selection packs into (the dst_size of hurray_file_read_slice and
+ * hurray_file_read_view_slice), and *result (owned: free with
+ * hurray_descriptor_destroy; NULL on failure) with the descriptor of what
+ * the read gives: row-major, the index's result shape (an integer item drops
+ * its dimension, a new axis adds one of 1), f's element type, one buffer of
+ * *bytes bytes (alignment 64, producer-synced) on buffer 0's device kind and
+ * memory class; a per-tensor quantization and a private type's extension
+ * section are kept (they hold for every element), a shard or statistics
+ * section is left out (it describes the whole tensor).
+ * Checks, in order: what hurray_file_slice_check refuses, the index, the
+ * ranges (hurray_layout_slice_shape), and, for a view, that the selection is
+ * no larger than the base it reads: only a zero stride (elements repeated)
+ * makes it larger, and a forged record can then describe exabytes over a
+ * few bytes (HURRAY_ERR_UNSUPPORTED, "the view repeats elements of its
+ * base"; the view itself, read whole, is zero-copy).
+ * Errors: HURRAY_ERR_NULL_POINTER, those of hurray_file_slice_check,
+ * hurray_layout_basic_index, hurray_layout_slice_shape and
+ * hurray_descriptor_from_fields, HURRAY_ERR_UNSUPPORTED as said.
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_slice_plan(
+    const struct HurrayDescriptorFields *f, bool is_view, const HurrayIndexItem *items,
+    uint32_t count, HurraySliceRange *ranges, uint64_t *bytes, HurrayDescriptor **result,
+    HurrayError *err);
 
 /*
  * Every name the file gives back, as a reader's keys() lists them: the stored

@@ -94,71 +94,65 @@ static void keeper_destructor(PyObject *cap) {
   hrpy_dtor_end(&saved, cap);
 }
 
+/* Buffer i of a file tensor: a view of the mapping or of memory the file
+ * tensor owns, kept alive by its keeper capsule. */
+typedef struct {
+  HurrayFileTensor *ft;
+  PyObject *keeper;
+  bool writable;
+} FileBufs;
+
+static int file_buffer(void *ctx, uint32_t i, HrpyBuffer *b) {
+  const FileBufs *x = ctx;
+  const void *data = NULL;
+  HRPY_CANNOT_FAIL(hurray_file_tensor_buffer(x->ft, i, &data, &b->size));
+  /* A buffer of a read-only mapping is handed out read-only, so the const is
+   * honoured; one read into memory of the tensor's own, or a view of a
+   * copy-on-write mapping, may be written. */
+  b->data = (uint8_t *)(uintptr_t)data;
+  b->owner = Py_NewRef(x->keeper);
+  b->readonly = !x->writable;
+  return 0;
+}
+
 /* A hurray.Tensor over the buffers of ft (borrowed: the tensor takes its own
  * reference, so it outlives the file and the caller's reference). */
 static PyObject *tensor_from_file(HrpyState *st, HurrayFileTensor *ft, uint32_t options,
                                   const char *context) {
-  PyObject *keeper = PyCapsule_New(hurray_file_tensor_retain(ft), KEEPER_NAME, keeper_destructor);
-  if (keeper == NULL) {
-    HurrayFileTensor *extra = ft;
-    hurray_file_tensor_release(&extra);
+  FileBufs x = {ft, PyCapsule_New(hurray_file_tensor_retain(ft), KEEPER_NAME, keeper_destructor),
+                hurray_file_tensor_is_writable(ft) || (options & HRPY_FILE_WRITABLE_IMAGE)};
+  if (x.keeper == NULL) {
+    hurray_file_tensor_release(&ft); /* the reference retained for the capsule */
     return NULL;
   }
-  uint32_t n = hurray_file_tensor_buffer_count(ft);
-  bool writable = hurray_file_tensor_is_writable(ft) || (options & HRPY_FILE_WRITABLE_IMAGE);
-  options &= ~HRPY_FILE_WRITABLE_IMAGE;
-  HrpyBuffer small[4];
-  HrpyBuffer *bufs = n <= 4 ? small : PyMem_Calloc(n, sizeof(HrpyBuffer));
-  if (bufs == NULL) {
-    Py_DECREF(keeper);
-    return PyErr_NoMemory();
-  }
-  memset(bufs, 0, (n <= 4 ? 4 : n) * sizeof(HrpyBuffer));
-  for (uint32_t i = 0; i < n; i++) {
-    const void *data = NULL;
-    uint64_t size = 0;
-    HRPY_CANNOT_FAIL(hurray_file_tensor_buffer(ft, i, &data, &size));
-    /* A buffer of a read-only mapping is handed out read-only (readonly
-     * below), so the const is honoured; a buffer read into memory of the
-     * tensor's own, or a view of a copy-on-write mapping, may be written. */
-    bufs[i].data = (uint8_t *)(uintptr_t)data;
-    bufs[i].size = size;
-    bufs[i].owner = Py_NewRef(keeper);
-    bufs[i].readonly = !writable;
-    bufs[i].host = true;
-  }
-  const HurrayDescriptor *d = hurray_file_tensor_descriptor(ft);
-  HurrayDescriptorFields f;
-  HRPY_CANNOT_FAIL(hurray_descriptor_fields(d, &f));
-  PyObject *r = hrpy_tensor_from_descriptor(st, d, bufs, n, options | hurray_descriptor_relay_options(&f),
-                                           context);
-  if (bufs != small) PyMem_Free(bufs);
-  Py_DECREF(keeper);
+  PyObject *r = hrpy_tensor_read(st, hurray_file_tensor_descriptor(ft),
+                                 hurray_file_tensor_buffer_count(ft), file_buffer, &x,
+                                 options & ~HRPY_FILE_WRITABLE_IMAGE, context);
+  Py_DECREF(x.keeper);
   return r;
+}
+
+typedef struct {
+  HrpyState *st;
+  const HurrayFileNode *node;
+  uint32_t options;
+  const char *context;
+} NodeCtx;
+
+static PyObject *node_to_py(HrpyState *st, const HurrayFileNode *node, uint32_t options,
+                            const char *context);
+
+static PyObject *node_member(void *ctx, uint32_t k) {
+  const NodeCtx *x = ctx;
+  return node_to_py(x->st, &x->node->members[k], x->options, x->context);
 }
 
 static PyObject *node_to_py(HrpyState *st, const HurrayFileNode *node, uint32_t options,
                             const char *context) {
   if (!node->is_composite) return tensor_from_file(st, node->tensor, options, context);
-  PyObject *members = PyTuple_New((Py_ssize_t)node->member_count);
-  if (members == NULL) return NULL;
-  for (uint32_t k = 0; k < node->member_count; k++) {
-    PyObject *m = node_to_py(st, &node->members[k], options, context);
-    if (m == NULL) {
-      Py_DECREF(members);
-      return NULL;
-    }
-    PyTuple_SET_ITEM(members, (Py_ssize_t)k, m);
-  }
-  HurrayDescriptor *head = NULL;
-  HurrayStatus rc = hurray_descriptor_clone(hurray_file_tensor_descriptor(node->tensor), &head);
-  if (rc != HURRAY_OK) {
-    Py_DECREF(members);
-    return hrpy_raise_status(st, rc, NULL, context);
-  }
-  PyObject *r = hrpy_composite_from_head(st, head, members, context);
-  Py_DECREF(members);
-  return r;
+  NodeCtx x = {st, node, options, context};
+  return hrpy_composite_read(st, hurray_file_tensor_descriptor(node->tensor), node->member_count,
+                             node_member, &x, context);
 }
 
 /* What hurray_file_load refused, as Python sees it: a missing name is a
@@ -716,7 +710,7 @@ static PyObject *m_load_kv(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
   /* plain reads: only the header, trailer, index and KV section are read */
   HurrayFile *f = open_file(st, a[0], HURRAY_FILE_ACCESS_READ, HURRAY_DECODE_STRICT, 1, "load_kv");
   if (f == NULL) return NULL;
-  PyObject *d = hrpy_kv_to_dict(st, f, max_kv_memory);
+  PyObject *d = hrpy_kv_to_dict(st, f, max_kv_memory, true);
   hurray_file_close(&f);
   return d;
 }
@@ -1043,7 +1037,7 @@ typedef struct {
   HurrayFile *f;   /* NULL once closed and no call uses it */
   PyObject *path;  /* as os.fspath gave it (str or bytes), for repr */
   PyObject *names; /* tuple of every name in file order, built on first use */
-  PyObject *kv;    /* dict, built on first use */
+  PyObject *kv;    /* dict, built on first use (without hurray's own records) */
   uint32_t busy;   /* calls running without the GIL */
   uint32_t options; /* HURRAY_DECODE_* */
   uint64_t max_kv_memory; /* bound on the KV dict (bytes; UINT64_MAX: none) */
@@ -1361,19 +1355,10 @@ static PyObject *file_kv(PyObject *self, void *closure) {
   const HurrayFile *f = file_acquire(fo);
   if (f == NULL) return NULL;
   PyObject *kv = hrpy_peek(&fo->kv);
-  if (kv == NULL) kv = hrpy_publish(&fo->kv, hrpy_kv_to_dict(hrpy_state_of(self), f, fo->max_kv_memory));
+  if (kv == NULL)
+    kv = hrpy_publish(&fo->kv, hrpy_kv_to_dict(hrpy_state_of(self), f, fo->max_kv_memory, false));
   PyObject *copy = kv != NULL ? PyDict_Copy(kv) : NULL;
   file_release(fo);
-  /* the records hurray writes for itself are not the user's metadata (load_kv
-   * leaves them out too; hurray.load_kv(path, raw=True) shows them) */
-  static const char *const own[] = {HURRAY_FILE_KV_VIEWS, HURRAY_FILE_KV_GGUF,
-                                    HURRAY_FILE_KV_DATA_CRC32C};
-  for (size_t i = 0; copy != NULL && i < sizeof own / sizeof own[0]; i++) {
-    PyObject *k = PyUnicode_FromString(own[i]);
-    int has = k != NULL ? PyDict_Contains(copy, k) : -1;
-    if (has < 0 || (has == 1 && PyDict_DelItem(copy, k) < 0)) Py_CLEAR(copy);
-    Py_XDECREF(k);
-  }
   return copy;
 }
 

@@ -28,7 +28,8 @@ int hrpy_save_node(HrpyState *st, HrpyArena *a, PyObject *obj, const char *name,
 /* Raises a failed hurray_file_save / hurray_file_writer_add_contents of `c`,
  * naming the tensor, view or KV key (a view breaking a rule: ValueError), or
  * for opening and finishing the file image (path NULL) or the file at
- * `path` (hurray.FileError). Returns NULL. */
+ * `path` (hurray.FileError; `c` is read only at the tensor, view and KV
+ * stages, NULL allowed otherwise). Returns NULL. */
 PyObject *hrpy_raise_save(HrpyState *st, HurrayStatus rc, const HurrayError *err,
                           const HurrayFileContents *c, const HurrayFileSaveFailure *fail,
                           const char *op, const char *path);
