@@ -350,8 +350,11 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_writer_add_tensor(
  * One node of a composite tree to write. A head node has a composite
  * descriptor (layout 0x0B) and `member_count` children in `members`; a leaf
  * node has `buffers`/`sizes` as in hurray_file_writer_add_tensor. Every node
- * needs its own unique name (the Python layer names members "{head}.{i}").
- * All pointers borrowed.
+ * needs its own unique name. A member given no name (`name` NULL and
+ * `name_len` 0) is named "{head}.{i}": its head's name, a dot and its
+ * position among the head's members in decimal ("w.0", and "w.1.0" for the
+ * first member of a nested composite "w.1"), the names the Python package
+ * saves members under. All pointers borrowed.
  */
 typedef struct HurrayFileCompositeNode {
   const char *name;

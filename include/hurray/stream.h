@@ -347,6 +347,20 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_stream_writer_write_item(
     HurrayStreamWriter *writer, const HurrayStreamItem *item, HurrayError *err);
 
 /*
+ * Writes the tree a file writer takes (HurrayFileCompositeNode, hurray/file.h:
+ * a tensor, or a composite head with its members), as
+ * hurray_stream_writer_write_node writes it, so that one tree serves both: a
+ * node's buffer count is its descriptor's, its sizes those given or, when
+ * `sizes` is NULL, its handles' byte sizes; names are not written (a stream
+ * has none). `root` and everything under it borrowed. Errors: those of
+ * hurray_stream_writer_write_node (its field paths), HURRAY_ERR_NULL_POINTER,
+ * HURRAY_ERR_OUT_OF_MEMORY.
+ */
+struct HurrayFileCompositeNode;
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_stream_writer_write_tree(
+    HurrayStreamWriter *writer, const struct HurrayFileCompositeNode *root, HurrayError *err);
+
+/*
  * The bytes of a memory writer so far: *out_data borrowed, valid until the
  * next write or destroy (NULL when empty), *out_len their count. Repeatable,
  * also after finish. HURRAY_ERR_STREAM for a writer that has a destination.

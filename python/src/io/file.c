@@ -15,8 +15,8 @@
  * Saving writes to a temporary file in the target's directory and renames it
  * into place (the C writer does this): a crash never leaves a half-written
  * file under the target name. A composite is written as its head followed by
- * its members, each under its own index entry named "{head}.{index}"
- * (recursively: "{head}.{index}.{index}" for a nested composite's members).
+ * its members, each under its own index entry, which the C writer names
+ * "{head}.{index}" (hurray_file_writer_add_composite).
  *
  * Loading maps the file by default, private and copy-on-write (mmap=True or
  * "c", HURRAY_FILE_ACCESS_MMAP_COPY): each tensor's buffers are writable
@@ -757,13 +757,16 @@ static int save_node(HrpyState *st, HrpyArena *a, PyObject *obj, const HurrayDes
                      const char *name, size_t len, const char *op,
                      HurrayFileCompositeNode *node) {
   memset(node, 0, sizeof *node);
-  node->name = name;
+  node->name = name; /* a member's: none, the C writer names it "{head}.{i}" */
   node->name_len = len;
   if (hrpy_tensor_check(st, obj)) {
     /* only memory this process can read is written: a device tensor's buffer
      * when it is a declaration over host bytes */
     char what[160];
-    PyOS_snprintf(what, sizeof what, "%s: tensor '%.*s'", op, (int)(len > 120 ? 120 : len), name);
+    if (name != NULL)
+      PyOS_snprintf(what, sizeof what, "%s: tensor '%.*s'", op, (int)(len > 120 ? 120 : len), name);
+    else
+      PyOS_snprintf(what, sizeof what, "%s", op);
     HrpyTensorView t = hrpy_tensor_view(obj);
     node->descriptor = desc != NULL ? desc : hrpy_tensor_desc(st, obj);
     if (node->descriptor == NULL || hrpy_tensor_check_host(st, obj, what) < 0) return -1;
@@ -780,15 +783,10 @@ static int save_node(HrpyState *st, HrpyArena *a, PyObject *obj, const HurrayDes
   HurrayFileCompositeNode *kids = hrpy_arena_alloc(a, (size_t)count * sizeof *kids);
   if (kids == NULL && count > 0) return -1;
   node->members = kids;
-  for (uint32_t i = 0; i < count; i++) {
-    char *cn = hrpy_arena_alloc(a, len + 16);
-    if (cn == NULL) return -1;
-    memcpy(cn, name, len);
-    int k = PyOS_snprintf(cn + len, 16, ".%u", (unsigned)i);
-    const HurrayDescriptor *md = hrpy_composite_member_descriptor(st, obj, i);
-    if (save_node(st, a, hrpy_composite_member(obj, i), md, cn, len + (size_t)k, op, &kids[i]) < 0)
+  for (uint32_t i = 0; i < count; i++)
+    if (save_node(st, a, hrpy_composite_member(obj, i),
+                  hrpy_composite_member_descriptor(st, obj, i), NULL, 0, op, &kids[i]) < 0)
       return -1;
-  }
   return 0;
 }
 

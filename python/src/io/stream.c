@@ -27,6 +27,7 @@
 
 #include "core/buffer.h"
 #include "core/tensor.h"
+#include "io/file.h"
 #include "types/composite.h"
 #include "util/args.h"
 #include "util/atomic.h"
@@ -822,42 +823,6 @@ static PyObject *writer_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
   return (PyObject *)self;
 }
 
-/* The node of a tensor or composite (pointers borrowed from obj, which the
- * caller keeps alive, or from the arena). */
-static int fill_node(HrpyState *st, HrpyArena *a, PyObject *obj, const HurrayDescriptor *desc,
-                     HurrayStreamNode *node) {
-  if (hrpy_tensor_check(st, obj)) {
-    HrpyTensorView t_view = hrpy_tensor_view(obj);
-  const HrpyTensorView *t = &t_view;
-    if (hrpy_tensor_check_host(st, t->self, "StreamWriter.write") < 0) return -1;
-    node->descriptor = desc;
-    node->buffer_count = t->nbuf;
-    if (t->nbuf > 0) {
-      const void **p = hrpy_arena_alloc(a, t->nbuf * sizeof *p);
-      uint64_t *sz = hrpy_arena_alloc(a, t->nbuf * sizeof *sz);
-      if (p == NULL || sz == NULL) return -1;
-      for (uint32_t i = 0; i < t->nbuf; i++) {
-        p[i] = t->bufs[i].data;
-        sz[i] = t->f->buffers[i].byte_size;
-      }
-      node->buffers = p;
-      node->buffer_sizes = sz;
-    }
-    return 0;
-  }
-  uint32_t count = hrpy_composite_count(obj);
-  node->descriptor = hrpy_composite_head(obj);
-  node->member_count = count;
-  HurrayStreamNode *kids = hrpy_arena_alloc(a, (size_t)count * sizeof *kids);
-  if (kids == NULL) return -1;
-  node->members = kids;
-  for (uint32_t i = 0; i < count; i++)
-    if (fill_node(st, a, hrpy_composite_member(obj, i), hrpy_composite_member_descriptor(st, obj, i),
-                  &kids[i]) < 0)
-      return -1;
-  return 0;
-}
-
 static PyObject *writer_write_tensor(PyObject *s, PyObject *obj);
 
 /* write(obj): a hurray.Tensor or Composite as it is; anything else save takes
@@ -890,11 +855,8 @@ static PyObject *writer_write_tensor(PyObject *s, PyObject *obj) {
   HrpyStreamWriter *self = W(s);
   HrpyState *st = hrpy_state_of(s);
   HrpyArena arena = {NULL, 0, 0};
-  HurrayStreamNode node;
-  memset(&node, 0, sizeof node);
-  const HurrayDescriptor *d = NULL;
-  if (hrpy_tensor_check(st, obj) && (d = hrpy_tensor_desc(st, obj)) == NULL) return NULL;
-  if (fill_node(st, &arena, obj, d, &node) < 0) {
+  HurrayFileCompositeNode node;
+  if (hrpy_save_node(st, &arena, obj, NULL, 0, "StreamWriter.write", &node) < 0) {
     hrpy_arena_free(&arena);
     return NULL;
   }
@@ -907,10 +869,7 @@ static PyObject *writer_write_tensor(PyObject *s, PyObject *obj) {
   hurray_error_clear(&err);
   HurrayStatus rc;
   Py_BEGIN_ALLOW_THREADS
-  rc = node.member_count > 0 || d == NULL
-           ? hurray_stream_writer_write_node(w, &node, &err)
-           : hurray_stream_writer_write(w, node.descriptor, node.buffers, node.buffer_sizes,
-                                        node.buffer_count, &err);
+  rc = hurray_stream_writer_write_tree(w, &node, &err);
   Py_END_ALLOW_THREADS
   writer_release(self);
   hrpy_arena_free(&arena);
