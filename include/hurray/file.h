@@ -697,6 +697,22 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_view_tensor(const HurrayFil
                                                                  HurrayError *err);
 
 /*
+ * Looks `name` (name_len bytes, borrowed) up among every name the file gives
+ * back, from the index and the views record alone (nothing is decoded): a
+ * stored tensor (hurray_file_find: *index its index entry, *is_view false),
+ * or else a view of a shared tensor (the record checked whole first, then
+ * hurray_file_find_view: *index the view's number, *is_view true).
+ * Errors: HURRAY_ERR_NULL_POINTER, HURRAY_ERR_NOT_FOUND (neither),
+ * HURRAY_ERR_DUPLICATE_NAME (two index entries share it: the file is
+ * invalid), those of hurray_file_view_count (a record the reader refuses:
+ * HURRAY_ERR_INVALID_KV).
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_find_name(const HurrayFile *f,
+                                                               const char *name, size_t name_len,
+                                                               uint64_t *index, bool *is_view,
+                                                               HurrayError *err);
+
+/*
  * The tensor called `name` (name_len bytes, borrowed), whatever it is: a
  * stored tensor (hurray_file_find, then hurray_file_tensor) or a view of a
  * shared tensor (hurray_file_find_view, then hurray_file_view_tensor over

@@ -7,22 +7,29 @@
 #include "hurray/quant.h"
 #include "internal/file.h"
 
-HurrayStatus hurray_file_find_descriptor(const HurrayFile *f, const char *name, size_t name_len,
-                                         uint64_t *index, bool *is_view, HurrayDescriptor **out,
-                                         HurrayError *err) {
-  if (f == NULL || index == NULL || is_view == NULL || out == NULL)
-    return HURRAY_ERR_NULL_POINTER;
-  *out = NULL;
+HurrayStatus hurray_file_find_name(const HurrayFile *f, const char *name, size_t name_len,
+                                   uint64_t *index, bool *is_view, HurrayError *err) {
+  if (f == NULL || index == NULL || is_view == NULL) return HURRAY_ERR_NULL_POINTER;
   *is_view = false;
   HurrayStatus rc = hurray_file_find(f, name, name_len, index);
-  if (rc == HURRAY_OK) return hurray_file_descriptor(f, *index, out, err);
   if (rc != HURRAY_ERR_NOT_FOUND) return rc;
   /* a view of a shared tensor: the record checked whole first */
   uint64_t count = 0;
   HURRAY_TRY(hurray_file_view_count(f, &count, err));
   HURRAY_TRY(hurray_file_find_view(f, name, name_len, index, err));
   *is_view = true;
-  return hurray_file_view_descriptor(f, *index, out, err);
+  return HURRAY_OK;
+}
+
+HurrayStatus hurray_file_find_descriptor(const HurrayFile *f, const char *name, size_t name_len,
+                                         uint64_t *index, bool *is_view, HurrayDescriptor **out,
+                                         HurrayError *err) {
+  if (f == NULL || index == NULL || is_view == NULL || out == NULL)
+    return HURRAY_ERR_NULL_POINTER;
+  *out = NULL;
+  HURRAY_TRY(hurray_file_find_name(f, name, name_len, index, is_view, err));
+  return *is_view ? hurray_file_view_descriptor(f, *index, out, err)
+                  : hurray_file_descriptor(f, *index, out, err);
 }
 
 HurrayStatus hurray_file_slice_check(const HurrayDescriptorFields *f, HurrayError *err) {

@@ -1135,10 +1135,17 @@ static PyObject *file_get_tensor(PyObject *self, PyObject *name) {
 static Py_ssize_t file_length(PyObject *self) {
   const HurrayFile *f = file_acquire(F(self));
   if (f == NULL) return -1;
-  int64_t nv = view_count(hrpy_state_of(self), f, "hurray.File");
-  Py_ssize_t n = nv < 0 ? -1 : (Py_ssize_t)(hurray_file_tensor_count(f) + (uint64_t)nv);
+  uint64_t n = 0;
+  HurrayError err;
+  hurray_error_clear(&err);
+  HurrayStatus rc;
+  Py_BEGIN_ALLOW_THREADS /* the views record is checked the first time */
+  rc = hurray_file_name_count(f, &n, &err);
+  Py_END_ALLOW_THREADS
   file_release(F(self));
-  return n;
+  if (rc == HURRAY_OK) return (Py_ssize_t)n;
+  hrpy_raise_views(hrpy_state_of(self), rc, &err, "hurray.File");
+  return -1;
 }
 
 static int file_contains(PyObject *self, PyObject *name) {
@@ -1149,19 +1156,17 @@ static int file_contains(PyObject *self, PyObject *name) {
   const HurrayFile *f = file_acquire(F(self));
   if (f == NULL) return -1;
   uint64_t idx;
-  HurrayStatus rc = hurray_file_find(f, s, (size_t)len, &idx);
-  if (rc == HURRAY_ERR_NOT_FOUND) {
-    /* a view of a shared tensor (the record checked whole first) */
-    if (view_count(hrpy_state_of(self), f, "hurray.File") < 0) {
-      file_release(F(self));
-      return -1;
-    }
-    rc = hurray_file_find_view(f, s, (size_t)len, &idx, NULL);
-  }
+  bool is_view;
+  HurrayError err;
+  hurray_error_clear(&err);
+  HurrayStatus rc;
+  Py_BEGIN_ALLOW_THREADS
+  rc = hurray_file_find_name(f, s, (size_t)len, &idx, &is_view, &err);
+  Py_END_ALLOW_THREADS
   file_release(F(self));
   if (rc == HURRAY_OK || rc == HURRAY_ERR_DUPLICATE_NAME) return 1; /* present (twice) */
   if (rc == HURRAY_ERR_NOT_FOUND) return 0;
-  hrpy_raise_status(hrpy_state_of(self), rc, NULL, "hurray.File");
+  hrpy_raise_views(hrpy_state_of(self), rc, &err, "hurray.File");
   return -1;
 }
 
