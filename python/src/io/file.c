@@ -3,31 +3,15 @@
  * hurray.save, hurray.load, hurray.load_kv and the lazy reader hurray.open
  * (hurray.File).
  *
- * Everything goes through the C reader and writer (include/hurray/file.h);
- * the GIL is released around every call into them. Which names a load reads,
- * in which order and how often (hurray_file_load), and what a save writes in
- * which order (hurray_file_save) are the library's; this file converts
- * arguments and wraps what comes back. The C structures a call
- * needs (names, descriptors, buffer pointers, composite trees, KV values) are
- * built first with the GIL held, from objects the call keeps alive, so the
- * C side runs without touching Python.
- *
- * Saving writes to a temporary file in the target's directory and renames it
- * into place (the C writer does this): a crash never leaves a half-written
- * file under the target name. A composite is written as its head followed by
- * its members, each under its own index entry, which the C writer names
- * "{head}.{index}" (hurray_file_writer_add_composite).
- *
- * Loading maps the file by default, private and copy-on-write (mmap=True or
- * "c", HURRAY_FILE_ACCESS_MMAP_COPY): each tensor's buffers are writable
- * views of the mapping, a write copies the page it lands on and never
- * reaches the file, and the tensors of one load or one File share the
- * mapping (and so each other's writes). mmap="r" maps it shared and
- * read-only (HURRAY_FILE_ACCESS_MMAP): read-only views. Either way a small
- * capsule holding the C library's HurrayFileTensor keeps the mapping alive
- * for as long as a tensor (or an array made from it) uses it. mmap=False
- * reads each tensor into memory of its own instead (writable), for file
- * systems where mapping is slow and files that others rewrite in place.
+ * Everything goes through the C reader and writer (include/hurray/file.h;
+ * docs/reference/c-api/file.md): what a load reads (hurray_file_load), what a
+ * save writes and how it stays atomic (hurray_file_save), how composite
+ * members are named, how a name resolves. This file converts arguments and
+ * wraps what comes back; the C structures a call needs are built first with
+ * the GIL held, from objects the call keeps alive, and the call runs without
+ * it. A tensor's buffers are views of the file's mapping or of memory the
+ * file tensor owns (the mmap= modes are hurray.load's docstring), kept alive
+ * by a capsule holding the C library's HurrayFileTensor.
  */
 #include "io/file.h"
 
