@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <io.h>
+#include <stdio.h>
 #include <sys/stat.h>
 
 /* Bytes handed to one call at most (_read and _write take an unsigned int). */
