@@ -21,7 +21,6 @@
 #include "util/args.h"
 #include "util/bytes.h"
 #include "util/errors.h"
-#include "core/state.h"
 #include "io/state.h"
 
 #include <string.h>
