@@ -279,6 +279,13 @@ typedef struct HurrayFileWriterOptions {
 #define HURRAY_FILE_KV_GGUF "hurray.gguf"
 #define HURRAY_FILE_KV_GGUF_LEN 11u
 
+/* Whether `key` (key_len bytes, borrowed; NULL: false) is one of the records
+ * hurray writes for itself: HURRAY_FILE_KV_VIEWS, HURRAY_FILE_KV_GGUF or
+ * HURRAY_FILE_KV_DATA_CRC32C. A reader showing a file's metadata as the user
+ * gave it leaves these out; other keys, under the reserved prefix or not,
+ * are the user's. */
+HURRAY_API bool hurray_file_kv_is_own(const char *key, size_t key_len);
+
 /*
  * Starts writing a file that will appear at `path` (borrowed) when
  * hurray_file_writer_finish() succeeds. The bytes go to a new file in the same
@@ -343,8 +350,11 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_writer_add_tensor(
  * One node of a composite tree to write. A head node has a composite
  * descriptor (layout 0x0B) and `member_count` children in `members`; a leaf
  * node has `buffers`/`sizes` as in hurray_file_writer_add_tensor. Every node
- * needs its own unique name (the Python layer names members "{head}.{i}").
- * All pointers borrowed.
+ * needs its own unique name. A member given no name (`name` NULL and
+ * `name_len` 0) is named "{head}.{i}": its head's name, a dot and its
+ * position among the head's members in decimal ("w.0", and "w.1.0" for the
+ * first member of a nested composite "w.1"), the names the Python package
+ * saves members under. All pointers borrowed.
  */
 typedef struct HurrayFileCompositeNode {
   const char *name;
@@ -685,6 +695,22 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_view_tensor(const HurrayFil
                                                                  HurrayFileTensor *base,
                                                                  HurrayFileTensor **out,
                                                                  HurrayError *err);
+
+/*
+ * Looks `name` (name_len bytes, borrowed) up among every name the file gives
+ * back, from the index and the views record alone (nothing is decoded): a
+ * stored tensor (hurray_file_find: *index its index entry, *is_view false),
+ * or else a view of a shared tensor (the record checked whole first, then
+ * hurray_file_find_view: *index the view's number, *is_view true).
+ * Errors: HURRAY_ERR_NULL_POINTER, HURRAY_ERR_NOT_FOUND (neither),
+ * HURRAY_ERR_DUPLICATE_NAME (two index entries share it: the file is
+ * invalid), those of hurray_file_view_count (a record the reader refuses:
+ * HURRAY_ERR_INVALID_KV).
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_find_name(const HurrayFile *f,
+                                                               const char *name, size_t name_len,
+                                                               uint64_t *index, bool *is_view,
+                                                               HurrayError *err);
 
 /*
  * The tensor called `name` (name_len bytes, borrowed), whatever it is: a
@@ -1223,6 +1249,37 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_find_descriptor(
  */
 HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_slice_check(
     const struct HurrayDescriptorFields *f, HurrayError *err);
+
+/*
+ * What a partial read of a tensor takes and gives, decided before anything
+ * is allocated or read. `f` (borrowed) describes the tensor: a stored
+ * tensor's descriptor, or a view's (hurray_file_find_descriptor; `is_view`
+ * set). `items` (borrowed, `count` entries; NULL when 0) is a NumPy basic
+ * index of it. Fills `ranges` (caller storage, f->rank entries; NULL allowed
+ * for a scalar) as hurray_layout_basic_index does, *bytes with the bytes the
+ * selection packs into (the dst_size of hurray_file_read_slice and
+ * hurray_file_read_view_slice), and *result (owned: free with
+ * hurray_descriptor_destroy; NULL on failure) with the descriptor of what
+ * the read gives: row-major, the index's result shape (an integer item drops
+ * its dimension, a new axis adds one of 1), f's element type, one buffer of
+ * *bytes bytes (alignment 64, producer-synced) on buffer 0's device kind and
+ * memory class; a per-tensor quantization and a private type's extension
+ * section are kept (they hold for every element), a shard or statistics
+ * section is left out (it describes the whole tensor).
+ * Checks, in order: what hurray_file_slice_check refuses, the index, the
+ * ranges (hurray_layout_slice_shape), and, for a view, that the selection is
+ * no larger than the base it reads: only a zero stride (elements repeated)
+ * makes it larger, and a forged record can then describe exabytes over a
+ * few bytes (HURRAY_ERR_UNSUPPORTED, "the view repeats elements of its
+ * base"; the view itself, read whole, is zero-copy).
+ * Errors: HURRAY_ERR_NULL_POINTER, those of hurray_file_slice_check,
+ * hurray_layout_basic_index, hurray_layout_slice_shape and
+ * hurray_descriptor_from_fields, HURRAY_ERR_UNSUPPORTED as said.
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_file_slice_plan(
+    const struct HurrayDescriptorFields *f, bool is_view, const HurrayIndexItem *items,
+    uint32_t count, HurraySliceRange *ranges, uint64_t *bytes, HurrayDescriptor **result,
+    HurrayError *err);
 
 /*
  * Every name the file gives back, as a reader's keys() lists them: the stored

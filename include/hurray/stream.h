@@ -150,6 +150,38 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_stream_reader_from_callback(
     HurrayStreamReadFn read_fn, void *ctx, const HurrayStreamReaderOptions *opts,
     HurrayStreamReader **out);
 
+/*
+ * Creates a reader over the file at `path` (borrowed; UTF-8 on Windows,
+ * bytes as given elsewhere), opened for reading, close-on-exec (not inherited
+ * by child processes on Windows), owned by the reader (closed at destroy).
+ * Opening a FIFO waits for its writer. `opts` as for
+ * hurray_stream_reader_from_fd (HURRAY_STREAM_OWN_FD implied). *out owned
+ * (hurray_stream_reader_destroy), NULL on failure, when nothing is left open.
+ * Errors: HURRAY_ERR_NULL_POINTER; HURRAY_ERR_IO (field "path") when the
+ * file cannot be opened, the errno value last in the reason
+ * (hurray_error_os_code gives it back: ENOENT, EACCES, ...); those of
+ * hurray_stream_reader_from_fd.
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_stream_reader_open(
+    const char *path, const HurrayStreamReaderOptions *opts, HurrayStreamReader **out,
+    HurrayError *err);
+
+/*
+ * Creates a reader over a duplicate of `fd` that the reader owns
+ * (close-on-exec; not inherited by child processes on Windows), so the
+ * caller's descriptor is never closed. With `position` >= 0 the duplicate is
+ * first moved to that byte (it shares the caller's file position): a reader
+ * of a buffered file object starts where the object says, not where its
+ * read-ahead left the descriptor. Nothing is left open on failure.
+ * Errors: HURRAY_ERR_NULL_POINTER; HURRAY_ERR_INVALID_ARGUMENT (fd < 0);
+ * HURRAY_ERR_IO (field "fd": it cannot be duplicated; "position": the
+ * duplicate cannot be moved), the errno value last in the reason; those of
+ * hurray_stream_reader_from_fd.
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_stream_reader_from_fd_dup(
+    int fd, int64_t position, const HurrayStreamReaderOptions *opts, HurrayStreamReader **out,
+    HurrayError *err);
+
 typedef struct HurrayStreamItem HurrayStreamItem;
 
 /*
@@ -290,6 +322,22 @@ typedef struct HurrayStreamWriter HurrayStreamWriter;
 HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_stream_writer_to_fd(
     int fd, uint32_t flags, HurrayStreamWriter **out);
 
+/*
+ * Creates a writer over the file at `path` (borrowed; UTF-8 on Windows),
+ * created with mode 0666 less the umask or truncated, close-on-exec, owned by
+ * the writer (closed at finish). Opening a FIFO waits for its reader.
+ * `flags` as for hurray_stream_writer_to_fd (HURRAY_STREAM_OWN_FD implied).
+ * Errors as for hurray_stream_reader_open.
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_stream_writer_open(
+    const char *path, uint32_t flags, HurrayStreamWriter **out, HurrayError *err);
+
+/* Creates a writer over a duplicate of `fd` that the writer owns, as
+ * hurray_stream_reader_from_fd_dup does for a reader (no position: a writer
+ * writes where the descriptor is). Errors as there. */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_stream_writer_to_fd_dup(
+    int fd, uint32_t flags, HurrayStreamWriter **out, HurrayError *err);
+
 /* Creates a writer that builds the stream in memory; read it with
  * hurray_stream_writer_memory, as many times as wanted. `flags`:
  * HURRAY_STREAM_CROSS_MACHINE, HURRAY_STREAM_PERMISSIVE. */
@@ -345,6 +393,20 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_stream_writer_write_node(
  * (HURRAY_ERR_INVALID_STATE). */
 HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_stream_writer_write_item(
     HurrayStreamWriter *writer, const HurrayStreamItem *item, HurrayError *err);
+
+/*
+ * Writes the tree a file writer takes (HurrayFileCompositeNode, hurray/file.h:
+ * a tensor, or a composite head with its members), as
+ * hurray_stream_writer_write_node writes it, so that one tree serves both: a
+ * node's buffer count is its descriptor's, its sizes those given or, when
+ * `sizes` is NULL, its handles' byte sizes; names are not written (a stream
+ * has none). `root` and everything under it borrowed. Errors: those of
+ * hurray_stream_writer_write_node (its field paths), HURRAY_ERR_NULL_POINTER,
+ * HURRAY_ERR_OUT_OF_MEMORY.
+ */
+struct HurrayFileCompositeNode;
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_stream_writer_write_tree(
+    HurrayStreamWriter *writer, const struct HurrayFileCompositeNode *root, HurrayError *err);
 
 /*
  * The bytes of a memory writer so far: *out_data borrowed, valid until the

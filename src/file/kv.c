@@ -458,3 +458,15 @@ void hurray__kv_table_free(HurrayKvTable *t) {
   hurray__free(t->arena);
   memset(t, 0, sizeof *t);
 }
+
+bool hurray_file_kv_is_own(const char *key, size_t key_len) {
+  static const struct {
+    const char *key;
+    size_t len;
+  } own[] = {{HURRAY_FILE_KV_VIEWS, HURRAY_FILE_KV_VIEWS_LEN},
+             {HURRAY_FILE_KV_GGUF, HURRAY_FILE_KV_GGUF_LEN},
+             {HURRAY_FILE_KV_DATA_CRC32C, HURRAY_FILE_KV_DATA_CRC32C_LEN}};
+  for (size_t i = 0; key != NULL && i < sizeof own / sizeof own[0]; i++)
+    if (key_len == own[i].len && memcmp(key, own[i].key, key_len) == 0) return true;
+  return false;
+}

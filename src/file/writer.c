@@ -653,6 +653,9 @@ HurrayStatus hurray_file_writer_add_tensor(HurrayFileWriter *w, const char *name
 
 typedef struct CNodes {
   const HurrayFileCompositeNode **v;
+  const char **names; /* node k's name: its own, or made (owned: made[k]) */
+  size_t *lens;
+  char **made;
   uint64_t n;
   uint64_t cap;
   uint64_t name_bytes;
@@ -660,42 +663,98 @@ typedef struct CNodes {
 
 static const uint8_t *c_name_at(const void *ctx, uint32_t i, size_t *len) {
   const CNodes *c = ctx;
-  *len = c->v[i]->name_len;
-  return (const uint8_t *)c->v[i]->name;
+  *len = c->lens[i];
+  return (const uint8_t *)c->names[i];
+}
+
+static void c_free(CNodes *c) {
+  for (uint64_t k = 0; k < c->n; k++) hurray__free(c->made[k]);
+  hurray__free(c->v);
+  hurray__free((void *)c->names);
+  hurray__free(c->lens);
+  hurray__free(c->made);
+}
+
+/* Room for one more node. */
+static bool c_grow(CNodes *c) {
+  if (c->n < c->cap) return true;
+  uint64_t cap = c->cap ? c->cap * 2 : 16;
+  const HurrayFileCompositeNode **v = hurray__malloc((size_t)cap * sizeof *v);
+  const char **names = hurray__malloc((size_t)cap * sizeof *names);
+  size_t *lens = hurray__malloc((size_t)cap * sizeof *lens);
+  char **made = hurray__malloc((size_t)cap * sizeof *made);
+  if (v == NULL || names == NULL || lens == NULL || made == NULL) {
+    hurray__free(v);
+    hurray__free((void *)names);
+    hurray__free(lens);
+    hurray__free(made);
+    return false;
+  }
+  if (c->n) {
+    memcpy(v, c->v, (size_t)c->n * sizeof *v);
+    memcpy((void *)names, (const void *)c->names, (size_t)c->n * sizeof *names);
+    memcpy(lens, c->lens, (size_t)c->n * sizeof *lens);
+    memcpy(made, c->made, (size_t)c->n * sizeof *made);
+  }
+  hurray__free(c->v);
+  hurray__free((void *)c->names);
+  hurray__free(c->lens);
+  hurray__free(c->made);
+  c->v = v;
+  c->names = names;
+  c->lens = lens;
+  c->made = made;
+  c->cap = cap;
+  return true;
 }
 
 /* Flattens the tree pre-order and checks its shape: member counts, depth,
- * each level's composition rules, each leaf's buffers. */
+ * each level's composition rules, each leaf's buffers. `parent`: the node
+ * number of the head whose member `k` this node is (UINT64_MAX for the root);
+ * a member with no name (NULL, length 0) is named "{parent's name}.{k}". */
 static HurrayStatus collect(const HurrayFileWriter *w, const HurrayFileCompositeNode *node,
-                            uint32_t depth, CNodes *c, HurrayError *err) {
+                            uint32_t depth, uint64_t parent, uint32_t k, CNodes *c,
+                            HurrayError *err) {
   char field[48];
   hurray__path(field, sizeof field, "composite node %llu", (unsigned long long)c->n);
   if (node == NULL)
     return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, field, "is NULL");
-  HURRAY_TRY(check_name_syntax(node->name, node->name_len, field, err));
-  if (name_taken(w, node->name, node->name_len))
-    return hurray__fail(err, HURRAY_ERR_DUPLICATE_NAME, HURRAY_NO_OFFSET, field,
-                        "name \"%.*s\" is already in the file",
-                        (int)(node->name_len > 64 ? 64 : node->name_len), node->name);
-  if (node->descriptor == NULL)
-    return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, field,
-                        "descriptor is NULL");
   if (c->n >= UINT32_MAX / 4)
     return hurray__fail(err, HURRAY_ERR_INVALID_ARGUMENT, HURRAY_NO_OFFSET, field,
                         "too many nodes");
-  if (c->n == c->cap) {
-    uint64_t cap = c->cap ? c->cap * 2 : 16;
-    const HurrayFileCompositeNode **v = hurray__malloc((size_t)cap * sizeof *v);
-    if (v == NULL)
+  if (!c_grow(c))
+    return hurray__fail(err, HURRAY_ERR_OUT_OF_MEMORY, HURRAY_NO_OFFSET, field,
+                        "out of memory");
+  const uint64_t at = c->n;
+  const char *name = node->name;
+  size_t len = node->name_len;
+  char *made = NULL;
+  if (name == NULL && len == 0 && parent != UINT64_MAX) {
+    char suffix[16];
+    int m = snprintf(suffix, sizeof suffix, ".%u", (unsigned)k);
+    len = c->lens[parent] + (size_t)m;
+    made = hurray__malloc(len + 1u);
+    if (made == NULL)
       return hurray__fail(err, HURRAY_ERR_OUT_OF_MEMORY, HURRAY_NO_OFFSET, field,
                           "out of memory");
-    if (c->n) memcpy(v, c->v, (size_t)c->n * sizeof *v);
-    hurray__free(c->v);
-    c->v = v;
-    c->cap = cap;
+    memcpy(made, c->names[parent], c->lens[parent]);
+    memcpy(made + c->lens[parent], suffix, (size_t)m + 1u);
+    name = made;
   }
-  c->v[c->n++] = node;
-  c->name_bytes += node->name_len;
+  c->v[at] = node;
+  c->names[at] = name;
+  c->lens[at] = len;
+  c->made[at] = made;
+  c->n++; /* before any failure below: c_free frees `made` */
+  HURRAY_TRY(check_name_syntax(name, len, field, err));
+  if (name_taken(w, name, len))
+    return hurray__fail(err, HURRAY_ERR_DUPLICATE_NAME, HURRAY_NO_OFFSET, field,
+                        "name \"%.*s\" is already in the file", (int)(len > 64 ? 64 : len),
+                        name);
+  if (node->descriptor == NULL)
+    return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, field,
+                        "descriptor is NULL");
+  c->name_bytes += len;
 
   uint32_t members;
   if (!hurray__file_composite_members(node->descriptor, &members)) {
@@ -722,10 +781,10 @@ static HurrayStatus collect(const HurrayFileWriter *w, const HurrayFileComposite
     if (md == NULL)
       return hurray__fail(err, HURRAY_ERR_OUT_OF_MEMORY, HURRAY_NO_OFFSET, field,
                           "out of memory");
-    for (uint32_t k = 0; k < members; k++) md[k] = node->members[k].descriptor;
+    for (uint32_t m = 0; m < members; m++) md[m] = node->members[m].descriptor;
   }
-  for (uint32_t k = 0; k < members; k++) {
-    HurrayStatus st = collect(w, &node->members[k], depth + 1, c, err);
+  for (uint32_t m = 0; m < members; m++) {
+    HurrayStatus st = collect(w, &node->members[m], depth + 1, at, m, c, err);
     if (st != HURRAY_OK) {
       hurray__free(md);
       return st;
@@ -753,26 +812,26 @@ HurrayStatus hurray_file_writer_add_composite(HurrayFileWriter *w,
   memset(&c, 0, sizeof c);
   HurrayNameLookup lk;
   memset(&lk, 0, sizeof lk);
-  HurrayStatus st = collect(w, root, 0, &c, err);
+  HurrayStatus st = collect(w, root, 0, UINT64_MAX, 0, &c, err);
   if (st == HURRAY_OK) {
     uint32_t a = 0, b = 0;
     st = hurray__lookup_build(&lk, (uint32_t)c.n, false, c_name_at, &c, NULL, &a, &b);
     if (st == HURRAY_ERR_DUPLICATE_NAME)
       st = hurray__fail(err, st, HURRAY_NO_OFFSET, "composite",
                         "nodes %u and %u are both named \"%.*s\"", a, b,
-                        (int)(c.v[b]->name_len > 64 ? 64 : c.v[b]->name_len), c.v[b]->name);
+                        (int)(c.lens[b] > 64 ? 64 : c.lens[b]), c.names[b]);
     else if (st != HURRAY_OK)
       st = hurray__fail(err, st, HURRAY_NO_OFFSET, "composite", "out of memory");
   }
   if (st == HURRAY_OK) st = reserve_entries(w, c.n, c.name_bytes, err);
   for (uint64_t k = 0; st == HURRAY_OK && k < c.n; k++) {
     const HurrayFileCompositeNode *n = c.v[k];
-    st = write_tensor(w, n->name, n->name_len, n->descriptor, n->buffers, err);
+    st = write_tensor(w, c.names[k], c.lens[k], n->descriptor, n->buffers, err);
     /* A failure after the head is out leaves a torn composite: fail the writer. */
     if (st != HURRAY_OK && k > 0) w->state = W_FAILED;
   }
   hurray__lookup_free(&lk);
-  hurray__free(c.v);
+  c_free(&c);
   return st;
 }
 

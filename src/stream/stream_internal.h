@@ -83,6 +83,17 @@ HURRAY_INTERNAL void hurray__fd_classify(int fd, bool *is_socket, bool *guard_si
  * not a failure (the descriptor is released all the same). */
 HURRAY_INTERNAL int hurray__fd_close(int fd);
 
+/* A duplicate of fd in *out, close-on-exec (on Windows not inherited by
+ * child processes), moved to byte `position` when it is >= 0 (a duplicate
+ * shares the file position with fd). 0, or an errno value with *out -1 (and
+ * *seek_failed set when the duplicate was made but could not be moved). */
+HURRAY_INTERNAL int hurray__fd_dup(int fd, int64_t position, int *out, bool *seek_failed);
+
+/* Opens `path` (UTF-8 on Windows, bytes as given elsewhere) for reading, or
+ * for writing (created with mode 0666 less the umask, or truncated), close-on-
+ * exec; on a FIFO, waits for the other end. 0, or an errno value with *out -1. */
+HURRAY_INTERNAL int hurray__fd_open_path(const char *path, bool write, int *out);
+
 /* True when a read of fd never waits for a peer (regular files, block
  * devices; an fd that is not open, or open for writing only, where the read
  * fails at once), so that there is nothing to interrupt. */

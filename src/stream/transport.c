@@ -64,6 +64,27 @@ int hurray__fd_close(int fd) {
   return 0;
 }
 
+int hurray__fd_dup(int fd, int64_t position, int *out, bool *seek_failed) {
+  *out = -1;
+  *seek_failed = false;
+  int d = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  if (d < 0) return errno;
+  if (position >= 0 && lseek(d, (off_t)position, SEEK_SET) < 0) {
+    int e = errno;
+    close(d);
+    *seek_failed = true;
+    return e;
+  }
+  *out = d;
+  return 0;
+}
+
+int hurray__fd_open_path(const char *path, bool write, int *out) {
+  *out = write ? open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666)
+               : open(path, O_RDONLY | O_CLOEXEC);
+  return *out < 0 ? errno : 0;
+}
+
 bool hurray__fd_never_blocks(int fd) {
   struct stat st;
   if (fstat(fd, &st) != 0 || S_ISREG(st.st_mode) || S_ISBLK(st.st_mode)) return true;

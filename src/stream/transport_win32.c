@@ -25,6 +25,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <io.h>
+#include <stdio.h>
+#include <sys/stat.h>
 
 /* Bytes handed to one call at most (_read and _write take an unsigned int). */
 #define MAX_IO_CALL ((uint64_t)1 << 30)
@@ -95,6 +97,50 @@ int hurray__fd_close(int fd) {
   int e = rc != 0 ? errno : 0;
   CRT_CALL_END
   return e == EINTR ? 0 : e;
+}
+
+int hurray__fd_dup(int fd, int64_t position, int *out, bool *seek_failed) {
+  *out = -1;
+  *seek_failed = false;
+  int d, e = 0;
+  CRT_CALL_BEGIN
+  d = _dup(fd);
+  if (d < 0) e = errno;
+  CRT_CALL_END
+  if (d < 0) return e != 0 ? e : EBADF;
+  /* _dup makes an inheritable handle: keep it out of child processes, as
+   * O_CLOEXEC does on POSIX. */
+  if (!SetHandleInformation((HANDLE)_get_osfhandle(d), HANDLE_FLAG_INHERIT, 0)) {
+    (void)_close(d);
+    return EIO;
+  }
+  if (position >= 0 && _lseeki64(d, position, SEEK_SET) < 0) {
+    e = errno;
+    (void)_close(d);
+    *seek_failed = true;
+    return e;
+  }
+  *out = d;
+  return 0;
+}
+
+int hurray__fd_open_path(const char *path, bool write, int *out) {
+  *out = -1;
+  int n = MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, path, -1, NULL, 0);
+  if (n <= 0) return EINVAL;
+  wchar_t *w = hurray__malloc((size_t)n * sizeof *w);
+  if (w == NULL) return ENOMEM;
+  int e = 0;
+  if (MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, path, -1, w, n) != n) {
+    e = EINVAL;
+  } else {
+    *out = write ? _wopen(w, _O_WRONLY | _O_CREAT | _O_TRUNC | _O_BINARY | _O_NOINHERIT,
+                          _S_IREAD | _S_IWRITE)
+                 : _wopen(w, _O_RDONLY | _O_BINARY | _O_NOINHERIT);
+    if (*out < 0) e = errno;
+  }
+  hurray__free(w);
+  return e;
 }
 
 /* A Windows Sockets error as an errno value. */

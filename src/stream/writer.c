@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "hurray/file.h"
 #include "stream/stream_internal.h"
 
 typedef enum SinkKind { SINK_FD = 1, SINK_MEMORY = 2, SINK_CALLBACK = 3 } SinkKind;
@@ -470,6 +471,64 @@ HurrayStatus hurray_stream_writer_write_item(HurrayStreamWriter *writer,
   HURRAY_TRY(check_writable(writer, err));
   NodeMirror m;
   HurrayStatus st = mirror_item(item, &m, "", err);
+  if (st == HURRAY_OK) st = hurray_stream_writer_write_node(writer, &m.node, err);
+  mirror_free(&m);
+  return st;
+}
+
+/* ---- writing a file's tree -------------------------------------------------- */
+
+/* Node tree mirroring a file writer's tree: buffer pointers borrowed, sizes
+ * the node's or (NULL) its handles' byte sizes. */
+static HurrayStatus mirror_tree(const HurrayFileCompositeNode *n, NodeMirror *m,
+                                const char *where, HurrayError *err) {
+  char path[PATH_LEN];
+  memset(m, 0, sizeof *m);
+  if (n == NULL)
+    return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET,
+                        hurray__path(path, sizeof path, "%snode", where), "is NULL");
+  m->node.descriptor = n->descriptor;
+  m->node.buffers = n->buffers;
+  m->node.buffer_sizes = n->sizes;
+  HurrayDescriptorFields f;
+  if (n->descriptor != NULL && hurray_descriptor_fields(n->descriptor, &f) == HURRAY_OK) {
+    m->node.buffer_count = f.buffer_count; /* checked against the descriptor: its own */
+    if (n->sizes == NULL && f.buffer_count > 0) {
+      m->sizes = hurray__calloc(f.buffer_count, sizeof *m->sizes);
+      if (m->sizes == NULL)
+        return hurray__fail(err, HURRAY_ERR_OUT_OF_MEMORY, HURRAY_NO_OFFSET, "", "out of memory");
+      for (uint32_t i = 0; i < f.buffer_count; i++) m->sizes[i] = f.buffers[i].byte_size;
+      m->node.buffer_sizes = m->sizes;
+    }
+  }
+  if (n->member_count > 0 && n->members != NULL) {
+    m->members = hurray__calloc(n->member_count, sizeof *m->members);
+    m->sub = hurray__calloc(n->member_count, sizeof *m->sub);
+    if (m->members == NULL || m->sub == NULL)
+      return hurray__fail(err, HURRAY_ERR_OUT_OF_MEMORY, HURRAY_NO_OFFSET, "", "out of memory");
+    m->node.member_count = n->member_count;
+    m->node.members = m->members;
+    for (uint32_t i = 0; i < n->member_count; i++) {
+      char sub[PATH_LEN];
+      snprintf(sub, sizeof sub, "%smembers[%u].", where, i);
+      HURRAY_TRY(mirror_tree(&n->members[i], &m->sub[i], sub, err));
+      m->members[i] = m->sub[i].node;
+    }
+  } else {
+    m->node.member_count = n->member_count; /* members NULL: check_node says so */
+  }
+  return HURRAY_OK;
+}
+
+HurrayStatus hurray_stream_writer_write_tree(HurrayStreamWriter *writer,
+                                             const HurrayFileCompositeNode *root,
+                                             HurrayError *err) {
+  if (writer == NULL || root == NULL)
+    return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, NULL,
+                        "writer and root are required");
+  HURRAY_TRY(check_writable(writer, err));
+  NodeMirror m;
+  HurrayStatus st = mirror_tree(root, &m, "", err);
   if (st == HURRAY_OK) st = hurray_stream_writer_write_node(writer, &m.node, err);
   mirror_free(&m);
   return st;

@@ -522,10 +522,59 @@ static void test_composite_allocation_failures(void **state) {
   assert_int_equal(hurray_descriptor_destroy(leafd), HURRAY_OK);
 }
 
+/* Members given no name are named "{head}.{i}" by the writer, recursively
+ * (a nested head's members after its own made name); a name given is kept;
+ * a made name is checked like any other. */
+static void test_member_names_made(void **state) {
+  (void)state;
+  const char *path = tf_path("made.hrry");
+  HurrayDescriptor *g2 = group(2), *leafd = tf_desc_u8(4);
+  uint8_t data[4] = {1, 2, 3, 4};
+  const void *bufs[1] = {data};
+  HurrayFileCompositeNode inner[2] = {leaf("x", leafd, bufs), leaf("kept", leafd, bufs)};
+  inner[0].name = NULL;
+  inner[0].name_len = 0;
+  HurrayFileCompositeNode outer[2] = {node("x", g2, inner, 2), leaf("x", leafd, bufs)};
+  for (int k = 0; k < 2; k++) {
+    outer[k].name = NULL;
+    outer[k].name_len = 0;
+  }
+  HurrayFileCompositeNode root = node("w", g2, outer, 2);
+  HurrayFileWriter *w = wopen(path, false);
+  HurrayError e;
+  /* an unnamed root is refused: it has no head to be named after */
+  HurrayFileCompositeNode anon = root;
+  anon.name = NULL;
+  anon.name_len = 0;
+  assert_int_equal(hurray_file_writer_add_composite(w, &anon, &e), HURRAY_ERR_NULL_POINTER);
+  /* a made name that an earlier tensor took */
+  assert_int_equal(hurray_file_writer_add_tensor(w, "w.1", 3, leafd, bufs, NULL, &e), HURRAY_OK);
+  assert_int_equal(hurray_file_writer_add_composite(w, &root, &e), HURRAY_ERR_DUPLICATE_NAME);
+  assert_non_null(strstr(e.message, "\"w.1\" is already in the file"));
+  root.name = "v";
+  root.name_len = 1;
+  assert_int_equal(hurray_file_writer_add_composite(w, &root, &e), HURRAY_OK);
+  assert_int_equal(hurray_file_writer_finish(w, &e), HURRAY_OK);
+  hurray_file_writer_destroy(&w);
+  HurrayFile *f = NULL;
+  assert_int_equal(hurray_file_open(path, NULL, &f, &e), HURRAY_OK);
+  HurrayFileNode *tree = NULL;
+  assert_int_equal(hurray_file_composite(f, find(f, "v"), &tree, &e), HURRAY_OK);
+  assert_string_equal(hurray_file_tensor_name(tree->members[0].tensor, NULL), "v.0");
+  assert_string_equal(hurray_file_tensor_name(tree->members[0].members[0].tensor, NULL), "v.0.0");
+  assert_string_equal(hurray_file_tensor_name(tree->members[0].members[1].tensor, NULL), "kept");
+  assert_string_equal(hurray_file_tensor_name(tree->members[1].tensor, NULL), "v.1");
+  hurray_file_node_destroy(&tree);
+  hurray_file_close(&f);
+  assert_int_equal(hurray_descriptor_destroy(g2), HURRAY_OK);
+  assert_int_equal(hurray_descriptor_destroy(leafd), HURRAY_OK);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_group_round_trip, setup, teardown),
       cmocka_unit_test_setup_teardown(test_nested_with_sorted_index, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_member_names_made, setup, teardown),
       cmocka_unit_test_setup_teardown(test_partition_round_trip, setup, teardown),
       cmocka_unit_test_setup_teardown(test_writer_rejects, setup, teardown),
       cmocka_unit_test_setup_teardown(test_composition_rules, setup, teardown),

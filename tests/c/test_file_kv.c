@@ -460,6 +460,22 @@ static void test_parser_allocation_failures(void **state) {
   hurray_set_allocator(NULL);
 }
 
+/* The records hurray writes for itself, and nothing else (a reader leaves them
+ * out of the user's metadata). */
+static void test_own_keys(void **state) {
+  (void)state;
+  assert_true(hurray_file_kv_is_own(HURRAY_FILE_KV_VIEWS, HURRAY_FILE_KV_VIEWS_LEN));
+  assert_true(hurray_file_kv_is_own(HURRAY_FILE_KV_GGUF, HURRAY_FILE_KV_GGUF_LEN));
+  assert_true(hurray_file_kv_is_own(HURRAY_FILE_KV_DATA_CRC32C, HURRAY_FILE_KV_DATA_CRC32C_LEN));
+  assert_true(hurray_file_kv_is_own("hurray.views", 12));
+  assert_false(hurray_file_kv_is_own("hurray.views", 11)); /* a prefix of it */
+  assert_false(hurray_file_kv_is_own("hurray.viewsx", 13));
+  assert_false(hurray_file_kv_is_own("hurray.other", 12)); /* reserved, not a record */
+  assert_false(hurray_file_kv_is_own("producer", 8));
+  assert_false(hurray_file_kv_is_own("", 0));
+  assert_false(hurray_file_kv_is_own(NULL, 12));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_round_trip_every_tag, setup, teardown),
@@ -468,6 +484,7 @@ int main(void) {
       cmocka_unit_test(test_parser_rejects),
       cmocka_unit_test(test_hostile_lengths),
       cmocka_unit_test(test_parser_allocation_failures),
+      cmocka_unit_test(test_own_keys),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -127,6 +127,16 @@ static void check_file(HurrayFile *f) {
   assert_int_equal(hurray_file_find_view(f, "nope", 4, &i, &e), HURRAY_ERR_NOT_FOUND);
   uint64_t ti;
   assert_int_equal(hurray_file_find(f, "w.T", 3, &ti), HURRAY_ERR_NOT_FOUND);
+  /* one lookup over both: a stored tensor first, then a view */
+  bool is_view = true;
+  assert_int_equal(hurray_file_find_name(f, "w", 1, &ti, &is_view, &e), HURRAY_OK);
+  assert_false(is_view);
+  assert_int_equal(ti, 0);
+  assert_int_equal(hurray_file_find_name(f, tied, strlen(tied), &ti, &is_view, &e), HURRAY_OK);
+  assert_true(is_view);
+  assert_int_equal(ti, 3);
+  assert_int_equal(hurray_file_find_name(f, "nope", 4, &ti, &is_view, &e), HURRAY_ERR_NOT_FOUND);
+  assert_int_equal(hurray_file_find_name(f, "w", 1, NULL, &is_view, &e), HURRAY_ERR_NULL_POINTER);
 
   /* the transpose: element [r][c] of w.T is w[c][r] */
   HurrayFileTensor *t = NULL;
@@ -397,6 +407,11 @@ static void expect_forged(const char *record, const char *why) {
     uint64_t i;
     assert_int_equal(hurray_file_find_view(f, "v", 1, &i, &e2), HURRAY_ERR_INVALID_KV);
     assert_string_equal(e.message, e2.message);
+    bool is_view = false;
+    assert_int_equal(hurray_file_find_name(f, "v", 1, &i, &is_view, &e2), HURRAY_ERR_INVALID_KV);
+    assert_string_equal(e.message, e2.message);
+    assert_int_equal(hurray_file_find_name(f, "w", 1, &i, &is_view, &e2), HURRAY_OK);
+    assert_false(is_view);
     HurrayFileTensor *t = NULL;
     assert_int_equal(hurray_file_view_tensor(f, 0, NULL, &t, &e2), HURRAY_ERR_INVALID_KV);
     assert_null(t);

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hurray/file.h"
 #include "test_stream_util.h"
 
 /* A member tensor node with its own pattern buffer. */
@@ -361,6 +362,86 @@ static void test_alloc_failures_in_tree(void **state) {
 }
 
 
+/* The tree a file writer takes (HurrayFileCompositeNode) is written as the
+ * same tree of stream nodes: the same bytes, sizes taken from the handles
+ * when not given, names ignored; its errors are write_node's; allocation
+ * failures leak nothing. */
+static void test_file_tree_writes_the_same_bytes(void **state) {
+  (void)state;
+  Tree t;
+  tree_init(&t);
+  size_t len = 0, cend = 0;
+  uint8_t *want = write_tree(&t, &len, &cend);
+  HurrayFileCompositeNode inner[2], top[2], root;
+  memset(inner, 0, sizeof inner);
+  memset(top, 0, sizeof top);
+  memset(&root, 0, sizeof root);
+  inner[0].descriptor = t.b.d;
+  inner[0].buffers = t.b.bufs;
+  inner[1].descriptor = t.c.d;
+  inner[1].buffers = t.c.bufs;
+  inner[1].sizes = t.c.sizes; /* given or not: the same */
+  top[0].descriptor = t.a.d;
+  top[0].buffers = t.a.bufs;
+  top[1].descriptor = t.q;
+  top[1].members = inner;
+  top[1].member_count = 2;
+  root.name = "ignored";
+  root.name_len = 7;
+  root.descriptor = t.p;
+  root.members = top;
+  root.member_count = 2;
+  HurrayStreamWriter *w = NULL;
+  HurrayError e;
+  assert_int_equal(hurray_stream_writer_to_memory(0, &w), HURRAY_OK);
+  assert_int_equal(hurray_stream_writer_write_tree(w, &root, &e), HURRAY_OK);
+  assert_int_equal(hurray_stream_writer_offset(w), cend);
+  const uint8_t *got = NULL;
+  size_t got_len = 0;
+  assert_int_equal(hurray_stream_writer_memory(w, &got, &got_len), HURRAY_OK);
+  assert_int_equal(got_len, cend);
+  assert_memory_equal(got, want, cend);
+  /* a tensor on its own */
+  HurrayFileCompositeNode tail;
+  memset(&tail, 0, sizeof tail);
+  tail.descriptor = t.tail.d;
+  tail.buffers = t.tail.bufs;
+  assert_int_equal(hurray_stream_writer_write_tree(w, &tail, &e), HURRAY_OK);
+  assert_int_equal(hurray_stream_writer_memory(w, &got, &got_len), HURRAY_OK);
+  assert_int_equal(got_len, len);
+  assert_memory_equal(got, want, len);
+  /* write_node's checks and field paths */
+  inner[1].sizes = NULL;
+  inner[1].buffers = NULL;
+  assert_int_equal(hurray_stream_writer_write_tree(w, &root, &e), HURRAY_ERR_NULL_POINTER);
+  assert_string_equal(e.field, "members[1].members[1].buffers");
+  inner[1].buffers = t.c.bufs;
+  top[1].member_count = 1;
+  assert_int_equal(hurray_stream_writer_write_tree(w, &root, &e), HURRAY_ERR_INVALID_COMPOSITE);
+  top[1].member_count = 2;
+  top[1].members = NULL;
+  assert_int_equal(hurray_stream_writer_write_tree(w, &root, &e), HURRAY_ERR_NULL_POINTER);
+  top[1].members = inner;
+  assert_int_equal(hurray_stream_writer_write_tree(w, NULL, &e), HURRAY_ERR_NULL_POINTER);
+  assert_int_equal(hurray_stream_writer_write_tree(NULL, &root, &e), HURRAY_ERR_NULL_POINTER);
+  assert_int_equal(hurray_stream_writer_offset(w), len); /* nothing written by a refusal */
+  hurray_stream_writer_destroy(&w);
+  tu_alloc_install();
+  for (long k = 0; k < 500; k++) {
+    assert_int_equal(hurray_stream_writer_to_memory(0, &w), HURRAY_OK);
+    tu_fail_alloc_after(k);
+    HurrayStatus st = hurray_stream_writer_write_tree(w, &root, NULL);
+    tu_alloc_reset();
+    hurray_stream_writer_destroy(&w);
+    assert_int_equal(tu_alloc_live(), 0);
+    if (st == HURRAY_OK) break;
+    assert_int_equal(st, HURRAY_ERR_OUT_OF_MEMORY);
+  }
+  hurray_set_allocator(NULL);
+  free(want);
+  tree_free(&t);
+}
+
 /* ---- composite rules (the composite validator, driven level by level) ---------- */
 
 /* Appends descriptor d and `data_len` zero bytes to buf at *len. */
@@ -508,6 +589,7 @@ int main(void) {
       cmocka_unit_test(test_empty_group),
       cmocka_unit_test(test_member_count_claim_is_not_trusted),
       cmocka_unit_test(test_alloc_failures_in_tree),
+      cmocka_unit_test(test_file_tree_writes_the_same_bytes),
       cmocka_unit_test(test_reader_applies_composite_rules),
       cmocka_unit_test(test_writer_applies_composite_rules),
   };

@@ -3,31 +3,15 @@
  * hurray.save, hurray.load, hurray.load_kv and the lazy reader hurray.open
  * (hurray.File).
  *
- * Everything goes through the C reader and writer (include/hurray/file.h);
- * the GIL is released around every call into them. Which names a load reads,
- * in which order and how often (hurray_file_load), and what a save writes in
- * which order (hurray_file_save) are the library's; this file converts
- * arguments and wraps what comes back. The C structures a call
- * needs (names, descriptors, buffer pointers, composite trees, KV values) are
- * built first with the GIL held, from objects the call keeps alive, so the
- * C side runs without touching Python.
- *
- * Saving writes to a temporary file in the target's directory and renames it
- * into place (the C writer does this): a crash never leaves a half-written
- * file under the target name. A composite is written as its head followed by
- * its members, each under its own index entry named "{head}.{index}"
- * (recursively: "{head}.{index}.{index}" for a nested composite's members).
- *
- * Loading maps the file by default, private and copy-on-write (mmap=True or
- * "c", HURRAY_FILE_ACCESS_MMAP_COPY): each tensor's buffers are writable
- * views of the mapping, a write copies the page it lands on and never
- * reaches the file, and the tensors of one load or one File share the
- * mapping (and so each other's writes). mmap="r" maps it shared and
- * read-only (HURRAY_FILE_ACCESS_MMAP): read-only views. Either way a small
- * capsule holding the C library's HurrayFileTensor keeps the mapping alive
- * for as long as a tensor (or an array made from it) uses it. mmap=False
- * reads each tensor into memory of its own instead (writable), for file
- * systems where mapping is slow and files that others rewrite in place.
+ * Everything goes through the C reader and writer (include/hurray/file.h;
+ * docs/reference/c-api/file.md): what a load reads (hurray_file_load), what a
+ * save writes and how it stays atomic (hurray_file_save), how composite
+ * members are named, how a name resolves. This file converts arguments and
+ * wraps what comes back; the C structures a call needs are built first with
+ * the GIL held, from objects the call keeps alive, and the call runs without
+ * it. A tensor's buffers are views of the file's mapping or of memory the
+ * file tensor owns (the mmap= modes are hurray.load's docstring), kept alive
+ * by a capsule holding the C library's HurrayFileTensor.
  */
 #include "io/file.h"
 
@@ -94,71 +78,65 @@ static void keeper_destructor(PyObject *cap) {
   hrpy_dtor_end(&saved, cap);
 }
 
+/* Buffer i of a file tensor: a view of the mapping or of memory the file
+ * tensor owns, kept alive by its keeper capsule. */
+typedef struct {
+  HurrayFileTensor *ft;
+  PyObject *keeper;
+  bool writable;
+} FileBufs;
+
+static int file_buffer(void *ctx, uint32_t i, HrpyBuffer *b) {
+  const FileBufs *x = ctx;
+  const void *data = NULL;
+  HRPY_CANNOT_FAIL(hurray_file_tensor_buffer(x->ft, i, &data, &b->size));
+  /* A buffer of a read-only mapping is handed out read-only, so the const is
+   * honoured; one read into memory of the tensor's own, or a view of a
+   * copy-on-write mapping, may be written. */
+  b->data = (uint8_t *)(uintptr_t)data;
+  b->owner = Py_NewRef(x->keeper);
+  b->readonly = !x->writable;
+  return 0;
+}
+
 /* A hurray.Tensor over the buffers of ft (borrowed: the tensor takes its own
  * reference, so it outlives the file and the caller's reference). */
 static PyObject *tensor_from_file(HrpyState *st, HurrayFileTensor *ft, uint32_t options,
                                   const char *context) {
-  PyObject *keeper = PyCapsule_New(hurray_file_tensor_retain(ft), KEEPER_NAME, keeper_destructor);
-  if (keeper == NULL) {
-    HurrayFileTensor *extra = ft;
-    hurray_file_tensor_release(&extra);
+  FileBufs x = {ft, PyCapsule_New(hurray_file_tensor_retain(ft), KEEPER_NAME, keeper_destructor),
+                hurray_file_tensor_is_writable(ft) || (options & HRPY_FILE_WRITABLE_IMAGE)};
+  if (x.keeper == NULL) {
+    hurray_file_tensor_release(&ft); /* the reference retained for the capsule */
     return NULL;
   }
-  uint32_t n = hurray_file_tensor_buffer_count(ft);
-  bool writable = hurray_file_tensor_is_writable(ft) || (options & HRPY_FILE_WRITABLE_IMAGE);
-  options &= ~HRPY_FILE_WRITABLE_IMAGE;
-  HrpyBuffer small[4];
-  HrpyBuffer *bufs = n <= 4 ? small : PyMem_Calloc(n, sizeof(HrpyBuffer));
-  if (bufs == NULL) {
-    Py_DECREF(keeper);
-    return PyErr_NoMemory();
-  }
-  memset(bufs, 0, (n <= 4 ? 4 : n) * sizeof(HrpyBuffer));
-  for (uint32_t i = 0; i < n; i++) {
-    const void *data = NULL;
-    uint64_t size = 0;
-    HRPY_CANNOT_FAIL(hurray_file_tensor_buffer(ft, i, &data, &size));
-    /* A buffer of a read-only mapping is handed out read-only (readonly
-     * below), so the const is honoured; a buffer read into memory of the
-     * tensor's own, or a view of a copy-on-write mapping, may be written. */
-    bufs[i].data = (uint8_t *)(uintptr_t)data;
-    bufs[i].size = size;
-    bufs[i].owner = Py_NewRef(keeper);
-    bufs[i].readonly = !writable;
-    bufs[i].host = true;
-  }
-  const HurrayDescriptor *d = hurray_file_tensor_descriptor(ft);
-  HurrayDescriptorFields f;
-  HRPY_CANNOT_FAIL(hurray_descriptor_fields(d, &f));
-  PyObject *r = hrpy_tensor_from_descriptor(st, d, bufs, n, options | hurray_descriptor_relay_options(&f),
-                                           context);
-  if (bufs != small) PyMem_Free(bufs);
-  Py_DECREF(keeper);
+  PyObject *r = hrpy_tensor_read(st, hurray_file_tensor_descriptor(ft),
+                                 hurray_file_tensor_buffer_count(ft), file_buffer, &x,
+                                 options & ~HRPY_FILE_WRITABLE_IMAGE, context);
+  Py_DECREF(x.keeper);
   return r;
+}
+
+typedef struct {
+  HrpyState *st;
+  const HurrayFileNode *node;
+  uint32_t options;
+  const char *context;
+} NodeCtx;
+
+static PyObject *node_to_py(HrpyState *st, const HurrayFileNode *node, uint32_t options,
+                            const char *context);
+
+static PyObject *node_member(void *ctx, uint32_t k) {
+  const NodeCtx *x = ctx;
+  return node_to_py(x->st, &x->node->members[k], x->options, x->context);
 }
 
 static PyObject *node_to_py(HrpyState *st, const HurrayFileNode *node, uint32_t options,
                             const char *context) {
   if (!node->is_composite) return tensor_from_file(st, node->tensor, options, context);
-  PyObject *members = PyTuple_New((Py_ssize_t)node->member_count);
-  if (members == NULL) return NULL;
-  for (uint32_t k = 0; k < node->member_count; k++) {
-    PyObject *m = node_to_py(st, &node->members[k], options, context);
-    if (m == NULL) {
-      Py_DECREF(members);
-      return NULL;
-    }
-    PyTuple_SET_ITEM(members, (Py_ssize_t)k, m);
-  }
-  HurrayDescriptor *head = NULL;
-  HurrayStatus rc = hurray_descriptor_clone(hurray_file_tensor_descriptor(node->tensor), &head);
-  if (rc != HURRAY_OK) {
-    Py_DECREF(members);
-    return hrpy_raise_status(st, rc, NULL, context);
-  }
-  PyObject *r = hrpy_composite_from_head(st, head, members, context);
-  Py_DECREF(members);
-  return r;
+  NodeCtx x = {st, node, options, context};
+  return hrpy_composite_read(st, hurray_file_tensor_descriptor(node->tensor), node->member_count,
+                             node_member, &x, context);
 }
 
 /* What hurray_file_load refused, as Python sees it: a missing name is a
@@ -716,7 +694,7 @@ static PyObject *m_load_kv(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
   /* plain reads: only the header, trailer, index and KV section are read */
   HurrayFile *f = open_file(st, a[0], HURRAY_FILE_ACCESS_READ, HURRAY_DECODE_STRICT, 1, "load_kv");
   if (f == NULL) return NULL;
-  PyObject *d = hrpy_kv_to_dict(st, f, max_kv_memory);
+  PyObject *d = hrpy_kv_to_dict(st, f, max_kv_memory, true);
   hurray_file_close(&f);
   return d;
 }
@@ -763,13 +741,16 @@ static int save_node(HrpyState *st, HrpyArena *a, PyObject *obj, const HurrayDes
                      const char *name, size_t len, const char *op,
                      HurrayFileCompositeNode *node) {
   memset(node, 0, sizeof *node);
-  node->name = name;
+  node->name = name; /* a member's: none, the C writer names it "{head}.{i}" */
   node->name_len = len;
   if (hrpy_tensor_check(st, obj)) {
     /* only memory this process can read is written: a device tensor's buffer
      * when it is a declaration over host bytes */
     char what[160];
-    PyOS_snprintf(what, sizeof what, "%s: tensor '%.*s'", op, (int)(len > 120 ? 120 : len), name);
+    if (name != NULL)
+      PyOS_snprintf(what, sizeof what, "%s: tensor '%.*s'", op, (int)(len > 120 ? 120 : len), name);
+    else
+      PyOS_snprintf(what, sizeof what, "%s", op);
     HrpyTensorView t = hrpy_tensor_view(obj);
     node->descriptor = desc != NULL ? desc : hrpy_tensor_desc(st, obj);
     if (node->descriptor == NULL || hrpy_tensor_check_host(st, obj, what) < 0) return -1;
@@ -786,15 +767,10 @@ static int save_node(HrpyState *st, HrpyArena *a, PyObject *obj, const HurrayDes
   HurrayFileCompositeNode *kids = hrpy_arena_alloc(a, (size_t)count * sizeof *kids);
   if (kids == NULL && count > 0) return -1;
   node->members = kids;
-  for (uint32_t i = 0; i < count; i++) {
-    char *cn = hrpy_arena_alloc(a, len + 16);
-    if (cn == NULL) return -1;
-    memcpy(cn, name, len);
-    int k = PyOS_snprintf(cn + len, 16, ".%u", (unsigned)i);
-    const HurrayDescriptor *md = hrpy_composite_member_descriptor(st, obj, i);
-    if (save_node(st, a, hrpy_composite_member(obj, i), md, cn, len + (size_t)k, op, &kids[i]) < 0)
+  for (uint32_t i = 0; i < count; i++)
+    if (save_node(st, a, hrpy_composite_member(obj, i),
+                  hrpy_composite_member_descriptor(st, obj, i), NULL, 0, op, &kids[i]) < 0)
       return -1;
-  }
   return 0;
 }
 
@@ -1043,7 +1019,7 @@ typedef struct {
   HurrayFile *f;   /* NULL once closed and no call uses it */
   PyObject *path;  /* as os.fspath gave it (str or bytes), for repr */
   PyObject *names; /* tuple of every name in file order, built on first use */
-  PyObject *kv;    /* dict, built on first use */
+  PyObject *kv;    /* dict, built on first use (without hurray's own records) */
   uint32_t busy;   /* calls running without the GIL */
   uint32_t options; /* HURRAY_DECODE_* */
   uint64_t max_kv_memory; /* bound on the KV dict (bytes; UINT64_MAX: none) */
@@ -1143,10 +1119,17 @@ static PyObject *file_get_tensor(PyObject *self, PyObject *name) {
 static Py_ssize_t file_length(PyObject *self) {
   const HurrayFile *f = file_acquire(F(self));
   if (f == NULL) return -1;
-  int64_t nv = view_count(hrpy_state_of(self), f, "hurray.File");
-  Py_ssize_t n = nv < 0 ? -1 : (Py_ssize_t)(hurray_file_tensor_count(f) + (uint64_t)nv);
+  uint64_t n = 0;
+  HurrayError err;
+  hurray_error_clear(&err);
+  HurrayStatus rc;
+  Py_BEGIN_ALLOW_THREADS /* the views record is checked the first time */
+  rc = hurray_file_name_count(f, &n, &err);
+  Py_END_ALLOW_THREADS
   file_release(F(self));
-  return n;
+  if (rc == HURRAY_OK) return (Py_ssize_t)n;
+  hrpy_raise_views(hrpy_state_of(self), rc, &err, "hurray.File");
+  return -1;
 }
 
 static int file_contains(PyObject *self, PyObject *name) {
@@ -1157,19 +1140,17 @@ static int file_contains(PyObject *self, PyObject *name) {
   const HurrayFile *f = file_acquire(F(self));
   if (f == NULL) return -1;
   uint64_t idx;
-  HurrayStatus rc = hurray_file_find(f, s, (size_t)len, &idx);
-  if (rc == HURRAY_ERR_NOT_FOUND) {
-    /* a view of a shared tensor (the record checked whole first) */
-    if (view_count(hrpy_state_of(self), f, "hurray.File") < 0) {
-      file_release(F(self));
-      return -1;
-    }
-    rc = hurray_file_find_view(f, s, (size_t)len, &idx, NULL);
-  }
+  bool is_view;
+  HurrayError err;
+  hurray_error_clear(&err);
+  HurrayStatus rc;
+  Py_BEGIN_ALLOW_THREADS
+  rc = hurray_file_find_name(f, s, (size_t)len, &idx, &is_view, &err);
+  Py_END_ALLOW_THREADS
   file_release(F(self));
   if (rc == HURRAY_OK || rc == HURRAY_ERR_DUPLICATE_NAME) return 1; /* present (twice) */
   if (rc == HURRAY_ERR_NOT_FOUND) return 0;
-  hrpy_raise_status(hrpy_state_of(self), rc, NULL, "hurray.File");
+  hrpy_raise_views(hrpy_state_of(self), rc, &err, "hurray.File");
   return -1;
 }
 
@@ -1361,19 +1342,10 @@ static PyObject *file_kv(PyObject *self, void *closure) {
   const HurrayFile *f = file_acquire(fo);
   if (f == NULL) return NULL;
   PyObject *kv = hrpy_peek(&fo->kv);
-  if (kv == NULL) kv = hrpy_publish(&fo->kv, hrpy_kv_to_dict(hrpy_state_of(self), f, fo->max_kv_memory));
+  if (kv == NULL)
+    kv = hrpy_publish(&fo->kv, hrpy_kv_to_dict(hrpy_state_of(self), f, fo->max_kv_memory, false));
   PyObject *copy = kv != NULL ? PyDict_Copy(kv) : NULL;
   file_release(fo);
-  /* the records hurray writes for itself are not the user's metadata (load_kv
-   * leaves them out too; hurray.load_kv(path, raw=True) shows them) */
-  static const char *const own[] = {HURRAY_FILE_KV_VIEWS, HURRAY_FILE_KV_GGUF,
-                                    HURRAY_FILE_KV_DATA_CRC32C};
-  for (size_t i = 0; copy != NULL && i < sizeof own / sizeof own[0]; i++) {
-    PyObject *k = PyUnicode_FromString(own[i]);
-    int has = k != NULL ? PyDict_Contains(copy, k) : -1;
-    if (has < 0 || (has == 1 && PyDict_DelItem(copy, k) < 0)) Py_CLEAR(copy);
-    Py_XDECREF(k);
-  }
   return copy;
 }
 

@@ -9,8 +9,8 @@
  *   of one of those kinds -> an array of it (an empty one is written as an
  *   empty int64 array, which reads back as []). Anything else: TypeError.
  * file -> Python (load_kv, File.kv): the inverse; uint64 (written by another
- *   producer) reads back as int, arrays as lists. A tag this build does not
- *   know raises UnsupportedError rather than leaving a hole in the dict.
+ *   producer) reads back as int, arrays as lists (the C reader refuses a tag
+ *   it does not know).
  */
 #include "io/kv.h"
 
@@ -224,13 +224,6 @@ static PyObject *bytes_to_py(const HurrayKvBytes *b) {
                                    (Py_ssize_t)b->len);
 }
 
-static PyObject *unknown(HrpyState *st, PyObject *key, uint8_t tag, bool element) {
-  return hrpy_raise(st->UnsupportedError,
-                   "kv[%R]: %s tag 0x%s is not a KV type this build knows; refusing rather "
-                   "than dropping the entry",
-                   key, element ? "array element" : "value", hrpy_hex(tag).s);
-}
-
 PyObject *hrpy_kv_value_to_py(HrpyState *st, PyObject *key, const HurrayKvValue *v) {
   switch (v->tag) {
     case HURRAY_KV_STRING: return str_to_py(&v->v.str);
@@ -239,13 +232,12 @@ PyObject *hrpy_kv_value_to_py(HrpyState *st, PyObject *key, const HurrayKvValue 
     case HURRAY_KV_FLOAT64: return PyFloat_FromDouble(v->v.f64);
     case HURRAY_KV_BOOL: return PyBool_FromLong(v->v.b);
     case HURRAY_KV_BYTES: return bytes_to_py(&v->v.bytes);
-    case HURRAY_KV_ARRAY: break;
-    default: return unknown(st, key, v->tag, false);
-  }
-  switch (v->elem_tag) {
-    case HURRAY_KV_STRING: case HURRAY_KV_INT64: case HURRAY_KV_UINT64:
-    case HURRAY_KV_FLOAT64: case HURRAY_KV_BOOL: case HURRAY_KV_BYTES: break;
-    default: return unknown(st, key, v->elem_tag, true);
+    case HURRAY_KV_ARRAY: /* the C reader refuses any other tag */
+      if (v->elem_tag >= HURRAY_KV_STRING && v->elem_tag <= HURRAY_KV_BYTES) break;
+      /* fall through */
+    default:
+      return hrpy_raise(st->InternalError, "kv[%R]: the C reader handed out tag 0x%s", key,
+                        hrpy_hex(v->tag == HURRAY_KV_ARRAY ? v->elem_tag : v->tag).s);
   }
   PyObject *list = PyList_New((Py_ssize_t)v->count);
   for (uint32_t i = 0; list != NULL && i < v->count; i++) {
@@ -301,7 +293,7 @@ static uint64_t value_cost(const HurrayKvValue *v) {
   return total;
 }
 
-PyObject *hrpy_kv_to_dict(HrpyState *st, const HurrayFile *f, uint64_t max_memory) {
+PyObject *hrpy_kv_to_dict(HrpyState *st, const HurrayFile *f, uint64_t max_memory, bool own) {
   uint32_t count = hurray_file_kv_count(f);
   if (max_memory != UINT64_MAX) {
     /* Bound what the dict will take before building it: a small section of
@@ -333,6 +325,7 @@ PyObject *hrpy_kv_to_dict(HrpyState *st, const HurrayFile *f, uint64_t max_memor
       Py_DECREF(d);
       return hrpy_raise_status(st, rc, NULL, "kv");
     }
+    if (!own && hurray_file_kv_is_own(k, klen)) continue;
     PyObject *key = PyUnicode_DecodeUTF8(k, (Py_ssize_t)klen, "strict");
     PyObject *val = key != NULL ? hrpy_kv_value_to_py(st, key, v) : NULL;
     if (val == NULL || PyDict_SetItem(d, key, val) < 0) {

@@ -27,10 +27,11 @@ void hrpy_kv_list_free(HrpyKvList *l);
 PyObject *hrpy_kv_value_to_py(HrpyState *st, PyObject *key, const HurrayKvValue *v);
 /* Default bound on what a KV section may take as Python objects. */
 #define HRPY_KV_MAX_MEMORY_DEFAULT ((uint64_t)256 << 20)
-/* The KV section of an open file as a new dict, in file order. Refused with
- * hurray.FileError, before anything is built, when its estimated size as
- * Python objects exceeds `max_memory` bytes (UINT64_MAX: no bound). */
-PyObject *hrpy_kv_to_dict(HrpyState *st, const HurrayFile *f, uint64_t max_memory);
+/* The KV section of an open file as a new dict, in file order; `own`: with
+ * the records hurray writes for itself (hurray_file_kv_is_own). Refused with
+ * hurray.FileError, before anything is built, when the section's estimated
+ * size as Python objects exceeds `max_memory` bytes (UINT64_MAX: no bound). */
+PyObject *hrpy_kv_to_dict(HrpyState *st, const HurrayFile *f, uint64_t max_memory, bool own);
 /* The max_kv_memory= argument: NULL for the default, None for no bound, else
  * a byte count. */
 int hrpy_kv_max_memory_arg(PyObject *o, uint64_t *out);

@@ -3,27 +3,24 @@
  * (docs/reference/api.md, hurray.TensorSlice).
  *
  * get_slice reads the tensor's descriptor alone; the slice object answers
- * shape, dtype and layout from it. Indexing classifies a NumPy basic index
+ * shape, dtype and layout from it. Indexing translates a NumPy basic index
  * (integers, slices with any step, ..., None, fewer indices than dimensions)
- * into HurrayIndexItems, which hurray_layout_basic_index turns into one
- * HurraySliceRange per dimension, and calls hurray_file_read_slice
- * without the GIL: a mapped file is read through the mapping, a read-mode
- * file with positioned reads of the selected bytes only. The result is a new
- * owned, writable, row-major hurray.Tensor. Every format rule (which layouts
- * can be sliced, bounds, sizes, packing) is the C library's; this file only
- * translates Python's index syntax and decides what to refuse.
+ * into HurrayIndexItems; hurray_file_slice_plan resolves them into ranges and
+ * says what the read gives (its bytes, the result's descriptor: shape,
+ * device, the sections that travel) or refuses it, and
+ * hurray_file_read_slice reads those bytes without the GIL. The result is a
+ * new owned, writable, row-major hurray.Tensor. Every format rule is the C
+ * library's; this file only translates Python's index syntax.
  */
 #include "io/slice.h"
 
 #include "core/buffer.h"
-#include "core/device.h"
 #include "core/dtype.h"
 #include "core/tensor.h"
 #include "types/layout.h"
 #include "util/args.h"
 #include "util/bytes.h"
 #include "util/errors.h"
-#include "core/state.h"
 #include "io/state.h"
 
 #include <string.h>
@@ -117,14 +114,6 @@ PyObject *hrpy_slice_open(HrpyState *st, PyObject *file, const HrpySliceLease *l
 
 /* ---- the index: NumPy's basic indexing --------------------------------------------- */
 
-/* A parsed index: one range per dimension of the tensor, and the result's
- * shape (hurray_layout_basic_index). */
-typedef struct Key {
-  HurraySliceRange ranges[HURRAY_MAX_RANK];
-  uint64_t shape[HURRAY_MAX_RANK];
-  uint32_t out_rank;
-} Key;
-
 /* Whether `it` (which has __index__) converts to an integer: NumPy arrays of
  * one dimension or more have __index__ but refuse (TypeError, cleared here:
  * the caller refuses them as advanced indices); other errors stay set. */
@@ -183,53 +172,46 @@ static int item_of(PyObject *it, Py_ssize_t i, uint32_t axis, uint64_t dim, Hurr
   return 0;
 }
 
-/* Parses `obj` against the tensor's shape into *key: 0, or -1 with IndexError
- * (or the exception a slice's or an integer's own conversion raises). */
-static int parse_key(HrpyState *st, const HurrayDescriptorFields *f, PyObject *obj, Key *key,
-                     const char *ctx) {
+/* The items of index `obj` (a new array of *n, PyMem_Free it), or NULL with
+ * the exception (an integer's or a slice's own conversion's, or IndexError). */
+static HurrayIndexItem *parse_items(const HurrayDescriptorFields *f, PyObject *obj, uint32_t *n,
+                                    const char *ctx) {
   PyObject *items = PyTuple_Check(obj) ? Py_NewRef(obj) : PyTuple_Pack(1, obj);
-  if (items == NULL) return -1;
-  Py_ssize_t n = PyTuple_GET_SIZE(items);
-  HurrayIndexItem *x = (size_t)n < UINT32_MAX ? PyMem_Calloc((size_t)n + 1u, sizeof *x) : NULL;
-  int rc = -1;
-  if (x == NULL) {
-    PyErr_NoMemory();
-    goto done;
-  }
+  if (items == NULL) return NULL;
+  Py_ssize_t count = PyTuple_GET_SIZE(items);
+  HurrayIndexItem *x =
+      (size_t)count < UINT32_MAX ? PyMem_Calloc((size_t)count + 1u, sizeof *x) : NULL;
+  if (x == NULL) PyErr_NoMemory();
   /* the axis an integer would index, for its message (an ellipsis takes the
    * dimensions the other items leave) */
   Py_ssize_t consuming = 0;
-  for (Py_ssize_t i = 0; i < n; i++)
+  for (Py_ssize_t i = 0; i < count; i++)
     consuming += PyTuple_GET_ITEM(items, i) != Py_Ellipsis && PyTuple_GET_ITEM(items, i) != Py_None;
   uint64_t axis = 0;
-  for (Py_ssize_t i = 0; i < n; i++) {
+  for (Py_ssize_t i = 0; x != NULL && i < count; i++) {
     uint32_t k = (uint32_t)(axis < f->rank ? axis : 0);
-    if (item_of(PyTuple_GET_ITEM(items, i), i, k, f->rank > 0 ? f->shape[k] : 0, &x[i], ctx) < 0)
-      goto done;
-    if (x[i].kind == HURRAY_INDEX_ELLIPSIS)
+    if (item_of(PyTuple_GET_ITEM(items, i), i, k, f->rank > 0 ? f->shape[k] : 0, &x[i], ctx) < 0) {
+      PyMem_Free(x);
+      x = NULL;
+    } else if (x[i].kind == HURRAY_INDEX_ELLIPSIS) {
       axis += f->rank > (uint64_t)consuming ? f->rank - (uint64_t)consuming : 0;
-    else if (x[i].kind != HURRAY_INDEX_NEWAXIS)
+    } else if (x[i].kind != HURRAY_INDEX_NEWAXIS) {
       axis++;
+    }
   }
-  HurrayError err;
-  hurray_error_clear(&err);
-  HurrayStatus s = hurray_layout_basic_index(f->rank, f->shape, x, (uint32_t)n, key->ranges,
-                                             key->shape, &key->out_rank, &err);
-  rc = s == HURRAY_OK ? 0 : (hrpy_raise_status(st, s, &err, ctx), -1);
-done:
-  PyMem_Free(x);
+  *n = (uint32_t)count;
   Py_DECREF(items);
-  return rc;
+  return x;
 }
 
 /* ---- reading --------------------------------------------------------------------- */
 
-/* The device a result declares: the source buffer's, as a loaded tensor's. */
-static PyObject *device_of(HrpyState *st, const HurrayDescriptorFields *f) {
-  if (f->buffer_count > 0 && (f->buffers[0].device_tag != HURRAY_DEVICE_CPU ||
-                              f->buffers[0].memory_class != HURRAY_MEMORY_STANDARD))
-    return hrpy_device_new(st, f->buffers[0].device_tag, f->buffers[0].memory_class, 0);
-  return Py_NewRef(st->core->cpu);
+/* The one buffer of a slice's result (hrpy_tensor_read). */
+static int result_buffer(void *ctx, uint32_t i, HrpyBuffer *b) {
+  (void)i;
+  *b = *(HrpyBuffer *)ctx; /* moved */
+  memset(ctx, 0, sizeof *b);
+  return 0;
 }
 
 static PyObject *slice_subscript(PyObject *o, PyObject *obj) {
@@ -238,78 +220,44 @@ static PyObject *slice_subscript(PyObject *o, PyObject *obj) {
   const HurrayDescriptorFields *f = &self->f;
   char ctx[160];
   context_of(ctx, sizeof ctx, "TensorSlice", self->name);
-  Key key;
-  if (parse_key(st, f, obj, &key, ctx) < 0) return NULL;
+  uint32_t n = 0;
+  HurrayIndexItem *items = parse_items(f, obj, &n, ctx);
+  if (items == NULL) return NULL;
+  HurraySliceRange ranges[HURRAY_MAX_RANK];
   uint64_t bytes = 0;
+  HurrayDescriptor *d = NULL;
   HurrayError err;
   hurray_error_clear(&err);
-  HurrayStatus rc = hurray_layout_slice_shape(f, f->rank > 0 ? key.ranges : NULL, NULL, &bytes,
-                                              &err);
+  HurrayStatus rc =
+      hurray_file_slice_plan(f, self->view >= 0, items, n, ranges, &bytes, &d, &err);
+  PyMem_Free(items);
   if (rc != HURRAY_OK) return hrpy_raise_status(st, rc, &err, ctx);
-  if (self->view >= 0 && f->buffer_count > 0 && bytes > f->buffers[0].byte_size) {
-    /* Only repeated elements (a zero stride) make a selection larger than the
-     * base it reads: a forged record can describe exabytes over a few bytes.
-     * The view itself is zero-copy (f[name]): index that instead. */
-    return hrpy_raise(st->UnsupportedError,
-                      "%s repeats elements of its base (a zero stride): this selection "
-                      "would copy %llu bytes out of a base of %llu; read the view with "
-                      "f[name] (no copy) and index that",
-                      ctx, (unsigned long long)bytes,
-                      (unsigned long long)f->buffers[0].byte_size);
-  }
   HrpyBuffer b;
   memset(&b, 0, sizeof b);
   b.owned = hrpy_alloc_buffer(bytes, false);
-  if (b.owned == NULL) return NULL;
   b.data = b.owned;
   b.size = bytes;
   b.host = true;
-  if (bytes > 0) {
-    if (self->file == NULL) {
-      hrpy_buffer_release(&b);
-      return PyErr_Format(PyExc_ValueError, "%s: the slice no longer has its file", ctx);
-    }
-    const HurrayFile *file = self->lease->acquire(self->file);
-    if (file == NULL) {
-      hrpy_buffer_release(&b);
-      return NULL;
-    }
+  const HurrayFile *file = NULL;
+  if (b.owned == NULL) {
+    /* raised */
+  } else if (bytes > 0 && self->file == NULL) {
+    PyErr_Format(PyExc_ValueError, "%s: the slice no longer has its file", ctx);
+  } else if (bytes > 0 && (file = self->lease->acquire(self->file)) != NULL) {
     Py_BEGIN_ALLOW_THREADS
     rc = self->view >= 0 ? hurray_file_read_view_slice(file, (uint64_t)self->view, f->rank,
-                                                       key.ranges, b.data, bytes, &err)
-                         : hurray_file_read_slice(file, self->index, f->rank, key.ranges, b.data,
+                                                       ranges, b.data, bytes, &err)
+                         : hurray_file_read_slice(file, self->index, f->rank, ranges, b.data,
                                                   bytes, &err);
     Py_END_ALLOW_THREADS
     self->lease->release(self->file);
-    if (rc != HURRAY_OK) {
-      hrpy_buffer_release(&b);
-      return hrpy_raise_status(st, rc, &err, ctx);
-    }
+    if (rc != HURRAY_OK) hrpy_raise_status(st, rc, &err, ctx);
   }
-  PyObject *device = device_of(st, f);
-  if (device == NULL) {
-    hrpy_buffer_release(&b);
-    return NULL;
-  }
-  PyObject *r;
-  if (f->quantization == NULL && f->extension_type == NULL) {
-    r = hrpy_tensor_new_dense(st, f->type_tag, key.out_rank, key.shape, HURRAY_LAYOUT_ROW_MAJOR,
-                              device, &b, ctx);
-  } else {
-    /* A per-tensor scale and a private type's extension section hold for
-     * every element: they travel; shard and statistics describe the whole. */
-    HrpySections sec;
-    memset(&sec, 0, sizeof sec);
-    sec.quantization = f->quantization;
-    sec.extension_type = f->extension_type;
-    sec.options = HURRAY_DECODE_STRICT;
-    HurrayLayout lay;
-    memset(&lay, 0, sizeof lay);
-    lay.tag = HURRAY_LAYOUT_ROW_MAJOR;
-    r = hrpy_tensor_build_ex(st, f->type_tag, key.out_rank, key.shape, &lay, 0, device, &b, 1,
-                             &sec, ctx);
-  }
-  Py_DECREF(device);
+  PyObject *r = NULL;
+  if (!PyErr_Occurred())
+    r = hrpy_tensor_read(st, d, 1, result_buffer, &b, HURRAY_DECODE_STRICT, ctx);
+  hrpy_buffer_release(&b); /* not moved on failure */
+  HRPY_CANNOT_FAIL(hurray_descriptor_destroy(d));
   return r;
 }
 

@@ -5,8 +5,10 @@
  * format", "Limits", "Stream transports", "Composites in streams").
  *
  * Transports: a path (str, bytes or os.PathLike), an int file descriptor, or
- * an object with fileno() (a socket, a pipe, an open file); a descriptor is
- * duplicated, so finishing or closing the stream never closes the caller's.
+ * an object with fileno() (a socket, a pipe, an open file); the library opens
+ * the path or duplicates the descriptor (hurray_stream_reader_open,
+ * hurray_stream_reader_from_fd_dup and the writer's two), so finishing or
+ * closing the stream never closes the caller's.
  * The reader also reads bytes-like objects (zero-copy where a buffer's place
  * in them meets its declared alignment); the writer with no destination
  * builds the stream in memory (getvalue()). An object with no descriptor
@@ -27,6 +29,7 @@
 
 #include "core/buffer.h"
 #include "core/tensor.h"
+#include "io/file.h"
 #include "types/composite.h"
 #include "util/args.h"
 #include "util/atomic.h"
@@ -35,56 +38,15 @@
 #include "io/state.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stddef.h>
 #include <string.h>
 
 #if defined(_WIN32)
-/* Windows: descriptors are the C runtime's (what the library's stream
- * transports take); a socket object's fileno() is a SOCKET instead, which
- * fd_of_object wraps in a descriptor of its own (socket_fd). The C runtime
- * calls run with a thread-local invalid-parameter handler that returns, so
- * that a bad descriptor is an EBADF error, not the end of the process. */
 #include <winsock2.h>
 #include <windows.h>
 #include <io.h>
-#include <stdlib.h>
-#include <sys/stat.h>
-#if defined(_MSC_VER) || defined(_UCRT)
-#if !defined(_MSC_VER)
-/* MinGW-w64 linked against the UCRT: older headers lack the declaration. */
-_CRTIMP _invalid_parameter_handler __cdecl
-_set_thread_local_invalid_parameter_handler(_invalid_parameter_handler handler);
-#endif
-static void __cdecl hrpy_ignore_iph(const wchar_t *e, const wchar_t *f, const wchar_t *file,
-                                   unsigned int line, uintptr_t reserved) {
-  (void)e;
-  (void)f;
-  (void)file;
-  (void)line;
-  (void)reserved;
-}
-#define CRT_BEGIN \
-  { _invalid_parameter_handler saved_iph_ = _set_thread_local_invalid_parameter_handler(hrpy_ignore_iph);
-#define CRT_END \
-  _set_thread_local_invalid_parameter_handler(saved_iph_); }
-#else
-#define CRT_BEGIN {
-#define CRT_END }
-#endif
-static int fd_close(int fd) {
-  int rc;
-  CRT_BEGIN
-  rc = _close(fd);
-  CRT_END
-  return rc;
-}
-#else
-#include <unistd.h>
-#define CRT_BEGIN {
-#define CRT_END }
-static int fd_close(int fd) { return close(fd); }
+#include <fcntl.h>
 #endif
 
 #define R(o) ((HrpyStreamReader *)(o))
@@ -104,6 +66,20 @@ static PyObject *raise_stream(HrpyState *st, HurrayStatus rc, const HurrayError 
 
 /* ---- transports ------------------------------------------------------------------------ */
 
+/*
+ * Where a stream's bytes go or come from: a path (`path`, os.fsencode'd),
+ * a caller's descriptor (`fd`, duplicated by the library, a reader's moved
+ * to `pos` when >= 0), or, on Windows, a descriptor made for a socket that
+ * the stream takes (`owned`).
+ */
+typedef struct {
+  PyObject *path; /* bytes, or NULL */
+  PyObject *shown; /* the path object as given, for errno errors */
+  int fd;
+  long long pos;
+  bool owned;
+} Transport;
+
 /* An int argument that must fit a C int (a file descriptor). */
 static int as_int(PyObject *o, int *out) {
   int64_t v;
@@ -114,81 +90,10 @@ static int as_int(PyObject *o, int *out) {
   return 0;
 }
 
-/* A duplicate of `fd` that the stream owns (close-on-exec). */
-static int dup_fd(HrpyState *st, int fd, const char *context) {
-  int d;
-  Py_BEGIN_ALLOW_THREADS
 #if defined(_WIN32)
-  CRT_BEGIN
-  d = _dup(fd);
-  /* _dup makes an inheritable handle: keep it out of child processes, as
-   * O_CLOEXEC does on POSIX (CPython's os.dup does the same). */
-  if (d >= 0 && !SetHandleInformation((HANDLE)_get_osfhandle(d), HANDLE_FLAG_INHERIT, 0)) {
-    (void)_close(d);
-    d = -1;
-    errno = EIO;
-  }
-  CRT_END
-#else
-  d = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-#endif
-  Py_END_ALLOW_THREADS
-  if (d < 0) {
-    int e = errno;
-    PyErr_Format(st->StreamError, "%s: cannot duplicate file descriptor %d: %s", context, fd,
-                 strerror(e));
-    return -1;
-  }
-  return d;
-}
-
-/* Opens a path (GIL released: opening a FIFO waits for its other end). */
-static int open_path(HrpyState *st, PyObject *pathobj, bool write) {
-#if defined(_WIN32)
-  /* The wide-character API: the path as Unicode, whatever the ANSI code page. */
-  PyObject *u = NULL;
-  if (!PyUnicode_FSDecoder(pathobj, &u)) return -1;
-  wchar_t *p = PyUnicode_AsWideCharString(u, NULL);
-  Py_DECREF(u);
-  if (p == NULL) return -1;
-  int fd, e = 0;
-  Py_BEGIN_ALLOW_THREADS
-  fd = write ? _wopen(p, _O_WRONLY | _O_CREAT | _O_TRUNC | _O_BINARY | _O_NOINHERIT,
-                      _S_IREAD | _S_IWRITE)
-             : _wopen(p, _O_RDONLY | _O_BINARY | _O_NOINHERIT);
-  if (fd < 0) e = errno;
-  Py_END_ALLOW_THREADS
-  PyMem_Free(p);
-#else
-  PyObject *b = hrpy_fs_path(pathobj);
-  if (b == NULL) return -1;
-  const char *p = PyBytes_AS_STRING(b);
-  int fd, e = 0;
-  Py_BEGIN_ALLOW_THREADS
-  fd = write ? open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666)
-             : open(p, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) e = errno;
-  Py_END_ALLOW_THREADS
-  Py_DECREF(b);
-#endif
-  if (fd < 0) {
-    errno = e;
-    PyErr_SetFromErrnoWithFilenameObject(st->FileError, pathobj);
-  }
-  return fd;
-}
-
-/*
- * The descriptor behind an object with fileno(), duplicated; -2 (no error set)
- * when the object has none. A writer flushes the object first (bytes a buffered
- * file holds would otherwise land after ours); a reader of a seekable buffered
- * file starts where the object's position says, not where its read-ahead left
- * the descriptor.
- */
-#if defined(_WIN32)
-/* A socket object (its fileno() is a SOCKET, not a descriptor): a duplicate
- * socket (o.dup().detach()) wrapped in a C runtime descriptor that the stream
- * owns; -2 when o is not a socket. */
+/* A socket object's fileno() is a SOCKET, not a descriptor: a duplicate
+ * socket (o.dup().detach()) wrapped in a C runtime descriptor that the
+ * stream takes; -2 when o is not a socket. */
 static int socket_fd(HrpyState *st, PyObject *o, const char *context) {
   PyObject *mod = PyImport_ImportModule("socket");
   if (mod == NULL) return -1;
@@ -206,10 +111,7 @@ static int socket_fd(HrpyState *st, PyObject *o, const char *context) {
   unsigned long long s = PyLong_AsUnsignedLongLong(h);
   Py_DECREF(h);
   if (s == (unsigned long long)-1 && PyErr_Occurred()) return -1;
-  int fd;
-  CRT_BEGIN
-  fd = _open_osfhandle((intptr_t)s, _O_BINARY);
-  CRT_END
+  int fd = _open_osfhandle((intptr_t)s, _O_BINARY);
   if (fd < 0) {
     closesocket((SOCKET)s);
     PyErr_Format(st->StreamError, "%s: cannot make a descriptor for the socket", context);
@@ -219,10 +121,21 @@ static int socket_fd(HrpyState *st, PyObject *o, const char *context) {
 }
 #endif
 
-static int fd_of_object(HrpyState *st, PyObject *o, bool write, const char *context) {
+/*
+ * The descriptor behind an object with fileno(); -2 (no error set) when the
+ * object has none. A writer flushes the object first (bytes a buffered file
+ * holds would otherwise land after ours); a reader of a seekable buffered
+ * file starts where the object's position says (t->pos), not where its
+ * read-ahead left the descriptor.
+ */
+static int fd_of_object(HrpyState *st, PyObject *o, bool write, const char *context,
+                        Transport *t) {
 #if defined(_WIN32)
-  int sfd = socket_fd(st, o, context);
-  if (sfd != -2) return sfd;
+  t->fd = socket_fd(st, o, context);
+  t->owned = t->fd >= 0;
+  if (t->fd != -2) return t->fd < 0 ? -1 : 0;
+#else
+  (void)st;
 #endif
   PyObject *fno = PyObject_CallMethod(o, "fileno", NULL);
   if (fno == NULL) {
@@ -237,15 +150,13 @@ static int fd_of_object(HrpyState *st, PyObject *o, bool write, const char *cont
     Py_DECREF(fno);
     return -2;
   }
-  int fd;
-  int bad = as_int(fno, &fd);
+  int bad = as_int(fno, &t->fd);
   Py_DECREF(fno);
   if (bad < 0) return -1;
-  if (fd < 0) {
-    PyErr_Format(PyExc_ValueError, "%s: fileno() returned %d", context, fd);
+  if (t->fd < 0) {
+    PyErr_Format(PyExc_ValueError, "%s: fileno() returned %d", context, t->fd);
     return -1;
   }
-  long long pos = -1;
   if (write) {
     if (PyObject_HasAttrString(o, "flush")) {
       PyObject *r = PyObject_CallMethod(o, "flush", NULL);
@@ -261,54 +172,81 @@ static int fd_of_object(HrpyState *st, PyObject *o, bool write, const char *cont
       seekable = 0;
     }
     if (seekable) {
-      PyObject *t = PyObject_CallMethod(o, "tell", NULL);
-      if (t == NULL) return -1;
-      pos = PyLong_AsLongLong(t);
-      Py_DECREF(t);
-      if (pos == -1 && PyErr_Occurred()) return -1;
+      PyObject *pos = PyObject_CallMethod(o, "tell", NULL);
+      if (pos == NULL) return -1;
+      t->pos = PyLong_AsLongLong(pos);
+      Py_DECREF(pos);
+      if (t->pos == -1 && PyErr_Occurred()) return -1;
     }
   }
-  int d = dup_fd(st, fd, context);
-  int sought = 0;
-  if (d >= 0 && pos >= 0) {
-#if defined(_WIN32)
-    CRT_BEGIN
-    sought = _lseeki64(d, pos, SEEK_SET) < 0 ? -1 : 0;
-    CRT_END
-#else
-    sought = lseek(d, (off_t)pos, SEEK_SET) < 0 ? -1 : 0;
-#endif
-  }
-  if (sought < 0) {
-    int e = errno;
-    fd_close(d);
-    PyErr_Format(st->StreamError, "%s: cannot seek file descriptor %d to %lld: %s", context, fd,
-                 pos, strerror(e));
-    return -1;
-  }
-  return d;
+  return 0;
 }
 
 /*
- * The descriptor a stream owns for `o` (close-on-exec; the caller's is never
- * closed): an int descriptor or an object's fileno(), duplicated; a path
- * (str, os.PathLike; for a writer bytes too), opened. -2 without an
- * exception when `o` is none of those; -1 with one.
+ * The transport `o` names: an int descriptor or an object's fileno() (the
+ * library duplicates it: the caller's is never closed); a path (str,
+ * os.PathLike; for a writer bytes too). 0; -2 without an exception when `o`
+ * is none of those; -1 with one. Release with transport_done.
  */
-static int transport_fd(HrpyState *st, PyObject *o, bool write, const char *ctx) {
+static int transport_of(HrpyState *st, PyObject *o, bool write, const char *ctx, Transport *t) {
+  memset(t, 0, sizeof *t);
+  t->fd = -1;
+  t->pos = -1;
   if (PyLong_Check(o) && !PyBool_Check(o)) {
-    int raw;
-    if (as_int(o, &raw) < 0) return -1;
-    if (raw < 0) {
-      PyErr_Format(PyExc_ValueError, "%s: file descriptor %d", ctx, raw);
-      return -1;
-    }
-    return dup_fd(st, raw, ctx);
+    if (as_int(o, &t->fd) < 0) return -1;
+    if (t->fd >= 0) return 0;
+    PyErr_Format(PyExc_ValueError, "%s: file descriptor %d", ctx, t->fd);
+    return -1;
   }
   if (PyUnicode_Check(o) || (write && PyBytes_Check(o)) ||
-      PyObject_HasAttrString(o, "__fspath__"))
-    return open_path(st, o, write);
-  return fd_of_object(st, o, write, ctx);
+      PyObject_HasAttrString(o, "__fspath__")) {
+    t->path = hrpy_fs_path(o);
+    t->shown = Py_NewRef(o);
+    return t->path != NULL ? 0 : -1;
+  }
+  return fd_of_object(st, o, write, ctx, t);
+}
+
+static void transport_done(Transport *t) {
+  Py_CLEAR(t->path);
+  Py_CLEAR(t->shown);
+}
+
+/* Opens the reader (w NULL) or writer over `t`, without the GIL (opening a
+ * FIFO waits for its other end); NULL-free on success, else the failure
+ * raised: a path that cannot be opened as hurray.FileError with errno and
+ * filename, the rest as stream errors. */
+static int transport_open(HrpyState *st, Transport *t, HurrayStreamReaderOptions *ro,
+                          uint32_t wflags, HurrayStreamReader **r, HurrayStreamWriter **w,
+                          const char *ctx) {
+  HurrayError err;
+  hurray_error_clear(&err);
+  HurrayStatus rc;
+  const char *p = t->path != NULL ? PyBytes_AS_STRING(t->path) : NULL;
+  if (t->owned && ro != NULL) ro->flags |= HURRAY_STREAM_OWN_FD;
+  Py_BEGIN_ALLOW_THREADS
+  if (p != NULL)
+    rc = w != NULL ? hurray_stream_writer_open(p, wflags, w, &err)
+                   : hurray_stream_reader_open(p, ro, r, &err);
+  else if (t->owned)
+    rc = w != NULL ? hurray_stream_writer_to_fd(t->fd, wflags | HURRAY_STREAM_OWN_FD, w)
+                   : hurray_stream_reader_from_fd(t->fd, ro, r);
+  else
+    rc = w != NULL ? hurray_stream_writer_to_fd_dup(t->fd, wflags, w, &err)
+                   : hurray_stream_reader_from_fd_dup(t->fd, t->pos, ro, r, &err);
+  Py_END_ALLOW_THREADS
+  if (rc == HURRAY_OK) return 0;
+#if defined(_WIN32)
+  if (t->owned) (void)_close(t->fd); /* not taken on failure */
+#endif
+  int code = p != NULL ? hurray_error_os_code(&err) : 0;
+  if (code != 0) {
+    errno = code;
+    PyErr_SetFromErrnoWithFilenameObject(st->FileError, t->shown);
+  } else {
+    raise_stream(st, rc, &err, ctx);
+  }
+  return -1;
 }
 
 /* ---- StreamReader ----------------------------------------------------------------------- */
@@ -411,8 +349,6 @@ static PyObject *reader_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
 
   HurrayStreamReader *r = NULL;
   PyObject *view = NULL;
-  HurrayStatus rc;
-  int fd = -2;
   if (!PyLong_Check(src) && !PyUnicode_Check(src) && !PyObject_HasAttrString(src, "__fspath__") &&
       PyObject_CheckBuffer(src)) {
     /* bytes are data here, not a path */
@@ -424,28 +360,24 @@ static PyObject *reader_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
       return PyErr_Format(PyExc_TypeError, "%s: the source bytes must be C-contiguous", ctx);
     }
     o.flags |= HURRAY_STREAM_ZERO_COPY;
-    rc = hurray_stream_reader_from_memory((const uint8_t *)b->buf, (size_t)b->len, &o, &r);
+    HurrayStatus rc =
+        hurray_stream_reader_from_memory((const uint8_t *)b->buf, (size_t)b->len, &o, &r);
     if (rc != HURRAY_OK) {
       Py_DECREF(view);
       return raise_stream(st, rc, NULL, ctx);
     }
   } else {
-    fd = transport_fd(st, src, false, ctx);
-    if (fd == -2)
-      return PyErr_Format(PyExc_TypeError,
-                          "%s: expected a path, a file descriptor, an object with fileno() or "
-                          "bytes, not %.100s; an in-memory file such as io.BytesIO has no "
-                          "descriptor: pass its contents instead (StreamReader(f.getvalue()))",
-                          ctx, Py_TYPE(src)->tp_name);
-  }
-  if (r == NULL) {
-    if (fd < 0) return NULL;
-    o.flags |= HURRAY_STREAM_OWN_FD; /* our duplicate: closed with the reader */
-    rc = hurray_stream_reader_from_fd(fd, &o, &r);
-    if (rc != HURRAY_OK) {
-      fd_close(fd);
-      return raise_stream(st, rc, NULL, ctx);
-    }
+    Transport t;
+    int found = transport_of(st, src, false, ctx, &t);
+    if (found == -2)
+      PyErr_Format(PyExc_TypeError,
+                   "%s: expected a path, a file descriptor, an object with fileno() or "
+                   "bytes, not %.100s; an in-memory file such as io.BytesIO has no "
+                   "descriptor: pass its contents instead (StreamReader(f.getvalue()))",
+                   ctx, Py_TYPE(src)->tp_name);
+    int opened = found == 0 ? transport_open(st, &t, &o, 0, &r, NULL, ctx) : -1;
+    transport_done(&t);
+    if (opened < 0) return NULL;
   }
   HrpyStreamReader *self = (HrpyStreamReader *)type->tp_alloc(type, 0);
   if (self == NULL) {
@@ -787,26 +719,23 @@ static PyObject *writer_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
   if (argv_[1] != NULL && (cross = PyObject_IsTrue(argv_[1])) < 0) return NULL;
   uint32_t flags = cross ? HURRAY_STREAM_CROSS_MACHINE : 0u;
   HurrayStreamWriter *w = NULL;
-  HurrayStatus rc;
   bool memory = dst == Py_None;
   if (memory) {
-    rc = hurray_stream_writer_to_memory(flags, &w);
+    HurrayStatus rc = hurray_stream_writer_to_memory(flags, &w);
     if (rc != HURRAY_OK) return raise_stream(st, rc, NULL, ctx);
   } else {
-    int fd = transport_fd(st, dst, true, ctx);
-    if (fd == -2)
-      return PyErr_Format(PyExc_TypeError,
-                          "%s: expected a path, a file descriptor or an object with fileno(), "
-                          "not %.100s; an in-memory file such as io.BytesIO has no "
-                          "descriptor: use StreamWriter() with no destination and take its "
-                          "getvalue()",
-                          ctx, Py_TYPE(dst)->tp_name);
-    if (fd < 0) return NULL;
-    rc = hurray_stream_writer_to_fd(fd, flags | HURRAY_STREAM_OWN_FD, &w);
-    if (rc != HURRAY_OK) {
-      fd_close(fd);
-      return raise_stream(st, rc, NULL, ctx);
-    }
+    Transport t;
+    int found = transport_of(st, dst, true, ctx, &t);
+    if (found == -2)
+      PyErr_Format(PyExc_TypeError,
+                   "%s: expected a path, a file descriptor or an object with fileno(), "
+                   "not %.100s; an in-memory file such as io.BytesIO has no "
+                   "descriptor: use StreamWriter() with no destination and take its "
+                   "getvalue()",
+                   ctx, Py_TYPE(dst)->tp_name);
+    int opened = found == 0 ? transport_open(st, &t, NULL, flags, NULL, &w, ctx) : -1;
+    transport_done(&t);
+    if (opened < 0) return NULL;
   }
   HrpyStreamWriter *self = (HrpyStreamWriter *)type->tp_alloc(type, 0);
   if (self == NULL) {
@@ -820,42 +749,6 @@ static PyObject *writer_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
   self->finished = false;
   self->closed = false;
   return (PyObject *)self;
-}
-
-/* The node of a tensor or composite (pointers borrowed from obj, which the
- * caller keeps alive, or from the arena). */
-static int fill_node(HrpyState *st, HrpyArena *a, PyObject *obj, const HurrayDescriptor *desc,
-                     HurrayStreamNode *node) {
-  if (hrpy_tensor_check(st, obj)) {
-    HrpyTensorView t_view = hrpy_tensor_view(obj);
-  const HrpyTensorView *t = &t_view;
-    if (hrpy_tensor_check_host(st, t->self, "StreamWriter.write") < 0) return -1;
-    node->descriptor = desc;
-    node->buffer_count = t->nbuf;
-    if (t->nbuf > 0) {
-      const void **p = hrpy_arena_alloc(a, t->nbuf * sizeof *p);
-      uint64_t *sz = hrpy_arena_alloc(a, t->nbuf * sizeof *sz);
-      if (p == NULL || sz == NULL) return -1;
-      for (uint32_t i = 0; i < t->nbuf; i++) {
-        p[i] = t->bufs[i].data;
-        sz[i] = t->f->buffers[i].byte_size;
-      }
-      node->buffers = p;
-      node->buffer_sizes = sz;
-    }
-    return 0;
-  }
-  uint32_t count = hrpy_composite_count(obj);
-  node->descriptor = hrpy_composite_head(obj);
-  node->member_count = count;
-  HurrayStreamNode *kids = hrpy_arena_alloc(a, (size_t)count * sizeof *kids);
-  if (kids == NULL) return -1;
-  node->members = kids;
-  for (uint32_t i = 0; i < count; i++)
-    if (fill_node(st, a, hrpy_composite_member(obj, i), hrpy_composite_member_descriptor(st, obj, i),
-                  &kids[i]) < 0)
-      return -1;
-  return 0;
 }
 
 static PyObject *writer_write_tensor(PyObject *s, PyObject *obj);
@@ -890,11 +783,8 @@ static PyObject *writer_write_tensor(PyObject *s, PyObject *obj) {
   HrpyStreamWriter *self = W(s);
   HrpyState *st = hrpy_state_of(s);
   HrpyArena arena = {NULL, 0, 0};
-  HurrayStreamNode node;
-  memset(&node, 0, sizeof node);
-  const HurrayDescriptor *d = NULL;
-  if (hrpy_tensor_check(st, obj) && (d = hrpy_tensor_desc(st, obj)) == NULL) return NULL;
-  if (fill_node(st, &arena, obj, d, &node) < 0) {
+  HurrayFileCompositeNode node;
+  if (hrpy_save_node(st, &arena, obj, NULL, 0, "StreamWriter.write", &node) < 0) {
     hrpy_arena_free(&arena);
     return NULL;
   }
@@ -907,10 +797,7 @@ static PyObject *writer_write_tensor(PyObject *s, PyObject *obj) {
   hurray_error_clear(&err);
   HurrayStatus rc;
   Py_BEGIN_ALLOW_THREADS
-  rc = node.member_count > 0 || d == NULL
-           ? hurray_stream_writer_write_node(w, &node, &err)
-           : hurray_stream_writer_write(w, node.descriptor, node.buffers, node.buffer_sizes,
-                                        node.buffer_count, &err);
+  rc = hurray_stream_writer_write_tree(w, &node, &err);
   Py_END_ALLOW_THREADS
   writer_release(self);
   hrpy_arena_free(&arena);

@@ -49,12 +49,11 @@ typedef struct {
 
 #define FW(o) ((HrpyFileWriter *)(o))
 
-/* A failure of the file itself (creating, finishing): hurray.FileError, as
- * for hurray.save. */
+/* A failure of the file itself (creating, finishing), as hurray.save raises it. */
 static PyObject *raise_file(HrpyState *st, HurrayStatus rc, const HurrayError *err,
-                            const char *context) {
-  return hrpy_raise_status_as(st, st->FileError, rc,
-                              err != NULL && err->status == rc ? err : NULL, context);
+                            const char *op, const char *path) {
+  HurrayFileSaveFailure at = {HURRAY_FILE_SAVE_AT_OPEN, 0};
+  return hrpy_raise_save(st, rc, err, NULL, &at, op, path);
 }
 
 static const char *state_word(WriterState s) {
@@ -127,9 +126,7 @@ static PyObject *writer_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
   rc = hurray_file_writer_open(p, &opt, &w, &err);
   Py_END_ALLOW_THREADS
   if (rc != HURRAY_OK) {
-    char ctx[200];
-    PyOS_snprintf(ctx, sizeof ctx, "FileWriter: '%.150s'", p);
-    raise_file(st, rc, &err, ctx);
+    raise_file(st, rc, &err, "FileWriter", p);
     Py_DECREF(path);
     Py_DECREF(shown);
     return NULL;
@@ -252,15 +249,13 @@ static PyObject *writer_finish(PyObject *s, PyObject *unused) {
    * directory sync failed: the message says so) */
   writer_release(self, rc == HURRAY_OK ? WRITER_FINISHED : WRITER_ABORTED);
   if (rc != HURRAY_OK) {
-    char ctx[200];
     PyObject *shown = PyObject_Str(self->path);
     const char *p = shown != NULL ? PyUnicode_AsUTF8(shown) : NULL;
     if (p == NULL) {
       PyErr_Clear();
       p = "?";
     }
-    PyOS_snprintf(ctx, sizeof ctx, "FileWriter.finish: '%.150s'", p);
-    raise_file(st, rc, &err, ctx);
+    raise_file(st, rc, &err, "FileWriter.finish", p);
     Py_XDECREF(shown);
     return NULL;
   }
