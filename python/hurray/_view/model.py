@@ -26,7 +26,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from .. import _hurray, _remote
+from .. import _hurray, _remote, _shared
 
 SAMPLE_ELEMENTS = 1 << 20      # elements of a dense tensor summarised at most
 CHUNKS = 32                    # blocks the sample is spread over
@@ -35,7 +35,7 @@ MAX_SPARSE = 1 << 22           # stored elements of a sparse tensor read at most
 BINS = 48
 GRID = 64                      # cells per side of the sparsity picture
 SPARSE_LAYOUTS = ("coo", "csr", "csc", "csf", "block_paged")
-PACKAGE_KEYS = ("hurray.views", "hurray.data_crc32c", "hurray.gguf")
+PACKAGE_KEYS = _shared.PACKAGE_KEYS  # spelled once, in include/hurray/file.h
 
 
 # ---- the structure ----------------------------------------------------------------------
@@ -162,7 +162,7 @@ class FileModel:
                     self.kv[k] = v
         except Exception as e:  # noqa: BLE001
             self._note(f"the KV section: {_error_text(e)}")
-        self.checksums = "hurray.data_crc32c" in self.kv
+        self.checksums = _shared.CHECKSUMS_KEY in self.kv
         try:
             self.views = [{"name": n, "base": base, "dtype": dt,
                            "shape": list(shape) if dt is not None else None,
