@@ -156,7 +156,7 @@ class FileModel:
             e["order"] = pos
         try:
             self.kv = dict(f.kv)
-            for k in PACKAGE_KEYS:
+            for k in sorted(PACKAGE_KEYS):
                 v = f._kv_value(k)
                 if v is not None:
                     self.kv[k] = v
