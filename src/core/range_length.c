@@ -7,7 +7,7 @@
 
 bool hurray_arange_length(double quotient, bool span_nonzero, uint64_t *out) {
   if (span_nonzero && quotient == 0.0) { /* underflowed: one element when positive */
-    *out = signbit(quotient) ? 0 : 1;
+    *out = copysign(1.0, quotient) < 0.0 ? 0 : 1; /* -0.0 (MinGW's signbit warns) */
     return true;
   }
   double c = ceil(quotient);

@@ -23,6 +23,10 @@
 #include "hurray/dtype.h"
 #include "internal/common.h"
 
+/* Whether x is finite: x - x is 0 for finite x, NaN for inf and NaN (MinGW's
+ * isfinite on a double warns under -Wfloat-conversion). */
+static bool finite64(double x) { return x - x == 0.0; }
+
 /* FP contraction would fuse i * step + start into one rounding (NumPy rounds
  * twice); the build is ISO C (GCC: contraction off); clang needs telling. */
 #if defined(__clang__)
@@ -194,11 +198,11 @@ HurrayStatus hurray_fill_linspace(uint8_t type_tag, uint64_t n, double start, do
   unsigned size;
   const HurrayDtypeInfo *info = hurray_dtype_info(type_tag);
   HURRAY_TRY(kind_of(type_tag, &kind, &size, err));
-  if (!isfinite(start) || !isfinite(stop))
+  if (!finite64(start) || !finite64(stop))
     return hurray__fail(err, HURRAY_ERR_INVALID_ARGUMENT, HURRAY_NO_OFFSET,
-                        isfinite(start) ? "stop" : "start", "must be finite");
+                        finite64(start) ? "stop" : "start", "must be finite");
   const double delta = stop - start;
-  if (!isfinite(delta))
+  if (!finite64(delta))
     return hurray__fail(err, HURRAY_ERR_INVALID_ARGUMENT, HURRAY_NO_OFFSET, "stop",
                         "stop - start overflows float64");
   HURRAY_TRY(room(dst, dst_size, n, size, err));

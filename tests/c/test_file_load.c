@@ -6,6 +6,11 @@
  * binding's partial reads, KV arrays and workers setting start from. */
 #include "test_file_util.h"
 
+#ifdef _WIN32 /* the C runtime's spelling of setenv/unsetenv */
+#define setenv(k, v, overwrite) _putenv_s((k), (v))
+#define unsetenv(k) _putenv_s((k), "")
+#endif
+
 static int setup(void **state) {
   (void)state;
   tf_mkdir();
