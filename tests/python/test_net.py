@@ -339,11 +339,11 @@ def test_conformance_hello_and_a_tensor():
 
 
 def test_conformance_layout_selection_without_transcoding():
-    """§ Server Layout Selection: a server without TRANSCODING serves the stored layout
+    """§ Server Layout Selection: a server without TRANSCODING (transcode_limit=0) serves the stored layout
     whatever the preferences (rule 1a picks it if listed, rule 2 otherwise), even with
     ALLOW_TRANSCODE; the descriptor says which layout came."""
     t = hurray.from_numpy(np.arange(12, dtype=np.float32).reshape(3, 4))  # row-major, 0x01
-    with hurray.serve({"t": t}) as srv:
+    with hurray.serve({"t": t}, transcode_limit=0) as srv:
         s, p = said_hello(srv.port)
         assert struct.unpack_from("<Q", p, 8)[0] & 0x1 == 0  # no TRANSCODING advertised
         for prefs in ([0x02], [0x02, 0x01], [0xF3]):
