@@ -220,6 +220,23 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_descriptor_fields_dense(
     uint64_t buffer_bytes, uint32_t alignment, HurrayBufferHandle *handle,
     HurrayDescriptorFields *out, HurrayError *err);
 
+/*
+ * The descriptor of `d` (borrowed) transcoded to `target_tag` by
+ * hurray_layout_transcode: d's fields with the layout replaced by the
+ * target's (row- and column-major carry no payload), byte_offset 0, and one
+ * buffer of hurray_layout_transcode_size bytes with d's first buffer's
+ * device, sync mode, memory class and alignment; version, type, shape,
+ * flags, statistics, shard, extension type, composite member and trailing
+ * bytes kept. Built strictly when d passes the strict rules, else as
+ * permissively as d needs. *out owned (hurray_descriptor_destroy), NULL on
+ * failure. Errors: those of hurray_layout_transcode_size (the same
+ * refusals), HURRAY_ERR_NULL_POINTER (d, out), HURRAY_ERR_INTERNAL (a
+ * destroyed handle), HURRAY_ERR_OUT_OF_MEMORY, or the status building it
+ * fails with.
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_descriptor_transcoded(
+    const HurrayDescriptor *d, uint8_t target_tag, HurrayDescriptor **out, HurrayError *err);
+
 /* Checks `f` (borrowed) as hurray_descriptor_from_fields does, without
  * building anything. */
 HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_descriptor_validate(

@@ -305,6 +305,62 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_layout_to_row_major(
     void *dst, uint64_t dst_size, HurrayError *err);
 
 /* ==========================================================================
+ * Transcoding: a dense tensor's elements in another layout
+ * (src/layout/transcode.c; docs/reference/c-api/layout.md § Transcoding).
+ * Element-preserving (interchange.md § On-the-Fly Transcoding): same rank,
+ * shape, type and element at every index; only the memory layout changes.
+ * ========================================================================== */
+
+/*
+ * Whether a tensor with fields `f` (borrowed) can be transcoded to
+ * `target_tag`, and the bytes the result takes (*out_bytes, caller storage,
+ * written on success only): one packed buffer, hurray_buffer_size_bytes of
+ * the element count (sub-byte types packed as hurray_layout_to_row_major
+ * packs them, in the target's element order). Targets: HURRAY_LAYOUT_ROW_MAJOR
+ * and HURRAY_LAYOUT_COL_MAJOR (rank >= 1: a scalar is row-major only).
+ * Sources: every dense layout (row-major, column-major, strided, tiled,
+ * Morton, Hilbert), every element type with a known storage format (named,
+ * or private with its extension section), unquantized, no dynamic dimension.
+ * Allocates nothing.
+ * Errors: HURRAY_ERR_UNSUPPORTED, err->field naming what refuses: "target"
+ * (another target, or a scalar to column-major), "layout_tag" (sparse,
+ * block-paged, composite, private or unknown layout), "quantization",
+ * "type_tag" (no known storage format), "shape" (a dynamic dimension);
+ * HURRAY_ERR_NULL_POINTER (f, out_bytes); HURRAY_ERR_INVALID_ARGUMENT
+ * ("shape": a packed size beyond 63 bits); or the status the layout's shape
+ * rules fail with (HURRAY_ERR_INVALID_LAYOUT).
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_layout_transcode_size(
+    const struct HurrayDescriptorFields *f, uint8_t target_tag, uint64_t *out_bytes,
+    HurrayError *err);
+
+/*
+ * Writes the tensor (fields `f`, its `buffers` / `sizes` as
+ * hurray_layout_to_row_major takes them; all borrowed) into `dst`
+ * (borrowed, dst_size bytes) packed in layout `target_tag`: the element at
+ * index i goes where a row-major (column-major) tensor of f's shape and type
+ * keeps index i, sub-byte types packed LSB-first (6-bit: four per
+ * three-byte group), unused bits of the last byte or group zero. Only the
+ * first hurray_layout_transcode_size bytes of dst are written; a source
+ * already in the target layout gives a packed copy. Whole-byte row-major,
+ * column-major, strided and tiled sources are copied in blocks (runs
+ * contiguous on both sides at once, a transpose in squares staged on the
+ * stack),
+ * bounds-checked once per block (per tile); Morton and Hilbert sources and
+ * sub-byte types element by element. Allocates nothing.
+ * Errors: those of hurray_layout_transcode_size, plus
+ * HURRAY_ERR_BUFFER_TOO_SMALL ("dst": dst_size below the size),
+ * HURRAY_ERR_NULL_POINTER (dst with a non-zero size, a non-empty buffer),
+ * HURRAY_ERR_BUFFER_SIZE ("buffers[0]": an element outside buffer 0),
+ * HURRAY_ERR_INVALID_LAYOUT (an offset beyond 64 bits),
+ * HURRAY_ERR_INVALID_ARGUMENT (no buffer). dst's contents are unspecified
+ * after a failure.
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_layout_transcode(
+    const struct HurrayDescriptorFields *f, const void *const *buffers, const uint64_t *sizes,
+    uint8_t target_tag, void *dst, uint64_t dst_size, HurrayError *err);
+
+/* ==========================================================================
  * Partial reads: a hyper-rectangular selection of a dense tensor
  * (src/layout/slice.c; docs/reference/c-api/layout.md § Partial reads).
  * ========================================================================== */

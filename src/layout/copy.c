@@ -1,6 +1,8 @@
 /*
  * hurray_layout_to_row_major: the logical contents of a dense or sparse
- * tensor, packed in row-major order (layout.h).
+ * tensor, packed in row-major order (layout.h); and the element-by-element
+ * walk of a dense tensor in row- or column-major order that transcoding
+ * (transcode.c) shares.
  */
 #include "layout/layout_internal.h"
 
@@ -41,12 +43,14 @@ static HurrayStatus move(const CopyCtx *c, uint32_t which, uint64_t byte_offset,
 
 /* ---- dense ---------------------------------------------------------------------- */
 
-static HurrayStatus copy_dense(const CopyCtx *c, uint64_t vol) {
+/* Destination element e is the e-th index of the row-major order, or of the
+ * column-major order when `col` (the first dimension varies fastest). */
+static HurrayStatus copy_dense(const CopyCtx *c, uint64_t vol, bool col) {
   const HurrayDescriptorFields *f = c->f;
   uint32_t r = f->rank;
   uint8_t tag = f->layout.tag;
   uint64_t bo = f->byte_offset;
-  if (tag == HURRAY_LAYOUT_ROW_MAJOR || r == 0) {
+  if (tag == (col ? HURRAY_LAYOUT_COL_MAJOR : HURRAY_LAYOUT_ROW_MAJOR) || r == 0) {
     /* Same packing on both sides: one bounded copy. */
     uint64_t n;
     if (!hurray__elem_size(&c->fmt, vol, &n) || bo > c->v[0].size || c->v[0].size - bo < n)
@@ -84,7 +88,8 @@ static HurrayStatus copy_dense(const CopyCtx *c, uint64_t vol) {
       return hurray__fail(c->err, HURRAY_ERR_INVALID_LAYOUT, HURRAY_NO_OFFSET, "layout",
                           "element offset does not fit in 64 bits");
     HURRAY_TRY(move(c, 0, bo, off, e));
-    for (uint32_t k = r; k-- > 0;) {
+    for (uint32_t j = 0; j < r; j++) {
+      uint32_t k = col ? j : r - 1 - j;
       if (idx[k] + 1 < f->shape[k]) {
         idx[k]++;
         if (affine) off += s[k];
@@ -95,6 +100,18 @@ static HurrayStatus copy_dense(const CopyCtx *c, uint64_t vol) {
     }
   }
   return HURRAY_OK;
+}
+
+HurrayStatus hurray__dense_copy(const HurrayDescriptorFields *f, const HurrayBufView *v,
+                                const HurrayElemFormat *fmt, uint64_t vol, bool col, uint8_t *dst,
+                                HurrayError *err) {
+  CopyCtx c;
+  c.f = f;
+  c.fmt = *fmt;
+  c.v = v;
+  c.dst = dst;
+  c.err = err;
+  return copy_dense(&c, vol, col);
 }
 
 /* ---- sparse ------------------------------------------------------------------------ */
@@ -215,7 +232,7 @@ HurrayStatus hurray_layout_to_row_major(const HurrayDescriptorFields *f,
   c.v = views;
   if (need > 0) memset(dst, 0, (size_t)need);
   if (vol == 0) return HURRAY_OK;
-  if (cls == HURRAY_LAYOUT_CLASS_DENSE) return copy_dense(&c, vol);
+  if (cls == HURRAY_LAYOUT_CLASS_DENSE) return copy_dense(&c, vol, false);
   if (tag == HURRAY_LAYOUT_COO) return copy_coo(&c);
   HURRAY_TRY(hurray__index_check(f, views, err));
   return tag == HURRAY_LAYOUT_CSF ? copy_csf(&c) : copy_compressed(&c);

@@ -112,6 +112,19 @@ typedef struct HurrayBufView {
   uint64_t size;
 } HurrayBufView;
 
+/* ---- dense copies (src/layout/copy.c) -------------------------------------- */
+
+/* Copies the `vol` (>= 1) elements of a dense tensor (f passed the strict
+ * shape tier, no dynamic dimension, fmt its storage format, v its buffer
+ * views) into dst packed in row-major order, or column-major when `col`,
+ * element by element through the layout's addressing (one bounded memcpy
+ * when the source is already packed in that order). Every read is
+ * bounds-checked (HURRAY_ERR_BUFFER_SIZE, "buffers[0]"). Sub-byte elements
+ * replace their bits in dst: the caller zeroes dst first. */
+HURRAY_INTERNAL HURRAY_NODISCARD HurrayStatus hurray__dense_copy(
+    const HurrayDescriptorFields *f, const HurrayBufView *v, const HurrayElemFormat *fmt,
+    uint64_t vol, bool col, uint8_t *dst, HurrayError *err);
+
 /* Fills views[0..f->buffer_count) from the public (buffers, sizes) pair.
  * HURRAY_ERR_NULL_POINTER when a non-empty buffer is NULL. */
 HURRAY_INTERNAL HURRAY_NODISCARD HurrayStatus hurray__buf_views(const HurrayDescriptorFields *f,
