@@ -643,6 +643,26 @@ HURRAY_API void hurray_net_server_set_shard(HurrayNetConnection *c, uint32_t sha
  */
 HURRAY_API bool hurray_net_server_request(const HurrayNetConnection *c, HurrayNetRequest *out);
 
+/* ---- layout selection (interchange.md § Server Layout Selection) ------------ */
+
+/*
+ * The layout tag a server answers a request with, for a tensor whose fields
+ * are `f` (borrowed): the first entry of `preferred` (borrowed; a request's
+ * preferred_layouts) that is f's stored layout tag, or, when `request_flags`
+ * has HURRAY_NET_REQ_ALLOW_TRANSCODE and `transcode_limit` is not 0 (the
+ * server transcodes, and advertises TRANSCODING), a tag the tensor
+ * transcodes to (row-major or column-major; hurray_layout_transcode_size) in
+ * at most `transcode_limit` bytes; an entry over the limit or not
+ * transcodable is passed over (the spec's fall-through). No entry satisfied,
+ * or an empty list: the stored tag. *out_bytes (NULL allowed) is the
+ * transcoded size, 0 when the stored layout is chosen. `preferred` NULL is an
+ * empty list; `f` NULL returns 0.
+ */
+HURRAY_API uint8_t hurray_net_layout_select(const HurrayNetLayoutList *preferred,
+                                            uint32_t request_flags,
+                                            const HurrayDescriptorFields *f,
+                                            uint64_t transcode_limit, uint64_t *out_bytes);
+
 /* ---- the server's table (POSIX) ---------------------------------------------- */
 
 /* The reserved key of the catalog: a request for it is answered with a uint8

@@ -110,7 +110,8 @@ def _tensors_of(paths: Any) -> tuple[dict[str, Any], list[Any]]:
 
 class Server:
     """A running server (hurray.serve): serves in background threads until
-    `close()` (or the end of a `with` block). `port` and `url` say where."""
+    `close()` (or the end of a `with` block). `port` and `url` say where;
+    `transcode_limit` is the largest tensor it transcodes (0: none)."""
 
     def __init__(self, paths: Any, host: str = "127.0.0.1", port: int = 0, *,
                  max_clients: int = DEFAULT_MAX_CLIENTS, writable: bool = False,

@@ -389,6 +389,7 @@ typedef struct Conn {
   uint8_t *cat;  /* the catalog being sent (hurray_alloc) */
   uint8_t *desc; /* a descriptor made for this response (hurray__malloc) */
   uint32_t desc_len;
+  void *xdata;   /* the tensor being sent, transcoded (hurray_alloc) */
 } Conn;
 
 /* Drops what the previous response held. */
@@ -400,6 +401,8 @@ static void conn_release(Conn *c) {
   hurray__free(c->desc);
   c->desc = NULL;
   c->desc_len = 0;
+  hurray_free(c->xdata);
+  c->xdata = NULL;
 }
 
 /* Appends `key` quoted as Python's repr quotes a str (single quotes unless the
@@ -592,14 +595,102 @@ static uint32_t shard_of(Conn *c, const Entry *e, uint32_t k, uint32_t n,
   return code;
 }
 
-/* Part `p` of the response, as the request asks for it. */
+/* ---- layout selection ------------------------------------------------------------ */
+
+uint8_t hurray_net_layout_select(const HurrayNetLayoutList *preferred, uint32_t request_flags,
+                                 const HurrayDescriptorFields *f, uint64_t transcode_limit,
+                                 uint64_t *out_bytes) {
+  if (out_bytes != NULL) *out_bytes = 0;
+  if (f == NULL) return 0;
+  /* Rule 1: the first preference that is stored (a), or that this server
+   * transcodes to (b: ALLOW_TRANSCODE and TRANSCODING for that tag, within
+   * the transcoding memory limit: over it, on to the next); rule 2: the
+   * stored layout. */
+  bool transcoding = (request_flags & HURRAY_NET_REQ_ALLOW_TRANSCODE) != 0 && transcode_limit != 0;
+  uint32_t cursor = 0;
+  HurrayNetLayoutEntry e;
+  while (preferred != NULL && hurray_net_layout_list_next(preferred, &cursor, &e)) {
+    if (e.tag == f->layout.tag) return f->layout.tag;
+    if (!transcoding || (e.tag != HURRAY_LAYOUT_ROW_MAJOR && e.tag != HURRAY_LAYOUT_COL_MAJOR))
+      continue;
+    uint64_t bytes = 0;
+    if (hurray_layout_transcode_size(f, e.tag, &bytes, NULL) == HURRAY_OK &&
+        bytes <= transcode_limit) {
+      if (out_bytes != NULL) *out_bytes = bytes;
+      return e.tag;
+    }
+  }
+  return f->layout.tag;
+}
+
+/* Part `p` as the request asks for it: stored, or transcoded (into
+ * c->xdata and c->desc, the connection's for this response) when the
+ * selection says so. `how` receives what the log adds (" as col_major
+ * (transcoded from tiled)"), or "". */
 static void serve_part(Conn *c, const Part *p, const uint8_t **descriptor,
-                       uint32_t *descriptor_len, const void **data, uint64_t *data_len) {
-  (void)c;
+                       uint32_t *descriptor_len, const void **data, uint64_t *data_len,
+                       char *how, size_t how_cap) {
   *descriptor = p->desc;
   *descriptor_len = p->desc_len;
   *data = p->data;
   *data_len = p->len;
+  how[0] = '\0';
+  hurray_free(c->xdata); /* the previous tensor of the response is sent */
+  c->xdata = NULL;
+  HurrayNetRequest r;
+  uint32_t cursor = 0;
+  HurrayNetLayoutEntry first;
+  if (c->t->opts.transcode_limit == 0 || !hurray_net_server_request(c->conn, &r) ||
+      (r.flags & HURRAY_NET_REQ_ALLOW_TRANSCODE) == 0 ||
+      !hurray_net_layout_list_next(&r.layouts, &cursor, &first) || first.tag == p->layout)
+    return; /* the stored layout, without decoding anything */
+  HurrayDescriptor *d = NULL;
+  HurrayDescriptorFields f;
+  if (hurray_descriptor_decode_ex(p->desc, p->desc_len, HURRAY_DECODE_PERMISSIVE, &d, NULL) !=
+          HURRAY_OK ||
+      hurray_descriptor_fields(d, &f) != HURRAY_OK) {
+    hurray__descriptor_drop(d);
+    return;
+  }
+  uint64_t bytes = 0;
+  uint8_t tag = hurray_net_layout_select(&r.layouts, r.flags, &f, c->t->opts.transcode_limit,
+                                         &bytes);
+  if (tag != f.layout.tag) {
+    /* the buffers, where they lie in the entry's data */
+    const void *bufs[256];
+    uint64_t sizes[256];
+    uint64_t at = 0;
+    for (uint32_t i = 0; i < f.buffer_count && i < 256; i++) {
+      bufs[i] = p->data + at;
+      sizes[i] = f.buffers[i].byte_size;
+      at += sizes[i];
+    }
+    HurrayError e;
+    HurrayDescriptor *td = NULL;
+    void *x = bytes == 0 ? NULL : hurray_alloc((size_t)bytes, HURRAY_MIN_BUFFER_ALIGNMENT);
+    HurrayStatus st = bytes != 0 && x == NULL ? HURRAY_ERR_OUT_OF_MEMORY : HURRAY_OK;
+    if (st == HURRAY_OK && bytes != 0)
+      st = hurray_layout_transcode(&f, bufs, sizes, tag, x, bytes, &e);
+    if (st == HURRAY_OK) st = hurray_descriptor_transcoded(d, tag, &td, &e);
+    if (st == HURRAY_OK && keep_descriptor(c, td)) {
+      c->xdata = x;
+      *descriptor = c->desc;
+      *descriptor_len = c->desc_len;
+      *data = x;
+      *data_len = bytes;
+      snprintf(how, how_cap, " as %s (transcoded from %s)", hurray_layout_name(tag),
+               hurray_layout_name(f.layout.tag) != NULL ? hurray_layout_name(f.layout.tag)
+                                                        : "its layout");
+    } else {
+      /* no memory: as stored (the selection's last resort) */
+      hurray_free(x);
+      snprintf(how, how_cap, " as stored (transcoding to %s failed: %s)",
+               hurray_layout_name(tag),
+               st == HURRAY_OK ? "no memory for its descriptor" : hurray_status_name(st));
+    }
+    hurray__descriptor_drop(td);
+  }
+  hurray__descriptor_drop(d);
 }
 
 static uint32_t on_get(void *ctx, const uint8_t *key, uint32_t key_len, uint8_t preferred_device,
@@ -642,8 +733,9 @@ static uint32_t on_get(void *ctx, const uint8_t *key, uint32_t key_len, uint8_t 
       log_line(c, "GET", key, key_len, "%llu bytes", (unsigned long long)*data_len);
     return code;
   }
-  serve_part(c, &e->parts[0], descriptor, descriptor_len, data, data_len);
-  log_line(c, "GET", key, key_len, "%llu bytes", (unsigned long long)*data_len);
+  char how[128];
+  serve_part(c, &e->parts[0], descriptor, descriptor_len, data, data_len, how, sizeof how);
+  log_line(c, "GET", key, key_len, "%llu bytes%s", (unsigned long long)*data_len, how);
   return 0;
 }
 
@@ -652,7 +744,9 @@ static uint32_t on_next(void *ctx, const uint8_t **descriptor, uint32_t *descrip
   Conn *c = ctx;
   Entry *e = c->held;
   if (e == NULL || c->next >= e->nparts) return HURRAY_NET_E_INVALID_MESSAGE;
-  serve_part(c, &e->parts[c->next++], descriptor, descriptor_len, data, data_len);
+  char how[128];
+  serve_part(c, &e->parts[c->next++], descriptor, descriptor_len, data, data_len, how,
+             sizeof how);
   return 0;
 }
 

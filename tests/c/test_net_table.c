@@ -677,6 +677,224 @@ static void test_concurrent_connections(void **state) {
   pthread_mutex_destroy(&mu);
 }
 
+/* ---- layout selection and transcoding (interchange.md § Server Layout Selection) ------- */
+
+/* A layout list in wire form from tags (a private tag gets 2 bytes of metadata). */
+static HurrayNetLayoutList prefs(const uint8_t *tags, uint16_t n, uint8_t *buf, size_t cap) {
+  HurrayNetLayoutEntry e[8];
+  static const uint8_t meta[2] = {0x12, 0x34};
+  if (n == 0) {
+    HurrayNetLayoutList empty = {0, 0, NULL};
+    (void)buf;
+    (void)cap;
+    return empty;
+  }
+  for (uint16_t i = 0; i < n; i++) {
+    e[i].tag = tags[i];
+    e[i].ext_len = tags[i] >= 0xF0 ? 2 : 0;
+    e[i].ext = tags[i] >= 0xF0 ? meta : NULL;
+  }
+  size_t len = 0;
+  assert_int_equal(hurray_net_layout_list_encode(e, n, buf, cap, &len, NULL), HURRAY_OK);
+  HurrayNetLayoutList l = {n, (uint32_t)len, buf};
+  return l;
+}
+
+static void test_layout_select(void **state) {
+  (void)state;
+  const uint64_t shape[2] = {2, 3};
+  HurrayBufferHandle h;
+  HurrayDescriptorFields col;
+  assert_int_equal(hurray_descriptor_fields_dense(HURRAY_DTYPE_FLOAT32, 2, shape,
+                                                  HURRAY_LAYOUT_COL_MAJOR, 24, 64, &h, &col, NULL),
+                   HURRAY_OK);
+  const uint8_t ROW = HURRAY_LAYOUT_ROW_MAJOR, COL = HURRAY_LAYOUT_COL_MAJOR;
+  const uint32_t ALLOW = HURRAY_NET_REQ_ALLOW_TRANSCODE;
+  uint8_t buf[64];
+  uint64_t bytes = 99;
+  /* rule 2: no preference, the stored layout */
+  assert_int_equal(hurray_net_layout_select(NULL, ALLOW, &col, 1000, &bytes), COL);
+  assert_int_equal(bytes, 0);
+  HurrayNetLayoutList none = prefs(NULL, 0, buf, sizeof buf);
+  assert_int_equal(hurray_net_layout_select(&none, ALLOW, &col, 1000, &bytes), COL);
+  /* rule 1b needs ALLOW_TRANSCODE and a server that transcodes */
+  const uint8_t row_only[1] = {ROW};
+  HurrayNetLayoutList l = prefs(row_only, 1, buf, sizeof buf);
+  assert_int_equal(hurray_net_layout_select(&l, 0, &col, 1000, &bytes), COL);
+  assert_int_equal(hurray_net_layout_select(&l, ALLOW, &col, 0, &bytes), COL);
+  assert_int_equal(hurray_net_layout_select(&l, ALLOW, &col, 1000, &bytes), ROW);
+  assert_int_equal(bytes, 24);
+  /* within the limit exactly; one byte over falls through to the stored layout */
+  assert_int_equal(hurray_net_layout_select(&l, ALLOW, &col, 24, &bytes), ROW);
+  assert_int_equal(hurray_net_layout_select(&l, ALLOW, &col, 23, &bytes), COL);
+  assert_int_equal(bytes, 0);
+  /* the first satisfiable preference wins: a private tag and CSR are passed over */
+  const uint8_t mixed[4] = {0xF3, HURRAY_LAYOUT_CSR, ROW, COL};
+  l = prefs(mixed, 4, buf, sizeof buf);
+  assert_int_equal(hurray_net_layout_select(&l, ALLOW, &col, 1000, &bytes), ROW);
+  /* a stored preference before a transcodable one: 1a, nothing made */
+  const uint8_t col_first[3] = {HURRAY_LAYOUT_CSR, COL, ROW};
+  l = prefs(col_first, 3, buf, sizeof buf);
+  assert_int_equal(hurray_net_layout_select(&l, ALLOW, &col, 1000, &bytes), COL);
+  assert_int_equal(bytes, 0);
+  /* a layout this server does not transcode to (strided) is passed over */
+  const uint8_t strided[2] = {HURRAY_LAYOUT_STRIDED, ROW};
+  l = prefs(strided, 2, buf, sizeof buf);
+  assert_int_equal(hurray_net_layout_select(&l, ALLOW, &col, 1000, &bytes), ROW);
+  /* over the limit, the next preference may still be satisfied (stored) */
+  const uint8_t row_col[2] = {ROW, COL};
+  l = prefs(row_col, 2, buf, sizeof buf);
+  assert_int_equal(hurray_net_layout_select(&l, ALLOW, &col, 10, &bytes), COL);
+  /* a tensor that cannot be transcoded (sparse): its stored layout */
+  uint8_t cdesc[256];
+  uint32_t cn = coo(cdesc, sizeof cdesc);
+  HurrayDescriptor *d = NULL;
+  assert_int_equal(hurray_descriptor_decode(cdesc, cn, &d), HURRAY_OK);
+  HurrayDescriptorFields cf;
+  assert_int_equal(hurray_descriptor_fields(d, &cf), HURRAY_OK);
+  l = prefs(row_only, 1, buf, sizeof buf);
+  assert_int_equal(hurray_net_layout_select(&l, ALLOW, &cf, 1000, &bytes), HURRAY_LAYOUT_COO);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
+  assert_int_equal(hurray_net_layout_select(&l, ALLOW, NULL, 1000, &bytes), 0);
+}
+
+/* Gets `key` with the preferences `tags` and `flags`. */
+static HurrayStatus get_prefs(Serving *s, const char *key, const uint8_t *tags, uint16_t n,
+                              uint32_t flags, HurrayDescriptor **d, void **data, uint64_t *len,
+                              HurrayError *e) {
+  HurrayNetLayoutEntry ent[8];
+  memset(ent, 0, sizeof ent);
+  for (uint16_t i = 0; i < n; i++) ent[i].tag = tags[i];
+  HurrayNetRequestOptions r;
+  memset(&r, 0, sizeof r);
+  r.flags = flags;
+  r.layouts = ent;
+  r.layout_count = n;
+  *d = NULL;
+  *data = NULL;
+  *len = 0;
+  return hurray_net_client_get_ex(s->c, key, &r, d, data, len, e);
+}
+
+static uint8_t layout_of(const HurrayDescriptor *d) {
+  uint8_t tag = 0;
+  assert_int_equal(hurray_descriptor_layout_tag(d, &tag), HURRAY_OK);
+  return tag;
+}
+
+static void test_transcoding_over_the_wire(void **state) {
+  (void)state;
+  Fixture *x = fixture(false, 0);
+  /* a second table over the same tensors, transcoding up to 8000 bytes */
+  HurrayNetTableOptions o;
+  memset(&o, 0, sizeof o);
+  o.frame_size = 4096;
+  o.timeout_ms = 20000;
+  o.transcode_limit = 8000;
+  o.log = log_append;
+  o.log_ctx = &x->log;
+  HurrayNetTable *t = NULL;
+  HurrayError e;
+  assert_int_equal(hurray_net_table_new(&o, &t, &e), HURRAY_OK);
+  /* m: 10 x 5 float32 row-major (200 bytes); big: 20000 bytes, over the limit */
+  const uint64_t ten[2] = {10, 5};
+  uint8_t mdesc[256];
+  uint32_t mn = dense(2, ten, HURRAY_LAYOUT_ROW_MAJOR, mdesc, sizeof mdesc);
+  const void *mb[1] = {x->big};
+  uint64_t ms[1] = {200};
+  HurrayNetTableTensor m = one(mdesc, mn, mb, ms, 1);
+  assert_int_equal(hurray_net_table_add(t, "m", 1, &m, 1, NULL, NULL, &e), HURRAY_OK);
+  const void *bb[1] = {x->big};
+  uint64_t bs[1] = {(uint64_t)BIG * 4};
+  HurrayNetTableTensor big = one(x->big_desc, x->big_len, bb, bs, 1);
+  assert_int_equal(hurray_net_table_add(t, "big", 3, &big, 1, NULL, NULL, &e), HURRAY_OK);
+  const void *sb[1] = {x->small};
+  uint64_t ss[1] = {12};
+  const void *cb[2] = {x->coo_values, x->coo_coords};
+  uint64_t cs[2] = {8, 32};
+  HurrayNetTableTensor tree[4] = {
+      one(x->head, x->head_len, NULL, NULL, 0), one(x->small_desc, x->small_len, sb, ss, 1),
+      one(x->inner, x->inner_len, NULL, NULL, 0), one(x->coo_desc, x->coo_len, cb, cs, 2)};
+  assert_int_equal(hurray_net_table_add(t, "comp", 4, tree, 4, NULL, NULL, &e), HURRAY_OK);
+
+  Serving *s = open_client(t, HURRAY_NET_REQ_PARALLEL_OK);
+  uint64_t caps = hurray_net_session_peer_capabilities(hurray_net_connection_session(s->c));
+  assert_true(caps & HURRAY_NET_CAP_TRANSCODING);
+  const uint8_t COL[1] = {HURRAY_LAYOUT_COL_MAJOR};
+  const uint32_t ALLOW = HURRAY_NET_REQ_ALLOW_TRANSCODE;
+  HurrayDescriptor *d = NULL;
+  void *data = NULL;
+  uint64_t len = 0;
+  /* without ALLOW_TRANSCODE: as stored */
+  assert_int_equal(get_prefs(s, "m", COL, 1, 0, &d, &data, &len, &e), HURRAY_OK);
+  assert_int_equal(layout_of(d), HURRAY_LAYOUT_ROW_MAJOR);
+  assert_memory_equal(data, x->big, 200);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
+  hurray_free(data);
+  /* with it: column-major, element (i, j) at j * 10 + i */
+  if (get_prefs(s, "m", COL, 1, ALLOW, &d, &data, &len, &e) != HURRAY_OK)
+    fail_msg("get: %s", e.message);
+  assert_int_equal(layout_of(d), HURRAY_LAYOUT_COL_MAJOR);
+  assert_int_equal(len, 200);
+  for (int i = 0; i < 10; i++)
+    for (int j = 0; j < 5; j++)
+      assert_memory_equal((uint8_t *)data + (j * 10 + i) * 4, x->big + (i * 5 + j) * 4, 4);
+  HurrayDescriptorFields f;
+  assert_int_equal(hurray_descriptor_fields(d, &f), HURRAY_OK);
+  assert_int_equal(f.shape[0], 10);
+  assert_int_equal(f.buffers[0].byte_size, 200);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
+  hurray_free(data);
+  /* over the limit: falls through to the stored layout */
+  assert_int_equal(get_prefs(s, "big", COL, 1, ALLOW, &d, &data, &len, &e), HURRAY_OK);
+  assert_int_equal(layout_of(d), HURRAY_LAYOUT_ROW_MAJOR);
+  assert_int_equal(len, (uint64_t)BIG * 4);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
+  hurray_free(data);
+  /* a composite: each member negotiated on its own (the sparse one kept) */
+  assert_int_equal(get_prefs(s, "comp", COL, 1, ALLOW, &d, &data, &len, &e), HURRAY_OK);
+  assert_int_equal(layout_of(d), HURRAY_LAYOUT_COMPOSITE);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
+  const uint8_t want[3] = {HURRAY_LAYOUT_COL_MAJOR, HURRAY_LAYOUT_COMPOSITE, HURRAY_LAYOUT_COO};
+  for (int i = 0; i < 3; i++) {
+    if (hurray_net_client_get_next(s->c, &d, &data, &len, &e) != HURRAY_OK)
+      fail_msg("member %d: %s", i, e.message);
+    assert_int_equal(layout_of(d), want[i]);
+    if (i == 0) assert_memory_equal(data, x->small, 12); /* 1-D: the same bytes */
+    assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
+    hurray_free(data);
+  }
+  assert_false(hurray_net_client_response_open(s->c));
+  /* a shard is cut from the stored layout, whatever the preferences */
+  HurrayNetLayoutEntry ent = {HURRAY_LAYOUT_COL_MAJOR, 0, NULL};
+  HurrayNetRequestOptions r;
+  memset(&r, 0, sizeof r);
+  r.flags = ALLOW;
+  r.layouts = &ent;
+  r.layout_count = 1;
+  uint8_t *into = calloc(1, 200);
+  assert_non_null(into);
+  if (hurray_net_client_get_into_ex(s->c, "m#shard=1/2", &r, into, 200, &d, &len, &e) !=
+      HURRAY_OK)
+    fail_msg("shard: %s", e.message);
+  assert_int_equal(layout_of(d), HURRAY_LAYOUT_ROW_MAJOR);
+  assert_int_equal(len, 100);
+  assert_memory_equal(into, x->big + 100, 100);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
+  free(into);
+  /* a layout list that does not encode is refused before anything is sent */
+  HurrayNetLayoutEntry bad = {0x00, 0, NULL};
+  r.layouts = &bad;
+  assert_int_equal(hurray_net_client_get_ex(s->c, "m", &r, &d, &data, &len, &e),
+                   HURRAY_ERR_PROTOCOL);
+  assert_int_equal(hurray_net_client_ping(s->c, &e), HURRAY_OK);
+  close_client(s);
+  assert_true(logged(&x->log, "peer GET 'm' 200 bytes as col_major (transcoded from row_major)"));
+  assert_true(logged(&x->log, "peer GET 'big' 20000 bytes\n"));
+  hurray_net_table_destroy(&t);
+  fixture_free(x);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_add_refusals_and_keys),
@@ -685,6 +903,8 @@ int main(void) {
       cmocka_unit_test(test_puts_and_cap),
       cmocka_unit_test(test_log_quoting),
       cmocka_unit_test(test_concurrent_connections),
+      cmocka_unit_test(test_layout_select),
+      cmocka_unit_test(test_transcoding_over_the_wire),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
