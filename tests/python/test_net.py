@@ -1,5 +1,7 @@
 """The network transport over real sockets: hurray.serve / hurray.connect round
-trips of every layout and dtype kind, a raw-socket conformance test written from
+trips of every layout and dtype kind, layouts asked for and transcoded (every dense
+stored layout as row-major and column-major, the limit, what cannot be transcoded), a
+raw-socket conformance test written from
 the specification's tables (docs/spec/interchange.md upstream, § Network Transport
 Protocol: the header, message types, HELLO, TENSOR_REQUEST, TENSOR_DESCRIPTOR /
 TENSOR_DATA / TENSOR_DATA_END, ERROR codes), many clients at once, clients and
