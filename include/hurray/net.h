@@ -18,6 +18,9 @@
  *    refused with the ERROR to answer and what to close.
  *  - the connection (POSIX): hurray_net_client_* and hurray_net_server_serve
  *    speak the protocol over a connected socket, with timeouts.
+ *  - the server's table (POSIX): HurrayNetTable holds what a server serves by
+ *    name (tensors, composites, pushes) and runs its connections with the
+ *    built-in names (the catalog, shards) and the layout selection rules.
  *
  * All multi-byte fields are little-endian. Offsets in error details count
  * from the first byte of the message header (a payload field at payload
@@ -531,6 +534,31 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_net_client_get(
     HurrayNetConnection *c, const char *key, uint8_t preferred_device,
     HurrayDescriptor **out_descriptor, void **out_data, uint64_t *out_len, HurrayError *err);
 
+/* What a client asks for in a TENSOR_REQUEST beyond the key (zero-initialise,
+ * then set what you need): hurray_net_client_get_ex / _get_into_ex. */
+typedef struct HurrayNetRequestOptions {
+  uint8_t preferred_device;             /* HURRAY_DEVICE_* (0: CPU) */
+  uint32_t flags;                       /* HURRAY_NET_REQ_*, sent with the connection's
+                                           request_flags; ALLOW_TRANSCODE lets the server
+                                           transcode to a preferred layout */
+  const HurrayNetLayoutEntry *layouts;  /* preferred layouts, most preferred first
+                                           (borrowed for the call); NULL when count is 0 */
+  uint16_t layout_count;                /* 0: no preference (the stored layout) */
+} HurrayNetRequestOptions;
+
+/*
+ * Client: hurray_net_client_get with the request's layout preferences and
+ * flags: `req` (borrowed; NULL = CPU, no preference, the connection's
+ * request_flags). The server answers in the layout its selection rules give
+ * (interchange.md § Server Layout Selection): the descriptor says which.
+ * A layout list that does not encode (tag 0x00 or 0xFF, metadata on a tag
+ * outside 0xF0-0xFE): HURRAY_ERR_PROTOCOL before anything is sent. Outputs,
+ * ownership and other statuses as for hurray_net_client_get.
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_net_client_get_ex(
+    HurrayNetConnection *c, const char *key, const HurrayNetRequestOptions *req,
+    HurrayDescriptor **out_descriptor, void **out_data, uint64_t *out_len, HurrayError *err);
+
 /*
  * Client: as hurray_net_client_get, for a single tensor received straight
  * into `dst` (cap bytes, borrowed, the caller's memory, e.g. its part of a
@@ -543,6 +571,12 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_net_client_get(
 HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_net_client_get_into(
     HurrayNetConnection *c, const char *key, uint8_t preferred_device, void *dst, uint64_t cap,
     HurrayDescriptor **out_descriptor, uint64_t *out_len, HurrayError *err);
+
+/* Client: hurray_net_client_get_into with the request's preferences and flags
+ * (`req` as for hurray_net_client_get_ex). */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_net_client_get_into_ex(
+    HurrayNetConnection *c, const char *key, const HurrayNetRequestOptions *req, void *dst,
+    uint64_t cap, HurrayDescriptor **out_descriptor, uint64_t *out_len, HurrayError *err);
 
 /*
  * Client: the next tensor of the composite response hurray_net_client_get
@@ -599,6 +633,150 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_net_server_serve(
  */
 HURRAY_API void hurray_net_server_set_shard(HurrayNetConnection *c, uint32_t shard_index,
                                             uint32_t total_shards);
+
+/*
+ * Server, from inside a `get` or `next` handler: the TENSOR_REQUEST being
+ * answered (its key, preferred layouts, preferred device, alignment and
+ * flags) into *out (caller storage); its views are borrowed until the
+ * response ends. False, *out zeroed, outside a handler, on a client
+ * connection, or for NULL.
+ */
+HURRAY_API bool hurray_net_server_request(const HurrayNetConnection *c, HurrayNetRequest *out);
+
+/* ---- layout selection (interchange.md § Server Layout Selection) ------------ */
+
+/*
+ * The layout tag a server answers a request with, for a tensor whose fields
+ * are `f` (borrowed): the first entry of `preferred` (borrowed; a request's
+ * preferred_layouts) that is f's stored layout tag, or, when `request_flags`
+ * has HURRAY_NET_REQ_ALLOW_TRANSCODE and `transcode_limit` is not 0 (the
+ * server transcodes, and advertises TRANSCODING), a tag the tensor
+ * transcodes to (row-major or column-major; hurray_layout_transcode_size) in
+ * at most `transcode_limit` bytes; an entry over the limit or not
+ * transcodable is passed over (the spec's fall-through). No entry satisfied,
+ * or an empty list: the stored tag. *out_bytes (NULL allowed) is the
+ * transcoded size, 0 when the stored layout is chosen. `preferred` NULL is an
+ * empty list; `f` NULL returns 0.
+ */
+HURRAY_API uint8_t hurray_net_layout_select(const HurrayNetLayoutList *preferred,
+                                            uint32_t request_flags,
+                                            const HurrayDescriptorFields *f,
+                                            uint64_t transcode_limit, uint64_t *out_bytes);
+
+/* ---- the server's table (POSIX) ---------------------------------------------- */
+
+/* The reserved key of the catalog: a request for it is answered with a uint8
+ * tensor listing every entry (u32 name length, the UTF-8 name, u32 descriptor
+ * length, the encoded descriptor); no entry may take this name. */
+#define HURRAY_NET_CATALOG_KEY "__hurray_catalog__"
+
+/* The transcode limit hurray.serve and `hurray serve` use unless told
+ * otherwise (256 MiB); a table's own default is 0, no transcoding. */
+#define HURRAY_NET_DEFAULT_TRANSCODE_LIMIT ((uint64_t)256 << 20)
+
+/*
+ * A server's table: the tensors it serves by name, and the connection loop
+ * serving them (hurray_net_table_serve) with the built-in names (the
+ * catalog, shards "NAME#shard=K/N"), pushes when writable, and layout
+ * transcoding within a limit. Thread-safe: entries may be added, and any
+ * number of connections served at once, from any threads. A connection keeps
+ * the entry it is sending alive even when a push or an add replaces it.
+ */
+typedef struct HurrayNetTable HurrayNetTable;
+
+/* Options of a table (zero-initialise, then set what you need). */
+typedef struct HurrayNetTableOptions {
+  bool writable;            /* accept TENSOR_PUT into memory */
+  uint64_t max_put_bytes;   /* writable: data of every pushed entry together (a push
+                               over it: MESSAGE_TOO_LARGE) */
+  int32_t timeout_ms;       /* a connection's longest wait for its client; 0 = the
+                               connection default, -1 = none */
+  uint32_t frame_size;      /* largest data frame sent; 0 = the connection default */
+  uint64_t transcode_limit; /* largest transcoded tensor, bytes; 0 = no transcoding
+                               (TRANSCODING is not advertised) */
+  /* One line per request ("PEER GET 'name' 48 bytes", "PEER LIST 120 bytes",
+   * "PEER PUT 'name' refused: over max_put_bytes", ...), `line` borrowed for
+   * the call; called from the serving threads, from several at once: it must
+   * be thread-safe. NULL: no log. */
+  void (*log)(void *ctx, const char *line);
+  void *log_ctx;
+} HurrayNetTableOptions;
+
+/* One tensor of an entry: its encoded descriptor (descriptor_len bytes,
+ * borrowed for the call: copied) and the data of each buffer of its buffer
+ * table (`buffer_count` pointers and sizes; each size at least the buffer's
+ * byte_size, of which byte_size bytes are served). The data is borrowed while
+ * the entry lives: a one-buffer tensor is served from it in place; the
+ * buffers of a multi-buffer tensor are laid end to end once, by the add. */
+typedef struct HurrayNetTableTensor {
+  const uint8_t *descriptor;
+  uint32_t descriptor_len;
+  uint32_t buffer_count;
+  const void *const *buffers;
+  const uint64_t *sizes;
+} HurrayNetTableTensor;
+
+/* A new, empty table. `opts` borrowed (NULL = defaults: read-only, no
+ * transcoding, no log). *out owned (hurray_net_table_destroy), NULL on
+ * failure; HURRAY_ERR_INVALID_ARGUMENT for a timeout below -1,
+ * HURRAY_ERR_OUT_OF_MEMORY. */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_net_table_new(const HurrayNetTableOptions *opts,
+                                                              HurrayNetTable **out,
+                                                              HurrayError *err);
+
+/* Frees a table (*t moved) and every entry (calling their release callbacks)
+ * and sets *t to NULL; NULL and *t == NULL are no-ops. No connection may be
+ * serving it. */
+HURRAY_API void hurray_net_table_destroy(HurrayNetTable **t);
+
+/*
+ * Serves `count` tensors (borrowed array) under `key` (key_len bytes of
+ * UTF-8, borrowed, copied), replacing the entry of that name if any: one
+ * tensor, or a composite's head followed by its members in pre-order (a
+ * member that is itself a composite: its head, then its members), each
+ * member's descriptor as its parent presents it. `release` (NULL allowed) is
+ * called once with `release_ctx` when the entry is freed (replaced and no
+ * longer sent, or the table destroyed), from whichever thread drops it last;
+ * never when the add fails. Refusals, nothing added:
+ * HURRAY_ERR_INVALID_ARGUMENT for an empty key, one that is not UTF-8, the
+ * catalog's key, buffers that do not match a descriptor's buffer table
+ * ("tensors[1].sizes[0]"), or a count that is not the composite's tree; a
+ * descriptor that does not decode, its status ("tensors[i].descriptor");
+ * HURRAY_ERR_NULL_POINTER, HURRAY_ERR_OUT_OF_MEMORY.
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_net_table_add(
+    HurrayNetTable *t, const char *key, size_t key_len, const HurrayNetTableTensor *tensors,
+    uint32_t count, void (*release)(void *ctx), void *release_ctx, HurrayError *err);
+
+/* The number of entries (pushes included); 0 for NULL. Entries are never
+ * removed: the count only grows and entry i keeps its key. */
+HURRAY_API size_t hurray_net_table_count(HurrayNetTable *t);
+
+/*
+ * The key of entry `i` (in the order entries were first added): its bytes and
+ * a NUL into out[0..capacity) (caller memory), its length (without the NUL)
+ * into *out_len, also when the capacity is short (then
+ * HURRAY_ERR_BUFFER_TOO_SMALL). HURRAY_ERR_INVALID_ARGUMENT for i out of
+ * range; HURRAY_ERR_NULL_POINTER.
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_net_table_key(HurrayNetTable *t, size_t i,
+                                                              char *out, size_t capacity,
+                                                              size_t *out_len, HurrayError *err);
+
+/*
+ * Serves one connection over `fd` (a connected socket; borrowed, never closed
+ * here) from table `t` until the client closes it (HURRAY_OK): the HELLO
+ * exchange (advertising CPU and standard memory, PARALLEL_STREAMS, the
+ * layouts stored and, with a transcode limit, TRANSCODING and row-major and
+ * column-major), then every request and push. `peer` (borrowed, NULL
+ * allowed) names the client in log lines. Any number of calls may run at
+ * once on one table, one per connection. A failure of the connection
+ * (HURRAY_ERR_IO: the client vanished, timed out) or a refusal that closes
+ * it ends the call with that status. HURRAY_ERR_UNSUPPORTED on Windows.
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_net_table_serve(HurrayNetTable *t, int fd,
+                                                                const char *peer,
+                                                                HurrayError *err);
 
 #ifdef __cplusplus
 }

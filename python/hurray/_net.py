@@ -20,7 +20,7 @@ import threading
 import time
 import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from . import _hurray
 
@@ -33,6 +33,10 @@ CATALOG_KEY = "__hurray_catalog__"
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_MAX_CLIENTS = 64
 DEFAULT_MAX_PUT_BYTES = 1 << 30
+#: The largest tensor a server transcodes to a layout a client prefers (bytes of
+#: the transcoded copy, made per response); 0 turns transcoding off
+#: (docs/guide/network.md, What is negotiated).
+DEFAULT_TRANSCODE_LIMIT = 256 << 20
 SCHEME = "hurray://"
 #: Connections a client fetches a large tensor over, in shards, when the server
 #: advertises PARALLEL_STREAMS; tensors of at least this many bytes qualify.
@@ -106,25 +110,30 @@ def _tensors_of(paths: Any) -> tuple[dict[str, Any], list[Any]]:
 
 class Server:
     """A running server (hurray.serve): serves in background threads until
-    `close()` (or the end of a `with` block). `port` and `url` say where."""
+    `close()` (or the end of a `with` block). `port` and `url` say where;
+    `transcode_limit` is the largest tensor it transcodes (0: none)."""
 
     def __init__(self, paths: Any, host: str = "127.0.0.1", port: int = 0, *,
                  max_clients: int = DEFAULT_MAX_CLIENTS, writable: bool = False,
                  max_put_bytes: int = DEFAULT_MAX_PUT_BYTES, timeout: float = 300.0,
-                 log: Callable[[str], None] | None = None) -> None:
+                 log: Callable[[str], None] | None = None,
+                 transcode_limit: int = DEFAULT_TRANSCODE_LIMIT) -> None:
         if not isinstance(max_clients, int) or max_clients < 1:
             raise ValueError(f"serve: max_clients must be a whole number >= 1, not "
                              f"{max_clients!r}")
         if not isinstance(max_put_bytes, int) or max_put_bytes < 0:
             raise ValueError(f"serve: max_put_bytes must be a whole number >= 0, not "
                              f"{max_put_bytes!r}")
+        if not isinstance(transcode_limit, int) or transcode_limit < 0:
+            raise ValueError(f"serve: transcode_limit must be a whole number >= 0, not "
+                             f"{transcode_limit!r}")
         self._log = log
         tensors, self._files = _tensors_of(paths)
         try:
             if CATALOG_KEY in tensors:
                 raise ValueError(f"serve: {CATALOG_KEY!r} is reserved (the catalog)")
             self._srv = _hurray._NetServer(log, writable=writable, max_put_bytes=max_put_bytes,
-                                           timeout=timeout)
+                                           timeout=timeout, transcode_limit=transcode_limit)
             for name, t in tensors.items():
                 self._srv.add(name, t)
             family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -136,6 +145,7 @@ class Server:
         self.host = host
         self.port: int = self._sock.getsockname()[1]
         self.max_clients = max_clients
+        self.transcode_limit = transcode_limit
         self._lock = threading.Lock()
         self._conns: set[socket.socket] = set()
         self._closed = False
@@ -237,8 +247,9 @@ class Server:
 def serve(paths: Any, host: str = "127.0.0.1", port: int = 0, *,
           max_clients: int = DEFAULT_MAX_CLIENTS, writable: bool = False,
           max_put_bytes: int = DEFAULT_MAX_PUT_BYTES, timeout: float = 300.0,
-          log: Callable[[str], None] | None = None) -> Server:
-    """serve(paths, host="127.0.0.1", port=0, *, max_clients=64, writable=False, max_put_bytes=1073741824, timeout=300.0, log=None)
+          log: Callable[[str], None] | None = None,
+          transcode_limit: int = DEFAULT_TRANSCODE_LIMIT) -> Server:
+    """serve(paths, host="127.0.0.1", port=0, *, max_clients=64, writable=False, max_put_bytes=1073741824, timeout=300.0, log=None, transcode_limit=268435456)
 
     Serves every tensor of the `.hrry` files `paths` (a path or a list of paths; a
     `{name: hurray.Tensor}` mapping is served as it is) over the network transport of the
@@ -254,12 +265,19 @@ def serve(paths: Any, host: str = "127.0.0.1", port: int = 0, *,
     silent for `timeout` seconds is disconnected. `log`, when given, is called with one
     line per request (`hurray serve` prints them on stderr).
 
+    A client may ask for a tensor in another layout (`Client.get_tensor(name,
+    layout="col_major")`): a dense tensor that is not quantized is transcoded to row-major
+    or column-major for that response when the copy takes at most `transcode_limit` bytes
+    (256 MiB; each connection holds at most one such copy at a time), else it is sent as
+    stored. `transcode_limit=0` turns transcoding off (the server no longer advertises it).
+
     A composite is served as the specification streams it (its head, then its members in
     pre-order, on one stream); a client receives a `hurray.Composite`. A name found in two
     files is a `ValueError`.
     """
     return Server(paths, host, port, max_clients=max_clients, writable=writable,
-                  max_put_bytes=max_put_bytes, timeout=timeout, log=log)
+                  max_put_bytes=max_put_bytes, timeout=timeout, log=log,
+                  transcode_limit=transcode_limit)
 
 
 # ---- client ----------------------------------------------------------------------------
@@ -432,16 +450,29 @@ class Client:
         return {k: _hurray.Descriptor.decode(v, permissive=True)
                 for k, v in self._catalog().items()}
 
-    def get_tensor(self, name: str) -> Any:
+    def get_tensor(self, name: str, *, layout: str | Sequence[str] | None = None) -> Any:
         """The tensor served under `name` (KeyError if none): fetched whole, into
         64-byte aligned memory of its own; a composite comes as a `hurray.Composite`.
         A tensor of at least `parallel_threshold` bytes comes in `parallel` shards over
-        as many connections, when the server offers parallel transfers."""
-        if self.parallel > 1 and not self._closed:
+        as many connections, when the server offers parallel transfers.
+
+        `layout`: a layout name ("row_major", "col_major", ...) or a sequence of names,
+        most preferred first. The server sends the tensor in the first of them it stores
+        it in or can transcode it to (a dense tensor, not quantized, to row_major or
+        col_major, within its transcode limit), else in the layout it is stored in: the
+        tensor returned says which (`.layout`); its values are the same either way. A
+        composite's members are each sent that way."""
+        prefs: list[str] | None = None
+        if layout is not None:
+            prefs = [layout] if isinstance(layout, str) else list(layout)
+        # Shards are cut from the stored layout, row-major: only when the
+        # selection would keep it anyway (no preference, or row_major first).
+        if self.parallel > 1 and not self._closed and (prefs is None or prefs[:1] == [
+                "row_major"]):
             t = self._get_parallel(name)
             if t is not None:
                 return t
-        return self._c.get(name)
+        return self._c.get(name, layout=prefs)
 
     def _get_parallel(self, name: str) -> Any:
         with self._plock:

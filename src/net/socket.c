@@ -50,6 +50,7 @@ struct HurrayNetConnection {
   uint32_t pending;       /* client: the stream of a composite response being received */
   uint32_t request_flags;
   uint32_t shard_index, total_shards; /* server: set by a get handler; 0: one */
+  const HurrayNetRequest *request;    /* server: the request being answered */
 };
 
 HurrayStatus hurray_net_connection_new(int fd, HurrayNetRole role,
@@ -549,58 +550,105 @@ static HurrayStatus receive_tensor(HurrayNetConnection *c, uint32_t stream, void
   return st;
 }
 
-HurrayStatus hurray_net_client_get(HurrayNetConnection *c, const char *key,
-                                   uint8_t preferred_device, HurrayDescriptor **out_descriptor,
-                                   void **out_data, uint64_t *out_len, HurrayError *err) {
+/* Sends a TENSOR_REQUEST for `key` on a new stream (*stream): `req`'s device,
+ * preferences and flags (NULL: CPU, none, the connection's flags). */
+static HurrayStatus send_request(HurrayNetConnection *c, const char *key,
+                                 const HurrayNetRequestOptions *req, uint32_t *stream,
+                                 HurrayError *err) {
+  size_t klen = strlen(key);
+  if (klen > UINT32_MAX)
+    return hurray__fail(err, HURRAY_ERR_INVALID_ARGUMENT, HURRAY_NO_OFFSET, "key", "too long");
+  HurrayNetRequestOptions r;
+  memset(&r, 0, sizeof r);
+  if (req != NULL) r = *req;
+  if (r.layout_count != 0 && r.layouts == NULL)
+    return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, "req.layouts",
+                        "%u layouts without an array", (unsigned)r.layout_count);
+  /* The preferences in wire form: on the stack when short, else allocated. */
+  uint8_t small[64];
+  uint8_t *list = small;
+  size_t list_len = 0;
+  HurrayStatus st = HURRAY_OK;
+  if (r.layout_count != 0) {
+    st = hurray_net_layout_list_encode(r.layouts, r.layout_count, small, sizeof small,
+                                       &list_len, err);
+    if (st == HURRAY_ERR_BUFFER_TOO_SMALL) {
+      list = hurray__malloc(list_len);
+      if (list == NULL)
+        return hurray__fail(err, HURRAY_ERR_OUT_OF_MEMORY, HURRAY_NO_OFFSET, "req.layouts",
+                            "cannot allocate %zu bytes", list_len);
+      st = hurray_net_layout_list_encode(r.layouts, r.layout_count, list, list_len, &list_len,
+                                         err);
+    }
+  }
+  if (st == HURRAY_OK) {
+    *stream = new_stream(c);
+    HurrayNetMessage m;
+    memset(&m, 0, sizeof m);
+    m.type = HURRAY_NET_TENSOR_REQUEST;
+    m.stream_id = *stream;
+    m.u.request.key = (const uint8_t *)key;
+    m.u.request.key_len = (uint32_t)klen;
+    m.u.request.layouts.count = r.layout_count;
+    m.u.request.layouts.len = (uint32_t)list_len;
+    m.u.request.layouts.bytes = list_len != 0 ? list : NULL;
+    m.u.request.preferred_device = r.preferred_device;
+    m.u.request.min_alignment = HURRAY_MIN_BUFFER_ALIGNMENT;
+    m.u.request.flags = c->request_flags | r.flags;
+    st = send_msg(c, &m, err);
+  }
+  if (list != small) hurray__free(list);
+  return st;
+}
+
+HurrayStatus hurray_net_client_get_ex(HurrayNetConnection *c, const char *key,
+                                      const HurrayNetRequestOptions *req,
+                                      HurrayDescriptor **out_descriptor, void **out_data,
+                                      uint64_t *out_len, HurrayError *err) {
   HURRAY_TRY(check_role(c, HURRAY_NET_ROLE_CLIENT, err));
   if (key == NULL || out_descriptor == NULL || out_data == NULL || out_len == NULL)
     return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, NULL,
                         "key, out_descriptor, out_data and out_len are required");
   HURRAY_TRY(check_idle(c, err));
-  size_t klen = strlen(key);
-  if (klen > UINT32_MAX)
-    return hurray__fail(err, HURRAY_ERR_INVALID_ARGUMENT, HURRAY_NO_OFFSET, "key", "too long");
-  uint32_t stream = new_stream(c);
-  HurrayNetMessage m;
-  memset(&m, 0, sizeof m);
-  m.type = HURRAY_NET_TENSOR_REQUEST;
-  m.stream_id = stream;
-  m.u.request.key = (const uint8_t *)key;
-  m.u.request.key_len = (uint32_t)klen;
-  m.u.request.preferred_device = preferred_device;
-  m.u.request.min_alignment = HURRAY_MIN_BUFFER_ALIGNMENT;
-  m.u.request.flags = c->request_flags;
-  HURRAY_TRY(send_msg(c, &m, err));
+  uint32_t stream = 0;
+  HURRAY_TRY(send_request(c, key, req, &stream, err));
   return receive_tensor(c, stream, NULL, 0, out_descriptor, out_data, out_len, err);
+}
+
+HurrayStatus hurray_net_client_get(HurrayNetConnection *c, const char *key,
+                                   uint8_t preferred_device, HurrayDescriptor **out_descriptor,
+                                   void **out_data, uint64_t *out_len, HurrayError *err) {
+  HurrayNetRequestOptions r;
+  memset(&r, 0, sizeof r);
+  r.preferred_device = preferred_device;
+  return hurray_net_client_get_ex(c, key, &r, out_descriptor, out_data, out_len, err);
+}
+
+HurrayStatus hurray_net_client_get_into_ex(HurrayNetConnection *c, const char *key,
+                                           const HurrayNetRequestOptions *req, void *dst,
+                                           uint64_t cap, HurrayDescriptor **out_descriptor,
+                                           uint64_t *out_len, HurrayError *err) {
+  HURRAY_TRY(check_role(c, HURRAY_NET_ROLE_CLIENT, err));
+  if (key == NULL || out_descriptor == NULL || out_len == NULL || (dst == NULL && cap != 0))
+    return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, NULL,
+                        "key, dst, out_descriptor and out_len are required");
+  HURRAY_TRY(check_idle(c, err));
+  static uint8_t none[1];
+  uint32_t stream = 0;
+  HURRAY_TRY(send_request(c, key, req, &stream, err));
+  void *data = NULL;
+  return receive_tensor(c, stream, dst != NULL ? dst : none, cap, out_descriptor, &data, out_len,
+                        err);
 }
 
 HurrayStatus hurray_net_client_get_into(HurrayNetConnection *c, const char *key,
                                         uint8_t preferred_device, void *dst, uint64_t cap,
                                         HurrayDescriptor **out_descriptor, uint64_t *out_len,
                                         HurrayError *err) {
-  HURRAY_TRY(check_role(c, HURRAY_NET_ROLE_CLIENT, err));
-  if (key == NULL || out_descriptor == NULL || out_len == NULL || (dst == NULL && cap != 0))
-    return hurray__fail(err, HURRAY_ERR_NULL_POINTER, HURRAY_NO_OFFSET, NULL,
-                        "key, dst, out_descriptor and out_len are required");
-  HURRAY_TRY(check_idle(c, err));
-  size_t klen = strlen(key);
-  if (klen > UINT32_MAX)
-    return hurray__fail(err, HURRAY_ERR_INVALID_ARGUMENT, HURRAY_NO_OFFSET, "key", "too long");
-  static uint8_t none[1];
-  uint32_t stream = new_stream(c);
-  HurrayNetMessage m;
-  memset(&m, 0, sizeof m);
-  m.type = HURRAY_NET_TENSOR_REQUEST;
-  m.stream_id = stream;
-  m.u.request.key = (const uint8_t *)key;
-  m.u.request.key_len = (uint32_t)klen;
-  m.u.request.preferred_device = preferred_device;
-  m.u.request.min_alignment = HURRAY_MIN_BUFFER_ALIGNMENT;
-  m.u.request.flags = c->request_flags;
-  HURRAY_TRY(send_msg(c, &m, err));
-  void *data = NULL;
-  return receive_tensor(c, stream, dst != NULL ? dst : none, cap, out_descriptor, &data, out_len,
-                        err);
+  HurrayNetRequestOptions r;
+  memset(&r, 0, sizeof r);
+  r.preferred_device = preferred_device;
+  return hurray_net_client_get_into_ex(c, key, &r, dst, cap, out_descriptor, out_len, err);
 }
 
 HurrayStatus hurray_net_client_get_next(HurrayNetConnection *c, HurrayDescriptor **out_descriptor,
@@ -674,6 +722,9 @@ HurrayStatus hurray_net_client_put(HurrayNetConnection *c, const char *key,
 
 /* ---- server ------------------------------------------------------------------------ */
 
+static HurrayStatus serve_response(HurrayNetConnection *c, const HurrayNetServerHandlers *h,
+                                   const HurrayNetMessage *req, HurrayError *err);
+
 /* Serves one request: the handler's tensor, or its ERROR. */
 static HurrayStatus serve_get(HurrayNetConnection *c, const HurrayNetServerHandlers *h,
                               const HurrayNetMessage *req, HurrayError *err) {
@@ -681,12 +732,22 @@ static HurrayStatus serve_get(HurrayNetConnection *c, const HurrayNetServerHandl
   if (h == NULL || h->get == NULL)
     return send_error(c, stream, HURRAY_NET_E_UNKNOWN_TENSOR, "this server serves no tensor",
                       err);
+  c->shard_index = 0;
+  c->total_shards = 0;
+  c->request = &req->u.request;
+  HurrayStatus st = serve_response(c, h, req, err);
+  c->request = NULL;
+  return st;
+}
+
+/* serve_get, with the request visible to the handlers. */
+static HurrayStatus serve_response(HurrayNetConnection *c, const HurrayNetServerHandlers *h,
+                                   const HurrayNetMessage *req, HurrayError *err) {
+  uint32_t stream = req->stream_id;
   const uint8_t *desc = NULL;
   uint32_t desc_len = 0;
   const void *data = NULL;
   uint64_t len = 0;
-  c->shard_index = 0;
-  c->total_shards = 0;
   uint32_t code = h->get(h->ctx, req->u.request.key, req->u.request.key_len,
                          req->u.request.preferred_device, &desc, &desc_len, &data, &len);
   if (code != 0) return send_error(c, stream, code, "", err);
@@ -745,6 +806,14 @@ void hurray_net_server_set_shard(HurrayNetConnection *c, uint32_t shard_index,
   if (c == NULL || c->role != HURRAY_NET_ROLE_SERVER) return;
   c->shard_index = shard_index;
   c->total_shards = total_shards;
+}
+
+bool hurray_net_server_request(const HurrayNetConnection *c, HurrayNetRequest *out) {
+  if (out == NULL) return false;
+  memset(out, 0, sizeof *out);
+  if (c == NULL || c->role != HURRAY_NET_ROLE_SERVER || c->request == NULL) return false;
+  *out = *c->request;
+  return true;
 }
 
 /* The put being received (one at a time). */
@@ -944,6 +1013,36 @@ void hurray_net_server_set_shard(HurrayNetConnection *c, uint32_t shard_index,
   (void)c;
   (void)shard_index;
   (void)total_shards;
+}
+bool hurray_net_server_request(const HurrayNetConnection *c, HurrayNetRequest *out) {
+  (void)c;
+  if (out != NULL) memset(out, 0, sizeof *out);
+  return false;
+}
+HurrayStatus hurray_net_client_get_ex(HurrayNetConnection *c, const char *key,
+                                      const HurrayNetRequestOptions *req,
+                                      HurrayDescriptor **out_descriptor, void **out_data,
+                                      uint64_t *out_len, HurrayError *err) {
+  (void)c;
+  (void)key;
+  (void)req;
+  (void)out_descriptor;
+  (void)out_data;
+  (void)out_len;
+  return unsupported(err);
+}
+HurrayStatus hurray_net_client_get_into_ex(HurrayNetConnection *c, const char *key,
+                                           const HurrayNetRequestOptions *req, void *dst,
+                                           uint64_t cap, HurrayDescriptor **out_descriptor,
+                                           uint64_t *out_len, HurrayError *err) {
+  (void)c;
+  (void)key;
+  (void)req;
+  (void)dst;
+  (void)cap;
+  (void)out_descriptor;
+  (void)out_len;
+  return unsupported(err);
 }
 HurrayStatus hurray_net_client_get_into(HurrayNetConnection *c, const char *key,
                                         uint8_t preferred_device, void *dst, uint64_t cap,

@@ -48,6 +48,12 @@ typedef struct Server {
   HurrayNetConnection *conn; /* for hurray_net_server_set_shard */
   uint8_t shard_desc[256];   /* shard 1 of 2 of "big" */
   uint32_t shard_desc_len;
+  /* the last request, as hurray_net_server_request showed it to the handler */
+  bool seen;
+  uint32_t seen_flags, seen_align, seen_count;
+  uint8_t seen_device, seen_tags[4], seen_ext[4];
+  uint16_t seen_ext_len;
+  char seen_key[16];
 } Server;
 
 static uint32_t on_get(void *ctx, const uint8_t *key, uint32_t key_len, uint8_t device,
@@ -55,6 +61,25 @@ static uint32_t on_get(void *ctx, const uint8_t *key, uint32_t key_len, uint8_t 
                        uint64_t *data_len) {
   Server *s = ctx;
   (void)device;
+  HurrayNetRequest r;
+  s->seen = hurray_net_server_request(s->conn, &r);
+  if (s->seen) {
+    s->seen_flags = r.flags;
+    s->seen_align = r.min_alignment;
+    s->seen_device = r.preferred_device;
+    s->seen_count = r.layouts.count;
+    memset(s->seen_key, 0, sizeof s->seen_key);
+    memcpy(s->seen_key, r.key, r.key_len < 15 ? r.key_len : 15);
+    uint32_t cursor = 0;
+    HurrayNetLayoutEntry e;
+    for (uint32_t i = 0; i < 4 && hurray_net_layout_list_next(&r.layouts, &cursor, &e); i++) {
+      s->seen_tags[i] = e.tag;
+      if (e.ext_len != 0) {
+        s->seen_ext_len = e.ext_len;
+        memcpy(s->seen_ext, e.ext, e.ext_len < 4 ? e.ext_len : 4);
+      }
+    }
+  }
   if (key_len == 4 && memcmp(key, "half", 4) == 0 && s->shard_desc_len != 0) {
     /* shard 1 of 2: the second half of "big" */
     hurray_net_server_set_shard(s->conn, 1, 2);
@@ -107,6 +132,9 @@ static void *serve(void *arg) {
   hello.device_count = 1;
   hello.devices = &cpu;
   s->status = hurray_net_server_serve(c, &hello, &h, &s->err);
+  /* outside a handler the server has no request to show */
+  HurrayNetRequest r;
+  if (hurray_net_server_request(c, &r) || r.key != NULL) s->status = HURRAY_ERR_INTERNAL;
   hurray_net_connection_destroy(&c);
   return NULL;
 }
@@ -296,11 +324,80 @@ static void test_shard_into_caller_memory(void **state) {
   free(s);
 }
 
+/* A handler sees the request it answers (hurray_net_server_request): the
+ * preferred layouts and flags a client sent with hurray_net_client_get_ex,
+ * its own request_flags added. */
+static void test_request_seen_by_the_handler(void **state) {
+  (void)state;
+  int fds[2];
+  assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
+  Server *s = calloc(1, sizeof *s);
+  assert_non_null(s);
+  s->fd = fds[1];
+  s->desc_len = dense_descriptor(BIG, s->desc, sizeof s->desc);
+  s->data = calloc(1, (size_t)BIG * 4);
+  assert_non_null(s->data);
+  pthread_t t;
+  assert_int_equal(pthread_create(&t, NULL, serve, s), 0);
+  HurrayNetConnectionOptions o;
+  memset(&o, 0, sizeof o);
+  o.request_flags = HURRAY_NET_REQ_PARALLEL_OK;
+  HurrayNetConnection *c = NULL;
+  HurrayError e;
+  assert_int_equal(hurray_net_connection_new(fds[0], HURRAY_NET_ROLE_CLIENT, &o, &c, &e),
+                   HURRAY_OK);
+  if (hurray_net_client_hello(c, NULL, &e) != HURRAY_OK) fail_msg("hello: %s", e.message);
+  static const uint8_t meta[2] = {0xAB, 0xCD};
+  HurrayNetLayoutEntry prefs[2] = {{HURRAY_LAYOUT_COL_MAJOR, 0, NULL}, {0xF3, 2, meta}};
+  HurrayNetRequestOptions r;
+  memset(&r, 0, sizeof r);
+  r.flags = HURRAY_NET_REQ_ALLOW_TRANSCODE;
+  r.layouts = prefs;
+  r.layout_count = 2;
+  HurrayDescriptor *d = NULL;
+  void *data = NULL;
+  uint64_t len = 0;
+  if (hurray_net_client_get_ex(c, "big", &r, &d, &data, &len, &e) != HURRAY_OK)
+    fail_msg("get: %s", e.message);
+  assert_true(s->seen);
+  assert_string_equal(s->seen_key, "big");
+  assert_int_equal(s->seen_flags, HURRAY_NET_REQ_ALLOW_TRANSCODE | HURRAY_NET_REQ_PARALLEL_OK);
+  assert_int_equal(s->seen_align, 64);
+  assert_int_equal(s->seen_device, HURRAY_DEVICE_CPU);
+  assert_int_equal(s->seen_count, 2);
+  assert_int_equal(s->seen_tags[0], HURRAY_LAYOUT_COL_MAJOR);
+  assert_int_equal(s->seen_tags[1], 0xF3);
+  assert_int_equal(s->seen_ext_len, 2);
+  assert_memory_equal(s->seen_ext, meta, 2);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
+  hurray_free(data);
+  /* the old call: no preference, the connection's flags only */
+  if (hurray_net_client_get(c, "big", HURRAY_DEVICE_CPU, &d, &data, &len, &e) != HURRAY_OK)
+    fail_msg("get: %s", e.message);
+  assert_int_equal(s->seen_count, 0);
+  assert_int_equal(s->seen_flags, HURRAY_NET_REQ_PARALLEL_OK);
+  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
+  hurray_free(data);
+  /* a client connection, NULL: nothing to show */
+  HurrayNetRequest seen;
+  assert_false(hurray_net_server_request(c, &seen));
+  assert_false(hurray_net_server_request(NULL, &seen));
+  assert_false(hurray_net_server_request(c, NULL));
+  hurray_net_connection_destroy(&c);
+  close(fds[0]);
+  assert_int_equal(pthread_join(t, NULL), 0);
+  if (s->status != HURRAY_OK) fail_msg("server: %s", s->err.message);
+  close(fds[1]);
+  free(s->data);
+  free(s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_round_trip),
       cmocka_unit_test(test_timeout_and_refusals),
       cmocka_unit_test(test_shard_into_caller_memory),
+      cmocka_unit_test(test_request_seen_by_the_handler),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

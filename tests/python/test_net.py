@@ -1,5 +1,7 @@
 """The network transport over real sockets: hurray.serve / hurray.connect round
-trips of every layout and dtype kind, a raw-socket conformance test written from
+trips of every layout and dtype kind, layouts asked for and transcoded (every dense
+stored layout as row-major and column-major, the limit, what cannot be transcoded), a
+raw-socket conformance test written from
 the specification's tables (docs/spec/interchange.md upstream, § Network Transport
 Protocol: the header, message types, HELLO, TENSOR_REQUEST, TENSOR_DESCRIPTOR /
 TENSOR_DATA / TENSOR_DATA_END, ERROR codes), many clients at once, clients and
@@ -200,6 +202,100 @@ def test_bad_urls_and_closed_clients():
             c["a"]
 
 
+# ---- layouts: what the client prefers, what the server transcodes ---------------------------
+
+DENSE = ["f32_row", "f64_col", "i16_strided", "u8_tiled", "f32_morton", "f32_hilbert", "bf16",
+         "bool", "c64", "empty", "scalar", "sections"]
+
+
+def codes(t, order):
+    """The element codes of a row- or column-major tensor's one buffer, in logical
+    row-major order (whole-byte elements as rows of bytes, 4-bit ones as nibbles,
+    LSB first): read with NumPy alone, not through the library."""
+    raw = np.frombuffer(np.asarray(t.buffer(0)).tobytes(), np.uint8)
+    shape = tuple(t.shape)
+    n = int(np.prod(shape))
+    if t.dtype.bit_width == 4:
+        flat = np.stack([raw & 0xF, raw >> 4], axis=1).reshape(-1)[:n]
+    else:
+        flat = raw[:n * t.dtype.itemsize].reshape(n, t.dtype.itemsize)
+    if order == "col_major":
+        return flat.reshape(tuple(reversed(shape)) + flat.shape[1:]).transpose(
+            tuple(reversed(range(len(shape)))) + tuple(range(len(shape), flat.ndim)))
+    return flat.reshape(shape + flat.shape[1:])
+
+
+def test_every_dense_layout_fetched_row_and_column_major():
+    """§ On-the-Fly Transcoding: every dense stored layout (row-major, column-major,
+    strided, tiled, Morton, Hilbert) and element kind comes in the layout asked for, with
+    the stored tensor's values at every index (NumPy compares them)."""
+    tensors = {n: SAMPLES[n] for n in DENSE + ["int4"]}
+    with hurray.serve(tensors) as s, hurray.connect(s.url, timeout=5) as c:
+        for name, t in tensors.items():
+            for target in ("row_major", "col_major"):
+                got = c.get_tensor(name, layout=target)
+                want = target if (t.ndim > 0 or target == "row_major") else "row_major"
+                assert got.layout.name == want, (name, target)  # a scalar has no col_major
+                assert got.shape == t.shape and got.dtype == t.dtype, name
+                assert got.buffer_count == 1 and got.byte_offset == 0, name
+                if name == "int4":  # no NumPy dtype: the codes, read from the bytes
+                    np.testing.assert_array_equal(codes(got, want), codes(t, "row_major"))
+                    continue
+                np.testing.assert_array_equal(np.asarray(got), np.asarray(t), err_msg=name)
+                if want == "col_major" and name != "bool":
+                    assert np.asarray(got).flags.f_contiguous or t.ndim < 2, name
+            # stored metadata travels with the values
+            got = c.get_tensor(name, layout=["col_major", "row_major"])
+            assert got.shard == t.shard and got.statistics == t.statistics, name
+
+
+def test_preferences_quantized_sparse_and_composites():
+    """A quantized or sparse tensor cannot be transcoded: it comes as stored, whatever the
+    preferences; a composite's members are each negotiated; a preference the tensor is
+    stored in wins over a transcodable one listed after it."""
+    comps = sample_composites()
+    with hurray.serve({**SAMPLES, **comps}) as s, hurray.connect(s.url, timeout=5) as c:
+        for name in ("q_channel", "q_block", "coo", "csr", "paged"):
+            assert_same_tensor(SAMPLES[name], c.get_tensor(name, layout="col_major"))
+        assert c.get_tensor("f64_col", layout=["col_major", "row_major"]).layout.name == \
+            "col_major"
+        assert c.get_tensor("f64_col", layout=["csr", "row_major"]).layout.name == "row_major"
+        assert c.get_tensor("f32_row", layout=[]).layout.name == "row_major"
+        part = c.get_tensor("partition", layout="col_major")
+        assert [m.layout.name for m in part.members] == ["col_major", "col_major"]
+        for got, want in zip(part.members, comps["partition"].members):
+            np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+            assert got.shard == want.shard
+        group = c.get_tensor("group", layout="col_major")
+        for got, want in zip(group.members, comps["group"].members):
+            assert_same_tensor(want, got)  # quantized, CSR, COO: as stored
+        with pytest.raises(ValueError, match="not a layout name"):
+            c.get_tensor("f32_row", layout="diagonal")
+        with pytest.raises(TypeError, match="named by a str"):
+            c.get_tensor("f32_row", layout=[1])
+        assert_same_tensor(SAMPLES["f32_row"], c["f32_row"])  # the connection goes on
+
+
+def test_transcode_limit_falls_through_and_zero_turns_it_off():
+    t = hurray.from_numpy(np.arange(48, dtype=np.float32).reshape(6, 8))  # 192 bytes
+    small = hurray.from_numpy(np.arange(6, dtype=np.float32).reshape(2, 3))  # 24 bytes
+    lines = []
+    with hurray.serve({"t": t, "s": small}, transcode_limit=100, log=lines.append) as s, \
+            hurray.connect(s.url, timeout=5) as c:
+        assert s.transcode_limit == 100
+        assert c.get_tensor("t", layout="col_major").layout.name == "row_major"  # over
+        got = c.get_tensor("s", layout="col_major")
+        assert got.layout.name == "col_major"
+        np.testing.assert_array_equal(np.asarray(got), np.arange(6).reshape(2, 3))
+    assert any("GET 's' 24 bytes as col_major (transcoded from row_major)" in x for x in lines)
+    assert any(x.endswith("GET 't' 192 bytes") for x in lines), lines
+    with hurray.serve({"s": small}, transcode_limit=0) as s, hurray.connect(s.url) as c:
+        assert c._c.peer_capabilities & 0x1 == 0
+        assert c.get_tensor("s", layout="col_major").layout.name == "row_major"
+    with pytest.raises(ValueError, match="transcode_limit"):
+        hurray.serve({}, transcode_limit=-1)
+
+
 # ---- conformance: raw sockets, from the specification's tables ------------------------------
 
 CLIENT_HELLO, SERVER_HELLO, TENSOR_REQUEST, TENSOR_DESCRIPTOR = 1, 2, 3, 4
@@ -339,11 +435,11 @@ def test_conformance_hello_and_a_tensor():
 
 
 def test_conformance_layout_selection_without_transcoding():
-    """§ Server Layout Selection: a server without TRANSCODING serves the stored layout
+    """§ Server Layout Selection: a server without TRANSCODING (transcode_limit=0) serves the stored layout
     whatever the preferences (rule 1a picks it if listed, rule 2 otherwise), even with
     ALLOW_TRANSCODE; the descriptor says which layout came."""
     t = hurray.from_numpy(np.arange(12, dtype=np.float32).reshape(3, 4))  # row-major, 0x01
-    with hurray.serve({"t": t}) as srv:
+    with hurray.serve({"t": t}, transcode_limit=0) as srv:
         s, p = said_hello(srv.port)
         assert struct.unpack_from("<Q", p, 8)[0] & 0x1 == 0  # no TRANSCODING advertised
         for prefs in ([0x02], [0x02, 0x01], [0xF3]):
@@ -357,6 +453,66 @@ def test_conformance_layout_selection_without_transcoding():
             assert hurray.Descriptor.decode(p[:-16]).layout.name == "row_major"
             while recv_msg(s)[0] != TENSOR_DATA_END:
                 pass
+        s.close()
+
+
+def request_with(key, prefs, flags):
+    """TENSOR_REQUEST payload: tensor_key, preferred_layouts (a private tag 0xF0-0xFE
+    with a u16 metadata length and its bytes), preferred_device, min_alignment, flags."""
+    k = key.encode()
+    layouts = struct.pack("<H", len(prefs)) + b"".join(
+        bytes([tag]) + (struct.pack("<H", 2) + b"\xAB\xCD" if tag >= 0xF0 else b"")
+        for tag in prefs)
+    return struct.pack("<I", len(k)) + k + layouts + struct.pack("<BII", 0, 64, flags)
+
+
+def fetch_raw(sock, stream, payload):
+    """Sends a TENSOR_REQUEST; (layout tag name, data bytes) of the response."""
+    sock.sendall(frame(TENSOR_REQUEST, stream, payload))
+    mtype, got_stream, p = recv_msg(sock)
+    assert (mtype, got_stream) == (TENSOR_DESCRIPTOR, stream)
+    desc = hurray.Descriptor.decode(p[:-16])
+    total = struct.unpack_from("<Q", p, len(p) - 16)[0]
+    data = bytearray()
+    while True:
+        mtype, _, p = recv_msg(sock)
+        if mtype == TENSOR_DATA_END:
+            break
+        data += p[8:]
+    assert len(data) == total
+    return desc.layout.name, bytes(data)
+
+
+def test_conformance_layout_selection_with_transcoding():
+    """§ Server Layout Selection, § On-the-Fly Transcoding, from the tables: a server with
+    TRANSCODING advertises it and the layouts it produces; the stored layout without
+    ALLOW_TRANSCODE, the preference with it (values preserved), the first satisfiable
+    preference, and over the transcoding memory limit the next one or the stored layout."""
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)  # 48 bytes, row-major (0x01)
+    b = np.arange(40, dtype=np.float32).reshape(4, 10)  # 160 bytes
+    with hurray.serve({"a": hurray.from_numpy(a), "b": hurray.from_numpy(b)},
+                      transcode_limit=100) as srv:
+        s, p = said_hello(srv.port)
+        assert struct.unpack_from("<Q", p, 8)[0] & 0x1 == 0x1  # TRANSCODING
+        (n,) = struct.unpack_from("<H", p, 16)
+        assert {0x01, 0x02} <= set(p[18:18 + n])  # supported_layouts: row- and column-major
+        ALLOW = 0x1
+        cases = [  # key, preferred_layouts, request_flags -> layout
+            ("a", [0x02], 0, "row_major"),  # no ALLOW_TRANSCODE: rule 2
+            ("a", [0x02], ALLOW, "col_major"),  # rule 1b
+            ("a", [0xF3, 0x05, 0x02, 0x01], ALLOW, "col_major"),  # first satisfiable
+            ("a", [0x01, 0x02], ALLOW, "row_major"),  # stored first: 1a
+            ("a", [0x03], ALLOW, "row_major"),  # strided: not produced, rule 2
+            ("a", [], ALLOW, "row_major"),  # no preference
+            ("b", [0x02], ALLOW, "row_major"),  # 160 > 100 bytes: falls through
+            ("b", [0x02, 0x01], ALLOW, "row_major"),
+        ]
+        for stream, (key, prefs, flags, want) in enumerate(cases, start=1):
+            layout, data = fetch_raw(s, 2 * stream + 1, request_with(key, prefs, flags))
+            assert layout == want, (key, prefs, flags)
+            values = {"a": a, "b": b}[key]
+            order = "F" if want == "col_major" else "C"
+            assert data == values.tobytes(order=order), (key, prefs)
         s.close()
 
 
@@ -504,10 +660,13 @@ def test_the_server_killed_mid_transfer_is_a_stream_error(tmp_path):
 
 @pytest.mark.slow
 def test_hurray_serve_command(tmp_path):
-    p, url = _serve_process(tmp_path, {"w": SAMPLES["f32_row"]})
+    p, url = _serve_process(tmp_path, {"w": SAMPLES["f32_row"]}, "--transcode-limit", "48")
     try:
         with hurray.connect(url) as c:
             assert_same_tensor(SAMPLES["f32_row"], c["w"])
+            got = c.get_tensor("w", layout="col_major")  # 48 bytes: within the limit
+            assert got.layout.name == "col_major"
+            np.testing.assert_array_equal(np.asarray(got), np.asarray(SAMPLES["f32_row"]))
         out = subprocess.run([sys.executable, "-m", "hurray", "ls", url], capture_output=True,
                              text=True, timeout=15)
         assert out.returncode == 0 and "w  " in out.stdout and "float32" in out.stdout
@@ -515,6 +674,7 @@ def test_hurray_serve_command(tmp_path):
         assert p.wait(10) == 0
         err = p.stderr.read()
         assert "GET 'w' 48 bytes" in err and "LIST" in err and "stopping" in err
+        assert "GET 'w' 48 bytes as col_major (transcoded from row_major)" in err
     finally:
         p.kill()
         p.wait()
@@ -523,6 +683,9 @@ def test_hurray_serve_command(tmp_path):
     r = subprocess.run([sys.executable, "-m", "hurray", "serve", str(path), str(path)],
                        capture_output=True, text=True, timeout=15)
     assert r.returncode == 2 and "is in both" in r.stderr
+    r = subprocess.run([sys.executable, "-m", "hurray", "serve", str(path), "--transcode-limit",
+                        "-1"], capture_output=True, text=True, timeout=15)
+    assert r.returncode == 2 and "transcode_limit" in r.stderr
     p = subprocess.Popen([sys.executable, "-m", "hurray", "serve", str(path), "--host",
                           "0.0.0.0", "--port", "0"], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)

@@ -8,6 +8,7 @@ compare and inspect files.
     hurray inspect FILE [hurray-inspect options]
     hurray view FILE [B] [--port P] [--no-browser]
     hurray serve FILE... [--host H] [--port P] [--max-clients N] [--writable]
+                 [--max-put-bytes BYTES] [--transcode-limit BYTES]
 
 Exit status: 0 success (diff: the same), 1 diff: different / convert: a tensor
 or KV entry the target cannot hold exactly (refused, nothing written) / verify:
@@ -119,6 +120,9 @@ def _parser() -> argparse.ArgumentParser:
                     help="accept pushes (TENSOR_PUT) into memory, --max-put-bytes in all")
     sv.add_argument("--max-put-bytes", metavar="BYTES", type=int, default=1 << 30,
                     help="bytes of pushed tensors kept at most (default 1 GiB)")
+    sv.add_argument("--transcode-limit", metavar="BYTES", type=int, default=256 << 20,
+                    help="largest tensor transcoded to the row- or column-major layout a "
+                         "client prefers, per response (default 256 MiB; 0: never transcode)")
     return p
 
 
@@ -177,7 +181,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from ._serve import serve as serve_net
             return serve_net(args.files, host=args.host, port=args.port,
                              max_clients=args.max_clients, writable=args.writable,
-                             max_put_bytes=args.max_put_bytes)
+                             max_put_bytes=args.max_put_bytes,
+                             transcode_limit=args.transcode_limit)
         return _commands.inspect(args.file, list(args.args))
     except BrokenPipeError:
         # the reader of our output went away (`hurray ls --json f | head`): stop

@@ -1,4 +1,5 @@
-"""`hurray serve FILE... [--host H] [--port P] [--max-clients N] [--writable]`: serves
+"""`hurray serve FILE... [--host H] [--port P] [--max-clients N] [--writable]
+[--max-put-bytes BYTES] [--transcode-limit BYTES]`: serves
 the tensors of .hrry files over the network transport (hurray.serve) until SIGINT or
 SIGTERM; one line per request on stderr."""
 
@@ -14,7 +15,8 @@ from ._errors import CliError
 
 
 def serve(files: Sequence[str], *, host: str, port: int, max_clients: int, writable: bool,
-          max_put_bytes: int, out: Any = None, err: Any = None) -> int:
+          max_put_bytes: int, transcode_limit: int = 256 << 20, out: Any = None,
+          err: Any = None) -> int:
     from .. import _net
     out = out if out is not None else sys.stdout
     err = err if err is not None else sys.stderr
@@ -27,7 +29,8 @@ def serve(files: Sequence[str], *, host: str, port: int, max_clients: int, writa
 
     try:
         server = _net.serve(list(files), host, port, max_clients=max_clients,
-                            writable=writable, max_put_bytes=max_put_bytes, log=log)
+                            writable=writable, max_put_bytes=max_put_bytes, log=log,
+                            transcode_limit=transcode_limit)
     except ValueError as e:  # a name twice, a bad option
         raise CliError(str(e)) from None
     stop = threading.Event()
