@@ -55,7 +55,7 @@ static int take_values(Input *in, const uint8_t *base, uint8_t tag, unsigned isz
     PyErr_NoMemory();
     return -1;
   }
-  in->owned = hurray_alloc((size_t)in->count * sizeof(float), 64);
+  in->owned = hurray_alloc((size_t)in->count * sizeof(float), HURRAY_MIN_BUFFER_ALIGNMENT);
   if (in->owned == NULL) {
     PyErr_NoMemory();
     return -1;
