@@ -219,7 +219,8 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_fill_eye(uint8_t type_tag, uint6
 /*
  * One scalar as NumPy stores it (numpy.full's element for a Python number;
  * the Python package's hurray.full, hurray.ones and hurray.eye): the
- * element's bytes, in host byte order, into `out` (room for 16 bytes).
+ * element's bytes, in host byte order, into `out` (room for
+ * HURRAY_MAX_ELEMENT_BYTES, 16).
  *
  * hurray_scalar_from_double: float64 and complex128 exact; float32 and
  * complex64 by C's conversion; float16 rounded once from the double;

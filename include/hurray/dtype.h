@@ -36,7 +36,7 @@ extern "C" {
   X(0x20, BOOL,         "bool",          1, 1, HURRAY_DTF_BOOL)                      \
   X(0x40, FLOAT8_E4M3,  "float8_e4m3",   8, 2, HURRAY_DTF_FLOAT | HURRAY_DTF_SIGNED) \
   X(0x41, FLOAT8_E5M2,  "float8_e5m2",   8, 2, HURRAY_DTF_FLOAT | HURRAY_DTF_SIGNED) \
-  X(0x42, FLOAT8_E8M0,  "float8_e8m0",   8, 2, HURRAY_DTF_FLOAT)                     \
+  X(0x42, FLOAT8_E8M0,  "float8_e8m0",   8, 2, HURRAY_DTF_FLOAT | HURRAY_DTF_NO_ZERO) \
   X(0x43, FLOAT4_E2M1,  "float4_e2m1",   4, 2, HURRAY_DTF_FLOAT | HURRAY_DTF_SIGNED) \
   X(0x44, FLOAT6_E2M3,  "float6_e2m3",   6, 2, HURRAY_DTF_FLOAT | HURRAY_DTF_SIGNED) \
   X(0x45, FLOAT6_E3M2,  "float6_e3m2",   6, 2, HURRAY_DTF_FLOAT | HURRAY_DTF_SIGNED) \
@@ -56,6 +56,17 @@ extern "C" {
 #define HURRAY_DTF_SIGNED  0x04u /* has a sign (floats other than e8m0, signed ints) */
 #define HURRAY_DTF_BOOL    0x08u
 #define HURRAY_DTF_COMPLEX 0x10u
+#define HURRAY_DTF_NO_ZERO 0x20u /* no code is zero (float8_e8m0: powers of two only) */
+
+/* Bytes of the widest named type (float128, complex128): room for one element
+ * of any of them (hurray_scalar_from_double's `out`). */
+#define HURRAY_MAX_ELEMENT_BYTES 16u
+
+/* The most elements, and the most bytes, one buffer can address: 2^63 - 1
+ * (PTRDIFF_MAX on 64-bit platforms, Python's and NumPy's largest size; the
+ * layout rules keep element offsets below 2^63). hurray_dense_buffer_size
+ * refuses what is beyond it. */
+#define HURRAY_MAX_ADDRESSABLE ((uint64_t)INT64_MAX)
 
 /* Type tags as constants: HURRAY_DTYPE_FLOAT32 = 0x03, ... */
 enum HurrayDtypeTag {
@@ -117,6 +128,15 @@ HURRAY_API bool hurray_dtype_is_integer(uint8_t tag); /* bool is not an integer 
 HURRAY_API bool hurray_dtype_is_signed(uint8_t tag);
 HURRAY_API bool hurray_dtype_is_sub_byte(uint8_t tag); /* bit width < 8 */
 HURRAY_API bool hurray_dtype_is_complex(uint8_t tag);
+/* Whether zero is a value of the type, stored as all bits clear (so zeroed
+ * memory holds zeros): every named type but float8_e8m0 (HURRAY_DTF_NO_ZERO). */
+HURRAY_API bool hurray_dtype_has_zero(uint8_t tag);
+/* The standard numeric types: every Tier 1 type (bool, the integers of 8 to
+ * 64 bits, float16, bfloat16, float32, float64) and complex64, complex128,
+ * the types NumPy (with ml_dtypes' bfloat16) and PyTorch compute in; false
+ * for the Tier 2 storage formats (float8, float6, float4, the 2- and 4-bit
+ * integers) and float128. */
+HURRAY_API bool hurray_dtype_is_standard(uint8_t tag);
 
 /*
  * Bytes needed to store `count` packed elements of a named type:
@@ -141,6 +161,30 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_buffer_size_bytes(
  */
 HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_extension_buffer_size_bytes(
     uint32_t bit_width, uint8_t packing_factor, uint64_t count, uint64_t *out);
+
+/*
+ * The element count (*out_count, may be NULL) and byte size (*out_bytes) of a
+ * dense tensor of the named type `type_tag` and the shape `shape` (`rank`
+ * extents, borrowed; NULL allowed when rank is 0): one buffer holding every
+ * element, packed as hurray_buffer_size_bytes packs them (row- and
+ * column-major alike). Every extent, the element count and the byte size must
+ * be at most HURRAY_MAX_ADDRESSABLE (2^63 - 1): the size of a buffer that can
+ * be allocated and addressed (the Python package's creation functions ask it
+ * before allocating). A zero extent makes an empty tensor whatever the others.
+ * Written on success only.
+ * Errors: HURRAY_ERR_INVALID_ARGUMENT for a dynamic extent
+ * (HURRAY_DYNAMIC_DIM, 2^64 - 1: field "shape[i]"), an extent beyond the limit (field
+ * "shape[i]"), an element count or byte size beyond it (field "shape"), a rank
+ * above HURRAY_MAX_RANK (field "rank"); HURRAY_ERR_INVALID_TYPE for a tag that
+ * names no type (field "type_tag"; a private type's size is
+ * hurray_extension_buffer_size_bytes); HURRAY_ERR_NULL_POINTER. `err` may be
+ * NULL.
+ */
+HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_dense_buffer_size(uint8_t type_tag, uint32_t rank,
+                                                                  const uint64_t *shape,
+                                                                  uint64_t *out_count,
+                                                                  uint64_t *out_bytes,
+                                                                  HurrayError *err);
 
 /* The word of a tag kind in messages: "invalid", "named", "unassigned",
  * "reserved", "private" ("invalid" for a value outside the enum). Static. */

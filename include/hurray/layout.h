@@ -131,6 +131,11 @@ HURRAY_API bool hurray_layout_nnz(const HurrayLayout *l, uint64_t *out);
  * only its definer knows. */
 HURRAY_API bool hurray_layout_buffer_count(uint8_t layout_tag, uint32_t rank, uint32_t *out);
 
+/* Bytes of one entry of a block-paged layout's block table and seq_ptr for its
+ * block_table_index_type: 4 for HURRAY_BLOCK_INDEX_U32, 8 for
+ * HURRAY_BLOCK_INDEX_U64, 0 for any other value (not a valid index type). */
+HURRAY_API uint32_t hurray_block_index_width(uint8_t index_type);
+
 /* The name of the per-dimension array a layout carries ("strides" for
  * strided, "tile_shape" for tiled, "morton_bits" for Morton, "mode_order" for
  * CSF): it has one entry per dimension of the tensor. NULL for every other

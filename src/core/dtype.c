@@ -64,6 +64,13 @@ bool hurray_dtype_is_float(uint8_t tag) { return (flags_of(tag) & HURRAY_DTF_FLO
 bool hurray_dtype_is_integer(uint8_t tag) { return (flags_of(tag) & HURRAY_DTF_INT) != 0; }
 bool hurray_dtype_is_signed(uint8_t tag) { return (flags_of(tag) & HURRAY_DTF_SIGNED) != 0; }
 bool hurray_dtype_is_complex(uint8_t tag) { return (flags_of(tag) & HURRAY_DTF_COMPLEX) != 0; }
+bool hurray_dtype_has_zero(uint8_t tag) {
+  return hurray_dtype_info(tag) != NULL && (flags_of(tag) & HURRAY_DTF_NO_ZERO) == 0;
+}
+bool hurray_dtype_is_standard(uint8_t tag) {
+  const HurrayDtypeInfo *i = hurray_dtype_info(tag);
+  return i != NULL && (i->tier == 1 || (i->flags & HURRAY_DTF_COMPLEX) != 0);
+}
 bool hurray_dtype_is_sub_byte(uint8_t tag) {
   const HurrayDtypeInfo *i = hurray_dtype_info(tag);
   return i != NULL && i->bit_width < 8;

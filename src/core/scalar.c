@@ -64,7 +64,9 @@ HurrayStatus hurray_scalar_from_double(uint8_t type_tag, double re, double im, v
     }
     default:
       return hurray__fail(err, HURRAY_ERR_UNSUPPORTED, HURRAY_NO_OFFSET, "type_tag",
-                          "%s is not a float, complex or float8 type", info->name);
+                          "%s values cannot be encoded from a double (float16, bfloat16, "
+                          "float32, float64, complex and float8 only)",
+                          info->name);
   }
 }
 
@@ -75,7 +77,9 @@ HurrayStatus hurray_scalar_from_int(uint8_t type_tag, bool negative, uint64_t ma
   if ((info->flags & HURRAY_DTF_INT) == 0 || info->bit_width < 8 || info->bit_width > 64 ||
       info->bit_width % 8 != 0)
     return hurray__fail(err, HURRAY_ERR_UNSUPPORTED, HURRAY_NO_OFFSET, "type_tag",
-                        "%s is not an integer type of 8 to 64 bits", info->name);
+                        "%s values cannot be encoded from an integer (integers of 8 to 64 bits "
+                        "only)",
+                        info->name);
   unsigned bits = info->bit_width;
   bool is_signed = (info->flags & HURRAY_DTF_SIGNED) != 0;
   /* the largest magnitude each sign allows */

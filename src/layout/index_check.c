@@ -237,7 +237,7 @@ static HurrayStatus check_csf(const HurrayDescriptorFields *f, const HurrayBufVi
 static HurrayStatus check_paged(uint8_t itype, uint32_t num_seqs, uint64_t num_pages,
                                 const HurrayBufView *sp, const HurrayBufView *bt, uint32_t flags,
                                 const char *sp_field, const char *bt_field, HurrayError *err) {
-  uint64_t w = itype == HURRAY_BLOCK_INDEX_U64 ? 8 : 4;
+  uint64_t w = hurray_block_index_width(itype); /* itype was checked: 4 or 8 */
   uint64_t n = (uint64_t)num_seqs + 1;
   if (sp->size < n * w || ((flags & HURRAY_INDEX_EXACT_LENGTHS) && sp->size != n * w))
     return hurray__fail(err,

@@ -190,7 +190,7 @@ HurrayStatus hurray_layout_block_paged_address(const HurrayDescriptorFields *f,
     return hurray__fail(err, HURRAY_ERR_INVALID_ARGUMENT, HURRAY_NO_OFFSET, "buffer_count",
                         "block_paged needs 3 buffers, got %u", f->buffer_count);
   uint32_t ps = f->layout.u.block_paged.page_size;
-  uint32_t w = f->layout.u.block_paged.block_table_index_type == HURRAY_BLOCK_INDEX_U64 ? 8 : 4;
+  uint32_t w = hurray_block_index_width(f->layout.u.block_paged.block_table_index_type);
   uint64_t heads = f->shape[1], hdim = f->shape[2];
   if (seq >= f->layout.u.block_paged.num_seqs)
     return hurray__fail(err, HURRAY_ERR_INDEX_OUT_OF_BOUNDS, HURRAY_NO_OFFSET, "seq",

@@ -104,3 +104,11 @@ const char *hurray_layout_rank_array(uint8_t layout_tag) {
     default: return NULL;
   }
 }
+
+uint32_t hurray_block_index_width(uint8_t index_type) {
+  switch (index_type) {
+    case HURRAY_BLOCK_INDEX_U32: return 4u;
+    case HURRAY_BLOCK_INDEX_U64: return 8u;
+    default: return 0u;
+  }
+}

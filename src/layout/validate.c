@@ -455,8 +455,7 @@ HurrayStatus hurray__layout_min_size(const HurrayDescriptorFields *f, const Hurr
       return HURRAY_OK;
     }
     case HURRAY_LAYOUT_BLOCK_PAGED: {
-      uint64_t w =
-          f->layout.u.block_paged.block_table_index_type == HURRAY_BLOCK_INDEX_U64 ? 8 : 4;
+      uint64_t w = hurray_block_index_width(f->layout.u.block_paged.block_table_index_type);
       if (i == 0) {
         if (hurray__mul_overflow_u64(f->layout.u.block_paged.num_pages,
                                      f->layout.u.block_paged.page_size, &v) ||

@@ -200,7 +200,7 @@ def test_arange_bfloat16():
     ((0, 10, float("inf")), "step must be finite"),
     ((0.0, 1e300, 1e-300), "does not fit 63 bits"),
     ((-1e308, 1e308, 1.0), "does not fit 63 bits"),
-    ((0, 2 ** 62), "byte size overflows 64 bits"),
+    ((0, 2 ** 62), r"elements of int64 take more than the 2\^63 - 1 bytes"),
     ((0, 2 ** 63), "does not fit 63 bits"),
 ])
 def test_arange_bad_arguments(args, match):
@@ -239,12 +239,64 @@ def test_no_unbounded_allocation():
         hurray.linspace(0, 1, 2 ** 60, dtype="int8")
     with pytest.raises(MemoryError):
         hurray.eye(2 ** 29, 2 ** 30, dtype="uint8")
-    with pytest.raises(hurray.InvalidDescriptorError, match="num gives"):
+    with pytest.raises(hurray.InvalidDescriptorError, match="linspace: shape: 4611686018427387904 "
+                       "elements of float64 take more"):
         hurray.linspace(0, 1, 2 ** 62)
     with pytest.raises(hurray.InvalidDescriptorError, match="overflows 64 bits"):
         hurray.eye(2 ** 32)
     with pytest.raises(hurray.InvalidDescriptorError, match="n_rows=.* does not fit 64 bits"):
         hurray.eye(2 ** 64)
+
+
+LIMIT = 2 ** 63 - 1  # HURRAY_MAX_ADDRESSABLE: the most elements and bytes one buffer addresses
+
+
+def empty_coo(n):
+    """A sparse tensor of shape (n,) with no entries: a *_like source of any size."""
+    return hurray.Tensor(b"", hurray.uint8, [n], aux_buffers=[b""], layout=hurray.CooLayout(nnz=0))
+
+
+@pytest.mark.parametrize("make,byte,pair", [
+    (lambda n, dt: hurray.zeros([n], dtype=dt), "uint8", "int16"),
+    (lambda n, dt: hurray.empty([1, n], dtype=dt), "uint8", "int16"),
+    (lambda n, dt: hurray.ones([n, 1], dtype=dt), "uint8", "int16"),
+    (lambda n, dt: hurray.full([n], 3, dtype=dt), "uint8", "int16"),
+    (lambda n, dt: hurray.zeros_like(empty_coo(n), dtype=dt), "uint8", "int16"),
+    (lambda n, dt: hurray.full_like(empty_coo(n), 1, dtype=dt), "uint8", "int16"),
+    # arange's length is a float64 quotient, as NumPy's (2**63 - 1 and 2**62 - 1 are
+    # not one: 2**62 - 512 is), and its integer elements must fit their type: float16
+    (lambda n, dt: hurray.arange(n - 511 if n % 2 else n, dtype=dt), None, "float16"),
+    (lambda n, dt: hurray.linspace(0, 1, n, dtype=dt), "uint8", "int16"),
+    (lambda n, dt: hurray.eye(1, n, dtype=dt), "uint8", "int16"),
+])
+def test_one_limit_for_every_creation_function(make, byte, pair):
+    """libhurray's one limit (hurray_dense_buffer_size): a size up to 2**63 - 1 bytes is
+    asked of the allocator (MemoryError when it refuses, as NumPy), one byte more is
+    InvalidDescriptorError (a ValueError, as NumPy's "array is too big") naming the shape;
+    the same for every creation function."""
+    if byte is not None:
+        with pytest.raises(MemoryError):
+            make(LIMIT, byte)  # at the limit: asked, and refused by the allocator
+    with pytest.raises(MemoryError):
+        make(2 ** 62 - 1, pair)  # 2**63 - 2 bytes
+    with pytest.raises(hurray.InvalidDescriptorError, match="one buffer can address") as ei:
+        make(2 ** 62, pair)  # 2**63 bytes: one over
+    assert isinstance(ei.value, ValueError) and ei.value.field == "shape"
+
+
+def test_the_limit_on_extents_and_element_counts():
+    """Each extent and the element count are held to the same 2**63 - 1 (a sub-byte type
+    reaches the element limit first); an empty tensor is made whatever its other extents."""
+    assert hurray.zeros([0, LIMIT]).shape == (0, LIMIT)
+    with pytest.raises(hurray.InvalidDescriptorError, match=r"shape\[1\]: 9223372036854775808, "
+                       "beyond the 2\\^63 - 1 elements"):
+        hurray.zeros([0, LIMIT + 1])
+    with pytest.raises(MemoryError):
+        hurray.zeros([2 ** 31, 2 ** 32 - 1], dtype="bool")  # 2**63 - 2**31 elements, 2**60 bytes
+    with pytest.raises(hurray.InvalidDescriptorError, match="9223372036854775808 elements, "):
+        hurray.zeros([2 ** 31, 2 ** 32], dtype="bool")  # 2**63 elements
+    with pytest.raises(hurray.InvalidDescriptorError, match=r"linspace: shape\[0\]: "):
+        hurray.linspace(0, 1, 2 ** 64 - 1)
 
 
 # ---- linspace -------------------------------------------------------------------------------
@@ -423,7 +475,7 @@ def test_like_bad_arguments():
     with pytest.raises(TypeError, match="x must be a hurray.Tensor"):
         hurray.full_like(np.zeros(3), 1)
     dyn = hurray.Tensor(bytes(16), hurray.float32, [None, 2])
-    with pytest.raises(hurray.InvalidDescriptorError, match=r"zeros_like: shape\[0\] is dynamic"):
+    with pytest.raises(hurray.InvalidDescriptorError, match=r"zeros_like: shape\[0\]: is dynamic"):
         hurray.zeros_like(dyn)
     src = hurray.zeros([2])
     with pytest.raises(OverflowError, match="out of range for int8"):

@@ -358,6 +358,17 @@ def test_dequantize_output_types(out):
     assert t.dequantize(hurray.float32).dtype is hurray.float32
 
 
+def test_dequantize_sizes_its_result_as_the_creation_functions_do():
+    """The result's size and its limit are libhurray's (hurray_dense_buffer_size): a
+    dynamic dimension is a ValueError naming it, before anything is allocated."""
+    q = hurray.quantize(np.ones((4, 4), np.float32), "int8")
+    t = hurray.Tensor(np.asarray(q.buffer(0)).tobytes(), q.dtype, [None, 4],
+                      quantization=q.quantization)
+    with pytest.raises(ValueError, match=r"dequantize: shape\[0\]: is dynamic") as ei:
+        t.dequantize()
+    assert ei.value.field == "shape[0]"
+
+
 def test_dequantize_every_scheme_of_caller_buffers():
     # a tensor built from caller buffers (column-major, per-channel asymmetric)
     codes = np.array([[0, 10], [20, 30], [40, 250]], np.uint8)

@@ -57,11 +57,6 @@ PyObject *hrpy_tensor_build_ex(HrpyState *st, uint8_t type_tag, uint32_t rank,
   HurrayBufferHandle *handles = handles_small;
   HrpyTensor *t = NULL;
   PyObject *dtype = NULL;
-  if (nbuf > HURRAY_MAX_BUFFERS) {
-    hrpy_raise(st->InvalidDescriptorError, "%s: %u buffers exceed the maximum of %u", context,
-              (unsigned)nbuf, (unsigned)HURRAY_MAX_BUFFERS);
-    goto fail;
-  }
   if (nbuf > 4) {
     handles = PyMem_Calloc(nbuf, sizeof *handles);
     if (handles == NULL) {

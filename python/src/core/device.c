@@ -32,6 +32,9 @@ int32_t hrpy_device_id(PyObject *dev) { return DEV(dev)->device_id; }
 /* Parses a name or byte for one of the two tag spaces. */
 static int parse_tag(HrpyState *st, PyObject *obj, bool is_class, uint8_t *out) {
   const char *what = is_class ? "memory_class" : "kind";
+  /* the private range of the tag space (the same bytes for both today) */
+  unsigned first = is_class ? HURRAY_MEMORY_PRIVATE_FIRST : HURRAY_DEVICE_PRIVATE_FIRST;
+  unsigned last = is_class ? HURRAY_MEMORY_PRIVATE_LAST : HURRAY_DEVICE_PRIVATE_LAST;
   if (PyUnicode_Check(obj)) {
     const char *name = PyUnicode_AsUTF8(obj);
     if (name == NULL) return -1;
@@ -40,18 +43,20 @@ static int parse_tag(HrpyState *st, PyObject *obj, bool is_class, uint8_t *out) 
     if (s != HURRAY_OK) {
       if (strcmp(name, "private") == 0) {
         hrpy_raise(st->InvalidDescriptorError,
-                  "%s 'private' needs its wire byte: pass an int in 0xF0-0xFE", what);
+                   "%s 'private' needs its wire byte: pass an int in 0x%s-0x%s", what,
+                   hrpy_hex((uint8_t)first).s, hrpy_hex((uint8_t)last).s);
       } else { /* the names the library knows, in tag order */
         char names[160] = "";
-        for (unsigned b = 0; b < HURRAY_DEVICE_PRIVATE_FIRST; b++) {
+        for (unsigned b = 0; b < first; b++) {
           const char *n = is_class ? hurray_memory_class_name((uint8_t)b)
                                    : hurray_device_name((uint8_t)b);
           size_t used = strlen(names);
           if (n != NULL) PyOS_snprintf(names + used, sizeof names - used, "%s, ", n);
         }
         hrpy_raise(st->InvalidDescriptorError,
-                   "unknown %s '%s'; accepted: %sor a private byte 0xF0-0xFE",
-                   is_class ? "memory_class" : "device kind", name, names);
+                   "unknown %s '%s'; accepted: %sor a private byte 0x%s-0x%s",
+                   is_class ? "memory_class" : "device kind", name, names,
+                   hrpy_hex((uint8_t)first).s, hrpy_hex((uint8_t)last).s);
       }
       return -1;
     }

@@ -101,7 +101,7 @@ static PyObject *paged_validate_index_buffers(PyObject *s, PyObject *const *args
   PyObject *a[2];
   if (hrpy_parse_args("validate_index_buffers", args, nargs, kwnames, names, 2, 2, a) < 0)
     return NULL;
-  uint32_t width = BP(s).block_table_index_type == HURRAY_BLOCK_INDEX_U64 ? 8u : 4u;
+  uint32_t width = hurray_block_index_width(BP(s).block_table_index_type);
   IndexArg sp, bt;
   if (index_arg(st, a[0], width, "seq_ptr", &sp) < 0) return NULL;
   if (index_arg(st, a[1], width, "block_table", &bt) < 0) {

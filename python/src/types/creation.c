@@ -3,9 +3,13 @@
  * and eye: tensors whose one buffer this module allocates (64-byte aligned,
  * host memory, row-major).
  *
- * These functions allocate a buffer sized from the shape, so a dynamic
- * dimension is refused with InvalidDescriptorError naming the call and the
- * index; every size is checked before the allocation.
+ * These functions allocate a buffer sized from the shape: its size, and the
+ * one limit on it, are libhurray's (hurray_dense_buffer_size), asked before
+ * anything is allocated; a dynamic dimension or a size beyond what one buffer
+ * can address is InvalidDescriptorError naming the extent or the shape, a
+ * size below it that the allocator refuses is MemoryError. Which types have
+ * a zero, a one or a diagonal is libhurray's too (its dtype table and scalar
+ * encoders).
  */
 #include "types/creation.h"
 
@@ -22,10 +26,11 @@
 #include <string.h>
 
 
-/* One element of `tag` from a Python value into out (16 bytes): the
- * library's encoding (hurray_scalar_from_double / _from_int, NumPy's rules),
- * which also says which types take a value; an integer type truncates a
- * float, as int() does. */
+/* One element of `tag` from a Python value into out
+ * (HURRAY_MAX_ELEMENT_BYTES): the library's encoding (hurray_scalar_from_double
+ * / _from_int, NumPy's rules), which also says which types take a value
+ * (UnsupportedError with its reason); an integer type truncates a float, as
+ * int() does. */
 static int encode_value(HrpyState *st, const char *fname, uint8_t tag, PyObject *v,
                         uint8_t *out) {
   HurrayError e;
@@ -58,10 +63,7 @@ static int encode_value(HrpyState *st, const char *fname, uint8_t tag, PyObject 
     }
   }
   if (rc != HURRAY_OK) {
-    hrpy_raise(st->UnsupportedError,
-               "%s: %s values cannot be encoded here (integers of 8 to 64 bits, float16, "
-               "bfloat16, float32, float64, complex and float8 only)",
-               fname, hurray_dtype_name(tag) != NULL ? hurray_dtype_name(tag) : "private-type");
+    hrpy_raise_status(st, rc, &e, fname);
     return -1;
   }
   return 0;
@@ -113,30 +115,34 @@ static PyObject *resolve_device(HrpyState *st, const char *fname, PyObject *devo
   return device;
 }
 
-/* InvalidDescriptorError for a dynamic extent: these functions allocate. */
-static int check_extents(HrpyState *st, const char *fname, uint32_t rank, const uint64_t *shape) {
-  for (uint32_t i = 0; i < rank; i++) {
-    if (shape[i] == HURRAY_DYNAMIC_DIM) {
-      hrpy_raise(st->InvalidDescriptorError,
-                "%s: shape[%u] is dynamic (None); %s allocates a buffer, which needs "
-                "every extent",
-                fname, (unsigned)i, fname);
-      return -1;
-    }
-  }
-  return 0;
-}
-
-/* The element count and byte size of a dense shape whose every extent is
- * known, checked before anything is allocated (so no argument makes an
- * unbounded request): a dynamic extent or a size over 64 bits is
- * InvalidDescriptorError. */
+/* The element count and byte size of a dense tensor of `tag` and `shape`:
+ * libhurray's (hurray_dense_buffer_size), asked before anything is allocated,
+ * so no argument makes an unbounded request. What it refuses (a dynamic
+ * extent, a size beyond what one buffer can address) is
+ * InvalidDescriptorError with its field and reason. */
 static int dense_size(HrpyState *st, const char *fname, uint8_t tag, uint32_t rank,
                       const uint64_t *shape, uint64_t *count, uint64_t *nbytes) {
-  if (check_extents(st, fname, rank, shape) < 0) return -1;
-  if (!hurray_shape_element_count(rank, shape, count) ||
-      hurray_buffer_size_bytes(tag, *count, nbytes) != HURRAY_OK) {
-    hrpy_raise(st->InvalidDescriptorError, "%s: the shape's size overflows 64 bits", fname);
+  HurrayError e;
+  hurray_error_clear(&e);
+  HurrayStatus rc = hurray_dense_buffer_size(tag, rank, shape, count, nbytes, &e);
+  if (rc == HURRAY_OK) return 0;
+  hrpy_raise_status_as(st,
+                       rc == HURRAY_ERR_INVALID_ARGUMENT ? st->InvalidDescriptorError
+                                                         : hrpy_exception_for(st, rc),
+                       rc, &e, fname);
+  return -1;
+}
+
+/* UnsupportedError unless a tensor of `tag` filled as `kind` can be made: a
+ * named type (a private one has no size without its extension section), and
+ * for zeros one with a zero (hurray_dtype_has_zero). */
+static int check_fill_type(HrpyState *st, const char *fname, FillKind kind, uint8_t tag) {
+  if (hurray_dtype_info(tag) == NULL) {
+    hrpy_raise(st->UnsupportedError, "%s: a private type cannot be allocated by tag", fname);
+    return -1;
+  }
+  if (kind == FILL_ZERO && !hurray_dtype_has_zero(tag)) {
+    hrpy_raise(st->UnsupportedError, "%s: %s has no zero", fname, hurray_dtype_name(tag));
     return -1;
   }
   return 0;
@@ -154,22 +160,13 @@ static int alloc_owned(uint64_t nbytes, bool zero, HrpyBuffer *b) {
 }
 
 /* The tensor of a creation function once its arguments are resolved: `tag`
- * (from a Dtype), `shape`, `device` (borrowed, from resolve_device) and, for
- * FILL_VALUE, the Python value to encode. */
+ * (from a Dtype, checked by check_fill_type), `shape` with its element count
+ * and byte size (from dense_size), `device` (borrowed, from resolve_device)
+ * and, for FILL_VALUE, the Python value to encode. */
 static PyObject *create_tensor(HrpyState *st, const char *fname, FillKind kind, uint8_t tag,
-                               uint32_t rank, const uint64_t *shape, PyObject *value,
-                               PyObject *device) {
-  const HurrayDtypeInfo *info = hurray_dtype_info(tag);
-  if (info == NULL) {
-    return hrpy_raise(st->UnsupportedError, "%s: a private type cannot be allocated by tag",
-                     fname);
-  }
-  if (kind == FILL_ZERO && tag == HURRAY_DTYPE_FLOAT8_E8M0) {
-    return hrpy_raise(st->UnsupportedError, "%s: float8_e8m0 has no zero", fname);
-  }
-  uint64_t count, nbytes;
-  if (dense_size(st, fname, tag, rank, shape, &count, &nbytes) < 0) return NULL;
-  uint8_t elem[16];
+                               uint32_t rank, const uint64_t *shape, uint64_t count,
+                               uint64_t nbytes, PyObject *value, PyObject *device) {
+  uint8_t elem[HURRAY_MAX_ELEMENT_BYTES];
   if (kind == FILL_ONE || kind == FILL_VALUE) {
     if (tag == HURRAY_DTYPE_BOOL) {
       int truth = 1;
@@ -186,10 +183,9 @@ static PyObject *create_tensor(HrpyState *st, const char *fname, FillKind kind, 
     }
   }
   /* Sub-byte padding bits must be zero, so empty() zeroes those buffers. */
+  bool zero = kind == FILL_ZERO || (kind == FILL_NONE && hurray_dtype_is_sub_byte(tag));
   HrpyBuffer b;
-  if (alloc_owned(nbytes, kind == FILL_ZERO || (kind == FILL_NONE && info->bit_width < 8), &b) <
-      0)
-    return NULL;
+  if (alloc_owned(nbytes, zero, &b) < 0) return NULL;
   if (kind == FILL_ONE || kind == FILL_VALUE) {
     /* the library's fill (hurray_fill_value); the types were checked above */
     FillPlan plan = {tag, count, elem, nbytes};
@@ -214,13 +210,15 @@ static PyObject *create(PyObject *m, const char *fname, FillKind kind, PyObject 
       tag = HURRAY_DTYPE_COMPLEX128;
     }
   }
-  uint64_t shape[HURRAY_MAX_RANK];
+  uint64_t shape[HURRAY_MAX_RANK], count, nbytes;
   uint32_t rank = 0;
   if (hrpy_parse_shape(st, shapeobj, shape, &rank, fname) < 0) return NULL;
-  if (check_extents(st, fname, rank, shape) < 0) return NULL;
+  if (check_fill_type(st, fname, kind, tag) < 0 ||
+      dense_size(st, fname, tag, rank, shape, &count, &nbytes) < 0)
+    return NULL;
   PyObject *device = resolve_device(st, fname, devobj, st->core->cpu);
   if (device == NULL) return NULL;
-  return create_tensor(st, fname, kind, tag, rank, shape, value, device);
+  return create_tensor(st, fname, kind, tag, rank, shape, count, nbytes, value, device);
 }
 
 /* ---- zeros_like, ones_like, empty_like, full_like ------------------------------ */
@@ -250,7 +248,7 @@ static PyObject *create_like(PyObject *m, const char *fname, FillKind kind, PyOb
   HrpyState *st = hrpy_state_of_module(m);
   uint8_t tag;
   uint32_t rank;
-  uint64_t shape[HURRAY_MAX_RANK];
+  uint64_t shape[HURRAY_MAX_RANK], count, nbytes;
   PyObject *xdev;
   if (like_source(st, fname, x, &tag, &rank, shape, &xdev) < 0) return NULL;
   if (dtobj != NULL && dtobj != Py_None) {
@@ -261,10 +259,12 @@ static PyObject *create_like(PyObject *m, const char *fname, FillKind kind, PyOb
                      "be allocated by tag; pass dtype=",
                      fname, hrpy_hex(tag).s);
   }
-  if (check_extents(st, fname, rank, shape) < 0) return NULL;
+  if (check_fill_type(st, fname, kind, tag) < 0 ||
+      dense_size(st, fname, tag, rank, shape, &count, &nbytes) < 0)
+    return NULL;
   PyObject *device = resolve_device(st, fname, devobj, xdev);
   if (device == NULL) return NULL;
-  return create_tensor(st, fname, kind, tag, rank, shape, value, device);
+  return create_tensor(st, fname, kind, tag, rank, shape, count, nbytes, value, device);
 }
 
 /* The eight entry points: their arguments, then create or create_like. */
@@ -394,20 +394,6 @@ static int int_fits(PyObject *v, const HurrayDtypeInfo *info, uint64_t *bits) {
   *bits = 0;
   for (unsigned i = 0; i < 8; i++) *bits |= (uint64_t)code[i] << (8 * i);
   return 1;
-}
-
-/* The element count of a range (`len`, from its computation) checked against
- * a 64-bit byte size; `what` names the argument it came from. */
-static int range_size(HrpyState *st, const char *fname, const char *what, uint8_t tag,
-                      uint64_t len, uint64_t *nbytes) {
-  if (len > (uint64_t)INT64_MAX || hurray_buffer_size_bytes(tag, len, nbytes) != HURRAY_OK ||
-      *nbytes > (uint64_t)INT64_MAX) {
-    hrpy_raise(st->InvalidDescriptorError,
-              "%s: %s gives %llu elements of %s, whose byte size overflows 64 bits", fname,
-              what, (unsigned long long)len, hurray_dtype_info(tag)->name);
-    return -1;
-  }
-  return 0;
 }
 
 /* An arange, once its arguments are resolved (see the comment above). */
@@ -547,7 +533,7 @@ PyObject *hrpy_arange(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyOb
     if (arange_length(st, span / step.d, span != 0.0, &plan.n) < 0) goto done;
   }
   uint64_t nbytes;
-  if (range_size(st, "arange", "(stop - start) / step", tag, plan.n, &nbytes) < 0) goto done;
+  if (dense_size(st, "arange", tag, 1, &plan.n, NULL, &nbytes) < 0) goto done;
   plan.tag = tag;
   plan.nbytes = nbytes;
 
@@ -675,7 +661,7 @@ PyObject *hrpy_linspace(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
                      "linspace: stop - start overflows float64 (start=%R, stop=%R)", a[0], a[1]);
   }
   uint64_t nbytes;
-  if (range_size(st, "linspace", "num", tag, plan.n, &nbytes) < 0) return NULL;
+  if (dense_size(st, "linspace", tag, 1, &plan.n, NULL, &nbytes) < 0) return NULL;
   plan.tag = tag;
   plan.nbytes = nbytes;
   HrpyBuffer b;
@@ -719,14 +705,13 @@ PyObject *hrpy_eye(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObjec
   if (a[3] != NULL && a[3] != Py_None && hrpy_dtype_converter(st, a[3], &tag) < 0) return NULL;
   PyObject *device = resolve_device(st, "eye", a[4], st->core->cpu);
   if (device == NULL) return NULL;
-  const HurrayDtypeInfo *info = hurray_dtype_info(tag);
-  if (info == NULL || !(info->tier == 1 || hurray_dtype_is_complex(tag)))
+  if (!hurray_dtype_is_standard(tag))
     return hrpy_raise(st->UnsupportedError,
                       "eye: %s values cannot be encoded here (Tier 1 types and complex only)",
-                      info != NULL ? info->name : "private type");
+                      hurray_dtype_name(tag) != NULL ? hurray_dtype_name(tag) : "private type");
   uint64_t count, nbytes;
   if (dense_size(st, "eye", tag, 2, shape, &count, &nbytes) < 0) return NULL;
-  uint8_t one[16] = {1};
+  uint8_t one[HURRAY_MAX_ELEMENT_BYTES] = {1};
   if (tag != HURRAY_DTYPE_BOOL) {
     PyObject *o = PyLong_FromLong(1);
     if (o == NULL) return NULL;

@@ -10,8 +10,9 @@
  * library's shape tier (hurray_layout_validate_shape) against a shape of
  * dynamic dimensions of the layout's own rank (its arrays' length, the rank
  * field of a Hilbert curve, or the least rank the layout allows): tile sizes,
- * stride arrays, Morton bits, CSF mode orders, block-paged fields and
- * composite rules are therefore judged by the one copy of those rules, and
+ * stride arrays, the depth of nested tiled levels, Morton bits, CSF mode
+ * orders, block-paged fields and composite rules are therefore judged by the
+ * one copy of those rules, and
  * an extent rule can only fail once a tensor supplies extents.
  *
  * Small closed enumerations are lowercase strings (spec:
@@ -105,12 +106,14 @@ static const ClassDef k_classes[] = {
 };
 #define CLASS_COUNT (sizeof k_classes / sizeof k_classes[0])
 
+/* The table entry of a class: a catch-all class takes the entry its tags
+ * share (the first tag of that kind, as libhurray classifies the tags). */
 static const HurrayLayoutInfo *info_of(const ClassDef *c) {
-  switch (c->role) {
-    case CLASS_PRIVATE: return hurray_layout_info(HURRAY_LAYOUT_PRIVATE_FIRST);
-    case CLASS_UNKNOWN: return hurray_layout_info(0x0C); /* the first reserved tag */
-    default: return hurray_layout_info(c->tag);
-  }
+  if (c->role == CLASS_NAMED) return hurray_layout_info(c->tag);
+  HurrayTagKind want = c->role == CLASS_PRIVATE ? HURRAY_TAG_PRIVATE : HURRAY_TAG_RESERVED;
+  for (unsigned t = 0; t < 256; t++)
+    if (hurray_layout_tag_kind((uint8_t)t) == want) return hurray_layout_info((uint8_t)t);
+  return NULL;
 }
 
 static const ClassDef *class_of(HrpyState *st, PyTypeObject *type) {
@@ -129,8 +132,9 @@ static int catch_all_tag(HrpyState *st, const ClassDef *c, PyObject *o, const ch
   HurrayTagKind kind = hurray_layout_tag_kind(tag);
   if (c->role == CLASS_PRIVATE) {
     if (kind == HURRAY_TAG_PRIVATE) return 0;
-    hrpy_raise(st->InvalidDescriptorError, "%s: tag 0x%s is not in the private range 0xF0-0xFE",
-               ctx, hrpy_hex(tag).s);
+    hrpy_raise(st->InvalidDescriptorError,
+               "%s: tag 0x%s is not in the private range 0x%s-0x%s", ctx, hrpy_hex(tag).s,
+               hrpy_hex(HURRAY_LAYOUT_PRIVATE_FIRST).s, hrpy_hex(HURRAY_LAYOUT_PRIVATE_LAST).s);
     return -1;
   }
   switch (kind) {
@@ -156,10 +160,11 @@ static int catch_all_tag(HrpyState *st, const ClassDef *c, PyObject *o, const ch
   }
 }
 
-/* inner_tiled: `nested`'s levels continue `levels[0]` (at most
- * HURRAY_MAX_TILED_DEPTH in all). */
+/* inner_tiled: `nested`'s levels continue `levels[0]` (`cap` entries: room
+ * for one more than any tiled layout has, so a nesting one level too deep is
+ * built, and refused by the shape tier run on the result). */
 static int nest(HrpyState *st, PyTypeObject *type, PyObject *nested, uint32_t n,
-                HurrayTiledLevel *levels, uint32_t *depth, const char *ctx) {
+                HurrayTiledLevel *levels, uint32_t cap, uint32_t *depth, const char *ctx) {
   *depth = 1;
   if (nested == NULL) return 0;
   if (!Py_IS_TYPE(nested, type)) {
@@ -173,10 +178,9 @@ static int nest(HrpyState *st, PyTypeObject *type, PyObject *nested, uint32_t n,
                ctx, (unsigned)hrpy_layout_rank(nested), (unsigned)n);
     return -1;
   }
-  if (in->u.tiled.depth + 1u > HURRAY_MAX_TILED_DEPTH) {
-    hrpy_raise(st->InvalidDescriptorError,
-               "%s: nesting %u tiled levels exceeds the maximum depth %u", ctx,
-               (unsigned)(in->u.tiled.depth + 1u), (unsigned)HURRAY_MAX_TILED_DEPTH);
+  if (in->u.tiled.depth >= cap) { /* a layout object holds a valid depth */
+    PyErr_Format(PyExc_SystemError, "%s: inner_tiled has %u levels", ctx,
+                 (unsigned)in->u.tiled.depth);
     return -1;
   }
   for (uint32_t d = 0; d < in->u.tiled.depth; d++) levels[1 + d] = in->u.tiled.levels[d];
@@ -201,7 +205,7 @@ static PyObject *layout_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
   if (hrpy_parse_tuple(ctx, args, kwargs, kw, np, required, argv) < 0) return NULL;
 
   HurrayLayout l;
-  HurrayTiledLevel levels[HURRAY_MAX_TILED_DEPTH];
+  HurrayTiledLevel levels[HURRAY_MAX_TILED_DEPTH + 1]; /* inner_tiled's (valid) and one */
   HrpyBuild b;
   memset(&l, 0, sizeof l);
   memset(levels, 0, sizeof levels);
@@ -234,7 +238,9 @@ static PyObject *layout_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
   if (b.has_rank) rank = b.rec.n;
   if (hrpy_build_check_conditions(st, &b, given, ctx) < 0) goto done;
   if (has_levels) { /* a tiled layout: its outermost level, then inner_tiled's */
-    if (nest(st, type, nested, b.rec.n, levels, &l.u.tiled.depth, ctx) < 0) goto done;
+    if (nest(st, type, nested, b.rec.n, levels, (uint32_t)(sizeof levels / sizeof levels[0]),
+             &l.u.tiled.depth, ctx) < 0)
+      goto done;
     l.u.tiled.levels = levels;
   }
   res = hrpy_layout_new(st, type, &l, b.rec.n);

@@ -64,6 +64,14 @@ static PyObject *quant_wrap(HrpyState *st, const HurrayQuantization *q) {
   return (PyObject *)o;
 }
 
+/* Room for the encoded payload of any named scheme: the longest of the
+ * lengths libhurray's scheme table gives (HURRAY_QUANT_SCHEME_TABLE). */
+#define HRPY_QPAYLOAD_(tag, NAME, name, len) uint8_t NAME[len];
+typedef union {
+  HURRAY_QUANT_SCHEME_TABLE(HRPY_QPAYLOAD_)
+} QPayload;
+#undef HRPY_QPAYLOAD_
+
 /* Checks an authored scheme, encodes its payload and wraps it. */
 static PyObject *quant_build(HrpyState *st, HurrayQuantization *q, const char *ctx) {
   HurrayError err;
@@ -73,7 +81,7 @@ static PyObject *quant_build(HrpyState *st, HurrayQuantization *q, const char *c
   q->raw_len = 0;
   HurrayStatus rc = hurray_quant_check(q, HURRAY_DECODE_STRICT, &err);
   if (rc != HURRAY_OK) return hrpy_raise_status(st, rc, &err, ctx);
-  uint8_t buf[64];
+  uint8_t buf[sizeof(QPayload)];
   uint64_t n = 0;
   rc = hurray_quant_encode(q, buf, sizeof buf, &n);
   if (rc != HURRAY_OK) return hrpy_raise_status(st, rc, NULL, ctx);
@@ -85,7 +93,7 @@ static PyObject *quant_build(HrpyState *st, HurrayQuantization *q, const char *c
 PyObject *hrpy_quantization_object(HrpyState *st, const HurrayDescriptorFields *f) {
   if (f->quantization == NULL) Py_RETURN_NONE;
   HurrayQuantization q = *f->quantization;
-  uint8_t buf[64];
+  uint8_t buf[sizeof(QPayload)];
   if (q.raw == NULL) { /* a hand-built section: encode its typed fields */
     uint64_t n = 0;
     if (hurray_quant_encode(&q, buf, sizeof buf, &n) != HURRAY_OK)

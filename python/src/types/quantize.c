@@ -55,7 +55,7 @@ static int take_values(Input *in, const uint8_t *base, uint8_t tag, unsigned isz
     PyErr_NoMemory();
     return -1;
   }
-  in->owned = hurray_alloc((size_t)in->count * sizeof(float), 64);
+  in->owned = hurray_alloc((size_t)in->count * sizeof(float), HURRAY_MIN_BUFFER_ALIGNMENT);
   if (in->owned == NULL) {
     PyErr_NoMemory();
     return -1;
@@ -364,11 +364,13 @@ PyObject *hrpy_tensor_dequantize(PyObject *self, PyObject *const *args, Py_ssize
                                                             : "private");
   if (hrpy_tensor_check_host(st, self, ctx) < 0 || hrpy_tensor_check_readable(st, self, ctx) < 0)
     return NULL;
+  /* the result's size and its limit: libhurray's (a dynamic dimension, or a
+   * size one buffer cannot address, is a ValueError naming the shape) */
   uint64_t count = 0, bytes = 0;
-  if (!hurray_shape_element_count(f->rank, f->shape, &count))
-    return hrpy_raise_arg(st, ctx, "shape",
-                     "the tensor has a dynamic dimension (or its size overflows)");
-  if (hurray_buffer_size_bytes(tag, count, &bytes) != HURRAY_OK) return PyErr_NoMemory();
+  HurrayError serr;
+  hurray_error_clear(&serr);
+  HurrayStatus src = hurray_dense_buffer_size(tag, f->rank, f->shape, &count, &bytes, &serr);
+  if (src != HURRAY_OK) return hrpy_raise_status(st, src, &serr, ctx);
   const void *ptrs[HURRAY_MAX_BUFFERS];
   uint64_t sizes[HURRAY_MAX_BUFFERS];
   for (uint32_t i = 0; i < v.nbuf; i++) {
