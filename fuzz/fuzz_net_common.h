@@ -7,12 +7,14 @@
  *  2. the blocking transport (hurray_net_connection_*, src/net/socket.c) over
  *     a socketpair, the peer's bytes written in advance: the client says
  *     HELLO then gets, pings and puts; the server serves a small tensor and
- *     takes puts. This covers the transport's own receive paths (data frames
+ *     takes puts, or serves a table (hurray_net_table_serve). This covers the transport's own receive paths (data frames
  *     read in place, payload skipping, truncated frames, ERROR answers).
  *
  * Input: one byte (bit 0: the client allows parallel shards; bit 1: private
  * types agreed; bits 2-7: the client's
- * calls, two bits each: get, ping, put, get into a 16-byte buffer), then
+ * calls, two bits each: get, ping, put, get into a 16-byte buffer; for the
+ * server, bit 2: serve through libhurray's server table, with the catalog,
+ * shards, layout transcoding and capped pushes, instead of bare handlers), then
  * records of one direction byte (bit 0: this side sends, else the peer
  * does) and one message (12-byte header + payload_length bytes). The
  * transport is fed the peer's records, in order, then whatever trails the
@@ -185,6 +187,56 @@ static uint32_t fz_put(void *ctx, const uint8_t *key, uint32_t key_len, const ui
   return key_len == 1 && key[0] == 'x' ? HURRAY_NET_E_INVALID_MESSAGE : 0;
 }
 
+/* A float32 matrix of 4 x 3, row-major: its encoded descriptor (once). */
+static const uint8_t *matrix_descriptor(uint32_t *len) {
+  static uint8_t desc[256];
+  static uint32_t n = 0;
+  if (n == 0) {
+    uint8_t f32 = 0;
+    CHECK(hurray_dtype_from_name("float32", &f32) == HURRAY_OK);
+    HurrayBufferHandle h;
+    HurrayDescriptorFields f;
+    const uint64_t shape[2] = {4, 3};
+    CHECK(hurray_descriptor_fields_dense(f32, 2, shape, HURRAY_LAYOUT_ROW_MAJOR, 48, 64, &h, &f,
+                                         NULL) == HURRAY_OK);
+    HurrayDescriptor *d = NULL;
+    CHECK(hurray_descriptor_from_fields(&f, 0, &d, NULL) == HURRAY_OK);
+    uint64_t got = 0;
+    CHECK(hurray_descriptor_encode(d, desc, sizeof desc, &got) == HURRAY_OK);
+    CHECK(hurray_descriptor_destroy(d) == HURRAY_OK);
+    n = (uint32_t)got;
+  }
+  *len = n;
+  return desc;
+}
+
+static const float matrix_data[12] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+
+/* Serves fd through a table holding "v" (3 floats) and "t" (4 x 3), writable
+ * under a 64-byte cap, transcoding up to 48 bytes (t fits, nothing larger). */
+static HurrayStatus fuzz_table(int fd, HurrayError *e) {
+  HurrayNetTableOptions o;
+  memset(&o, 0, sizeof o);
+  o.writable = true;
+  o.max_put_bytes = 64;
+  o.timeout_ms = 5000;
+  o.frame_size = 8;
+  o.transcode_limit = 48;
+  HurrayNetTable *t = NULL;
+  CHECK(hurray_net_table_new(&o, &t, NULL) == HURRAY_OK);
+  const void *vb[1] = {small_data}, *tb[1] = {matrix_data};
+  const uint64_t vs[1] = {sizeof small_data}, ts[1] = {sizeof matrix_data};
+  HurrayNetTableTensor v = {NULL, 0, 1, vb, vs}, m = {NULL, 0, 1, tb, ts};
+  v.descriptor = small_descriptor(&v.descriptor_len);
+  m.descriptor = matrix_descriptor(&m.descriptor_len);
+  CHECK(hurray_net_table_add(t, "v", 1, &v, 1, NULL, NULL, NULL) == HURRAY_OK);
+  CHECK(hurray_net_table_add(t, "t", 1, &m, 1, NULL, NULL, NULL) == HURRAY_OK);
+  HurrayStatus st = hurray_net_table_serve(t, fd, "fuzz", e);
+  CHECK(hurray_net_table_count(t) >= 2);
+  hurray_net_table_destroy(&t);
+  return st;
+}
+
 /* A status the transport may return on a hostile peer. */
 static bool expected_status(HurrayStatus st) {
   switch (st) {
@@ -258,7 +310,14 @@ static void fuzz_connection(HurrayNetRole role, const uint8_t *data, size_t size
   CHECK(hurray_net_connection_new(sv[0], role, &o, &c, NULL) == HURRAY_OK);
   HurrayError e;
   HurrayStatus st;
-  if (role == HURRAY_NET_ROLE_SERVER) {
+  if (role == HURRAY_NET_ROLE_SERVER && (data[0] & 4)) {
+    /* libhurray's server table: the catalog, "t#shard=K/N", layout selection
+     * and transcoding, pushes under a cap (its own connection, same fd) */
+    hurray_net_connection_destroy(&c);
+    st = fuzz_table(sv[0], &e);
+    CHECK(expected_status(st));
+    if (st != HURRAY_OK) CHECK(e.status == st);
+  } else if (role == HURRAY_NET_ROLE_SERVER) {
     HurrayNetServerHandlers h = {fz_get, fz_put, NULL, NULL};
     st = hurray_net_server_serve(c, NULL, &h, &e);
     CHECK(expected_status(st));

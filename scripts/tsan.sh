@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds the library and the file and stream tests with ThreadSanitizer in build-tsan/ and
-# runs them (ctest: test_file_* and test_stream_*). Fails on any data race TSan reports.
+# Builds the library and the file, stream and network tests with ThreadSanitizer in build-tsan/ and
+# runs them (ctest: test_file_*, test_stream_* and test_net_*). Fails on any data race TSan reports.
 #
 #   scripts/tsan.sh [ctest arguments...]
 #
@@ -17,7 +17,7 @@ cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER="$
       -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread \
       -DHURRAY_BUILD_SHARED=OFF -DHURRAY_BUILD_CLI=OFF >/dev/null
 targets=()
-for f in tests/c/test_file_*.c tests/c/test_stream_*.c; do
+for f in tests/c/test_file_*.c tests/c/test_stream_*.c tests/c/test_net_*.c; do
   targets+=("$(basename "$f" .c)")
 done
 cmake --build build-tsan -j "$JOBS" --target "${targets[@]}"
@@ -31,7 +31,7 @@ if ! build-tsan/tests/c/test_stream_basic >/dev/null 2>&1; then
 fi
 if [ ${#WRAP[@]} -gt 0 ]; then
   # ctest runs each test through the wrapper.
-  (cd build-tsan && "${WRAP[@]}" ctest --output-on-failure -j "$JOBS" -R '^test_(file|stream)_' "$@")
+  (cd build-tsan && "${WRAP[@]}" ctest --output-on-failure -j "$JOBS" -R '^test_(file|stream|net)_' "$@")
 else
-  (cd build-tsan && ctest --output-on-failure -j "$JOBS" -R '^test_(file|stream)_' "$@")
+  (cd build-tsan && ctest --output-on-failure -j "$JOBS" -R '^test_(file|stream|net)_' "$@")
 fi
