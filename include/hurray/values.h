@@ -217,6 +217,12 @@ HURRAY_API HURRAY_NODISCARD HurrayStatus hurray_quant_dequantize_f32(
     const HurrayDescriptorFields *f, const void *const *buffers, const uint64_t *sizes, float *out,
     uint64_t out_count, HurrayError *err);
 
+/* Whether `type_tag` is a type of the values a quantizer reads and a
+ * dequantizer writes: float16, bfloat16, float32 or float64 (the out_type of
+ * hurray_quant_dequantize; what a binding converts to float32 before
+ * hurray_quant_quantize_f32). */
+HURRAY_API bool hurray_quant_value_type(uint8_t type_tag);
+
 /*
  * hurray_quant_dequantize_f32 with the choice of output type: `out_type` is
  * HURRAY_DTYPE_FLOAT32, FLOAT64 (the float32 value widened, exactly),

@@ -374,12 +374,16 @@ static void decode_out(const DSpec *d, const DParam *q, const uint8_t *data, uin
   }
 }
 
+bool hurray_quant_value_type(uint8_t type_tag) {
+  return type_tag == HURRAY_DTYPE_FLOAT32 || type_tag == HURRAY_DTYPE_FLOAT64 ||
+         type_tag == HURRAY_DTYPE_FLOAT16 || type_tag == HURRAY_DTYPE_BFLOAT16;
+}
+
 HurrayStatus hurray_quant_dequantize(const HurrayDescriptorFields *f, const void *const *buffers,
                                      const uint64_t *sizes, uint8_t out_type, void *out,
                                      uint64_t out_count, HurrayError *err) {
   if (f == NULL) return HURRAY_ERR_NULL_POINTER;
-  if (out_type != HURRAY_DTYPE_FLOAT32 && out_type != HURRAY_DTYPE_FLOAT64 &&
-      out_type != HURRAY_DTYPE_FLOAT16 && out_type != HURRAY_DTYPE_BFLOAT16)
+  if (!hurray_quant_value_type(out_type))
     return hurray__fail(err, HURRAY_ERR_INVALID_ARGUMENT, HURRAY_NO_OFFSET, "out_type",
                         "type 0x%02X is not float16, bfloat16, float32 or float64", out_type);
   const HurrayQuantization *q = f->quantization;

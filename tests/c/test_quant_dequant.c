@@ -661,6 +661,30 @@ static void test_check_params_block_paged(void **state) {
   run_bad(x, HURRAY_ERR_UNSUPPORTED, "layout");
 }
 
+/* The value types of quantizers and dequantizers: exactly the four float types, each taken
+ * by hurray_quant_dequantize as out_type, and every other tag refused there. */
+static void test_value_types(void **state) {
+  (void)state;
+  int n = 0;
+  for (unsigned tag = 0; tag < 256; tag++) {
+    bool want = tag == HURRAY_DTYPE_FLOAT16 || tag == HURRAY_DTYPE_BFLOAT16 ||
+                tag == HURRAY_DTYPE_FLOAT32 || tag == HURRAY_DTYPE_FLOAT64;
+    assert_int_equal(hurray_quant_value_type((uint8_t)tag), want);
+    n += want;
+  }
+  assert_int_equal(n, 4);
+  HurrayDescriptorFields f;
+  memset(&f, 0, sizeof f);
+  HurrayError e;
+  float out[1];
+  assert_int_equal(hurray_quant_dequantize(&f, NULL, NULL, HURRAY_DTYPE_INT8, out, 1, &e),
+                   HURRAY_ERR_INVALID_ARGUMENT);
+  assert_string_equal(e.field, "out_type");
+  assert_int_equal(hurray_quant_dequantize(&f, NULL, NULL, HURRAY_DTYPE_BFLOAT16, out, 1, &e),
+                   HURRAY_ERR_INVALID_ARGUMENT);
+  assert_string_equal(e.field, "quantization"); /* past the type check */
+}
+
 static void test_arguments(void **state) {
   (void)state;
   static const uint64_t s[2] = {2, 3};
@@ -745,6 +769,7 @@ int main(void) {
       cmocka_unit_test(test_mxfp_fp4_fp6_int),
       cmocka_unit_test(test_param_sizes),
       cmocka_unit_test(test_check_params_block_paged),
+      cmocka_unit_test(test_value_types),
       cmocka_unit_test(test_arguments),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

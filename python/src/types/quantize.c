@@ -79,11 +79,10 @@ static int read_buffer(HrpyState *st, PyObject *x, Input *in) {
     return -1;
   }
   Py_buffer *v = &in->view;
-  /* float16, float32 or float64 in this machine's byte order */
+  /* a quantizer's value type (no buffer format names bfloat16) in this machine's order */
   bool swapped = false;
   uint8_t tag = hurray_dtype_from_buffer_format(v->format, (uint64_t)v->itemsize, &swapped);
-  if (swapped || (tag != HURRAY_DTYPE_FLOAT16 && tag != HURRAY_DTYPE_FLOAT32 &&
-                  tag != HURRAY_DTYPE_FLOAT64)) {
+  if (swapped || !hurray_quant_value_type(tag)) {
     PyErr_Format(PyExc_TypeError,
                  "quantize: x holds items of format '%s'; quantize takes float16, bfloat16, "
                  "float32 or float64 values",
@@ -133,8 +132,7 @@ static int read_input(HrpyState *st, PyObject *x, Input *in) {
               sn != NULL ? sn : "an opaque scheme");
     return -1;
   }
-  if (tag != HURRAY_DTYPE_FLOAT16 && tag != HURRAY_DTYPE_BFLOAT16 &&
-      tag != HURRAY_DTYPE_FLOAT32 && tag != HURRAY_DTYPE_FLOAT64) {
+  if (!hurray_quant_value_type(tag)) {
     const char *n = hurray_dtype_name(tag);
     PyErr_Format(PyExc_TypeError,
                  "quantize: x holds %s values; quantize takes float16, bfloat16, float32 or "
@@ -351,8 +349,7 @@ PyObject *hrpy_tensor_dequantize(PyObject *self, PyObject *const *args, Py_ssize
   const char *ctx = "dequantize";
   HrpyTensorView v = hrpy_tensor_view(self);
   const HurrayDescriptorFields *f = v.f;
-  if (tag != HURRAY_DTYPE_FLOAT16 && tag != HURRAY_DTYPE_BFLOAT16 &&
-      tag != HURRAY_DTYPE_FLOAT32 && tag != HURRAY_DTYPE_FLOAT64) {
+  if (!hurray_quant_value_type(tag)) {
     const char *n = hurray_dtype_name(tag);
     return hrpy_raise_arg(st, ctx, "dtype",
                      "dequantize gives float16, bfloat16, float32 or float64, not %s",
