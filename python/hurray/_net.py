@@ -464,7 +464,14 @@ class Client:
         composite's members are each sent that way."""
         prefs: list[str] | None = None
         if layout is not None:
-            prefs = [layout] if isinstance(layout, str) else list(layout)
+            if isinstance(layout, str):
+                prefs = [layout]
+            elif isinstance(layout, (bytes, bytearray, memoryview)) or not hasattr(
+                    layout, "__iter__"):
+                raise TypeError(f"get_tensor: layout= takes a layout name or a sequence of "
+                                f"names, not {type(layout).__name__}")
+            else:
+                prefs = list(layout)
         # Shards are cut from the stored layout, row-major: only when the
         # selection would keep it anyway (no preference, or row_major first).
         if self.parallel > 1 and not self._closed and (prefs is None or prefs[:1] == [

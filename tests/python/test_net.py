@@ -296,6 +296,25 @@ def test_transcode_limit_falls_through_and_zero_turns_it_off():
         hurray.serve({}, transcode_limit=-1)
 
 
+def test_layout_argument_is_checked():
+    """layout= takes a name or a sequence of names; anything else is refused by name before
+    a request is sent, and the connection stays usable."""
+    t = hurray.from_numpy(np.arange(6, dtype=np.float32).reshape(2, 3))
+    with hurray.serve({"t": t}) as s, hurray.connect(s.url, timeout=5) as c:
+        for bad in (5, b"col_major", 1.5):
+            with pytest.raises(TypeError, match="layout= takes a layout name"):
+                c.get_tensor("t", layout=bad)
+        with pytest.raises(TypeError, match="named by a str"):
+            c.get_tensor("t", layout=[2])
+        with pytest.raises(ValueError, match="is not a layout name"):
+            c.get_tensor("t", layout="nope")
+        with pytest.raises(ValueError, match="at most 64"):
+            c.get_tensor("t", layout=["col_major"] * 65)
+        got = c.get_tensor("t", layout=("col_major", "row_major"))
+        assert got.layout.name == "col_major"
+        assert c.get_tensor("t", layout=[]).layout.name == "row_major"
+
+
 # ---- conformance: raw sockets, from the specification's tables ------------------------------
 
 CLIENT_HELLO, SERVER_HELLO, TENSOR_REQUEST, TENSOR_DESCRIPTOR = 1, 2, 3, 4
