@@ -692,8 +692,11 @@ typedef struct HurrayNetTableOptions {
   int32_t timeout_ms;       /* a connection's longest wait for its client; 0 = the
                                connection default, -1 = none */
   uint32_t frame_size;      /* largest data frame sent; 0 = the connection default */
-  uint64_t transcode_limit; /* largest transcoded tensor, bytes; 0 = no transcoding
-                               (TRANSCODING is not advertised) */
+  uint64_t transcode_limit; /* bytes of the transcoded copies held at once by every
+                               connection together (a copy holds its share until it
+                               is sent; one that does not fit in what is left falls
+                               through to the next preference or the stored layout);
+                               0 = no transcoding (TRANSCODING is not advertised) */
   /* One line per request ("PEER GET 'name' 48 bytes", "PEER LIST 120 bytes",
    * "PEER PUT 'name' refused: over max_put_bytes", ...), `line` borrowed for
    * the call; called from the serving threads, from several at once: it must

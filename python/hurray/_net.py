@@ -33,8 +33,8 @@ CATALOG_KEY = "__hurray_catalog__"
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_MAX_CLIENTS = 64
 DEFAULT_MAX_PUT_BYTES = 1 << 30
-#: The largest tensor a server transcodes to a layout a client prefers (bytes of
-#: the transcoded copy, made per response); 0 turns transcoding off
+#: The bytes of transcoded copies (to a layout a client prefers) a server holds at
+#: once, all its connections together; 0 turns transcoding off
 #: (docs/guide/network.md, What is negotiated).
 DEFAULT_TRANSCODE_LIMIT = 256 << 20
 SCHEME = "hurray://"
@@ -111,7 +111,7 @@ def _tensors_of(paths: Any) -> tuple[dict[str, Any], list[Any]]:
 class Server:
     """A running server (hurray.serve): serves in background threads until
     `close()` (or the end of a `with` block). `port` and `url` say where;
-    `transcode_limit` is the largest tensor it transcodes (0: none)."""
+    `transcode_limit` bounds the transcoded copies it holds at once (0: none)."""
 
     def __init__(self, paths: Any, host: str = "127.0.0.1", port: int = 0, *,
                  max_clients: int = DEFAULT_MAX_CLIENTS, writable: bool = False,
@@ -267,9 +267,9 @@ def serve(paths: Any, host: str = "127.0.0.1", port: int = 0, *,
 
     A client may ask for a tensor in another layout (`Client.get_tensor(name,
     layout="col_major")`): a dense tensor that is not quantized is transcoded to row-major
-    or column-major for that response when the copy takes at most `transcode_limit` bytes
-    (256 MiB; each connection holds at most one such copy at a time), else it is sent as
-    stored. `transcode_limit=0` turns transcoding off (the server no longer advertises it).
+    or column-major for that response when the copy fits in what is left of
+    `transcode_limit` (256 MiB for all connections together; a copy holds its share until it
+    is sent), else it is sent in the next layout asked for, or as stored. `transcode_limit=0` turns transcoding off (the server no longer advertises it).
 
     A composite is served as the specification streams it (its head, then its members in
     pre-order, on one stream); a client receives a `hurray.Composite`. A name found in two

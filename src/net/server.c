@@ -31,6 +31,7 @@
 #include "hurray/layout.h"
 #include "internal/common.h"
 #include "internal/file.h"
+#include "internal/net.h"
 #include "internal/platform.h"
 
 /* ---- entries -------------------------------------------------------------------- */
@@ -61,6 +62,7 @@ struct HurrayNetTable {
   Entry **entries;
   size_t n, cap;
   uint64_t put_bytes; /* data of the pushed entries */
+  uint64_t transcoded; /* bytes of the transcoded copies held now, every connection's */
   HurrayNetTableOptions opts; /* read-only after creation */
 };
 
@@ -390,7 +392,21 @@ typedef struct Conn {
   uint8_t *desc; /* a descriptor made for this response (hurray__malloc) */
   uint32_t desc_len;
   void *xdata;   /* the tensor being sent, transcoded (hurray_alloc) */
+  uint64_t xbytes; /* its share of the table's transcoding budget */
 } Conn;
+
+/* Frees the connection's transcoded copy and gives its bytes back to the
+ * table's transcoding budget. */
+static void drop_transcoded(Conn *c) {
+  hurray_free(c->xdata);
+  c->xdata = NULL;
+  if (c->xbytes != 0) {
+    hurray__mutex_lock(&c->t->lock);
+    c->t->transcoded -= c->xbytes;
+    hurray__mutex_unlock(&c->t->lock);
+    c->xbytes = 0;
+  }
+}
 
 /* Drops what the previous response held. */
 static void conn_release(Conn *c) {
@@ -401,8 +417,7 @@ static void conn_release(Conn *c) {
   hurray__free(c->desc);
   c->desc = NULL;
   c->desc_len = 0;
-  hurray_free(c->xdata);
-  c->xdata = NULL;
+  drop_transcoded(c);
 }
 
 /* Appends `key` quoted as Python's repr quotes a str (single quotes unless the
@@ -635,8 +650,7 @@ static void serve_part(Conn *c, const Part *p, const uint8_t **descriptor,
   *data = p->data;
   *data_len = p->len;
   how[0] = '\0';
-  hurray_free(c->xdata); /* the previous tensor of the response is sent */
-  c->xdata = NULL;
+  drop_transcoded(c); /* the previous tensor of the response is sent */
   HurrayNetRequest r;
   uint32_t cursor = 0;
   HurrayNetLayoutEntry first;
@@ -652,10 +666,18 @@ static void serve_part(Conn *c, const Part *p, const uint8_t **descriptor,
     hurray__descriptor_drop(d);
     return;
   }
+  /* The limit bounds the transcoded copies held at once by every connection
+   * together: the selection sees what is left of it, and takes its share
+   * before the copy is made (over it: the next preference, or as stored). */
   uint64_t bytes = 0;
-  uint8_t tag = hurray_net_layout_select(&r.layouts, r.flags, &f, c->t->opts.transcode_limit,
-                                         &bytes);
+  hurray__mutex_lock(&c->t->lock);
+  uint64_t left = c->t->opts.transcode_limit - c->t->transcoded;
+  uint8_t tag = left == 0 ? f.layout.tag
+                          : hurray_net_layout_select(&r.layouts, r.flags, &f, left, &bytes);
+  if (tag != f.layout.tag) c->t->transcoded += bytes;
+  hurray__mutex_unlock(&c->t->lock);
   if (tag != f.layout.tag) {
+    c->xbytes = bytes;
     /* the buffers, where they lie in the entry's data */
     const void *bufs[256];
     uint64_t sizes[256];
@@ -684,6 +706,7 @@ static void serve_part(Conn *c, const Part *p, const uint8_t **descriptor,
     } else {
       /* no memory: as stored (the selection's last resort) */
       hurray_free(x);
+      drop_transcoded(c);
       snprintf(how, how_cap, " as stored (transcoding to %s failed: %s)",
                hurray_layout_name(tag),
                st == HURRAY_OK ? "no memory for its descriptor" : hurray_status_name(st));
@@ -832,6 +855,11 @@ static void hello_layouts(HurrayNetTable *t, uint8_t *buf, HurrayNetLayoutList *
   }
 }
 
+
+/* A response ended: what it held goes back (the entry's reference, a
+ * transcoded copy and its share of the table's budget) at once, not at the
+ * connection's next request. */
+static void response_end(void *ctx) { conn_release(ctx); }
 HurrayStatus hurray_net_table_serve(HurrayNetTable *t, int fd, const char *peer,
                                     HurrayError *err) {
   if (t == NULL)
@@ -865,6 +893,7 @@ HurrayStatus hurray_net_table_serve(HurrayNetTable *t, int fd, const char *peer,
   hello_layouts(t, layouts, &hello.layouts);
   hello.device_count = 1;
   hello.devices = &cpu;
+  hurray__net_on_response_end(conn, response_end, &c);
   HurrayStatus st = hurray_net_server_serve(conn, &hello, &h, err);
   conn_release(&c);
   hurray_net_connection_destroy(&conn);

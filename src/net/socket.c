@@ -14,6 +14,7 @@
 #include "hurray/descriptor.h"
 #include "hurray/layout.h"
 #include "internal/common.h"
+#include "internal/net.h"
 
 #if !defined(_WIN32)
 
@@ -51,6 +52,8 @@ struct HurrayNetConnection {
   uint32_t request_flags;
   uint32_t shard_index, total_shards; /* server: set by a get handler; 0: one */
   const HurrayNetRequest *request;    /* server: the request being answered */
+  void (*response_end)(void *ctx);    /* server: hurray__net_on_response_end */
+  void *response_end_ctx;
 };
 
 HurrayStatus hurray_net_connection_new(int fd, HurrayNetRole role,
@@ -737,6 +740,7 @@ static HurrayStatus serve_get(HurrayNetConnection *c, const HurrayNetServerHandl
   c->request = &req->u.request;
   HurrayStatus st = serve_response(c, h, req, err);
   c->request = NULL;
+  if (c->response_end != NULL) c->response_end(c->response_end_ctx);
   return st;
 }
 
@@ -806,6 +810,12 @@ void hurray_net_server_set_shard(HurrayNetConnection *c, uint32_t shard_index,
   if (c == NULL || c->role != HURRAY_NET_ROLE_SERVER) return;
   c->shard_index = shard_index;
   c->total_shards = total_shards;
+}
+
+void hurray__net_on_response_end(HurrayNetConnection *c, void (*fn)(void *ctx), void *ctx) {
+  if (c == NULL) return;
+  c->response_end = fn;
+  c->response_end_ctx = ctx;
 }
 
 bool hurray_net_server_request(const HurrayNetConnection *c, HurrayNetRequest *out) {
@@ -1013,6 +1023,11 @@ void hurray_net_server_set_shard(HurrayNetConnection *c, uint32_t shard_index,
   (void)c;
   (void)shard_index;
   (void)total_shards;
+}
+void hurray__net_on_response_end(HurrayNetConnection *c, void (*fn)(void *ctx), void *ctx) {
+  (void)c;
+  (void)fn;
+  (void)ctx;
 }
 bool hurray_net_server_request(const HurrayNetConnection *c, HurrayNetRequest *out) {
   (void)c;

@@ -873,3 +873,34 @@ def test_two_hosts_in_two_network_namespaces(tmp_path):
     finally:
         _run(ip, "netns", "del", a)
         _run(ip, "netns", "del", b)
+
+
+def test_transcode_limit_is_one_budget_for_every_connection():
+    """The transcoding limit bounds the copies held by all connections together (server
+    memory does not grow with the clients): while one connection's transcoded copy is being
+    sent, another's request falls through to the stored layout; once that response has
+    been sent (its client idle, still connected), the budget is whole again."""
+    n = 8 << 20  # float32 elements: 32 MiB, far more than the sockets' buffers
+    t = hurray.from_numpy(np.arange(n, dtype=np.float32).reshape(2048, 4096))
+    with hurray.serve({"t": t}, transcode_limit=32 << 20) as srv, \
+            hurray.connect(srv.url, timeout=10, parallel=1) as b:
+        a, _ = said_hello(srv.port)
+        a.settimeout(10)
+        a.sendall(frame(TENSOR_REQUEST, 3, request_with("t", [0x02], 0x1)))
+        mtype, _, p = recv_msg(a)  # the copy is made and holds the whole budget
+        assert mtype == TENSOR_DESCRIPTOR
+        assert hurray.Descriptor.decode(p[:-16]).layout.name == "col_major"
+        got = b.get_tensor("t", layout="col_major")  # nothing left: as stored
+        assert got.layout.name == "row_major"
+        assert np.asarray(got)[2047, 4095] == n - 1
+        while recv_msg(a)[0] != TENSOR_DATA_END:  # a's response is sent; a stays open
+            pass
+        deadline = time.monotonic() + 5
+        while True:
+            got = b.get_tensor("t", layout="col_major")
+            if got.layout.name == "col_major" or time.monotonic() > deadline:
+                break
+            time.sleep(0.02)
+        assert got.layout.name == "col_major"
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(t))
+        a.close()

@@ -121,8 +121,9 @@ def _parser() -> argparse.ArgumentParser:
     sv.add_argument("--max-put-bytes", metavar="BYTES", type=int, default=1 << 30,
                     help="bytes of pushed tensors kept at most (default 1 GiB)")
     sv.add_argument("--transcode-limit", metavar="BYTES", type=int, default=256 << 20,
-                    help="largest tensor transcoded to the row- or column-major layout a "
-                         "client prefers, per response (default 256 MiB; 0: never transcode)")
+                    help="bytes of tensors transcoded to the row- or column-major layout a "
+                         "client prefers, held at once by all connections (default 256 MiB; "
+                         "0: never transcode)")
     return p
 
 
