@@ -69,7 +69,7 @@ static void store_pattern(uint8_t *dst, uint64_t nbytes, const uint8_t *pat) {
 
 HurrayStatus hurray_fill_value(uint8_t type_tag, uint64_t n, const void *value, void *dst,
                                uint64_t dst_size, HurrayError *err) {
-  unsigned size;
+  unsigned size = 0; /* set by size_of on success; GCC 14 -O3 cannot tell */
   HURRAY_TRY(size_of(type_tag, &size, err));
   HURRAY_TRY(room(value, dst, dst_size, n, size, err));
   if (n == 0) return HURRAY_OK;
@@ -90,7 +90,7 @@ HurrayStatus hurray_fill_value(uint8_t type_tag, uint64_t n, const void *value, 
 HurrayStatus hurray_fill_eye(uint8_t type_tag, uint64_t rows, uint64_t cols, int64_t k,
                              const void *value, void *dst, uint64_t dst_size,
                              HurrayError *err) {
-  unsigned size;
+  unsigned size = 0;
   HURRAY_TRY(size_of(type_tag, &size, err));
   if (cols != 0 && rows > UINT64_MAX / cols)
     return hurray__fail(err, HURRAY_ERR_INVALID_ARGUMENT, HURRAY_NO_OFFSET, "rows",
