@@ -139,25 +139,30 @@ static void *drain(void *arg) {
   return NULL;
 }
 
+/* The encoded descriptor of a row-major float32 tensor of `shape` (rank
+ * entries, `bytes` of data) into buf[0..256): its length. */
+static uint32_t f32_descriptor(uint32_t rank, const uint64_t *shape, uint64_t bytes,
+                               uint8_t *buf) {
+  uint8_t f32 = 0;
+  CHECK(hurray_dtype_from_name("float32", &f32) == HURRAY_OK);
+  HurrayBufferHandle h;
+  HurrayDescriptorFields f;
+  CHECK(hurray_descriptor_fields_dense(f32, rank, shape, HURRAY_LAYOUT_ROW_MAJOR, bytes, 64, &h,
+                                       &f, NULL) == HURRAY_OK);
+  HurrayDescriptor *d = NULL;
+  CHECK(hurray_descriptor_from_fields(&f, 0, &d, NULL) == HURRAY_OK);
+  uint64_t got = 0;
+  CHECK(hurray_descriptor_encode(d, buf, 256, &got) == HURRAY_OK);
+  CHECK(hurray_descriptor_destroy(d) == HURRAY_OK);
+  return (uint32_t)got;
+}
+
 /* A float32 vector of 3 elements: its encoded descriptor (once). */
 static const uint8_t *small_descriptor(uint32_t *len) {
   static uint8_t desc[256];
   static uint32_t n = 0;
-  if (n == 0) {
-    uint8_t f32 = 0;
-    CHECK(hurray_dtype_from_name("float32", &f32) == HURRAY_OK);
-    HurrayBufferHandle h;
-    HurrayDescriptorFields f;
-    const uint64_t shape[1] = {3};
-    CHECK(hurray_descriptor_fields_dense(f32, 1, shape, HURRAY_LAYOUT_ROW_MAJOR, 12, 64, &h, &f,
-                                         NULL) == HURRAY_OK);
-    HurrayDescriptor *d = NULL;
-    CHECK(hurray_descriptor_from_fields(&f, 0, &d, NULL) == HURRAY_OK);
-    uint64_t got = 0;
-    CHECK(hurray_descriptor_encode(d, desc, sizeof desc, &got) == HURRAY_OK);
-    CHECK(hurray_descriptor_destroy(d) == HURRAY_OK);
-    n = (uint32_t)got;
-  }
+  static const uint64_t shape[1] = {3};
+  if (n == 0) n = f32_descriptor(1, shape, 12, desc);
   *len = n;
   return desc;
 }
@@ -191,21 +196,8 @@ static uint32_t fz_put(void *ctx, const uint8_t *key, uint32_t key_len, const ui
 static const uint8_t *matrix_descriptor(uint32_t *len) {
   static uint8_t desc[256];
   static uint32_t n = 0;
-  if (n == 0) {
-    uint8_t f32 = 0;
-    CHECK(hurray_dtype_from_name("float32", &f32) == HURRAY_OK);
-    HurrayBufferHandle h;
-    HurrayDescriptorFields f;
-    const uint64_t shape[2] = {4, 3};
-    CHECK(hurray_descriptor_fields_dense(f32, 2, shape, HURRAY_LAYOUT_ROW_MAJOR, 48, 64, &h, &f,
-                                         NULL) == HURRAY_OK);
-    HurrayDescriptor *d = NULL;
-    CHECK(hurray_descriptor_from_fields(&f, 0, &d, NULL) == HURRAY_OK);
-    uint64_t got = 0;
-    CHECK(hurray_descriptor_encode(d, desc, sizeof desc, &got) == HURRAY_OK);
-    CHECK(hurray_descriptor_destroy(d) == HURRAY_OK);
-    n = (uint32_t)got;
-  }
+  static const uint64_t shape[2] = {4, 3};
+  if (n == 0) n = f32_descriptor(2, shape, 48, desc);
   *len = n;
   return desc;
 }
