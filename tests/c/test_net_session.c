@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "testutil.h"
+#include "test_net_util.h"
 
 /* float32 [3, 4] row-major, one 48-byte buffer (device at byte 57, sync
  * mode at 58, memory class at 59). */
@@ -534,35 +535,13 @@ static void test_put_flow(void **state) {
 
 /* ---- composites ------------------------------------------------------------------------------ */
 
-/* A group head of `members` members, encoded into out (returns its length). */
-static uint32_t group_head(uint32_t members, uint8_t *out, size_t cap) {
-  HurrayDescriptorFields f;
-  memset(&f, 0, sizeof f);
-  const uint64_t shape[1] = {12};
-  f.version_major = 1;
-  f.type_tag = k_desc[14];
-  f.rank = 1;
-  f.shape = shape;
-  f.layout.tag = HURRAY_LAYOUT_COMPOSITE;
-  f.layout.u.composite.rule = HURRAY_COMPOSITE_GROUP;
-  f.layout.u.composite.combine_op = HURRAY_COMBINE_NONE;
-  f.layout.u.composite.member_count = members;
-  HurrayDescriptor *d = NULL;
-  HurrayError e;
-  if (hurray_descriptor_from_fields(&f, HURRAY_DECODE_STRICT, &d, &e) != HURRAY_OK)
-    fail_msg("%s", e.message);
-  uint64_t n = 0;
-  assert_int_equal(hurray_descriptor_encode(d, out, cap, &n), HURRAY_OK);
-  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
-  return (uint32_t)n;
-}
 
 static void test_composite_response(void **state) {
   (void)state;
   Pair p = pair();
   uint8_t head[128], inner[128];
-  uint32_t hn = group_head(2, head, sizeof head);
-  uint32_t in = group_head(1, inner, sizeof inner);
+  uint32_t hn = net_group_head(2, head, sizeof head);
+  uint32_t in = net_group_head(1, inner, sizeof inner);
   HurrayNetMessage r = request(4, HURRAY_DEVICE_CPU, 0);
   ok(p.c, p.s, &r);
   HurrayNetMessage end = msg(HURRAY_NET_TENSOR_DATA_END, 4);
@@ -583,7 +562,7 @@ static void test_composite_response(void **state) {
   /* the last member's DATA_END closes both composites: the response ends */
   assert_true(ok(p.s, p.c, &end).stream_done);
   /* a head of 0 members is complete at its own DATA_END */
-  uint32_t zn = group_head(0, inner, sizeof inner);
+  uint32_t zn = net_group_head(0, inner, sizeof inner);
   ok(p.c, p.s, &r);
   HurrayNetMessage z = descriptor(4, inner, zn, 0);
   ok(p.s, p.c, &z);
@@ -600,7 +579,7 @@ static void test_composite_depth(void **state) {
   (void)state;
   Pair p = pair();
   uint8_t head[128];
-  uint32_t hn = group_head(1, head, sizeof head);
+  uint32_t hn = net_group_head(1, head, sizeof head);
   HurrayNetMessage r = request(4, HURRAY_DEVICE_CPU, 0);
   ok(p.c, p.s, &r);
   HurrayNetMessage end = msg(HURRAY_NET_TENSOR_DATA_END, 4);

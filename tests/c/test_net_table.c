@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "testutil.h"
+#include "test_net_util.h"
 
 #if !defined(_WIN32)
 
@@ -66,27 +67,6 @@ static uint32_t coo(uint8_t *out, size_t cap) {
   return (uint32_t)n;
 }
 
-/* A group head of `members` members (shape [12], float32). */
-static uint32_t group_head(uint32_t members, uint8_t *out, size_t cap) {
-  HurrayDescriptorFields f;
-  memset(&f, 0, sizeof f);
-  const uint64_t shape[1] = {12};
-  f.type_tag = HURRAY_DTYPE_FLOAT32;
-  f.rank = 1;
-  f.shape = shape;
-  f.layout.tag = HURRAY_LAYOUT_COMPOSITE;
-  f.layout.u.composite.rule = HURRAY_COMPOSITE_GROUP;
-  f.layout.u.composite.combine_op = HURRAY_COMBINE_NONE;
-  f.layout.u.composite.member_count = members;
-  HurrayDescriptor *d = NULL;
-  HurrayError e;
-  if (hurray_descriptor_from_fields(&f, HURRAY_DECODE_STRICT, &d, &e) != HURRAY_OK)
-    fail_msg("%s", e.message);
-  uint64_t n = 0;
-  assert_int_equal(hurray_descriptor_encode(d, out, cap, &n), HURRAY_OK);
-  assert_int_equal(hurray_descriptor_destroy(d), HURRAY_OK);
-  return (uint32_t)n;
-}
 
 /* One tensor of an entry (one buffer, or none). */
 static HurrayNetTableTensor one(const uint8_t *desc, uint32_t len, const void *const *bufs,
@@ -249,7 +229,7 @@ static void test_add_refusals_and_keys(void **state) {
   assert_string_equal(e.field, "tensors[0].descriptor_len");
   /* a composite whose tree is not the count given */
   uint8_t head[128];
-  uint32_t hn = group_head(2, head, sizeof head);
+  uint32_t hn = net_group_head(2, head, sizeof head);
   HurrayNetTableTensor tree[3] = {one(head, hn, NULL, NULL, 0), x, x};
   assert_int_equal(hurray_net_table_add(t, "c", 1, tree, 2, NULL, NULL, &e),
                    HURRAY_ERR_INVALID_ARGUMENT);
@@ -324,8 +304,8 @@ static Fixture *fixture(bool writable, uint64_t max_put) {
   HurrayNetTableTensor c = one(x->coo_desc, x->coo_len, cb, cs, 2);
   assert_int_equal(hurray_net_table_add(x->t, "coo", 3, &c, 1, NULL, NULL, &e), HURRAY_OK);
   /* comp: head(2) [small, head(1) [coo]] in pre-order */
-  x->head_len = group_head(2, x->head, sizeof x->head);
-  x->inner_len = group_head(1, x->inner, sizeof x->inner);
+  x->head_len = net_group_head(2, x->head, sizeof x->head);
+  x->inner_len = net_group_head(1, x->inner, sizeof x->inner);
   const uint64_t three[1] = {3};
   x->small_len = dense(1, three, HURRAY_LAYOUT_ROW_MAJOR, x->small_desc, sizeof x->small_desc);
   x->small[0] = 1.5f;
