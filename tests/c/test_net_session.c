@@ -535,7 +535,6 @@ static void test_put_flow(void **state) {
 
 /* ---- composites ------------------------------------------------------------------------------ */
 
-
 static void test_composite_response(void **state) {
   (void)state;
   Pair p = pair();
