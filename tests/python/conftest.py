@@ -28,19 +28,26 @@ def pytest_configure(config):
 # library's machinery (transformers) add no C path of ours that the rest of the pass
 # leaves out (the byte-source callback runs under the sanitizers in test_remote.py's
 # test_file_from_a_source_object_reads_only_what_is_asked), so the plain pass alone
-# runs them: that keeps scripts/test.sh inside its budget.
+# runs them: that keeps scripts/test.sh inside its budget. Likewise a few tests whose
+# seconds go to PyTorch's DataLoader workers or to measuring a process's peak memory
+# (meaningless under ASan's allocator): the pickling and conversion paths they cross run
+# under the sanitizers in test_pickle.py and test_convert.py's other tests.
 _SERVERS = {"served", "faults", "nginx", "s3"}
 _PLAIN_PASS_ONLY_FILES = {"test_transformers.py"}
+_PLAIN_PASS_ONLY_TESTS = {"test_the_dataloader_recipe_of_the_docs_runs",
+                          "test_dataloader_with_workers_returns_hurray_batches",
+                          "test_peak_memory_is_one_tensor_not_the_checkpoint"}
 
 
 def pytest_collection_modifyitems(config, items):
     if not os.environ.get("HURRAY_EXPECT_ASAN"):
         return
-    skip = pytest.mark.skip(reason="a real server or another library's machinery: the plain "
-                                   "pass runs it (tests/python/conftest.py)")
+    skip = pytest.mark.skip(reason="a real server, another library's machinery or a peak-memory "
+                                   "measure: the plain pass runs it (tests/python/conftest.py)")
     for item in items:
         if _SERVERS & set(getattr(item, "fixturenames", ())) or \
-                item.path.name in _PLAIN_PASS_ONLY_FILES:
+                item.path.name in _PLAIN_PASS_ONLY_FILES or \
+                getattr(item, "originalname", item.name) in _PLAIN_PASS_ONLY_TESTS:
             item.add_marker(skip)
 
 
