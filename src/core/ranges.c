@@ -96,8 +96,8 @@ static void store_uint(uint8_t *p, unsigned size, uint64_t v) {
 
 HurrayStatus hurray_fill_arange_int(uint8_t type_tag, uint64_t n, uint64_t first, uint64_t step,
                                     void *dst, uint64_t dst_size, HurrayError *err) {
-  Kind kind;
-  unsigned size;
+  Kind kind = K_INT;
+  unsigned size = 0; /* set by kind_of on success; GCC 15 -O3 cannot tell */
   HURRAY_TRY(kind_for(type_tag, true, &kind, &size, err));
   HURRAY_TRY(room(dst, dst_size, n, size, err));
   uint8_t *d = dst;
@@ -129,8 +129,8 @@ HurrayStatus hurray_fill_arange_int(uint8_t type_tag, uint64_t n, uint64_t first
 
 HurrayStatus hurray_fill_arange_float(uint8_t type_tag, uint64_t n, double first, double second,
                                       void *dst, uint64_t dst_size, HurrayError *err) {
-  Kind kind;
-  unsigned size;
+  Kind kind = K_INT;
+  unsigned size = 0; /* set by kind_of on success; GCC 15 -O3 cannot tell */
   HURRAY_TRY(kind_for(type_tag, false, &kind, &size, err));
   HURRAY_TRY(room(dst, dst_size, n, size, err));
   uint8_t *d = dst;
@@ -194,8 +194,8 @@ HurrayStatus hurray_fill_linspace(uint8_t type_tag, uint64_t n, double start, do
                                   bool endpoint, void *dst, uint64_t dst_size,
                                   double *out_bad, HurrayError *err) {
   if (out_bad != NULL) *out_bad = 0.0;
-  Kind kind;
-  unsigned size;
+  Kind kind = K_INT;
+  unsigned size = 0; /* set by kind_of on success; GCC 15 -O3 cannot tell */
   const HurrayDtypeInfo *info = hurray_dtype_info(type_tag);
   HURRAY_TRY(kind_of(type_tag, &kind, &size, err));
   if (!finite64(start) || !finite64(stop))
