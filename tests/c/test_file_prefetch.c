@@ -138,7 +138,9 @@ static void test_prefetch_reads_the_range_only(void **state) {
   assert_true(resident_bytes(path, eb.data_offset, eb.data_length) < eb.data_length / 4);
   HurrayError e;
   assert_int_equal(hurray_file_prefetch(f, eb.data_offset, eb.data_length, 0, &e), HURRAY_OK);
-  assert_int_equal(resident_bytes(path, eb.data_offset, eb.data_length), eb.data_length);
+  /* all of it read; the kernel may reclaim a page or two under memory pressure before
+   * mincore looks (seen once: 4 KiB of 40 MiB gone), hence 1 MiB of slack */
+  assert_true(resident_bytes(path, eb.data_offset, eb.data_length) + MIB >= eb.data_length);
   /* the other large tensor stays on disk (the kernel's read-around may take
    * a few MiB beside the range) */
   assert_true(resident_bytes(path, ea.data_offset, ea.data_length) < 16 * MIB);
@@ -176,7 +178,9 @@ static void test_read_access_prefetch_fills_the_cache(void **state) {
   assert_true(resident_bytes(path, ea.data_offset + 4 * MIB, 4 * MIB) < 4 * MIB);
   /* a large one is brought into the system's cache, and nothing far from it */
   assert_int_equal(hurray_file_prefetch(f, eb.data_offset, eb.data_length, 0, &e), HURRAY_OK);
-  assert_int_equal(resident_bytes(path, eb.data_offset, eb.data_length), eb.data_length);
+  /* all of it read; the kernel may reclaim a page or two under memory pressure before
+   * mincore looks (seen once: 4 KiB of 40 MiB gone), hence 1 MiB of slack */
+  assert_true(resident_bytes(path, eb.data_offset, eb.data_length) + MIB >= eb.data_length);
   assert_true(resident_bytes(path, ea.data_offset + 16 * MIB, 8 * MIB) == 0);
   hurray_file_close(&f);
 }
