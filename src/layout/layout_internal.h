@@ -37,6 +37,11 @@ HURRAY_INTERNAL bool hurray__elem_format(const HurrayDescriptorFields *f, Hurray
 HURRAY_INTERNAL bool hurray__elem_size(const HurrayElemFormat *fmt, uint64_t count,
                                        uint64_t *out);
 
+/* HURRAY_ERR_BUFFER_SIZE (field "buffers[0]") for an element at linear
+ * offset `off` that lies outside buffer 0 of `size` bytes. */
+HURRAY_INTERNAL HurrayStatus hurray__outside_buffer0(HurrayError *err, int64_t off,
+                                                     uint64_t byte_offset, uint64_t size);
+
 /* First and last byte (relative to byte_offset) touched by the element at
  * linear offset `off` (6-bit: the whole group). False on overflow. */
 HURRAY_INTERNAL bool hurray__elem_span(const HurrayElemFormat *fmt, int64_t off, int64_t *first,

@@ -121,11 +121,7 @@ typedef struct Gather {
 } Gather;
 
 static HurrayStatus outside(const Gather *g, int64_t off) {
-  return hurray__fail(g->err, HURRAY_ERR_BUFFER_SIZE, HURRAY_NO_OFFSET, "buffers[0]",
-                      "element at offset %lld (byte_offset %llu) lies outside buffer 0 of %llu "
-                      "bytes",
-                      (long long)off, (unsigned long long)g->f->byte_offset,
-                      (unsigned long long)g->src->size);
+  return hurray__outside_buffer0(g->err, off, g->f->byte_offset, g->src->size);
 }
 
 /* Byte position of element `off` (its unit for sub-byte types), with `len`

@@ -238,11 +238,7 @@ typedef struct Ctx {
 } Ctx;
 
 static HurrayStatus outside(const Ctx *c, int64_t off) {
-  return hurray__fail(c->err, HURRAY_ERR_BUFFER_SIZE, HURRAY_NO_OFFSET, "buffers[0]",
-                      "element at offset %lld (byte_offset %llu) lies outside buffer 0 of %llu "
-                      "bytes",
-                      (long long)off, (unsigned long long)c->f->byte_offset,
-                      (unsigned long long)c->v.size);
+  return hurray__outside_buffer0(c->err, off, c->f->byte_offset, c->v.size);
 }
 
 static HurrayStatus too_far(const Ctx *c) {

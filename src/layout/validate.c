@@ -52,6 +52,14 @@ bool hurray__elem_size(const HurrayElemFormat *fmt, uint64_t count, uint64_t *ou
   return !hurray__mul_overflow_u64(count, fmt->bytes, out);
 }
 
+HurrayStatus hurray__outside_buffer0(HurrayError *err, int64_t off, uint64_t byte_offset,
+                                     uint64_t size) {
+  return hurray__fail(err, HURRAY_ERR_BUFFER_SIZE, HURRAY_NO_OFFSET, "buffers[0]",
+                      "element at offset %lld (byte_offset %llu) lies outside buffer 0 of %llu "
+                      "bytes",
+                      (long long)off, (unsigned long long)byte_offset, (unsigned long long)size);
+}
+
 bool hurray__elem_span(const HurrayElemFormat *fmt, int64_t off, int64_t *first, int64_t *last) {
   if (fmt->bits == 6) {
     int64_t g = hurray__floor_div_i64(off, 4);

@@ -249,6 +249,18 @@ static void test_timeout_and_refusals(void **state) {
  * of 2 (hurray_net_server_set_shard), received straight into the caller's
  * memory (hurray_net_client_get_into) by a client whose requests say
  * PARALLEL_OK; a buffer too small is refused before any byte lands. */
+/* A client connection over fd that accepts parallel shards, past its HELLO. */
+static HurrayNetConnection *parallel_client(int fd) {
+  HurrayNetConnectionOptions o;
+  memset(&o, 0, sizeof o);
+  o.request_flags = HURRAY_NET_REQ_PARALLEL_OK;
+  HurrayNetConnection *c = NULL;
+  HurrayError e;
+  assert_int_equal(hurray_net_connection_new(fd, HURRAY_NET_ROLE_CLIENT, &o, &c, &e), HURRAY_OK);
+  if (hurray_net_client_hello(c, NULL, &e) != HURRAY_OK) fail_msg("hello: %s", e.message);
+  return c;
+}
+
 static void test_shard_into_caller_memory(void **state) {
   (void)state;
   int fds[2];
@@ -282,14 +294,8 @@ static void test_shard_into_caller_memory(void **state) {
   pthread_t t;
   assert_int_equal(pthread_create(&t, NULL, serve, s), 0);
 
-  HurrayNetConnectionOptions o;
-  memset(&o, 0, sizeof o);
-  o.request_flags = HURRAY_NET_REQ_PARALLEL_OK;
-  HurrayNetConnection *c = NULL;
   HurrayError e;
-  assert_int_equal(hurray_net_connection_new(fds[0], HURRAY_NET_ROLE_CLIENT, &o, &c, &e),
-                   HURRAY_OK);
-  if (hurray_net_client_hello(c, NULL, &e) != HURRAY_OK) fail_msg("hello: %s", e.message);
+  HurrayNetConnection *c = parallel_client(fds[0]);
   assert_true(hurray_net_session_peer_capabilities(hurray_net_connection_session(c)) &
               HURRAY_NET_CAP_PARALLEL_STREAMS);
   uint8_t *into = calloc(1, (size_t)BIG * 4);
@@ -339,14 +345,8 @@ static void test_request_seen_by_the_handler(void **state) {
   assert_non_null(s->data);
   pthread_t t;
   assert_int_equal(pthread_create(&t, NULL, serve, s), 0);
-  HurrayNetConnectionOptions o;
-  memset(&o, 0, sizeof o);
-  o.request_flags = HURRAY_NET_REQ_PARALLEL_OK;
-  HurrayNetConnection *c = NULL;
   HurrayError e;
-  assert_int_equal(hurray_net_connection_new(fds[0], HURRAY_NET_ROLE_CLIENT, &o, &c, &e),
-                   HURRAY_OK);
-  if (hurray_net_client_hello(c, NULL, &e) != HURRAY_OK) fail_msg("hello: %s", e.message);
+  HurrayNetConnection *c = parallel_client(fds[0]);
   static const uint8_t meta[2] = {0xAB, 0xCD};
   HurrayNetLayoutEntry prefs[2] = {{HURRAY_LAYOUT_COL_MAJOR, 0, NULL}, {0xF3, 2, meta}};
   HurrayNetRequestOptions r;
